@@ -1,0 +1,86 @@
+# ggfit - build, test, sanitize, fuzz.
+#   make            libggfit.a, libggfit.so and the ggfit CLI in build/
+#   make test       unit tests, malformed-file catalogue, reference figures
+#   make asan       the test suite built with ASan + UBSan
+#   make valgrind   the test suite under valgrind (memcheck)
+#   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS (clang)
+#   make bench      timing of header reading and description
+
+CC      ?= cc
+PKGS     = jansson
+CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wvla -Wundef \
+           -Wno-format-nonliteral
+OPT     ?= -O2 -g
+CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS))
+
+B       ?= build
+LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/render_inspect.c
+LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
+TESTS    = test_types test_gguf test_malformed test_model test_alloc
+TEST_BIN = $(TESTS:%=$(B)/tests/%)
+MODELS   = data/models
+FUZZ_SECONDS ?= 60
+
+.PHONY: all test check asan valgrind fuzz fuzz-build bench clean
+
+all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
+
+$(B)/obj/%.o: src/%.c include/ggfit.h src/internal.h | $(B)/obj
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libggfit.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(B)/libggfit.so: $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
+
+$(B)/obj $(B)/tests:
+	mkdir -p $@
+
+# Tests link the static library plus the in-tree GGUF writer.
+$(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/test_util.h $(B)/libggfit.a | $(B)/tests
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c $(B)/libggfit.a \
+	    $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+test: all $(TEST_BIN)
+	@set -e; for t in $(TEST_BIN); do \
+	    echo "== $$t"; GGFIT_MODELS=$(MODELS) GGFIT_MALFORMED=tests/malformed $$t; done
+	@sh tests/cli.sh $(B)/ggfit $(MODELS)
+
+check: test
+
+asan:
+	$(MAKE) B=build-asan CC=clang OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" test
+
+valgrind: all $(TEST_BIN)
+	@set -e; for t in $(TEST_BIN); do echo "== valgrind $$t"; \
+	    GGFIT_MODELS=$(MODELS) GGFIT_MALFORMED=tests/malformed \
+	    valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all $$t; done
+	valgrind -q --error-exitcode=1 --leak-check=full $(B)/ggfit inspect -m $(MODELS)/gpt-oss-120b-mxfp4.gguf --json --tensors >/dev/null
+
+FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
+fuzz-build: build-fuzz/fuzz_gguf
+build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) include/ggfit.h src/internal.h
+	mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
+
+fuzz: build-fuzz/fuzz_gguf
+	mkdir -p build-fuzz/corpus
+	build-fuzz/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS)
+
+bench: all $(B)/bench
+	$(B)/bench $(MODELS)
+
+$(B)/bench: tests/bench.c $(B)/libggfit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,327 @@
+/*
+ * ggfit.h - will this model fit, and with which settings?
+ *
+ * libggfit reads the header of a GGUF model (the format llama.cpp loads) and
+ * describes the model: its architecture, its layers and what each tensor is.
+ * Later layers of the library project llama.cpp's memory use from that
+ * description and choose the settings that fit.
+ *
+ * Conventions, for every function below:
+ *  - Functions that can fail return a ggfit_status. On failure they set *err
+ *    (when err is not NULL) to a message naming the file, what is wrong and
+ *    where. The caller owns the message and frees it with ggfit_free().
+ *  - Handles come in open/free pairs; freeing NULL does nothing.
+ *  - Byte counts are uint64_t. Counts start with n_.
+ *
+ * The GGUF file layout (all integers little-endian):
+ *  1. magic "GGUF" (4 bytes)
+ *  2. version (uint32): 2 or 3 are read; 1 used 32-bit counts and is refused
+ *  3. n_tensors (uint64), n_kv (uint64)
+ *  4. n_kv key/value pairs: key (string), value type (uint32), value.
+ *     A string is a uint64 byte length and that many bytes, no NUL.
+ *     An array is an element type (uint32), a uint64 count and the elements;
+ *     elements may themselves be strings or arrays.
+ *  5. n_tensors tensor infos: name (string), n_dims (uint32), n_dims uint64
+ *     dimensions ne[0..], ggml type (uint32), offset (uint64) relative to the
+ *     start of the tensor data, a multiple of the alignment
+ *  6. padding to general.alignment (uint32 key, default 32)
+ *  7. tensor data, starting at the "data offset"
+ * A file may end anywhere after item 5 (a header-only file or a partial
+ * download): tensor sizes come from shapes and types, never from the file
+ * size. Split models (NAME-00001-of-00003.gguf) keep the metadata in the first
+ * shard and tensors in all of them (keys split.no, split.count,
+ * split.tensors.count).
+ */
+#ifndef GGFIT_H
+#define GGFIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGFIT_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Status codes and memory
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_status {
+    GGFIT_OK = 0,          /* success */
+    GGFIT_EIO = 1,         /* a file could not be opened or read */
+    GGFIT_EFORMAT = 2,     /* not a GGUF file, or its header is malformed */
+    GGFIT_EUNSUPPORTED = 3,/* well-formed but not supported (version, type) */
+    GGFIT_ENOMEM = 4,      /* out of memory */
+    GGFIT_EINVAL = 5,      /* the caller passed an invalid argument */
+    GGFIT_ELIMIT = 6,      /* input exceeds a documented limit of ggfit */
+    GGFIT_STATUS_COUNT
+} ggfit_status;
+
+/* Short name of a status ("ok", "format error", ...); never NULL. */
+const char *ggfit_status_str(int status);
+
+/* Frees memory the library handed to the caller (messages, rendered text).
+ * ggfit_free(NULL) does nothing. */
+void ggfit_free(void *p);
+
+/* Largest header ggfit reads, in bytes. Real headers, tokenizer included, are
+ * tens of MiB; a header that claims more is refused rather than buffered. */
+#define GGFIT_MAX_HEADER_BYTES ((uint64_t)512 << 20)
+
+/* ------------------------------------------------------------------------
+ * ggml tensor types
+ * ---------------------------------------------------------------------- */
+
+/* ids as in ggml.h; ids 4, 5, 31-33 and 36-38 were removed from ggml. */
+typedef enum ggfit_type {
+    GGFIT_TYPE_F32 = 0, GGFIT_TYPE_F16 = 1, GGFIT_TYPE_Q4_0 = 2,
+    GGFIT_TYPE_Q4_1 = 3, GGFIT_TYPE_Q5_0 = 6, GGFIT_TYPE_Q5_1 = 7,
+    GGFIT_TYPE_Q8_0 = 8, GGFIT_TYPE_Q8_1 = 9, GGFIT_TYPE_Q2_K = 10,
+    GGFIT_TYPE_Q3_K = 11, GGFIT_TYPE_Q4_K = 12, GGFIT_TYPE_Q5_K = 13,
+    GGFIT_TYPE_Q6_K = 14, GGFIT_TYPE_Q8_K = 15, GGFIT_TYPE_IQ2_XXS = 16,
+    GGFIT_TYPE_IQ2_XS = 17, GGFIT_TYPE_IQ3_XXS = 18, GGFIT_TYPE_IQ1_S = 19,
+    GGFIT_TYPE_IQ4_NL = 20, GGFIT_TYPE_IQ3_S = 21, GGFIT_TYPE_IQ2_S = 22,
+    GGFIT_TYPE_IQ4_XS = 23, GGFIT_TYPE_I8 = 24, GGFIT_TYPE_I16 = 25,
+    GGFIT_TYPE_I32 = 26, GGFIT_TYPE_I64 = 27, GGFIT_TYPE_F64 = 28,
+    GGFIT_TYPE_IQ1_M = 29, GGFIT_TYPE_BF16 = 30, GGFIT_TYPE_TQ1_0 = 34,
+    GGFIT_TYPE_TQ2_0 = 35, GGFIT_TYPE_MXFP4 = 39, GGFIT_TYPE_NVFP4 = 40,
+    GGFIT_TYPE_Q1_0 = 41, GGFIT_TYPE_Q2_0 = 42,
+    GGFIT_TYPE_COUNT = 43
+} ggfit_type;
+
+/* Name of a type id ("Q4_K"); removed ids give their old name ("Q4_0_4_4");
+ * ids out of range give NULL. */
+const char *ggfit_type_name(uint32_t type);
+
+/* True for ids ggml still supports (and GGUF files may use). */
+bool ggfit_type_valid(uint32_t type);
+
+/* Elements per block and bytes per block; 0 for invalid ids. */
+uint32_t ggfit_type_block_size(uint32_t type);
+uint32_t ggfit_type_block_bytes(uint32_t type);
+
+/* True for block-quantized types (block size > 1). */
+bool ggfit_type_is_quantized(uint32_t type);
+
+/* Type id by name, case-insensitive ("q8_0"); -1 if unknown or removed. */
+int ggfit_type_from_name(const char *name);
+
+/* Bytes of one row of n elements; 0 when n is not a multiple of the block. */
+uint64_t ggfit_row_bytes(uint32_t type, uint64_t n);
+
+/* ------------------------------------------------------------------------
+ * GGUF reader
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_gguf_type {
+    GGFIT_GGUF_UINT8 = 0, GGFIT_GGUF_INT8 = 1, GGFIT_GGUF_UINT16 = 2,
+    GGFIT_GGUF_INT16 = 3, GGFIT_GGUF_UINT32 = 4, GGFIT_GGUF_INT32 = 5,
+    GGFIT_GGUF_FLOAT32 = 6, GGFIT_GGUF_BOOL = 7, GGFIT_GGUF_STRING = 8,
+    GGFIT_GGUF_ARRAY = 9, GGFIT_GGUF_UINT64 = 10, GGFIT_GGUF_INT64 = 11,
+    GGFIT_GGUF_FLOAT64 = 12,
+    GGFIT_GGUF_TYPE_COUNT
+} ggfit_gguf_type;
+
+/* Name of a GGUF value type ("uint32"); NULL when out of range. */
+const char *ggfit_gguf_type_name(uint32_t type);
+
+typedef struct ggfit_gguf ggfit_gguf;   /* an opened model, all shards */
+
+/* A view of one value inside an opened file. It stays valid until the file
+ * is closed. Strings are not NUL-terminated: use str and n. */
+typedef struct ggfit_value {
+    uint32_t type;        /* ggfit_gguf_type */
+    uint32_t elem_type;   /* arrays: type of the elements */
+    uint64_t n;           /* strings: bytes; arrays: elements */
+    const char *str;      /* strings: the bytes */
+    uint64_t u;           /* unsigned integers and bool */
+    int64_t i;            /* signed integers */
+    double f;             /* float32 and float64 */
+    const unsigned char *raw_; /* private: arrays' encoded elements */
+} ggfit_value;
+
+/* Position of an iteration over an array's elements. */
+typedef struct ggfit_value_iter {
+    uint64_t index;               /* next element */
+    const unsigned char *pos_;    /* private */
+} ggfit_value_iter;
+
+/* One tensor's header entry. */
+typedef struct ggfit_tensor_info {
+    const char *name;     /* NUL-terminated, < 64 bytes as in ggml */
+    uint32_t type;        /* ggfit_type */
+    uint32_t n_dims;      /* 0..4 */
+    int64_t ne[4];        /* elements per dimension; unused ones are 1 */
+    uint64_t offset;      /* from the shard's data offset */
+    uint64_t n_bytes;     /* from shape and type, unpadded */
+    uint32_t shard;       /* index of the shard holding the data */
+} ggfit_tensor_info;
+
+/* Opens a GGUF file and reads its header; for a split model, opens every
+ * shard whichever one is named. Only the header is read.
+ * On success *out is a handle the caller closes with ggfit_gguf_close(). */
+int ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err);
+
+/* Reads a GGUF header from memory (size bytes at data); name is used in
+ * messages. The bytes are copied. A split model's other shards are not
+ * looked for. */
+int ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
+                           ggfit_gguf **out, char **err);
+
+void ggfit_gguf_close(ggfit_gguf *g);
+
+uint32_t ggfit_gguf_version(const ggfit_gguf *g);
+uint32_t ggfit_gguf_alignment(const ggfit_gguf *g);
+uint32_t ggfit_gguf_n_shards(const ggfit_gguf *g);
+/* Path and data offset (start of tensor data) of shard i. */
+const char *ggfit_gguf_shard_path(const ggfit_gguf *g, uint32_t i);
+uint64_t ggfit_gguf_data_offset(const ggfit_gguf *g, uint32_t i);
+
+/* Keys and values (the first shard's, as llama.cpp uses them). */
+uint64_t ggfit_gguf_n_kv(const ggfit_gguf *g);
+const char *ggfit_gguf_key(const ggfit_gguf *g, uint64_t i);
+/* Index of key, or -1 when absent. */
+int64_t ggfit_gguf_find_key(const ggfit_gguf *g, const char *key);
+/* Value of key i; returns false when i is out of range. */
+bool ggfit_gguf_value(const ggfit_gguf *g, uint64_t i, ggfit_value *out);
+/* Next element of an array value; false after the last one. Start with an
+ * iterator set to {0}. Works on nested arrays too. */
+bool ggfit_value_next(const ggfit_value *arr, ggfit_value_iter *it,
+                      ggfit_value *out);
+
+/* Tensors of all shards, in file order. */
+uint64_t ggfit_gguf_n_tensors(const ggfit_gguf *g);
+const ggfit_tensor_info *ggfit_gguf_tensor(const ggfit_gguf *g, uint64_t i);
+/* Index of the tensor named name, or -1. */
+int64_t ggfit_gguf_find_tensor(const ggfit_gguf *g, const char *name);
+/* Sum of n_bytes over all tensors. */
+uint64_t ggfit_gguf_tensor_bytes(const ggfit_gguf *g);
+
+/* ------------------------------------------------------------------------
+ * Model description
+ * ---------------------------------------------------------------------- */
+
+/* What a tensor does. Layer -1 tensors are the input and output layers. */
+typedef enum ggfit_role {
+    GGFIT_ROLE_TOKEN_EMBD = 0, /* token_embd, pos_embd, per-layer inputs */
+    GGFIT_ROLE_OUTPUT,         /* output (lm head), cls */
+    GGFIT_ROLE_OUTPUT_NORM,    /* output_norm */
+    GGFIT_ROLE_ATTENTION,      /* attn_q/k/v/output, MLA projections, sinks */
+    GGFIT_ROLE_FFN,            /* dense ffn_up/gate/down */
+    GGFIT_ROLE_EXPERTS,        /* routed experts ffn_*_exps (and biases) */
+    GGFIT_ROLE_SHARED_EXPERTS, /* ffn_*_shexp */
+    GGFIT_ROLE_ROUTER,         /* ffn_gate_inp, exp_probs_b */
+    GGFIT_ROLE_NORM,           /* per-layer norms */
+    GGFIT_ROLE_RECURRENT,      /* ssm_*, shortconv, time/channel mix */
+    GGFIT_ROLE_NEXTN,          /* NextN/MTP heads: blk.N.nextn.* */
+    GGFIT_ROLE_OTHER,          /* rope factors and anything unrecognised */
+    GGFIT_ROLE_COUNT
+} ggfit_role;
+
+/* Short name of a role ("experts"); NULL when out of range. */
+const char *ggfit_role_name(int role);
+
+/* Hyperparameters, as llama.cpp reads them from "<arch>.*" keys. Absent
+ * keys are 0 unless said otherwise. */
+typedef struct ggfit_hparams {
+    char arch[64];            /* general.architecture */
+    char name[128];           /* general.name, may be empty */
+    uint32_t n_layer;         /* block_count, NextN blocks included */
+    uint32_t n_nextn;         /* nextn_predict_layers: the last blocks */
+    uint32_t n_ctx_train;     /* context_length */
+    uint32_t n_embd;          /* embedding_length */
+    uint32_t n_vocab;         /* vocab_size, else tokenizer token count */
+    uint32_t n_head_max;      /* largest attention.head_count */
+    uint32_t n_head_kv_max;   /* largest attention.head_count_kv */
+    uint32_t n_ff_max;        /* largest feed_forward_length */
+    uint32_t n_embd_head_k;   /* attention.key_length, default n_embd/n_head */
+    uint32_t n_embd_head_v;   /* attention.value_length, same default */
+    uint32_t n_embd_head_k_swa; /* attention.key_length_swa, default k */
+    uint32_t n_embd_head_v_swa; /* attention.value_length_swa, default v */
+    uint32_t n_rot;           /* rope.dimension_count */
+    uint32_t n_expert;        /* expert_count */
+    uint32_t n_expert_used;   /* expert_used_count */
+    uint32_t n_expert_shared; /* expert_shared_count */
+    uint32_t n_ff_exp;        /* expert_feed_forward_length */
+    uint32_t n_ff_shexp;      /* expert_shared_feed_forward_length */
+    uint32_t n_layer_dense_lead; /* leading_dense_block_count */
+    uint32_t n_swa;           /* attention.sliding_window */
+    uint32_t swa_pattern;     /* attention.sliding_window_pattern (scalar) */
+    bool has_swa_layers;      /* sliding_window_pattern given per layer */
+    uint32_t n_lora_q;        /* attention.q_lora_rank */
+    uint32_t n_lora_kv;       /* attention.kv_lora_rank */
+    uint32_t n_embd_head_k_mla; /* attention.key_length_mla */
+    uint32_t n_embd_head_v_mla; /* attention.value_length_mla */
+    uint32_t ssm_d_conv;      /* ssm.conv_kernel */
+    uint32_t ssm_d_inner;     /* ssm.inner_size */
+    uint32_t ssm_d_state;     /* ssm.state_size */
+    uint32_t ssm_dt_rank;     /* ssm.time_step_rank */
+    uint32_t ssm_n_group;     /* ssm.group_count */
+    uint32_t full_attn_interval; /* full_attention_interval */
+    uint32_t shortconv_l_cache;  /* shortconv.l_cache */
+    uint32_t file_type;       /* general.file_type, 0 if absent */
+} ggfit_hparams;
+
+/* Per-layer values; arrays in the file or the scalar for every layer. */
+typedef struct ggfit_layer_info {
+    uint32_t n_head;
+    uint32_t n_head_kv;       /* 0 for recurrent layers of hybrids */
+    uint32_t n_ff;
+    bool swa;                 /* per-layer sliding_window_pattern, if given */
+    bool nextn;               /* one of the last n_nextn blocks */
+    uint64_t n_bytes;         /* all tensors of the block */
+    uint64_t role_bytes[GGFIT_ROLE_COUNT];
+} ggfit_layer_info;
+
+/* A tensor with its place in the model. */
+typedef struct ggfit_tensor {
+    const ggfit_tensor_info *info;
+    int32_t layer;            /* block index, -1 outside the blocks */
+    ggfit_role role;
+    bool output_layer;        /* llama.cpp's output layer (il == n_layer) */
+} ggfit_tensor;
+
+typedef struct ggfit_model ggfit_model;
+
+/* Opens a model file (any shard of a split model) and describes it. The
+ * caller frees the model with ggfit_model_free(). */
+int ggfit_model_open(const char *path, ggfit_model **out, char **err);
+
+/* Describes an already opened GGUF; the model takes ownership of g, also on
+ * failure. */
+int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err);
+
+void ggfit_model_free(ggfit_model *m);
+
+const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m);
+const ggfit_hparams *ggfit_model_hparams(const ggfit_model *m);
+/* Layers 0..n_layer-1. */
+const ggfit_layer_info *ggfit_model_layer(const ggfit_model *m, uint32_t il);
+uint64_t ggfit_model_n_tensors(const ggfit_model *m);
+const ggfit_tensor *ggfit_model_tensor(const ggfit_model *m, uint64_t i);
+/* Bytes by role over the whole model. */
+uint64_t ggfit_model_role_bytes(const ggfit_model *m, ggfit_role role);
+/* Bytes of llama.cpp's input layer (always on the CPU) and output layer. */
+uint64_t ggfit_model_input_bytes(const ggfit_model *m);
+uint64_t ggfit_model_output_bytes(const ggfit_model *m);
+
+/* ------------------------------------------------------------------------
+ * Renderers of a model description
+ * ---------------------------------------------------------------------- */
+
+/* Human-readable summary and per-layer table. The caller frees the text
+ * with ggfit_free(); NULL when out of memory. */
+char *ggfit_inspect_text(const ggfit_model *m);
+
+/* The same data as JSON (bytes, not MiB); per-tensor entries when
+ * with_tensors. The caller frees it with ggfit_free(); NULL when out of
+ * memory. */
+char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GGFIT_H */
