@@ -24,7 +24,7 @@ TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
 
-.PHONY: all test check asan valgrind fuzz fuzz-build bench clean
+.PHONY: all test check asan valgrind fuzz fuzz-build bench clean malformed
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
 
@@ -75,6 +75,13 @@ fuzz: build-fuzz/fuzz_gguf
 	mkdir -p build-fuzz/corpus
 	build-fuzz/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS)
+
+# Regenerates the committed catalogue of malformed files.
+malformed: $(B)/mkmalformed
+	$(B)/mkmalformed tests/malformed
+
+$(B)/mkmalformed: tests/mkmalformed.c tests/gguf_writer.c tests/gguf_writer.h | $(B)/tests
+	$(CC) $(CFLAGS) -o $@ tests/mkmalformed.c tests/gguf_writer.c
 
 bench: all $(B)/bench
 	$(B)/bench $(MODELS)
