@@ -46,7 +46,7 @@ $(B)/obj $(B)/tests:
 # Tests link the static library plus the in-tree GGUF writer.
 $(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/test_util.h $(B)/libggfit.a | $(B)/tests
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c $(B)/libggfit.a \
-	    $(LDLIBS) $(shell pkg-config --libs cmocka)
+	    $(LDLIBS) $(shell pkg-config --libs cmocka) -ljansson
 
 test: all $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do \
