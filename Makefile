@@ -23,6 +23,7 @@ TESTS    = test_types test_gguf test_malformed test_model test_alloc
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
+CI_FUZZ_SECONDS ?= 60
 
 .PHONY: all test check asan valgrind fuzz fuzz-build bench clean malformed
 
@@ -49,11 +50,15 @@ $(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/test_util.
 	    $(LDLIBS) $(shell pkg-config --libs cmocka) -ljansson
 
 test: all $(TEST_BIN)
-	@set -e; for t in $(TEST_BIN); do \
-	    echo "== $$t"; GGFIT_MODELS=$(MODELS) GGFIT_MALFORMED=tests/malformed $$t; done
-	@sh tests/cli.sh $(B)/ggfit $(MODELS)
+	@sh tests/run.sh $(B) $(MODELS) $(TESTS)
 
-check: test
+# Everything CI runs: sanitizers, valgrind, a short fuzz, then the suite,
+# whose last line is the "tests: N passed, N failed" summary.
+check:
+	$(MAKE) asan
+	$(MAKE) valgrind
+	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) test
 
 asan:
 	$(MAKE) B=build-asan CC=clang OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

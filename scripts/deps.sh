@@ -1,0 +1,22 @@
+#!/bin/sh
+# deps.sh [build|test] - installs the Debian packages ggfit needs.
+#   build: compiler, make, pkg-config and the libraries libggfit links
+#   test:  build, plus cmocka, clang with its sanitizer and fuzzer
+#          runtimes, valgrind and python3 (the reference checker)
+set -e
+what=${1:-test}
+pkgs="gcc make pkg-config libc6-dev libjansson-dev"
+if [ "$what" = test ]; then
+    pkgs="$pkgs libcmocka-dev clang libclang-rt-dev valgrind python3"
+fi
+missing=
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends $missing

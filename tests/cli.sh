@@ -1,0 +1,46 @@
+#!/bin/sh
+# cli.sh GGFIT MODELS - the command line as a user runs it: output, errors,
+# exit status. Prints "N passed, N failed".
+ggfit=$1
+models=$2
+pass=0
+failn=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() {  # check NAME WANT_STATUS PATTERN -- command...
+    name=$1 want=$2 pattern=$3
+    shift 4
+    "$@" >"$tmp/out" 2>&1
+    got=$?
+    if [ "$got" -eq "$want" ] && grep -q -- "$pattern" "$tmp/out"; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL $name: exit $got (want $want), output:"
+        sed 's/^/    /' "$tmp/out" | head -20
+    fi
+}
+
+check inspect-figures 0 '687, 63,374,323,968 B of data' -- \
+    "$ggfit" inspect -m "$models/gpt-oss-120b-mxfp4.gguf"
+check inspect-experts 0 '61,073,326,080 B in 36 layers (1,696,481,280 B per layer)' -- \
+    "$ggfit" inspect -m "$models/gpt-oss-120b-mxfp4.gguf"
+check inspect-json 0 '"tensor_bytes": 42512531712' -- \
+    "$ggfit" inspect -m "$models/llama-3.3-70b-Q4_K_M.gguf" --json
+check inspect-json-tensors 0 '"name": "blk.0.ffn_down_exps.weight"' -- \
+    "$ggfit" inspect --json --tensors -m "$models/gpt-oss-20b-mxfp4.gguf"
+check version 0 '^ggfit ' -- "$ggfit" --version
+check help 0 'usage: ggfit inspect' -- "$ggfit" --help
+check no-args 2 'usage:' -- "$ggfit"
+check no-model 2 'inspect needs -m FILE' -- "$ggfit" inspect
+check missing-file 2 "$tmp/none.gguf: cannot open" -- "$ggfit" inspect -m "$tmp/none.gguf"
+printf 'GGUX0000' >"$tmp/bad.gguf"
+check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
+    "$ggfit" inspect -m "$tmp/bad.gguf"
+check unknown-arg 2 "unknown argument '--frobnicate'" -- \
+    "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
+check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+
+echo "cli: $pass passed, $failn failed"
+[ "$failn" -eq 0 ]

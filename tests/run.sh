@@ -1,0 +1,34 @@
+#!/bin/sh
+# run.sh BUILD_DIR MODELS - runs every test binary and the CLI checks, then
+# closes with one line: "tests: N passed, N failed" (cmocka test counts).
+b=$1
+models=$2
+shift 2
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for t in "$@"; do
+    echo "== $t"
+    GGFIT_MODELS=$models GGFIT_MALFORMED=tests/malformed $b/tests/$t >"$log" 2>&1
+    rc=$?
+    grep -vE '^\[ (RUN|      OK) ' "$log"
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    # A crash or a binary that ran nothing is a failure too.
+    if [ "$rc" -ne 0 ] && [ -z "$f" ] || [ -z "$p$f" ]; then
+        echo "$t: exit status $rc"
+        failed=$((failed + 1))
+    fi
+done
+echo "== cli"
+if sh tests/cli.sh "$b/ggfit" "$models" >"$log" 2>&1; then :; fi
+cat "$log"
+p=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log")
+f=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log")
+passed=$((passed + ${p:-0}))
+failed=$((failed + ${f:-1}))
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
