@@ -1,0 +1,680 @@
+/*
+ * mkmalformed.c - writes the catalogue of malformed GGUF files: one small
+ * file per way a header can be wrong, and expected.tsv, one line per file:
+ *
+ *   FILE <TAB> STATUS <TAB> SUBSTRING <TAB> FUNCTION
+ *
+ * STATUS is ggfit_status_str() of the status the reader must return,
+ * SUBSTRING a distinctive part of its message, and FUNCTION says which call
+ * reports it: "gguf" (ggfit_gguf_open, the file layer) or "model"
+ * (ggfit_model_open; these files are valid GGUF and only the model
+ * description refuses them). tests/test_malformed.c replays the catalogue.
+ *
+ * Usage: mkmalformed DIR   (run by `make malformed`; the output is committed)
+ *
+ * The files are crafted byte by byte with the test writer, so each one is
+ * wrong in exactly one place and well-formed up to there.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggfit.h"
+#include "gguf_writer.h"
+
+/* The writer's gw_tiny_model() needs this libggfit function, and this
+ * program is deliberately built without the library (`make malformed` does
+ * not link it) so that the catalogue does not depend on the code it tests.
+ * Nothing here calls gw_tiny_model(), so the stub is never reached. */
+uint64_t ggfit_row_bytes(uint32_t type, uint64_t n)
+{
+    (void)type;
+    (void)n;
+    abort();
+}
+
+/* ggfit_status_str() names, kept here because the library is not linked;
+ * test_malformed compares each with the real ggfit_status_str(). */
+static const char *status_name(int status)
+{
+    switch (status) {
+    case GGFIT_EIO: return "i/o error";
+    case GGFIT_EFORMAT: return "format error";
+    case GGFIT_EUNSUPPORTED: return "unsupported";
+    case GGFIT_ELIMIT: return "limit exceeded";
+    default: abort();   /* no catalogue entry expects anything else */
+    }
+}
+
+/* ---- pieces shared by several files -------------------------------------- */
+
+#define ARCH "llama"
+
+/* A GGUF v3 header whose first key is general.architecture; the caller
+ * writes n_kv - 1 more keys. */
+static void start(gw *w, uint64_t n_tensors, uint64_t n_kv)
+{
+    gw_header(w, 3, n_tensors, n_kv);
+    gw_kv_str(w, "general.architecture", ARCH);
+}
+
+/* A 1- or 2-dimensional tensor info. */
+static void tensor2(gw *w, const char *name, int64_t ne0, int64_t ne1, uint32_t type,
+                    uint64_t offset)
+{
+    int64_t ne[2] = { ne0, ne1 };
+    gw_tensor(w, name, ne1 ? 2 : 1, ne, type, offset);
+}
+
+/* The one valid tensor of files that go wrong in their keys: with a tensor
+ * to lay out, the alignment and split keys are used, not just parsed. */
+static void one_tensor(gw *w)
+{
+    tensor2(w, "output_norm.weight", 64, 0, GGFIT_TYPE_F32, 0);
+    gw_pad(w, 32);
+}
+
+/* Valid GGUF for the model-level files: architecture, block_count and
+ * n_extra more keys the caller writes, then n_tensors tensor infos. */
+static void start_model(gw *w, uint64_t n_tensors, uint64_t n_extra, uint32_t n_layer)
+{
+    start(w, n_tensors, 2 + n_extra);
+    gw_kv_u32(w, ARCH ".block_count", n_layer);
+}
+
+/* Bytes that are not part of anything, so that a count checked against the
+ * bytes left passes and the reader gets to the place being tested. */
+static void filler(gw *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        gw_u8(w, 0);
+}
+
+/* ---- the file layer: magic, version, counts ---------------------------- */
+
+static void mk_empty(gw *w)
+{
+    (void)w;
+}
+
+static void mk_short_magic(gw *w)
+{
+    gw_bytes(w, "GGU", 3);
+}
+
+static void mk_bad_magic(gw *w)
+{
+    gw_bytes(w, "\x7f" "ELF", 4);   /* an executable, say; shown escaped */
+    filler(w, 28);
+}
+
+static void mk_version_1(gw *w)
+{
+    gw_bytes(w, "GGUF", 4);
+    gw_u32(w, 1);
+    gw_u32(w, 0);   /* v1 had 32-bit counts */
+    gw_u32(w, 0);
+}
+
+static void mk_version_7(gw *w)
+{
+    gw_header(w, 7, 0, 0);
+}
+
+/* A big-endian writer stores version 3 as 00 00 00 03. */
+static void mk_big_endian(gw *w)
+{
+    gw_bytes(w, "GGUF", 4);
+    gw_bytes(w, "\0\0\0\3", 4);
+    gw_bytes(w, "\0\0\0\0\0\0\0\0", 8);
+    gw_bytes(w, "\0\0\0\0\0\0\0\1", 8);
+}
+
+static void mk_truncated_counts(gw *w)
+{
+    gw_bytes(w, "GGUF", 4);
+    gw_u32(w, 3);
+    gw_u64(w, 0);
+    gw_u32(w, 1);   /* half of n_kv */
+}
+
+static void mk_truncated_kv(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, ARCH ".context_length", GGFIT_GGUF_UINT64);
+    gw_bytes(w, "\0\x10\0", 3);   /* 3 of the value's 8 bytes */
+}
+
+static void mk_truncated_tensor_info(gw *w)
+{
+    start(w, 1, 1);
+    gw_str(w, "token_embd.weight");
+    gw_u32(w, 2);
+    gw_u64(w, 64);
+    gw_u32(w, 0);   /* half of ne[1] */
+}
+
+static void mk_too_many_kv(gw *w)
+{
+    gw_header(w, 3, 0, 1000000);
+    gw_kv_str(w, "general.architecture", ARCH);
+}
+
+static void mk_too_many_tensors(gw *w)
+{
+    start(w, 1000000, 1);
+    one_tensor(w);
+}
+
+/* ---- keys and values ------------------------------------------------------- */
+
+static void mk_key_past_eof(gw *w)
+{
+    start(w, 0, 2);
+    gw_u64(w, 1000);
+    gw_bytes(w, "general.name", 12);
+    filler(w, 8);
+}
+
+static void mk_string_past_eof(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "general.name", GGFIT_GGUF_STRING);
+    gw_u64(w, 1000);
+    gw_bytes(w, "tiny", 4);
+}
+
+static void mk_empty_key(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "", GGFIT_GGUF_UINT32);
+    gw_u32(w, 1);
+}
+
+static void mk_key_with_nul(gw *w)
+{
+    gw_header(w, 3, 0, 1);
+    gw_u64(w, 20);
+    gw_bytes(w, "general.architecture", 7);
+    gw_u8(w, 0);
+    gw_bytes(w, "architecture", 12);
+    gw_u32(w, GGFIT_GGUF_STRING);
+    gw_str(w, ARCH);
+}
+
+/* 2^62 uint32 elements: 2^64 bytes, which would wrap a size_t to 0. */
+static void mk_array_count_overflow(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_ARRAY);
+    gw_u32(w, GGFIT_GGUF_UINT32);
+    gw_u64(w, (uint64_t)1 << 62);
+    filler(w, 16);
+}
+
+static void mk_array_past_eof(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_ARRAY);
+    gw_u32(w, GGFIT_GGUF_UINT8);
+    gw_u64(w, 1000);
+    filler(w, 10);
+}
+
+/* Nine arrays, each the only element of the one before: one level more than
+ * the reader's limit of 8, which keeps its recursion bounded. */
+static void mk_array_too_deep(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "test.nested", GGFIT_GGUF_ARRAY);
+    for (int depth = 0; depth < 8; depth++) {
+        gw_u32(w, GGFIT_GGUF_ARRAY);
+        gw_u64(w, 1);
+    }
+    gw_u32(w, GGFIT_GGUF_UINT8);
+    gw_u64(w, 0);
+}
+
+static void mk_unknown_value_type(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "general.name", GGFIT_GGUF_TYPE_COUNT);   /* 13 */
+    gw_u32(w, 0);
+}
+
+static void mk_unknown_array_type(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
+    gw_u32(w, 99);
+    gw_u64(w, 1);
+    gw_u32(w, 0);
+}
+
+static void mk_duplicate_key(gw *w)
+{
+    start(w, 0, 3);
+    gw_kv_str(w, "general.name", "first");
+    gw_kv_str(w, "general.name", "second");
+}
+
+/* ---- general.alignment and split keys ---------------------------------------- */
+
+static void mk_alignment_not_pow2(gw *w)
+{
+    start(w, 1, 2);
+    gw_kv_u32(w, "general.alignment", 48);
+    one_tensor(w);
+}
+
+static void mk_alignment_zero(gw *w)
+{
+    start(w, 1, 2);
+    gw_kv_u32(w, "general.alignment", 0);
+    one_tensor(w);
+}
+
+/* llama.cpp reads general.alignment as a uint32 only. */
+static void mk_alignment_wrong_type(gw *w)
+{
+    start(w, 1, 2);
+    gw_key(w, "general.alignment", GGFIT_GGUF_UINT64);
+    gw_u64(w, 32);
+    one_tensor(w);
+}
+
+/* The first of 3 shards, named so that its siblings cannot be found. */
+static void mk_split_bad_name(gw *w)
+{
+    start(w, 1, 3);
+    gw_key(w, "split.no", GGFIT_GGUF_UINT16);
+    gw_u16(w, 0);
+    gw_key(w, "split.count", GGFIT_GGUF_UINT16);
+    gw_u16(w, 3);
+    one_tensor(w);
+}
+
+static void mk_split_no_too_big(gw *w)
+{
+    start(w, 1, 3);
+    gw_key(w, "split.no", GGFIT_GGUF_UINT16);
+    gw_u16(w, 3);
+    gw_key(w, "split.count", GGFIT_GGUF_UINT16);
+    gw_u16(w, 3);
+    one_tensor(w);
+}
+
+static void mk_split_count_string(gw *w)
+{
+    start(w, 1, 2);
+    gw_kv_str(w, "split.count", "3");
+    one_tensor(w);
+}
+
+/* ---- tensor infos -------------------------------------------------------- */
+
+static void mk_tensor_name_past_eof(gw *w)
+{
+    start(w, 1, 1);
+    gw_u64(w, 1000);
+    gw_bytes(w, "token_embd.weight", 17);
+    filler(w, 8);
+}
+
+static void mk_tensor_name_64(gw *w)
+{
+    char name[65];
+    memset(name, 'x', 64);   /* ggml's names hold 63 bytes and a NUL */
+    name[64] = '\0';
+    start(w, 2, 1);
+    tensor2(w, "token_embd.weight", 64, 10, GGFIT_TYPE_F32, 0);
+    tensor2(w, name, 64, 0, GGFIT_TYPE_F32, 2560);
+    gw_pad(w, 32);
+}
+
+static void mk_tensor_name_empty(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "", 64, 0, GGFIT_TYPE_F32, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_duplicate_tensor(gw *w)
+{
+    start(w, 2, 1);
+    tensor2(w, "output.weight", 64, 10, GGFIT_TYPE_F32, 0);
+    tensor2(w, "output.weight", 64, 10, GGFIT_TYPE_F32, 2560);
+    gw_pad(w, 32);
+}
+
+static void mk_tensor_5_dims(gw *w)
+{
+    int64_t ne[5] = { 64, 2, 2, 2, 2 };
+    start(w, 1, 1);
+    gw_str(w, "blk.0.ffn_up_exps.weight");
+    gw_u32(w, 5);
+    for (int d = 0; d < 5; d++)
+        gw_u64(w, (uint64_t)ne[d]);
+    gw_u32(w, GGFIT_TYPE_F32);
+    gw_u64(w, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_tensor_negative_dim(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "token_embd.weight", 64, -1, GGFIT_TYPE_F32, 0);
+    gw_pad(w, 32);
+}
+
+/* 2^32 x 2^32 elements: 2^64, past the 63 bits ggml's int64_t ne holds. */
+static void mk_tensor_elements_overflow(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "token_embd.weight", (int64_t)1 << 32, (int64_t)1 << 32,
+            GGFIT_TYPE_F32, 0);
+    gw_pad(w, 32);
+}
+
+/* 2^62 F64 elements fit in 63 bits, but their 2^65 bytes do not fit in 64. */
+static void mk_tensor_bytes_overflow(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "token_embd.weight", (int64_t)1 << 31, (int64_t)1 << 31,
+            GGFIT_TYPE_F64, 0);
+    gw_pad(w, 32);
+}
+
+/* An aligned offset so close to 2^64 that the data's end wraps around. */
+static void mk_tensor_end_overflow(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "output_norm.weight", 64, 0, GGFIT_TYPE_F32, UINT64_MAX - 31);
+    gw_pad(w, 32);
+}
+
+static void mk_unknown_tensor_type(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "output_norm.weight", 64, 0, 99, 0);
+    gw_pad(w, 32);
+}
+
+/* Q4_0_4_4 (31) was an online-repacked layout that ggml dropped; files
+ * quantized with it still exist. */
+static void mk_removed_tensor_type(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "blk.0.attn_q.weight", 256, 256, 31, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_row_not_block_multiple(gw *w)
+{
+    start(w, 1, 1);
+    tensor2(w, "blk.0.attn_q.weight", 100, 256, GGFIT_TYPE_Q4_K, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_misaligned_offset(gw *w)
+{
+    start(w, 2, 1);
+    tensor2(w, "output_norm.weight", 4, 0, GGFIT_TYPE_F32, 0);
+    tensor2(w, "token_embd.weight", 64, 10, GGFIT_TYPE_F32, 16);
+    gw_pad(w, 32);
+}
+
+static void mk_overlapping_tensors(gw *w)
+{
+    start(w, 2, 1);
+    tensor2(w, "token_embd.weight", 64, 10, GGFIT_TYPE_F32, 0);      /* 0..2560 */
+    tensor2(w, "output_norm.weight", 64, 0, GGFIT_TYPE_F32, 2048);
+    gw_pad(w, 32);
+}
+
+/* ---- valid GGUF that the model description refuses --------------------------- */
+
+static void mk_no_architecture(gw *w)
+{
+    gw_header(w, 3, 0, 2);
+    gw_kv_str(w, "general.name", "tiny");
+    gw_kv_u32(w, ARCH ".block_count", 2);
+    gw_pad(w, 32);
+}
+
+static void mk_architecture_not_string(gw *w)
+{
+    gw_header(w, 3, 0, 2);
+    gw_kv_u32(w, "general.architecture", 1);
+    gw_kv_u32(w, ARCH ".block_count", 2);
+    gw_pad(w, 32);
+}
+
+static void mk_architecture_empty(gw *w)
+{
+    gw_header(w, 3, 0, 1);
+    gw_kv_str(w, "general.architecture", "");
+    gw_pad(w, 32);
+}
+
+static void mk_no_block_count(gw *w)
+{
+    start(w, 0, 2);
+    gw_kv_u32(w, ARCH ".context_length", 4096);
+    gw_pad(w, 32);
+}
+
+static void mk_block_count_negative(gw *w)
+{
+    start(w, 0, 2);
+    gw_key(w, ARCH ".block_count", GGFIT_GGUF_INT32);
+    gw_u32(w, UINT32_MAX);   /* -1 */
+    gw_pad(w, 32);
+}
+
+static void mk_block_count_over_limit(gw *w)
+{
+    start_model(w, 0, 0, 100000);
+    gw_pad(w, 32);
+}
+
+static void mk_head_count_kv_length(gw *w)
+{
+    static const uint32_t kv[3] = { 8, 8, 8 };
+    start_model(w, 0, 2, 4);
+    gw_kv_u32(w, ARCH ".attention.head_count", 32);
+    gw_kv_arr_u32(w, ARCH ".attention.head_count_kv", kv, 3);
+    gw_pad(w, 32);
+}
+
+static void mk_swa_pattern_length(gw *w)
+{
+    start_model(w, 0, 1, 4);
+    gw_key(w, ARCH ".attention.sliding_window_pattern", GGFIT_GGUF_ARRAY);
+    gw_u32(w, GGFIT_GGUF_BOOL);
+    gw_u64(w, 3);
+    gw_u8(w, 1);
+    gw_u8(w, 1);
+    gw_u8(w, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_tensor_block_out_of_range(gw *w)
+{
+    start_model(w, 2, 0, 2);
+    tensor2(w, "blk.1.attn_q.weight", 64, 64, GGFIT_TYPE_F32, 0);
+    tensor2(w, "blk.2.attn_q.weight", 64, 64, GGFIT_TYPE_F32, 16384);
+    gw_pad(w, 32);
+}
+
+static void mk_nextn_over_block_count(gw *w)
+{
+    start_model(w, 0, 1, 2);
+    gw_kv_u32(w, ARCH ".nextn_predict_layers", 3);
+    gw_pad(w, 32);
+}
+
+/* ---- the catalogue ---------------------------------------------------------- */
+
+typedef struct entry {
+    const char *file;
+    int status;
+    const char *substring;
+    const char *function;      /* "gguf" or "model" */
+    void (*make)(gw *w);
+} entry;
+
+#define GGUF(f, st, sub, fn) { f, st, sub, "gguf", fn }
+#define MODEL(f, st, sub, fn) { f, st, sub, "model", fn }
+
+static const entry catalogue[] = {
+    GGUF("empty.gguf", GGFIT_EFORMAT, "not a GGUF file: 0 bytes, too short for the magic",
+         mk_empty),
+    GGUF("short-magic.gguf", GGFIT_EFORMAT, "not a GGUF file: 3 bytes, too short for the magic",
+         mk_short_magic),
+    GGUF("bad-magic.gguf", GGFIT_EFORMAT, "magic is \"\\x7fELF\", not \"GGUF\"", mk_bad_magic),
+    GGUF("version-1.gguf", GGFIT_EUNSUPPORTED, "GGUF version 1 (32-bit counts) is not supported",
+         mk_version_1),
+    GGUF("version-7.gguf", GGFIT_EUNSUPPORTED, "unknown GGUF version 7", mk_version_7),
+    GGUF("big-endian.gguf", GGFIT_EUNSUPPORTED, "big-endian GGUF files are not supported",
+         mk_big_endian),
+    GGUF("truncated-counts.gguf", GGFIT_EFORMAT,
+         "key/value count needs 8 bytes but the file ends 4 bytes later", mk_truncated_counts),
+    GGUF("truncated-kv.gguf", GGFIT_EFORMAT,
+         "value needs 8 bytes but the file ends 3 bytes later", mk_truncated_kv),
+    GGUF("truncated-tensor-info.gguf", GGFIT_EFORMAT,
+         "tensor dimension needs 8 bytes but the file ends 4 bytes later",
+         mk_truncated_tensor_info),
+    GGUF("too-many-kv.gguf", GGFIT_EFORMAT, "1000000 key/value pairs cannot fit in the",
+         mk_too_many_kv),
+    GGUF("too-many-tensors.gguf", GGFIT_EFORMAT, "1000000 tensors cannot fit in the",
+         mk_too_many_tensors),
+    GGUF("key-past-eof.gguf", GGFIT_EFORMAT, "key of 1000 bytes is longer than the",
+         mk_key_past_eof),
+    GGUF("string-past-eof.gguf", GGFIT_EFORMAT, "string value of 1000 bytes is longer than the",
+         mk_string_past_eof),
+    GGUF("empty-key.gguf", GGFIT_EFORMAT,
+         "key 1 is empty, longer than 65535 bytes or holds a NUL byte", mk_empty_key),
+    GGUF("key-with-nul.gguf", GGFIT_EFORMAT,
+         "key 0 is empty, longer than 65535 bytes or holds a NUL byte", mk_key_with_nul),
+    GGUF("array-count-overflow.gguf", GGFIT_EFORMAT,
+         "key 'tokenizer.ggml.token_type' declares an array of 4611686018427387904 uint32 "
+         "elements", mk_array_count_overflow),
+    GGUF("array-past-eof.gguf", GGFIT_EFORMAT,
+         "key 'tokenizer.ggml.token_type' declares an array of 1000 uint8 elements",
+         mk_array_past_eof),
+    GGUF("array-too-deep.gguf", GGFIT_ELIMIT,
+         "key 'test.nested' nests arrays deeper than 8 levels", mk_array_too_deep),
+    GGUF("unknown-value-type.gguf", GGFIT_EFORMAT,
+         "key 'general.name' has unknown value type 13", mk_unknown_value_type),
+    GGUF("unknown-array-type.gguf", GGFIT_EFORMAT,
+         "key 'tokenizer.ggml.tokens' has unknown value type 99", mk_unknown_array_type),
+    GGUF("duplicate-key.gguf", GGFIT_EFORMAT, "duplicate key 'general.name'", mk_duplicate_key),
+    GGUF("alignment-not-pow2.gguf", GGFIT_EFORMAT, "general.alignment 48 is not a power of two",
+         mk_alignment_not_pow2),
+    GGUF("alignment-zero.gguf", GGFIT_EFORMAT, "general.alignment 0 is not a power of two",
+         mk_alignment_zero),
+    GGUF("alignment-wrong-type.gguf", GGFIT_EFORMAT,
+         "general.alignment must be a uint32, it is a uint64", mk_alignment_wrong_type),
+    GGUF("split-bad-name.gguf", GGFIT_EFORMAT,
+         "split.no 0 of split.count 3, but the name does not end in -00001-of-00003.gguf",
+         mk_split_bad_name),
+    GGUF("split-no-too-big.gguf", GGFIT_EFORMAT, "split.no 3 is not below split.count 3",
+         mk_split_no_too_big),
+    GGUF("split-count-string.gguf", GGFIT_EFORMAT,
+         "key 'split.count' must be a non-negative integer, it is a string",
+         mk_split_count_string),
+    GGUF("tensor-name-past-eof.gguf", GGFIT_EFORMAT,
+         "tensor name of 1000 bytes is longer than the", mk_tensor_name_past_eof),
+    GGUF("tensor-name-64.gguf", GGFIT_EFORMAT,
+         "tensor 1 has a name of 64 bytes; names must be 1 to 63 bytes", mk_tensor_name_64),
+    GGUF("tensor-name-empty.gguf", GGFIT_EFORMAT, "tensor 0 has a name of 0 bytes",
+         mk_tensor_name_empty),
+    GGUF("duplicate-tensor.gguf", GGFIT_EFORMAT, "duplicate tensor name 'output.weight'",
+         mk_duplicate_tensor),
+    GGUF("tensor-5-dims.gguf", GGFIT_EFORMAT,
+         "tensor 'blk.0.ffn_up_exps.weight' has 5 dimensions, ggml allows 4", mk_tensor_5_dims),
+    GGUF("tensor-negative-dim.gguf", GGFIT_EFORMAT,
+         "tensor 'token_embd.weight' has a negative dimension 1", mk_tensor_negative_dim),
+    GGUF("tensor-elements-overflow.gguf", GGFIT_EFORMAT,
+         "tensor 'token_embd.weight' has more elements than fit in 63 bits",
+         mk_tensor_elements_overflow),
+    GGUF("tensor-bytes-overflow.gguf", GGFIT_EFORMAT, "tensor 'token_embd.weight' is too large",
+         mk_tensor_bytes_overflow),
+    GGUF("tensor-end-overflow.gguf", GGFIT_EFORMAT,
+         "tensor 'output_norm.weight' ends past 2^64 bytes", mk_tensor_end_overflow),
+    GGUF("unknown-tensor-type.gguf", GGFIT_EFORMAT,
+         "tensor 'output_norm.weight' has unknown ggml type 99", mk_unknown_tensor_type),
+    GGUF("removed-tensor-type.gguf", GGFIT_EUNSUPPORTED,
+         "tensor 'blk.0.attn_q.weight' has type 31 (Q4_0_4_4), which ggml removed",
+         mk_removed_tensor_type),
+    GGUF("row-not-block-multiple.gguf", GGFIT_EFORMAT,
+         "tensor 'blk.0.attn_q.weight' has rows of 100 elements, not a multiple of Q4_K's "
+         "block of 256", mk_row_not_block_multiple),
+    GGUF("misaligned-offset.gguf", GGFIT_EFORMAT,
+         "tensor 'token_embd.weight' has data offset 16, not a multiple of the alignment 32",
+         mk_misaligned_offset),
+    GGUF("overlapping-tensors.gguf", GGFIT_EFORMAT,
+         "tensor 'token_embd.weight' (data 0..2560) overlaps tensor 'output_norm.weight' "
+         "(data from 2048)", mk_overlapping_tensors),
+    MODEL("no-architecture.gguf", GGFIT_EFORMAT, "key 'general.architecture' is missing",
+          mk_no_architecture),
+    MODEL("architecture-not-string.gguf", GGFIT_EFORMAT,
+          "key 'general.architecture' must be a string, it is a uint32",
+          mk_architecture_not_string),
+    MODEL("architecture-empty.gguf", GGFIT_EFORMAT,
+          "key 'general.architecture' must be 1 to 63 bytes without NUL", mk_architecture_empty),
+    MODEL("no-block-count.gguf", GGFIT_EFORMAT, "key 'llama.block_count' is missing",
+          mk_no_block_count),
+    MODEL("block-count-negative.gguf", GGFIT_EFORMAT,
+          "key 'llama.block_count' must be an integer from 0 to 4294967295 (it is int32 -1)",
+          mk_block_count_negative),
+    MODEL("block-count-over-limit.gguf", GGFIT_ELIMIT,
+          "llama.block_count is 100000, more than ggfit's limit of 65536",
+          mk_block_count_over_limit),
+    MODEL("head-count-kv-length.gguf", GGFIT_EFORMAT,
+          "key 'llama.attention.head_count_kv' is an array of 3 uint32, expected 4 integers",
+          mk_head_count_kv_length),
+    MODEL("swa-pattern-length.gguf", GGFIT_EFORMAT,
+          "key 'llama.attention.sliding_window_pattern' is an array of 3 bool, expected 4 bools",
+          mk_swa_pattern_length),
+    MODEL("tensor-block-out-of-range.gguf", GGFIT_EFORMAT,
+          "tensor 'blk.2.attn_q.weight' belongs to block 2 but llama.block_count is 2",
+          mk_tensor_block_out_of_range),
+    MODEL("nextn-over-block-count.gguf", GGFIT_EFORMAT,
+          "llama.nextn_predict_layers is 3, more than the 2 blocks", mk_nextn_over_block_count),
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mkmalformed DIR\n");
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/expected.tsv", argv[1]);
+    FILE *tsv = fopen(path, "w");
+    if (!tsv) {
+        perror(path);
+        return 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0]; i++) {
+        const entry *e = &catalogue[i];
+        gw w = {0};
+        e->make(&w);
+        snprintf(path, sizeof path, "%s/%s", argv[1], e->file);
+        if (gw_write_file(&w, path) != 0) {
+            perror(path);
+            rc = 1;
+        }
+        gw_free(&w);
+        fprintf(tsv, "%s\t%s\t%s\t%s\n", e->file, status_name(e->status), e->substring,
+                e->function);
+    }
+    if (fclose(tsv) != 0) {
+        perror("expected.tsv");
+        rc = 1;
+    }
+    return rc;
+}
