@@ -7,7 +7,7 @@
 #   make bench      timing of header reading and description
 
 CC      ?= cc
-PKGS     = jansson
+PKGS     = jansson libpcre2-8
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wvla -Wundef \
@@ -17,9 +17,10 @@ CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --c
 LDLIBS  += $(shell pkg-config --libs $(PKGS))
 
 B       ?= build
-LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/render_inspect.c
+LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \
+           src/project.c src/render_inspect.c src/render_project.c
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc
+TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60

@@ -13,14 +13,23 @@
 #define EXIT_BAD_INPUT 2
 
 static const char usage[] =
-    "usage: ggfit inspect -m FILE [--json [--tensors]]\n"
+    "usage: ggfit -m FILE [--gpu DEVICES] [llama.cpp flags] -fitp on [--json]\n"
+    "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit --version | --help\n"
     "\n"
     "commands:\n"
     "  inspect   read a GGUF header (any shard of a split model) and describe\n"
     "            the model: architecture, sizes, and bytes per layer and role\n"
     "\n"
+    "  (none)    project llama.cpp's memory use per device for the given flags\n"
+    "            (-fitp on / --print-memory); fitting is not built yet\n"
+    "\n"
     "options:\n"
+    "  --gpu SPEC         devices to plan for: none, or [KIND:]SIZE[/FREE],...\n"
+    "                     KIND cuda (default), rocm, vulkan, metal, rpc;\n"
+    "                     SIZE 24GiB, 24077MiB, 24000MB\n"
+    "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
+    "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
     "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
     "  --json             print JSON (bytes) instead of the report\n"
     "  --tensors          with --json, list every tensor\n";
@@ -75,6 +84,81 @@ static int cmd_inspect(int argc, char **argv)
     return 0;
 }
 
+/* The main mode: project (and later fit) llama.cpp's memory use. */
+static int cmd_project(int argc, char **argv)
+{
+    const char *path = NULL, *gpu = NULL;
+    bool json = false, print = false;
+    ggfit_params p;
+    char *err = NULL;
+    ggfit_params_init(&p);
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        int rc = ggfit_params_parse_arg(&p, argc, argv, &i, &err);
+        if (rc == GGFIT_OK)
+            continue;
+        if (rc > 0) {
+            fprintf(stderr, "ggfit: %s\n", err);
+            ggfit_free(err);
+            return EXIT_BAD_INPUT;
+        }
+        if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
+             !strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) && i + 1 >= argc) {
+            fprintf(stderr, "ggfit: %s needs a value\n", a);
+            return EXIT_BAD_INPUT;
+        }
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            path = argv[++i];
+        } else if (!strcmp(a, "--gpu")) {
+            gpu = argv[++i];
+        } else if (!strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) {
+            print = !strcmp(argv[++i], "on");
+        } else if (!strcmp(a, "--print-memory")) {
+            print = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else {
+            fprintf(stderr, "ggfit: unknown argument '%s'\n%s", a, usage);
+            return EXIT_BAD_INPUT;
+        }
+        i++;
+    }
+    if (!path)
+        return fail("-m FILE is needed");
+    if (!print)
+        return fail("fitting is not built yet: add -fitp on to print the projected memory");
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n_dev = 0;
+    if (gpu && ggfit_devices_parse(gpu, devs, GGFIT_MAX_DEVICES, &n_dev, &err)) {
+        fprintf(stderr, "ggfit: %s\n", err);
+        ggfit_free(err);
+        return EXIT_BAD_INPUT;
+    }
+    if (!gpu)
+        return fail("device discovery is not built yet: describe the devices with --gpu");
+
+    ggfit_model *m;
+    int rc = ggfit_model_open(path, &m, &err);
+    ggfit_projection pr;
+    if (!rc)
+        rc = ggfit_project(m, &p, devs, n_dev, &pr, NULL, &err);
+    if (rc) {
+        fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
+        ggfit_free(err);
+        ggfit_model_free(m);
+        return EXIT_BAD_INPUT;
+    }
+    char *text = json ? ggfit_projection_json(&pr, devs) : ggfit_projection_text(&pr, devs);
+    ggfit_model_free(m);
+    if (!text)
+        return fail("out of memory");
+    fputs(text, stdout);
+    if (json)
+        fputc('\n', stdout);
+    ggfit_free(text);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -91,7 +175,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "inspect"))
         return cmd_inspect(argc - 2, argv + 2);
-    fprintf(stderr, "ggfit: unknown command '%s'; projection and fitting are not built yet, "
-                    "'ggfit inspect -m FILE' describes a model\n%s", argv[1], usage);
+    if (argv[1][0] == '-')
+        return cmd_project(argc, argv);
+    fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);
     return EXIT_BAD_INPUT;
 }

@@ -321,6 +321,152 @@ char *ggfit_inspect_text(const ggfit_model *m);
  * memory. */
 char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
 
+
+/* ------------------------------------------------------------------------
+ * Devices and llama.cpp parameters
+ * ---------------------------------------------------------------------- */
+
+#define GGFIT_MAX_DEVICES 16
+#define GGFIT_MAX_OVERRIDES 64
+
+/* The backend a device belongs to; rules that differ by backend (buffer
+ * alignment, row padding, host buffers) follow it. */
+typedef enum ggfit_backend {
+    GGFIT_BACKEND_CPU = 0,
+    GGFIT_BACKEND_CUDA,
+    GGFIT_BACKEND_ROCM,
+    GGFIT_BACKEND_VULKAN,
+    GGFIT_BACKEND_METAL,
+    GGFIT_BACKEND_RPC,
+    GGFIT_BACKEND_COUNT
+} ggfit_backend;
+
+/* "cuda", "rpc", ...; NULL when out of range. */
+const char *ggfit_backend_name(int backend);
+
+typedef struct ggfit_device {
+    char name[80];            /* llama.cpp's buffer type name: "CUDA0", "RPC0" */
+    ggfit_backend kind;
+    uint64_t total;           /* bytes */
+    uint64_t free;            /* bytes */
+} ggfit_device;
+
+/* Parses --gpu: "none", or a comma list of [KIND:]SIZE[/FREE] with KIND
+ * cuda, rocm, vulkan, metal or rpc (default cuda) and sizes like 24GiB,
+ * 24077MiB, 24000MB, 1.5TiB. Devices are named as llama.cpp names them
+ * (CUDA0, CUDA1, ROCm0, Vulkan0, Metal, RPC0 ...). Returns the count in *n. */
+int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
+                        char **err);
+
+/* Parses a size ("24GiB", "24077MiB", "24000MB", "512", "1.5TiB"; a bare
+ * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
+int ggfit_size_parse(const char *s, uint64_t *bytes);
+
+/* CPU features that decide llama.cpp's weight repacking (CPU_REPACK). */
+enum {
+    GGFIT_CPU_AVX2 = 1 << 0,
+    GGFIT_CPU_AVX512 = 1 << 1,
+    GGFIT_CPU_NEON_DOTPROD = 1 << 2,
+    GGFIT_CPU_NEON_I8MM = 1 << 3,
+};
+
+enum { GGFIT_FA_AUTO = -1, GGFIT_FA_OFF = 0, GGFIT_FA_ON = 1 };
+enum { GGFIT_SPLIT_NONE = 0, GGFIT_SPLIT_LAYER = 1, GGFIT_SPLIT_ROW = 2 };
+#define GGFIT_NGL_AUTO (-1)
+#define GGFIT_NGL_ALL (-2)
+
+typedef struct ggfit_override {
+    char pattern[256];        /* ECMAScript regex, searched in tensor names */
+    char buffer[80];          /* "CPU" or a device's buffer type name */
+} ggfit_override;
+
+/* llama.cpp's flags, same names and defaults (ggfit_params_init). */
+typedef struct ggfit_params {
+    uint32_t n_ctx;           /* -c; 0 = the trained context */
+    uint32_t n_batch;         /* -b, 2048 */
+    uint32_t n_ubatch;        /* -ub, 512 */
+    uint32_t n_seq;           /* -np, 1 */
+    bool kv_unified;          /* -kvu */
+    int flash_attn;           /* -fa: GGFIT_FA_AUTO, _OFF, _ON */
+    uint32_t type_k, type_v;  /* -ctk, -ctv: ggfit_type, F16 */
+    bool swa_full;            /* --swa-full */
+    int32_t n_gpu_layers;     /* -ngl: N, GGFIT_NGL_AUTO or GGFIT_NGL_ALL */
+    float tensor_split[GGFIT_MAX_DEVICES]; /* -ts; all zero = by free memory */
+    int split_mode;           /* -sm */
+    int32_t main_gpu;         /* -mg */
+    ggfit_override overrides[GGFIT_MAX_OVERRIDES]; /* -ot, in order */
+    uint32_t n_overrides;
+    bool cpu_moe;             /* -cmoe: every expert tensor in system RAM */
+    uint32_t n_cpu_moe;       /* -ncmoe N: experts of blocks 0..N-1 */
+    bool no_kv_offload;       /* -nkvo */
+    bool no_repack;           /* --no-repack */
+    bool no_host;             /* --no-host */
+    bool use_mmap;            /* --mmap (fit turns it off) */
+    uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
+    /* which flags the user set, for the fit */
+    bool set_n_ctx, set_n_gpu_layers, set_tensor_split, set_overrides;
+} ggfit_params;
+
+/* llama.cpp's defaults (common_params), with the host CPU features of the
+ * reference machine (AVX2 and AVX512) until a device probe sets them. */
+void ggfit_params_init(ggfit_params *p);
+
+/* Parses one llama.cpp flag at argv[*i] (and its value); advances *i past
+ * what it used. Returns GGFIT_OK, GGFIT_EINVAL with a message for a bad
+ * value, or -1 when the flag is not a llama.cpp flag ggfit knows. */
+int ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, char **err);
+
+/* ------------------------------------------------------------------------
+ * Projection: what llama.cpp allocates, per buffer type and device
+ * ---------------------------------------------------------------------- */
+
+#define GGFIT_MAX_BUFTS (2 * GGFIT_MAX_DEVICES + 4)
+
+typedef struct ggfit_mem {
+    uint64_t model;           /* weights */
+    uint64_t context;         /* KV cache and recurrent state */
+    uint64_t compute;         /* compute buffers */
+} ggfit_mem;
+
+typedef struct ggfit_buft_mem {
+    char name[96];            /* "RPC0[host:port]", "CUDA0", "CPU", "CPU_REPACK" */
+    int32_t device;           /* index into the devices, -1 for the CPU */
+    bool is_host;             /* counted in the Host row */
+    ggfit_mem mem;
+} ggfit_buft_mem;
+
+typedef struct ggfit_projection {
+    uint32_t n_ctx;           /* after padding, as llama.cpp reports it */
+    uint32_t n_ctx_seq;       /* per sequence */
+    uint32_t n_batch, n_ubatch;
+    uint32_t n_seq, n_stream;
+    bool flash_attn;          /* as resolved from -fa */
+    int32_t n_gpu_layers;     /* layers offloaded, output layer included */
+    uint32_t n_devices;
+    ggfit_mem devices[GGFIT_MAX_DEVICES]; /* rows of llama.cpp's breakdown */
+    ggfit_mem host;           /* the Host row */
+    ggfit_mem cpu_extra;      /* CPU_REPACK and other extra buffers */
+    uint32_t n_bufts;
+    ggfit_buft_mem bufts[GGFIT_MAX_BUFTS];
+    bool compute_estimated;   /* compute bytes from formulas, not a graph */
+    char warning[256];        /* empty, or what is estimated and why */
+} ggfit_projection;
+
+/* Projects llama.cpp's memory use for model m with params p on the n
+ * devices (none: CPU only). If placement is not NULL it receives, for each
+ * tensor of the model, the index of its buffer type in out->bufts, or -1
+ * when llama.cpp does not load it. Allocates nothing that outlives the call. */
+int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                  size_t n, ggfit_projection *out, int32_t *placement, char **err);
+
+/* llama.cpp's memory breakdown table (MiB), plus the CPU_REPACK row llama.cpp
+ * leaves out. The caller frees it with ggfit_free(). */
+char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs);
+
+/* The projection as JSON: n_ctx, devices[] (name, model, context, compute),
+ * host, cpu_extra and per-buffer-type detail, in bytes. */
+char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,7 @@
 #          runtimes, valgrind and python3 (the reference checker)
 set -e
 what=${1:-test}
-pkgs="gcc make pkg-config libc6-dev libjansson-dev"
+pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev"
 if [ "$what" = test ]; then
     pkgs="$pkgs libcmocka-dev clang libclang-rt-dev valgrind python3"
 fi

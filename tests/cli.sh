@@ -31,7 +31,7 @@ check inspect-json 0 '"tensor_bytes": 42512531712' -- \
 check inspect-json-tensors 0 '"name": "blk.0.ffn_down_exps.weight"' -- \
     "$ggfit" inspect --json --tensors -m "$models/gpt-oss-20b-mxfp4.gguf"
 check version 0 '^ggfit ' -- "$ggfit" --version
-check help 0 'usage: ggfit inspect' -- "$ggfit" --help
+check help 0 'ggfit inspect -m FILE' -- "$ggfit" --help
 check no-args 2 'usage:' -- "$ggfit"
 check no-model 2 'inspect needs -m FILE' -- "$ggfit" inspect
 check missing-file 2 "$tmp/none.gguf: cannot open" -- "$ggfit" inspect -m "$tmp/none.gguf"
@@ -41,6 +41,19 @@ check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
 check unknown-arg 2 "unknown argument '--frobnicate'" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
 check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+
+check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:81920MiB -c 4096 -fitp on
+check project-json 0 '"context": 469762048' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:80GiB -c 4096 -fitp on --json
+check project-bad-gpu 2 "unknown kind 'tpu'" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu tpu:8GiB -fitp on
+check project-bad-ot 2 "unknown buffer type 'GPU9'" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot 'exps=GPU9' -fitp on
+check project-bad-regex 2 "pattern '(': missing closing parenthesis" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot '(=CPU' -fitp on
+check project-quant-v-no-fa 2 'needs flash attention' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ctv q8_0 -fa off -fitp on
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

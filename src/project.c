@@ -1,0 +1,690 @@
+/*
+ * project.c - what llama.cpp allocates for a model with given flags, per
+ * buffer type: weights ("model"), KV cache and recurrent state ("context"),
+ * compute buffers ("compute"). The rules are llama.cpp's (see
+ * shared/LLAMA_MEMORY.md for the file and function each comes from):
+ *  - layers go to devices from the end: the output layer first, then blocks
+ *    from the last (llama_model::load_tensors);
+ *  - a weight's buffer type is the first in its layer's list that supports
+ *    the op the weight is used in (select_weight_buft);
+ *  - every tensor is padded to its buffer's alignment (ggml-alloc);
+ *  - KV cells, SWA windows, MLA and recurrent state per llama_kv_cache,
+ *    llama_kv_cache_iswa and llama_memory_recurrent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "internal.h"
+
+/* The ops llama.cpp probes a weight with, as far as placement cares. */
+typedef enum weight_op {
+    OP_MUL_MAT,      /* 2-D matrix product: may be repacked */
+    OP_MUL_MAT_ID,   /* 3-D expert product: may be repacked */
+    OP_GET_ROWS,     /* embeddings: never repacked */
+    OP_ROPE,         /* rope factors: duplicated per buffer type */
+    OP_OTHER,        /* norms, biases, convolutions */
+} weight_op;
+
+typedef struct proj {
+    const ggfit_model *m;
+    const ggfit_hparams *hp;
+    const ggfit_params *p;
+    const ggfit_arch *arch;
+    const ggfit_device *devs[GGFIT_MAX_DEVICES];   /* the model's devices */
+    uint32_t n_dev;
+    float cum[GGFIT_MAX_DEVICES];                  /* cumulative split */
+    uint32_t i_gpu_start, act;
+    int dev_buft[GGFIT_MAX_DEVICES];
+    int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
+    pcre2_code *re[GGFIT_MAX_OVERRIDES + 2];
+    int re_target[GGFIT_MAX_OVERRIDES + 2];        /* device, or -1 for CPU */
+    uint32_t n_re;
+    pcre2_match_data *md;
+    ggfit_projection *out;
+    char **err;
+} proj;
+
+static const char *path_of(const proj *pr)
+{
+    return ggfit_gguf_shard_path(ggfit_model_gguf(pr->m), 0);
+}
+
+/* ---- buffer types ------------------------------------------------------- */
+
+static uint32_t buft_alignment(const proj *pr, int b)
+{
+    int32_t d = pr->out->bufts[b].device;
+    if (d < 0 || pr->out->bufts[b].is_host)
+        return 32;
+    switch (pr->devs[d]->kind) {
+    case GGFIT_BACKEND_CUDA:
+    case GGFIT_BACKEND_ROCM:
+        return 128;
+    case GGFIT_BACKEND_VULKAN:
+        return 64;   /* minStorageBufferOffsetAlignment; 64 covers common GPUs */
+    default:
+        return 32;   /* Metal, and RPC servers backed by the CPU */
+    }
+}
+
+/* Bytes a tensor takes in buffer type b: the backend's alloc size, padded. */
+static uint64_t alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
+{
+    uint64_t n = t->n_bytes;
+    int32_t d = pr->out->bufts[b].device;
+    if (d >= 0 && !pr->out->bufts[b].is_host &&
+        (pr->devs[d]->kind == GGFIT_BACKEND_CUDA || pr->devs[d]->kind == GGFIT_BACKEND_ROCM) &&
+        ggfit_type_is_quantized(t->type) && t->ne[0] % 512 != 0)
+        /* CUDA pads quantized rows to 512 so its kernels can read whole
+         * blocks past the end (ggml_backend_cuda_buffer_type_get_alloc_size). */
+        n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
+    uint32_t a = buft_alignment(pr, b);
+    return GGFIT_PAD(n, a);
+}
+
+static int buft_add(proj *pr, const char *name, int32_t device, bool is_host)
+{
+    ggfit_projection *o = pr->out;
+    ggfit_buft_mem *b = &o->bufts[o->n_bufts];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->device = device;
+    b->is_host = is_host;
+    return (int)o->n_bufts++;
+}
+
+static int cpu_buft(proj *pr)
+{
+    if (pr->cpu_buft < 0)
+        pr->cpu_buft = buft_add(pr, "CPU", -1, true);
+    return pr->cpu_buft;
+}
+
+/* Repacking needs the product's op, a type the CPU has a repacked kernel
+ * for on this machine, and rows in groups of 8 (ggml-cpu/repack.cpp). */
+static bool repackable(const proj *pr, const ggfit_tensor_info *t, weight_op op)
+{
+    if (pr->p->no_repack)
+        return false;
+    if (!(op == OP_MUL_MAT && t->n_dims == 2) && !(op == OP_MUL_MAT_ID && t->n_dims == 3))
+        return false;
+    if (t->ne[1] % 8 != 0)
+        return false;
+    uint32_t f = pr->p->cpu_features;
+    switch (t->type) {
+    case GGFIT_TYPE_Q4_0: case GGFIT_TYPE_Q4_K: case GGFIT_TYPE_IQ4_NL: case GGFIT_TYPE_MXFP4:
+        return (f & (GGFIT_CPU_AVX2 | GGFIT_CPU_NEON_DOTPROD)) != 0;
+    case GGFIT_TYPE_Q2_K:
+        return (f & GGFIT_CPU_AVX512) != 0;
+    case GGFIT_TYPE_Q5_K: case GGFIT_TYPE_Q6_K: case GGFIT_TYPE_Q8_0:
+        return (f & GGFIT_CPU_NEON_DOTPROD) != 0 && !(f & GGFIT_CPU_AVX2);
+    default:
+        return false;
+    }
+}
+
+/* The CPU list: the first device's host buffer type, CPU_REPACK, CPU. */
+static int select_cpu(proj *pr, const ggfit_tensor_info *t, weight_op op)
+{
+    if (pr->host_buft >= 0)
+        return pr->host_buft;
+    if (repackable(pr, t, op)) {
+        if (pr->repack_buft < 0)
+            pr->repack_buft = buft_add(pr, "CPU_REPACK", -1, false);
+        return pr->repack_buft;
+    }
+    return cpu_buft(pr);
+}
+
+static int device_buft(proj *pr, int d)
+{
+    if (pr->dev_buft[d] < 0)
+        pr->dev_buft[d] = buft_add(pr, pr->devs[d]->name, d, false);
+    return pr->dev_buft[d];
+}
+
+/* ---- layers and devices ----------------------------------------------- */
+
+/* Device of layer il (il == n_layer: the output layer), -1 for the CPU. */
+static int dev_layer(const proj *pr, uint32_t il)
+{
+    if (il < pr->i_gpu_start || il - pr->i_gpu_start >= pr->act)
+        return -1;
+    float x = (float)(il - pr->i_gpu_start) / (float)pr->act;
+    for (uint32_t d = 0; d < pr->n_dev; d++)
+        if (x < pr->cum[d])
+            return (int)d;
+    return (int)pr->n_dev - 1;
+}
+
+static int setup_devices(proj *pr, const ggfit_device *devs, size_t n)
+{
+    const ggfit_params *p = pr->p;
+    if (n > GGFIT_MAX_DEVICES)
+        return ggfit__fail(pr->err, GGFIT_EINVAL, "more than %d devices", GGFIT_MAX_DEVICES);
+    if (p->split_mode == GGFIT_SPLIT_ROW)
+        return ggfit__fail(pr->err, GGFIT_EUNSUPPORTED,
+                           "split mode row is not supported; use -sm layer or none");
+    if (p->split_mode == GGFIT_SPLIT_NONE && n > 0) {
+        if (p->main_gpu < 0 || (size_t)p->main_gpu >= n)
+            return ggfit__fail(pr->err, GGFIT_EINVAL, "-mg %d: there are %zu devices",
+                               p->main_gpu, n);
+        pr->devs[0] = &devs[p->main_gpu];
+        pr->n_dev = 1;
+    } else {
+        for (size_t d = 0; d < n; d++)
+            pr->devs[d] = &devs[d];
+        pr->n_dev = (uint32_t)n;
+    }
+    /* Split proportions: -ts, or each device's free memory. */
+    float split[GGFIT_MAX_DEVICES], sum = 0;
+    bool given = false;
+    for (uint32_t d = 0; d < pr->n_dev; d++)
+        given |= p->tensor_split[d] > 0;
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        size_t src = p->split_mode == GGFIT_SPLIT_NONE ? 0 : d;
+        split[d] = given ? p->tensor_split[src] : (float)pr->devs[d]->free;
+        sum += split[d];
+    }
+    float acc = 0;
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        acc += split[d];
+        pr->cum[d] = sum > 0 ? acc / sum : (float)(d + 1) / (float)pr->n_dev;
+    }
+    uint32_t total = pr->hp->n_layer + 1;
+    int64_t ngl = p->n_gpu_layers < 0 ? (int64_t)total : (int64_t)p->n_gpu_layers;
+    if (ngl > total)
+        ngl = total;
+    pr->i_gpu_start = total - (uint32_t)ngl;
+    pr->act = pr->n_dev ? (uint32_t)ngl : 0;
+    pr->out->n_gpu_layers = (int32_t)pr->act;
+    /* CUDA, ROCm and Vulkan have a pinned host buffer type that heads the
+     * CPU list; fit-print loads without mmap, so it is kept. */
+    if (pr->n_dev && !p->no_host) {
+        static const char *const host_name[GGFIT_BACKEND_COUNT] = {
+            [GGFIT_BACKEND_CUDA] = "CUDA_Host", [GGFIT_BACKEND_ROCM] = "ROCm_Host",
+            [GGFIT_BACKEND_VULKAN] = "Vulkan_Host",
+        };
+        for (uint32_t d = 0; d < pr->n_dev; d++)
+            if (host_name[pr->devs[d]->kind]) {
+                pr->host_buft = buft_add(pr, host_name[pr->devs[d]->kind], -1, true);
+                break;
+            }
+    }
+    return GGFIT_OK;
+}
+
+/* ---- overrides (-ot, -cmoe, -ncmoe) -------------------------------------- */
+
+static int add_pattern(proj *pr, const char *pattern, int target)
+{
+    int code;
+    PCRE2_SIZE off;
+    /* ECMAScript's \u escapes and unset back references, as std::regex. */
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &off,
+                                   NULL);
+    if (!re) {
+        char msg[160];
+        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
+        return ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
+                           (size_t)off);
+    }
+    pr->re[pr->n_re] = re;
+    pr->re_target[pr->n_re++] = target;
+    return GGFIT_OK;
+}
+
+static int setup_overrides(proj *pr)
+{
+    const ggfit_params *p = pr->p;
+    int rc;
+    for (uint32_t i = 0; i < p->n_overrides; i++) {
+        const char *buf = p->overrides[i].buffer;
+        int target = -2;
+        if (strcmp(buf, "CPU") == 0)
+            target = -1;
+        for (uint32_t d = 0; d < pr->n_dev && target == -2; d++) {
+            size_t len = strlen(pr->devs[d]->name);
+            /* "RPC0[host:port]" names the device "RPC0" too. */
+            if (strcmp(buf, pr->devs[d]->name) == 0 ||
+                (strncmp(buf, pr->devs[d]->name, len) == 0 && buf[len] == '['))
+                target = (int)d;
+        }
+        if (target == -2)
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "-ot %s=%s: unknown buffer type '%s' (CPU or a device name)",
+                               p->overrides[i].pattern, buf, buf);
+        if ((rc = add_pattern(pr, p->overrides[i].pattern, target)))
+            return rc;
+    }
+    if (p->cpu_moe && (rc = add_pattern(pr, "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", -1)))
+        return rc;
+    if (p->n_cpu_moe) {
+        /* One pattern for blocks 0..N-1, matching what -ncmoe's per-block
+         * patterns match. */
+        char pat[64];
+        snprintf(pat, sizeof pat, "^blk\\.(\\d+)\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
+        if ((rc = add_pattern(pr, pat, -3)))
+            return rc;
+    }
+    if (pr->n_re && !(pr->md = pcre2_match_data_create(8, NULL)))
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    return GGFIT_OK;
+}
+
+/* Target of the first override matching name: a device, -1 for the CPU, or
+ * -2 when none matches. */
+static int override_target(const proj *pr, const char *name, int32_t layer)
+{
+    for (uint32_t i = 0; i < pr->n_re; i++) {
+        int rc = pcre2_match(pr->re[i], (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
+                             NULL);
+        if (rc < 0)
+            continue;
+        if (pr->re_target[i] == -3) {   /* -ncmoe: only blocks below N */
+            if (layer >= 0 && (uint32_t)layer < pr->p->n_cpu_moe)
+                return -1;
+            continue;
+        }
+        return pr->re_target[i];
+    }
+    return -2;
+}
+
+/* ---- weights ------------------------------------------------------------ */
+
+static bool name_has(const char *name, const char *part)
+{
+    return strstr(name, part) != NULL;
+}
+
+static weight_op tensor_op(const ggfit_tensor *t)
+{
+    const char *n = t->info->name;
+    size_t len = strlen(n);
+    if (len < 7 || strcmp(n + len - 7, ".weight") != 0)
+        return OP_OTHER;   /* biases, scales */
+    if (t->role == GGFIT_ROLE_TOKEN_EMBD || name_has(n, "embed_tokens"))
+        return OP_GET_ROWS;
+    if (!strncmp(n, "rope_", 5))
+        return OP_ROPE;
+    if (t->role == GGFIT_ROLE_NORM || t->role == GGFIT_ROLE_OUTPUT_NORM || name_has(n, "norm") ||
+        name_has(n, "conv.weight") || name_has(n, "conv1d") || name_has(n, "ssm_a") ||
+        name_has(n, "ssm_d.") ||
+        name_has(n, "attn_sinks"))
+        return OP_OTHER;
+    if (t->role == GGFIT_ROLE_EXPERTS && t->info->n_dims == 3)
+        return OP_MUL_MAT_ID;
+    if (t->info->n_dims == 2)
+        return OP_MUL_MAT;
+    return OP_OTHER;
+}
+
+/* Layer of a tensor for placement: block index, n_layer for the output
+ * layer, -1 for the input layer. */
+static int64_t placement_layer(const proj *pr, const ggfit_tensor *t)
+{
+    if (t->layer >= 0)
+        return t->layer;
+    if (t->output_layer)
+        return pr->hp->n_layer;
+    /* LFM2's final norm is stored as token_embd_norm. */
+    if (!strncmp(pr->hp->arch, "lfm2", 4) && !strncmp(t->info->name, "token_embd_norm", 15))
+        return pr->hp->n_layer;
+    return -1;
+}
+
+static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer)
+{
+    int target = override_target(pr, t->info->name, t->layer);
+    if (target == -1)
+        return select_cpu(pr, t->info, op);
+    if (target >= 0)
+        return device_buft(pr, target);
+    if (layer < 0 || op == OP_GET_ROWS)
+        return select_cpu(pr, t->info, op);
+    int d = dev_layer(pr, (uint32_t)layer);
+    return d < 0 ? select_cpu(pr, t->info, op) : device_buft(pr, d);
+}
+
+static void add_model(proj *pr, int b, const ggfit_tensor_info *t)
+{
+    pr->out->bufts[b].mem.model += alloc_bytes(pr, b, t);
+}
+
+static int project_weights(proj *pr, int32_t *placement)
+{
+    const ggfit_model *m = pr->m;
+    const ggfit_hparams *hp = pr->hp;
+    uint64_t n = ggfit_model_n_tensors(m);
+    int embd_buft = -1;
+    const ggfit_tensor *embd = NULL;
+    bool has_output = false;
+    for (uint64_t i = 0; i < n; i++) {
+        const ggfit_tensor *t = ggfit_model_tensor(m, i);
+        int b;
+        if (placement)
+            placement[i] = -1;
+        /* NextN/MTP blocks are loaded only for speculative decoding. */
+        if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)
+            continue;
+        weight_op op = tensor_op(t);
+        int64_t layer = placement_layer(pr, t);
+        if (op == OP_ROPE && layer < 0) {
+            /* One copy per distinct buffer type among the blocks' layers. */
+            int seen[GGFIT_MAX_BUFTS] = {0};
+            int first = -1;
+            for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
+                int d = dev_layer(pr, il);
+                b = d < 0 ? select_cpu(pr, t->info, op) : device_buft(pr, d);
+                if (first < 0)
+                    first = b;
+                if (!seen[b]++)
+                    add_model(pr, b, t->info);
+            }
+            if (placement)
+                placement[i] = first;
+            continue;
+        }
+        b = place_weight(pr, t, op, layer);
+        add_model(pr, b, t->info);
+        if (placement)
+            placement[i] = b;
+        if (!strcmp(t->info->name, "token_embd.weight")) {
+            embd = t;
+            embd_buft = b;
+        }
+        has_output |= !strcmp(t->info->name, "output.weight");
+    }
+    /* Tied embeddings: the output layer gets token_embd again, unless its
+     * buffer type already holds it. */
+    if (!has_output && embd) {
+        int d = dev_layer(pr, hp->n_layer);
+        int target = override_target(pr, embd->info->name, -1);
+        int b = target >= 0 ? device_buft(pr, target)
+                : target == -1 || d < 0 ? select_cpu(pr, embd->info, OP_MUL_MAT)
+                                        : device_buft(pr, d);
+        if (b != embd_buft)
+            add_model(pr, b, embd->info);
+    }
+    return GGFIT_OK;
+}
+
+/* ---- context: KV cache and recurrent state -------------------------------- */
+
+static bool layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (li->nextn)
+        return false;
+    if (pr->hp->has_swa_layers)
+        return li->swa;
+    if (period == 0)
+        return true;
+    return pr->arch->swa_dense_first ? il % period != 0 : il % period < period - 1;
+}
+
+static bool layer_has_attn(const proj *pr, uint32_t il)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
+        return false;
+    switch (pr->arch->rec) {
+    case GGFIT_REC_NONE: case GGFIT_REC_BOTH: return true;
+    case GGFIT_REC_ALL: return false;
+    case GGFIT_REC_NO_KV_HEADS: case GGFIT_REC_NEMOTRON_H: return li->n_head_kv > 0;
+    case GGFIT_REC_INTERVAL:
+        return pr->hp->full_attn_interval && (il + 1) % pr->hp->full_attn_interval == 0;
+    }
+    return true;
+}
+
+static bool layer_has_state(const proj *pr, uint32_t il)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (li->nextn)
+        return false;
+    switch (pr->arch->rec) {
+    case GGFIT_REC_NONE: return false;
+    case GGFIT_REC_ALL: case GGFIT_REC_BOTH: return true;
+    case GGFIT_REC_NO_KV_HEADS: return li->n_head_kv == 0;
+    case GGFIT_REC_NEMOTRON_H: return li->n_head_kv == 0 && li->n_ff == 0;
+    case GGFIT_REC_INTERVAL:
+        return !pr->hp->full_attn_interval || (il + 1) % pr->hp->full_attn_interval != 0;
+    }
+    return false;
+}
+
+static int context_buft(proj *pr, uint32_t il)
+{
+    int d = pr->p->no_kv_offload ? -1 : dev_layer(pr, il);
+    return d < 0 ? cpu_buft(pr) : device_buft(pr, d);
+}
+
+static void add_context(proj *pr, int b, uint64_t bytes)
+{
+    pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, buft_alignment(pr, b));
+}
+
+static int project_context(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    ggfit_projection *o = pr->out;
+    uint32_t n_stream = o->n_stream, kv_size = o->n_ctx_seq;
+    bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
+
+    /* Sliding window: the arch's period unless the file gives one. */
+    uint32_t n_swa = hp->n_swa ? hp->n_swa : pr->arch->swa_default;
+    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
+    bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+               !(pr->arch->swa_needs_window && hp->n_swa == 0) && strcmp(hp->arch, "phi3");
+    uint64_t size_swa = kv_size;
+    if (swa && !p->swa_full) {
+        uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + o->n_ubatch;
+        size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
+    }
+
+    uint32_t nv_max = 0;
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+        bool s = swa && layer_is_swa(pr, il, period);
+        uint32_t nv = (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) * li->n_head_kv;
+        if (nv > nv_max)
+            nv_max = nv;
+    }
+
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+        if (pr->arch->mem == GGFIT_MEM_RECURRENT || !layer_has_attn(pr, il))
+            continue;
+        bool s = swa && layer_is_swa(pr, il, period);
+        uint64_t cells = s ? size_swa : kv_size;
+        uint32_t nk = (s ? hp->n_embd_head_k_swa : hp->n_embd_head_k) * li->n_head_kv;
+        uint32_t nv = o->flash_attn ? (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) *
+                                          li->n_head_kv
+                                    : nv_max;
+        uint64_t rk = ggfit_row_bytes(p->type_k, nk), rv = ggfit_row_bytes(p->type_v, nv);
+        if ((nk && !rk) || (!mla && nv && !rv))
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "%s: cache types %s/%s need rows that are whole blocks; layer %u "
+                               "has K rows of %u and V rows of %u",
+                               path_of(pr), ggfit_type_name(p->type_k),
+                               ggfit_type_name(p->type_v), il, nk, nv);
+        int b = context_buft(pr, il);
+        add_context(pr, b, rk * cells * n_stream);
+        if (!mla)   /* MLA caches the compressed latent as K only */
+            add_context(pr, b, rv * cells * n_stream);
+    }
+
+    if (pr->arch->rec == GGFIT_REC_NONE)
+        return GGFIT_OK;
+    uint64_t n_rows = p->n_seq ? p->n_seq : 1, r, s;
+    if (!strncmp(hp->arch, "lfm2", 4)) {
+        r = (uint64_t)hp->n_embd * (hp->shortconv_l_cache ? hp->shortconv_l_cache - 1 : 0);
+        s = 0;
+    } else {
+        r = (uint64_t)(hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 0) *
+            (hp->ssm_d_inner + 2ull * hp->ssm_n_group * hp->ssm_d_state);
+        s = (uint64_t)hp->ssm_d_state * hp->ssm_d_inner;
+    }
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        if (!layer_has_state(pr, il))
+            continue;
+        int b = context_buft(pr, il);
+        add_context(pr, b, r * 4 * n_rows);
+        add_context(pr, b, s * 4 * n_rows);
+    }
+    return GGFIT_OK;
+}
+
+/* ---- compute buffers (estimate) ------------------------------------------ */
+
+/* Stage estimates from llama.cpp's measured dense-graph behaviour (see
+ * LLAMA_MEMORY.md section 5); the graph replay replaces these. */
+static void project_compute(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    ggfit_projection *o = pr->out;
+    uint64_t U = o->n_ubatch, E = hp->n_embd, V = hp->n_vocab;
+    uint64_t F = hp->n_ff_max, H = hp->n_head_max;
+    if (hp->n_expert && hp->n_ff_exp) {
+        uint64_t moe = (uint64_t)hp->n_ff_exp * hp->n_expert_used + E * hp->n_expert_used / 3 +
+                       hp->n_expert / 3;
+        if (moe > F)
+            F = moe;
+    }
+    uint64_t n_kv = o->n_ctx_seq;
+    uint64_t mask = n_kv * U * (o->flash_attn ? 2 : 4);
+    uint64_t small = 28 * U;
+    uint64_t layer = 3 * F * U * 4 + 3 * E * U * 4 + mask + small;
+    if (!o->flash_attn) {
+        uint64_t attn = H * n_kv * U * 4 * o->n_stream + mask + 9 * E * U * 2;
+        if (attn > layer)
+            layer = attn;
+    }
+    uint64_t logits = V * U * 4 + E * U * 4;
+    int out_dev = dev_layer(pr, hp->n_layer);
+    bool cpu_layers = pr->act < hp->n_layer + 1;
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        bool has_layers = false;
+        for (uint32_t il = 0; il <= hp->n_layer && !has_layers; il++)
+            has_layers = dev_layer(pr, il) == (int)d;
+        if (!has_layers)
+            continue;
+        uint64_t c = layer;
+        if (out_dev == (int)d && logits > c)
+            c = logits;
+        o->bufts[device_buft(pr, (int)d)].mem.compute += c;
+    }
+    uint64_t host = 2 * E * U * 4 + mask + small;
+    if (cpu_layers || pr->n_dev == 0) {
+        uint64_t run = layer + E * U * 4;
+        if (out_dev < 0 && logits + E * U * 4 > run)
+            run = logits + E * U * 4;
+        host = run + small;
+    }
+    int hb = pr->host_buft >= 0 ? pr->host_buft : cpu_buft(pr);
+    o->bufts[hb].mem.compute += host;
+    o->compute_estimated = true;
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+static int resolve_sizes(proj *pr)
+{
+    const ggfit_params *p = pr->p;
+    ggfit_projection *o = pr->out;
+    uint64_t n_ctx = p->n_ctx ? p->n_ctx : pr->hp->n_ctx_train;
+    if (n_ctx == 0)
+        return ggfit__fail(pr->err, GGFIT_EINVAL,
+                           "%s: the model gives no context_length; pass -c", path_of(pr));
+    uint32_t n_seq = p->n_seq ? p->n_seq : 1;
+    uint64_t n_batch = p->n_batch < n_ctx ? p->n_batch : n_ctx;   /* causal models */
+    uint64_t n_ubatch = p->n_ubatch ? p->n_ubatch : n_batch;
+    if (n_ubatch > n_batch)
+        n_ubatch = n_batch;
+    n_ctx = GGFIT_PAD(n_ctx, 256);
+    uint64_t n_ctx_seq = n_ctx;
+    if (!p->kv_unified) {
+        n_ctx_seq = GGFIT_PAD(n_ctx / n_seq, 256);
+        n_ctx = n_ctx_seq * n_seq;
+    }
+    if (n_ctx > UINT32_MAX)
+        return ggfit__fail(pr->err, GGFIT_EINVAL, "context %llu is too large",
+                           (unsigned long long)n_ctx);
+    o->n_ctx = (uint32_t)n_ctx;
+    o->n_ctx_seq = (uint32_t)n_ctx_seq;
+    o->n_batch = (uint32_t)n_batch;
+    o->n_ubatch = (uint32_t)n_ubatch;
+    o->n_seq = n_seq;
+    o->n_stream = p->kv_unified ? 1 : n_seq;
+    /* -fa auto keeps flash attention on every backend ggfit models. */
+    o->flash_attn = p->flash_attn != GGFIT_FA_OFF;
+    if (!o->flash_attn && ggfit_type_is_quantized(p->type_v))
+        return ggfit__fail(pr->err, GGFIT_EINVAL,
+                           "a quantized V cache (-ctv %s) needs flash attention (-fa on)",
+                           ggfit_type_name(p->type_v));
+    return GGFIT_OK;
+}
+
+static void fill_rows(proj *pr)
+{
+    ggfit_projection *o = pr->out;
+    o->n_devices = pr->n_dev;
+    for (uint32_t i = 0; i < o->n_bufts; i++) {
+        const ggfit_buft_mem *b = &o->bufts[i];
+        ggfit_mem *row = b->is_host ? &o->host : b->device >= 0 ? &o->devices[b->device]
+                                                                : &o->cpu_extra;
+        row->model += b->mem.model;
+        row->context += b->mem.context;
+        row->compute += b->mem.compute;
+    }
+}
+
+int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                  size_t n, ggfit_projection *out, int32_t *placement, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!m || !p || !out || (n && !devs))
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_project: NULL argument");
+    memset(out, 0, sizeof *out);
+    proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
+                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1 };
+    bool known;
+    pr.arch = ggfit__arch(pr.hp->arch, &known);
+    for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
+        pr.dev_buft[d] = -1;
+    int rc = setup_devices(&pr, devs, n);
+    if (!rc)
+        rc = resolve_sizes(&pr);
+    if (!rc)
+        rc = setup_overrides(&pr);
+    /* Device buffers come first, in device order, then the CPU's. */
+    for (uint32_t d = 0; !rc && d < pr.n_dev; d++)
+        device_buft(&pr, (int)d);
+    if (!rc)
+        rc = project_weights(&pr, placement);
+    if (!rc)
+        rc = project_context(&pr);
+    if (!rc) {
+        project_compute(&pr);
+        cpu_buft(&pr);
+        fill_rows(&pr);
+        snprintf(out->warning, sizeof out->warning,
+                 known ? "compute buffers are estimated"
+                       : "architecture '%s' is not known to ggfit: weights are exact, KV "
+                         "cache and compute buffers follow the generic transformer rules",
+                 pr.hp->arch);
+    }
+    for (uint32_t i = 0; i < pr.n_re; i++)
+        pcre2_code_free(pr.re[i]);
+    pcre2_match_data_free(pr.md);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * render_project.c - renderers of a projection: llama.cpp's memory
+ * breakdown table (MiB) and JSON (bytes).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+
+static double mib(uint64_t b)
+{
+    return (double)b / GGFIT_MiB;
+}
+
+static void row(ggfit_sb *sb, const char *name, const ggfit_mem *m, const ggfit_device *dev)
+{
+    uint64_t self = m->model + m->context + m->compute;
+    if (dev)
+        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", name,
+                         mib(dev->total), mib(dev->free), mib(self), mib(m->model),
+                         mib(m->context), mib(m->compute));
+    else
+        ggfit__sb_printf(sb, "  %-24s %9s %9s %9.0f %9.0f %9.0f %9.0f\n", name, "", "",
+                         mib(self), mib(m->model), mib(m->context), mib(m->compute));
+}
+
+char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs)
+{
+    ggfit_sb sb = {0};
+    ggfit__sb_printf(&sb, "memory breakdown [MiB], n_ctx %u, n_ubatch %u, flash attention %s\n",
+                     pr->n_ctx, pr->n_ubatch, pr->flash_attn ? "on" : "off");
+    ggfit__sb_printf(&sb, "  %-24s %9s %9s %9s %9s %9s %9s\n", "device", "total", "free", "self",
+                     "model", "context", "compute");
+    for (uint32_t d = 0; d < pr->n_devices; d++)
+        row(&sb, devs[d].name, &pr->devices[d], &devs[d]);
+    row(&sb, "Host", &pr->host, NULL);
+    if (pr->cpu_extra.model || pr->cpu_extra.context || pr->cpu_extra.compute)
+        row(&sb, "CPU_REPACK (not in llama.cpp's table)", &pr->cpu_extra, NULL);
+    if (pr->warning[0])
+        ggfit__sb_printf(&sb, "note: %s\n", pr->warning);
+    return ggfit__sb_take(&sb);
+}
+
+static json_t *mem_json(const ggfit_mem *m)
+{
+    return json_pack("{s:I, s:I, s:I}", "model", (json_int_t)m->model, "context",
+                     (json_int_t)m->context, "compute", (json_int_t)m->compute);
+}
+
+char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs)
+{
+    char *out = NULL;
+    json_t *root = NULL, *rows = json_array(), *bufts = json_array();
+    if (!rows || !bufts)
+        goto done;
+    for (uint32_t d = 0; d < pr->n_devices; d++) {
+        json_t *r = mem_json(&pr->devices[d]);
+        if (!r || json_object_set_new(r, "name", json_string(devs[d].name)) ||
+            json_object_set_new(r, "total", json_integer((json_int_t)devs[d].total)) ||
+            json_object_set_new(r, "free", json_integer((json_int_t)devs[d].free)) ||
+            json_array_append_new(rows, r))
+            goto done;
+    }
+    for (uint32_t i = 0; i < pr->n_bufts; i++) {
+        const ggfit_buft_mem *b = &pr->bufts[i];
+        json_t *r = mem_json(&b->mem);
+        if (!r || json_object_set_new(r, "name", json_string(b->name)) ||
+            json_object_set_new(r, "device", b->device >= 0 ? json_integer(b->device) : json_null()) ||
+            json_object_set_new(r, "host", json_boolean(b->is_host)) ||
+            json_array_append_new(bufts, r))
+            goto done;
+    }
+    root = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:o, s:o, s:o, s:o, s:b, s:s}",
+                     "n_ctx", (json_int_t)pr->n_ctx, "n_ctx_seq", (json_int_t)pr->n_ctx_seq,
+                     "n_batch", (json_int_t)pr->n_batch, "n_ubatch", (json_int_t)pr->n_ubatch,
+                     "n_seq", (json_int_t)pr->n_seq, "flash_attn", pr->flash_attn,
+                     "n_gpu_layers", (json_int_t)pr->n_gpu_layers,
+                     "devices", rows, "host", mem_json(&pr->host),
+                     "cpu_extra", mem_json(&pr->cpu_extra), "buffer_types", bufts,
+                     "compute_estimated", pr->compute_estimated, "warning", pr->warning);
+    rows = bufts = NULL;
+    if (root)
+        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(root);
+    json_decref(rows);
+    json_decref(bufts);
+    return out;
+}
