@@ -1,0 +1,137 @@
+/*
+ * fuzz_gguf.c - libFuzzer target for the GGUF reader and the model
+ * description built on it (`make fuzz`).
+ *
+ * Each input is read as a GGUF header from memory. A refused input must
+ * come with a message. An accepted one is used the way a client would:
+ * every value decoded (arrays walked element by element, nested ones too),
+ * every tensor looked at, then the model described and rendered, so that
+ * the sanitizers see every byte the accessors and renderers touch.
+ * Invariants the reader promises are checked with abort(), which libFuzzer
+ * reports as a crash with the input that broke them.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggfit.h"
+
+#define MAX_DEPTH 8   /* gguf.c refuses arrays nested deeper than this */
+
+#define CHECK(cond) do { if (!(cond)) abort(); } while (0)
+
+/* Folds bytes into a value the optimizer cannot drop, so every byte of a
+ * string is really read (and bounds-checked by ASan). */
+static volatile uint64_t sink;
+
+static void touch(const void *p, uint64_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0;
+    for (uint64_t i = 0; i < n; i++)
+        h = h * 31 + b[i];
+    sink ^= h;
+}
+
+static void walk_value(const ggfit_value *v, int depth)
+{
+    CHECK(v->type < GGFIT_GGUF_TYPE_COUNT);
+    if (v->type == GGFIT_GGUF_STRING) {
+        touch(v->str, v->n);
+        return;
+    }
+    if (v->type != GGFIT_GGUF_ARRAY) {
+        sink ^= v->u ^ (uint64_t)v->i;
+        return;
+    }
+    CHECK(depth < MAX_DEPTH);
+    CHECK(v->elem_type < GGFIT_GGUF_TYPE_COUNT);
+    ggfit_value_iter it = {0};
+    ggfit_value e;
+    uint64_t n = 0;
+    while (ggfit_value_next(v, &it, &e)) {
+        CHECK(e.type == v->elem_type);
+        walk_value(&e, depth + 1);
+        n++;
+    }
+    CHECK(n == v->n);
+}
+
+static void walk_gguf(const ggfit_gguf *g)
+{
+    uint32_t align = ggfit_gguf_alignment(g);
+    CHECK(align != 0 && (align & (align - 1)) == 0);
+    CHECK(ggfit_gguf_data_offset(g, 0) % align == 0);
+    for (uint64_t i = 0; i < ggfit_gguf_n_kv(g); i++) {
+        const char *key = ggfit_gguf_key(g, i);
+        ggfit_value v;
+        CHECK(key && *key);
+        CHECK(ggfit_gguf_find_key(g, key) == (int64_t)i);   /* keys are unique */
+        CHECK(ggfit_gguf_value(g, i, &v));
+        walk_value(&v, 0);
+    }
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < ggfit_gguf_n_tensors(g); i++) {
+        const ggfit_tensor_info *t = ggfit_gguf_tensor(g, i);
+        CHECK(t && t->name);
+        size_t len = strlen(t->name);
+        CHECK(len > 0 && len < 64);
+        CHECK(ggfit_gguf_find_tensor(g, t->name) == (int64_t)i);
+        CHECK(ggfit_type_valid(t->type) && t->n_dims <= 4);
+        for (int d = 0; d < 4; d++)
+            CHECK(t->ne[d] >= 0 && (d < (int)t->n_dims || t->ne[d] == 1));
+        CHECK(t->offset % align == 0);
+        total += t->n_bytes;
+    }
+    CHECK(total == ggfit_gguf_tensor_bytes(g));
+    CHECK(ggfit_gguf_tensor(g, ggfit_gguf_n_tensors(g)) == NULL);
+}
+
+/* The model takes g, also when it fails. */
+static void walk_model(ggfit_gguf *g)
+{
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    if (ggfit_model_from_gguf(g, &m, &err) != GGFIT_OK) {
+        CHECK(err != NULL && m == NULL);
+        ggfit_free(err);
+        return;
+    }
+    CHECK(err == NULL);
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    CHECK(hp->n_nextn <= hp->n_layer);
+    for (uint64_t i = 0; i < ggfit_model_n_tensors(m); i++) {
+        const ggfit_tensor *t = ggfit_model_tensor(m, i);
+        CHECK(t->layer >= -1 && t->layer < (int64_t)hp->n_layer);
+        CHECK((unsigned)t->role < GGFIT_ROLE_COUNT);
+    }
+    char *text = ggfit_inspect_text(m);
+    CHECK(text != NULL);   /* NULL only when out of memory */
+    touch(text, strlen(text));
+    ggfit_free(text);
+    /* Not checked for NULL: names and keys are arbitrary bytes, and JSON
+     * strings must be UTF-8, so jansson may refuse them. */
+    char *json = ggfit_inspect_json(m, true);
+    if (json)
+        touch(json, strlen(json));
+    ggfit_free(json);
+    ggfit_model_free(m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ggfit_gguf *g = NULL;
+    char *err = NULL;
+    if (ggfit_gguf_open_memory(data, size, "fuzz.gguf", &g, &err) != GGFIT_OK) {
+        CHECK(err != NULL && g == NULL);
+        CHECK(strncmp(err, "fuzz.gguf: ", 11) == 0);
+        ggfit_free(err);
+        return 0;
+    }
+    CHECK(err == NULL);
+    walk_gguf(g);
+    walk_model(g);
+    return 0;
+}
