@@ -80,6 +80,7 @@ build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) include/ggfit.h src/internal.h
 fuzz: build-fuzz/fuzz_gguf
 	mkdir -p build-fuzz/corpus
 	build-fuzz/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	    -artifact_prefix=build-fuzz/ \
 	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS)
 
 # Regenerates the committed catalogue of malformed files.

@@ -211,12 +211,12 @@ static int need(reader *r, uint64_t n, const char *what)
                      what, (unsigned long long)n,
                      (unsigned long long)left(r));
     uint64_t end = r->pos + n;
-    if (end <= r->len)
-        return GGFIT_OK;
     if (end > GGFIT_MAX_HEADER_BYTES)
         return rfail(r, GGFIT_ELIMIT, r->pos,
                      "%s would take the header past ggfit's limit of %llu MiB",
                      what, (unsigned long long)(GGFIT_MAX_HEADER_BYTES >> 20));
+    if (end <= r->len)
+        return GGFIT_OK;
     /* Grow geometrically, never past the file or the header limit. */
     uint64_t want = end;
     uint64_t grow = r->cap * 2 > GGUF_READ_CHUNK ? r->cap * 2 : GGUF_READ_CHUNK;
@@ -285,11 +285,10 @@ static int rd_str(reader *r, size_t *s, uint64_t *n, const char *what)
 /* ---- values ------------------------------------------------------------- */
 
 static int check_value_type(reader *r, uint32_t type, uint64_t at,
-                            const char *key)
+                            const char *key, const char *what)
 {
     if (type >= GGFIT_GGUF_TYPE_COUNT)
-        return rfail(r, GGFIT_EFORMAT, at, "key '%s' has unknown value type %u",
-                     key, type);
+        return rfail(r, GGFIT_EFORMAT, at, "key '%s' has unknown %s %u", key, what, type);
     return GGFIT_OK;
 }
 
@@ -312,7 +311,7 @@ static int skip_value(reader *r, uint32_t type, int depth, const char *key)
     uint32_t et;
     uint64_t n;
     if ((rc = rd_u32(r, &et, "array element type")) ||
-        (rc = check_value_type(r, et, at, key)) ||
+        (rc = check_value_type(r, et, at, key, "array element type")) ||
         (rc = rd_u64(r, &n, "array length")))
         return rc;
     if (depth >= GGUF_MAX_DEPTH)
@@ -464,7 +463,7 @@ static int parse_kvs(reader *r, shard *s, uint64_t n_kv)
         }
         uint64_t tat = r->pos;
         if ((rc = rd_u32(r, &e->type, "value type")) ||
-            (rc = check_value_type(r, e->type, tat, e->key)))
+            (rc = check_value_type(r, e->type, tat, e->key, "value type")))
             goto out;
         e->val = r->pos;
         if ((rc = skip_value(r, e->type, 0, e->key)))
@@ -576,8 +575,9 @@ static int parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t first)
         if ((rc = rd_u32(r, &t->type, "tensor type")))
             return rc;
         if (t->type >= GGFIT_TYPE_COUNT)
-            return rfail(r, GGFIT_EFORMAT, tat, "tensor '%s' has unknown ggml type %u",
-                         t->name, t->type);
+            return rfail(r, GGFIT_EUNSUPPORTED, tat,
+                         "tensor '%s' has unknown ggml type %u (newer than this ggfit, or not "
+                         "from ggml)", t->name, t->type);
         if (!ggfit_type_valid(t->type))
             return rfail(r, GGFIT_EUNSUPPORTED, tat,
                          "tensor '%s' has type %u (%s), which ggml removed",
@@ -655,11 +655,11 @@ static int read_shard(reader *r, ggfit_gguf *g, shard *s)
     uint32_t version;
     uint64_t n_tensors, n_kv;
 
+    if (r->size < 4)
+        return rfail(r, GGFIT_EFORMAT, 0, "not a GGUF file: %llu bytes, too short for the magic",
+                     (unsigned long long)r->size);
     if ((rc = need(r, 4, "magic")))
-        return r->size < 4 ? rfail(r, GGFIT_EFORMAT, 0,
-                                   "not a GGUF file: %llu bytes, too short for the magic",
-                                   (unsigned long long)r->size)
-                           : rc;
+        return rc;
     if (memcmp(r->buf, GGUF_MAGIC, 4) != 0) {
         char shown[20];
         int k = 0;
@@ -835,8 +835,17 @@ static int open_split(ggfit_gguf *g, uint64_t named, uint64_t count, char **err)
             continue;
         snprintf(p, plen, "%.*s-%05llu-of-%05llu.gguf", (int)prefix,
                  ss[named].path, (unsigned long long)i + 1, (unsigned long long)count);
-        if ((rc = open_shard(g, &ss[i], p, err)))
+        if ((rc = open_shard(g, &ss[i], p, err))) {
+            /* Say which model needed the shard. */
+            char *inner = err ? *err : NULL;
+            if (inner) {
+                *err = NULL;
+                ggfit__fail(err, rc, "%s: shard %llu of %llu: %s", ss[named].path,
+                            (unsigned long long)i + 1, (unsigned long long)count, inner);
+                free(inner);
+            }
             break;
+        }
         uint64_t sno, scount;
         if ((rc = split_keys(&ss[i], err, &sno, &scount)))
             break;

@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-#define MAX_LAYERS 65536   /* block_count above this is refused */
+#define MAX_LAYERS 65536   /* block_count above this is refused; real models have < 200 */
 
 struct ggfit_model {
     ggfit_gguf *g;
@@ -144,6 +144,10 @@ static int get_string(const loader *l, const char *key, char *out, size_t n,
                            "%s: key '%s' must be 1 to %zu bytes without NUL", l->path,
                            k, n - 1);
     size_t len = v.n < n ? (size_t)v.n : n - 1;
+    /* Cut a long name at a character boundary, not inside a UTF-8 sequence. */
+    if (len < v.n)
+        while (len > 0 && ((unsigned char)v.str[len] & 0xC0) == 0x80)
+            len--;
     memcpy(out, v.str, len);
     out[len] = '\0';
     return GGFIT_OK;

@@ -174,6 +174,24 @@ char *ggfit_inspect_text(const ggfit_model *m)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
+/* A JSON string of s. GGUF strings need not be UTF-8 and JSON strings
+ * must be: bytes that do not form valid UTF-8 become '?'. */
+static json_t *text(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j || !s)
+        return j;
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        c[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    j = json_string(c);
+    free(c);
+    return j;
+}
+
 static json_t *role_object(const uint64_t bytes[GGFIT_ROLE_COUNT])
 {
     json_t *o = json_object();
@@ -188,10 +206,10 @@ static json_t *role_object(const uint64_t bytes[GGFIT_ROLE_COUNT])
 
 static json_t *hparams_json(const ggfit_hparams *hp)
 {
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+    return json_pack("{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
                      " s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
                      " s:I, s:I, s:I, s:I, s:I, s:I}",
-                     "arch", hp->arch, "name", hp->name,
+                     "arch", text(hp->arch), "name", text(hp->name),
                      "n_layer", (json_int_t)hp->n_layer,
                      "n_nextn", (json_int_t)hp->n_nextn,
                      "n_ctx_train", (json_int_t)hp->n_ctx_train,
@@ -234,8 +252,8 @@ static json_t *tensor_json(const ggfit_tensor *t)
             json_decref(ne);
             return NULL;
         }
-    return json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:i, s:s, s:b}",
-                     "name", ti->name, "type", ggfit_type_name(ti->type), "ne", ne,
+    return json_pack("{s:o, s:s, s:o, s:I, s:I, s:I, s:i, s:s, s:b}",
+                     "name", text(ti->name), "type", ggfit_type_name(ti->type), "ne", ne,
                      "offset", (json_int_t)ti->offset, "bytes", (json_int_t)ti->n_bytes,
                      "shard", (json_int_t)ti->shard, "layer", (int)t->layer,
                      "role", ggfit_role_name(t->role), "output_layer", t->output_layer);
@@ -272,7 +290,7 @@ char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors)
             goto done;
     }
     for (uint32_t s = 0; s < ggfit_gguf_n_shards(g); s++)
-        if (!append(shards, json_pack("{s:s, s:I}", "path", ggfit_gguf_shard_path(g, s),
+        if (!append(shards, json_pack("{s:o, s:I}", "path", text(ggfit_gguf_shard_path(g, s)),
                                       "data_offset", (json_int_t)ggfit_gguf_data_offset(g, s))))
             goto done;
     if (with_tensors) {
@@ -282,8 +300,8 @@ char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors)
             if (!append(tensors, tensor_json(ggfit_model_tensor(m, i))))
                 goto done;
     }
-    root = json_pack("{s:s, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}",
-                     "file", ggfit_gguf_shard_path(g, 0),
+    root = json_pack("{s:o, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}",
+                     "file", text(ggfit_gguf_shard_path(g, 0)),
                      "version", (json_int_t)ggfit_gguf_version(g),
                      "alignment", (json_int_t)ggfit_gguf_alignment(g),
                      "shards", shards,

@@ -295,6 +295,42 @@ static void test_inspect_json(void **state)
     ggfit_model_free(m);
 }
 
+/* GGUF strings need not be UTF-8; the JSON must still be valid, and a long
+ * name is cut at a character boundary. */
+static void test_json_non_utf8(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "caf\xe9", NULL };
+    char longname[160];
+    memset(longname, 'a', 126);
+    memcpy(longname + 126, "\xc3\xa9x", 4);   /* 126 a, e-acute, x: 129 bytes */
+    for (int k = 0; k < 2; k++) {
+        gw w = {0};
+        ggfit_gguf *g;
+        ggfit_model *m;
+        gw_header(&w, 3, 0, 3);
+        gw_kv_str(&w, "general.architecture", "llama");
+        gw_kv_str(&w, "general.name", names[k] ? names[k] : longname);
+        gw_kv_u32(&w, "llama.block_count", 1);
+        assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "n.gguf", &g, NULL), GGFIT_OK);
+        assert_int_equal(ggfit_model_from_gguf(g, &m, NULL), GGFIT_OK);
+        char *s = ggfit_inspect_json(m, true);
+        assert_non_null(s);
+        json_t *root = json_loads(s, 0, NULL);
+        assert_non_null(root);
+        const char *name = json_string_value(json_object_get(json_object_get(root, "hparams"),
+                                                             "name"));
+        if (names[k])
+            assert_string_equal(name, "caf?");
+        else
+            assert_int_equal(strlen(name), 126);   /* the cut falls before the e-acute */
+        json_decref(root);
+        ggfit_free(s);
+        ggfit_model_free(m);
+        gw_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_inspect_text),
         cmocka_unit_test(test_inspect_json),
+        cmocka_unit_test(test_json_non_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
