@@ -18,6 +18,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "build.h"
 #include "internal.h"
 
 /* The ops llama.cpp probes a weight with, as far as placement cares. */
@@ -44,6 +45,10 @@ typedef struct proj {
     int re_target[GGFIT_MAX_OVERRIDES + 2];        /* device, or -1 for CPU */
     uint32_t n_re;
     pcre2_match_data *md;
+    int32_t tied_buft;                             /* the tied output copy, -1 */
+    uint32_t period;                               /* SWA period in force */
+    bool swa;
+    uint64_t size_swa;
     ggfit_projection *out;
     char **err;
 } proj;
@@ -411,6 +416,7 @@ static int project_weights(proj *pr, int32_t *placement)
                                         : device_buft(pr, d);
         if (b != embd_buft)
             add_model(pr, b, embd->info);
+        pr->tied_buft = b;
     }
     return GGFIT_OK;
 }
@@ -489,6 +495,9 @@ static int project_context(proj *pr)
         uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + o->n_ubatch;
         size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
     }
+    pr->swa = swa;
+    pr->period = period;
+    pr->size_swa = size_swa;
 
     uint32_t nv_max = 0;
     for (uint32_t il = 0; il < hp->n_layer; il++) {
@@ -594,6 +603,81 @@ static void project_compute(proj *pr)
     o->compute_estimated = true;
 }
 
+/* ---- compute buffers from llama.cpp's graph ------------------------------- */
+
+static void dump_graph(const gg_graph *g)
+{
+    for (uint32_t i = 0; i < g->n_leafs; i++) {
+        const gg_tensor *t = &g->t[g->leafs[i]];
+        fprintf(stderr, "leaf %s %s [%lld,%lld,%lld,%lld] buft %d\n", t->name,
+                ggfit_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1],
+                (long long)t->ne[2], (long long)t->ne[3], t->buft);
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const gg_tensor *t = &g->t[g->nodes[i]];
+        fprintf(stderr, "node %s op%d %s [%lld,%lld,%lld,%lld] pin %d src", t->name, t->op,
+                ggfit_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1],
+                (long long)t->ne[2], (long long)t->ne[3], t->backend);
+        for (int s = 0; s < t->n_src; s++)
+            fprintf(stderr, "%s%s", s ? "|" : " ", t->src[s] >= 0 ? g->t[t->src[s]].name : "-");
+        fprintf(stderr, "\n");
+    }
+}
+
+/* Builds llama.cpp's graph for the model and sizes its compute buffers.
+ * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
+static int graph_compute(proj *pr, const int32_t *placement)
+{
+    const ggfit_hparams *hp = pr->hp;
+    ggfit_projection *o = pr->out;
+    uint32_t n_layer = hp->n_layer;
+    int32_t *arrays = ggfit__malloc((size_t)(4 * (n_layer + 1)) * sizeof *arrays);
+    if (!arrays)
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    uint8_t *layer_flags = (uint8_t *)(arrays + 3 * (n_layer + 1));
+    int32_t *layer_buft = arrays, *kv_buft = arrays + n_layer + 1,
+            *layer_backend = arrays + 2 * (n_layer + 1);
+    for (uint32_t il = 0; il <= n_layer; il++) {
+        int d = dev_layer(pr, il);
+        layer_buft[il] = d < 0 ? (pr->host_buft >= 0 ? pr->host_buft : cpu_buft(pr))
+                               : device_buft(pr, d);
+        kv_buft[il] = il < n_layer ? context_buft(pr, il) : -1;
+        layer_backend[il] = d < 0 ? (int32_t)pr->n_dev : d;
+        layer_flags[il] = 0;
+        if (il < n_layer) {
+            if (pr->swa && layer_is_swa(pr, il, pr->period))
+                layer_flags[il] |= GB_LAYER_SWA;
+            if (pr->arch->mem != GGFIT_MEM_RECURRENT && layer_has_attn(pr, il))
+                layer_flags[il] |= GB_LAYER_ATTN;
+            if (layer_has_state(pr, il))
+                layer_flags[il] |= GB_LAYER_STATE;
+        }
+    }
+    /* The reserved ubatch: min(n_ctx, n_ubatch) tokens, a multiple of the
+     * sequences (llama_context::graph_reserve). */
+    uint32_t n_seqs = o->n_seq, n_tokens = o->n_ubatch < o->n_ctx ? o->n_ubatch : o->n_ctx;
+    n_tokens = (n_tokens + n_seqs - 1) / n_seqs * n_seqs;
+    gb_params gp = {
+        .m = pr->m, .arch = pr->arch, .n_tokens = n_tokens, .n_outputs = n_tokens,
+        .n_seqs = n_seqs, .n_stream = o->n_stream, .n_kv = o->n_ctx_seq,
+        .n_kv_swa = (uint32_t)pr->size_swa, .swa = pr->swa, .swa_period = pr->period,
+        .flash_attn = o->flash_attn, .type_k = pr->p->type_k, .type_v = pr->p->type_v,
+        .placement = placement, .tied_output_buft = pr->tied_buft, .kv_buft = kv_buft,
+        .layer_buft = layer_buft, .layer_backend = layer_backend, .layer_flags = layer_flags,
+        .pin_norms = pr->act > n_layer || n_tokens < 32,
+    };
+    gg_graph g;
+    gg_init(&g);
+    int rc = ggfit__build_graph(&g, &gp);
+    if (rc == GGFIT_OK && getenv("GGFIT_DEBUG_GRAPH"))
+        dump_graph(&g);
+    gg_free(&g);
+    ggfit_free(arrays);
+    if (rc == GGFIT_ENOMEM)
+        return ggfit__fail(pr->err, rc, "out of memory");
+    return GGFIT_EUNSUPPORTED;   /* scheduling and allocation are not wired yet */
+}
+
 /* ---- entry point -------------------------------------------------------- */
 
 static int resolve_sizes(proj *pr)
@@ -648,15 +732,22 @@ static void fill_rows(proj *pr)
 }
 
 int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                  size_t n, ggfit_projection *out, int32_t *placement, char **err)
+                  size_t n, ggfit_projection *out, int32_t *placement_out, char **err)
 {
+    int32_t *placement = placement_out;
     if (err)
         *err = NULL;
     if (!m || !p || !out || (n && !devs))
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_project: NULL argument");
     memset(out, 0, sizeof *out);
     proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
-                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1 };
+                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1, .tied_buft = -1 };
+    if (!placement) {
+        uint64_t nt = ggfit_model_n_tensors(m);
+        placement = ggfit__malloc((size_t)(nt ? nt : 1) * sizeof *placement);
+        if (!placement)
+            return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    }
     bool known;
     pr.arch = ggfit__arch(pr.hp->arch, &known);
     for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
@@ -674,8 +765,14 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
     if (!rc)
         rc = project_context(&pr);
     if (!rc) {
-        project_compute(&pr);
         cpu_buft(&pr);
+        rc = graph_compute(&pr, placement);
+        if (rc == GGFIT_EUNSUPPORTED) {
+            rc = GGFIT_OK;
+            project_compute(&pr);
+        }
+    }
+    if (!rc) {
         fill_rows(&pr);
         snprintf(out->warning, sizeof out->warning,
                  known ? "compute buffers are estimated"
@@ -686,5 +783,7 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
     for (uint32_t i = 0; i < pr.n_re; i++)
         pcre2_code_free(pr.re[i]);
     pcre2_match_data_free(pr.md);
+    if (placement != placement_out)
+        ggfit_free(placement);
     return rc;
 }

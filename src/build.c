@@ -1,0 +1,537 @@
+/*
+ * build.c - the graphs llama.cpp builds for a prompt ubatch, per
+ * architecture. Each function follows the llama.cpp function named in its
+ * comment, op for op and in the same order, because the allocator's result
+ * depends on the order tensors are created and expanded.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "build_impl.h"
+
+
+
+/* ---- weights, caches, names ---------------------------------------------- */
+
+/* The graph tensor of model weight `name`, or -1 when the model has none. */
+int32_t gb_weight(bctx *b, const char *fmt, int il)
+{
+    char name[GG_NAME];
+    snprintf(name, sizeof name, fmt, il);
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, name);
+    if (i < 0)
+        return -1;
+    if (b->leaf_of[i] >= 0)
+        return b->leaf_of[i];
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    int32_t t = gg_memory(b->g, ti, name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
+                          b->p->placement[i], true);
+    b->leaf_of[i] = t;
+    return t;
+}
+
+int32_t gb_required(bctx *b, const char *fmt, int il)
+{
+    int32_t t = gb_weight(b, fmt, il);
+    if (t < 0)
+        b->missing = true;
+    return t < 0 ? 0 : t;
+}
+
+/* The output matrix: output.weight, or the tied copy of token_embd. */
+int32_t gb_output_weight(bctx *b)
+{
+    int32_t t = gb_weight(b, "output.weight", 0);
+    if (t >= 0)
+        return t;
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, "token_embd.weight");
+    if (i < 0) {
+        b->missing = true;
+        return 0;
+    }
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    if (b->p->tied_output_buft == b->p->placement[i])
+        return gb_weight(b, "token_embd.weight", 0);
+    return gg_memory(b->g, ti, "token_embd.weight", ti->type, (int)ti->n_dims, ti->ne,
+                     b->p->tied_output_buft, true);
+}
+
+/* Layer il's rope frequency factors: one tensor per buffer type. */
+int32_t gb_rope_factors(bctx *b, int il)
+{
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, "rope_freqs.weight");
+    if (i < 0)
+        return -1;
+    /* The copy for layer il lives in that layer's buffer type. */
+    int32_t buft = b->p->layer_buft[il];
+    if (buft < 0 || buft >= GGFIT_MAX_BUFTS)
+        buft = b->p->placement[i];
+    if (b->rope_leaf[buft] >= 0)
+        return b->rope_leaf[buft];
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    b->rope_leaf[buft] = gg_memory(b->g, ti, "rope_freqs.weight", ti->type, 1, ti->ne, buft, true);
+    return b->rope_leaf[buft];
+}
+
+/* cb() with llama.cpp's pinning of "norm" to the layer's device. */
+void gb_cb(bctx *b, int32_t t, const char *name, int il)
+{
+    gg_cb(b->g, t, name, il);
+    if (b->p->pin_norms && il >= 0 && !strcmp(name, "norm"))
+        b->g->t[t].backend = b->p->layer_backend[il];
+}
+
+int64_t gb_ne(bctx *b, int32_t t, int d)
+{
+    return b->g->t[t].ne[d];
+}
+
+int32_t gb_reshape_2d(bctx *b, int32_t t, int64_t a, int64_t c)
+{
+    int64_t ne[2] = { a, c };
+    return gg_reshape(b->g, t, 2, ne);
+}
+
+int32_t gb_reshape_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d)
+{
+    int64_t ne[3] = { a, c, d };
+    return gg_reshape(b->g, t, 3, ne);
+}
+
+int32_t gb_reshape_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e)
+{
+    int64_t ne[4] = { a, c, d, e };
+    return gg_reshape(b->g, t, 4, ne);
+}
+
+int32_t gb_view_2d(bctx *b, int32_t t, int64_t a, int64_t c, uint64_t nb1, uint64_t offs)
+{
+    int64_t ne[2] = { a, c };
+    uint64_t nb[1] = { nb1 };
+    return gg_view(b->g, t, 2, ne, nb, offs);
+}
+
+int32_t gb_view_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, uint64_t nb1,
+                       uint64_t nb2, uint64_t offs)
+{
+    int64_t ne[3] = { a, c, d };
+    uint64_t nb[2] = { nb1, nb2 };
+    return gg_view(b->g, t, 3, ne, nb, offs);
+}
+
+int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e,
+                       uint64_t nb1, uint64_t nb2, uint64_t nb3, uint64_t offs)
+{
+    int64_t ne[4] = { a, c, d, e };
+    uint64_t nb[3] = { nb1, nb2, nb3 };
+    return gg_view(b->g, t, 4, ne, nb, offs);
+}
+
+/* ---- inputs (llm_graph_context::build_inp_*) ------------------------------- */
+
+int32_t gb_inp_embd(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_tokens = b->p->n_tokens;
+    int32_t tokens = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), "inp_tokens");
+    int32_t embd = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, b->hp->n_embd, n_tokens),
+                            "inp_embd");
+    int32_t cur = gg_get_rows(g, gb_required(b, "token_embd.weight", 0), tokens);
+    /* ggml_build_forward_select: both inputs join the graph, the token path
+     * computed. */
+    gg_expand(g, cur);
+    gg_expand_no_compute(g, embd);
+    gb_cb(b, cur, "embd", -1);
+    gg_expand(g, cur);
+    return cur;
+}
+
+void gb_inputs_kv(bctx *b)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int64_t n_tokens = p->n_tokens;
+    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), NULL);
+    b->k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
+    uint32_t nv_max = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
+        uint32_t nv = b->hp->n_embd_head_v * ggfit_model_layer(p->m, il)->n_head_kv;
+        nv_max = nv > nv_max ? nv : nv_max;
+    }
+    b->v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
+                                      p->flash_attn ? n_tokens : n_tokens * nv_max), NULL);
+    b->kq_mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32,
+                                       p->n_kv, n_tokens / p->n_stream, 1, p->n_stream),
+                          "attn_inp_kq_mask");
+    /* Hadamard rotations of a quantized cache (llama_kv_cache ctor). */
+    b->k_rot = b->v_rot = -1;
+    if (ggfit_type_is_quantized(p->type_k) && b->hp->n_embd_head_k % 64 == 0) {
+        int nrot = 64;
+        do
+            nrot *= 2;
+        while (b->hp->n_embd_head_k % (uint32_t)nrot == 0);
+        nrot /= 2;
+        b->k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
+    }
+    if (ggfit_type_is_quantized(p->type_v) && b->hp->n_embd_head_v % 64 == 0)
+        b->v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
+    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+}
+
+/* ---- building blocks (llama-graph.cpp) ------------------------------------ */
+
+int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il)
+{
+    cur = gg_rms_norm(b->g, cur);
+    if (w >= 0) {
+        gb_cb(b, cur, "norm", il);
+        cur = gg_binary(b->g, GGFIT_OP_MUL, cur, w);
+    }
+    return cur;
+}
+
+int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot)
+{
+    int64_t n = gb_ne(b, rot, 0);
+    const gg_tensor *t = &b->g->t[cur];
+    int64_t nel = t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+    int64_t ne0 = t->ne[0], ne1 = t->ne[1], ne2 = t->ne[2], ne3 = t->ne[3];
+    int32_t res;
+    if (!gg_is_contiguous(b->g, cur)) {
+        int64_t ne[2] = { n, nel / n };
+        res = gg_cont_shape(b->g, cur, 2, ne);
+    } else {
+        res = gb_reshape_2d(b, cur, n, nel / n);
+    }
+    res = gg_mul_mat(b->g, rot, res);
+    return gb_reshape_4d(b, res, ne0, ne1, ne2, ne3);
+}
+
+/* llm_graph_context::build_qkv, separate Q/K/V path. */
+void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
+                      int32_t *q, int32_t *k, int32_t *v)
+{
+    gg_graph *g = b->g;
+    int64_t hd = b->hp->n_embd_head_k, nt = b->p->n_tokens;
+    int32_t bias;
+    *q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur);
+    gb_cb(b, *q, "Qcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_q.bias", il)) >= 0) {
+        *q = gg_binary(g, GGFIT_OP_ADD, *q, bias);
+        gb_cb(b, *q, "Qcur", il);
+    }
+    *k = gg_mul_mat(g, gb_required(b, "blk.%d.attn_k.weight", il), cur);
+    gb_cb(b, *k, "Kcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_k.bias", il)) >= 0) {
+        *k = gg_binary(g, GGFIT_OP_ADD, *k, bias);
+        gb_cb(b, *k, "Kcur", il);
+    }
+    *v = gg_mul_mat(g, gb_required(b, "blk.%d.attn_v.weight", il), cur);
+    gb_cb(b, *v, "Vcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_v.bias", il)) >= 0) {
+        *v = gg_binary(g, GGFIT_OP_ADD, *v, bias);
+        gb_cb(b, *v, "Vcur", il);
+    }
+    *q = gb_reshape_3d(b, *q, hd, n_head, nt);
+    *k = gb_reshape_3d(b, *k, hd, n_head_kv, nt);
+    *v = gb_reshape_3d(b, *v, b->hp->n_embd_head_v, n_head_kv, nt);
+    gb_cb(b, *q, "Qcur", il);
+    gb_cb(b, *k, "Kcur", il);
+    gb_cb(b, *v, "Vcur", il);
+}
+
+/* The KV cache tensors of layer il (llama_kv_cache ctor). */
+void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
+{
+    const gb_params *p = b->p;
+    uint32_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
+    int64_t nk = (int64_t)b->hp->n_embd_head_k * n_head_kv;
+    int64_t nv = (int64_t)b->hp->n_embd_head_v * n_head_kv;
+    if (!p->flash_attn)
+        for (uint32_t l = 0; l < b->hp->n_layer; l++) {
+            int64_t x = (int64_t)b->hp->n_embd_head_v * ggfit_model_layer(p->m, l)->n_head_kv;
+            nv = x > nv ? x : nv;
+        }
+    char name[GG_NAME];
+    int64_t kne[3] = { nk, p->n_kv, p->n_stream }, vne[3] = { nv, p->n_kv, p->n_stream };
+    snprintf(name, sizeof name, "cache_k_l%d", il);
+    *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
+    snprintf(name, sizeof name, "cache_v_l%d", il);
+    *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
+}
+
+/* llm_graph_context::build_attn_mha */
+int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
+                              int32_t sinks, int il)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *tq = &g->t[q], *tv = &g->t[v];
+    bool v_trans = tv->nb[1] > tv->nb[2];
+    int64_t n_stream = gb_ne(b, k, 3);
+    q = gb_view_4d(b, q, tq->ne[0], tq->ne[1], tq->ne[2] / n_stream, n_stream, tq->nb[1],
+                tq->nb[2], tq->nb[3] / (uint64_t)n_stream, 0);
+    q = gg_permute(g, q, 0, 2, 1, 3);
+    k = gg_permute(g, k, 0, 2, 1, 3);
+    v = gg_permute(g, v, 0, 2, 1, 3);
+    int32_t cur;
+    if (b->p->flash_attn) {
+        if (v_trans)
+            v = gg_transpose(g, v);
+        if (g->t[k].type == GGFIT_TYPE_F32)
+            k = gg_cpy_type(g, k, GGFIT_TYPE_F16);
+        if (g->t[v].type == GGFIT_TYPE_F32)
+            v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
+        cur = gg_flash_attn(g, q, k, v, mask, sinks);
+        cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                         gb_ne(b, cur, 2) * gb_ne(b, cur, 3));
+    } else {
+        int32_t kq = gg_mul_mat(g, k, q);
+        gb_cb(b, kq, "kq", il);
+        kq = gg_soft_max(g, kq, mask, sinks);
+        gb_cb(b, kq, "kq_soft_max", il);
+        if (!v_trans) {
+            v = gg_cont(g, gg_transpose(g, v));
+            gb_cb(b, v, "v_cont", il);
+        }
+        int32_t kqv = gg_mul_mat(g, v, kq);
+        gb_cb(b, kqv, "kqv", il);
+        cur = gg_permute(g, kqv, 0, 2, 1, 3);
+        int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                          gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
+        cur = gg_cont_shape(g, cur, 2, ne);
+    }
+    gg_expand(g, cur);
+    return cur;
+}
+
+/* llm_graph_context::build_attn with a KV cache. */
+int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                          int32_t sinks, int il)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    if (b->k_rot >= 0) {
+        q = gb_hadamard(b, q, b->k_rot);
+        k = gb_hadamard(b, k, b->k_rot);
+    }
+    if (b->v_rot >= 0)
+        v = gb_hadamard(b, v, b->v_rot);
+    gg_expand(g, q);
+    gg_expand(g, v);
+    gg_expand(g, k);
+
+    int32_t ck, cv;
+    gb_kv_cache(b, il, &ck, &cv);
+    const gg_tensor *tck = &g->t[ck], *tcv = &g->t[cv];
+    int64_t nk = tck->ne[0], nv = tcv->ne[0], kv = p->n_kv, ns = p->n_stream;
+    int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
+    int64_t n_head_kv = hk ? nk / hk : 0;
+    uint32_t tk = tck->type, tv = tcv->type;
+
+    /* cpy_k */
+    {
+        const gg_tensor *t = &g->t[k];
+        int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
+        int32_t dst = ck;
+        if (ns > 1)
+            dst = gb_reshape_2d(b, ck, nk, kv * ns);
+        gg_expand(g, gg_set_rows(g, dst, kc, b->k_idxs));
+    }
+    /* cpy_v */
+    {
+        const gg_tensor *t = &g->t[v];
+        int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
+        if (p->flash_attn) {
+            int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
+            int32_t dst = cv;
+            if (ns > 1)
+                dst = gb_reshape_2d(b, cv, nv, kv * ns);
+            gg_expand(g, gg_set_rows(g, dst, vc, b->v_idxs));
+        } else {
+            int32_t vc;
+            if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
+                vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
+            } else {
+                int64_t ne[2] = { n_embd_gqa, n_tok };
+                vc = gg_cont_shape(g, v, 2, ne);
+            }
+            if (n_embd_gqa < nv) {
+                int64_t pne[4] = { nv, n_tok, 1, 1 };
+                vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
+            }
+            const gg_tensor *tc = &g->t[cv];
+            int64_t nel = tc->ne[0] * tc->ne[1] * tc->ne[2] * tc->ne[3];
+            int32_t vview = gb_reshape_2d(b, cv, 1, nel);
+            const gg_tensor *tvc = &g->t[vc];
+            vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
+            gg_expand(g, gg_set_rows(g, vview, vc, b->v_idxs));
+        }
+    }
+
+    /* get_k / get_v */
+    int32_t kk = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(tk, (uint64_t)hk),
+                         ggfit_row_bytes(tk, (uint64_t)nk),
+                         ggfit_row_bytes(tk, (uint64_t)(nk * kv)), 0);
+    int32_t vv;
+    if (p->flash_attn)
+        vv = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(tv, (uint64_t)hv),
+                     ggfit_row_bytes(tv, (uint64_t)nv), ggfit_row_bytes(tv, (uint64_t)(nv * kv)),
+                     0);
+    else
+        vv = gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(tv, (uint64_t)(kv * hv)),
+                     ggfit_row_bytes(tv, (uint64_t)kv), ggfit_row_bytes(tv, (uint64_t)(kv * nv)),
+                     0);
+
+    int32_t cur = gb_attn_mha(b, q, kk, vv, b->kq_mask, sinks, il);
+    gb_cb(b, cur, "kqv_out", il);
+    if (b->v_rot >= 0)
+        cur = gb_hadamard(b, cur, b->v_rot);
+    if (wo >= 0)
+        cur = gg_mul_mat(g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
+}
+
+/* llm_graph_context::build_ffn with SiLU and a parallel gate. */
+int32_t gb_ffn(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    int32_t up = gb_required(b, "blk.%d.ffn_up.weight", il);
+    int32_t gate = gb_weight(b, "blk.%d.ffn_gate.weight", il);
+    int32_t down = gb_required(b, "blk.%d.ffn_down.weight", il);
+    int32_t tmp = gg_mul_mat(g, up, cur);
+    gb_cb(b, tmp, "ffn_up", il);
+    if (gate >= 0) {
+        cur = gg_mul_mat(g, gate, cur);
+        gb_cb(b, cur, "ffn_gate", il);
+        cur = gg_glu_split(g, cur, tmp);
+        gb_cb(b, cur, "ffn_swiglu", il);
+    } else {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, tmp);
+        gb_cb(b, cur, "ffn_silu", il);
+    }
+    cur = gg_mul_mat(g, down, cur);
+    return cur;
+}
+
+/* llm_graph_context::build_moe_ffn: softmax gating, SiLU, optional
+ * normalised weights. */
+int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_embd = gb_ne(b, cur, 0), n_tokens = gb_ne(b, cur, 1);
+    int64_t n_expert = hp->n_expert, n_used = hp->n_expert_used;
+    int32_t logits = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate_inp.weight", il), cur);
+    gb_cb(b, logits, "ffn_moe_logits", il);
+    int32_t probs = gg_soft_max(g, logits, -1, -1);
+    gb_cb(b, probs, "ffn_moe_probs", il);
+    int32_t selected = gg_argsort_top_k(g, probs, n_used);
+    gb_cb(b, g->t[selected].src[0], "ffn_moe_argsort", il);
+    gb_cb(b, selected, "ffn_moe_topk", il);
+    probs = gb_reshape_3d(b, probs, 1, n_expert, n_tokens);
+    int32_t weights = gg_get_rows(g, probs, selected);
+    gb_cb(b, weights, "ffn_moe_weights", il);
+    if (norm_w) {
+        weights = gb_reshape_2d(b, weights, n_used, n_tokens);
+        int32_t sum = gg_sum_rows(g, weights);
+        gb_cb(b, sum, "ffn_moe_weights_sum", il);
+        sum = gg_unary_op(g, GGFIT_OP_CLAMP, sum);
+        gb_cb(b, sum, "ffn_moe_weights_sum_clamped", il);
+        weights = gg_binary(g, GGFIT_OP_DIV, weights, sum);
+        gb_cb(b, weights, "ffn_moe_weights_norm", il);
+        weights = gb_reshape_3d(b, weights, 1, n_used, n_tokens);
+    }
+    gg_expand(g, weights);
+    cur = gb_reshape_3d(b, cur, n_embd, 1, n_tokens);
+    int32_t up = gg_mul_mat_id(g, gb_required(b, "blk.%d.ffn_up_exps.weight", il), cur, selected);
+    gb_cb(b, up, "ffn_moe_up", il);
+    int32_t gate_exps = gb_weight(b, "blk.%d.ffn_gate_exps.weight", il);
+    int32_t x = gate_exps >= 0 ? gg_mul_mat_id(g, gate_exps, cur, selected) : up;
+    if (gate_exps >= 0)
+        gb_cb(b, x, "ffn_moe_gate", il);
+    if (gate_exps >= 0) {
+        x = gg_glu_split(g, x, up);
+        gb_cb(b, x, "ffn_moe_swiglu", il);
+    } else {
+        x = gg_unary_op(g, GGFIT_OP_UNARY, x);
+        gb_cb(b, x, "ffn_moe_silu", il);
+    }
+    int32_t experts = gg_mul_mat_id(g, gb_required(b, "blk.%d.ffn_down_exps.weight", il), x,
+                                    selected);
+    gb_cb(b, experts, "ffn_moe_down", il);
+    experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
+    gb_cb(b, experts, "ffn_moe_weighted", il);
+    gg_expand(g, experts);
+    int32_t parts[256];
+    int64_t n_parts = n_used < 256 ? n_used : 256;
+    if (n_parts < 1) {
+        b->missing = true;   /* an MoE without experts in use */
+        return experts;
+    }
+    const gg_tensor *te = &g->t[experts];
+    uint64_t nb1 = te->nb[1], nb2 = te->nb[2];
+    for (int64_t i = 0; i < n_parts; i++) {
+        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
+        gg_expand(g, parts[i]);
+    }
+    int32_t out = parts[0];
+    for (int64_t i = 1; i < n_parts; i++) {
+        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
+        gg_expand(g, out);
+    }
+    if (n_parts == 1)
+        out = gg_cont(g, out);
+    gb_cb(b, out, "ffn_moe_out", il);
+    return out;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static const struct {
+    const char *arch;
+    void (*build)(bctx *b);
+} builders[] = {
+    { "gemma3", gb_build_gemma3 },
+    { "gpt-oss", gb_build_gptoss },
+    { "deepseek2", gb_build_deepseek2 },
+    { "glm4moe", gb_build_glm4moe },
+    { "qwen3next", gb_build_qwen3next },
+    { "nemotron_h", gb_build_nemotron_h },
+    { "lfm2", gb_build_lfm2 },
+};
+
+static void build_llama(bctx *b) { gb_build_llama_like(b, false); }
+static void build_qwen3(bctx *b) { gb_build_llama_like(b, true); }
+
+int ggfit__build_graph(gg_graph *g, const gb_params *p)
+{
+    bctx b = { .g = g, .p = p, .hp = ggfit_model_hparams(p->m),
+               .gguf = ggfit_model_gguf(p->m) };
+    const char *arch = b.hp->arch;
+    void (*build)(bctx *) = NULL;
+    if (!strcmp(arch, "llama"))
+        build = build_llama;
+    else if (!strcmp(arch, "qwen3") || !strcmp(arch, "qwen3moe"))
+        build = build_qwen3;
+    for (size_t i = 0; !build && i < sizeof builders / sizeof builders[0]; i++)
+        if (!strcmp(arch, builders[i].arch))
+            build = builders[i].build;
+    if (!build)
+        return GGFIT_EUNSUPPORTED;
+    uint64_t n = ggfit_model_n_tensors(p->m);
+    b.leaf_of = ggfit__malloc((size_t)(n ? n : 1) * sizeof *b.leaf_of);
+    if (!b.leaf_of)
+        return GGFIT_ENOMEM;
+    for (uint64_t i = 0; i < n; i++)
+        b.leaf_of[i] = -1;
+    for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
+        b.rope_leaf[i] = -1;
+    gg_new_1d(g, GGFIT_TYPE_F32, 1);   /* slot 0: scratch for failed allocations */
+    build(&b);
+    ggfit_free(b.leaf_of);
+    if (g->oom)
+        return GGFIT_ENOMEM;
+    return b.missing ? GGFIT_EUNSUPPORTED : GGFIT_OK;
+}

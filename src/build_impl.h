@@ -1,0 +1,74 @@
+/*
+ * build_impl.h - the building blocks of llama.cpp's graphs (llama-graph.cpp),
+ * shared by the per-architecture builders in src/build_<arch>.c. Each block
+ * follows the llama.cpp function named in its comment op for op, in the
+ * same order: the allocator's result depends on the order tensors are
+ * created and expanded.
+ */
+#ifndef GGFIT_BUILD_IMPL_H
+#define GGFIT_BUILD_IMPL_H
+
+#include "build.h"
+
+typedef struct bctx {
+    gg_graph *g;
+    const gb_params *p;
+    const ggfit_hparams *hp;
+    const ggfit_gguf *gguf;
+    int32_t *leaf_of;           /* model tensor -> graph tensor, -1 */
+    int32_t rope_leaf[GGFIT_MAX_BUFTS]; /* rope_freqs per buffer type */
+    /* inputs */
+    int32_t inp_pos, inp_out_ids, k_idxs, v_idxs, kq_mask, kq_mask_swa;
+    int32_t k_idxs_swa, v_idxs_swa, k_rot, v_rot;
+    bool missing;               /* a required weight was not found */
+} bctx;
+
+/* Weights: the graph tensor of model weight fmt (with %d = il), created on
+ * first use in its buffer type; -1 when the model has none. gb_required
+ * marks the graph unsupported instead. */
+int32_t gb_weight(bctx *b, const char *fmt, int il);
+int32_t gb_required(bctx *b, const char *fmt, int il);
+int32_t gb_output_weight(bctx *b);
+int32_t gb_rope_factors(bctx *b, int il);
+
+/* llama.cpp's cb(): names "<name>-<il>" and pins "norm" when asked. */
+void gb_cb(bctx *b, int32_t t, const char *name, int il);
+int64_t gb_ne(bctx *b, int32_t t, int d);
+
+int32_t gb_reshape_2d(bctx *b, int32_t t, int64_t a, int64_t c);
+int32_t gb_reshape_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d);
+int32_t gb_reshape_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e);
+int32_t gb_view_2d(bctx *b, int32_t t, int64_t a, int64_t c, uint64_t nb1, uint64_t offs);
+int32_t gb_view_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, uint64_t nb1,
+                   uint64_t nb2, uint64_t offs);
+int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e,
+                   uint64_t nb1, uint64_t nb2, uint64_t nb3, uint64_t offs);
+
+/* Inputs: build_inp_embd; the inputs of a plain KV cache (positions, k/v
+ * indices, mask, rotations, output ids), in llama.cpp's creation order. */
+int32_t gb_inp_embd(bctx *b);
+void gb_inputs_kv(bctx *b);
+
+int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il);          /* RMS norm */
+int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot);
+void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv, int32_t *q,
+            int32_t *k, int32_t *v);
+void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v);
+int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                    int il);
+int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                int32_t sinks, int il);
+int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
+int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
+
+/* Architectures: each builds the whole graph, or sets b->missing. */
+void gb_build_llama_like(bctx *b, bool qk_norm);
+void gb_build_gemma3(bctx *b);
+void gb_build_gptoss(bctx *b);
+void gb_build_deepseek2(bctx *b);
+void gb_build_glm4moe(bctx *b);
+void gb_build_qwen3next(bctx *b);
+void gb_build_nemotron_h(bctx *b);
+void gb_build_lfm2(bctx *b);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * build_llama.c - llama_model_llama::graph and llama_model_qwen3::graph
+ * (src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp): pre-norm attention with
+ * RoPE, a dense or MoE SwiGLU FFN. Mixtral is a llama with experts.
+ */
+#include "build_impl.h"
+
+/* llama_model_llama::graph and llama_model_qwen3::graph (and qwen3moe):
+ * pre-norm attention with RoPE, a dense or MoE SwiGLU FFN. */
+void gb_build_llama_like(bctx *b, bool qk_norm)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_layer = hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t inpSA = inpL;
+        int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t rf = qk_norm ? -1 : gb_rope_factors(b, il);
+        int32_t q, k, v;
+        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        if (qk_norm) {
+            q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il);
+            gb_cb(b, q, "Qcur_normed", il);
+            q = gg_rope(g, q, b->inp_pos, -1);
+            k = gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il);
+            gb_cb(b, k, "Kcur_normed", il);
+            k = gg_rope(g, k, b->inp_pos, -1);
+        } else {
+            q = gg_rope(g, q, b->inp_pos, rf);
+            k = gg_rope(g, k, b->inp_pos, rf);
+        }
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
+                         gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
+        if (!qk_norm)
+            gb_cb(b, cur, "attn_out", il);
+        if (il == n_layer - 1) {
+            cur = gg_get_rows(g, cur, b->inp_out_ids);
+            inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        }
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+        gb_cb(b, cur, "ffn_norm", il);
+        if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) < 0) {
+            cur = gb_ffn(b, cur, il);
+            gb_cb(b, cur, "ffn_out", il);
+        } else {
+            cur = gb_moe_ffn(b, cur, il, !qk_norm || hp->n_expert_used > 0);
+            gb_cb(b, cur, "ffn_moe_out", il);
+        }
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        if (!qk_norm)
+            gb_cb(b, cur, "ffn_out", il);
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+

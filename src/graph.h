@@ -1,0 +1,102 @@
+/*
+ * graph.h - llama.cpp's compute graph, rebuilt from shapes alone.
+ *
+ * llama.cpp sizes compute buffers by building the graph of one prompt
+ * ubatch with ggml and handing it to the scheduler and ggml-alloc. To get
+ * the same bytes, ggfit builds the same graph: the same tensors, with the
+ * same shapes, strides, views and sources, expanded into ggml's node and
+ * leaf order (a depth-first visit of sources, left to right, at each
+ * ggml_build_forward_expand). This file is that small subset of ggml: no
+ * data, only the facts the scheduler and the allocator use.
+ */
+#ifndef GGFIT_GRAPH_H
+#define GGFIT_GRAPH_H
+
+#include "galloc.h"
+#include "internal.h"
+
+#define GG_NAME 64
+
+typedef struct gg_tensor {
+    char name[GG_NAME];
+    uint8_t op;                 /* ggfit_op */
+    uint32_t type;              /* ggfit_type */
+    int64_t ne[4];
+    uint64_t nb[4];             /* strides in bytes, as ggml */
+    uint32_t flags;             /* GGFIT_TF_* */
+    int32_t src[GGFIT_GALLOC_MAX_SRC];
+    uint8_t n_src;
+    int32_t view_src;           /* root tensor viewed, -1 */
+    uint64_t view_offs;
+    int32_t buft;               /* buffer type holding its memory, -1: none */
+    bool weights;               /* that buffer holds weights */
+    int32_t backend;            /* pinned backend, -1 */
+    const ggfit_tensor_info *weight; /* the model tensor, for weights */
+} gg_tensor;
+
+typedef struct gg_graph {
+    gg_tensor *t;
+    uint32_t n, cap;
+    int32_t *nodes, *leafs;     /* expansion order */
+    uint32_t n_nodes, n_leafs;
+    uint8_t *visited;
+    uint32_t n_marked;          /* tensors whose visited mark is set up */
+    bool oom;                   /* an allocation failed; results are void */
+} gg_graph;
+
+void gg_init(gg_graph *g);
+void gg_free(gg_graph *g);
+
+/* New tensors. Shapes follow ggml's rules for each op. */
+int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne);
+int32_t gg_new_1d(gg_graph *g, uint32_t type, int64_t ne0);
+int32_t gg_new_2d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1);
+int32_t gg_new_4d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1, int64_t ne2,
+                  int64_t ne3);
+/* An input (ggml_set_input) and a tensor that has memory already. */
+int32_t gg_input(gg_graph *g, int32_t t, const char *name);
+int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uint32_t type,
+                  int n_dims, const int64_t *ne, int32_t buft, bool weights);
+
+void gg_name(gg_graph *g, int32_t t, const char *fmt, ...) GGFIT_PRINTF(3, 4);
+/* llama.cpp's cb(): "<name>-<il>", or "<name>" for il < 0. */
+void gg_cb(gg_graph *g, int32_t t, const char *name, int il);
+
+int32_t gg_get_rows(gg_graph *g, int32_t a, int32_t rows);
+int32_t gg_mul_mat(gg_graph *g, int32_t a, int32_t b);
+int32_t gg_mul_mat_id(gg_graph *g, int32_t as, int32_t b, int32_t ids);
+int32_t gg_rms_norm(gg_graph *g, int32_t a);
+int32_t gg_norm(gg_graph *g, int32_t a);
+int32_t gg_unary_op(gg_graph *g, uint8_t op, int32_t a);        /* same shape */
+int32_t gg_binary(gg_graph *g, uint8_t op, int32_t a, int32_t b); /* ADD, MUL, DIV */
+int32_t gg_scale(gg_graph *g, int32_t a);
+int32_t gg_rope(gg_graph *g, int32_t a, int32_t pos, int32_t freqs);
+int32_t gg_glu_split(gg_graph *g, int32_t a, int32_t b);
+int32_t gg_cont(gg_graph *g, int32_t a);
+int32_t gg_cont_shape(gg_graph *g, int32_t a, int n_dims, const int64_t *ne);
+int32_t gg_cpy_type(gg_graph *g, int32_t a, uint32_t type);     /* ggml_cast */
+int32_t gg_set_rows(gg_graph *g, int32_t dst, int32_t src, int32_t rows);
+int32_t gg_soft_max(gg_graph *g, int32_t a, int32_t mask, int32_t sinks);
+int32_t gg_flash_attn(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t mask,
+                      int32_t sinks);
+int32_t gg_argsort_top_k(gg_graph *g, int32_t a, int64_t k);
+int32_t gg_sum_rows(gg_graph *g, int32_t a);
+int32_t gg_op_shape(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
+                    int n_src, const int32_t *src);
+
+/* Views. */
+int32_t gg_reshape(gg_graph *g, int32_t a, int n_dims, const int64_t *ne);
+int32_t gg_view(gg_graph *g, int32_t a, int n_dims, const int64_t *ne, const uint64_t *nb,
+                uint64_t offs);
+int32_t gg_permute(gg_graph *g, int32_t a, int ax0, int ax1, int ax2, int ax3);
+int32_t gg_transpose(gg_graph *g, int32_t a);
+
+/* ggml_build_forward_expand: appends t and its unvisited sources. */
+void gg_expand(gg_graph *g, int32_t t);
+/* Expands t as a non-selected input of ggml_build_forward_select. */
+void gg_expand_no_compute(gg_graph *g, int32_t t);
+
+bool gg_is_contiguous(const gg_graph *g, int32_t t);
+uint64_t gg_nbytes(const gg_graph *g, int32_t t);
+
+#endif
