@@ -18,12 +18,12 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS))
 
 B       ?= build
 LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \
-           src/project.c src/graph.c src/build.c src/build_llama.c \
+           src/project.c src/galloc.c src/graph.c src/build.c src/build_llama.c \
            src/build_gemma3.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c \
            src/build_qwen3next.c src/build_nemotron_h.c src/build_lfm2.c src/render_inspect.c \
            src/render_project.c
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference
+TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
@@ -51,7 +51,7 @@ $(B)/obj $(B)/tests:
 # Tests link the static library plus the in-tree GGUF writer.
 $(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/test_util.h $(B)/libggfit.a | $(B)/tests
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c $(B)/libggfit.a \
-	    $(LDLIBS) $(shell pkg-config --libs cmocka) -ljansson
+	    $(LDLIBS) $(shell pkg-config --libs cmocka) -lz
 
 test: all $(TEST_BIN)
 	@sh tests/run.sh $(B) $(MODELS) $(TESTS)

@@ -7,7 +7,7 @@ set -e
 what=${1:-test}
 pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev"
 if [ "$what" = test ]; then
-    pkgs="$pkgs libcmocka-dev clang libclang-rt-dev valgrind python3"
+    pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3"
 fi
 missing=
 for p in $pkgs; do
