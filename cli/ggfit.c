@@ -84,14 +84,68 @@ static int cmd_inspect(int argc, char **argv)
     return 0;
 }
 
-/* The main mode: project (and later fit) llama.cpp's memory use. */
+/* Prints a fit: the flags on stdout, the reasoning and the memory on
+ * stderr; or everything as JSON. Exit 0 when it fits, 1 when it cannot. */
+static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *devs, size_t n,
+                   const ggfit_fit_options *fo, bool enabled, bool json)
+{
+    ggfit_fit_result r;
+    char *err = NULL;
+    int rc;
+    if (enabled) {
+        rc = ggfit_fit(m, p, devs, n, fo, &r, &err);
+    } else {
+        memset(&r, 0, sizeof r);
+        r.status = GGFIT_FIT_UNCHANGED;
+        r.params = *p;
+        rc = ggfit_project(m, p, devs, n, &r.projection, NULL, &err);
+    }
+    if (rc) {
+        fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
+        ggfit_free(err);
+        ggfit_model_free(m);
+        return EXIT_BAD_INPUT;
+    }
+    char *args = ggfit_fit_args(&r, devs, n);
+    char *out = json ? ggfit_fit_json(&r, devs, n) : ggfit_projection_text(&r.projection, devs);
+    if (!args || !out) {
+        ggfit_free(args);
+        ggfit_free(out);
+        ggfit_free(r.log);
+        ggfit_model_free(m);
+        return fail("out of memory");
+    }
+    if (json) {
+        fputs(out, stdout);
+        fputc('\n', stdout);
+    } else {
+        if (r.log)
+            fputs(r.log, stderr);
+        if (r.status == GGFIT_FIT_FAILED)
+            fprintf(stderr, "ggfit: cannot fit: %s\n", r.reason);
+        else
+            fputs(out, stderr);
+        if (r.status != GGFIT_FIT_FAILED)
+            printf("%s\n", args);
+    }
+    int status = r.status == GGFIT_FIT_FAILED ? 1 : 0;
+    ggfit_free(args);
+    ggfit_free(out);
+    ggfit_free(r.log);
+    ggfit_model_free(m);
+    return status;
+}
+
+/* The main mode: project or fit llama.cpp's memory use. */
 static int cmd_project(int argc, char **argv)
 {
     const char *path = NULL, *gpu = NULL;
-    bool json = false, print = false;
+    bool json = false, print = false, fit = true;
     ggfit_params p;
+    ggfit_fit_options fo;
     char *err = NULL;
     ggfit_params_init(&p);
+    ggfit_fit_options_init(&fo);
     for (int i = 1; i < argc;) {
         const char *a = argv[i];
         int rc = ggfit_params_parse_arg(&p, argc, argv, &i, &err);
@@ -103,7 +157,9 @@ static int cmd_project(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
         if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
-             !strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) && i + 1 >= argc) {
+             !strcmp(a, "-fitp") || !strcmp(a, "--fit-print") || !strcmp(a, "-fit") ||
+             !strcmp(a, "--fit") || !strcmp(a, "-fitt") || !strcmp(a, "--fit-target") ||
+             !strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) && i + 1 >= argc) {
             fprintf(stderr, "ggfit: %s needs a value\n", a);
             return EXIT_BAD_INPUT;
         }
@@ -115,6 +171,31 @@ static int cmd_project(int argc, char **argv)
             print = !strcmp(argv[++i], "on");
         } else if (!strcmp(a, "--print-memory")) {
             print = true;
+        } else if (!strcmp(a, "-fit") || !strcmp(a, "--fit")) {
+            const char *v = argv[++i];
+            if (strcmp(v, "on") && strcmp(v, "off"))
+                return fail("-fit: expected on or off");
+            fit = !strcmp(v, "on");
+        } else if (!strcmp(a, "-fitt") || !strcmp(a, "--fit-target")) {
+            const char *v = argv[++i];
+            fo.n_margins = 0;
+            while (*v) {
+                char item[64];
+                size_t len = strcspn(v, ",");
+                if (len == 0 || len >= sizeof item || fo.n_margins >= GGFIT_MAX_DEVICES)
+                    return fail("-fitt: expected MiB values like 1024 or 512,2048");
+                memcpy(item, v, len);
+                item[len] = '\0';
+                if (ggfit_size_parse(item, &fo.margin[fo.n_margins++]))
+                    return fail("-fitt: expected MiB values like 1024 or 512,2048");
+                v += len + (v[len] == ',');
+            }
+        } else if (!strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) {
+            char *end;
+            unsigned long v = strtoul(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v > UINT32_MAX)
+                return fail("-fitc: expected a context size");
+            fo.n_ctx_min = (uint32_t)v;
         } else if (!strcmp(a, "--json")) {
             json = true;
         } else {
@@ -125,8 +206,6 @@ static int cmd_project(int argc, char **argv)
     }
     if (!path)
         return fail("-m FILE is needed");
-    if (!print)
-        return fail("fitting is not built yet: add -fitp on to print the projected memory");
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n_dev = 0;
     if (gpu && ggfit_devices_parse(gpu, devs, GGFIT_MAX_DEVICES, &n_dev, &err)) {
@@ -139,6 +218,8 @@ static int cmd_project(int argc, char **argv)
 
     ggfit_model *m;
     int rc = ggfit_model_open(path, &m, &err);
+    if (!rc && !print)
+        return run_fit(m, &p, devs, n_dev, &fo, fit, json);
     ggfit_projection pr;
     if (!rc)
         rc = ggfit_project(m, &p, devs, n_dev, &pr, NULL, &err);

@@ -327,7 +327,7 @@ char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
  * ---------------------------------------------------------------------- */
 
 #define GGFIT_MAX_DEVICES 16
-#define GGFIT_MAX_OVERRIDES 64
+#define GGFIT_MAX_OVERRIDES 256
 
 /* The backend a device belongs to; rules that differ by backend (buffer
  * alignment, row padding, host buffers) follow it. */
@@ -466,6 +466,51 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
 /* The projection as JSON: n_ctx, devices[] (name, model, context, compute),
  * host, cpu_extra and per-buffer-type detail, in bytes. */
 char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs);
+
+/* ------------------------------------------------------------------------
+ * Fit: llama.cpp's --fit decision (common/fit.cpp common_params_fit_impl)
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_fit_status {
+    GGFIT_FIT_UNCHANGED = 0,  /* the flags fit as they are */
+    GGFIT_FIT_FITS = 1,       /* fits with the fitted flags */
+    GGFIT_FIT_FAILED = 2,     /* llama.cpp would refuse: see reason */
+} ggfit_fit_status;
+
+typedef struct ggfit_fit_options {
+    uint64_t margin[GGFIT_MAX_DEVICES]; /* -fitt: bytes to keep free per device */
+    uint32_t n_margins;       /* values given; one is broadcast; 0: 1024 MiB */
+    uint32_t n_ctx_min;       /* -fitc: smallest context, default 4096 */
+    uint64_t host_free;       /* CPU-only fits: system memory available */
+} ggfit_fit_options;
+
+void ggfit_fit_options_init(ggfit_fit_options *o);
+
+typedef struct ggfit_fit_result {
+    ggfit_fit_status status;
+    ggfit_params params;      /* the fitted flags */
+    ggfit_projection projection; /* memory use with them */
+    char reason[256];         /* why it failed, or empty */
+    char *log;                /* the reasoning, one line per step, as
+                                 llama.cpp logs it; free with ggfit_free() */
+    uint32_t n_projections;   /* how many projections the search made */
+} ggfit_fit_result;
+
+/* Decides what llama.cpp's --fit decides for params p on devices devs.
+ * On GGFIT_OK the result's status says whether it fits; the caller frees
+ * out->log with ggfit_free(). Errors in the inputs give an error status. */
+int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+              size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err);
+
+/* The fitted flags as llama-fit-params prints them: "-c N -ngl N [-ts ..]
+ * [-ot "..."]". The caller frees the text with ggfit_free(). */
+char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
+
+/* The fit as JSON: status (unchanged, fits, failed), args, n_ctx,
+ * n_gpu_layers, tensor_split, overrides, the projection of the result
+ * (devices[], host, cpu_extra, in bytes), reason and the log lines. The
+ * caller frees it with ggfit_free(). */
+char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 
 #ifdef __cplusplus
 }

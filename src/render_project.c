@@ -90,3 +90,56 @@ done:
     json_decref(bufts);
     return out;
 }
+
+/* ---- fit -------------------------------------------------------------- */
+
+static json_t *lines_json(const char *text)
+{
+    json_t *a = json_array();
+    for (const char *p = text; a && p && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return a;
+}
+
+char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+{
+    static const char *const names[] = { "unchanged", "fits", "failed" };
+    char *out = NULL, *args = ggfit_fit_args(r, devs, n);
+    char *proj = ggfit_projection_json(&r->projection, devs);
+    json_t *root = proj ? json_loads(proj, 0, NULL) : NULL;
+    json_t *ts = json_array(), *ot = json_array();
+    ggfit_free(proj);
+    if (!args || !root || !ts || !ot)
+        goto done;
+    for (size_t d = 0; d < r->projection.n_devices; d++)
+        if (json_array_append_new(ts, json_real(r->params.tensor_split[d])))
+            goto done;
+    for (uint32_t i = 0; i < r->params.n_overrides; i++)
+        if (json_array_append_new(ot, json_pack("{s:s, s:s}", "pattern",
+                                                r->params.overrides[i].pattern, "buffer",
+                                                r->params.overrides[i].buffer)))
+            goto done;
+    if (json_object_set_new(root, "status", json_string(names[r->status])) ||
+        json_object_set_new(root, "args", json_string(args)) ||
+        json_object_set_new(root, "n_gpu_layers", json_integer(r->params.n_gpu_layers)) ||
+        json_object_set_new(root, "tensor_split", ts) ||
+        json_object_set_new(root, "overrides", ot) ||
+        json_object_set_new(root, "reason", json_string(r->reason)) ||
+        json_object_set_new(root, "n_projections", json_integer(r->n_projections)) ||
+        json_object_set_new(root, "log", lines_json(r->log ? r->log : "")))
+        ts = ot = NULL;
+    else
+        ts = ot = NULL, out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(ts);
+    json_decref(ot);
+    json_decref(root);
+    ggfit_free(args);
+    return out;
+}
