@@ -487,6 +487,203 @@ int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w)
     return out;
 }
 
+/* ---- iSWA: a base and a sliding-window cache (llama_kv_cache_iswa) -------- */
+
+static bool layer_swa(const bctx *b, int il)
+{
+    return (b->p->layer_flags[il] & GB_LAYER_SWA) != 0;
+}
+
+/* Key and value head sizes of the cache holding layer il. */
+static int64_t head_k(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_k_swa : b->hp->n_embd_head_k;
+}
+
+static int64_t head_v(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_v_swa : b->hp->n_embd_head_v;
+}
+
+/* hparams.n_embd_v_gqa_max(): the V row of every layer of a transposed
+ * cache, whichever cache holds it. */
+static int64_t iswa_nv_max(const bctx *b)
+{
+    int64_t nv = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
+        int64_t x = head_v(b, (int)il) * ggfit_model_layer(b->p->m, il)->n_head_kv;
+        nv = x > nv ? x : nv;
+    }
+    return nv;
+}
+
+/* The k/v indices and the mask of a cache of n_kv cells
+ * (build_input_k_idxs, build_input_v_idxs, build_attn_inp_kq_mask). */
+static void iswa_cache_inputs(bctx *b, uint32_t n_kv, int32_t *k_idxs, int32_t *v_idxs,
+                              int32_t *mask)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int64_t n_tokens = p->n_tokens;
+    *k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
+    *v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
+                                    p->flash_attn ? n_tokens : n_tokens * iswa_nv_max(b)), NULL);
+    *mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32, n_kv,
+                                  n_tokens / p->n_stream, 1, p->n_stream),
+                     "attn_inp_kq_mask");
+}
+
+/* The Hadamard rotations of one cache (llama_kv_cache ctor): only when its
+ * layers share one key (value) head size and the cache type is quantized.
+ * The multiple-of-64 test reads layer 0's head, whichever cache has it. */
+static void iswa_rot_inputs(bctx *b, bool swa, int32_t *k_rot, int32_t *v_rot)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int64_t hk = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++)
+        if ((p->layer_flags[il] & GB_LAYER_ATTN) && layer_swa(b, (int)il) == swa)
+            hk = head_k(b, (int)il);
+    *k_rot = *v_rot = -1;
+    if (hk > 0 && ggfit_type_is_quantized(p->type_k) && head_k(b, 0) % 64 == 0) {
+        int64_t nrot = 64;
+        do
+            nrot *= 2;
+        while (hk % nrot == 0);
+        nrot /= 2;
+        *k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
+    }
+    if (hk > 0 && ggfit_type_is_quantized(p->type_v) && head_v(b, 0) % 64 == 0)
+        *v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
+}
+
+void gb_inputs_kv_iswa(bctx *b)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_tokens), NULL);
+    iswa_cache_inputs(b, p->n_kv, &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    iswa_cache_inputs(b, p->n_kv_swa, &b->k_idxs_swa, &b->v_idxs_swa, &b->kq_mask_swa);
+    iswa_rot_inputs(b, false, &b->k_rot, &b->v_rot);
+    iswa_rot_inputs(b, true, &b->k_rot_swa, &b->v_rot_swa);
+    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+}
+
+/* Layer il's K and V tensors in a cache of n_kv cells per stream. */
+static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
+{
+    const gb_params *p = b->p;
+    int64_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
+    int64_t nk = head_k(b, il) * n_head_kv;
+    /* A transposed V cache pads every row to the widest layer's. */
+    int64_t nv = p->flash_attn ? head_v(b, il) * n_head_kv : iswa_nv_max(b);
+    char name[GG_NAME];
+    int64_t kne[3] = { nk, n_kv, p->n_stream }, vne[3] = { nv, n_kv, p->n_stream };
+    snprintf(name, sizeof name, "cache_k_l%d", il);
+    *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
+    snprintf(name, sizeof name, "cache_v_l%d", il);
+    *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
+}
+
+/* llama_kv_cache::cpy_k: the new keys, rows indexed by k_idxs. */
+static int32_t iswa_cpy_k(bctx *b, int32_t ck, int32_t k, int32_t k_idxs)
+{
+    const gg_tensor *t = &b->g->t[k];
+    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
+    const gg_tensor *c = &b->g->t[ck];   /* after the view: g->t may move */
+    int32_t dst = ck;
+    if (c->ne[2] > 1)   /* streams merged: the indices are global */
+        dst = gb_reshape_2d(b, ck, c->ne[0], c->ne[1] * c->ne[2]);
+    return gg_set_rows(b->g, dst, kc, k_idxs);
+}
+
+/* llama_kv_cache::cpy_v: rows as cpy_k when V is not transposed (flash
+ * attention), else one row per element. */
+static int32_t iswa_cpy_v(bctx *b, int32_t cv, int32_t v, int32_t v_idxs)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *t = &g->t[v];
+    int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
+    int64_t nv = g->t[cv].ne[0], kv = g->t[cv].ne[1], ns = g->t[cv].ne[2];
+    if (b->p->flash_attn) {
+        int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
+        int32_t dst = ns > 1 ? gb_reshape_2d(b, cv, nv, kv * ns) : cv;
+        return gg_set_rows(g, dst, vc, v_idxs);
+    }
+    int32_t vc;
+    if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
+        vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
+    } else {
+        int64_t ne[2] = { n_embd_gqa, n_tok };
+        vc = gg_cont_shape(g, v, 2, ne);
+    }
+    if (n_embd_gqa < nv) {
+        int64_t pne[4] = { nv, n_tok, 1, 1 };
+        vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
+    }
+    int32_t vview = gb_reshape_2d(b, cv, 1, nv * kv * ns);
+    const gg_tensor *tvc = &g->t[vc];
+    vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
+    return gg_set_rows(g, vview, vc, v_idxs);
+}
+
+/* llama_kv_cache::get_k and get_v: all n_kv cells of layer il. */
+static void iswa_get_kv(bctx *b, int il, int32_t ck, int32_t cv, int32_t *k, int32_t *v)
+{
+    const gg_tensor *tk = &b->g->t[ck], *tv = &b->g->t[cv];
+    int64_t nk = tk->ne[0], nv = tv->ne[0], kv = tk->ne[1], ns = tk->ne[2];
+    int64_t hk = head_k(b, il), hv = head_v(b, il);
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    uint32_t ttk = tk->type, ttv = tv->type;
+    *k = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(ttk, (uint64_t)hk),
+                    ggfit_row_bytes(ttk, (uint64_t)nk), ggfit_row_bytes(ttk, (uint64_t)(nk * kv)),
+                    0);
+    if (b->p->flash_attn)
+        *v = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(ttv, (uint64_t)hv),
+                        ggfit_row_bytes(ttv, (uint64_t)nv),
+                        ggfit_row_bytes(ttv, (uint64_t)(nv * kv)), 0);
+    else
+        *v = gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(ttv, (uint64_t)(kv * hv)),
+                        ggfit_row_bytes(ttv, (uint64_t)kv),
+                        ggfit_row_bytes(ttv, (uint64_t)(kv * nv)), 0);
+}
+
+/* llm_graph_context::build_attn with llm_graph_input_attn_kv_iswa. Unlike
+ * the single cache it expands q, k, v in that order. */
+int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t sinks, int il)
+{
+    gg_graph *g = b->g;
+    bool swa = layer_swa(b, il);
+    int32_t k_rot = swa ? b->k_rot_swa : b->k_rot, v_rot = swa ? b->v_rot_swa : b->v_rot;
+    if (k_rot >= 0) {
+        q = gb_hadamard(b, q, k_rot);
+        k = gb_hadamard(b, k, k_rot);
+    }
+    if (v_rot >= 0)
+        v = gb_hadamard(b, v, v_rot);
+    gg_expand(g, q);
+    gg_expand(g, k);
+    gg_expand(g, v);
+
+    int32_t ck, cv;
+    iswa_cache(b, il, swa ? b->p->n_kv_swa : b->p->n_kv, &ck, &cv);
+    gg_expand(g, iswa_cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
+    gg_expand(g, iswa_cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
+
+    int32_t kk, vv;
+    iswa_get_kv(b, il, ck, cv, &kk, &vv);
+    int32_t cur = gb_attn_mha(b, q, kk, vv, swa ? b->kq_mask_swa : b->kq_mask, sinks, il);
+    gb_cb(b, cur, "kqv_out", il);
+    if (v_rot >= 0)
+        cur = gb_hadamard(b, cur, v_rot);
+    if (wo >= 0)
+        cur = gg_mul_mat(g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static const struct {

@@ -20,6 +20,7 @@ typedef struct bctx {
     /* inputs */
     int32_t inp_pos, inp_out_ids, k_idxs, v_idxs, kq_mask, kq_mask_swa;
     int32_t k_idxs_swa, v_idxs_swa, k_rot, v_rot;
+    int32_t k_rot_swa, v_rot_swa; /* rotations of the SWA cache, -1 */
     bool missing;               /* a required weight was not found */
 } bctx;
 
@@ -58,6 +59,12 @@ int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int3
                     int il);
 int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                 int32_t sinks, int il);
+/* iSWA (llama_kv_cache_iswa): gb_inputs_kv with two caches (positions,
+ * build_attn_inp_kv_iswa, output ids), and build_attn on the layer's cache,
+ * the SWA one for GB_LAYER_SWA layers. */
+void gb_inputs_kv_iswa(bctx *b);
+int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t sinks, int il);
 int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
 int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
 

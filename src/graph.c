@@ -328,6 +328,12 @@ int32_t gg_sum_rows(gg_graph *g, int32_t a)
     return result(g, GGFIT_OP_SUM_ROWS, ta->type, 4, ne, 1, &a);
 }
 
+int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids)
+{
+    int32_t src[3] = { a, b, ids };
+    return same_shape(g, GGFIT_OP_ADD_ID, a, 3, src);
+}
+
 /* ---- views ---------------------------------------------------------------- */
 
 int32_t gg_reshape(gg_graph *g, int32_t a, int n_dims, const int64_t *ne)

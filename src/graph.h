@@ -81,6 +81,8 @@ int32_t gg_flash_attn(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t mask
                       int32_t sinks);
 int32_t gg_argsort_top_k(gg_graph *g, int32_t a, int64_t k);
 int32_t gg_sum_rows(gg_graph *g, int32_t a);
+/* ggml_add_id: a plus the rows of b that ids picks (per-expert biases). */
+int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids);
 int32_t gg_op_shape(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
                     int n_src, const int32_t *src);
 
