@@ -16,15 +16,19 @@
 /* The graph tensor of model weight `name`, or -1 when the model has none. */
 int32_t gb_weight(bctx *b, const char *fmt, int il)
 {
-    char name[GG_NAME];
-    snprintf(name, sizeof name, fmt, il);
-    int64_t i = ggfit_gguf_find_tensor(b->gguf, name);
+    char name[GG_NAME] = "";
+    int64_t i;
+    /* Block weights are found by layer and suffix, without formatting. */
+    if (!strncmp(fmt, "blk.%d.", 7) && il >= 0)
+        i = ggfit__model_find_block_tensor(b->p->m, (uint32_t)il, fmt + 7);
+    else
+        i = ggfit_gguf_find_tensor(b->gguf, (snprintf(name, sizeof name, fmt, il), name));
     if (i < 0)
         return -1;
     if (b->leaf_of[i] >= 0)
         return b->leaf_of[i];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
-    int32_t t = gg_memory(b->g, ti, name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
+    int32_t t = gg_memory(b->g, ti, ti->name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
                           b->p->placement[i], true);
     b->leaf_of[i] = t;
     return t;
@@ -682,6 +686,422 @@ int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, in
     if (wo_b >= 0)
         cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
     return cur;
+}
+
+/* ---- recurrent state (llama-memory-recurrent.cpp, build_rs) --------------- */
+
+/* Rows of each layer's state: max(1, n_seq_max) cells; the reserved graph
+ * reads all of them (init_full: head 0, the zeroed row 0). */
+static int64_t rs_rows(const bctx *b)
+{
+    return b->p->n_seqs ? b->p->n_seqs : 1;
+}
+
+/* llama_hparams::n_embd_r and n_embd_s. */
+static int64_t n_embd_r(const ggfit_hparams *hp)
+{
+    if (hp->shortconv_l_cache)
+        return (int64_t)hp->n_embd * (hp->shortconv_l_cache - 1);
+    return (int64_t)(hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 0) *
+           (hp->ssm_d_inner + 2 * (int64_t)hp->ssm_n_group * hp->ssm_d_state);
+}
+
+static int64_t n_embd_s(const ggfit_hparams *hp)
+{
+    return (int64_t)hp->ssm_d_state * hp->ssm_d_inner;
+}
+
+void gb_inputs_rs(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_rs = rs_rows(b), n_seqs = b->p->n_seqs, n_extra = n_rs - n_seqs;
+    int32_t s_copy = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_rs), NULL);
+    b->s_copy_main = gg_view(g, s_copy, 1, &n_seqs, NULL, 0);
+    b->s_copy_extra = gg_view(g, s_copy, 1, &n_extra, NULL, (uint64_t)n_seqs * 4);
+}
+
+int32_t gb_state(bctx *b, int il, char which)
+{
+    char name[GG_NAME];
+    int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp), rs_rows(b) };
+    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    return gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
+}
+
+int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg)
+{
+    gg_graph *g = b->g;
+    int64_t n_rs = rs_rows(b), n_seqs = b->p->n_seqs;
+    int32_t states = gb_reshape_2d(b, s, state_size, gb_ne(b, s, 1));
+    /* Row 0 is cleared in place, to be copied to the other cleared rows. */
+    int32_t zero = gg_view(g, states, 1, &state_size, NULL, 0);
+    gg_expand(g, gg_scale_inplace(g, zero));
+    int32_t out = rows ? rows(b, states, b->s_copy_main, arg)
+                       : gg_get_rows(g, states, b->s_copy_main);
+    gg_expand(g, out);
+    /* The rows past the ubatch's sequences are copied as they are. */
+    int32_t extra = gg_get_rows(g, states, b->s_copy_extra);
+    uint64_t nb1 = g->t[s].nb[1];
+    int32_t dst = gb_view_2d(b, s, state_size, n_rs - n_seqs, nb1, (uint64_t)n_seqs * nb1);
+    gg_expand(g, gg_cpy(g, extra, dst));
+    return out;
+}
+
+int32_t gb_cont(bctx *b, int32_t t)
+{
+    int32_t c = gg_cont(b->g, t);
+    gg_name(b->g, c, "%s (cont)", b->g->t[t].name);
+    return c;
+}
+
+int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+    int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    int32_t c = gg_cont_shape(b->g, t, 4, ne);
+    gg_name(b->g, c, "%s (cont)", b->g->t[t].name);
+    return c;
+}
+
+/* ---- model keys ------------------------------------------------------------ */
+
+/* The number under "<arch>.<suffix>" (an integer, float or bool), or def
+ * when the file has none: hparams that only some builders read. */
+double gb_key(bctx *b, const char *suffix, double def)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
+    int64_t i = ggfit_gguf_find_key(b->gguf, key);
+    ggfit_value v;
+    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
+        return def;
+    switch (v.type) {
+    case GGFIT_GGUF_UINT8: case GGFIT_GGUF_UINT16: case GGFIT_GGUF_UINT32:
+    case GGFIT_GGUF_UINT64: case GGFIT_GGUF_BOOL:
+        return (double)v.u;
+    case GGFIT_GGUF_INT8: case GGFIT_GGUF_INT16: case GGFIT_GGUF_INT32: case GGFIT_GGUF_INT64:
+        return (double)v.i;
+    case GGFIT_GGUF_FLOAT32: case GGFIT_GGUF_FLOAT64:
+        return v.f;
+    default:
+        return def;
+    }
+}
+
+/* ---- a K-only cache: MLA (llm_graph_input_attn_k) ----------------------------- */
+
+void gb_inputs_k(bctx *b)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int64_t n_tokens = p->n_tokens;
+    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), NULL);
+    b->k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
+    b->kq_mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32,
+                                       p->n_kv, n_tokens / p->n_stream, 1, p->n_stream),
+                          "attn_inp_kq_mask");
+    /* No V indices and no rotations: this input builds neither. */
+    b->v_idxs = b->k_rot = b->v_rot = -1;
+    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+}
+
+/* Layer il's cache when it holds keys only (llama_kv_cache ctor, is_mla). */
+static int32_t k_only_cache(bctx *b, int il)
+{
+    const gb_params *p = b->p;
+    int64_t nk = (int64_t)b->hp->n_embd_head_k * ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
+    int64_t ne[3] = { nk, p->n_kv, p->n_stream };
+    char name[GG_NAME];
+    snprintf(name, sizeof name, "cache_k_l%d", il);
+    return gg_memory(b->g, NULL, name, p->type_k, 3, ne, p->kv_buft[il], false);
+}
+
+/* The flash-attention result (heads, then tokens) of MLA, decompressed from
+ * the latent to each head's value with v_mla, as one matrix product over
+ * tokens: the permutations only reinterpret the data. */
+static int32_t fattn_mla(bctx *b, int32_t cur, int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    cur = gg_permute(g, cur, 0, 2, 1, 3);
+    cur = gg_mul_mat(g, v_mla, cur);
+    gb_cb(b, cur, "fattn_mla", il);
+    cur = gg_permute(g, cur, 0, 2, 1, 3);
+    int32_t c = gg_cont(g, cur);   /* the reshape below needs it contiguous */
+    gg_name(g, c, "%s (cont)", g->t[cur].name);
+    return c;
+}
+
+int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                      int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *tq = &g->t[q], *tv = &g->t[v];
+    bool v_trans = tv->nb[1] > tv->nb[2];
+    int64_t n_stream = gb_ne(b, k, 3);
+    q = gb_view_4d(b, q, tq->ne[0], tq->ne[1], tq->ne[2] / n_stream, n_stream, tq->nb[1],
+                   tq->nb[2], tq->nb[3] / (uint64_t)n_stream, 0);
+    q = gg_permute(g, q, 0, 2, 1, 3);
+    k = gg_permute(g, k, 0, 2, 1, 3);
+    v = gg_permute(g, v, 0, 2, 1, 3);
+    int32_t cur;
+    if (b->p->flash_attn) {
+        if (v_trans)
+            v = gg_transpose(g, v);
+        if (g->t[k].type == GGFIT_TYPE_F32)
+            k = gg_cpy_type(g, k, GGFIT_TYPE_F16);
+        if (g->t[v].type == GGFIT_TYPE_F32)
+            v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
+        cur = gg_flash_attn(g, q, k, v, mask, sinks);
+        if (v_mla >= 0)
+            cur = fattn_mla(b, cur, v_mla, il);
+        cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                            gb_ne(b, cur, 2) * gb_ne(b, cur, 3));
+    } else {
+        int32_t kq = gg_mul_mat(g, k, q);
+        gb_cb(b, kq, "kq", il);
+        kq = gg_soft_max(g, kq, mask, sinks);
+        gb_cb(b, kq, "kq_soft_max", il);
+        if (!v_trans) {
+            v = gg_cont(g, gg_transpose(g, v));
+            gb_cb(b, v, "v_cont", il);
+        }
+        int32_t kqv = gg_mul_mat(g, v, kq);
+        gb_cb(b, kqv, "kqv", il);
+        if (v_mla >= 0) {   /* MQA over the latent, back to MHA */
+            kqv = gg_mul_mat(g, v_mla, kqv);
+            gb_cb(b, kqv, "kqv_mla", il);
+        }
+        cur = gg_permute(g, kqv, 0, 2, 1, 3);
+        int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                          gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
+        cur = gg_cont_shape(g, cur, 2, ne);
+    }
+    gg_expand(g, cur);
+    return cur;
+}
+
+int32_t gb_attn_k(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                  int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    gg_expand(g, q);
+    gg_expand(g, v);
+    gg_expand(g, k);
+
+    int32_t ck = k_only_cache(b, il);
+    int64_t nk = gb_ne(b, ck, 0), kv = p->n_kv, ns = p->n_stream;
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? nk / hk : 0;
+    uint32_t tk = b->g->t[ck].type;
+    /* cpy_k */
+    const gg_tensor *t = &g->t[k];
+    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
+    int32_t dst = ns > 1 ? gb_reshape_2d(b, ck, nk, kv * ns) : ck;
+    gg_expand(g, gg_set_rows(g, dst, kc, b->k_idxs));
+
+    /* get_k; V is the leading part of each key row (the latent). */
+    int32_t kk = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(tk, (uint64_t)hk),
+                            ggfit_row_bytes(tk, (uint64_t)nk),
+                            ggfit_row_bytes(tk, (uint64_t)(nk * kv)), 0);
+    const gg_tensor *tkk = &g->t[kk];
+    int32_t vv = gb_view_4d(b, kk, gb_ne(b, v, 0), tkk->ne[1], tkk->ne[2], tkk->ne[3],
+                            tkk->nb[1], tkk->nb[2], tkk->nb[3], 0);
+
+    int32_t cur = gb_attn_mha_v(b, q, kk, vv, b->kq_mask, -1, v_mla, il);
+    gb_cb(b, cur, "kqv_out", il);
+    if (wo >= 0)
+        cur = gg_mul_mat(g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
+}
+
+/* ---- FFN and MoE with explicit weights --------------------------------------- */
+
+int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il)
+{
+    gg_graph *g = b->g;
+    int32_t tmp = gg_mul_mat(g, up, cur);
+    gb_cb(b, tmp, "ffn_up", il);
+    if (gate >= 0) {
+        cur = gg_mul_mat(g, gate, cur);
+        gb_cb(b, cur, "ffn_gate", il);
+        cur = gg_glu_split(g, cur, tmp);
+        gb_cb(b, cur, "ffn_swiglu", il);
+    } else {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, tmp);
+        gb_cb(b, cur, "ffn_silu", il);
+    }
+    return gg_mul_mat(g, down, cur);
+}
+
+/* DeepSeek-V3's group-limited routing: the experts of all but the
+ * n_group_used groups with the best top-2 sums get -inf. */
+static int32_t moe_mask_groups(bctx *b, int32_t sel, const gb_moe *o, int il)
+{
+    gg_graph *g = b->g;
+    int64_t n_groups = o->n_groups, n_tokens = gb_ne(b, sel, 1);
+    int32_t groups = gb_reshape_3d(b, sel, o->n_expert / n_groups, n_groups, n_tokens);
+    int32_t scores = gg_argsort_top_k(g, groups, 2);
+    const gg_tensor *tg = &g->t[groups];
+    scores = gg_get_rows(g, gb_reshape_4d(b, groups, 1, tg->ne[0], tg->ne[1], tg->ne[2]),
+                         scores);
+    const gg_tensor *ts = &g->t[scores];
+    scores = gg_sum_rows(g, gb_reshape_3d(b, scores, ts->ne[1], ts->ne[2], ts->ne[3]));
+    scores = gb_reshape_2d(b, scores, gb_ne(b, scores, 1), gb_ne(b, scores, 2));
+    int32_t top = gg_argsort_top_k(g, scores, o->n_group_used);
+    gb_cb(b, top, "ffn_moe_group_topk", il);
+    sel = gg_get_rows(g, groups, top);
+    sel = gg_set_rows(g, gg_unary_op(g, GGFIT_OP_FILL, groups), sel, top);
+    sel = gb_reshape_2d(b, sel, o->n_expert, n_tokens);
+    gb_cb(b, sel, "ffn_moe_probs_masked", il);
+    return sel;
+}
+
+/* The routing weights of the experts each token picks: probs (or, with a
+ * selection bias, biased probs) chooses them; the unbiased probs weigh
+ * them. Sets *selected. */
+static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_t *selected)
+{
+    gg_graph *g = b->g;
+    int64_t n_tokens = gb_ne(b, cur, 1), n_used = o->n_expert_used;
+    int32_t logits = gg_mul_mat(g, o->gate_inp, cur);
+    gb_cb(b, logits, "ffn_moe_logits", il);
+    int32_t probs = logits;
+    if (o->gating == GB_GATING_SOFTMAX)
+        probs = gg_soft_max(g, logits, -1, -1);
+    else if (o->gating == GB_GATING_SIGMOID)
+        probs = gg_unary_op(g, GGFIT_OP_UNARY, logits);
+    gb_cb(b, probs, "ffn_moe_probs", il);
+    int32_t sel = probs;
+    if (o->exp_probs_b >= 0) {
+        sel = gg_binary(g, GGFIT_OP_ADD, probs, o->exp_probs_b);
+        gb_cb(b, sel, "ffn_moe_probs_biased", il);
+    }
+    if (o->n_groups > 1 && n_tokens > 0)
+        sel = moe_mask_groups(b, sel, o, il);
+    *selected = gg_argsort_top_k(g, sel, n_used);
+    gb_cb(b, g->t[*selected].src[0], "ffn_moe_argsort", il);
+    gb_cb(b, *selected, "ffn_moe_topk", il);
+    probs = gb_reshape_3d(b, probs, 1, o->n_expert, n_tokens);
+    int32_t w = gg_get_rows(g, probs, *selected);
+    gb_cb(b, w, "ffn_moe_weights", il);
+    if (o->gating == GB_GATING_SOFTMAX_WEIGHT) {
+        w = gg_soft_max(g, gb_reshape_2d(b, w, n_used, n_tokens), -1, -1);
+        w = gb_reshape_3d(b, w, 1, n_used, n_tokens);
+        gb_cb(b, w, "ffn_moe_weights_softmax", il);
+    }
+    if (o->norm_w) {
+        w = gb_reshape_2d(b, w, n_used, n_tokens);
+        int32_t sum = gg_sum_rows(g, w);
+        gb_cb(b, sum, "ffn_moe_weights_sum", il);
+        sum = gg_clamp(g, sum);   /* no division by zero */
+        gb_cb(b, sum, "ffn_moe_weights_sum_clamped", il);
+        w = gg_binary(g, GGFIT_OP_DIV, w, sum);
+        gb_cb(b, w, "ffn_moe_weights_norm", il);
+        w = gb_reshape_3d(b, w, 1, n_used, n_tokens);
+    }
+    if (o->w_scale != 0.0f && o->w_scale != 1.0f) {
+        w = gg_scale(g, w);
+        gb_cb(b, w, "ffn_moe_weights_scaled", il);
+    }
+    return w;
+}
+
+/* The experts' gated SiLU: from gate and up, or from one gate_up product. */
+static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, int il)
+{
+    gg_graph *g = b->g;
+    int32_t up, gate = -1;
+    if (o->gate_up_exps >= 0) {
+        int32_t gu = gg_mul_mat_id(g, o->gate_up_exps, cur, selected);
+        gb_cb(b, gu, "ffn_moe_gate_up", il);
+        const gg_tensor *t = &g->t[gu];
+        int64_t n_ff = t->ne[0] / 2;
+        uint64_t nb1 = t->nb[1], nb2 = t->nb[2], nb0 = t->nb[0];
+        gate = gb_view_3d(b, gu, n_ff, t->ne[1], t->ne[2], nb1, nb2, 0);
+        gb_cb(b, gate, "ffn_moe_gate", il);
+        up = gb_view_3d(b, gu, n_ff, gb_ne(b, gu, 1), gb_ne(b, gu, 2), nb1, nb2,
+                        (uint64_t)n_ff * nb0);
+        gb_cb(b, up, "ffn_moe_up", il);
+    } else {
+        up = gg_mul_mat_id(g, o->up_exps, cur, selected);
+        gb_cb(b, up, "ffn_moe_up", il);
+        if (o->gate_exps >= 0) {
+            gate = gg_mul_mat_id(g, o->gate_exps, cur, selected);
+            gb_cb(b, gate, "ffn_moe_gate", il);
+        }
+    }
+    if (gate < 0) {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, up);
+        gb_cb(b, cur, "ffn_moe_silu", il);
+        return cur;
+    }
+    cur = gg_glu_split(g, gate, up);
+    gb_cb(b, cur, "ffn_moe_swiglu", il);
+    return cur;
+}
+
+int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
+{
+    gg_graph *g = b->g;
+    int64_t n_embd = gb_ne(b, cur, 0), n_tokens = gb_ne(b, cur, 1);
+    int64_t n_parts = b->hp->n_expert_used;
+    if (n_parts < 1 || n_parts > 256) {
+        b->missing = true;   /* llama.cpp asserts 0 < n_expert_used <= 256 */
+        return cur;
+    }
+    int32_t selected;
+    int32_t weights = moe_weights(b, cur, o, il, &selected);
+    gg_expand(g, weights);   /* early, as llama.cpp does for its fused top-k */
+    cur = gb_reshape_3d(b, cur, n_embd, 1, n_tokens);
+    cur = moe_act(b, cur, o, selected, il);
+    int32_t experts = gg_mul_mat_id(g, o->down_exps, cur, selected);
+    gb_cb(b, experts, "ffn_moe_down", il);
+    experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
+    gb_cb(b, experts, "ffn_moe_weighted", il);
+    gg_expand(g, experts);
+    /* The views first, then the adds that sum them. */
+    int32_t parts[256];
+    uint64_t nb1 = g->t[experts].nb[1], nb2 = g->t[experts].nb[2];
+    for (int64_t i = 0; i < n_parts; i++) {
+        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
+        gg_expand(g, parts[i]);
+    }
+    int32_t out = parts[0];
+    for (int64_t i = 1; i < n_parts; i++) {
+        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
+        gg_expand(g, out);
+    }
+    if (n_parts == 1)
+        out = gg_cont(g, out);   /* not a strided view */
+    gb_cb(b, out, "ffn_moe_out", il);
+    return out;
+}
+
+void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
+{
+    int g = (int)gb_key(b, "expert_gating_func", 0);
+    *o = (gb_moe){
+        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
+        .gate_up_exps = gb_weight(b, "blk.%d.ffn_gate_up_exps.weight", il),
+        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
+        .exp_probs_b = gb_weight(b, "blk.%d.exp_probs_b.bias", il),
+        .gating = g ? g : gating,
+        .norm_w = gb_key(b, "expert_weights_norm", 0) != 0,
+        .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
+        .n_expert = b->hp->n_expert,
+        .n_expert_used = b->hp->n_expert_used,
+        .n_groups = (uint32_t)gb_key(b, "expert_group_count", 0),
+        .n_group_used = (uint32_t)gb_key(b, "expert_group_used_count", 0),
+    };
+    o->up_exps = o->gate_exps = -1;
+    if (o->gate_up_exps < 0) {
+        o->up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il);
+        o->gate_exps = gb_required(b, "blk.%d.ffn_gate_exps.weight", il);
+    }
+    /* SQRT_SOFTPLUS and unknown gatings are not modelled. */
+    if (o->gating < GB_GATING_SOFTMAX || o->gating > GB_GATING_SOFTMAX_WEIGHT)
+        b->missing = true;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

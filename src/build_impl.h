@@ -21,6 +21,7 @@ typedef struct bctx {
     int32_t inp_pos, inp_out_ids, k_idxs, v_idxs, kq_mask, kq_mask_swa;
     int32_t k_idxs_swa, v_idxs_swa, k_rot, v_rot;
     int32_t k_rot_swa, v_rot_swa; /* rotations of the SWA cache, -1 */
+    int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
     bool missing;               /* a required weight was not found */
 } bctx;
 
@@ -67,6 +68,58 @@ int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, in
                      int32_t sinks, int il);
 int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
 int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
+
+/* Recurrent state (llama_memory_recurrent): gb_inputs_rs is
+ * build_rs_inp_impl (the state copy indices); gb_state is layer il's cache_r
+ * (which 'r') or cache_s ('s') tensor; gb_rs is build_rs, reading the states
+ * the ubatch uses with get_rows or, when given, rows(b, states, ids, arg). */
+typedef int32_t (*gb_rows_fn)(bctx *b, int32_t states, int32_t ids, void *arg);
+void gb_inputs_rs(bctx *b);
+int32_t gb_state(bctx *b, int il, char which);
+int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg);
+/* ggml_cont and ggml_cont_4d, named "<name> (cont)" as ggml names them
+ * (gg_cont leaves them unnamed). */
+int32_t gb_cont(bctx *b, int32_t t);
+int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+/* Numbers under "<arch>.<suffix>" in the file, def when absent. */
+double gb_key(bctx *b, const char *suffix, double def);
+
+/* A K-only cache (MLA, llm_graph_input_attn_k): gb_inputs_k builds the
+ * positions, K indices, mask and output ids; gb_attn_k is build_attn on it,
+ * V being the first v->ne[0] values of each key row. gb_attn_mha_v is
+ * build_attn_mha with v_mla (-1: none), which turns the attention over the
+ * latent back into one value per head. */
+void gb_inputs_k(bctx *b);
+int32_t gb_attn_k(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                  int32_t v_mla, int il);
+int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                      int32_t v_mla, int il);
+
+/* build_ffn with SiLU on given weights: a parallel gate unless gate < 0. */
+int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il);
+
+/* build_moe_ffn with SiLU experts and any of llama.cpp's gatings. */
+enum {                          /* llama_expert_gating_func_type */
+    GB_GATING_SOFTMAX = 1,
+    GB_GATING_SIGMOID = 2,
+    GB_GATING_SOFTMAX_WEIGHT = 3, /* softmax over the chosen experts' logits */
+};
+typedef struct gb_moe {
+    int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
+    int32_t gate_up_exps;       /* gate and up in one tensor, else -1 */
+    int32_t exp_probs_b;        /* bias on the choice, not the weights; -1 */
+    int gating;                 /* GB_GATING_* */
+    bool norm_w;                /* the chosen weights sum to 1 */
+    float w_scale;              /* scales the weights unless 0 or 1 */
+    int64_t n_expert, n_expert_used;
+    uint32_t n_groups, n_group_used; /* expert groups (DeepSeek-V3); 0: none */
+} gb_moe;
+int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
+/* The MoE of layer il under llama.cpp's usual tensor names and keys
+ * (expert_gating_func, else gating; expert_weights_norm and _scale; expert
+ * groups), its gate_exps required. */
+void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 
 /* Architectures: each builds the whole graph, or sets b->missing. */
 void gb_build_llama_like(bctx *b, bool qk_norm);

@@ -126,6 +126,8 @@ int32_t gg_new_4d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1, int64_t 
 
 void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
 {
+    if (!g->names)
+        return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g->t[t].name, GG_NAME, fmt, ap);
@@ -153,7 +155,8 @@ int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uin
 {
     int32_t i = gg_new(g, type, n_dims, ne);
     gg_tensor *t = &g->t[i];
-    snprintf(t->name, GG_NAME, "%s", name);
+    if (g->names)
+        snprintf(t->name, GG_NAME, "%s", name);
     t->buft = buft;
     t->weights = weights;
     t->weight = w;
@@ -328,6 +331,14 @@ int32_t gg_sum_rows(gg_graph *g, int32_t a)
     return result(g, GGFIT_OP_SUM_ROWS, ta->type, 4, ne, 1, &a);
 }
 
+/* ggml_repeat: a tiled to b's shape. */
+int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b)
+{
+    const gg_tensor *tb = &g->t[b];
+    int64_t ne[4] = { tb->ne[0], tb->ne[1], tb->ne[2], tb->ne[3] };
+    return result(g, GGFIT_OP_REPEAT, g->t[a].type, 4, ne, 1, &a);
+}
+
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids)
 {
     int32_t src[3] = { a, b, ids };
@@ -456,4 +467,85 @@ void gg_expand(gg_graph *g, int32_t t)
 void gg_expand_no_compute(gg_graph *g, int32_t t)
 {
     expand(g, t, false);
+}
+
+/* ---- ops of recurrent and hybrid models ------------------------------------ */
+
+/* ggml_view_tensor with an op: in-place ops and ggml_cpy return a view of
+ * all of a tensor's memory, with its shape and strides. */
+static int32_t view_whole(gg_graph *g, int32_t a, uint8_t op)
+{
+    int32_t i = view_of(g, a, op, 0);
+    gg_tensor *t = &g->t[i];
+    const gg_tensor *s = &g->t[a];
+    memcpy(t->ne, s->ne, sizeof t->ne);
+    memcpy(t->nb, s->nb, sizeof t->nb);
+    gg_name(g, i, "%s (view)", s->name);
+    return i;
+}
+
+int32_t gg_scale_inplace(gg_graph *g, int32_t a)
+{
+    return view_whole(g, a, GGFIT_OP_SCALE);
+}
+
+/* ggml_clamp works in place: its result is a view of a. */
+int32_t gg_clamp(gg_graph *g, int32_t a)
+{
+    return view_whole(g, a, GGFIT_OP_CLAMP);
+}
+
+int32_t gg_cpy(gg_graph *g, int32_t a, int32_t b)
+{
+    int32_t i = view_whole(g, b, GGFIT_OP_CPY);
+    gg_tensor *t = &g->t[i];
+    /* Names are taken now: an unnamed source is named only when visited. */
+    if (g->t[b].name[0])
+        gg_name(g, i, "%s (copy of %s)", g->t[b].name, g->t[a].name);
+    else
+        gg_name(g, i, "%s (copy)", g->t[a].name);
+    t->src[0] = a;
+    t->src[1] = b;
+    t->n_src = 2;
+    return i;
+}
+
+int32_t gg_concat(gg_graph *g, int32_t a, int32_t b, int dim)
+{
+    const gg_tensor *ta = &g->t[a], *tb = &g->t[b];
+    int64_t ne[4];
+    for (int d = 0; d < 4; d++)
+        ne[d] = ta->ne[d] + (d == dim ? tb->ne[d] : 0);
+    int32_t src[2] = { a, b };
+    return result(g, GGFIT_OP_CONCAT, ta->type, 4, ne, 2, src);
+}
+
+int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c)
+{
+    const gg_tensor *ts = &g->t[sx], *tc = &g->t[c];
+    int64_t ne[3] = { tc->ne[1], ts->ne[0] - tc->ne[0] + 1, ts->ne[2] };
+    int32_t src[2] = { sx, c };
+    return result(g, GGFIT_OP_SSM_CONV, GGFIT_TYPE_F32, 3, ne, 2, src);
+}
+
+/* The outputs y and the final states, concatenated into one row. */
+int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                    int32_t C, int32_t ids)
+{
+    const gg_tensor *ts = &g->t[s], *tx = &g->t[x];
+    int64_t n = tx->ne[0] * tx->ne[1] * tx->ne[2] * tx->ne[3] +
+                ts->ne[0] * ts->ne[1] * ts->ne[2] * g->t[ids].ne[0];
+    int32_t src[7] = { s, x, dt, A, B, C, ids };
+    return result(g, GGFIT_OP_SSM_SCAN, GGFIT_TYPE_F32, 1, &n, 7, src);
+}
+
+/* Rows: the outputs of every token, then K snapshots of the states. */
+int32_t gg_gated_delta_net(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t gate,
+                           int32_t beta, int32_t state, int64_t K)
+{
+    const gg_tensor *tv = &g->t[v];
+    int64_t s_v = tv->ne[0], n_seqs = tv->ne[3];
+    int64_t ne[2] = { s_v * tv->ne[1], tv->ne[2] * n_seqs + K * s_v * n_seqs };
+    int32_t src[6] = { q, k, v, gate, beta, state };
+    return result(g, GGFIT_OP_GATED_DELTA_NET, GGFIT_TYPE_F32, 2, ne, 6, src);
 }

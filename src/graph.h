@@ -41,6 +41,8 @@ typedef struct gg_graph {
     uint32_t n_nodes, n_leafs;
     uint8_t *visited;
     uint32_t n_marked;          /* tensors whose visited mark is set up */
+    bool names;                 /* keep tensor names (debugging): formatting
+                                   them costs more than the rest of a build */
     bool oom;                   /* an allocation failed; results are void */
 } gg_graph;
 
@@ -81,6 +83,8 @@ int32_t gg_flash_attn(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t mask
                       int32_t sinks);
 int32_t gg_argsort_top_k(gg_graph *g, int32_t a, int64_t k);
 int32_t gg_sum_rows(gg_graph *g, int32_t a);
+/* ggml_repeat: a tiled to b's shape. */
+int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b);
 /* ggml_add_id: a plus the rows of b that ids picks (per-expert biases). */
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids);
 int32_t gg_op_shape(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
@@ -100,5 +104,17 @@ void gg_expand_no_compute(gg_graph *g, int32_t t);
 
 bool gg_is_contiguous(const gg_graph *g, int32_t t);
 uint64_t gg_nbytes(const gg_graph *g, int32_t t);
+
+/* Ops of recurrent and hybrid models. gg_scale_inplace and gg_cpy return
+ * views (of a, and of the destination b), as ggml's in-place ops do. */
+int32_t gg_scale_inplace(gg_graph *g, int32_t a);
+int32_t gg_clamp(gg_graph *g, int32_t a);     /* in place, as ggml_clamp */
+int32_t gg_cpy(gg_graph *g, int32_t a, int32_t b);
+int32_t gg_concat(gg_graph *g, int32_t a, int32_t b, int dim);
+int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c);
+int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                    int32_t C, int32_t ids);
+int32_t gg_gated_delta_net(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t gate,
+                           int32_t beta, int32_t state, int64_t K);
 
 #endif

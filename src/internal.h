@@ -71,6 +71,9 @@ typedef struct ggfit_arch {
 /* Rules for an architecture; *known is false for the generic fallback. */
 const ggfit_arch *ggfit__arch(const char *name, bool *known);
 
+/* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
+int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
+
 #define GGFIT_PAD(x, n) (((x) + (n) - 1) / (n) * (n))
 #define GGFIT_MiB (1024.0 * 1024.0)
 

@@ -16,6 +16,8 @@ struct ggfit_model {
     ggfit_layer_info *layers;   /* hp.n_layer entries */
     ggfit_tensor *tensors;
     uint64_t n_tensors;
+    int64_t *block_first;       /* per layer: its first tensor, -1 */
+    int64_t *block_next;        /* per tensor: the next of its layer, -1 */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
 };
@@ -354,8 +356,14 @@ static int classify(loader *l)
     ggfit_model *m = l->m;
     m->n_tensors = ggfit_gguf_n_tensors(m->g);
     m->tensors = ggfit__calloc((size_t)(m->n_tensors ? m->n_tensors : 1), sizeof *m->tensors);
-    if (!m->tensors)
+    m->block_first = ggfit__malloc((size_t)(m->hp.n_layer ? m->hp.n_layer : 1) *
+                                   sizeof *m->block_first);
+    m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
+                                  sizeof *m->block_next);
+    if (!m->tensors || !m->block_first || !m->block_next)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    for (uint32_t il = 0; il < m->hp.n_layer; il++)
+        m->block_first[il] = -1;
     for (uint64_t i = 0; i < m->n_tensors; i++) {
         ggfit_tensor *t = &m->tensors[i];
         const char *rest = NULL;
@@ -368,7 +376,11 @@ static int classify(loader *l)
                                m->hp.n_layer);
         t->layer = (int32_t)il;
         uint64_t nb = t->info->n_bytes;
+        m->block_next[i] = -1;
         if (il >= 0) {
+            /* Chain the layer's tensors, newest first. */
+            m->block_next[i] = m->block_first[il];
+            m->block_first[il] = (int64_t)i;
             t->role = block_role(rest);
             m->layers[il].n_bytes += nb;
             m->layers[il].role_bytes[t->role] += nb;
@@ -439,7 +451,22 @@ void ggfit_model_free(ggfit_model *m)
     ggfit_gguf_close(m->g);
     free(m->layers);
     free(m->tensors);
+    free(m->block_first);
+    free(m->block_next);
     free(m);
+}
+
+int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)
+{
+    if (il >= m->hp.n_layer)
+        return -1;
+    for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i]) {
+        const char *name = m->tensors[i].info->name;
+        const char *dot = strchr(name + 4, '.');   /* after "blk.N" */
+        if (dot && strcmp(dot + 1, rest) == 0)
+            return i;
+    }
+    return -1;
 }
 
 const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m) { return m->g; }

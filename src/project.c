@@ -41,9 +41,13 @@ typedef struct proj {
     uint32_t i_gpu_start, act;
     int dev_buft[GGFIT_MAX_DEVICES];
     int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
-    pcre2_code *re[GGFIT_MAX_OVERRIDES + 2];
-    int re_target[GGFIT_MAX_OVERRIDES + 2];        /* device, or -1 for CPU */
-    uint32_t n_re;
+    struct rule {
+        pcre2_code *re;        /* a general pattern, or NULL for a block rule */
+        int32_t layer;         /* block rule: its block; -1 any; -2 below -ncmoe */
+        uint8_t kind;          /* block rule: which FFN tensors (ffn_kind) */
+        int target;            /* device, or -1 for the CPU */
+    } rules[GGFIT_MAX_OVERRIDES + 2];
+    uint32_t n_rules;
     pcre2_match_data *md;
     int32_t tied_buft;                             /* the tied output copy, -1 */
     uint32_t period;                               /* SWA period in force */
@@ -225,22 +229,99 @@ static int setup_devices(proj *pr, const ggfit_device *devs, size_t n)
 
 /* ---- overrides (-ot, -cmoe, -ncmoe) -------------------------------------- */
 
-static int add_pattern(proj *pr, const char *pattern, int target)
+/* The FFN tensors the overrides llama.cpp's fit writes select, after the
+ * block prefix "blk.N.": "ffn_(gate|up|gate_up|down).*" (all but attention),
+ * "ffn_(gate|gate_up|down).*" (all but up), "ffn_down.*", and the experts
+ * "ffn_(up|down|gate_up|gate)_(ch|)exps". */
+enum ffn_kind { FFN_ALL, FFN_NOT_UP, FFN_DOWN, FFN_EXPERTS, FFN_KIND_COUNT };
+
+static const char *const ffn_tail[FFN_KIND_COUNT] = {
+    "ffn_(gate|up|gate_up|down).*", "ffn_(gate|gate_up|down).*", "ffn_down.*",
+    "ffn_(up|down|gate_up|gate)_(ch|)exps",
+};
+
+static bool starts_with(const char *s, const char *prefix)
 {
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether rest (a block tensor's name after "blk.N.") is one of kind's. */
+static bool ffn_match(uint8_t kind, const char *rest)
+{
+    static const char *const exps[] = { "ffn_up_", "ffn_down_", "ffn_gate_up_", "ffn_gate_" };
+    switch (kind) {
+    case FFN_ALL:
+        return starts_with(rest, "ffn_gate") || starts_with(rest, "ffn_up") ||
+               starts_with(rest, "ffn_down");
+    case FFN_NOT_UP:
+        return starts_with(rest, "ffn_gate") || starts_with(rest, "ffn_down");
+    case FFN_DOWN:
+        return starts_with(rest, "ffn_down");
+    default:
+        for (size_t i = 0; i < sizeof exps / sizeof exps[0]; i++)
+            if (starts_with(rest, exps[i])) {
+                const char *t = rest + strlen(exps[i]);
+                if (starts_with(t, "exps") || starts_with(t, "chexps"))
+                    return true;
+            }
+        return false;
+    }
+}
+
+/* Recognises "blk\.N\.<tail>" and "blk\.\d+\.<tail>" with one of the tails
+ * above: the patterns of llama.cpp's fit, -cmoe and -ncmoe, matched without
+ * a regex engine (they select exactly the same tensors). */
+static bool block_rule(const char *pattern, int32_t *layer, uint8_t *kind)
+{
+    const char *p;
+    if (!starts_with(pattern, "blk\\."))
+        return false;
+    p = pattern + 5;
+    if (starts_with(p, "\\d+")) {
+        *layer = -1;
+        p += 3;
+    } else {
+        long n = 0;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9' && n < 1000000)
+            n = n * 10 + (*p++ - '0');
+        *layer = (int32_t)n;
+    }
+    if (!starts_with(p, "\\."))
+        return false;
+    p += 2;
+    for (uint8_t k = 0; k < FFN_KIND_COUNT; k++)
+        if (strcmp(p, ffn_tail[k]) == 0) {
+            *kind = k;
+            return true;
+        }
+    return false;
+}
+
+static int add_rule(proj *pr, const char *pattern, int target)
+{
+    struct rule *r = &pr->rules[pr->n_rules];
+    memset(r, 0, sizeof *r);
+    r->target = target;
+    if (block_rule(pattern, &r->layer, &r->kind)) {
+        pr->n_rules++;
+        return GGFIT_OK;
+    }
     int code;
     PCRE2_SIZE off;
     /* ECMAScript's \u escapes and unset back references, as std::regex. */
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &off,
-                                   NULL);
-    if (!re) {
+    r->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                          PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &off, NULL);
+    if (!r->re) {
         char msg[160];
         pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
         return ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
                            (size_t)off);
     }
-    pr->re[pr->n_re] = re;
-    pr->re_target[pr->n_re++] = target;
+    pr->n_rules++;
+    if (!pr->md && !(pr->md = pcre2_match_data_create(8, NULL)))
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
     return GGFIT_OK;
 }
 
@@ -264,39 +345,42 @@ static int setup_overrides(proj *pr)
             return ggfit__fail(pr->err, GGFIT_EINVAL,
                                "-ot %s=%s: unknown buffer type '%s' (CPU or a device name)",
                                p->overrides[i].pattern, buf, buf);
-        if ((rc = add_pattern(pr, p->overrides[i].pattern, target)))
+        if ((rc = add_rule(pr, p->overrides[i].pattern, target)))
             return rc;
     }
-    if (p->cpu_moe && (rc = add_pattern(pr, "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", -1)))
-        return rc;
-    if (p->n_cpu_moe) {
-        /* One pattern for blocks 0..N-1, matching what -ncmoe's per-block
-         * patterns match. */
-        char pat[64];
-        snprintf(pat, sizeof pat, "^blk\\.(\\d+)\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
-        if ((rc = add_pattern(pr, pat, -3)))
-            return rc;
-    }
-    if (pr->n_re && !(pr->md = pcre2_match_data_create(8, NULL)))
-        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    /* -cmoe: "\.ffn_(up|down|gate|gate_up)_(ch|)exps", every block's experts. */
+    if (p->cpu_moe)
+        pr->rules[pr->n_rules++] = (struct rule){ .layer = -1, .kind = FFN_EXPERTS, .target = -1 };
+    /* -ncmoe N: one such pattern per block below N. */
+    if (p->n_cpu_moe)
+        pr->rules[pr->n_rules++] = (struct rule){ .layer = -2, .kind = FFN_EXPERTS, .target = -1 };
     return GGFIT_OK;
 }
 
-/* Target of the first override matching name: a device, -1 for the CPU, or
- * -2 when none matches. */
+/* The part of a block tensor's name after "blk.N.". */
+static const char *block_rest(const char *name)
+{
+    const char *dot = strchr(name + 4, '.');
+    return dot ? dot + 1 : name;
+}
+
+/* Target of the first override matching a tensor: a device, -1 for the
+ * CPU, or -2 when none matches. */
 static int override_target(const proj *pr, const char *name, int32_t layer)
 {
-    for (uint32_t i = 0; i < pr->n_re; i++) {
-        int rc = pcre2_match(pr->re[i], (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
-                             NULL);
-        if (rc < 0)
-            continue;
-        if (pr->re_target[i] == -3) {   /* -ncmoe: only blocks below N */
-            if (layer >= 0 && (uint32_t)layer < pr->p->n_cpu_moe)
-                return -1;
+    for (uint32_t i = 0; i < pr->n_rules; i++) {
+        const struct rule *r = &pr->rules[i];
+        if (r->re) {
+            if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
+                            NULL) >= 0)
+                return r->target;
             continue;
         }
-        return pr->re_target[i];
+        if (layer < 0 || (r->layer >= 0 && r->layer != layer) ||
+            (r->layer == -2 && (uint32_t)layer >= pr->p->n_cpu_moe))
+            continue;
+        if (ffn_match(r->kind, block_rest(name)))
+            return r->target;
     }
     return -2;
 }
@@ -668,6 +752,7 @@ static int graph_compute(proj *pr, const int32_t *placement)
     };
     gg_graph g;
     gg_init(&g);
+    g.names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     int rc = ggfit__build_graph(&g, &gp);
     if (rc == GGFIT_OK && getenv("GGFIT_DEBUG_GRAPH"))
         dump_graph(&g);
@@ -780,8 +865,8 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
                          "cache and compute buffers follow the generic transformer rules",
                  pr.hp->arch);
     }
-    for (uint32_t i = 0; i < pr.n_re; i++)
-        pcre2_code_free(pr.re[i]);
+    for (uint32_t i = 0; i < pr.n_rules; i++)
+        pcre2_code_free(pr.rules[i].re);
     pcre2_match_data_free(pr.md);
     if (placement != placement_out)
         ggfit_free(placement);
