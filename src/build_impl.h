@@ -118,7 +118,7 @@ typedef struct gb_moe {
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
  * (expert_gating_func, else gating; expert_weights_norm and _scale; expert
- * groups), its gate_exps required. */
+ * groups). Gate and up experts are required unless fused as gate_up. */
 void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 
 /* Architectures: each builds the whole graph, or sets b->missing. */
