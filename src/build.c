@@ -441,7 +441,7 @@ int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w)
         weights = gb_reshape_2d(b, weights, n_used, n_tokens);
         int32_t sum = gg_sum_rows(g, weights);
         gb_cb(b, sum, "ffn_moe_weights_sum", il);
-        sum = gg_unary_op(g, GGFIT_OP_CLAMP, sum);
+        sum = gg_clamp(g, sum);   /* in place: a view of the sum */
         gb_cb(b, sum, "ffn_moe_weights_sum_clamped", il);
         weights = gg_binary(g, GGFIT_OP_DIV, weights, sum);
         gb_cb(b, weights, "ffn_moe_weights_norm", il);
