@@ -1,0 +1,1335 @@
+/*
+ * test_sched.c - the model of ggml's backend scheduler against llama.cpp's
+ * own graphs.
+ *
+ * Each line of data/graphs/<model>.jsonl.gz (GGFIT_GRAPHS) is the graph
+ * llama.cpp's scheduler handed to ggml-alloc: the graph llama.cpp built, with
+ * a backend for every tensor and the copies the scheduler inserted (a node
+ * "<backend>#<tensor>#<copy>" preceded by the view "<tensor> (view)"). The
+ * test undoes the scheduler's work: drops the copies and their views, points
+ * the copies' consumers back at the originals, forgets every backend, and
+ * tells the scheduler only what llama.cpp tells it (which buffer each
+ * allocated leaf is in, which "norm" nodes llama.cpp pins). The scheduler
+ * must then give back the recorded graph: the same tensors in the same order
+ * with the same backends, flags and sources, and, through the ggml-alloc
+ * model, the same bytes per backend. Small hand-made graphs then pin the
+ * rules the llama.cpp graphs do not reach (op offload, pipeline copies,
+ * unassigned nodes) and the error paths.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <zlib.h>
+
+#include "galloc.h"
+#include "internal.h"
+#include "sched.h"
+#include "test_util.h"
+
+static const char *graphs_dir(void)
+{
+    const char *d = getenv("GGFIT_GRAPHS");
+    return d && *d ? d : "data/graphs";
+}
+
+/* ------------------------------------------------------------------------
+ * ggml_op_desc strings -> ggfit_op
+ * ---------------------------------------------------------------------- */
+
+static const char *const op_names[GGFIT_OP_COUNT] = {
+    "NONE", "DUP", "ADD", "ADD_ID", "ADD1", "ACC", "SUB", "MUL", "DIV", "SQR",
+    "SQRT", "LOG", "SIN", "COS", "SUM", "SUM_ROWS", "CUMSUM", "MEAN", "ARGMAX",
+    "COUNT_EQUAL", "REPEAT", "REPEAT_BACK", "CONCAT", "SILU_BACK", "NORM",
+    "RMS_NORM", "RMS_NORM_BACK", "GROUP_NORM", "L2_NORM", "MUL_MAT",
+    "MUL_MAT_ID", "OUT_PROD", "SCALE", "SET", "CPY", "CONT", "RESHAPE", "VIEW",
+    "PERMUTE", "TRANSPOSE", "GET_ROWS", "GET_ROWS_BACK", "SET_ROWS", "DIAG",
+    "DIAG_MASK_INF", "DIAG_MASK_ZERO", "SOFT_MAX", "SOFT_MAX_BACK", "ROPE",
+    "ROPE_BACK", "CLAMP", "CONV_TRANSPOSE_1D", "IM2COL", "IM2COL_BACK",
+    "IM2COL_3D", "COL2IM_1D", "CONV_2D", "CONV_3D", "CONV_2D_DW",
+    "CONV_TRANSPOSE_2D", "POOL_1D", "POOL_2D", "POOL_2D_BACK", "UPSCALE", "PAD",
+    "PAD_REFLECT_1D", "ROLL", "ARANGE", "TIMESTEP_EMBEDDING", "ARGSORT",
+    "TOP_K", "LEAKY_RELU", "TRI", "FILL", "FLASH_ATTN_EXT", "FLASH_ATTN_BACK",
+    "SSM_CONV", "SSM_SCAN", "WIN_PART", "WIN_UNPART", "GET_REL_POS",
+    "ADD_REL_POS", "RWKV_WKV6", "GATED_LINEAR_ATTN", "RWKV_WKV7", "SOLVE_TRI",
+    "GATED_DELTA_NET", "LIGHTNING_INDEXER", "DSV4_HC_COMB", "DSV4_HC_PRE",
+    "DSV4_HC_POST", "UNARY", "MAP_CUSTOM1", "MAP_CUSTOM2", "MAP_CUSTOM3",
+    "CUSTOM", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK",
+    "OPT_STEP_ADAMW", "OPT_STEP_SGD", "GLU",
+};
+_Static_assert(sizeof op_names / sizeof op_names[0] == GGFIT_OP_COUNT,
+               "op_names must cover ggfit_op");
+
+static const char *const unary_names[] = {
+    "ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID", "GELU",
+    "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP", "EXPM1",
+    "SOFTPLUS", "GELU_ERF", "XIELU", "FLOOR", "CEIL", "ROUND", "TRUNC",
+};
+static const char *const glu_names[] = {
+    "REGLU", "GEGLU", "SWIGLU", "SWIGLU_OAI", "GEGLU_ERF", "GEGLU_QUICK",
+};
+
+static int op_from_desc(const char *s)
+{
+    for (int i = 0; i < GGFIT_OP_COUNT; i++)
+        if (strcmp(op_names[i], s) == 0)
+            return i;
+    for (size_t i = 0; i < sizeof unary_names / sizeof unary_names[0]; i++)
+        if (strcmp(unary_names[i], s) == 0)
+            return GGFIT_OP_UNARY;
+    for (size_t i = 0; i < sizeof glu_names / sizeof glu_names[0]; i++)
+        if (strcmp(glu_names[i], s) == 0)
+            return GGFIT_OP_GLU;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading a recorded graph
+ * ---------------------------------------------------------------------- */
+
+static bool read_line(gzFile f, char **buf, size_t *cap)
+{
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 2) {
+            *cap = *cap ? *cap * 2 : 1 << 20;
+            *buf = realloc(*buf, *cap);
+            assert_non_null(*buf);
+        }
+        if (!gzgets(f, *buf + len, (int)(*cap - len > INT32_MAX ? INT32_MAX : *cap - len)))
+            return len > 0;
+        len += strlen(*buf + len);
+        if (len > 0 && (*buf)[len - 1] == '\n')
+            return true;
+    }
+}
+
+
+/* ------------------------------------------------------------------------
+ * Names -> indices (the resolver of test_galloc.c, same rules)
+ *
+ * The dump names sources by tensor name, and llama.cpp's names repeat: the
+ * RMS_NORM and the MUL after it are both "norm-0", a RESHAPE keeps its
+ * source's name, every unnamed view is " (view)", and a MoE layer makes eight
+ * identical "ffn_moe_weighted-0 (view)". So each source is resolved by the
+ * rules below, in this order, which follow from how ggml orders a graph.
+ *  1. A scheduler dependency view (op NONE, in the nodes, one source) is
+ *     ggml_view_tensor(input): the input has its type and shape, and its
+ *     root and offset; the nearest earlier such tensor, else the first later
+ *     one (a split input can be a view placed further on).
+ *  2. Fresh sources: ggml lists a node's sources before it in depth-first
+ *     post-order, so a source first reached through this node ends right
+ *     before it, and the one before ends right before that subtree. Walking
+ *     back from the node, a tensor with the slot's name (and a plausible
+ *     type, rule 4) is that slot's source.
+ *  3. Other sources were reached earlier: of the earlier tensors with that
+ *     name (and plausible, rule 4), the first one nobody consumed yet (views
+ *     made and expanded in a row, consumed in the same order), else the
+ *     latest.
+ *  4. Plausible: a view's source has its root; index operands (GET_ROWS,
+ *     SET_ROWS, ROPE, MUL_MAT_ID, ADD_ID, SSM_SCAN ids) are integers, and
+ *     GET_ROWS rows match the result's shape.
+ *  5. One source no rule can tell from the names, Mamba-2's x in x * D,
+ *     is taken as llama.cpp's code builds it (mamba2_x below).
+ * The root of a view (view_src) is the source that is it, or the root of
+ * the source that is a view of it.
+ * ---------------------------------------------------------------------- */
+
+typedef struct tinfo {
+    const char *name;
+    const char *view_src;   /* NULL when not a view */
+    json_t *src;            /* array of names */
+    bool leaf;
+} tinfo;
+
+typedef struct resolver {
+    const tinfo *ti;
+    ggfit_gt *t;
+    json_t *by_name;        /* name -> array of indices, ascending */
+    int32_t *n_uses;        /* consumers resolved so far */
+    int32_t *seg;           /* first index of the node's depth-first segment */
+} resolver;
+
+static bool is_int(uint32_t type)
+{
+    return type == GGFIT_TYPE_I32 || type == GGFIT_TYPE_I64;
+}
+
+/* Rule 4. x is the tensor already resolved for slot 1 (SSM_SCAN's x), or
+ * NULL. */
+static bool plausible(const resolver *r, size_t c, size_t i, size_t k, const ggfit_gt *x)
+{
+    const ggfit_gt *ct = &r->t[c], *t = &r->t[i];
+    const tinfo *ci = &r->ti[c], *ti = &r->ti[i];
+    if (ggfit__op_is_view(t->op) && k == 0 && ti->view_src)
+        return ci->view_src ? strcmp(ci->view_src, ti->view_src) == 0
+                            : strcmp(ci->name, ti->view_src) == 0;
+    switch (t->op) {
+    case GGFIT_OP_GET_ROWS:
+        return k == 1 ? is_int(ct->type) && ct->ne[0] == t->ne[1] : ct->ne[0] == t->ne[0];
+    case GGFIT_OP_SET_ROWS:
+    case GGFIT_OP_ROPE:
+        return k != 1 || is_int(ct->type);
+    case GGFIT_OP_MUL_MAT_ID:
+    case GGFIT_OP_ADD_ID:
+        return k != 2 || is_int(ct->type);
+    case GGFIT_OP_SSM_SCAN:
+        if (k == 6)
+            return is_int(ct->type) && (!x || ct->ne[0] == x->ne[3]);
+        return !is_int(ct->type);
+    default:
+        return true;
+    }
+}
+
+static bool same_shape(const ggfit_gt *a, const ggfit_gt *b)
+{
+    return a->type == b->type && memcmp(a->ne, b->ne, sizeof a->ne) == 0;
+}
+
+/* The latest non-view named name before i, else the first one. */
+static int32_t root_by_name(const resolver *r, const char *name, size_t i)
+{
+    json_t *c = json_object_get(r->by_name, name);
+    int32_t best = -1;
+    for (size_t k = 0; k < json_array_size(c); k++) {
+        size_t j = (size_t)json_integer_value(json_array_get(c, k));
+        if (r->ti[j].view_src)
+            continue;
+        if (j < i || best < 0)
+            best = (int32_t)j;
+        if (j >= i)
+            break;
+    }
+    return best;
+}
+
+/* Rule 1. */
+static void resolve_dependency(resolver *r, size_t i)
+{
+    ggfit_gt *t = &r->t[i];
+    const tinfo *ti = &r->ti[i];
+    const char *name = json_string_value(json_array_get(ti->src, 0));
+    json_t *c = json_object_get(r->by_name, name);
+    bool of_root = strcmp(name, ti->view_src) == 0 && t->view_offs == 0;
+    int32_t before = -1, after = -1, any = -1;
+    for (size_t k = 0; k < json_array_size(c); k++) {
+        size_t j = (size_t)json_integer_value(json_array_get(c, k));
+        if (any < 0)
+            any = (int32_t)j;
+        bool match = same_shape(&r->t[j], t) &&
+            (of_root ? !r->ti[j].view_src
+                     : r->ti[j].view_src && strcmp(r->ti[j].view_src, ti->view_src) == 0 &&
+                       r->t[j].view_offs == t->view_offs);
+        if (!match)
+            continue;
+        if (j < i)
+            before = (int32_t)j;
+        else if (after < 0)
+            after = (int32_t)j;
+    }
+    int32_t p = before >= 0 ? before : after >= 0 ? after : any;
+    assert_true(p >= 0);
+    t->src[0] = p;
+    if (!r->ti[p].view_src)
+        t->view_src = p;
+    else if ((size_t)p < i)
+        t->view_src = r->t[p].view_src;
+    else
+        t->view_src = root_by_name(r, ti->view_src, i);
+    r->n_uses[p]++;
+    r->seg[i] = (int32_t)i;
+}
+
+/* The one case the rules cannot decide from names: Mamba-2's skip
+ * connection, y + x * D (llama.cpp src/models/mamba-base.cpp,
+ * build_mamba2_layer: ggml_add(y, ggml_mul(x, ssm_d))). x and z are both
+ * " (view)", same type and shape, both already consumed (x by SSM_SCAN, z by
+ * its CONT); x is the view of the conv output after SILU, z a view of the
+ * in_proj output. Returns x for the MUL's first source, or -1 when node i is
+ * not that MUL. */
+static int32_t mamba2_x(const resolver *r, size_t i, json_t *cands)
+{
+    const ggfit_gt *t = &r->t[i];
+    const char *d = json_string_value(json_array_get(r->ti[i].src, 1));
+    size_t n = d ? strlen(d) : 0;
+    if (t->op != GGFIT_OP_MUL || n < 6 || strcmp(d + n - 6, ".ssm_d") != 0)
+        return -1;
+    int32_t best = -1;
+    for (size_t m = 0; m < json_array_size(cands); m++) {
+        size_t j = (size_t)json_integer_value(json_array_get(cands, m));
+        if (j >= i)
+            break;
+        int32_t root = r->t[j].view_src;
+        if (root >= 0 && r->t[root].op == GGFIT_OP_UNARY && same_shape(&r->t[j], t))
+            best = (int32_t)j;
+    }
+    return best;
+}
+
+static void resolve_tensor(resolver *r, size_t i)
+{
+    ggfit_gt *t = &r->t[i];
+    const tinfo *ti = &r->ti[i];
+    size_t n_src = json_array_size(ti->src);
+    if (!ti->leaf && t->op == GGFIT_OP_NONE && ti->view_src && n_src == 1) {
+        resolve_dependency(r, i);
+        return;
+    }
+
+    /* Rule 2, walking back from the last slot. */
+    if (!ti->leaf) {
+        int64_t pos = (int64_t)i - 1;
+        for (size_t k = n_src; k-- > 0;) {
+            const char *name = json_string_value(json_array_get(ti->src, k));
+            if (pos >= 0 && !r->ti[pos].leaf && strcmp(r->ti[pos].name, name) == 0 &&
+                plausible(r, (size_t)pos, i, k, NULL)) {
+                t->src[k] = (int32_t)pos;
+                pos = r->seg[pos] - 1;
+            }
+        }
+        r->seg[i] = (int32_t)(pos + 1);
+    }
+
+    /* Rule 3 for the rest, in slot order; a tensor taken by rule 2 is not
+     * a candidate for another slot of the node. */
+    int32_t fresh[GGFIT_GALLOC_MAX_SRC];
+    for (size_t k = 0; k < n_src; k++)
+        fresh[k] = t->src[k];
+    for (size_t k = 0; k < n_src; k++) {
+        if (t->src[k] >= 0)
+            continue;
+        const char *name = json_string_value(json_array_get(ti->src, k));
+        json_t *c = json_object_get(r->by_name, name);
+        assert_non_null(c);
+        const ggfit_gt *x = k > 1 && t->src[1] >= 0 ? &r->t[t->src[1]] : NULL;
+        int32_t first_unused = -1, latest = -1, first_unused_p = -1, latest_p = -1;
+        for (size_t m = 0; m < json_array_size(c); m++) {
+            size_t j = (size_t)json_integer_value(json_array_get(c, m));
+            if (j >= i)
+                break;
+            bool taken = false;
+            for (size_t q = 0; q < n_src; q++)
+                taken |= fresh[q] == (int32_t)j;
+            if (taken)
+                continue;
+            bool p = plausible(r, j, i, k, x);
+            latest = (int32_t)j;
+            if (first_unused < 0 && r->n_uses[j] == 0)
+                first_unused = (int32_t)j;
+            if (p) {
+                latest_p = (int32_t)j;
+                if (first_unused_p < 0 && r->n_uses[j] == 0)
+                    first_unused_p = (int32_t)j;
+            }
+        }
+        int32_t conv_x = k == 0 ? mamba2_x(r, i, c) : -1;
+        if (conv_x >= 0)
+            t->src[k] = conv_x;
+        else if (latest_p >= 0)
+            t->src[k] = first_unused_p >= 0 ? first_unused_p : latest_p;
+        else if (latest >= 0)
+            t->src[k] = first_unused >= 0 ? first_unused : latest;
+        else   /* only later tensors have this name */
+            t->src[k] = (int32_t)json_integer_value(json_array_get(c, 0));
+    }
+    for (size_t k = 0; k < n_src; k++)
+        r->n_uses[t->src[k]]++;
+
+    if (ti->view_src) {
+        for (size_t k = 0; k < n_src && t->view_src < 0; k++) {
+            int32_t p = t->src[k];
+            if (!r->ti[p].view_src && strcmp(r->ti[p].name, ti->view_src) == 0)
+                t->view_src = p;
+            else if (r->ti[p].view_src && strcmp(r->ti[p].view_src, ti->view_src) == 0)
+                t->view_src = r->t[p].view_src;
+        }
+        if (t->view_src < 0)
+            t->view_src = root_by_name(r, ti->view_src, i);
+        assert_true(t->view_src >= 0);
+    }
+}
+
+#define MAX_B 8
+
+/* One recorded tensor, resolved. */
+typedef struct rec_t {
+    const char *name;     /* points into the JSON (kept alive) */
+    int32_t src[GGFIT_GALLOC_MAX_SRC];
+    int32_t view_src;
+    int32_t backend;
+    uint32_t flags;
+    uint64_t size;
+    int64_t ne[4];
+    int type, op;
+    uint8_t n_src;
+    bool leaf, copy, dep, allocated;
+} rec_t;
+
+typedef struct recorded {
+    json_t *root;
+    rec_t *r;
+    size_t n, n_leafs;
+    int n_backends;
+    char bname[MAX_B][96];
+    int buft_of[MAX_B];   /* backend -> buffer type index */
+    char buft_name[MAX_B][96];
+    int n_bufts;
+    uint64_t want[MAX_B];
+    uint64_t align[MAX_B];
+    bool full_offload;
+    char label[160];
+} recorded;
+
+static bool starts_with_backend(const recorded *g, const char *name)
+{
+    for (int b = 0; b < g->n_backends; b++) {
+        size_t l = strlen(g->bname[b]);
+        if (strncmp(name, g->bname[b], l) == 0 && name[l] == '#')
+            return true;
+    }
+    return false;
+}
+
+/* The resolver cannot tell apart tensors that share a name and a shape
+ * class but not a backend: llama.cpp's duplicated per-buffer-type weights
+ * ("rope_freqs.weight" once in CPU memory, once on the device) and the
+ * two KV masks of an iSWA model ("attn_inp_kq_mask", and their copies, which
+ * share one copy name). The scheduler's graph rules them out: a node reads a
+ * weight on its own backend, else through a copy (an RPC device and the CPU
+ * cannot read each other's buffers), and a mask as wide as the KV it masks. */
+static const rec_t *original(const recorded *g, int32_t c)
+{
+    /* A copy stands for the tensor its dependency view names. */
+    return g->r[c].copy ? &g->r[g->r[c - 1].src[0]] : &g->r[c];
+}
+
+static bool fits(const recorded *g, size_t i, unsigned k, int32_t c)
+{
+    const rec_t *t = &g->r[i];
+    const rec_t *o = original(g, c);
+    if (o->leaf && o->allocated && !g->r[c].copy && !ggfit__op_is_view(t->op) &&
+        o->backend != t->backend)
+        return false;
+    if (t->op == GGFIT_OP_FLASH_ATTN_EXT && k == 3 && t->src[1] >= 0)
+        return o->ne[0] == g->r[t->src[1]].ne[1];
+    if (t->op == GGFIT_OP_SOFT_MAX && k == 1 && t->src[0] >= 0)
+        return o->ne[0] == g->r[t->src[0]].ne[0];
+    return true;
+}
+
+static void refit(recorded *g, json_t *by_name, size_t i, unsigned k)
+{
+    json_t *c = json_object_get(by_name, g->r[g->r[i].src[k]].name);
+    int32_t best = -1;
+    for (size_t m = 0; m < json_array_size(c); m++) {
+        int32_t j = (int32_t)json_integer_value(json_array_get(c, m));
+        if ((size_t)j < i && !g->r[j].dep && fits(g, i, k, j))
+            best = j;
+    }
+    if (best >= 0)
+        g->r[i].src[k] = best;
+}
+
+static void read_recorded(json_t *root, recorded *g)
+{
+    memset(g, 0, sizeof *g);
+    g->root = root;
+    json_t *backends = json_object_get(root, "backends");
+    json_t *tensors = json_object_get(root, "tensors");
+    json_t *cs = json_object_get(root, "case");
+    assert_true(json_is_array(backends) && json_is_array(tensors) && json_is_object(cs));
+
+    /* llama.cpp's full offload (-ngl default: all layers): pins norms. */
+    g->full_offload = true;
+    json_t *args = json_object_get(cs, "args");
+    int pos = snprintf(g->label, sizeof g->label, "%s",
+                       json_string_value(json_object_get(cs, "model")));
+    for (size_t a = 0; a < json_array_size(args); a++) {
+        const char *s = json_string_value(json_array_get(args, a));
+        if (strcmp(s, "-ngl") == 0)
+            g->full_offload = false;   /* the cases use -ngl 10 < n_layer */
+        if (pos > 0 && (size_t)pos < sizeof g->label)
+            pos += snprintf(g->label + pos, sizeof g->label - (size_t)pos, " %s", s);
+    }
+
+    g->n_backends = (int)json_array_size(backends);
+    assert_true(g->n_backends > 0 && g->n_backends <= MAX_B);
+    for (int b = 0; b < g->n_backends; b++) {
+        json_t *jb = json_array_get(backends, (size_t)b);
+        snprintf(g->bname[b], sizeof g->bname[b], "%s", json_string_value(json_object_get(jb, "name")));
+        const char *bt = json_string_value(json_object_get(jb, "buft"));
+        g->buft_of[b] = -1;
+        for (int k = 0; k < g->n_bufts; k++)
+            if (strcmp(g->buft_name[k], bt) == 0)
+                g->buft_of[b] = k;
+        if (g->buft_of[b] < 0) {
+            snprintf(g->buft_name[g->n_bufts], sizeof g->buft_name[0], "%s", bt);
+            g->buft_of[b] = g->n_bufts++;
+        }
+        g->want[b] = (uint64_t)json_integer_value(json_object_get(jb, "size"));
+        g->align[b] = (uint64_t)json_integer_value(json_object_get(jb, "alignment"));
+    }
+
+    g->n = json_array_size(tensors);
+    size_t n = g->n;
+    g->r = calloc(n ? n : 1, sizeof *g->r);
+    ggfit_gt *gt = calloc(n ? n : 1, sizeof *gt);
+    tinfo *ti = calloc(n ? n : 1, sizeof *ti);
+    int32_t *scratch = calloc(2 * (n ? n : 1), sizeof *scratch);
+    assert_true(g->r && gt && ti && scratch);
+    resolver rs = { .ti = ti, .t = gt, .by_name = json_object(), .n_uses = scratch,
+                    .seg = scratch + n };
+    for (size_t i = 0; i < n; i++) {
+        json_t *jt = json_array_get(tensors, i);
+        rec_t *t = &g->r[i];
+        t->name = json_string_value(json_object_get(jt, "name"));
+        t->leaf = strcmp(json_string_value(json_object_get(jt, "kind")), "leaf") == 0;
+        if (t->leaf) {
+            assert_int_equal(g->n_leafs, i);
+            g->n_leafs++;
+        }
+        t->backend = (int32_t)json_integer_value(json_object_get(jt, "backend"));
+        t->flags = (uint32_t)json_integer_value(json_object_get(jt, "flags"));
+        t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
+        t->allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
+        t->type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
+        t->op = op_from_desc(json_string_value(json_object_get(jt, "op")));
+        if (t->type < 0 || t->op < 0)
+            fail_msg("%s: tensor %zu: unknown type or op", g->label, i);
+        json_t *ne = json_object_get(jt, "ne");
+        for (size_t d = 0; d < 4; d++)
+            t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
+        /* ggml never lists an op NONE tensor among the nodes; the scheduler's
+         * copies and dependency views are the only ones. */
+        bool op_none = t->op == GGFIT_OP_NONE;
+        t->copy = !t->leaf && op_none && starts_with_backend(g, t->name);
+        t->dep = !t->leaf && op_none && !t->copy;
+
+        /* What the resolver needs. */
+        gt[i].op = (uint8_t)t->op;
+        gt[i].type = (uint32_t)t->type;
+        memcpy(gt[i].ne, t->ne, sizeof gt[i].ne);
+        gt[i].view_src = -1;
+        gt[i].view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
+        for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+            gt[i].src[j] = -1;
+        ti[i].name = t->name;
+        ti[i].leaf = t->leaf;
+        ti[i].view_src = json_string_value(json_object_get(jt, "view_src"));
+        ti[i].src = json_object_get(jt, "src");
+        assert_true(json_array_size(ti[i].src) <= GGFIT_GALLOC_MAX_SRC);
+        gt[i].n_src = (uint8_t)json_array_size(ti[i].src);
+        json_t *list = json_object_get(rs.by_name, t->name);
+        if (!list) {
+            list = json_array();
+            json_object_set_new(rs.by_name, t->name, list);
+        }
+        json_array_append_new(list, json_integer((json_int_t)i));
+    }
+    for (size_t i = 0; i < n; i++)
+        resolve_tensor(&rs, i);
+    for (size_t i = 0; i < n; i++) {
+        rec_t *t = &g->r[i];
+        t->view_src = gt[i].view_src;
+        t->n_src = gt[i].n_src;
+        memcpy(t->src, gt[i].src, sizeof t->src);
+    }
+    for (size_t i = g->n_leafs; i < n; i++)
+        if (!g->r[i].copy && !g->r[i].dep)
+            for (unsigned k = 0; k < g->r[i].n_src; k++)
+                if (!fits(g, i, k, g->r[i].src[k]))
+                    refit(g, rs.by_name, i, k);
+    json_decref(rs.by_name);
+    free(scratch);
+    free(ti);
+    free(gt);
+    /* Each dependency view is followed by its copy. */
+    for (size_t i = g->n_leafs; i < g->n; i++)
+        if (g->r[i].dep && !(i + 1 < g->n && g->r[i + 1].copy && g->r[i].n_src == 1))
+            fail_msg("%s: node %zu (%s) has op NONE but is no copy", g->label, i, g->r[i].name);
+}
+
+/* "norm-<il>" and "l_last-<il>": the names llama.cpp's graph callback pins to
+ * the layer's device when the model is fully offloaded (or n_tokens < 32). */
+static bool pinned_name(const char *name)
+{
+    const char *p = NULL;
+    if (strncmp(name, "norm-", 5) == 0)
+        p = name + 5;
+    else if (strncmp(name, "l_last-", 7) == 0)
+        p = name + 7;
+    if (!p || !*p)
+        return false;
+    for (; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return false;
+    return true;
+}
+
+/* The graph llama.cpp built, and what it tells the scheduler. */
+typedef struct unsched {
+    ggfit_st *t;
+    size_t n_leafs, n_nodes;
+    int32_t *in_of;       /* recorded index -> input index; -1 for inserted */
+    ggfit_sched_backend backends[MAX_B];
+    ggfit_sched_buft bufts[MAX_B];
+    ggfit_sched_in in;
+} unsched;
+
+static void unschedule(const recorded *g, unsched *u)
+{
+    memset(u, 0, sizeof *u);
+    json_t *tensors = json_object_get(g->root, "tensors");
+    u->t = calloc(g->n ? g->n : 1, sizeof *u->t);
+    u->in_of = calloc(g->n ? g->n : 1, sizeof *u->in_of);
+    assert_true(u->t && u->in_of);
+
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const rec_t *r = &g->r[i];
+        u->in_of[i] = -1;
+        if (r->copy || r->dep)
+            continue;
+        json_t *jt = json_array_get(tensors, i);
+        ggfit_st *t = &u->t[k];
+        u->in_of[i] = (int32_t)k++;
+        snprintf(t->name, sizeof t->name, "%s", r->name);
+        const char *op = json_string_value(json_object_get(jt, "op"));
+        int opv = op_from_desc(op);
+        if (opv < 0)
+            fail_msg("unknown op %s", op);
+        t->op = (uint8_t)opv;
+        int type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
+        assert_true(type >= 0);
+        t->type = (uint32_t)type;
+        json_t *ne = json_object_get(jt, "ne");
+        for (size_t d = 0; d < 4; d++)
+            t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
+        t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
+        t->flags = r->flags;
+        t->view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
+        t->buft = -1;
+        t->backend = -1;
+        /* Weights and KV cache are the allocated leafs; the buffer they are in
+         * is the one of the backend they were put on. */
+        bool allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
+        if (r->leaf && allocated) {
+            t->buft = (int16_t)g->buft_of[r->backend];
+            t->weights = strncmp(r->name, "cache_", 6) != 0;
+        }
+        if (!r->leaf && g->full_offload && pinned_name(r->name))
+            t->backend = 0;   /* the layer's device: the only one */
+    }
+    u->n_leafs = g->n_leafs;
+    u->n_nodes = k - g->n_leafs;
+
+    /* Sources and view sources, with copies read as their originals. */
+    for (size_t i = 0; i < g->n; i++) {
+        const rec_t *r = &g->r[i];
+        if (u->in_of[i] < 0)
+            continue;
+        ggfit_st *t = &u->t[u->in_of[i]];
+        t->view_src = r->view_src >= 0 ? u->in_of[r->view_src] : -1;
+        t->n_src = r->n_src;
+        for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+            t->src[j] = -1;
+        for (size_t j = 0; j < r->n_src; j++) {
+            int32_t p = r->src[j];
+            if (g->r[p].copy)
+                p = g->r[p - 1].src[0];   /* the view before it names the original */
+            t->src[j] = u->in_of[p];
+            assert_true(t->src[j] >= 0);
+        }
+    }
+
+    for (int b = 0; b < g->n_bufts; b++)
+        u->bufts[b] = (ggfit_sched_buft){ .name = g->buft_name[b],
+                                          .is_host = strncmp(g->buft_name[b], "CPU", 3) == 0,
+                                          .max_size = UINT64_MAX };
+    for (int b = 0; b < g->n_backends; b++) {
+        u->bufts[g->buft_of[b]].alignment = g->align[b];
+        bool cpu = strcmp(g->bname[b], "CPU") == 0;
+        u->backends[b] = (ggfit_sched_backend){ .name = g->bname[b], .buft = g->buft_of[b],
+                                                .bufts = UINT32_C(1) << g->buft_of[b],
+                                                .is_cpu = cpu, .offload = GGFIT_OFFLOAD_NEVER,
+                                                .offload_min_batch = 32 };
+        /* The CPU reads every host buffer; an RPC device only its own. */
+        if (cpu)
+            for (int q = 0; q < g->n_bufts; q++)
+                if (u->bufts[q].is_host)
+                    u->backends[b].bufts |= UINT32_C(1) << q;
+    }
+    u->in = (ggfit_sched_in){ .t = u->t, .n_leafs = u->n_leafs, .n_nodes = u->n_nodes,
+                              .backends = u->backends, .n_backends = g->n_backends,
+                              .bufts = u->bufts, .n_bufts = g->n_bufts, .n_copies = 1,
+                              .cur_copy = 0, .op_offload = true };
+}
+
+/* Where the scheduler's graph first differs from the recorded one, or NULL. */
+static const char *first_difference(const recorded *g, const unsched *u, const ggfit_sched_out *o,
+                                    char *buf, size_t cap)
+{
+    size_t n_out = o->n_leafs + o->n_nodes;
+    if (o->n_leafs != g->n_leafs) {
+        snprintf(buf, cap, "%zu leafs, recorded %zu", o->n_leafs, g->n_leafs);
+        return buf;
+    }
+    for (size_t i = 0; i < n_out && i < g->n; i++) {
+        const rec_t *r = &g->r[i];
+        const ggfit_gt *t = &o->t[i];
+        char name[GGFIT_SCHED_NAME];
+        ggfit__sched_name(&u->in, o, i, name);
+        const char *what = NULL;
+        char detail[160] = "";
+        if (strcmp(name, r->name) != 0)
+            what = "name";
+        else if (t->backend != r->backend)
+            snprintf(detail, sizeof detail, "backend %d, recorded %d", t->backend, r->backend);
+        else if (t->flags != r->flags)
+            snprintf(detail, sizeof detail, "flags %u, recorded %u", t->flags, r->flags);
+        else if (t->view_src != r->view_src)
+            what = "view_src";
+        else if (t->n_src != r->n_src || memcmp(t->src, r->src, sizeof t->src) != 0)
+            what = "sources";
+        else if (t->size != r->size || t->type != (uint32_t)r->type || t->op != r->op ||
+                 memcmp(t->ne, r->ne, sizeof t->ne) != 0)
+            what = "size, type, op or shape";
+        else if (t->view_src < 0 && !t->allocated != !r->allocated)
+            what = "allocated";
+        if (what || detail[0]) {
+            snprintf(buf, cap, "tensor %zu: %s (recorded %s): %s", i, name, r->name,
+                     what ? what : detail);
+            return buf;
+        }
+    }
+    if (n_out != g->n) {
+        snprintf(buf, cap, "%zu tensors, recorded %zu", n_out, g->n);
+        return buf;
+    }
+    return NULL;
+}
+
+static void same_with_lists(const unsched *u, const ggfit_sched_out *o)
+{
+    size_t n = u->n_leafs + u->n_nodes, m = n + 1;
+    ggfit_st *pool = calloc(m, sizeof *pool);
+    int32_t *lists = calloc(n ? n : 1, sizeof *lists);
+    assert_true(pool && lists);
+    /* Tensor i goes to pool[n - i]; pool[0] is in no list. */
+    snprintf(pool[0].name, sizeof pool[0].name, "unused");
+    pool[0].view_src = -1;
+    for (size_t i = 0; i < n; i++) {
+        ggfit_st *t = &pool[n - i];
+        *t = u->t[i];
+        if (t->view_src >= 0)
+            t->view_src = (int32_t)(n - (size_t)t->view_src);
+        for (unsigned j = 0; j < t->n_src; j++)
+            if (t->src[j] >= 0)
+                t->src[j] = (int32_t)(n - (size_t)t->src[j]);
+        lists[i] = (int32_t)(n - i);
+    }
+    ggfit_sched_in in = u->in;
+    in.t = pool;
+    in.n_tensors = m;
+    in.leafs = lists;
+    in.nodes = lists + u->n_leafs;
+    ggfit_sched_out o2;
+    char *err = NULL;
+    if (ggfit__sched_split(&in, &o2, &err) != GGFIT_OK)
+        fail_msg("lists: %s", err);
+    assert_int_equal(o2.n_leafs, o->n_leafs);
+    assert_int_equal(o2.n_nodes, o->n_nodes);
+    assert_int_equal(o2.n_splits, o->n_splits);
+    assert_memory_equal(o2.t, o->t, (o->n_leafs + o->n_nodes) * sizeof *o->t);
+    for (size_t k = 0; k < o->n_leafs + o->n_nodes; k++)
+        assert_int_equal(o2.origin[k], (int32_t)n - o->origin[k]);
+    assert_int_equal(o2.backend_of[0], -1);
+    ggfit__sched_free(&o2);
+    free(lists);
+    free(pool);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void test_llama_graphs(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(graphs_dir());
+    if (!dir)
+        fail_msg("cannot open %s (set GGFIT_GRAPHS)", graphs_dir());
+    char *files[64];
+    size_t n_files = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        size_t l = strlen(de->d_name);
+        if (l > 9 && strcmp(de->d_name + l - 9, ".jsonl.gz") == 0 && n_files < 64)
+            files[n_files++] = strdup(de->d_name);
+    }
+    closedir(dir);
+    qsort(files, n_files, sizeof files[0], cmp_str);
+    assert_true(n_files > 0);
+
+    char *line = NULL;
+    size_t cap = 0;
+    int n_graphs = 0, n_same = 0, n_sizes = 0, n_copies_seen = 0;
+    double slowest = 0;
+    size_t slowest_n = 0;
+    char slowest_at[200] = "";
+    for (size_t f = 0; f < n_files; f++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", graphs_dir(), files[f]);
+        gzFile gz = gzopen(path, "rb");
+        if (!gz)
+            fail_msg("cannot open %s", path);
+        gzbuffer(gz, 1 << 18);
+        for (int ln = 1; read_line(gz, &line, &cap); ln++) {
+            json_error_t jerr;
+            json_t *root = json_loads(line, 0, &jerr);
+            if (!root)
+                fail_msg("%s:%d: %s", path, ln, jerr.text);
+            recorded g;
+            read_recorded(root, &g);
+            unsched u;
+            unschedule(&g, &u);
+
+            ggfit_sched_out o;
+            char *err = NULL;
+            double best = 1e30;
+            int reps = getenv("GGFIT_SCHED_REPS") ? atoi(getenv("GGFIT_SCHED_REPS")) : 5;
+            for (int rep = 0; rep < reps; rep++) {
+                double t0 = now_us();
+                int rc = ggfit__sched_split(&u.in, &o, &err);
+                double dt = now_us() - t0;
+                if (rc != GGFIT_OK)
+                    fail_msg("%s: %s", g.label, err ? err : "?");
+                best = dt < best ? dt : best;
+                if (rep < reps - 1)
+                    ggfit__sched_free(&o);
+            }
+            if (best > slowest) {
+                slowest = best;
+                slowest_n = u.n_leafs + u.n_nodes;
+                snprintf(slowest_at, sizeof slowest_at, "%s", g.label);
+            }
+            for (size_t i = g.n_leafs; i < g.n; i++)
+                n_copies_seen += g.r[i].copy;
+
+            /* The same graph as a pool in another order with leaf and node
+             * lists (the graph builder's form) gives the same output. */
+            same_with_lists(&u, &o);
+
+            char buf[400];
+            const char *diff = first_difference(&g, &u, &o, buf, sizeof buf);
+            if (diff)
+                printf("sched: %s: %s\n", g.label, diff);
+            n_same += !diff;
+
+            uint64_t got[GGFIT_SCHED_MAX_BACKENDS];
+            int rc = ggfit__galloc_reserve(o.t, o.n_leafs, o.n_nodes, o.n_backends, o.galloc, got, &err);
+            if (rc != GGFIT_OK)
+                fail_msg("%s: galloc: %s", g.label, err ? err : "?");
+            bool sizes = true;
+            for (int b = 0; b < g.n_backends; b++) {
+                if (got[b] == g.want[b])
+                    continue;
+                sizes = false;
+                printf("sched: %s: %s: %llu bytes, llama.cpp %llu (%+lld)\n", g.label, g.bname[b],
+                       (unsigned long long)got[b], (unsigned long long)g.want[b],
+                       (long long)(got[b] - g.want[b]));
+            }
+            n_sizes += sizes;
+            if (getenv("DBG")) {
+                for (size_t i = 0; i < g.n; i++) {
+                    const ggfit_gt *t = &o.t[i];
+                    printf("%zu %d %d %llu %u %d %d |", i, t->backend, t->op, (unsigned long long)t->size, t->flags, t->view_src, t->allocated);
+                    for (int j = 0; j < t->n_src; j++) printf(" %d", t->src[j]);
+                    printf("\n");
+                }
+                exit(0);
+            }
+            n_graphs++;
+
+            ggfit__sched_free(&o);
+            free(u.t);
+            free(u.in_of);
+            free(g.r);
+            json_decref(root);
+        }
+        gzclose(gz);
+        free(files[f]);
+    }
+    free(line);
+    printf("sched: %d/%d graphs scheduled as llama.cpp did (order, backends, %d copies), "
+           "%d/%d with the same bytes per backend; slowest %.0f us (%s, %zu tensors)\n",
+           n_same, n_graphs, n_copies_seen, n_sizes, n_graphs, slowest, slowest_at, slowest_n);
+    assert_true(n_graphs > 0);
+    assert_int_equal(n_same, n_graphs);
+    assert_int_equal(n_sizes, n_graphs);
+}
+
+/* ------------------------------------------------------------------------
+ * Hand-made graphs: backends 0 = GPU (its own buffer type 0), 1 = CPU (host
+ * buffer type 1); all tensors 4 KiB f32 rows.
+ * ---------------------------------------------------------------------- */
+
+typedef struct tiny {
+    ggfit_st t[32];
+    size_t n_leafs, n;
+    ggfit_sched_buft bufts[3];
+    ggfit_sched_backend be[3];
+    ggfit_sched_in in;
+} tiny;
+
+static void tiny_init(tiny *g, ggfit_sched_offload gpu_offload)
+{
+    memset(g, 0, sizeof *g);
+    g->bufts[0] = (ggfit_sched_buft){ "GPU", false, 256, UINT64_MAX };
+    g->bufts[1] = (ggfit_sched_buft){ "CPU", true, 32, UINT64_MAX };
+    g->be[0] = (ggfit_sched_backend){ "GPU0", 0, 1u, false, gpu_offload, 32 };
+    g->be[1] = (ggfit_sched_backend){ "CPU", 1, 2u, true, GGFIT_OFFLOAD_NEVER, 32 };
+    g->in = (ggfit_sched_in){ .t = g->t, .backends = g->be, .n_backends = 2, .bufts = g->bufts,
+                              .n_bufts = 2, .n_copies = 1, .op_offload = true };
+}
+
+/* Adds a tensor; leafs must come first. */
+static int32_t add(tiny *g, const char *name, int op, int64_t rows, int32_t s0, int32_t s1)
+{
+    ggfit_st *t = &g->t[g->n];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->op = (uint8_t)op;
+    t->type = GGFIT_TYPE_F32;
+    t->ne[0] = 1024;
+    t->ne[1] = rows;
+    t->ne[2] = t->ne[3] = 1;
+    t->size = 4096 * (uint64_t)rows;
+    t->view_src = -1;
+    t->buft = -1;
+    t->backend = -1;
+    t->flags = op == GGFIT_OP_NONE ? 0 : GGFIT_TF_COMPUTE;
+    for (int j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+        t->src[j] = -1;
+    t->src[0] = s0;
+    t->src[1] = s1;
+    t->n_src = (uint8_t)(s1 >= 0 ? 2 : s0 >= 0 ? 1 : 0);
+    if (op == GGFIT_OP_NONE)
+        g->n_leafs = g->n + 1;
+    return (int32_t)g->n++;
+}
+
+static int32_t weight(tiny *g, const char *name, int buft)
+{
+    int32_t w = add(g, name, GGFIT_OP_NONE, 1024, -1, -1);
+    g->t[w].buft = (int16_t)buft;
+    g->t[w].weights = true;
+    return w;
+}
+
+static void run(tiny *g, ggfit_sched_out *o)
+{
+    g->in.n_leafs = g->n_leafs;
+    g->in.n_nodes = g->n - g->n_leafs;
+    char *err = NULL;
+    int rc = ggfit__sched_split(&g->in, o, &err);
+    if (rc != GGFIT_OK)
+        fail_msg("%s", err);
+}
+
+/* The output as "name@backend" words, for compact checks. */
+static void listing(const tiny *g, const ggfit_sched_out *o, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < o->n_leafs + o->n_nodes && len < cap; i++) {
+        char name[GGFIT_SCHED_NAME];
+        ggfit__sched_name(&g->in, o, i, name);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s%s@%d", i ? " " : "",
+                                i == o->n_leafs ? "| " : "", name, o->t[i].backend);
+    }
+}
+
+static void test_weights_and_copies(void **state)
+{
+    (void)state;
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t emb = weight(&g, "token_embd", 1);
+    int32_t inp = add(&g, "inp_tokens", GGFIT_OP_NONE, 1, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t x = add(&g, "embd", GGFIT_OP_GET_ROWS, 512, emb, inp);
+    int32_t n0 = add(&g, "norm", GGFIT_OP_RMS_NORM, 512, x, -1);
+    int32_t m0 = add(&g, "mm", GGFIT_OP_MUL_MAT, 512, w0, n0);
+    add(&g, "out", GGFIT_OP_ADD, 512, m0, x);
+    ggfit_sched_out o;
+    run(&g, &o);
+    char buf[1024];
+    listing(&g, &o, buf, sizeof buf);
+    /* GET_ROWS follows the CPU weight; the norm is carried up from the GPU
+     * matmul; "embd" is copied to the GPU once and read there twice. */
+    assert_string_equal(buf, "token_embd@1 inp_tokens@1 w0@0 | embd@1 embd (view)@1 GPU0#embd#0@0 "
+                             "norm@0 mm@0 out@0");
+    assert_int_equal(o.n_splits, 2);
+    assert_int_equal(o.t[8].src[1], 5);   /* out reads the copy */
+    assert_int_equal(o.t[4].src[0], 3);   /* the view holds embd */
+    assert_int_equal(o.t[4].view_src, 3);
+    assert_int_equal(o.galloc[0].alignment, 256);
+    ggfit__sched_free(&o);
+}
+
+static void test_op_offload(void **state)
+{
+    (void)state;
+    /* A CPU weight: a CUDA-like GPU takes the matmul when the batch is 32 or
+     * more and op offload is on; GET_ROWS never. */
+    for (int variant = 0; variant < 4; variant++) {
+        tiny g;
+        tiny_init(&g, variant == 3 ? GGFIT_OFFLOAD_MATMUL : GGFIT_OFFLOAD_BATCH);
+        int32_t w = weight(&g, "w", 1);
+        int32_t inp = add(&g, "inp", GGFIT_OP_NONE, variant == 1 ? 8 : 512, -1, -1);
+        g.t[inp].flags = GGFIT_TF_INPUT;
+        int32_t mm = add(&g, "mm", GGFIT_OP_MUL_MAT, variant == 1 ? 8 : 512, w, inp);
+        int32_t gr = add(&g, "gr", GGFIT_OP_GET_ROWS, 512, w, inp);
+        if (variant == 2)
+            g.in.op_offload = false;
+        ggfit_sched_out o;
+        run(&g, &o);
+        assert_int_equal(o.backend_of[mm], variant == 0 || variant == 3 ? 0 : 1);
+        assert_int_equal(o.backend_of[gr], 1);
+        ggfit__sched_free(&o);
+    }
+}
+
+static void test_pinned_and_views(void **state)
+{
+    (void)state;
+    /* A pinned node keeps its backend; a view takes its source's backend; a
+     * node fed only by a view of a CPU tensor still goes to the GPU when the
+     * GPU expansion reaches it. */
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    int32_t n = add(&g, "norm-0", GGFIT_OP_RMS_NORM, 512, a, -1);
+    g.t[n].backend = 1;
+    int32_t v = add(&g, "v", GGFIT_OP_RESHAPE, 512, n, -1);
+    g.t[v].view_src = n;
+    int32_t c = add(&g, "c", GGFIT_OP_SCALE, 512, v, -1);
+    ggfit_sched_out o;
+    run(&g, &o);
+    assert_int_equal(o.backend_of[a], 0);
+    assert_int_equal(o.backend_of[n], 1);
+    assert_int_equal(o.backend_of[v], 1);
+    /* c is past the pinned CPU norm: the GPU-only sweeps stop there, so the
+     * any-backend down sweep carries the CPU to it. */
+    assert_int_equal(o.backend_of[c], 1);
+    assert_int_equal(o.n_splits, 2);
+    ggfit__sched_free(&o);
+}
+
+static void test_pipeline_copies(void **state)
+{
+    (void)state;
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
+    g.in.n_copies = 4;
+    ggfit_sched_out o;
+    run(&g, &o);
+    char buf[1024];
+    listing(&g, &o, buf, sizeof buf);
+    /* The graph input gets 3 more copies on its backend, the split input 4 on
+     * the GPU; all leafs, flagged input and output. */
+    assert_string_equal(buf, "inp@1 CPU#inp#1@1 CPU#inp#2@1 CPU#inp#3@1 GPU0#inp#0@0 GPU0#inp#1@0 "
+                             "GPU0#inp#2@0 GPU0#inp#3@0 w0@0 | inp (view)@1 a@0 b@0");
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(o.t[i].flags, GGFIT_TF_INPUT | GGFIT_TF_OUTPUT);
+    assert_int_equal(o.t[10].src[1], 4);   /* a reads copy 0 */
+    uint64_t sizes[2];
+    char *err = NULL;
+    assert_int_equal(ggfit__galloc_reserve(o.t, o.n_leafs, o.n_nodes, 2, o.galloc, sizes, &err), GGFIT_OK);
+    assert_int_equal(sizes[0], 4 * 2097152 + 2097152);   /* 4 copies + a (b in place) */
+    assert_int_equal(sizes[1], 4 * 2097152);
+    ggfit__sched_free(&o);
+}
+
+static void test_blas_upgrade(void **state)
+{
+    (void)state;
+    /* BLAS shares the CPU's buffer type and sits before it: CPU nodes whose
+     * sources it can read move to it; nodes it cannot run stay. */
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    g.be[2] = g.be[1];
+    g.be[1] = (ggfit_sched_backend){ "BLAS", 1, 2u, false, GGFIT_OFFLOAD_NEVER, 32 };
+    g.in.n_backends = 3;
+    int32_t w = weight(&g, "w", 1);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w, inp);
+    int32_t b = add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
+    g.t[b].unsupported = 1u << 1;
+    ggfit_sched_out o;
+    run(&g, &o);
+    assert_int_equal(o.backend_of[a], 1);
+    assert_int_equal(o.backend_of[b], 2);
+    /* Same buffer type: no copies, but two splits. */
+    assert_int_equal(o.n_nodes, 2);
+    assert_int_equal(o.n_splits, 2);
+    assert_int_equal(o.galloc[2].same_as, 1);
+    ggfit__sched_free(&o);
+}
+
+static void test_split_input_limit(void **state)
+{
+    (void)state;
+    /* 31 GPU tensors read by CPU nodes one by one: the 31st input does not fit
+     * a split of 30, so a new split starts on the same backend. */
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t wc = weight(&g, "wc", 1);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 1, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    ggfit_st *big = calloc(200, sizeof *big);
+    assert_non_null(big);
+    memcpy(big, g.t, g.n * sizeof *big);
+    size_t n = g.n;
+    int32_t gpu[31];
+    for (int k = 0; k < 31; k++) {
+        ggfit_st *t = &big[n];
+        *t = big[0];
+        snprintf(t->name, sizeof t->name, "g%d", k);
+        t->op = GGFIT_OP_MUL_MAT;
+        t->buft = -1;
+        t->weights = false;
+        t->flags = GGFIT_TF_COMPUTE;
+        t->src[0] = w0;
+        t->src[1] = inp;
+        t->n_src = 2;
+        gpu[k] = (int32_t)n++;
+    }
+    int32_t prev = -1;
+    for (int k = 0; k < 31; k++) {
+        ggfit_st *t = &big[n];
+        *t = big[gpu[0]];
+        snprintf(t->name, sizeof t->name, "c%d", k);
+        t->src[0] = wc;             /* a CPU weight: the node runs on the CPU */
+        t->src[1] = gpu[k];
+        t->src[2] = prev;
+        t->n_src = prev >= 0 ? 3 : 2;
+        prev = (int32_t)n++;
+    }
+    g.in.t = big;
+    g.in.n_leafs = 3;
+    g.in.n_nodes = n - 3;
+    ggfit_sched_out o;
+    char *err = NULL;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
+    assert_int_equal(o.n_splits, 3);   /* GPU, CPU with 30 inputs, CPU with 1 */
+    ggfit__sched_free(&o);
+    free(big);
+}
+
+static void test_weight_split(void **state)
+{
+    (void)state;
+    /* Two CPU-pinned matmuls on GPU weights: the second weight starts a new
+     * split on the same backend, so the first copy can be freed before the
+     * second is made. */
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w1 = weight(&g, "w1", 0);
+    int32_t w2 = weight(&g, "w2", 0);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w1, inp);
+    int32_t b = add(&g, "b", GGFIT_OP_MUL_MAT, 512, w2, a);
+    g.t[a].backend = g.t[b].backend = 1;
+    ggfit_sched_out o;
+    run(&g, &o);
+    char buf[1024];
+    listing(&g, &o, buf, sizeof buf);
+    assert_string_equal(buf, "w1@0 w2@0 inp@1 | w1 (view)@0 CPU#w1#0@1 a@1 w2 (view)@0 CPU#w2#0@1 b@1");
+    assert_int_equal(o.n_splits, 2);
+    ggfit__sched_free(&o);
+}
+
+static void test_rope_ignores_weight(void **state)
+{
+    (void)state;
+    /* ROPE's frequency factors are a CPU weight here, too small to pull the
+     * op to the CPU: ROPE goes where its neighbours are and the factors are
+     * copied (llama.cpp duplicates rope_freqs per buffer type to avoid
+     * that). A MUL with the same weight follows it to the CPU. */
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t freqs = weight(&g, "rope_freqs", 1);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    int32_t r = add(&g, "r", GGFIT_OP_ROPE, 512, a, inp);
+    g.t[r].src[2] = freqs;
+    g.t[r].n_src = 3;
+    int32_t m = add(&g, "m", GGFIT_OP_MUL, 512, r, freqs);
+    ggfit_sched_out o;
+    run(&g, &o);
+    assert_int_equal(o.backend_of[r], 0);
+    assert_int_equal(o.backend_of[m], 1);
+    char buf[1024];
+    listing(&g, &o, buf, sizeof buf);
+    /* The weight rule of rule 5 starts a second GPU split at r. */
+    assert_string_equal(buf, "w0@0 rope_freqs@1 inp@1 | inp (view)@1 GPU0#inp#0@0 a@0 "
+                             "rope_freqs (view)@1 GPU0#rope_freqs#0@0 r@0 "
+                             "r (view)@0 CPU#r#0@1 m@1");
+    assert_int_equal(o.n_splits, 3);
+    ggfit__sched_free(&o);
+}
+
+/* Three backends: two devices with their own buffer types, then the CPU. */
+static void three_backends(tiny *g)
+{
+    tiny_init(g, GGFIT_OFFLOAD_NEVER);
+    g->bufts[2] = g->bufts[1];
+    g->bufts[1] = (ggfit_sched_buft){ "GPU1", false, 256, UINT64_MAX };
+    g->be[2] = (ggfit_sched_backend){ "CPU", 2, 4u, true, GGFIT_OFFLOAD_NEVER, 32 };
+    g->be[1] = (ggfit_sched_backend){ "GPU1", 1, 2u, false, GGFIT_OFFLOAD_NEVER, 32 };
+    g->in.n_backends = 3;
+    g->in.n_bufts = 3;
+}
+
+static void test_sweep_order(void **state)
+{
+    (void)state;
+    /* A free node between GPU0 and GPU1 work: the downward sweep runs first,
+     * so it joins GPU0, the backend before it. */
+    tiny g;
+    three_backends(&g);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t w1 = weight(&g, "w1", 1);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    int32_t b = add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
+    int32_t c = add(&g, "c", GGFIT_OP_MUL_MAT, 512, w1, b);
+    ggfit_sched_out o;
+    run(&g, &o);
+    assert_int_equal(o.backend_of[a], 0);
+    assert_int_equal(o.backend_of[b], 0);
+    assert_int_equal(o.backend_of[c], 1);
+    ggfit__sched_free(&o);
+}
+
+static void test_unassigned_best(void **state)
+{
+    (void)state;
+    /* GPU0 cannot run b, so no sweep places it; of the backends that can,
+     * the one that reads most of its sources in place wins, the first on a
+     * tie. */
+    for (int variant = 0; variant < 2; variant++) {
+        tiny g;
+        three_backends(&g);
+        if (variant == 1)
+            g.be[1].bufts |= 4u;   /* GPU1 can read host memory too */
+        int32_t w0 = weight(&g, "w0", 0);
+        int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+        g.t[inp].flags = GGFIT_TF_INPUT;
+        int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+        int32_t b = add(&g, "b", GGFIT_OP_ADD, 512, a, inp);
+        g.t[b].unsupported = 1u;
+        ggfit_sched_out o;
+        run(&g, &o);
+        assert_int_equal(o.backend_of[a], 0);
+        assert_int_equal(o.backend_of[b], variant == 0 ? 2 : 1);
+        ggfit__sched_free(&o);
+    }
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    g.in.n_leafs = g.n_leafs;
+    g.in.n_nodes = g.n - g.n_leafs;
+    ggfit_sched_out o;
+    char *err = NULL;
+
+    /* A weight whose only backend cannot run the op: ggml aborts. */
+    g.t[w0].unsupported = 1u;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "w0"));
+    ggfit_free(err);
+    g.t[w0].unsupported = 0;
+
+    /* A node no backend can run. */
+    g.t[a].unsupported = 3u;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    ggfit_free(err);
+    g.t[a].unsupported = 0;
+
+    g.be[1].is_cpu = false;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "CPU"));
+    ggfit_free(err);
+    g.be[1].is_cpu = true;
+
+    g.t[a].src[1] = 99;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    ggfit_free(err);
+    g.t[a].src[1] = inp;
+
+    for (uint64_t k = 1; k <= 3; k++) {   /* scratch, copy records, output */
+        ggfit__fail_alloc_after(k);
+        assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_ENOMEM);
+        ggfit__fail_alloc_after(0);
+        ggfit_free(err);
+        assert_null(o.t);
+    }
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
+    assert_null(err);
+    ggfit__sched_free(&o);
+    ggfit__sched_free(&o);   /* twice is harmless */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_weights_and_copies),
+        cmocka_unit_test(test_op_offload),
+        cmocka_unit_test(test_pinned_and_views),
+        cmocka_unit_test(test_pipeline_copies),
+        cmocka_unit_test(test_blas_upgrade),
+        cmocka_unit_test(test_split_input_limit),
+        cmocka_unit_test(test_weight_split),
+        cmocka_unit_test(test_rope_ignores_weight),
+        cmocka_unit_test(test_sweep_order),
+        cmocka_unit_test(test_unassigned_best),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_llama_graphs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
