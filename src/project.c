@@ -19,6 +19,7 @@
 #include <pcre2.h>
 
 #include "build.h"
+#include "sched.h"
 #include "internal.h"
 
 /* The ops llama.cpp probes a weight with, as far as placement cares. */
@@ -708,6 +709,106 @@ static void dump_graph(const gg_graph *g)
     }
 }
 
+/* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
+ * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
+ * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
+ * configuration is outside what the models cover (the caller estimates). */
+static int schedule_and_allocate(proj *pr, const gg_graph *g)
+{
+    ggfit_projection *o = pr->out;
+    int n_backends = (int)pr->n_dev + 1;
+    if (n_backends > GGFIT_SCHED_MAX_BACKENDS || o->n_bufts > GGFIT_SCHED_MAX_BUFTS)
+        return GGFIT_EUNSUPPORTED;
+    ggfit_sched_buft bufts[GGFIT_SCHED_MAX_BUFTS];
+    ggfit_sched_backend backends[GGFIT_SCHED_MAX_BACKENDS];
+    for (uint32_t b = 0; b < o->n_bufts; b++)
+        bufts[b] = (ggfit_sched_buft){ .name = o->bufts[b].name, .is_host = o->bufts[b].is_host,
+                                       .alignment = buft_alignment(pr, (int)b),
+                                       .max_size = UINT64_MAX };
+    uint32_t cpu_usable = 0;
+    for (uint32_t b = 0; b < o->n_bufts; b++)
+        if (o->bufts[b].device < 0)   /* host buffers and CPU_REPACK */
+            cpu_usable |= 1u << b;
+    bool offload_any = false;
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        ggfit_backend kind = pr->devs[d]->kind;
+        int buft = device_buft(pr, (int)d);
+        ggfit_sched_offload off = kind == GGFIT_BACKEND_CUDA || kind == GGFIT_BACKEND_ROCM ||
+                                          kind == GGFIT_BACKEND_VULKAN
+                                      ? GGFIT_OFFLOAD_BATCH
+                                  : kind == GGFIT_BACKEND_METAL ? GGFIT_OFFLOAD_MATMUL
+                                                                : GGFIT_OFFLOAD_NEVER;
+        offload_any |= off != GGFIT_OFFLOAD_NEVER;
+        backends[d] = (ggfit_sched_backend){ .name = pr->devs[d]->name, .buft = buft,
+                                             .bufts = 1u << buft, .offload = off,
+                                             .offload_min_batch = 32 };
+    }
+    /* The CPU backend computes in the first device's host buffer type when it
+     * has one (CUDA_Host), else in plain CPU memory. */
+    int cpu_compute = pr->host_buft >= 0 ? pr->host_buft : cpu_buft(pr);
+    bufts[cpu_compute].alignment = 32;
+    backends[pr->n_dev] = (ggfit_sched_backend){ .name = "CPU", .buft = cpu_compute,
+                                                 .bufts = cpu_usable | (1u << cpu_compute),
+                                                 .is_cpu = true,
+                                                 .offload = GGFIT_OFFLOAD_NEVER };
+    /* Pipeline parallelism: several GPUs that run asynchronously with
+     * events (CUDA, ROCm), every layer offloaded, no overrides. */
+    bool async = pr->n_dev > 1;
+    for (uint32_t d = 0; d < pr->n_dev; d++)
+        async &= pr->devs[d]->kind == GGFIT_BACKEND_CUDA || pr->devs[d]->kind == GGFIT_BACKEND_ROCM;
+    bool pipeline = async && pr->act > pr->hp->n_layer && pr->p->split_mode == GGFIT_SPLIT_LAYER &&
+                    !pr->p->no_kv_offload && pr->n_rules == 0;
+    (void)offload_any;
+
+    ggfit_st *st = ggfit__malloc((size_t)(g->n ? g->n : 1) * sizeof *st);
+    if (!st)
+        return GGFIT_ENOMEM;
+    for (uint32_t i = 0; i < g->n; i++) {
+        const gg_tensor *t = &g->t[i];
+        ggfit_st *x = &st[i];
+        memcpy(x->name, t->name, sizeof x->name < sizeof t->name ? sizeof x->name : sizeof t->name);
+        x->name[sizeof x->name - 1] = '\0';
+        memcpy(x->ne, t->ne, sizeof x->ne);
+        x->size = gg_nbytes(g, (int32_t)i);
+        x->view_offs = t->view_offs;
+        memcpy(x->src, t->src, sizeof x->src);
+        x->view_src = t->view_src;
+        x->type = t->type;
+        x->flags = t->flags;
+        x->unsupported = 0;
+        x->buft = (int16_t)t->buft;
+        x->backend = (int8_t)t->backend;
+        x->n_src = t->n_src;
+        x->op = t->op;
+        x->weights = t->weights;
+    }
+    ggfit_sched_in in = { .t = st, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
+                          .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = backends,
+                          .n_backends = n_backends, .bufts = bufts, .n_bufts = (int)o->n_bufts,
+                          .n_copies = pipeline ? GGFIT_SCHED_MAX_COPIES : 1, .cur_copy = 0,
+                          .op_offload = true };
+    ggfit_sched_out so;
+    char *serr = NULL;
+    int rc = ggfit__sched_split(&in, &so, &serr);
+    ggfit_free(st);
+    if (rc) {
+        ggfit_free(serr);
+        return rc == GGFIT_ENOMEM ? rc : GGFIT_EUNSUPPORTED;
+    }
+    uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
+    rc = ggfit__galloc_reserve(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc, sizes,
+                               &serr);
+    ggfit_free(serr);
+    if (!rc)
+        for (int b = 0; b < n_backends; b++)
+            o->bufts[backends[b].buft].mem.compute += sizes[b];
+    ggfit__sched_free(&so);
+    if (rc)
+        return rc == GGFIT_ENOMEM ? rc : GGFIT_EUNSUPPORTED;
+    o->compute_estimated = false;
+    return GGFIT_OK;
+}
+
 /* Builds llama.cpp's graph for the model and sizes its compute buffers.
  * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
 static int graph_compute(proj *pr, const int32_t *placement)
@@ -754,13 +855,15 @@ static int graph_compute(proj *pr, const int32_t *placement)
     gg_init(&g);
     g.names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     int rc = ggfit__build_graph(&g, &gp);
-    if (rc == GGFIT_OK && getenv("GGFIT_DEBUG_GRAPH"))
+    if (rc == GGFIT_OK && g.names)
         dump_graph(&g);
+    if (rc == GGFIT_OK)
+        rc = schedule_and_allocate(pr, &g);
     gg_free(&g);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)
         return ggfit__fail(pr->err, rc, "out of memory");
-    return GGFIT_EUNSUPPORTED;   /* scheduling and allocation are not wired yet */
+    return rc;
 }
 
 /* ---- entry point -------------------------------------------------------- */
@@ -859,11 +962,15 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
     }
     if (!rc) {
         fill_rows(&pr);
-        snprintf(out->warning, sizeof out->warning,
-                 known ? "compute buffers are estimated"
-                       : "architecture '%s' is not known to ggfit: weights are exact, KV "
-                         "cache and compute buffers follow the generic transformer rules",
-                 pr.hp->arch);
+        if (!known)
+            snprintf(out->warning, sizeof out->warning,
+                     "architecture '%s' is not known to ggfit: weights are exact, the KV "
+                     "cache and compute buffers follow the generic transformer rules",
+                     pr.hp->arch);
+        else if (out->compute_estimated)
+            snprintf(out->warning, sizeof out->warning,
+                     "compute buffers are estimated: ggfit has no graph for this "
+                     "configuration of '%s'", pr.hp->arch);
     }
     for (uint32_t i = 0; i < pr.n_rules; i++)
         pcre2_code_free(pr.rules[i].re);
