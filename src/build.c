@@ -262,6 +262,7 @@ void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
     *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
     snprintf(name, sizeof name, "cache_v_l%d", il);
     *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
+    b->g->t[*k].il = b->g->t[*v].il = il;
 }
 
 /* llm_graph_context::build_attn_mha */
@@ -303,6 +304,9 @@ int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
         int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
                           gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
         cur = gg_cont_shape(g, cur, 2, ne);
+        /* -nkvo: everything between the KV store and here runs on the CPU */
+        if (b->p->no_kv_offload)
+            g->t[cur].backend = b->p->cpu_backend;
     }
     gg_expand(g, cur);
     return cur;
@@ -587,6 +591,7 @@ static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
     *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
     snprintf(name, sizeof name, "cache_v_l%d", il);
     *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
+    b->g->t[*k].il = b->g->t[*v].il = il;
 }
 
 /* llama_kv_cache::cpy_k: the new keys, rows indexed by k_idxs. */
@@ -812,7 +817,9 @@ static int32_t k_only_cache(bctx *b, int il)
     int64_t ne[3] = { nk, p->n_kv, p->n_stream };
     char name[GG_NAME];
     snprintf(name, sizeof name, "cache_k_l%d", il);
-    return gg_memory(b->g, NULL, name, p->type_k, 3, ne, p->kv_buft[il], false);
+    int32_t k = gg_memory(b->g, NULL, name, p->type_k, 3, ne, p->kv_buft[il], false);
+    b->g->t[k].il = il;
+    return k;
 }
 
 /* The flash-attention result (heads, then tokens) of MLA, decompressed from
@@ -874,6 +881,9 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
         int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
                           gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
         cur = gg_cont_shape(g, cur, 2, ne);
+        /* -nkvo: everything between the KV store and here runs on the CPU */
+        if (b->p->no_kv_offload)
+            g->t[cur].backend = b->p->cpu_backend;
     }
     gg_expand(g, cur);
     return cur;

@@ -34,6 +34,8 @@ typedef struct gb_params {
     const int32_t *layer_backend; /* per layer (n_layer + 1): pinned backend */
     const uint8_t *layer_flags; /* per layer: GB_LAYER_* */
     bool pin_norms;             /* full offload: "norm" nodes go to their layer */
+    bool no_kv_offload;         /* -nkvo: attention is pinned to the CPU */
+    int32_t cpu_backend;        /* index of the CPU backend (the last) */
 } gb_params;
 
 /* Builds the graph of p->m's architecture into g. Returns GGFIT_OK,

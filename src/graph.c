@@ -82,6 +82,7 @@ static int32_t slot(gg_graph *g)
     t->view_src = -1;
     t->buft = -1;
     t->backend = -1;
+    t->il = -1;
     for (int s = 0; s < GGFIT_GALLOC_MAX_SRC; s++)
         t->src[s] = -1;
     return (int32_t)g->n++;

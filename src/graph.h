@@ -31,6 +31,7 @@ typedef struct gg_tensor {
     int32_t buft;               /* buffer type holding its memory, -1: none */
     bool weights;               /* that buffer holds weights */
     int32_t backend;            /* pinned backend, -1 */
+    int32_t il;                 /* caches: the layer they belong to, -1 */
     const ggfit_tensor_info *weight; /* the model tensor, for weights */
 } gg_tensor;
 

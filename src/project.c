@@ -51,6 +51,7 @@ typedef struct proj {
     uint32_t n_rules;
     pcre2_match_data *md;
     int32_t tied_buft;                             /* the tied output copy, -1 */
+    bool fa_mismatch;                              /* FA probe: a node left its layer */
     uint32_t period;                               /* SWA period in force */
     bool swa;
     uint64_t size_swa;
@@ -562,6 +563,27 @@ static void add_context(proj *pr, int b, uint64_t bytes)
     pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, buft_alignment(pr, b));
 }
 
+/* Sliding window: the arch's period unless the file gives one, and the
+ * cells of the SWA cache (llama_kv_cache_iswa). */
+static void resolve_swa(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    uint64_t kv_size = pr->out->n_ctx_seq;
+    uint32_t n_swa = hp->n_swa ? hp->n_swa : pr->arch->swa_default;
+    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
+    bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+               !(pr->arch->swa_needs_window && hp->n_swa == 0) && strcmp(hp->arch, "phi3");
+    uint64_t size_swa = kv_size;
+    if (swa && !p->swa_full) {
+        uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + pr->out->n_ubatch;
+        size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
+    }
+    pr->swa = swa;
+    pr->period = period;
+    pr->size_swa = size_swa;
+}
+
 static int project_context(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
@@ -569,20 +591,9 @@ static int project_context(proj *pr)
     ggfit_projection *o = pr->out;
     uint32_t n_stream = o->n_stream, kv_size = o->n_ctx_seq;
     bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
-
-    /* Sliding window: the arch's period unless the file gives one. */
-    uint32_t n_swa = hp->n_swa ? hp->n_swa : pr->arch->swa_default;
-    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
-    bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
-               !(pr->arch->swa_needs_window && hp->n_swa == 0) && strcmp(hp->arch, "phi3");
-    uint64_t size_swa = kv_size;
-    if (swa && !p->swa_full) {
-        uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + o->n_ubatch;
-        size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
-    }
-    pr->swa = swa;
-    pr->period = period;
-    pr->size_swa = size_swa;
+    bool swa = pr->swa;
+    uint32_t period = pr->period;
+    uint64_t size_swa = pr->size_swa;
 
     uint32_t nv_max = 0;
     for (uint32_t il = 0; il < hp->n_layer; il++) {
@@ -713,7 +724,8 @@ static void dump_graph(const gg_graph *g)
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
  * configuration is outside what the models cover (the caller estimates). */
-static int schedule_and_allocate(proj *pr, const gg_graph *g)
+static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *layer_backend,
+                                 bool probe)
 {
     ggfit_projection *o = pr->out;
     int n_backends = (int)pr->n_dev + 1;
@@ -795,6 +807,22 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g)
         ggfit_free(serr);
         return rc == GGFIT_ENOMEM ? rc : GGFIT_EUNSUPPORTED;
     }
+    if (probe) {
+        /* llama.cpp keeps flash attention only if every FA node runs on
+         * its layer's device (llama_context::resolve_fused_ops). */
+        pr->fa_mismatch = false;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const gg_tensor *t = &g->t[g->nodes[i]];
+            if (t->op != GGFIT_OP_FLASH_ATTN_EXT || t->src[1] < 0)
+                continue;
+            int32_t k = t->src[1], root = g->t[k].view_src >= 0 ? g->t[k].view_src : k;
+            int32_t il = g->t[root].il;
+            if (il >= 0 && so.backend_of[g->nodes[i]] != layer_backend[il])
+                pr->fa_mismatch = true;
+        }
+        ggfit__sched_free(&so);
+        return GGFIT_OK;
+    }
     uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
     rc = ggfit__galloc_reserve(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc, sizes,
                                &serr);
@@ -811,7 +839,7 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g)
 
 /* Builds llama.cpp's graph for the model and sizes its compute buffers.
  * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
-static int graph_compute(proj *pr, const int32_t *placement)
+static int graph_compute(proj *pr, const int32_t *placement, bool probe)
 {
     const ggfit_hparams *hp = pr->hp;
     ggfit_projection *o = pr->out;
@@ -842,28 +870,54 @@ static int graph_compute(proj *pr, const int32_t *placement)
      * sequences (llama_context::graph_reserve). */
     uint32_t n_seqs = o->n_seq, n_tokens = o->n_ubatch < o->n_ctx ? o->n_ubatch : o->n_ctx;
     n_tokens = (n_tokens + n_seqs - 1) / n_seqs * n_seqs;
+    if (probe)   /* the FA probe: one token per sequence, FA on */
+        n_tokens = n_seqs;
     gb_params gp = {
         .m = pr->m, .arch = pr->arch, .n_tokens = n_tokens, .n_outputs = n_tokens,
         .n_seqs = n_seqs, .n_stream = o->n_stream, .n_kv = o->n_ctx_seq,
         .n_kv_swa = (uint32_t)pr->size_swa, .swa = pr->swa, .swa_period = pr->period,
-        .flash_attn = o->flash_attn, .type_k = pr->p->type_k, .type_v = pr->p->type_v,
+        .flash_attn = probe || o->flash_attn, .type_k = pr->p->type_k, .type_v = pr->p->type_v,
         .placement = placement, .tied_output_buft = pr->tied_buft, .kv_buft = kv_buft,
         .layer_buft = layer_buft, .layer_backend = layer_backend, .layer_flags = layer_flags,
         .pin_norms = pr->act > n_layer || n_tokens < 32,
+        .no_kv_offload = pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
     };
     gg_graph g;
     gg_init(&g);
     g.names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     int rc = ggfit__build_graph(&g, &gp);
-    if (rc == GGFIT_OK && g.names)
+    if (rc == GGFIT_OK && g.names && !probe)
         dump_graph(&g);
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, &g);
+        rc = schedule_and_allocate(pr, &g, layer_backend, probe);
     gg_free(&g);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)
         return ggfit__fail(pr->err, rc, "out of memory");
     return rc;
+}
+
+/* -fa auto: with the KV cache kept in system memory (-nkvo), flash
+ * attention can end up away from its layer's device, and llama.cpp then
+ * turns it off; ggfit runs the same probe on its own graph. */
+static int resolve_flash_attn(proj *pr, const int32_t *placement)
+{
+    ggfit_projection *o = pr->out;
+    if (pr->p->flash_attn != GGFIT_FA_AUTO || !pr->p->no_kv_offload || pr->n_dev == 0)
+        return GGFIT_OK;
+    int rc = graph_compute(pr, placement, true);
+    if (rc == GGFIT_EUNSUPPORTED)
+        return GGFIT_OK;
+    if (rc)
+        return rc;
+    if (pr->fa_mismatch) {
+        o->flash_attn = false;
+        if (ggfit_type_is_quantized(pr->p->type_v))
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "a quantized V cache (-ctv %s) needs flash attention, which "
+                               "llama.cpp turns off here (-nkvo)", ggfit_type_name(pr->p->type_v));
+    }
+    return GGFIT_OK;
 }
 
 /* ---- entry point -------------------------------------------------------- */
@@ -950,11 +1004,15 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
         device_buft(&pr, (int)d);
     if (!rc)
         rc = project_weights(&pr, placement);
+    if (!rc) {
+        resolve_swa(&pr);
+        cpu_buft(&pr);
+        rc = resolve_flash_attn(&pr, placement);
+    }
     if (!rc)
         rc = project_context(&pr);
     if (!rc) {
-        cpu_buft(&pr);
-        rc = graph_compute(&pr, placement);
+        rc = graph_compute(&pr, placement, false);
         if (rc == GGFIT_EUNSUPPORTED) {
             rc = GGFIT_OK;
             project_compute(&pr);
