@@ -3,17 +3,20 @@
  * on the shipped layouts (data/reference/cases.jsonl, "print" cases):
  * weights, KV cache and recurrent state per device and for the host must be
  * equal to the byte, and n_ctx the same. Compute buffers are held to
- * llama.cpp's tolerance (1% or 4 MiB); until the graph replay lands they
- * are estimates, so this test guards the number of cases already within it
- * against regressions.
+ * llama.cpp's tolerance (1% or 4 MiB), and "fit" cases to llama.cpp's
+ * decision: the same outcome and the same flags, word for word (RPC device
+ * names mapped to ggfit's). Not every case is reproduced yet, so this test
+ * guards the number already matched against regressions.
  */
 #include <jansson.h>
 
 #include "test_util.h"
 
 #define MiB (1024ull * 1024ull)
-/* Print cases whose estimated compute bytes are within tolerance today. */
-#define COMPUTE_FLOOR 150
+/* Print cases whose compute bytes are within tolerance today, and fit cases
+ * decided exactly as llama.cpp did: regressions below these fail. */
+#define COMPUTE_FLOOR 299
+#define FIT_FLOOR 270
 
 static const char *reference_file(void)
 {
@@ -23,6 +26,7 @@ static const char *reference_file(void)
 
 typedef struct tally {
     int cases, exact, compute_ok;
+    int fits, fits_same;
 } tally;
 
 static uint64_t field(json_t *o, const char *k)
@@ -30,36 +34,113 @@ static uint64_t field(json_t *o, const char *k)
     return (uint64_t)json_integer_value(json_object_get(o, k));
 }
 
-static void check_case(json_t *c, tally *t)
+/* Parses a case's flags and devices; returns the model. */
+static ggfit_model *setup_case(json_t *c, ggfit_params *p, ggfit_fit_options *fo,
+                               ggfit_device *devs, size_t *n)
 {
     const char *id = json_string_value(json_object_get(c, "id"));
     char path[512], *err = NULL;
-    model_path(path, sizeof path, json_string_value(json_object_get(c, "model")));
     ggfit_model *m;
+    model_path(path, sizeof path, json_string_value(json_object_get(c, "model")));
     if (ggfit_model_open(path, &m, &err))
         fail_msg("%s: %s", id, err);
-
-    ggfit_params p;
-    ggfit_params_init(&p);
+    ggfit_params_init(p);
+    ggfit_fit_options_init(fo);
     json_t *args = json_object_get(c, "args");
     int argc = (int)json_array_size(args);
     char *argv[64];
     assert_true(argc < 64);
     for (int i = 0; i < argc; i++)
         argv[i] = (char *)(uintptr_t)json_string_value(json_array_get(args, (size_t)i));
-    for (int i = 0; i < argc;)
-        if (ggfit_params_parse_arg(&p, argc, argv, &i, &err) != GGFIT_OK)
+    for (int i = 0; i < argc;) {
+        if (!strcmp(argv[i], "-fitt") || !strcmp(argv[i], "-fitc")) {
+            /* the fit's own flags */
+            const char *v = argv[i + 1];
+            if (!strcmp(argv[i], "-fitc")) {
+                fo->n_ctx_min = (uint32_t)strtoul(v, NULL, 10);
+            } else {
+                for (char *e; *v; v = *e ? e + 1 : e)
+                    fo->margin[fo->n_margins++] = (uint64_t)strtoull(v, &e, 10) << 20;
+            }
+            i += 2;
+            continue;
+        }
+        if (ggfit_params_parse_arg(p, argc, argv, &i, &err) != GGFIT_OK)
             fail_msg("%s: argument %s: %s", id, argv[i], err ? err : "unknown");
-
-    /* The reference devices were llama.cpp RPC servers: rpc:<MiB>MiB. */
-    ggfit_device devs[GGFIT_MAX_DEVICES];
+    }
     json_t *jd = json_object_get(c, "devices");
     char spec[256] = "none";
-    size_t n = 0, k = 0;
+    size_t k = 0;
     for (size_t i = 0; i < json_array_size(jd); i++)
         k += (size_t)snprintf(spec + k, sizeof spec - k, "%srpc:%lldMiB", i ? "," : "",
                               (long long)json_integer_value(json_array_get(jd, i)));
-    assert_int_equal(ggfit_devices_parse(spec, devs, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(ggfit_devices_parse(spec, devs, GGFIT_MAX_DEVICES, n, &err), GGFIT_OK);
+    return m;
+}
+
+/* llama.cpp's fit line with its RPC buffer names ("RPC0[host:port]", each
+ * server's device 0) renamed to ggfit's (RPC<i>, by position). */
+static void rename_rpc(json_t *c, const char *in, char *out, size_t n)
+{
+    json_t *rpc = json_object_get(c, "rpc");
+    size_t k = 0;
+    while (*in && k + 1 < n) {
+        bool done = false;
+        for (size_t i = 0; i < json_array_size(rpc) && !done; i++) {
+            char name[128];
+            snprintf(name, sizeof name, "RPC0[%s]", json_string_value(json_array_get(rpc, i)));
+            if (!strncmp(in, name, strlen(name))) {
+                k += (size_t)snprintf(out + k, n - k, "RPC%zu", i);
+                in += strlen(name);
+                done = true;
+            }
+        }
+        if (!done)
+            out[k++] = *in++;
+    }
+    out[k < n ? k : n - 1] = '\0';
+}
+
+static void check_fit_case(json_t *c, tally *t)
+{
+    const char *id = json_string_value(json_object_get(c, "id"));
+    ggfit_params p;
+    ggfit_fit_options fo;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n;
+    ggfit_model *m = setup_case(c, &p, &fo, devs, &n);
+    ggfit_fit_result r;
+    char *err = NULL;
+    if (ggfit_fit(m, &p, devs, n, &fo, &r, &err))
+        fail_msg("%s: %s", id, err);
+    const char *want = json_string_value(json_object_get(c, "fit_args"));
+    bool want_ok = json_integer_value(json_object_get(c, "rc")) == 0 && want;
+    char *args = ggfit_fit_args(&r, devs, n);
+    assert_non_null(args);
+    bool same;
+    if (!want_ok) {
+        same = r.status == GGFIT_FIT_FAILED;
+    } else {
+        static char renamed[1 << 16];
+        rename_rpc(c, want, renamed, sizeof renamed);
+        same = r.status != GGFIT_FIT_FAILED && !strcmp(args, renamed);
+    }
+    t->fits++;
+    t->fits_same += same;
+    ggfit_free(args);
+    ggfit_free(r.log);
+    ggfit_model_free(m);
+}
+
+static void check_case(json_t *c, tally *t)
+{
+    const char *id = json_string_value(json_object_get(c, "id"));
+    char *err = NULL;
+    ggfit_params p;
+    ggfit_fit_options fo;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n;
+    ggfit_model *m = setup_case(c, &p, &fo, devs, &n);
 
     ggfit_projection pr;
     if (ggfit_project(m, &p, devs, n, &pr, NULL, &err))
@@ -98,7 +179,7 @@ static void check_case(json_t *c, tally *t)
     ggfit_model_free(m);
 }
 
-static void test_print_cases(void **state)
+static void test_reference_cases(void **state)
 {
     (void)state;
     FILE *f = fopen(reference_file(), "r");
@@ -111,19 +192,25 @@ static void test_print_cases(void **state)
         assert_non_null(c);
         if (!strcmp(json_string_value(json_object_get(c, "mode")), "print"))
             check_case(c, &t);
+        else
+            check_fit_case(c, &t);
         json_decref(c);
     }
     fclose(f);
     print_message("print cases: %d, weights and context exact: %d, compute within "
                   "tolerance: %d\n", t.cases, t.exact, t.compute_ok);
+    print_message("fit cases: %d, the same decision and flags as llama.cpp: %d\n", t.fits,
+                  t.fits_same);
     assert_true(t.cases >= 300);
     assert_true(t.compute_ok >= COMPUTE_FLOOR);
+    assert_true(t.fits >= 250);
+    assert_true(t.fits_same >= FIT_FLOOR);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_print_cases),
+        cmocka_unit_test(test_reference_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
