@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-#define MAX_LAYERS 65536   /* block_count above this is refused; real models have < 200 */
+#define MAX_LAYERS 4096    /* block_count above this is refused; real models have < 200 */
 
 struct ggfit_model {
     ggfit_gguf *g;

@@ -630,7 +630,7 @@ static const entry catalogue[] = {
           "key 'llama.block_count' must be an integer from 0 to 4294967295 (it is int32 -1)",
           mk_block_count_negative),
     MODEL("block-count-over-limit.gguf", GGFIT_ELIMIT,
-          "llama.block_count is 100000, more than ggfit's limit of 65536",
+          "llama.block_count is 100000, more than ggfit's limit of 4096",
           mk_block_count_over_limit),
     MODEL("head-count-kv-length.gguf", GGFIT_EFORMAT,
           "key 'llama.attention.head_count_kv' is an array of 3 uint32, expected 4 integers",
