@@ -143,6 +143,9 @@ void gb_build_gptoss(bctx *b)
     gb_inputs_kv_iswa(b);
     for (int il = 0; il < (int)b->hp->n_layer; il++)
         inpL = layer(b, inpL, il);
+    /* The last hidden state is kept for NextN drafting (res->t_h_nextn),
+     * so ggml-alloc never frees it. */
+    g->t[inpL].flags |= GGFIT_TF_OUTPUT;
     int32_t cur = gg_get_rows(g, inpL, b->inp_out_ids);
     cur = gb_norm(b, cur, gb_required(b, "output_norm.weight", 0), -1);
     gb_cb(b, cur, "result_norm", -1);

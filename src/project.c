@@ -720,6 +720,31 @@ static void dump_graph(const gg_graph *g)
     }
 }
 
+/* The graph the scheduler hands to ggml-alloc, one tensor a line, for
+ * comparison with llama.cpp's recorded graphs (tools/scheddiff.py). */
+static void dump_scheduled(const ggfit_sched_in *in, const ggfit_sched_out *so)
+{
+    char name[GGFIT_SCHED_NAME], src_name[GGFIT_SCHED_NAME];
+    for (size_t i = 0; i < so->n_leafs + so->n_nodes; i++) {
+        const ggfit_gt *t = &so->t[i];
+        ggfit__sched_name(in, so, i, name);
+        fprintf(stderr,
+                "sched %s\t%s\t%d\t%s\t%lld,%lld,%lld,%lld\t%llu\t%d\t%u\t%d\t%d\t%llu\t",
+                i < so->n_leafs ? "leaf" : "node", name, t->op, ggfit_type_name(t->type),
+                (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
+                (long long)t->ne[3], (unsigned long long)t->size, t->backend, t->flags,
+                t->allocated, t->view_src, (unsigned long long)t->view_offs);
+        for (int s = 0; s < t->n_src; s++) {
+            if (t->src[s] < 0)
+                snprintf(src_name, sizeof src_name, "-");
+            else
+                ggfit__sched_name(in, so, (size_t)t->src[s], src_name);
+            fprintf(stderr, "%s%s", s ? "|" : "", src_name);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
@@ -802,6 +827,8 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
     ggfit_sched_out so;
     char *serr = NULL;
     int rc = ggfit__sched_split(&in, &so, &serr);
+    if (!rc && g->names && !probe)
+        dump_scheduled(&in, &so);
     ggfit_free(st);
     if (rc) {
         ggfit_free(serr);
