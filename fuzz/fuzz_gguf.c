@@ -87,6 +87,38 @@ static void walk_gguf(const ggfit_gguf *g)
     CHECK(ggfit_gguf_tensor(g, ggfit_gguf_n_tensors(g)) == NULL);
 }
 
+/* Projection and fit of whatever the header describes, on one small GPU: a
+ * hostile model may be refused with a message, never crash. A fixed context
+ * keeps a huge context_length from making each input slow. */
+static void walk_projection(const ggfit_model *m)
+{
+    ggfit_params p;
+    ggfit_device dev;
+    size_t n;
+    char *err = NULL;
+    ggfit_params_init(&p);
+    p.n_ctx = 512;
+    p.set_n_ctx = true;
+    p.n_ubatch = 64;
+    CHECK(ggfit_devices_parse("rpc:64MiB", &dev, 1, &n, NULL) == GGFIT_OK);
+    ggfit_projection pr;
+    if (ggfit_project(m, &p, &dev, n, &pr, NULL, &err) != GGFIT_OK) {
+        CHECK(err != NULL);
+        ggfit_free(err);
+        return;
+    }
+    ggfit_fit_result r;
+    if (ggfit_fit(m, &p, &dev, n, NULL, &r, &err) != GGFIT_OK) {
+        CHECK(err != NULL);
+        ggfit_free(err);
+        return;
+    }
+    char *args = ggfit_fit_args(&r, &dev, n);
+    CHECK(args != NULL);
+    ggfit_free(args);
+    ggfit_free(r.log);
+}
+
 /* The model takes g, also when it fails. */
 static void walk_model(ggfit_gguf *g)
 {
@@ -109,12 +141,12 @@ static void walk_model(ggfit_gguf *g)
     CHECK(text != NULL);   /* NULL only when out of memory */
     touch(text, strlen(text));
     ggfit_free(text);
-    /* Not checked for NULL: names and keys are arbitrary bytes, and JSON
-     * strings must be UTF-8, so jansson may refuse them. */
+    /* JSON strings are made valid UTF-8, so only out of memory gives NULL. */
     char *json = ggfit_inspect_json(m, true);
-    if (json)
-        touch(json, strlen(json));
+    CHECK(json != NULL);
+    touch(json, strlen(json));
     ggfit_free(json);
+    walk_projection(m);
     ggfit_model_free(m);
 }
 

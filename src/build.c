@@ -1147,6 +1147,14 @@ int ggfit__build_graph(gg_graph *g, const gb_params *p)
             build = builders[i].build;
     if (!build)
         return GGFIT_EUNSUPPORTED;
+    /* llama.cpp cannot load a model without its embeddings or with empty
+     * blocks; there is no graph to build (and a hostile header could make
+     * thousands of empty ones). */
+    if (ggfit_gguf_find_tensor(b.gguf, "token_embd.weight") < 0)
+        return GGFIT_EUNSUPPORTED;
+    for (uint32_t il = 0; il < b.hp->n_layer; il++)
+        if (ggfit_model_layer(p->m, il)->n_bytes == 0)
+            return GGFIT_EUNSUPPORTED;
     uint64_t n = ggfit_model_n_tensors(p->m);
     b.leaf_of = ggfit__malloc((size_t)(n ? n : 1) * sizeof *b.leaf_of);
     if (!b.leaf_of)
