@@ -55,5 +55,26 @@ check project-bad-regex 2 "pattern '(': missing closing parenthesis" -- \
 check project-quant-v-no-fa 2 'needs flash attention' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ctv q8_0 -fa off -fitp on
 
+# The fit: llama.cpp's own decisions on its documented examples.
+fitted() {  # stdout only
+    "$@" 2>/dev/null
+}
+check fit-qwen3-14b-40k 0 '^-c 40960 -ngl 27$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960
+check fit-qwen3-14b-8k 0 '^-c 8192 -ngl 33$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+check fit-gpt-oss-120b 0 '^-c 32768 -ngl 37 -ot "blk\\\.12\\\.ffn_(gate|up|gate_up|down)\.\*=CPU,blk\\\.13\\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU,' -- \
+    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24077MiB -c 32768
+check fit-unchanged 0 '^-c 0 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+check fit-log 0 'no changes needed' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+check fit-locked 1 'n_gpu_layers already set by user to 20' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB -c 8192 -ngl 20
+check fit-json 0 '"status": "fits"' -- \
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960 --json
+check fit-bad-target 2 'fitt: expected MiB values' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitt lots
+
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
