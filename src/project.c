@@ -906,8 +906,13 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
         .flash_attn = probe || o->flash_attn, .type_k = pr->p->type_k, .type_v = pr->p->type_v,
         .placement = placement, .tied_output_buft = pr->tied_buft, .kv_buft = kv_buft,
         .layer_buft = layer_buft, .layer_backend = layer_backend, .layer_flags = layer_flags,
-        .pin_norms = pr->act > n_layer || n_tokens < 32,
-        .no_kv_offload = pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
+        /* The graph callback pins "norm" (full offload) and, with -nkvo, the
+         * attention output to the CPU (ggml_backend_sched_set_tensor_backend).
+         * The FA probe splits the graph as built, so the pins hold there; the
+         * measured reserve (ggml_backend_sched_reserve_size) resets the
+         * scheduler first, which forgets every pin. */
+        .pin_norms = probe && (pr->act > n_layer || n_tokens < 32),
+        .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
     };
     gg_graph g;
     gg_init(&g);

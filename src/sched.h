@@ -23,7 +23,9 @@
  *     pre-assign some: llama.cpp pins the tensors its graph callback names
  *     "norm" or "l_last" with a layer index, i.e. "norm-<il>", to the
  *     layer's device when every layer is offloaded or the ubatch has fewer
- *     than 32 tokens; with -nkvo, the attention output to the CPU) gets one from
+ *     than 32 tokens; with -nkvo, the attention output to the CPU; a reset
+     of the scheduler, which ggml_backend_sched_reserve_size does before it
+     splits, forgets those pins) gets one from
  *     where its data already is: a tensor with memory (or a view of one) goes
  *     to the first backend that supports that buffer type and the op; a
  *     graph input goes to the CPU; any other op except ROPE and
