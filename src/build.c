@@ -163,7 +163,7 @@ void gb_inputs_kv(bctx *b)
         nv_max = nv > nv_max ? nv : nv_max;
     }
     b->v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
-                                      p->flash_attn ? n_tokens : n_tokens * nv_max), NULL);
+                                      p->v_trans ? n_tokens * nv_max : n_tokens), NULL);
     b->kq_mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32,
                                        p->n_kv, n_tokens / p->n_stream, 1, p->n_stream),
                           "attn_inp_kq_mask");
@@ -251,7 +251,7 @@ void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
     uint32_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
     int64_t nk = (int64_t)b->hp->n_embd_head_k * n_head_kv;
     int64_t nv = (int64_t)b->hp->n_embd_head_v * n_head_kv;
-    if (!p->flash_attn)
+    if (p->v_trans)
         for (uint32_t l = 0; l < b->hp->n_layer; l++) {
             int64_t x = (int64_t)b->hp->n_embd_head_v * ggfit_model_layer(p->m, l)->n_head_kv;
             nv = x > nv ? x : nv;
@@ -292,6 +292,14 @@ int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
     } else {
         int32_t kq = gg_mul_mat(g, k, q);
         gb_cb(b, kq, "kq", il);
+        if (b->attn_soft_cap) {   /* gemma2: cap * tanh(kq / cap) */
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_1", il);
+            kq = gg_unary_op(g, GGFIT_OP_UNARY, kq);
+            gb_cb(b, kq, "kq_tanh", il);
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_2", il);
+        }
         kq = gg_soft_max(g, kq, mask, sinks);
         gb_cb(b, kq, "kq_soft_max", il);
         if (!v_trans) {
@@ -349,7 +357,7 @@ int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t
     {
         const gg_tensor *t = &g->t[v];
         int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
-        if (p->flash_attn) {
+        if (!p->v_trans) {
             int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
             int32_t dst = cv;
             if (ns > 1)
@@ -381,7 +389,7 @@ int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t
                          ggfit_row_bytes(tk, (uint64_t)nk),
                          ggfit_row_bytes(tk, (uint64_t)(nk * kv)), 0);
     int32_t vv;
-    if (p->flash_attn)
+    if (!p->v_trans)
         vv = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(tv, (uint64_t)hv),
                      ggfit_row_bytes(tv, (uint64_t)nv), ggfit_row_bytes(tv, (uint64_t)(nv * kv)),
                      0);
@@ -535,7 +543,7 @@ static void iswa_cache_inputs(bctx *b, uint32_t n_kv, int32_t *k_idxs, int32_t *
     int64_t n_tokens = p->n_tokens;
     *k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
     *v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
-                                    p->flash_attn ? n_tokens : n_tokens * iswa_nv_max(b)), NULL);
+                                    p->v_trans ? n_tokens * iswa_nv_max(b) : n_tokens), NULL);
     *mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32, n_kv,
                                   n_tokens / p->n_stream, 1, p->n_stream),
                      "attn_inp_kq_mask");
@@ -584,7 +592,7 @@ static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
     int64_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
     int64_t nk = head_k(b, il) * n_head_kv;
     /* A transposed V cache pads every row to the widest layer's. */
-    int64_t nv = p->flash_attn ? head_v(b, il) * n_head_kv : iswa_nv_max(b);
+    int64_t nv = p->v_trans ? iswa_nv_max(b) : head_v(b, il) * n_head_kv;
     char name[GG_NAME];
     int64_t kne[3] = { nk, n_kv, p->n_stream }, vne[3] = { nv, n_kv, p->n_stream };
     snprintf(name, sizeof name, "cache_k_l%d", il);
@@ -614,7 +622,7 @@ static int32_t iswa_cpy_v(bctx *b, int32_t cv, int32_t v, int32_t v_idxs)
     const gg_tensor *t = &g->t[v];
     int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
     int64_t nv = g->t[cv].ne[0], kv = g->t[cv].ne[1], ns = g->t[cv].ne[2];
-    if (b->p->flash_attn) {
+    if (!b->p->v_trans) {
         int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
         int32_t dst = ns > 1 ? gb_reshape_2d(b, cv, nv, kv * ns) : cv;
         return gg_set_rows(g, dst, vc, v_idxs);
@@ -647,7 +655,7 @@ static void iswa_get_kv(bctx *b, int il, int32_t ck, int32_t cv, int32_t *k, int
     *k = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(ttk, (uint64_t)hk),
                     ggfit_row_bytes(ttk, (uint64_t)nk), ggfit_row_bytes(ttk, (uint64_t)(nk * kv)),
                     0);
-    if (b->p->flash_attn)
+    if (!b->p->v_trans)
         *v = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(ttv, (uint64_t)hv),
                         ggfit_row_bytes(ttv, (uint64_t)nv),
                         ggfit_row_bytes(ttv, (uint64_t)(nv * kv)), 0);
@@ -730,7 +738,9 @@ int32_t gb_state(bctx *b, int il, char which)
     char name[GG_NAME];
     int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp), rs_rows(b) };
     snprintf(name, sizeof name, "cache_%c_l%d", which, il);
-    return gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
+    int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
+    b->g->t[t].il = il;
+    return t;
 }
 
 int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg)
@@ -1127,6 +1137,11 @@ static const struct {
     { "qwen3next", gb_build_qwen3next },
     { "nemotron_h", gb_build_nemotron_h },
     { "lfm2", gb_build_lfm2 },
+    { "qwen2", gb_build_qwen2 },
+    { "phi3", gb_build_phi3 },
+    { "gemma2", gb_build_gemma2 },
+    { "granite", gb_build_granite },
+    { "granitemoe", gb_build_granite },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

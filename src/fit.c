@@ -41,6 +41,7 @@ typedef struct fitter {
     uint32_t hp_ngl, hp_nct, hp_nex;
     uint32_t n_ctx_min;
     ggfit_projection scratch;
+    struct ggfit__gcache *cache;  /* the graph shared by the projections */
     ggfit_sb log;
     char **err;
     uint32_t n_proj;
@@ -69,7 +70,7 @@ static int project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host
                    int64_t *model_sum)
 {
     ggfit_projection *pr = &f->scratch;
-    int rc = ggfit_project(f->m, p, f->devs, f->nd, pr, NULL, f->err);
+    int rc = ggfit__project_cached(f->m, p, f->devs, f->nd, pr, NULL, f->cache, f->err);
     f->n_proj++;
     if (rc)
         return rc;
@@ -584,6 +585,11 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     if (!f)
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     const ggfit_hparams *hp = ggfit_model_hparams(m);
+    f->cache = ggfit__gcache_new();
+    if (!f->cache) {
+        free(f);
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    }
     f->m = m;
     f->p = *p;
     f->err = err;
@@ -633,12 +639,14 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     if (!rc && out->status != GGFIT_FIT_FAILED) {
         ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free device "
                                   "memory\n");
-        rc = ggfit_project(m, &f->p, f->devs, f->nd, &out->projection, NULL, err);
+        rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,
+                                   err);
         f->n_proj++;
     }
     out->params = f->p;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);
+    ggfit__gcache_free(f->cache);
     free(f);
     if (rc) {
         ggfit_free(out->log);

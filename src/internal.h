@@ -74,6 +74,15 @@ const ggfit_arch *ggfit__arch(const char *name, bool *known);
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
 
+/* A fit's projections share one graph structure; the cache keeps the last
+ * built graph so that the next projection only re-targets its buffers. */
+struct ggfit__gcache;
+struct ggfit__gcache *ggfit__gcache_new(void);
+void ggfit__gcache_free(struct ggfit__gcache *c);
+int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                          size_t n, ggfit_projection *out, int32_t *placement,
+                          struct ggfit__gcache *cache, char **err);
+
 #define GGFIT_PAD(x, n) (((x) + (n) - 1) / (n) * (n))
 #define GGFIT_MiB (1024.0 * 1024.0)
 

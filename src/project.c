@@ -52,6 +52,7 @@ typedef struct proj {
     pcre2_match_data *md;
     int32_t tied_buft;                             /* the tied output copy, -1 */
     bool fa_mismatch;                              /* FA probe: a node left its layer */
+    struct ggfit__gcache *cache;                   /* a fit's graph, or NULL */
     uint32_t period;                               /* SWA period in force */
     bool swa;
     uint64_t size_swa;
@@ -611,9 +612,11 @@ static int project_context(proj *pr)
         bool s = swa && layer_is_swa(pr, il, period);
         uint64_t cells = s ? size_swa : kv_size;
         uint32_t nk = (s ? hp->n_embd_head_k_swa : hp->n_embd_head_k) * li->n_head_kv;
-        uint32_t nv = o->flash_attn ? (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) *
-                                          li->n_head_kv
-                                    : nv_max;
+        /* The V cache is transposed, its rows padded to the widest layer's,
+         * only when flash attention was off as the cache was made (-fa off). */
+        uint32_t nv = p->flash_attn != GGFIT_FA_OFF
+                          ? (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) * li->n_head_kv
+                          : nv_max;
         uint64_t rk = ggfit_row_bytes(p->type_k, nk), rv = ggfit_row_bytes(p->type_v, nv);
         if ((nk && !rk) || (!mla && nv && !rv))
             return ggfit__fail(pr->err, GGFIT_EINVAL,
@@ -864,6 +867,80 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
     return GGFIT_OK;
 }
 
+/* ---- the graph cache of a fit ------------------------------------------ */
+
+/* What a graph's structure depends on, apart from the model: equal keys
+ * build equal graphs up to the buffer types of weights and caches. */
+typedef struct gkey {
+    const ggfit_model *m;
+    uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
+    uint32_t type_k, type_v;
+    int32_t cpu_backend;
+    bool swa, flash_attn, no_kv_offload, pin_norms;
+} gkey;
+
+struct ggfit__gcache {
+    gg_graph g;
+    gkey key;
+    bool valid;
+};
+
+static void make_key(gkey *k, const gb_params *p)
+{
+    memset(k, 0, sizeof *k);   /* padding too: keys are compared with memcmp */
+    k->m = p->m;
+    k->n_tokens = p->n_tokens;
+    k->n_outputs = p->n_outputs;
+    k->n_seqs = p->n_seqs;
+    k->n_stream = p->n_stream;
+    k->n_kv = p->n_kv;
+    k->n_kv_swa = p->n_kv_swa;
+    k->swa_period = p->swa_period;
+    k->type_k = p->type_k;
+    k->type_v = p->type_v;
+    k->cpu_backend = p->cpu_backend;
+    k->swa = p->swa;
+    k->flash_attn = p->flash_attn;
+    k->no_kv_offload = p->no_kv_offload;
+    k->pin_norms = p->pin_norms;
+}
+
+/* Placement changes the graph's shape only through a tied output matrix
+ * (a second copy of token_embd or not) and rope factors (one per buffer
+ * type); without them a graph can be re-targeted instead of rebuilt. */
+static bool reusable(const ggfit_model *m)
+{
+    const ggfit_gguf *g = ggfit_model_gguf(m);
+    return ggfit_gguf_find_tensor(g, "output.weight") >= 0 &&
+           ggfit_gguf_find_tensor(g, "rope_freqs.weight") < 0;
+}
+
+static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                     const int32_t *kv_buft)
+{
+    const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
+    for (uint32_t i = 0; i < g->n; i++) {
+        gg_tensor *t = &g->t[i];
+        if (t->weight)
+            t->buft = placement[t->weight - base];
+        else if (t->buft >= 0 && t->il >= 0)
+            t->buft = kv_buft[t->il];
+    }
+}
+
+struct ggfit__gcache *ggfit__gcache_new(void)
+{
+    return ggfit__calloc(1, sizeof(struct ggfit__gcache));
+}
+
+void ggfit__gcache_free(struct ggfit__gcache *c)
+{
+    if (c) {
+        gg_free(&c->g);
+        free(c);
+    }
+}
+
 /* Builds llama.cpp's graph for the model and sizes its compute buffers.
  * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
 static int graph_compute(proj *pr, const int32_t *placement, bool probe)
@@ -903,7 +980,8 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
         .m = pr->m, .arch = pr->arch, .n_tokens = n_tokens, .n_outputs = n_tokens,
         .n_seqs = n_seqs, .n_stream = o->n_stream, .n_kv = o->n_ctx_seq,
         .n_kv_swa = (uint32_t)pr->size_swa, .swa = pr->swa, .swa_period = pr->period,
-        .flash_attn = probe || o->flash_attn, .type_k = pr->p->type_k, .type_v = pr->p->type_v,
+        .flash_attn = probe || o->flash_attn, .v_trans = pr->p->flash_attn == GGFIT_FA_OFF,
+        .type_k = pr->p->type_k, .type_v = pr->p->type_v,
         .placement = placement, .tied_output_buft = pr->tied_buft, .kv_buft = kv_buft,
         .layer_buft = layer_buft, .layer_backend = layer_backend, .layer_flags = layer_flags,
         /* The graph callback pins "norm" (full offload) and, with -nkvo, the
@@ -914,41 +992,64 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
         .pin_norms = probe && (pr->act > n_layer || n_tokens < 32),
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
     };
-    gg_graph g;
-    gg_init(&g);
-    g.names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
-    int rc = ggfit__build_graph(&g, &gp);
-    if (rc == GGFIT_OK && g.names && !probe)
-        dump_graph(&g);
+    gg_graph local, *g = &local;
+    gg_init(g);
+    g->names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
+    int rc = GGFIT_OK;
+    struct ggfit__gcache *c = probe || g->names ? NULL : pr->cache;
+    gkey key;
+    make_key(&key, &gp);
+    if (c && c->valid && !memcmp(&c->key, &key, sizeof key)) {
+        /* Same graph as the last projection: only where weights and caches
+         * live has changed. */
+        g = &c->g;
+        retarget(g, pr->m, placement, kv_buft);
+    } else {
+        rc = ggfit__build_graph(g, &gp);
+        if (rc == GGFIT_OK && g->names && !probe)
+            dump_graph(g);
+        if (rc == GGFIT_OK && c && reusable(pr->m)) {
+            gg_free(&c->g);
+            c->g = local;
+            c->key = key;
+            c->valid = true;
+            g = &c->g;
+            gg_init(&local);
+        }
+    }
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, &g, layer_backend, probe);
-    gg_free(&g);
+        rc = schedule_and_allocate(pr, g, layer_backend, probe);
+    gg_free(&local);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)
         return ggfit__fail(pr->err, rc, "out of memory");
     return rc;
 }
 
-/* -fa auto: with the KV cache kept in system memory (-nkvo), flash
- * attention can end up away from its layer's device, and llama.cpp then
- * turns it off; ggfit runs the same probe on its own graph. */
+/* -fa auto: llama.cpp builds the graph of one token per sequence with
+ * flash attention and keeps it only if every FA node runs on its layer's
+ * device (llama_context::resolve_fused_ops); ggfit runs the same probe on
+ * its own graph. An FA node has no weight: the scheduler gives it the
+ * device of the nearest assigned node before it, the store into its layer's
+ * cache, unless that is the CPU; then a device's node after it can take it.
+ * So it can leave its layer only when attention is pinned to the CPU (-nkvo)
+ * or some layer runs on the CPU next to offloaded ones; other
+ * configurations skip the probe, which costs as much as a projection. A
+ * quantized V cache turns auto into on, with no probe. The cache was made
+ * for flash attention either way, so its V stays untransposed
+ * (gb_params.v_trans). */
 static int resolve_flash_attn(proj *pr, const int32_t *placement)
 {
-    ggfit_projection *o = pr->out;
-    if (pr->p->flash_attn != GGFIT_FA_AUTO || !pr->p->no_kv_offload || pr->n_dev == 0)
+    if (pr->p->flash_attn != GGFIT_FA_AUTO || ggfit_type_is_quantized(pr->p->type_v) ||
+        pr->n_dev == 0 || (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer))
         return GGFIT_OK;
     int rc = graph_compute(pr, placement, true);
     if (rc == GGFIT_EUNSUPPORTED)
         return GGFIT_OK;
     if (rc)
         return rc;
-    if (pr->fa_mismatch) {
-        o->flash_attn = false;
-        if (ggfit_type_is_quantized(pr->p->type_v))
-            return ggfit__fail(pr->err, GGFIT_EINVAL,
-                               "a quantized V cache (-ctv %s) needs flash attention, which "
-                               "llama.cpp turns off here (-nkvo)", ggfit_type_name(pr->p->type_v));
-    }
+    if (pr->fa_mismatch)
+        pr->out->flash_attn = false;
     return GGFIT_OK;
 }
 
@@ -1008,6 +1109,13 @@ static void fill_rows(proj *pr)
 int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                   size_t n, ggfit_projection *out, int32_t *placement_out, char **err)
 {
+    return ggfit__project_cached(m, p, devs, n, out, placement_out, NULL, err);
+}
+
+int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                          size_t n, ggfit_projection *out, int32_t *placement_out,
+                          struct ggfit__gcache *cache, char **err)
+{
     int32_t *placement = placement_out;
     if (err)
         *err = NULL;
@@ -1015,7 +1123,8 @@ int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_devic
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_project: NULL argument");
     memset(out, 0, sizeof *out);
     proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
-                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1, .tied_buft = -1 };
+                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1, .tied_buft = -1,
+                .cache = cache };
     if (!placement) {
         uint64_t nt = ggfit_model_n_tensors(m);
         placement = ggfit__malloc((size_t)(nt ? nt : 1) * sizeof *placement);
