@@ -25,7 +25,11 @@ typedef struct gb_params {
     uint32_t n_kv_swa;          /* cells of the SWA cache */
     bool swa;                   /* the model has SWA layers */
     uint32_t swa_period;
-    bool flash_attn;
+    bool flash_attn;            /* attention runs as FLASH_ATTN_EXT */
+    bool v_trans;               /* the V cache is transposed: flash attention
+                                   was off when llama.cpp made the cache (-fa
+                                   auto makes it for flash attention, then
+                                   may turn flash attention off) */
     uint32_t type_k, type_v;
     const int32_t *placement;   /* buffer type of each model tensor, -1 */
     int32_t tied_output_buft;   /* buffer type of the tied output copy */

@@ -876,7 +876,7 @@ typedef struct gkey {
     uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
     uint32_t type_k, type_v;
     int32_t cpu_backend;
-    bool swa, flash_attn, no_kv_offload, pin_norms;
+    bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
 } gkey;
 
 struct ggfit__gcache {
@@ -901,6 +901,7 @@ static void make_key(gkey *k, const gb_params *p)
     k->cpu_backend = p->cpu_backend;
     k->swa = p->swa;
     k->flash_attn = p->flash_attn;
+    k->v_trans = p->v_trans;
     k->no_kv_offload = p->no_kv_offload;
     k->pin_norms = p->pin_norms;
 }
