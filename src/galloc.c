@@ -292,13 +292,12 @@ static int try_inplace(replay *r, size_t i, bool *done)
     return GGFIT_OK;
 }
 
-/* Rules 3-5: gives tensor i memory on backend `buffer` unless it has some. */
-static int place(replay *r, size_t i, int32_t buffer)
+/* Rules 3-5: gives tensor i memory on backend `buffer` unless it has some
+ * (place; most calls find it has, so that test is inlined). */
+static int place_new(replay *r, size_t i, int32_t buffer)
 {
     const ggfit_gt *ti = &r->t[i];
     tstate *s = &r->st[i];
-    if (ti->allocated || s->own || ti->view_src >= 0)
-        return GGFIT_OK;
     if (buffer < 0 || buffer >= r->n_backends)
         return ggfit__fail(r->err, GGFIT_EINVAL,
                            "galloc: tensor %zu needs memory but has backend %d", i, (int)buffer);
@@ -317,6 +316,14 @@ static int place(replay *r, size_t i, int32_t buffer)
         return fail_limit(r, i, "more than 16 chunks");   /* unreachable */
     s->chunk = ci;
     return GGFIT_OK;
+}
+
+static inline int place(replay *r, size_t i, int32_t buffer)
+{
+    const ggfit_gt *ti = &r->t[i];
+    if (ti->allocated || r->st[i].own || ti->view_src >= 0)
+        return GGFIT_OK;
+    return place_new(r, i, buffer);
 }
 
 static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts)

@@ -57,6 +57,10 @@ typedef struct sched {
     int32_t *pos;             /* per tensor: output index; -1 */
     int32_t *graph_inputs;    /* n_copies > 1: inputs in order of first use */
     int32_t n_graph_inputs;
+    int32_t *nv;              /* the non-view nodes, in node order */
+    size_t n_nv;
+    uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
+                                 set when backend b can use it */
     copy_rec *rec;
     int32_t n_rec, max_rec;
     split *splits;
@@ -69,10 +73,11 @@ typedef struct sched {
 
 /* ggml_is_view_op (what galloc's ggfit__op_is_view says), here so the
  * sweeps do not call across files for every node. */
+_Static_assert(GGFIT_OP_VIEW == GGFIT_OP_RESHAPE + 1 && GGFIT_OP_PERMUTE == GGFIT_OP_RESHAPE + 2 &&
+               GGFIT_OP_TRANSPOSE == GGFIT_OP_RESHAPE + 3, "the view ops are consecutive");
 static inline bool is_view_op(int op)
 {
-    return op == GGFIT_OP_RESHAPE || op == GGFIT_OP_VIEW || op == GGFIT_OP_PERMUTE ||
-           op == GGFIT_OP_TRANSPOSE;
+    return (unsigned)(op - GGFIT_OP_RESHAPE) <= 3u;
 }
 
 static bool supports_op(const sched *s, int b, int32_t i)
@@ -135,8 +140,10 @@ static int backend_from_buffer(const sched *s, int32_t m, int32_t i)
     int buft = mem_buft(s, m);
     if (buft < 0)
         return -1;
-    for (int b = 0; b < s->nb; b++)
-        if (supports_buft(s, b, buft) && supports_op(s, b, i))
+    /* The lowest backend that uses the buffer type and runs the op. */
+    uint32_t ok = s->buft_backends[buft] & ~s->t[i].unsupported;
+    for (int b = 0; ok; b++, ok >>= 1)
+        if (ok & 1)
             return b;
     return -1;
 }
@@ -217,10 +224,8 @@ static int backend_from_cur(sched *s, int32_t i, int *out)
 static void expand(sched *s, int dir, bool gpu_only)
 {
     int cur = -1;
-    for (size_t k = 0; k < s->n_nodes; k++) {
-        int32_t i = s->nodes[dir > 0 ? k : s->n_nodes - 1 - k];
-        if (is_view_op(s->t[i].op))
-            continue;
+    for (size_t k = 0; k < s->n_nv; k++) {
+        int32_t i = s->nv[dir > 0 ? k : s->n_nv - 1 - k];
         if (s->be[i] >= 0)
             cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
         else if (cur >= 0 && supports_op(s, cur, i))
@@ -286,15 +291,18 @@ static int assign_backends(sched *s)
     }
 
     /* Rule 2: spread to neighbours, devices first, then any backend. */
+    s->n_nv = 0;
+    for (size_t k = 0; k < s->n_nodes; k++)
+        if (!is_view_op(s->t[s->nodes[k]].op))
+            s->nv[s->n_nv++] = s->nodes[k];
     expand(s, 1, true);
     expand(s, -1, true);
     expand(s, 1, false);
     expand(s, -1, false);
 
     /* Rule 3. */
-    for (size_t k = 0; k < s->n_nodes; k++)
-        if (!is_view_op(s->t[s->nodes[k]].op))
-            settle(s, s->nodes[k]);
+    for (size_t k = 0; k < s->n_nv; k++)
+        settle(s, s->nv[k]);
 
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
@@ -418,18 +426,29 @@ static int make_splits(sched *s)
  * Rule 6: the graph for ggml-alloc
  * ---------------------------------------------------------------------- */
 
-/* Gives every output entry its place (origin and kind when not NULL), in
- * ggml's order, and returns the count. Positions come before contents
- * because a dependency view may name a view op placed later in its split. */
+/* The number of output entries place_all makes, and how many are leafs:
+ * every input tensor once; n_copies - 1 more per graph input (the current
+ * copy is the input itself, or its node entry); per copy record its
+ * dependency view and n_copies copies, leafs when n_copies > 1. */
+static size_t count_out(const sched *s, size_t *n_leafs_out)
+{
+    size_t n_copies = (size_t)s->in->n_copies, gi = (size_t)s->n_graph_inputs,
+           rec = (size_t)s->n_rec;
+    *n_leafs_out = s->n_leafs + gi * (n_copies - 1) + (n_copies > 1 ? rec * n_copies : 0);
+    return s->n_leafs + s->n_nodes + gi * (n_copies - 1) + rec * (n_copies + 1);
+}
+
+/* Gives every output entry its place (origin and kind), in ggml's order,
+ * and returns the count; called once (TF_EMITTED starts clear). Positions
+ * come before contents because a dependency view may name a view op placed
+ * later in its split. */
 static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs_out)
 {
     int n_copies = s->in->n_copies, cur_copy = s->in->cur_copy;
     size_t k = 0;
 
-#define PUT(o, kd) do { if (origin) { origin[k] = (o); kind[k] = (int8_t)(kd); } k++; } while (0)
+#define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
 
-    for (size_t i = 0; i < s->n; i++)
-        s->tf[i] &= (uint8_t)~TF_EMITTED;
     if (n_copies > 1) {
         for (int32_t g = 0; g < s->n_graph_inputs; g++) {
             int32_t p = s->graph_inputs[g];
@@ -491,15 +510,12 @@ static void fill(sched *s, ggfit_sched_out *out)
         int32_t o = out->origin[k];
         const ggfit_st *src = &t[o];
         ggfit_gt *g = &out->t[k];
-        memset(g, 0, sizeof *g);
+        /* Copies and views have their source's type, shape and size. */
+        *g = (ggfit_gt){ .size = src->size, .type = src->type, .view_src = -1,
+                         .op = GGFIT_OP_NONE };
         for (int j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
             g->src[j] = -1;
-        /* Copies and views have their source's type, shape and size. */
-        g->size = src->size;
         memcpy(g->ne, src->ne, sizeof g->ne);
-        g->type = src->type;
-        g->view_src = -1;
-        g->op = GGFIT_OP_NONE;
         int kd = out->kind[k];
         if (kd == GGFIT_SCHED_ORIG) {
             g->flags = src->flags;
@@ -672,6 +688,7 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
         s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
+        s.nv = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
         if (pass == 0 && !(mem = ggfit__malloc(off)))
             return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         if (pass == 1 && dense) {
@@ -696,6 +713,10 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
     }
     s.rec = recs;
     s.max_rec = (int32_t)slots;
+    for (int bt = 0; bt < in->n_bufts; bt++)
+        for (int b = 0; b < in->n_backends; b++)
+            if (in->backends[b].bufts & (UINT32_C(1) << bt))
+                s.buft_backends[bt] |= UINT32_C(1) << b;
     for (size_t i = 0; i < n; i++) {
         s.be[i] = (s.tf[i] & (TF_LEAF | TF_NODE)) ? in->t[i].backend : -1;
         s.head[i] = -1;
@@ -707,7 +728,7 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
 
     /* Size the output, then place and fill it. */
     size_t n_leafs_out = 0;
-    size_t n_out = place_all(&s, NULL, NULL, &n_leafs_out);
+    size_t n_out = count_out(&s, &n_leafs_out);
     size_t o_off = 0;
     char *omem = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -722,7 +743,13 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
             goto done;
         }
     }
-    place_all(&s, out->origin, out->kind, &n_leafs_out);
+    size_t n_leafs_placed = 0;
+    if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
+        n_leafs_placed != n_leafs_out) {
+        ggfit__sched_free(out);   /* unreachable: count_out is exact */
+        rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
+        goto done;
+    }
     out->n_leafs = n_leafs_out;
     out->n_nodes = n_out - n_leafs_out;
     out->n_splits = s.n_splits;
