@@ -20,8 +20,9 @@
  * ---------------------------------------------------------------------- */
 
 /* Ops whose kernels accept dst == src, so ggml-alloc may give a node its
- * source's memory (ggml_op_can_inplace). CLAMP is in upstream's 2026 list,
- * not in some older copies; no recorded graph tells the two apart. */
+ * source's memory (ggml_op_can_inplace), as in the llama.cpp the reference
+ * data was made with. CLAMP is not among them (ggml_clamp returns a view of
+ * its source anyway). */
 static const bool op_inplace[GGFIT_OP_COUNT] = {
     [GGFIT_OP_FILL] = true,          [GGFIT_OP_SCALE] = true,
     [GGFIT_OP_DIAG_MASK_ZERO] = true,[GGFIT_OP_DIAG_MASK_INF] = true,
@@ -32,7 +33,7 @@ static const bool op_inplace[GGFIT_OP_COUNT] = {
     [GGFIT_OP_LOG] = true,           [GGFIT_OP_UNARY] = true,
     [GGFIT_OP_ROPE] = true,          [GGFIT_OP_ROPE_BACK] = true,
     [GGFIT_OP_SILU_BACK] = true,     [GGFIT_OP_RMS_NORM] = true,
-    [GGFIT_OP_RMS_NORM_BACK] = true, [GGFIT_OP_CLAMP] = true,
+    [GGFIT_OP_RMS_NORM_BACK] = true,
     [GGFIT_OP_SOFT_MAX] = true,      [GGFIT_OP_SOFT_MAX_BACK] = true,
 };
 _Static_assert(sizeof op_inplace / sizeof op_inplace[0] == GGFIT_OP_COUNT,
