@@ -130,5 +130,11 @@ void gb_build_glm4moe(bctx *b);
 void gb_build_qwen3next(bctx *b);
 void gb_build_nemotron_h(bctx *b);
 void gb_build_lfm2(bctx *b);
+/* The Mamba1 and Mamba2 mixers of llm_build_mamba_base (build_mamba.c). */
+int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
+int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
+void gb_build_mamba(bctx *b);
+void gb_build_jamba(bctx *b);
+void gb_build_granitehybrid(bctx *b);
 
 #endif
