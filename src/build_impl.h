@@ -23,6 +23,7 @@ typedef struct bctx {
     int32_t k_rot_swa, v_rot_swa; /* rotations of the SWA cache, -1 */
     int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
     bool missing;               /* a required weight was not found */
+    bool attn_soft_cap;         /* gemma2: tanh soft-capping of the KQ logits */
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on
@@ -136,5 +137,13 @@ int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
 void gb_build_mamba(bctx *b);
 void gb_build_jamba(bctx *b);
 void gb_build_granitehybrid(bctx *b);
+void gb_build_qwen2(bctx *b);
+void gb_build_phi3(bctx *b);
+void gb_build_gemma2(bctx *b);
+void gb_build_granite(bctx *b);
+/* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
+ * long when a sequence's context exceeds the original one), one copy per
+ * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */
+int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf);
 
 #endif

@@ -1,0 +1,360 @@
+/*
+ * test_archs.c - the graph builders of architectures llama.cpp has no
+ * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe).
+ * Each test writes a small header-only GGUF with the tensors llama.cpp's
+ * load_tensors creates for the architecture (names and shapes), projects it
+ * on one RPC device and on the CPU alone, with flash attention on and off,
+ * and checks that the compute buffers came from the graph, not from the
+ * estimate.
+ */
+#include "gguf_writer.h"
+#include "test_util.h"
+
+enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4 };
+
+/* A header under construction: keys, then tensors. */
+typedef struct kv {
+    char key[96];
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool */
+    uint32_t u;
+    float f;
+    const char *s;
+} kv;
+
+typedef struct model_spec {
+    const char *arch;
+    kv kvs[32];
+    size_t n_kv;
+    gw_tensor_spec t[128];
+    char names[128][64];
+    size_t n_t;
+} model_spec;
+
+static void key_u32(model_spec *s, const char *suffix, uint32_t v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'u';
+    k->u = v;
+}
+
+static void key_f32(model_spec *s, const char *suffix, float v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'f';
+    k->f = v;
+}
+
+static void key_bool(model_spec *s, const char *suffix, bool v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'b';
+    k->u = v;
+}
+
+/* A tensor named fmt (with the layer for %d), F16 unless it is 1-D. */
+static void tensor(model_spec *s, const char *fmt, int il, int64_t ne0, int64_t ne1,
+                   int64_t ne2)
+{
+    size_t i = s->n_t++;
+    snprintf(s->names[i], sizeof s->names[i], fmt, il);
+    gw_tensor_spec *t = &s->t[i];
+    t->name = s->names[i];
+    t->n_dims = ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
+    t->type = t->n_dims == 1 ? GGFIT_TYPE_F32 : GGFIT_TYPE_F16;
+    t->ne[0] = ne0;
+    t->ne[1] = ne1;
+    t->ne[2] = ne2;
+    t->ne[3] = 1;
+}
+
+/* The hparams every architecture here reads. */
+static void spec_init(model_spec *s, const char *arch)
+{
+    memset(s, 0, sizeof *s);
+    s->arch = arch;
+    key_u32(s, "block_count", NL);
+    key_u32(s, "context_length", 4096);
+    key_u32(s, "embedding_length", E);
+    key_u32(s, "feed_forward_length", F);
+    key_u32(s, "attention.head_count", NH);
+    key_u32(s, "attention.head_count_kv", NKV);
+    key_u32(s, "rope.dimension_count", HD);
+    key_f32(s, "attention.layer_norm_rms_epsilon", 1e-6f);
+}
+
+static void write_spec(const model_spec *s, gw *w)
+{
+    memset(w, 0, sizeof *w);
+    gw_header(w, 3, s->n_t, s->n_kv + 3);
+    gw_kv_str(w, "general.architecture", s->arch);
+    gw_kv_str(w, "general.name", "tiny");
+    gw_kv_u32(w, "general.alignment", 32);
+    for (size_t i = 0; i < s->n_kv; i++) {
+        const kv *k = &s->kvs[i];
+        if (k->kind == 'u') {
+            gw_kv_u32(w, k->key, k->u);
+        } else if (k->kind == 'f') {
+            gw_kv_f32(w, k->key, k->f);
+        } else if (k->kind == 'b') {
+            gw_key(w, k->key, GGFIT_GGUF_BOOL);
+            gw_u8(w, (uint8_t)k->u);
+        } else {
+            gw_kv_str(w, k->key, k->s);
+        }
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < s->n_t; i++) {
+        const gw_tensor_spec *t = &s->t[i];
+        gw_tensor(w, t->name, t->n_dims, t->ne, t->type, off);
+        uint64_t rows = (uint64_t)(t->ne[1] * t->ne[2] * t->ne[3]);
+        off += (ggfit_row_bytes(t->type, (uint64_t)t->ne[0]) * rows + 31) / 32 * 32;
+    }
+    gw_pad(w, 32);
+}
+
+/* Separate Q/K/V, with biases when asked; the output projection. */
+static void attn_qkv(model_spec *s, int il, bool bias)
+{
+    tensor(s, "blk.%d.attn_q.weight", il, E, NH * HD, 1);
+    tensor(s, "blk.%d.attn_k.weight", il, E, NKV * HD, 1);
+    tensor(s, "blk.%d.attn_v.weight", il, E, NKV * HD, 1);
+    if (bias) {
+        tensor(s, "blk.%d.attn_q.bias", il, NH * HD, 1, 1);
+        tensor(s, "blk.%d.attn_k.bias", il, NKV * HD, 1, 1);
+        tensor(s, "blk.%d.attn_v.bias", il, NKV * HD, 1, 1);
+    }
+    tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+}
+
+static void ffn_swiglu(model_spec *s, int il)
+{
+    tensor(s, "blk.%d.ffn_gate.weight", il, E, F, 1);
+    tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+    tensor(s, "blk.%d.ffn_up.weight", il, E, F, 1);
+}
+
+static void head(model_spec *s, bool output, bool output_bias)
+{
+    tensor(s, "token_embd.weight", 0, E, V, 1);
+    tensor(s, "output_norm.weight", 0, E, 1, 1);
+    if (output)
+        tensor(s, "output.weight", 0, E, V, 1);
+    if (output_bias)
+        tensor(s, "output.bias", 0, V, 1, 1);
+}
+
+/* Projects the model under -fa on/off, on one RPC device and on the CPU:
+ * the graph must build every time. Returns the compute bytes of the last. */
+static uint64_t project_all(const model_spec *s, uint32_t n_ctx)
+{
+    gw w;
+    write_spec(s, &w);
+    /* GGFIT_ARCHS_DUMP=dir keeps the files, to look at with ggfit. */
+    static int n_dumped;
+    const char *dump = getenv("GGFIT_ARCHS_DUMP");
+    if (dump && *dump) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s-%d.gguf", dump, s->arch, n_dumped++);
+        assert_int_equal(gw_write_file(&w, path), 0);
+    }
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n_dev = 0;
+    assert_int_equal(ggfit_devices_parse("rpc:8GiB", devs, GGFIT_MAX_DEVICES, &n_dev, &err),
+                     GGFIT_OK);
+    assert_int_equal(n_dev, 1);
+    uint64_t compute = 0;
+    static const int fas[] = { GGFIT_FA_AUTO, GGFIT_FA_ON, GGFIT_FA_OFF };
+    for (size_t f = 0; f < sizeof fas / sizeof fas[0]; f++)
+        for (size_t nd = 0; nd <= 1; nd++) {
+            ggfit_params p;
+            ggfit_params_init(&p);
+            p.n_ctx = n_ctx;
+            p.flash_attn = fas[f];
+            ggfit_projection pr;
+            if (ggfit_project(m, &p, nd ? devs : NULL, nd, &pr, NULL, &err) != GGFIT_OK)
+                fail_msg("%s: %s", s->arch, err);
+            if (pr.compute_estimated)
+                fail_msg("%s (fa %d, %zu devices): compute estimated: %s", s->arch, fas[f], nd,
+                         pr.warning);
+            compute = pr.host.compute;
+            for (uint32_t d = 0; d < pr.n_devices; d++)
+                compute += pr.devices[d].compute;
+            assert_true(compute > 0);
+        }
+    ggfit_model_free(m);   /* and g, which it owns */
+    gw_free(&w);
+    return compute;
+}
+
+static void test_qwen2(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "qwen2");
+    key_f32(&s, "rope.freq_base", 1000000.0f);
+    head(&s, false, false);   /* tied output */
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, true);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(&s, il);
+    }
+    project_all(&s, 0);
+    spec_init(&s, "qwen2");
+    head(&s, true, true);     /* own output with a bias */
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, true);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(&s, il);
+    }
+    project_all(&s, 2048);
+}
+
+static void phi3_spec(model_spec *s, bool fused, bool factors, bool window)
+{
+    spec_init(s, "phi3");
+    if (window)
+        key_u32(s, "attention.sliding_window", 2047);   /* llama.cpp ignores it */
+    key_u32(s, "rope.scaling.original_context_length", 4096);
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (fused) {
+            tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, E, E, 1);
+        } else {
+            attn_qkv(s, il, false);
+        }
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+        tensor(s, "blk.%d.ffn_up.weight", il, E, 2 * F, 1);
+    }
+    if (factors) {
+        tensor(s, "rope_factors_long.weight", 0, HD / 2, 1, 1);
+        tensor(s, "rope_factors_short.weight", 0, HD / 2, 1, 1);
+    }
+}
+
+static void test_phi3(void **state)
+{
+    (void)state;
+    model_spec s;
+    phi3_spec(&s, true, true, true);
+    project_all(&s, 0);       /* short factors */
+    project_all(&s, 16384);   /* long factors */
+    phi3_spec(&s, false, false, false);
+    project_all(&s, 0);
+}
+
+static void gemma2_spec(model_spec *s)
+{
+    spec_init(s, "gemma2");
+    key_u32(s, "attention.key_length", HD);
+    key_u32(s, "attention.value_length", HD);
+    key_u32(s, "attention.sliding_window", 1024);
+    key_f32(s, "attn_logit_softcapping", 50.0f);
+    key_f32(s, "final_logit_softcapping", 30.0f);
+    head(s, false, false);    /* gemma2 always ties its output */
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(s, il);
+        tensor(s, "blk.%d.post_ffw_norm.weight", il, E, 1, 1);
+    }
+}
+
+static void test_gemma2(void **state)
+{
+    (void)state;
+    model_spec s;
+    gemma2_spec(&s);
+    project_all(&s, 0);
+    project_all(&s, 512);     /* the window covers the whole context */
+}
+
+static void granite_spec(model_spec *s, const char *arch, bool moe, bool shexp, bool rope,
+                         bool biases)
+{
+    spec_init(s, arch);
+    key_f32(s, "logit_scale", 8.0f);
+    key_f32(s, "residual_scale", 0.22f);
+    key_f32(s, "embedding_scale", 12.0f);
+    key_f32(s, "attention.scale", 0.0078125f);
+    if (!rope)
+        key_bool(s, "rope.scaling.finetuned", false);
+    if (moe) {
+        key_u32(s, "expert_count", NX);
+        key_u32(s, "expert_used_count", 2);
+    }
+    if (shexp)
+        key_u32(s, "expert_shared_feed_forward_length", F);
+    head(s, false, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        if (biases)
+            tensor(s, "blk.%d.attn_output.bias", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (!moe) {
+            ffn_swiglu(s, il);
+            if (biases) {
+                tensor(s, "blk.%d.ffn_gate.bias", il, F, 1, 1);
+                tensor(s, "blk.%d.ffn_down.bias", il, E, 1, 1);
+                tensor(s, "blk.%d.ffn_up.bias", il, F, 1, 1);
+            }
+            continue;
+        }
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, F, NX);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, F, E, NX);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, E, F, NX);
+        if (shexp) {
+            tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, F, 1);
+            tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, F, 1);
+            tensor(s, "blk.%d.ffn_down_shexp.weight", il, F, E, 1);
+        }
+    }
+}
+
+static void test_granite(void **state)
+{
+    (void)state;
+    model_spec s;
+    granite_spec(&s, "granite", false, false, true, false);
+    project_all(&s, 0);
+    granite_spec(&s, "granite", false, false, false, true);   /* no RoPE, biases */
+    project_all(&s, 0);
+}
+
+static void test_granitemoe(void **state)
+{
+    (void)state;
+    model_spec s;
+    granite_spec(&s, "granitemoe", true, false, true, false);
+    project_all(&s, 0);
+    granite_spec(&s, "granitemoe", true, true, true, false);  /* shared expert */
+    project_all(&s, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qwen2),
+        cmocka_unit_test(test_phi3),
+        cmocka_unit_test(test_gemma2),
+        cmocka_unit_test(test_granite),
+        cmocka_unit_test(test_granitemoe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
