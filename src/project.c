@@ -748,12 +748,42 @@ static void dump_scheduled(const ggfit_sched_in *in, const ggfit_sched_out *so)
     }
 }
 
+/* The scheduler's view of graph g. */
+static void fill_st(const gg_graph *g, ggfit_st *st)
+{
+    for (uint32_t i = 0; i < g->n; i++) {
+        const gg_tensor *t = &g->t[i];
+        ggfit_st *x = &st[i];
+        /* Names are kept only for debugging; otherwise all are empty. */
+        if (g->names) {
+            memcpy(x->name, t->name,
+                   sizeof x->name < sizeof t->name ? sizeof x->name : sizeof t->name);
+            x->name[sizeof x->name - 1] = '\0';
+        } else {
+            x->name[0] = '\0';
+        }
+        memcpy(x->ne, t->ne, sizeof x->ne);
+        x->size = gg_nbytes(g, (int32_t)i);
+        x->view_offs = t->view_offs;
+        memcpy(x->src, t->src, sizeof x->src);
+        x->view_src = t->view_src;
+        x->type = t->type;
+        x->flags = t->flags;
+        x->unsupported = 0;
+        x->buft = (int16_t)t->buft;
+        x->backend = (int8_t)t->backend;
+        x->n_src = t->n_src;
+        x->op = t->op;
+        x->weights = t->weights;
+    }
+}
+
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
  * configuration is outside what the models cover (the caller estimates). */
-static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *layer_backend,
-                                 bool probe)
+static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st,
+                                 const int32_t *layer_backend, bool probe)
 {
     ggfit_projection *o = pr->out;
     int n_backends = (int)pr->n_dev + 1;
@@ -800,28 +830,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
                     !pr->p->no_kv_offload && pr->n_rules == 0;
     (void)offload_any;
 
-    ggfit_st *st = ggfit__malloc((size_t)(g->n ? g->n : 1) * sizeof *st);
-    if (!st)
-        return GGFIT_ENOMEM;
-    for (uint32_t i = 0; i < g->n; i++) {
-        const gg_tensor *t = &g->t[i];
-        ggfit_st *x = &st[i];
-        memcpy(x->name, t->name, sizeof x->name < sizeof t->name ? sizeof x->name : sizeof t->name);
-        x->name[sizeof x->name - 1] = '\0';
-        memcpy(x->ne, t->ne, sizeof x->ne);
-        x->size = gg_nbytes(g, (int32_t)i);
-        x->view_offs = t->view_offs;
-        memcpy(x->src, t->src, sizeof x->src);
-        x->view_src = t->view_src;
-        x->type = t->type;
-        x->flags = t->flags;
-        x->unsupported = 0;
-        x->buft = (int16_t)t->buft;
-        x->backend = (int8_t)t->backend;
-        x->n_src = t->n_src;
-        x->op = t->op;
-        x->weights = t->weights;
-    }
     ggfit_sched_in in = { .t = st, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
                           .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = backends,
                           .n_backends = n_backends, .bufts = bufts, .n_bufts = (int)o->n_bufts,
@@ -832,7 +840,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
     int rc = ggfit__sched_split(&in, &so, &serr);
     if (!rc && g->names && !probe)
         dump_scheduled(&in, &so);
-    ggfit_free(st);
     if (rc) {
         ggfit_free(serr);
         return rc == GGFIT_ENOMEM ? rc : GGFIT_EUNSUPPORTED;
@@ -883,6 +890,7 @@ struct ggfit__gcache {
     gg_graph g;
     gkey key;
     bool valid;
+    ggfit_st *st;          /* the scheduler's view of g, or NULL */
 };
 
 static void make_key(gkey *k, const gb_params *p)
@@ -938,6 +946,7 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
 {
     if (c) {
         gg_free(&c->g);
+        free(c->st);
         free(c);
     }
 }
@@ -1011,6 +1020,8 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             dump_graph(g);
         if (rc == GGFIT_OK && c && reusable(pr->m)) {
             gg_free(&c->g);
+            free(c->st);
+            c->st = NULL;
             c->g = local;
             c->key = key;
             c->valid = true;
@@ -1018,8 +1029,26 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             gg_init(&local);
         }
     }
+    /* The scheduler's view of a cached graph is kept with it: between
+     * projections only the buffer types change. */
+    ggfit_st *st = NULL;
+    bool kept = rc == GGFIT_OK && c && g == &c->g;
+    if (kept && c->st) {
+        st = c->st;
+        for (uint32_t i = 0; i < g->n; i++)
+            st[i].buft = (int16_t)g->t[i].buft;
+    } else if (rc == GGFIT_OK) {
+        if ((st = ggfit__malloc((size_t)(g->n ? g->n : 1) * sizeof *st)))
+            fill_st(g, st);
+        else
+            rc = GGFIT_ENOMEM;
+        if (kept)
+            c->st = st;
+    }
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, g, layer_backend, probe);
+        rc = schedule_and_allocate(pr, g, st, layer_backend, probe);
+    if (!kept)
+        ggfit_free(st);
     gg_free(&local);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)
