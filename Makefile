@@ -50,8 +50,9 @@ $(B)/obj $(B)/tests:
 	mkdir -p $@
 
 # Tests link the static library plus the in-tree GGUF writer.
-$(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/test_util.h $(B)/libggfit.a | $(B)/tests
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c $(B)/libggfit.a \
+$(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/recorded.c tests/recorded.h \
+              tests/test_util.h $(B)/libggfit.a | $(B)/tests
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c tests/recorded.c $(B)/libggfit.a \
 	    $(LDLIBS) $(shell pkg-config --libs cmocka) -lz
 
 test: all $(TEST_BIN)
