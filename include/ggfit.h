@@ -349,6 +349,12 @@ typedef struct ggfit_device {
     ggfit_backend kind;
     uint64_t total;           /* bytes */
     uint64_t free;            /* bytes */
+    char description[128];    /* "NVIDIA GeForce RTX 4090", or empty */
+    uint64_t held_by_others;  /* bytes other processes hold, when known */
+    double bandwidth_gbs;     /* memory bandwidth in GB/s; 0 when unknown */
+    bool unified;             /* shares one pool with system memory (Apple
+                                 silicon, APUs): not counted twice */
+    char endpoint[64];        /* rpc: "host:port" of its rpc-server */
 } ggfit_device;
 
 /* Parses --gpu: "none", or a comma list of [KIND:]SIZE[/FREE] with KIND
@@ -361,6 +367,57 @@ int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t 
 /* Parses a size ("24GiB", "24077MiB", "24000MB", "512", "1.5TiB"; a bare
  * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
 int ggfit_size_parse(const char *s, uint64_t *bytes);
+
+/* ---- this machine (devices.c) -------------------------------------------- */
+
+typedef struct ggfit_host_info {
+    uint64_t total;           /* bytes of system memory (MemTotal) */
+    uint64_t available;       /* MemAvailable, capped by the cgroup v2 limit
+                                 (memory.max - memory.current) when set */
+    uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
+    char cpu_name[128];
+} ggfit_host_info;
+
+typedef struct ggfit_probe_options {
+    const char *sysroot;      /* prefix for /proc and /sys (tests); NULL: "" */
+    const char *nvml_path;    /* NVML library to load; NULL: libnvidia-ml.so.1 */
+} ggfit_probe_options;
+
+/* Probes system memory and CPU features. */
+int ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host, char **err);
+
+/* Finds this machine's GPUs as llama.cpp's backends see them: NVIDIA
+ * through NVML (loaded at run time), AMD and Intel through sysfs, Apple
+ * silicon through Metal's working-set limit. Fills at most max devices;
+ * *n is how many. No GPU is not an error (*n = 0). */
+int ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out, size_t max,
+                           size_t *n, char **err);
+
+/* ---- described devices: the catalog (catalog.c) --------------------------- */
+
+typedef struct ggfit_catalog_entry {
+    const char *id;           /* "rtx-3090", "m3-pro-18gb" */
+    const char *name;         /* "NVIDIA GeForce RTX 3090" */
+    ggfit_backend kind;       /* the backend llama.cpp uses for it */
+    uint64_t memory;          /* bytes; for Macs the Metal working-set limit */
+    uint64_t system_memory;   /* Macs: bytes of unified memory; else 0 */
+    double bandwidth_gbs;     /* GB/s */
+    const char *source;       /* where the figures come from */
+} ggfit_catalog_entry;
+
+size_t ggfit_catalog_count(void);
+const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
+/* The entry with this id (case-insensitive), or NULL. */
+const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
+
+/* ---- llama.cpp RPC servers (rpc.c) ----------------------------------------- */
+
+/* Asks each rpc-server in endpoints ("host:port[,host:port...]") for its
+ * devices and their free memory, with ggml's RPC protocol, as llama.cpp's
+ * --rpc does. Devices are named as llama.cpp names them. timeout_ms bounds
+ * each connection and reply. */
+int ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, size_t max,
+                    size_t *n, char **err);
 
 /* CPU features that decide llama.cpp's weight repacking (CPU_REPACK). */
 enum {
