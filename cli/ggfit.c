@@ -11,9 +11,10 @@
 #include "ggfit.h"
 
 #define EXIT_BAD_INPUT 2
+#define RPC_TIMEOUT_MS 5000   /* per rpc-server connection and reply */
 
 static const char usage[] =
-    "usage: ggfit -m FILE [--gpu DEVICES] [llama.cpp flags] -fitp on [--json]\n"
+    "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags] -fitp on [--json]\n"
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit --version | --help\n"
     "\n"
@@ -28,6 +29,8 @@ static const char usage[] =
     "  --gpu SPEC         devices to plan for: none, or [KIND:]SIZE[/FREE],...\n"
     "                     KIND cuda (default), rocm, vulkan, metal, rpc;\n"
     "                     SIZE 24GiB, 24077MiB, 24000MB\n"
+    "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
+    "                     asked over the network, come first (RPC0, RPC1, ...)\n"
     "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
     "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
     "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
@@ -139,7 +142,7 @@ static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *de
 /* The main mode: project or fit llama.cpp's memory use. */
 static int cmd_project(int argc, char **argv)
 {
-    const char *path = NULL, *gpu = NULL;
+    const char *path = NULL, *gpu = NULL, *rpc = NULL;
     bool json = false, print = false, fit = true;
     ggfit_params p;
     ggfit_fit_options fo;
@@ -157,6 +160,7 @@ static int cmd_project(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
         if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
+             !strcmp(a, "--rpc") ||
              !strcmp(a, "-fitp") || !strcmp(a, "--fit-print") || !strcmp(a, "-fit") ||
              !strcmp(a, "--fit") || !strcmp(a, "-fitt") || !strcmp(a, "--fit-target") ||
              !strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) && i + 1 >= argc) {
@@ -167,6 +171,8 @@ static int cmd_project(int argc, char **argv)
             path = argv[++i];
         } else if (!strcmp(a, "--gpu")) {
             gpu = argv[++i];
+        } else if (!strcmp(a, "--rpc")) {
+            rpc = argv[++i];
         } else if (!strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) {
             print = !strcmp(argv[++i], "on");
         } else if (!strcmp(a, "--print-memory")) {
@@ -207,13 +213,23 @@ static int cmd_project(int argc, char **argv)
     if (!path)
         return fail("-m FILE is needed");
     ggfit_device devs[GGFIT_MAX_DEVICES];
-    size_t n_dev = 0;
-    if (gpu && ggfit_devices_parse(gpu, devs, GGFIT_MAX_DEVICES, &n_dev, &err)) {
+    size_t n_dev = 0, n_rpc = 0;
+    /* llama.cpp lists the --rpc servers' devices before the local ones. */
+    if (rpc && ggfit_rpc_query(rpc, RPC_TIMEOUT_MS, devs, GGFIT_MAX_DEVICES, &n_rpc, &err)) {
         fprintf(stderr, "ggfit: %s\n", err);
         ggfit_free(err);
         return EXIT_BAD_INPUT;
     }
-    if (!gpu)
+    if (gpu && ggfit_devices_parse(gpu, devs + n_rpc, GGFIT_MAX_DEVICES - n_rpc, &n_dev, &err)) {
+        fprintf(stderr, "ggfit: %s\n", err);
+        ggfit_free(err);
+        return EXIT_BAD_INPUT;
+    }
+    for (size_t d = n_rpc, k = n_rpc; d < n_rpc + n_dev; d++)   /* RPC names go on counting */
+        if (devs[d].kind == GGFIT_BACKEND_RPC)
+            snprintf(devs[d].name, sizeof devs[d].name, "RPC%zu", k++);
+    n_dev += n_rpc;
+    if (!gpu && !rpc)
         return fail("device discovery is not built yet: describe the devices with --gpu");
 
     ggfit_model *m;

@@ -659,7 +659,7 @@ char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t
 {
     ggfit_sb sb = {0};
     const ggfit_params *p = &r->params;
-    (void)devs;
+    ggfit__rpc_args(&sb, devs, n);   /* "--rpc ..." for queried rpc-servers */
     ggfit__sb_printf(&sb, "-c %u -ngl %d", p->n_ctx, p->n_gpu_layers);
     size_t nd = n;
     while (nd > 1 && p->tensor_split[nd - 1] == 0.0f)

@@ -28,6 +28,11 @@ typedef struct ggfit_sb {
 void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 char *ggfit__sb_take(ggfit_sb *sb);
 
+/* Appends "--rpc host:port,... " for the RPC devices that came from
+ * ggfit_rpc_query (an endpoint set), each server once, in device order;
+ * nothing when there are none (rpc.c). */
+void ggfit__rpc_args(ggfit_sb *sb, const ggfit_device *devs, size_t n);
+
 /* Allocation wrappers: tests make the Nth call fail to prove that every
  * failure path is handled. */
 void *ggfit__malloc(size_t n);

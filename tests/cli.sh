@@ -48,6 +48,10 @@ check project-json 0 '"context": 469762048' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:80GiB -c 4096 -fitp on --json
 check project-bad-gpu 2 "unknown kind 'tpu'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu tpu:8GiB -fitp on
+check rpc-refused 2 'rpc-server 127.0.0.1:1: cannot connect: Connection refused' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc 127.0.0.1:1 --gpu 8GiB
+check rpc-bad-endpoint 2 "rpc 127.0.0.1: expected host:port" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc 127.0.0.1
 check project-bad-ot 2 "unknown buffer type 'GPU9'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot 'exps=GPU9' -fitp on
 check project-bad-regex 2 "pattern '(': missing closing parenthesis" -- \
