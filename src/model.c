@@ -18,6 +18,7 @@ struct ggfit_model {
     uint64_t n_tensors;
     int64_t *block_first;       /* per layer: its first tensor, -1 */
     int64_t *block_next;        /* per tensor: the next of its layer, -1 */
+    uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
 };
@@ -360,7 +361,8 @@ static int classify(loader *l)
                                    sizeof *m->block_first);
     m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
                                   sizeof *m->block_next);
-    if (!m->tensors || !m->block_first || !m->block_next)
+    m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
+    if (!m->tensors || !m->block_first || !m->block_next || !m->facts)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
         m->block_first[il] = -1;
@@ -392,6 +394,7 @@ static int classify(loader *l)
                 m->input_bytes += nb;
         }
         m->role_bytes[t->role] += nb;
+        m->facts[i] = ggfit__tensor_facts(t);
     }
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
@@ -453,7 +456,13 @@ void ggfit_model_free(ggfit_model *m)
     free(m->tensors);
     free(m->block_first);
     free(m->block_next);
+    free(m->facts);
     free(m);
+}
+
+const uint16_t *ggfit__model_facts(const ggfit_model *m)
+{
+    return m->facts;
 }
 
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)

@@ -248,29 +248,6 @@ static bool starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Whether rest (a block tensor's name after "blk.N.") is one of kind's. */
-static bool ffn_match(uint8_t kind, const char *rest)
-{
-    static const char *const exps[] = { "ffn_up_", "ffn_down_", "ffn_gate_up_", "ffn_gate_" };
-    switch (kind) {
-    case FFN_ALL:
-        return starts_with(rest, "ffn_gate") || starts_with(rest, "ffn_up") ||
-               starts_with(rest, "ffn_down");
-    case FFN_NOT_UP:
-        return starts_with(rest, "ffn_gate") || starts_with(rest, "ffn_down");
-    case FFN_DOWN:
-        return starts_with(rest, "ffn_down");
-    default:
-        for (size_t i = 0; i < sizeof exps / sizeof exps[0]; i++)
-            if (starts_with(rest, exps[i])) {
-                const char *t = rest + strlen(exps[i]);
-                if (starts_with(t, "exps") || starts_with(t, "chexps"))
-                    return true;
-            }
-        return false;
-    }
-}
-
 /* Recognises "blk\.N\.<tail>" and "blk\.\d+\.<tail>" with one of the tails
  * above: the patterns of llama.cpp's fit, -cmoe and -ncmoe, matched without
  * a regex engine (they select exactly the same tensors). */
@@ -368,8 +345,9 @@ static const char *block_rest(const char *name)
 }
 
 /* Target of the first override matching a tensor: a device, -1 for the
- * CPU, or -2 when none matches. */
-static int override_target(const proj *pr, const char *name, int32_t layer)
+ * CPU, or -2 when none matches. facts are the tensor's GGFIT_TFACT_*, which
+ * say which FFN kinds block_rest(name) is. */
+static int override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts)
 {
     for (uint32_t i = 0; i < pr->n_rules; i++) {
         const struct rule *r = &pr->rules[i];
@@ -382,7 +360,7 @@ static int override_target(const proj *pr, const char *name, int32_t layer)
         if (layer < 0 || (r->layer >= 0 && r->layer != layer) ||
             (r->layer == -2 && (uint32_t)layer >= pr->p->n_cpu_moe))
             continue;
-        if (ffn_match(r->kind, block_rest(name)))
+        if (facts & (1u << (GGFIT_TFACT_FFN_SHIFT + r->kind)))
             return r->target;
     }
     return -2;
@@ -417,23 +395,77 @@ static weight_op tensor_op(const ggfit_tensor *t)
     return OP_OTHER;
 }
 
+_Static_assert((int)OP_OTHER <= (int)GGFIT_TFACT_OP && GGFIT_TFACT_FFN_SHIFT + FFN_KIND_COUNT <= 8,
+               "weight ops and FFN kinds fit their bits of GGFIT_TFACT_*");
+
+/* The FFN kinds (bit k: kind k) that rest, a block tensor's name after
+ * "blk.N.", is one of, in one pass: "ffn_gate", "ffn_up" or "ffn_down"
+ * prefixes for the first three, "ffn_(up|down|gate_up|gate)_" then "exps"
+ * or "chexps" for the experts. */
+static unsigned ffn_kinds(const char *rest)
+{
+    if (strncmp(rest, "ffn_", 4) != 0)
+        return 0;
+    const char *p = rest + 4, *tail[2] = { NULL, NULL };
+    unsigned k = 0;
+    if (!strncmp(p, "gate", 4)) {
+        k = 1u << FFN_ALL | 1u << FFN_NOT_UP;
+        if (p[4] == '_') {
+            tail[0] = p + 5;                   /* "ffn_gate_" */
+            if (!strncmp(p + 5, "up_", 3))
+                tail[1] = p + 8;               /* "ffn_gate_up_" */
+        }
+    } else if (!strncmp(p, "up", 2)) {
+        k = 1u << FFN_ALL;
+        if (p[2] == '_')
+            tail[0] = p + 3;                   /* "ffn_up_" */
+    } else if (!strncmp(p, "down", 4)) {
+        k = 1u << FFN_ALL | 1u << FFN_NOT_UP | 1u << FFN_DOWN;
+        if (p[4] == '_')
+            tail[0] = p + 5;                   /* "ffn_down_" */
+    }
+    for (int i = 0; i < 2; i++)
+        if (tail[i] && (!strncmp(tail[i], "exps", 4) || !strncmp(tail[i], "chexps", 6)))
+            k |= 1u << FFN_EXPERTS;
+    return k;
+}
+
+/* What project_weights and override_target would otherwise work out from
+ * the name on every projection. */
+uint16_t ggfit__tensor_facts(const ggfit_tensor *t)
+{
+    const char *n = t->info->name;
+    uint16_t f = (uint16_t)tensor_op(t);
+    if (t->layer >= 0) {
+        f |= (uint16_t)(ffn_kinds(block_rest(n)) << GGFIT_TFACT_FFN_SHIFT);
+    }
+    if (!strcmp(n, "token_embd.weight"))
+        f |= GGFIT_TFACT_TOKEN_EMBD;
+    if (!strcmp(n, "output.weight"))
+        f |= GGFIT_TFACT_OUTPUT;
+    if (!strncmp(n, "token_embd_norm", 15))
+        f |= GGFIT_TFACT_EMBD_NORM;
+    return f;
+}
+
 /* Layer of a tensor for placement: block index, n_layer for the output
  * layer, -1 for the input layer. */
-static int64_t placement_layer(const proj *pr, const ggfit_tensor *t)
+static int64_t placement_layer(const proj *pr, const ggfit_tensor *t, uint16_t facts)
 {
     if (t->layer >= 0)
         return t->layer;
     if (t->output_layer)
         return pr->hp->n_layer;
     /* LFM2's final norm is stored as token_embd_norm. */
-    if (!strncmp(pr->hp->arch, "lfm2", 4) && !strncmp(t->info->name, "token_embd_norm", 15))
+    if ((facts & GGFIT_TFACT_EMBD_NORM) && !strncmp(pr->hp->arch, "lfm2", 4))
         return pr->hp->n_layer;
     return -1;
 }
 
-static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer)
+static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
+                        uint16_t facts)
 {
-    int target = override_target(pr, t->info->name, t->layer);
+    int target = override_target(pr, t->info->name, t->layer, facts);
     if (target == -1)
         return select_cpu(pr, t->info, op);
     if (target >= 0)
@@ -454,8 +486,10 @@ static int project_weights(proj *pr, int32_t *placement)
     const ggfit_model *m = pr->m;
     const ggfit_hparams *hp = pr->hp;
     uint64_t n = ggfit_model_n_tensors(m);
+    const uint16_t *facts = ggfit__model_facts(m);
     int embd_buft = -1;
     const ggfit_tensor *embd = NULL;
+    uint16_t embd_facts = 0;
     bool has_output = false;
     for (uint64_t i = 0; i < n; i++) {
         const ggfit_tensor *t = ggfit_model_tensor(m, i);
@@ -465,8 +499,8 @@ static int project_weights(proj *pr, int32_t *placement)
         /* NextN/MTP blocks are loaded only for speculative decoding. */
         if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)
             continue;
-        weight_op op = tensor_op(t);
-        int64_t layer = placement_layer(pr, t);
+        weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
+        int64_t layer = placement_layer(pr, t, facts[i]);
         if (op == OP_ROPE && layer < 0) {
             /* One copy per distinct buffer type among the blocks' layers. */
             int seen[GGFIT_MAX_BUFTS] = {0};
@@ -483,21 +517,22 @@ static int project_weights(proj *pr, int32_t *placement)
                 placement[i] = first;
             continue;
         }
-        b = place_weight(pr, t, op, layer);
+        b = place_weight(pr, t, op, layer, facts[i]);
         add_model(pr, b, t->info);
         if (placement)
             placement[i] = b;
-        if (!strcmp(t->info->name, "token_embd.weight")) {
+        if (facts[i] & GGFIT_TFACT_TOKEN_EMBD) {
             embd = t;
             embd_buft = b;
+            embd_facts = facts[i];
         }
-        has_output |= !strcmp(t->info->name, "output.weight");
+        has_output |= (facts[i] & GGFIT_TFACT_OUTPUT) != 0;
     }
     /* Tied embeddings: the output layer gets token_embd again, unless its
      * buffer type already holds it. */
     if (!has_output && embd) {
         int d = dev_layer(pr, hp->n_layer);
-        int target = override_target(pr, embd->info->name, -1);
+        int target = override_target(pr, embd->info->name, -1, embd_facts);
         int b = target >= 0 ? device_buft(pr, target)
                 : target == -1 || d < 0 ? select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : device_buft(pr, d);
