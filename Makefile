@@ -22,9 +22,9 @@ LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.
            src/build_gemma3.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c \
            src/build_qwen3next.c src/build_nemotron_h.c src/build_lfm2.c src/build_mamba.c src/build_jamba.c src/build_granitehybrid.c src/build_qwen2.c src/build_phi3.c \
            src/build_gemma2.c src/build_granite.c src/render_inspect.c \
-           src/render_project.c src/rpc.c
+           src/render_project.c src/rpc.c src/catalog.c
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc
+TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_catalog
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
@@ -36,6 +36,14 @@ all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
 
 $(B)/obj/%.o: src/%.c include/ggfit.h src/internal.h src/graph.h src/build.h src/build_impl.h src/galloc.h src/sched.h | $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The catalog of GPUs and Macs: data/gpus.tsv made into C at build time
+# (not committed; the TSV stays the one source).
+%/catalog_data.h: data/gpus.tsv scripts/gen_catalog.awk
+	mkdir -p $(@D)
+	awk -f scripts/gen_catalog.awk data/gpus.tsv >$@.tmp && mv $@.tmp $@
+$(B)/obj/catalog.o: $(B)/catalog_data.h
+$(B)/obj/catalog.o: CFLAGS += -I$(B)
 
 $(B)/libggfit.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
@@ -78,9 +86,9 @@ valgrind: all $(TEST_BIN)
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
 fuzz-build: build-fuzz/fuzz_gguf
-build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) include/ggfit.h src/internal.h
+build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) include/ggfit.h src/internal.h build-fuzz/catalog_data.h
 	mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
 
 fuzz: build-fuzz/fuzz_gguf
 	mkdir -p build-fuzz/corpus

@@ -359,7 +359,11 @@ typedef struct ggfit_device {
 
 /* Parses --gpu: "none", or a comma list of [KIND:]SIZE[/FREE] with KIND
  * cuda, rocm, vulkan, metal or rpc (default cuda) and sizes like 24GiB,
- * 24077MiB, 24000MB, 1.5TiB. Devices are named as llama.cpp names them
+ * 24077MiB, 24000MB, 1.5TiB. In place of SIZE an item can be a catalog id
+ * (ggfit_catalog_find: "rtx-3090", "m3-pro-18gb"): the device takes the
+ * entry's memory, backend, name (description), bandwidth and unified flag;
+ * a KIND prefix overrides the backend. An unknown id is GGFIT_EINVAL with
+ * close ids in *err. Devices are named as llama.cpp names them
  * (CUDA0, CUDA1, ROCm0, Vulkan0, Metal, RPC0 ...). Returns the count in *n. */
 int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
                         char **err);
@@ -405,6 +409,8 @@ typedef struct ggfit_catalog_entry {
     const char *source;       /* where the figures come from */
 } ggfit_catalog_entry;
 
+/* The entries of data/gpus.tsv, in its order; static, never freed. get
+ * returns NULL when i >= ggfit_catalog_count(). */
 size_t ggfit_catalog_count(void);
 const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
 /* The entry with this id (case-insensitive), or NULL. */

@@ -91,6 +91,7 @@ int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t 
         memset(d, 0, sizeof *d);
         d->kind = GGFIT_BACKEND_CUDA;
         char *size = item, *colon = strchr(item, ':');
+        bool kind_given = colon != NULL;
         if (colon) {
             *colon = '\0';
             int k;
@@ -107,7 +108,26 @@ int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t 
         char *slash = strchr(size, '/');
         if (slash)
             *slash = '\0';
-        if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
+        if (isalpha((unsigned char)size[0])) {  /* a catalog id: rtx-3090, m3-pro-18gb */
+            const ggfit_catalog_entry *c = ggfit_catalog_find(size);
+            if (!c) {
+                char near[160];
+                if (ggfit__catalog_suggest(size, near, sizeof near))
+                    return ggfit__fail(err, GGFIT_EINVAL,
+                                       "--gpu: unknown device '%s'; did you mean %s?", size,
+                                       near);
+                return ggfit__fail(err, GGFIT_EINVAL,
+                                   "--gpu: unknown device '%s' (a size such as 24GiB, or an "
+                                   "id from data/gpus.tsv such as rtx-3090, m3-pro-18gb)",
+                                   size);
+            }
+            if (!kind_given)
+                d->kind = c->kind;
+            d->total = c->memory;
+            snprintf(d->description, sizeof d->description, "%s", c->name);
+            d->bandwidth_gbs = c->bandwidth_gbs;
+            d->unified = c->system_memory != 0;
+        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
                                size);
         d->free = d->total;

@@ -80,5 +80,15 @@ check fit-json 0 '"status": "fits"' -- \
 check fit-bad-target 2 'fitt: expected MiB values' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitt lots
 
+# --gpu by catalog id (data/gpus.tsv).
+check catalog-fit 0 '^-c 0 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
+check catalog-mac 0 'Metal  *13640 ' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m3-pro-18gb -fitp on
+check catalog-kind 0 'Vulkan0  *24576 ' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu vulkan:rtx-3090 -fitp on
+check catalog-unknown 2 "unknown device 'rtx-390'; did you mean rtx-3090" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-390
+
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
