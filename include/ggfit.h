@@ -345,7 +345,9 @@ typedef enum ggfit_backend {
 const char *ggfit_backend_name(int backend);
 
 typedef struct ggfit_device {
-    char name[80];            /* llama.cpp's buffer type name: "CUDA0", "RPC0" */
+    char name[80];            /* llama.cpp's buffer type name, as -ot takes it:
+                                 "CUDA0", "RPC0[host:port]" ("RPC0" for an
+                                 rpc device described with --gpu) */
     ggfit_backend kind;
     uint64_t total;           /* bytes */
     uint64_t free;            /* bytes */
@@ -383,8 +385,10 @@ typedef struct ggfit_host_info {
 } ggfit_host_info;
 
 typedef struct ggfit_probe_options {
-    const char *sysroot;      /* prefix for /proc and /sys (tests); NULL: "" */
-    const char *nvml_path;    /* NVML library to load; NULL: libnvidia-ml.so.1 */
+    const char *sysroot;      /* prefix for /proc and /sys (tests); NULL:
+                                 $GGFIT_SYSROOT, else none */
+    const char *nvml_path;    /* NVML library to load; NULL: $GGFIT_NVML,
+                                 else libnvidia-ml.so.1 */
 } ggfit_probe_options;
 
 /* Probes system memory and CPU features. */
@@ -396,6 +400,12 @@ int ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host, char *
  * *n is how many. No GPU is not an error (*n = 0). */
 int ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out, size_t max,
                            size_t *n, char **err);
+
+/* What ggfit sees: the host (may be NULL) and the n devices, as a table
+ * (MiB) or as JSON (bytes). The caller frees the text with ggfit_free();
+ * NULL when out of memory. */
+char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
+char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
 
 /* ---- described devices: the catalog (catalog.c) --------------------------- */
 

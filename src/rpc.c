@@ -375,7 +375,9 @@ static int query_one(conn *c, ggfit_device *out, size_t max, size_t *n)
         ggfit_device *d = &out[*n];
         memset(d, 0, sizeof *d);
         d->kind = GGFIT_BACKEND_RPC;
-        snprintf(d->name, sizeof d->name, "RPC%zu", *n);
+        /* llama.cpp's buffer type name, which -ot takes: the device's index
+         * on its server and the endpoint ("RPC0[host:port]"). */
+        snprintf(d->name, sizeof d->name, "RPC%u[%.63s]", i, c->endpoint);
         copy_str(d->endpoint, sizeof d->endpoint, c->endpoint);
         copy_str(d->description, sizeof d->description, c->endpoint);   /* as llama.cpp */
         d->free = get_u64(b);

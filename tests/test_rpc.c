@@ -260,7 +260,9 @@ static void test_one_device(void **state)
     /* what llama.cpp sends when --rpc adds a server */
     assert_string_equal(s.log, "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
     assert_int_equal(n, 1);
-    assert_string_equal(d[0].name, "RPC0");
+    char want[96];
+    snprintf(want, sizeof want, "RPC0[%s]", s.endpoint);
+    assert_string_equal(d[0].name, want);
     assert_int_equal(d[0].kind, GGFIT_BACKEND_RPC);
     assert_string_equal(d[0].endpoint, s.endpoint);
     assert_string_equal(d[0].description, s.endpoint);
@@ -287,10 +289,15 @@ static void test_two_servers(void **state)
                         "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 GET_DEVICE_MEMORY:4:1 ");
     assert_string_equal(b.log, "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
     assert_int_equal(n, 3);
-    /* llama.cpp counts RPC devices over all servers, in the order given */
-    assert_string_equal(d[0].name, "RPC0");
-    assert_string_equal(d[1].name, "RPC1");
-    assert_string_equal(d[2].name, "RPC2");
+    /* Named by their buffer types, as -ot takes them: the index on each
+     * server and its endpoint; the order is the servers' as given. */
+    char names[3][96];
+    snprintf(names[0], sizeof names[0], "RPC0[%s]", a.endpoint);
+    snprintf(names[1], sizeof names[1], "RPC1[%s]", a.endpoint);
+    snprintf(names[2], sizeof names[2], "RPC0[%s]", b.endpoint);
+    assert_string_equal(d[0].name, names[0]);
+    assert_string_equal(d[1].name, names[1]);
+    assert_string_equal(d[2].name, names[2]);
     assert_string_equal(d[0].endpoint, a.endpoint);
     assert_string_equal(d[1].endpoint, a.endpoint);
     assert_string_equal(d[2].endpoint, b.endpoint);
