@@ -14,7 +14,7 @@ CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
            -Wno-format-nonliteral
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl
 
 B       ?= build
 LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \
@@ -22,9 +22,9 @@ LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.
            src/build_gemma3.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c \
            src/build_qwen3next.c src/build_nemotron_h.c src/build_lfm2.c src/build_mamba.c src/build_jamba.c src/build_granitehybrid.c src/build_qwen2.c src/build_phi3.c \
            src/build_gemma2.c src/build_granite.c src/render_inspect.c \
-           src/render_project.c src/rpc.c src/catalog.c
+           src/render_project.c src/rpc.c src/devices.c src/render_devices.c src/catalog.c
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_catalog
+TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_devices test_catalog
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
@@ -62,6 +62,11 @@ $(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/recorded.c
               tests/test_util.h $(B)/libggfit.a | $(B)/tests
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c tests/recorded.c $(B)/libggfit.a \
 	    $(LDLIBS) $(shell pkg-config --libs cmocka) -lz
+
+# NVML as the device tests see it: a library with NVML's real interface.
+$(B)/tests/libfake-nvml.so: tests/fake_nvml.c | $(B)/tests
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ $<
+$(B)/tests/test_devices: $(B)/tests/libfake-nvml.so
 
 test: all $(TEST_BIN)
 	@sh tests/run.sh $(B) $(MODELS) $(TESTS)

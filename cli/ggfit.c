@@ -16,11 +16,15 @@
 static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags] -fitp on [--json]\n"
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
+    "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit --version | --help\n"
     "\n"
     "commands:\n"
     "  inspect   read a GGUF header (any shard of a split model) and describe\n"
     "            the model: architecture, sizes, and bytes per layer and role\n"
+    "\n"
+    "  devices   what ggfit sees on this machine: memory, CPU features and\n"
+    "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
     "\n"
     "  (none)    project llama.cpp's memory use per device for the given flags\n"
     "            (-fitp on / --print-memory); fitting is not built yet\n"
@@ -78,6 +82,48 @@ static int cmd_inspect(int argc, char **argv)
     }
     char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
+    if (!text)
+        return fail("out of memory");
+    fputs(text, stdout);
+    if (json)
+        fputc('\n', stdout);
+    ggfit_free(text);
+    return 0;
+}
+
+/* Lists this machine's host memory and devices; --sysroot reads /proc and
+ * /sys under DIR instead (as GGFIT_SYSROOT does). */
+static int cmd_devices(int argc, char **argv)
+{
+    ggfit_probe_options o = {NULL, NULL};
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--sysroot")) {
+            if (++i >= argc)
+                return fail("--sysroot needs a directory");
+            o.sysroot = argv[i];
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "ggfit devices: unknown argument '%s'\n%s", a, usage);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    ggfit_host_info host;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n = 0;
+    char *err = NULL;
+    if (ggfit_host_probe(&o, &host, &err) ||
+        ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)) {
+        fprintf(stderr, "ggfit: %s\n", err ? err : "device discovery failed");
+        ggfit_free(err);
+        return EXIT_BAD_INPUT;
+    }
+    char *text = json ? ggfit_devices_json(&host, devs, n) : ggfit_devices_text(&host, devs, n);
     if (!text)
         return fail("out of memory");
     fputs(text, stdout);
@@ -229,8 +275,21 @@ static int cmd_project(int argc, char **argv)
         if (devs[d].kind == GGFIT_BACKEND_RPC)
             snprintf(devs[d].name, sizeof devs[d].name, "RPC%zu", k++);
     n_dev += n_rpc;
-    if (!gpu && !rpc)
-        return fail("device discovery is not built yet: describe the devices with --gpu");
+    if (!gpu) {
+        /* No --gpu: this machine's devices (after the RPC servers', as in
+         * llama.cpp), its CPU features, and its memory for CPU-only fits. */
+        ggfit_host_info host;
+        size_t n_local = 0;
+        if (ggfit_host_probe(NULL, &host, &err) ||
+            ggfit_devices_discover(NULL, devs + n_dev, GGFIT_MAX_DEVICES - n_dev, &n_local, &err)) {
+            fprintf(stderr, "ggfit: %s\n", err ? err : "device discovery failed");
+            ggfit_free(err);
+            return EXIT_BAD_INPUT;
+        }
+        n_dev += n_local;
+        p.cpu_features = host.cpu_features;
+        fo.host_free = host.available;
+    }
 
     ggfit_model *m;
     int rc = ggfit_model_open(path, &m, &err);
@@ -272,6 +331,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "inspect"))
         return cmd_inspect(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "devices"))
+        return cmd_devices(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

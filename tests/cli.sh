@@ -90,5 +90,33 @@ check catalog-kind 0 'Vulkan0  *24576 ' -- \
 check catalog-unknown 2 "unknown device 'rtx-390'; did you mean rtx-3090" -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-390
 
+# What ggfit sees: this machine (no GPU here), then fake roots.
+if [ -r /proc/meminfo ]; then
+    mem_total=$(awk '/^MemTotal:/ { printf "%.0f", $2 / 1024 }' /proc/meminfo)
+    check devices-host 0 "memory  *$mem_total MiB total, [0-9]* MiB available" -- "$ggfit" devices
+fi
+check devices-json 0 '"available": [0-9]' -- "$ggfit" devices --json
+mkdir -p "$tmp/root/proc" "$tmp/root/sys/class/drm/card0/device"
+printf 'MemTotal: 4194304 kB\nMemAvailable: 524288 kB\n' >"$tmp/root/proc/meminfo"
+printf 'model name\t: Fake CPU\nflags\t\t: fpu avx2\n' >"$tmp/root/proc/cpuinfo"
+printf '0x1002\n' >"$tmp/root/sys/class/drm/card0/device/vendor"
+printf '8589934592\n' >"$tmp/root/sys/class/drm/card0/device/mem_info_vram_total"
+printf '1073741824\n' >"$tmp/root/sys/class/drm/card0/device/mem_info_vram_used"
+check devices-sysroot 0 'ROCm0  *rocm  *8192  *7168  *1024 ' -- \
+    env GGFIT_NVML=/none "$ggfit" devices --sysroot "$tmp/root"
+check devices-sysroot-host 0 'host: Fake CPU' -- "$ggfit" devices --sysroot "$tmp/root"
+check devices-sysroot-json 0 '"held_by_others": 1073741824' -- \
+    "$ggfit" devices --json --sysroot "$tmp/root"
+check devices-no-root 2 "$tmp/none/proc/meminfo: cannot read" -- \
+    "$ggfit" devices --sysroot "$tmp/none"
+check devices-unknown-arg 2 "ggfit devices: unknown argument '--frobnicate'" -- \
+    "$ggfit" devices --frobnicate
+# Without --gpu the fit plans for the discovered devices and host memory.
+check discovered-project 0 'ROCm0  *8192  *7168 ' -- \
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -fitp on
+rm -r "$tmp/root/sys"
+check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096
+
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
