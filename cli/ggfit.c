@@ -47,6 +47,26 @@ static int fail(const char *msg)
     return EXIT_BAD_INPUT;
 }
 
+/* Prints the library's message for status rc (and frees it). */
+static int report(int rc, char *err)
+{
+    fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
+    ggfit_free(err);
+    return EXIT_BAD_INPUT;
+}
+
+/* Prints rendered text (NULL: the renderer ran out of memory), frees it. */
+static int emit(char *text, bool json)
+{
+    if (!text)
+        return fail("out of memory");
+    fputs(text, stdout);
+    if (json)
+        fputc('\n', stdout);
+    ggfit_free(text);
+    return 0;
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
@@ -75,20 +95,11 @@ static int cmd_inspect(int argc, char **argv)
     ggfit_model *m;
     char *err = NULL;
     int rc = ggfit_model_open(path, &m, &err);
-    if (rc) {
-        fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
-        ggfit_free(err);
-        return EXIT_BAD_INPUT;
-    }
+    if (rc)
+        return report(rc, err);
     char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
-    if (!text)
-        return fail("out of memory");
-    fputs(text, stdout);
-    if (json)
-        fputc('\n', stdout);
-    ggfit_free(text);
-    return 0;
+    return emit(text, json);
 }
 
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
@@ -117,20 +128,11 @@ static int cmd_devices(int argc, char **argv)
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n = 0;
     char *err = NULL;
-    if (ggfit_host_probe(&o, &host, &err) ||
-        ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)) {
-        fprintf(stderr, "ggfit: %s\n", err ? err : "device discovery failed");
-        ggfit_free(err);
-        return EXIT_BAD_INPUT;
-    }
-    char *text = json ? ggfit_devices_json(&host, devs, n) : ggfit_devices_text(&host, devs, n);
-    if (!text)
-        return fail("out of memory");
-    fputs(text, stdout);
-    if (json)
-        fputc('\n', stdout);
-    ggfit_free(text);
-    return 0;
+    int rc = ggfit_host_probe(&o, &host, &err);
+    if (rc || (rc = ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)))
+        return report(rc, err);
+    return emit(json ? ggfit_devices_json(&host, devs, n) : ggfit_devices_text(&host, devs, n),
+                json);
 }
 
 /* Prints a fit: the flags on stdout, the reasoning and the memory on
@@ -150,10 +152,8 @@ static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *de
         rc = ggfit_project(m, p, devs, n, &r.projection, NULL, &err);
     }
     if (rc) {
-        fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
-        ggfit_free(err);
         ggfit_model_free(m);
-        return EXIT_BAD_INPUT;
+        return report(rc, err);
     }
     char *args = ggfit_fit_args(&r, devs, n);
     char *out = json ? ggfit_fit_json(&r, devs, n) : ggfit_projection_text(&r.projection, devs);
@@ -197,14 +197,11 @@ static int cmd_project(int argc, char **argv)
     ggfit_fit_options_init(&fo);
     for (int i = 1; i < argc;) {
         const char *a = argv[i];
-        int rc = ggfit_params_parse_arg(&p, argc, argv, &i, &err);
-        if (rc == GGFIT_OK)
+        int prc = ggfit_params_parse_arg(&p, argc, argv, &i, &err);
+        if (prc == GGFIT_OK)
             continue;
-        if (rc > 0) {
-            fprintf(stderr, "ggfit: %s\n", err);
-            ggfit_free(err);
-            return EXIT_BAD_INPUT;
-        }
+        if (prc > 0)
+            return report(prc, err);
         if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
              !strcmp(a, "--rpc") ||
              !strcmp(a, "-fitp") || !strcmp(a, "--fit-print") || !strcmp(a, "-fit") ||
@@ -261,16 +258,12 @@ static int cmd_project(int argc, char **argv)
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n_dev = 0, n_rpc = 0;
     /* llama.cpp lists the --rpc servers' devices before the local ones. */
-    if (rpc && ggfit_rpc_query(rpc, RPC_TIMEOUT_MS, devs, GGFIT_MAX_DEVICES, &n_rpc, &err)) {
-        fprintf(stderr, "ggfit: %s\n", err);
-        ggfit_free(err);
-        return EXIT_BAD_INPUT;
-    }
-    if (gpu && ggfit_devices_parse(gpu, devs + n_rpc, GGFIT_MAX_DEVICES - n_rpc, &n_dev, &err)) {
-        fprintf(stderr, "ggfit: %s\n", err);
-        ggfit_free(err);
-        return EXIT_BAD_INPUT;
-    }
+    int rc;
+    if (rpc && (rc = ggfit_rpc_query(rpc, RPC_TIMEOUT_MS, devs, GGFIT_MAX_DEVICES, &n_rpc, &err)))
+        return report(rc, err);
+    if (gpu && (rc = ggfit_devices_parse(gpu, devs + n_rpc, GGFIT_MAX_DEVICES - n_rpc, &n_dev,
+                                         &err)))
+        return report(rc, err);
     for (size_t d = n_rpc, k = n_rpc; d < n_rpc + n_dev; d++)   /* RPC names go on counting */
         if (devs[d].kind == GGFIT_BACKEND_RPC)
             snprintf(devs[d].name, sizeof devs[d].name, "RPC%zu", k++);
@@ -280,39 +273,29 @@ static int cmd_project(int argc, char **argv)
          * llama.cpp), its CPU features, and its memory for CPU-only fits. */
         ggfit_host_info host;
         size_t n_local = 0;
-        if (ggfit_host_probe(NULL, &host, &err) ||
-            ggfit_devices_discover(NULL, devs + n_dev, GGFIT_MAX_DEVICES - n_dev, &n_local, &err)) {
-            fprintf(stderr, "ggfit: %s\n", err ? err : "device discovery failed");
-            ggfit_free(err);
-            return EXIT_BAD_INPUT;
-        }
+        if ((rc = ggfit_host_probe(NULL, &host, &err)) ||
+            (rc = ggfit_devices_discover(NULL, devs + n_dev, GGFIT_MAX_DEVICES - n_dev, &n_local,
+                                         &err)))
+            return report(rc, err);
         n_dev += n_local;
         p.cpu_features = host.cpu_features;
         fo.host_free = host.available;
     }
 
     ggfit_model *m;
-    int rc = ggfit_model_open(path, &m, &err);
-    if (!rc && !print)
+    if ((rc = ggfit_model_open(path, &m, &err)))
+        return report(rc, err);
+    if (!print)
         return run_fit(m, &p, devs, n_dev, &fo, fit, json);
     ggfit_projection pr;
-    if (!rc)
-        rc = ggfit_project(m, &p, devs, n_dev, &pr, NULL, &err);
+    rc = ggfit_project(m, &p, devs, n_dev, &pr, NULL, &err);
     if (rc) {
-        fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
-        ggfit_free(err);
         ggfit_model_free(m);
-        return EXIT_BAD_INPUT;
+        return report(rc, err);
     }
     char *text = json ? ggfit_projection_json(&pr, devs) : ggfit_projection_text(&pr, devs);
     ggfit_model_free(m);
-    if (!text)
-        return fail("out of memory");
-    fputs(text, stdout);
-    if (json)
-        fputc('\n', stdout);
-    ggfit_free(text);
-    return 0;
+    return emit(text, json);
 }
 
 int main(int argc, char **argv)
