@@ -818,7 +818,8 @@ static void fill_st(const gg_graph *g, ggfit_st *st)
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
  * configuration is outside what the models cover (the caller estimates). */
 static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st,
-                                 const int32_t *layer_backend, bool probe)
+                                 const int32_t *layer_backend, bool probe,
+                                 ggfit_sched_prep *prep)
 {
     ggfit_projection *o = pr->out;
     int n_backends = (int)pr->n_dev + 1;
@@ -872,6 +873,13 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
                           .op_offload = true };
     ggfit_sched_out so;
     char *serr = NULL;
+    /* A cached graph's structural work is done once (prep empty until
+     * then); without it the split does it all, and reports what fails. */
+    if (prep && !prep->tf && ggfit__sched_prepare(&in, prep, &serr) != GGFIT_OK) {
+        ggfit_free(serr);
+        serr = NULL;
+    }
+    in.prep = prep && prep->tf ? prep : NULL;
     int rc = ggfit__sched_split(&in, &so, &serr);
     if (!rc && g->names && !probe)
         dump_scheduled(&in, &so);
@@ -926,6 +934,7 @@ struct ggfit__gcache {
     gkey key;
     bool valid;
     ggfit_st *st;          /* the scheduler's view of g, or NULL */
+    ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
 };
 
 static void make_key(gkey *k, const gb_params *p)
@@ -982,6 +991,7 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
     if (c) {
         gg_free(&c->g);
         free(c->st);
+        ggfit__sched_prep_free(&c->prep);
         free(c);
     }
 }
@@ -1057,6 +1067,7 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             gg_free(&c->g);
             free(c->st);
             c->st = NULL;
+            ggfit__sched_prep_free(&c->prep);
             c->g = local;
             c->key = key;
             c->valid = true;
@@ -1081,7 +1092,7 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             c->st = st;
     }
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, g, st, layer_backend, probe);
+        rc = schedule_and_allocate(pr, g, st, layer_backend, probe, kept ? &c->prep : NULL);
     if (!kept)
         ggfit_free(st);
     gg_free(&local);

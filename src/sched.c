@@ -39,6 +39,7 @@ enum {
     TF_NODE = 2,          /* in the node list */
     TF_GRAPH_INPUT = 4,   /* listed among the graph inputs (n_copies > 1) */
     TF_EMITTED = 8,       /* already placed in the output */
+    TF_MEM = 16,          /* prep: it had memory (buft >= 0) */
 };
 
 typedef struct sched {
@@ -57,8 +58,11 @@ typedef struct sched {
     int32_t *pos;             /* per tensor: output index; -1 */
     int32_t *graph_inputs;    /* n_copies > 1: inputs in order of first use */
     int32_t n_graph_inputs;
-    int32_t *nv;              /* the non-view nodes, in node order */
+    const int32_t *nv;        /* the non-view nodes, in node order */
     size_t n_nv;
+    int32_t *nv_buf;          /* where they are listed without a prep */
+    const int32_t *rule1;     /* with a prep: what rule 1 may place; else NULL */
+    size_t n_rule1;
     uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
                                  set when backend b can use it */
     copy_rec *rec;
@@ -279,9 +283,12 @@ static int assign_backends(sched *s)
 {
     int rc;
 
-    /* Rule 1: where the data is. Caller assignments stay. */
-    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
-        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
+    /* Rule 1: where the data is. Caller assignments stay. A prep lists
+     * the tensors it can decide; the others stay unassigned. */
+    size_t n1 = s->rule1 ? s->n_rule1 : s->n_leafs + s->n_nodes;
+    for (size_t k = 0; k < n1; k++) {
+        int32_t i = s->rule1 ? s->rule1[k]
+                    : k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
         if (s->be[i] >= 0)
             continue;
         int b = -1;
@@ -291,10 +298,13 @@ static int assign_backends(sched *s)
     }
 
     /* Rule 2: spread to neighbours, devices first, then any backend. */
-    s->n_nv = 0;
-    for (size_t k = 0; k < s->n_nodes; k++)
-        if (!is_view_op(s->t[s->nodes[k]].op))
-            s->nv[s->n_nv++] = s->nodes[k];
+    if (!s->rule1) {
+        s->n_nv = 0;
+        for (size_t k = 0; k < s->n_nodes; k++)
+            if (!is_view_op(s->t[s->nodes[k]].op))
+                s->nv_buf[s->n_nv++] = s->nodes[k];
+        s->nv = s->nv_buf;
+    }
     expand(s, 1, true);
     expand(s, -1, true);
     expand(s, 1, false);
@@ -589,11 +599,23 @@ static int check_backends(const ggfit_sched_in *in, char **err)
     return GGFIT_OK;
 }
 
+/* Tensor i's buffer type and pre-assigned backend are in range. */
+static int check_targets(const sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    if (t->buft < -1 || t->buft >= s->in->n_bufts)
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: buffer type %d", (int)i,
+                           (int)t->buft);
+    if (t->backend < -1 || t->backend >= s->in->n_backends)
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: backend %d", (int)i,
+                           (int)t->backend);
+    return GGFIT_OK;
+}
+
 /* Marks the lists in s->tf and checks every index; counts in *slots the
  * source slots of non-view nodes, which bounds the copies. */
 static int check_graph(sched *s, size_t *slots)
 {
-    const ggfit_sched_in *in = s->in;
     size_t n = s->n;
     for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
         bool leaf = k < s->n_leafs;
@@ -620,12 +642,9 @@ static int check_graph(sched *s, size_t *slots)
             return ggfit__fail(s->err, GGFIT_EINVAL,
                                "sched: tensor %d: view_src %d is not a non-view tensor of the graph",
                                (int)i, (int)t->view_src);
-        if (t->buft < -1 || t->buft >= in->n_bufts)
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: buffer type %d", (int)i,
-                               (int)t->buft);
-        if (t->backend < -1 || t->backend >= in->n_backends)
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: backend %d", (int)i,
-                               (int)t->backend);
+        int rc = check_targets(s, i);
+        if (rc != GGFIT_OK)
+            return rc;
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
             if (p != -1 && (p < 0 || (size_t)p >= n || p == i || !(s->tf[p] & (TF_LEAF | TF_NODE))))
@@ -664,6 +683,9 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         return rc;
     bool dense = !in->leafs && !in->nodes;
     size_t n = dense ? in->n_leafs + in->n_nodes : in->n_tensors;
+    const ggfit_sched_prep *prep = dense ? NULL : in->prep;
+    if (prep && prep->n != n)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: the prep is for another graph");
     if (in->n_leafs > INT32_MAX || in->n_nodes > INT32_MAX - in->n_leafs || n > INT32_MAX ||
         n > SIZE_MAX / 64)
         return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
@@ -688,7 +710,8 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
         s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
-        s.nv = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
+        s.nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
+                         _Alignof(int32_t));
         if (pass == 0 && !(mem = ggfit__malloc(off)))
             return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         if (pass == 1 && dense) {
@@ -698,11 +721,34 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
             s.nodes = lists + in->n_leafs;
         }
     }
-    memset(s.tf, 0, n);
     size_t slots = 0;
     copy_rec *recs = NULL;
-    if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
-        goto done;
+    if (prep) {
+        /* Checked when prepared; only the buffer types and backends are new. */
+        memcpy(s.tf, prep->tf, n);
+        slots = prep->slots;
+        s.nv = prep->nv;
+        s.n_nv = prep->n_nv;
+        s.rule1 = prep->rule1;
+        s.n_rule1 = prep->n_rule1;
+        for (size_t k = 0; k < s.n_leafs + s.n_nodes && rc == GGFIT_OK; k++) {
+            int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+            rc = check_targets(&s, i);
+            if (rc == GGFIT_OK && ((s.tf[i] & TF_MEM) != 0) != (in->t[i].buft >= 0)) {
+                /* Memory came or went: the prep no longer holds. */
+                ggfit_sched_in plain = *in;
+                plain.prep = NULL;
+                free(mem);
+                return ggfit__sched_split(&plain, out, err);
+            }
+        }
+        if (rc != GGFIT_OK)
+            goto done;
+    } else {
+        memset(s.tf, 0, n);
+        if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
+            goto done;
+    }
     if (slots > INT32_MAX || slots > SIZE_MAX / sizeof(copy_rec)) {
         rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
         goto done;
@@ -772,6 +818,75 @@ done:
     free(recs);
     free(mem);
     return rc;
+}
+
+int ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!prep)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: no prep");
+    memset(prep, 0, sizeof *prep);
+    if (!in || !in->t || !in->leafs || !in->nodes || !in->backends || !in->bufts)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: a prep needs a graph with lists");
+    int rc = check_backends(in, err);
+    if (rc != GGFIT_OK)
+        return rc;
+    size_t n = in->n_tensors;
+    if (in->n_leafs > INT32_MAX || in->n_nodes > INT32_MAX - in->n_leafs || n > INT32_MAX)
+        return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
+    size_t n_list = in->n_leafs + in->n_nodes;
+    char *mem = ggfit__malloc((in->n_nodes + n_list) * sizeof(int32_t) + n + 1);
+    if (!mem)
+        return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+    prep->n = n;
+    prep->nv = (int32_t *)(void *)mem;
+    prep->rule1 = prep->nv + in->n_nodes;
+    prep->tf = (uint8_t *)(prep->rule1 + n_list);
+    memset(prep->tf, 0, n);
+    sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
+                .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
+                .cpu = in->n_backends - 1, .err = err, .tf = prep->tf };
+    if ((rc = check_graph(&s, &prep->slots)) != GGFIT_OK) {
+        ggfit__sched_prep_free(prep);
+        return rc;
+    }
+    const ggfit_st *t = in->t;
+    for (size_t k = 0; k < n_list; k++) {
+        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+        if (t[i].buft >= 0)
+            prep->tf[i] |= TF_MEM;
+    }
+    for (size_t k = 0; k < in->n_nodes; k++)
+        if (!is_view_op(t[in->nodes[k]].op))
+            prep->nv[prep->n_nv++] = in->nodes[k];
+    /* Rule 1 decides a tensor without a caller's backend when it has memory
+     * (its own or its view_src's), is a graph input, or (but for ROPE and
+     * FLASH_ATTN_EXT) uses a weight; see backend_from_cur. */
+    for (size_t k = 0; k < n_list; k++) {
+        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+        const ggfit_st *ti = &t[i];
+        if (ti->backend >= 0)
+            continue;
+        bool may = (prep->tf[ti->view_src >= 0 ? ti->view_src : i] & TF_MEM) ||
+                   (ti->flags & GGFIT_TF_INPUT);
+        if (!may && ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT)
+            for (unsigned j = 0; j < ti->n_src && !may; j++) {
+                int32_t w = ti->src[j];
+                may = w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights;
+            }
+        if (may)
+            prep->rule1[prep->n_rule1++] = i;
+    }
+    return GGFIT_OK;
+}
+
+void ggfit__sched_prep_free(ggfit_sched_prep *prep)
+{
+    if (!prep)
+        return;
+    free(prep->nv);   /* the block starts with nv */
+    memset(prep, 0, sizeof *prep);
 }
 
 void ggfit__sched_free(ggfit_sched_out *out)

@@ -146,6 +146,8 @@ typedef struct ggfit_st {
     bool weights;         /* its buffer is a weights buffer (usage WEIGHTS) */
 } ggfit_st;
 
+struct ggfit_sched_prep;
+
 /* The scheduler's input: the graph and the backends. */
 typedef struct ggfit_sched_in {
     const ggfit_st *t;    /* the tensors; sources and view_src index into t */
@@ -164,7 +166,31 @@ typedef struct ggfit_sched_in {
                              offloaded, split mode layer, no -ot) */
     int cur_copy;         /* 0 for llama.cpp's reserve */
     bool op_offload;      /* llama.cpp's op_offload (default true; --no-op-offload) */
+    const struct ggfit_sched_prep *prep; /* NULL, or ggfit__sched_prepare's
+                             work for this graph (lists given, not dense) */
 } ggfit_sched_in;
+
+/* What the scheduler works out from a graph's structure alone: the checks
+ * of the lists, sources and views, the non-view nodes, and which tensors
+ * rule 1 can decide. It stays valid while the lists, sources, views, ops,
+ * flags, pre-assigned backends and weights flags stay the same and each
+ * tensor keeps having memory (buft >= 0) or not; only buffer types and the
+ * backends may change. A split that finds a tensor gained or lost memory
+ * works without it. */
+typedef struct ggfit_sched_prep {
+    size_t n;             /* entries of t */
+    size_t slots;         /* source slots of non-view nodes */
+    uint8_t *tf;          /* per tensor: listed as leaf / node, has memory */
+    int32_t *nv;          /* the non-view nodes, in node order */
+    size_t n_nv;
+    int32_t *rule1;       /* leafs then nodes that rule 1 may place */
+    size_t n_rule1;
+} ggfit_sched_prep;
+
+/* Fills *prep for in's graph (lists required); GGFIT_EINVAL for what
+ * ggfit__sched_split rejects, GGFIT_ENOMEM. Free with ggfit__sched_prep_free. */
+int ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err);
+void ggfit__sched_prep_free(ggfit_sched_prep *prep);
 
 /* What an output tensor is, next to the input tensor it derives from. */
 enum {
