@@ -342,6 +342,7 @@ static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts
     }
     for (size_t i = 0; i < r->n; i++) {
         const ggfit_gt *ti = &r->t[i];
+        r->st[i] = (tstate){ 0 };   /* here rather than a memset: one pass */
         if (ti->size > SIZE_LIMIT)
             return fail_limit(r, i, "size above 2^62 bytes");
         if (ti->backend < -1 || ti->backend >= r->n_backends)
@@ -446,9 +447,6 @@ int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
         return ggfit__fail(err, GGFIT_ELIMIT, "galloc: more than 2^31 tensors");
 
     replay r = { .t = t, .n = n_leafs + n_nodes, .n_backends = n_backends, .err = err };
-    int rc = check_graph(&r, n_leafs, bufts);
-    if (rc != GGFIT_OK)
-        return rc;
 
     /* One block for all scratch state: arenas (a chunk's free list is 4 KiB,
      * touched only when used), the backend map, the per-tensor state. */
@@ -467,7 +465,11 @@ int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
     r.arenas = (arena *)(void *)mem;
     r.arena_of = (int *)(void *)(mem + bytes_arenas);
     r.st = (tstate *)(void *)(mem + bytes_arenas + bytes_map);
-    memset(r.st, 0, r.n * sizeof(tstate));
+    int rc = check_graph(&r, n_leafs, bufts);   /* also clears r.st */
+    if (rc != GGFIT_OK) {
+        free(mem);
+        return rc;
+    }
 
     int next = 0;
     for (int b = 0; b < n_backends; b++) {
