@@ -269,55 +269,7 @@ void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
 int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
                               int32_t sinks, int il)
 {
-    gg_graph *g = b->g;
-    const gg_tensor *tq = &g->t[q], *tv = &g->t[v];
-    bool v_trans = tv->nb[1] > tv->nb[2];
-    int64_t n_stream = gb_ne(b, k, 3);
-    q = gb_view_4d(b, q, tq->ne[0], tq->ne[1], tq->ne[2] / n_stream, n_stream, tq->nb[1],
-                tq->nb[2], tq->nb[3] / (uint64_t)n_stream, 0);
-    q = gg_permute(g, q, 0, 2, 1, 3);
-    k = gg_permute(g, k, 0, 2, 1, 3);
-    v = gg_permute(g, v, 0, 2, 1, 3);
-    int32_t cur;
-    if (b->p->flash_attn) {
-        if (v_trans)
-            v = gg_transpose(g, v);
-        if (g->t[k].type == GGFIT_TYPE_F32)
-            k = gg_cpy_type(g, k, GGFIT_TYPE_F16);
-        if (g->t[v].type == GGFIT_TYPE_F32)
-            v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
-        cur = gg_flash_attn(g, q, k, v, mask, sinks);
-        cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
-                         gb_ne(b, cur, 2) * gb_ne(b, cur, 3));
-    } else {
-        int32_t kq = gg_mul_mat(g, k, q);
-        gb_cb(b, kq, "kq", il);
-        if (b->attn_soft_cap) {   /* gemma2: cap * tanh(kq / cap) */
-            kq = gg_scale(g, kq);
-            gb_cb(b, kq, "kq_scaled_1", il);
-            kq = gg_unary_op(g, GGFIT_OP_UNARY, kq);
-            gb_cb(b, kq, "kq_tanh", il);
-            kq = gg_scale(g, kq);
-            gb_cb(b, kq, "kq_scaled_2", il);
-        }
-        kq = gg_soft_max(g, kq, mask, sinks);
-        gb_cb(b, kq, "kq_soft_max", il);
-        if (!v_trans) {
-            v = gg_cont(g, gg_transpose(g, v));
-            gb_cb(b, v, "v_cont", il);
-        }
-        int32_t kqv = gg_mul_mat(g, v, kq);
-        gb_cb(b, kqv, "kqv", il);
-        cur = gg_permute(g, kqv, 0, 2, 1, 3);
-        int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
-                          gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
-        cur = gg_cont_shape(g, cur, 2, ne);
-        /* -nkvo: everything between the KV store and here runs on the CPU */
-        if (b->p->no_kv_offload)
-            g->t[cur].backend = b->p->cpu_backend;
-    }
-    gg_expand(g, cur);
-    return cur;
+    return gb_attn_mha_v(b, q, k, v, mask, sinks, -1, il);
 }
 
 /* llm_graph_context::build_attn with a KV cache. */
@@ -875,6 +827,14 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
     } else {
         int32_t kq = gg_mul_mat(g, k, q);
         gb_cb(b, kq, "kq", il);
+        if (b->attn_soft_cap) {   /* gemma2: cap * tanh(kq / cap) */
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_1", il);
+            kq = gg_unary_op(g, GGFIT_OP_UNARY, kq);
+            gb_cb(b, kq, "kq_tanh", il);
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_2", il);
+        }
         kq = gg_soft_max(g, kq, mask, sinks);
         gb_cb(b, kq, "kq_soft_max", il);
         if (!v_trans) {
