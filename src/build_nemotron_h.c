@@ -12,108 +12,6 @@ typedef struct scan_args {
     int64_t d_state, head_dim, n_head;
 } scan_args;
 
-static int32_t ssm_rows(bctx *b, int32_t states, int32_t ids, void *arg)
-{
-    const scan_args *a = arg;
-    int32_t ssm = gb_reshape_4d(b, states, a->d_state, a->head_dim, a->n_head,
-                                gb_ne(b, states, 1));
-    return gg_ssm_scan(b->g, ssm, a->x, a->dt, a->A, a->B, a->C, ids);
-}
-
-/* The causal conv over the conv state and xBC; stores the last d_conv - 1
- * columns as the new state. Returns silu(conv + bias). */
-static int32_t mamba2_conv(bctx *b, int32_t xbc, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    int64_t d_conv = hp->ssm_d_conv, n_seqs = b->p->n_seqs;
-    int64_t conv_dim = hp->ssm_d_inner + 2 * (int64_t)hp->ssm_n_group * hp->ssm_d_state;
-    int64_t n_seq_tokens = gb_ne(b, xbc, 1);
-    int32_t state = gb_state(b, il, 'r');
-    int32_t conv = gb_rs(b, state, (d_conv - 1) * conv_dim, NULL, NULL);
-    conv = gb_reshape_3d(b, conv, d_conv - 1, conv_dim, n_seqs);
-    int32_t conv_x = gg_concat(g, conv, gg_transpose(g, xbc), 0);
-    const gg_tensor *t = &g->t[conv_x];
-    int32_t last = gb_view_3d(b, conv_x, d_conv - 1, conv_dim, n_seqs, t->nb[1], t->nb[2],
-                              (uint64_t)n_seq_tokens * t->nb[0]);
-    int64_t n_state = (d_conv - 1) * conv_dim * n_seqs;
-    gg_expand(g, gg_cpy(g, last, gg_view(g, state, 1, &n_state, NULL, 0)));
-    int32_t x = gg_ssm_conv(g, conv_x, gb_required(b, "blk.%d.ssm_conv1d.weight", il));
-    x = gg_binary(g, GGFIT_OP_ADD, x, gb_required(b, "blk.%d.ssm_conv1d.bias", il));
-    return gg_unary_op(g, GGFIT_OP_UNARY, x);
-}
-
-/* llm_build_mamba_base::build_mamba2_layer */
-static int32_t mamba2_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    int64_t d_inner = hp->ssm_d_inner, d_state = hp->ssm_d_state, n_group = hp->ssm_n_group;
-    int64_t n_head = hp->ssm_dt_rank, n_seqs = b->p->n_seqs;
-    int64_t n_seq_tokens = b->p->n_tokens / n_seqs;
-    if (n_head == 0 || n_group == 0 || hp->ssm_d_conv < 2) {
-        b->missing = true;
-        return cur;
-    }
-    int64_t head_dim = d_inner / n_head;
-
-    cur = gb_reshape_3d(b, cur, gb_ne(b, cur, 0), n_seq_tokens, n_seqs);
-    int32_t zxbcdt = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_in.weight", il), cur);
-    const gg_tensor *t = &g->t[zxbcdt];
-    uint64_t es = t->nb[0], nb1 = t->nb[1], nb2 = t->nb[2];
-    int32_t z = gb_view_4d(b, zxbcdt, head_dim, n_head, n_seq_tokens, n_seqs,
-                           (uint64_t)head_dim * es, nb1, nb2, 0);
-    int32_t xbc = gb_view_3d(b, zxbcdt, d_inner + 2 * n_group * d_state, n_seq_tokens, n_seqs,
-                             nb1, nb2, (uint64_t)d_inner * es);
-    int32_t dt = gb_view_3d(b, zxbcdt, n_head, n_seq_tokens, n_seqs, nb1, nb2,
-                            (uint64_t)(2 * d_inner + 2 * n_group * d_state) * es);
-
-    xbc = mamba2_conv(b, xbc, il);
-
-    /* V, K and Q of the SSM/attention duality */
-    t = &g->t[xbc];
-    es = t->nb[0], nb1 = t->nb[1], nb2 = t->nb[2];
-    scan_args a = { .d_state = d_state, .head_dim = head_dim, .n_head = n_head };
-    a.x = gb_view_4d(b, xbc, head_dim, n_head, n_seq_tokens, n_seqs, (uint64_t)head_dim * es,
-                     nb1, nb2, 0);
-    a.B = gb_view_4d(b, xbc, d_state, n_group, n_seq_tokens, n_seqs, (uint64_t)d_state * es,
-                     nb1, nb2, (uint64_t)d_inner * es);
-    a.C = gb_view_4d(b, xbc, d_state, n_group, n_seq_tokens, n_seqs, (uint64_t)d_state * es,
-                     nb1, nb2, (uint64_t)(d_inner + n_group * d_state) * es);
-    a.dt = gg_binary(g, GGFIT_OP_ADD, gb_cont(b, dt), gb_required(b, "blk.%d.ssm_dt.bias", il));
-    a.A = gb_required(b, "blk.%d.ssm_a", il);
-
-    int32_t s_all = gb_state(b, il, 's');
-    int32_t y_ssm = gb_rs(b, s_all, d_state * d_inner, ssm_rows, &a);
-
-    /* The scan's final states follow its outputs; store them. */
-    const gg_tensor *tx = &g->t[a.x];
-    int64_t n_x = tx->ne[0] * tx->ne[1] * tx->ne[2] * tx->ne[3];
-    int64_t n_s = d_state * d_inner * n_seqs;
-    uint64_t xnb1 = tx->nb[1];
-    int32_t last = gg_view(g, y_ssm, 1, &n_s, NULL, (uint64_t)n_x * tx->nb[0]);
-    gg_expand(g, gg_cpy(g, last, gg_view(g, s_all, 1, &n_s, NULL, 0)));
-
-    int32_t y = gb_view_4d(b, y_ssm, head_dim, n_head, n_seq_tokens, n_seqs, xnb1,
-                           (uint64_t)n_head * xnb1, (uint64_t)(n_seq_tokens * n_head) * xnb1, 0);
-    int32_t xd = gg_binary(g, GGFIT_OP_MUL, a.x, gb_required(b, "blk.%d.ssm_d", il));
-    y = gg_binary(g, GGFIT_OP_ADD, y, xd);
-    gb_cb(b, y, "mamba2_y_add_d", il);
-    y = gg_glu_split(g, gb_cont(b, z), y);
-
-    int32_t norm = gb_weight(b, "blk.%d.ssm_norm.weight", il);
-    if (norm >= 0) {   /* grouped RMS norm */
-        y = gb_reshape_4d(b, y, d_inner / n_group, n_group, n_seq_tokens, n_seqs);
-        y = gb_norm(b, y, norm, il);
-    }
-    y = gb_reshape_3d(b, y, d_inner, n_seq_tokens, n_seqs);
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_out.weight", il), y);
-    cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0), n_seq_tokens * n_seqs);
-    gb_cb(b, cur, "mamba_out", il);
-    return cur;
-}
-
-/* build_attention_layer: attention without positions. */
 static int32_t attention_layer(bctx *b, int32_t cur, int il)
 {
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
@@ -168,7 +66,7 @@ void gb_build_nemotron_h(bctx *b)
         int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
         gb_cb(b, cur, "attn_norm", il);
         if (b->p->layer_flags[il] & GB_LAYER_STATE)
-            cur = mamba2_layer(b, cur, il);
+            cur = gb_mamba2_layer(b, cur, il);
         else if (ggfit_model_layer(b->p->m, (uint32_t)il)->n_ff == 0)
             cur = attention_layer(b, cur, il);
         else
