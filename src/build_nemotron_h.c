@@ -5,13 +5,6 @@
  */
 #include "build_impl.h"
 
-/* What the SSM scan reads besides the states (build_mamba2_layer's
- * get_ssm_rows lambda). */
-typedef struct scan_args {
-    int32_t x, dt, A, B, C;
-    int64_t d_state, head_dim, n_head;
-} scan_args;
-
 static int32_t attention_layer(bctx *b, int32_t cur, int il)
 {
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
