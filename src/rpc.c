@@ -10,9 +10,13 @@
  *  1. request:  command (uint8), payload size (uint64), payload
  *  2. reply:    payload size (uint64), payload; the client knows the size it
  *               expects and treats any other as a broken server
- *  3. HELLO (14) must be the first command. Its payload is empty; the reply
- *     is 3 bytes: major, minor, patch. llama.cpp accepts a server when the
- *     major versions are equal and the server's minor is not newer.
+ *  3. HELLO (14) must be the first command. Its payload is the client's
+ *     transport capabilities (24 bytes; all zero asks for no transport
+ *     upgrade, so the plain socket stays in use); the reply is 28 bytes:
+ *     major, minor, patch, a padding byte and the server's 24 capability
+ *     bytes. The server closes the connection on a HELLO of another size.
+ *     llama.cpp accepts a server when the major versions are equal and the
+ *     server's minor is not newer.
  *  4. DEVICE_COUNT (15), empty payload; reply: uint32 number of devices.
  *  5. GET_DEVICE_MEMORY (11), payload uint32 device; reply: uint64 free,
  *     uint64 total, in bytes.
@@ -320,10 +324,12 @@ static int call(conn *c, int cmd, const unsigned char *in, size_t in_size, unsig
 
 /* ---- the query ----------------------------------------------------------------- */
 
+#define RPC_CONN_CAPS 24   /* RPC_CONN_CAPS_SIZE in ggml-rpc's transport.h */
+
 static int hello(conn *c)
 {
-    unsigned char v[3];
-    int rc = call(c, CMD_HELLO, NULL, 0, v, sizeof v);
+    unsigned char caps[RPC_CONN_CAPS] = {0}, v[4 + RPC_CONN_CAPS];
+    int rc = call(c, CMD_HELLO, caps, sizeof caps, v, sizeof v);
     if (rc)
         return rc;
     if (v[0] != RPC_MAJOR || v[1] > RPC_MINOR)

@@ -102,7 +102,7 @@ static void logf_req(server *s, const char *fmt, ...)
 static void serve(server *s, int fd)
 {
     for (int k = 0; k < 32; k++) {   /* bounded: the client asks a few things */
-        unsigned char head[9], in[16];
+        unsigned char head[9], in[32];
         if (!srv_read(fd, head, 9))
             return;
         uint64_t size = 0;
@@ -115,9 +115,9 @@ static void serve(server *s, int fd)
         int cmd = head[0];
         if (cmd == 14) {
             logf_req(s, "HELLO:%u ", (unsigned)size);
-            if (size != 0)
+            if (size != 24)   /* the client's transport capabilities */
                 s->bad_request = true;
-            unsigned char v[3] = { 5, 0, 0 };
+            unsigned char v[28] = { 5, 0, 0 };   /* version, padding, capabilities */
             if (s->sc == S_OLD_VERSION)
                 v[0] = 3;
             if (s->sc == S_NEW_MINOR)
@@ -134,7 +134,7 @@ static void serve(server *s, int fd)
                 srv_write(fd, in, 8);
                 return;
             }
-            reply(fd, v, 3);
+            reply(fd, v, sizeof v);
         } else if (cmd == 15) {
             logf_req(s, "DEVICE_COUNT:%u ", (unsigned)size);
             uint32_t n = s->sc == S_HUGE_COUNT ? 0xffffffffu
@@ -258,7 +258,7 @@ static void test_one_device(void **state)
         fail_msg("%s", err);
     assert_false(s.bad_request);
     /* what llama.cpp sends when --rpc adds a server */
-    assert_string_equal(s.log, "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
+    assert_string_equal(s.log, "HELLO:24 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
     assert_int_equal(n, 1);
     char want[96];
     snprintf(want, sizeof want, "RPC0[%s]", s.endpoint);
@@ -286,8 +286,8 @@ static void test_two_servers(void **state)
     if (rc)
         fail_msg("%s", err);
     assert_string_equal(a.log,
-                        "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 GET_DEVICE_MEMORY:4:1 ");
-    assert_string_equal(b.log, "HELLO:0 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
+                        "HELLO:24 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 GET_DEVICE_MEMORY:4:1 ");
+    assert_string_equal(b.log, "HELLO:24 DEVICE_COUNT:0 GET_DEVICE_MEMORY:4:0 ");
     assert_int_equal(n, 3);
     /* Named by their buffer types, as -ot takes them: the index on each
      * server and its endpoint; the order is the servers' as given. */
@@ -401,7 +401,7 @@ static void test_malformed(void **state)
     assert_has(err, "reports no devices");
     ggfit_free(err);
     err = query_fails(S_HELLO_SIZE, 2000, GGFIT_EFORMAT, &s);
-    assert_has(err, "malformed HELLO reply: 1099511627776 bytes, expected 3");
+    assert_has(err, "malformed HELLO reply: 1099511627776 bytes, expected 28");
     ggfit_free(err);
 }
 
