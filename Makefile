@@ -14,7 +14,7 @@ CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
            -Wno-format-nonliteral
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl -pthread
 
 B       ?= build
 LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \

@@ -528,7 +528,15 @@ typedef struct ggfit_projection {
 /* Projects llama.cpp's memory use for model m with params p on the n
  * devices (none: CPU only). If placement is not NULL it receives, for each
  * tensor of the model, the index of its buffer type in out->bufts, or -1
- * when llama.cpp does not load it. Allocates nothing that outlives the call. */
+ * when llama.cpp does not load it.
+ *
+ * The model keeps the last compute graph a projection or fit built with it
+ * (freed by ggfit_model_free), so that projecting the same model again
+ * with the same graph structure (batch, context, cache types, flash
+ * attention) only re-targets where weights and caches live; results are
+ * the same either way. Thread safety: concurrent ggfit_project and
+ * ggfit_fit calls on one model are safe (a call that finds the kept graph
+ * in use by another builds its own); ggfit_model_free must not race them. */
 int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                   size_t n, ggfit_projection *out, int32_t *placement, char **err);
 

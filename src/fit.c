@@ -585,7 +585,7 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     if (!f)
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     const ggfit_hparams *hp = ggfit_model_hparams(m);
-    f->cache = ggfit__gcache_new();
+    f->cache = ggfit__model_cache_take(m);
     if (!f->cache) {
         free(f);
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
@@ -646,7 +646,7 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     out->params = f->p;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);
-    ggfit__gcache_free(f->cache);
+    ggfit__model_cache_give(m, f->cache);
     free(f);
     if (rc) {
         ggfit_free(out->log);

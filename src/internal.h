@@ -93,13 +93,19 @@ uint16_t ggfit__tensor_facts(const ggfit_tensor *t);             /* project.c */
 const uint16_t *ggfit__model_facts(const ggfit_model *m);        /* model.c */
 
 /* A fit's projections share one graph structure; the cache keeps the last
- * built graph so that the next projection only re-targets its buffers. */
+ * two built graphs so that the next projection only re-targets buffers. */
 struct ggfit__gcache;
 struct ggfit__gcache *ggfit__gcache_new(void);
 void ggfit__gcache_free(struct ggfit__gcache *c);
 int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                           size_t n, ggfit_projection *out, int32_t *placement,
                           struct ggfit__gcache *cache, char **err);
+/* The model keeps the last cache given back, across calls (model.c): take
+ * returns it, or a new one when it is absent or taken by another thread
+ * (NULL when out of memory: project without one); give keeps c (NULL: no-op)
+ * and frees the one it replaces. */
+struct ggfit__gcache *ggfit__model_cache_take(const ggfit_model *m);
+void ggfit__model_cache_give(const ggfit_model *m, struct ggfit__gcache *c);
 
 /* ---- the catalog and the Metal working set (catalog.c) ------------------- */
 

@@ -2,6 +2,7 @@
  * model.c - the model description: hyperparameters as llama.cpp reads them
  * from "<arch>.*" keys, and each tensor's layer and role.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,17 @@ struct ggfit_model {
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
+    struct model_cache *cache;  /* the last graph projected, shared by calls */
+};
+
+/* ggfit_project and ggfit_fit take a const model but keep the last graph
+ * they built with it, so that the next projection of the same structure
+ * only re-targets buffer types. A caller takes the graph out under the
+ * lock and gives it back when done; one that finds it taken builds its own,
+ * so concurrent callers never share a graph. */
+struct model_cache {
+    pthread_mutex_t lock;
+    struct ggfit__gcache *graph;   /* NULL: none, or taken */
 };
 
 static const char *const role_names[GGFIT_ROLE_COUNT] = {
@@ -424,6 +436,15 @@ int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
         return rc;
     }
     m->g = g;
+    m->cache = ggfit__calloc(1, sizeof *m->cache);
+    if (!m->cache || pthread_mutex_init(&m->cache->lock, NULL) != 0) {
+        free(m->cache);
+        free(m);
+        int rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
+                             ggfit_gguf_shard_path(g, 0));
+        ggfit_gguf_close(g);
+        return rc;
+    }
     loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err };
     int rc = read_hparams(&l);
     if (!rc)
@@ -452,12 +473,38 @@ void ggfit_model_free(ggfit_model *m)
     if (!m)
         return;
     ggfit_gguf_close(m->g);
+    if (m->cache) {
+        pthread_mutex_destroy(&m->cache->lock);
+        ggfit__gcache_free(m->cache->graph);
+        free(m->cache);
+    }
     free(m->layers);
     free(m->tensors);
     free(m->block_first);
     free(m->block_next);
     free(m->facts);
     free(m);
+}
+
+struct ggfit__gcache *ggfit__model_cache_take(const ggfit_model *m)
+{
+    struct ggfit__gcache *c = NULL;
+    pthread_mutex_lock(&m->cache->lock);
+    c = m->cache->graph;
+    m->cache->graph = NULL;
+    pthread_mutex_unlock(&m->cache->lock);
+    return c ? c : ggfit__gcache_new();
+}
+
+void ggfit__model_cache_give(const ggfit_model *m, struct ggfit__gcache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&m->cache->lock);
+    struct ggfit__gcache *old = m->cache->graph;
+    m->cache->graph = c;
+    pthread_mutex_unlock(&m->cache->lock);
+    ggfit__gcache_free(old);   /* another caller's, given back first */
 }
 
 const uint16_t *ggfit__model_facts(const ggfit_model *m)

@@ -929,12 +929,23 @@ typedef struct gkey {
     bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
 } gkey;
 
-struct ggfit__gcache {
+/* One kept graph. */
+typedef struct gentry {
     gg_graph g;
     gkey key;
     bool valid;
+    uint32_t used;         /* the cache's clock when last used */
     ggfit_st *st;          /* the scheduler's view of g, or NULL */
     ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
+} gentry;
+
+/* Two graphs: a fit projects its start and its reduced context in turn,
+ * and a model's cache then serves the next fit with both. The least
+ * recently used one makes way for a new graph. */
+#define GCACHE_SLOTS 2
+struct ggfit__gcache {
+    gentry e[GCACHE_SLOTS];
+    uint32_t clock;
 };
 
 static void make_key(gkey *k, const gb_params *p)
@@ -986,14 +997,47 @@ struct ggfit__gcache *ggfit__gcache_new(void)
     return ggfit__calloc(1, sizeof(struct ggfit__gcache));
 }
 
+static void gentry_clear(gentry *e)
+{
+    gg_free(&e->g);
+    free(e->st);
+    e->st = NULL;
+    ggfit__sched_prep_free(&e->prep);
+    e->valid = false;
+}
+
 void ggfit__gcache_free(struct ggfit__gcache *c)
 {
     if (c) {
-        gg_free(&c->g);
-        free(c->st);
-        ggfit__sched_prep_free(&c->prep);
+        for (int k = 0; k < GCACHE_SLOTS; k++)
+            gentry_clear(&c->e[k]);
         free(c);
     }
+}
+
+/* The entry holding key's graph, or NULL. */
+static gentry *gcache_find(struct ggfit__gcache *c, const gkey *key)
+{
+    for (int k = 0; c && k < GCACHE_SLOTS; k++)
+        if (c->e[k].valid && !memcmp(&c->e[k].key, key, sizeof *key)) {
+            c->e[k].used = ++c->clock;
+            return &c->e[k];
+        }
+    return NULL;
+}
+
+/* The entry a new graph replaces: an empty one, else the least recently
+ * used. */
+static gentry *gcache_victim(struct ggfit__gcache *c)
+{
+    gentry *v = &c->e[0];
+    for (int k = 0; k < GCACHE_SLOTS; k++) {
+        if (!c->e[k].valid)
+            return &c->e[k];
+        if (c->e[k].used < v->used)
+            v = &c->e[k];
+    }
+    return v;
 }
 
 /* Builds llama.cpp's graph for the model and sizes its compute buffers.
@@ -1051,26 +1095,26 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
     gg_init(g);
     g->names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     int rc = GGFIT_OK;
-    struct ggfit__gcache *c = probe || g->names ? NULL : pr->cache;
+    struct ggfit__gcache *cache = probe || g->names ? NULL : pr->cache;
     gkey key;
     make_key(&key, &gp);
-    if (c && c->valid && !memcmp(&c->key, &key, sizeof key)) {
-        /* Same graph as the last projection: only where weights and caches
-         * live has changed. */
+    gentry *c = gcache_find(cache, &key);
+    if (c) {
+        /* Same graph as an earlier projection: only where weights and
+         * caches live has changed. */
         g = &c->g;
         retarget(g, pr->m, placement, kv_buft);
     } else {
         rc = ggfit__build_graph(g, &gp);
         if (rc == GGFIT_OK && g->names && !probe)
             dump_graph(g);
-        if (rc == GGFIT_OK && c && reusable(pr->m)) {
-            gg_free(&c->g);
-            free(c->st);
-            c->st = NULL;
-            ggfit__sched_prep_free(&c->prep);
+        if (rc == GGFIT_OK && cache && reusable(pr->m)) {
+            c = gcache_victim(cache);
+            gentry_clear(c);
             c->g = local;
             c->key = key;
             c->valid = true;
+            c->used = ++cache->clock;
             g = &c->g;
             gg_init(&local);
         }
@@ -1185,7 +1229,12 @@ static void fill_rows(proj *pr)
 int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                   size_t n, ggfit_projection *out, int32_t *placement_out, char **err)
 {
-    return ggfit__project_cached(m, p, devs, n, out, placement_out, NULL, err);
+    if (!m)
+        return ggfit__project_cached(m, p, devs, n, out, placement_out, NULL, err);
+    struct ggfit__gcache *c = ggfit__model_cache_take(m);
+    int rc = ggfit__project_cached(m, p, devs, n, out, placement_out, c, err);
+    ggfit__model_cache_give(m, c);
+    return rc;
 }
 
 int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,

@@ -101,6 +101,26 @@ static void rename_rpc(json_t *c, const char *in, char *out, size_t n)
     out[k < n ? k : n - 1] = '\0';
 }
 
+/* The case's model opened once for a run of cases on it: it keeps the
+ * graphs earlier projections built (ggfit_project's cache across calls),
+ * and every result on it must equal the one on a freshly opened model. */
+static ggfit_model *shared_m;
+static char shared_path[512];
+
+static ggfit_model *shared_model(json_t *c)
+{
+    char path[512], *err = NULL;
+    model_path(path, sizeof path, json_string_value(json_object_get(c, "model")));
+    if (!shared_m || strcmp(path, shared_path)) {
+        ggfit_model_free(shared_m);
+        shared_m = NULL;
+        if (ggfit_model_open(path, &shared_m, &err))
+            fail_msg("%s: %s", path, err);
+        snprintf(shared_path, sizeof shared_path, "%s", path);
+    }
+    return shared_m;
+}
+
 static void check_fit_case(json_t *c, tally *t)
 {
     const char *id = json_string_value(json_object_get(c, "id"));
@@ -127,6 +147,16 @@ static void check_fit_case(json_t *c, tally *t)
     }
     t->fits++;
     t->fits_same += same;
+    ggfit_fit_result r2;
+    if (ggfit_fit(shared_model(c), &p, devs, n, &fo, &r2, &err))
+        fail_msg("%s (kept graphs): %s", id, err);
+    char *args2 = ggfit_fit_args(&r2, devs, n);
+    assert_non_null(args2);
+    if (r2.status != r.status || strcmp(args2, args) || strcmp(r2.log ? r2.log : "", r.log ? r.log : "") ||
+        memcmp(&r2.projection, &r.projection, sizeof r.projection))
+        fail_msg("%s: the fit differs on a model with kept graphs", id);
+    ggfit_free(args2);
+    ggfit_free(r2.log);
     ggfit_free(args);
     ggfit_free(r.log);
     ggfit_model_free(m);
@@ -145,6 +175,11 @@ static void check_case(json_t *c, tally *t)
     ggfit_projection pr;
     if (ggfit_project(m, &p, devs, n, &pr, NULL, &err))
         fail_msg("%s: %s", id, err);
+    ggfit_projection pr2;
+    if (ggfit_project(shared_model(c), &p, devs, n, &pr2, NULL, &err))
+        fail_msg("%s (kept graphs): %s", id, err);
+    if (memcmp(&pr2, &pr, sizeof pr))
+        fail_msg("%s: the projection differs on a model with kept graphs", id);
 
     json_t *rows = json_object_get(c, "rows");
     assert_int_equal(json_array_size(rows), pr.n_devices + 1);
@@ -197,6 +232,8 @@ static void test_reference_cases(void **state)
         json_decref(c);
     }
     fclose(f);
+    ggfit_model_free(shared_m);
+    shared_m = NULL;
     print_message("print cases: %d, weights and context exact: %d, compute within "
                   "tolerance: %d\n", t.cases, t.exact, t.compute_ok);
     print_message("fit cases: %d, the same decision and flags as llama.cpp: %d\n", t.fits,
