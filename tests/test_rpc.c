@@ -364,7 +364,10 @@ static void test_closes_at_once(void **state)
     (void)state;
     server s;
     char *err = query_fails(S_CLOSE, 2000, GGFIT_EIO, &s);
-    assert_has(err, "during the HELLO reply");
+    /* HELLO's 24 bytes may still be on their way when the server closes
+     * (a broken pipe), or the reply is then missing: both are this failure. */
+    if (!strstr(err, "during the HELLO reply"))
+        assert_has(err, "sending HELLO failed");
     ggfit_free(err);
 }
 
