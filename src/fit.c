@@ -303,7 +303,9 @@ typedef struct search {
 
 static uint32_t step_size(uint32_t delta, int64_t target, int64_t lo, int64_t hi)
 {
-    uint32_t s = (uint32_t)((int64_t)delta * (target - lo) / (hi - lo));
+    /* llama.cpp divides by hi - lo unchecked; blocks that hold nothing can
+     * make it 0, where ggfit steps by one layer instead of crashing. */
+    uint32_t s = hi > lo ? (uint32_t)((int64_t)delta * (target - lo) / (hi - lo)) : 1;
     if (s < 1)
         s = 1;
     if (s > delta - 1)
