@@ -340,15 +340,18 @@ static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts
                                "galloc: backend %d: same_as %d is not an earlier backend",
                                b, (int)bufts[b].same_as);
     }
+    /* An index x is in [-1, m) exactly when (uint32_t)x + 1 <= m (m, the
+     * tensor or backend count, is below 2^31): one test per range. */
+    uint32_t n = (uint32_t)r->n, nb = (uint32_t)r->n_backends;
     for (size_t i = 0; i < r->n; i++) {
         const ggfit_gt *ti = &r->t[i];
         r->st[i] = (tstate){ 0 };   /* here rather than a memset: one pass */
         if (ti->size > SIZE_LIMIT)
             return fail_limit(r, i, "size above 2^62 bytes");
-        if (ti->backend < -1 || ti->backend >= r->n_backends)
+        if ((uint32_t)ti->backend + 1u > nb)
             return ggfit__fail(r->err, GGFIT_EINVAL, "galloc: tensor %zu: backend %d out of range",
                                i, (int)ti->backend);
-        if (ti->view_src < -1 || ti->view_src >= (int64_t)r->n || (size_t)ti->view_src == i)
+        if ((uint32_t)ti->view_src + 1u > n || (size_t)ti->view_src == i)
             return ggfit__fail(r->err, GGFIT_EINVAL, "galloc: tensor %zu: view_src %d out of range",
                                i, (int)ti->view_src);
         if (ti->n_src > GGFIT_GALLOC_MAX_SRC)
@@ -357,7 +360,7 @@ static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts
         if (i < n_leafs && ti->n_src != 0)
             return ggfit__fail(r->err, GGFIT_EINVAL, "galloc: leaf %zu has sources", i);
         for (unsigned j = 0; j < ti->n_src; j++)
-            if (ti->src[j] < -1 || ti->src[j] >= (int64_t)r->n || (size_t)ti->src[j] == i)
+            if ((uint32_t)ti->src[j] + 1u > n || (size_t)ti->src[j] == i)
                 return ggfit__fail(r->err, GGFIT_EINVAL,
                                    "galloc: tensor %zu: source %u (%d) out of range",
                                    i, j, (int)ti->src[j]);

@@ -516,15 +516,18 @@ static void fill(sched *s, ggfit_sched_out *out)
 {
     const ggfit_st *t = s->t;
     size_t n_out = out->n_leafs + out->n_nodes;
+    /* Every entry starts as this (padding zero), copied whole. */
+    static const ggfit_gt blank = { .view_src = -1, .op = GGFIT_OP_NONE,
+                                    .src = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
+    _Static_assert(GGFIT_GALLOC_MAX_SRC == 10, "blank.src lists every slot");
     for (size_t k = 0; k < n_out; k++) {
         int32_t o = out->origin[k];
         const ggfit_st *src = &t[o];
         ggfit_gt *g = &out->t[k];
         /* Copies and views have their source's type, shape and size. */
-        *g = (ggfit_gt){ .size = src->size, .type = src->type, .view_src = -1,
-                         .op = GGFIT_OP_NONE };
-        for (int j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
-            g->src[j] = -1;
+        *g = blank;
+        g->size = src->size;
+        g->type = src->type;
         memcpy(g->ne, src->ne, sizeof g->ne);
         int kd = out->kind[k];
         if (kd == GGFIT_SCHED_ORIG) {
@@ -731,10 +734,18 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         s.n_nv = prep->n_nv;
         s.rule1 = prep->rule1;
         s.n_rule1 = prep->n_rule1;
-        for (size_t k = 0; k < s.n_leafs + s.n_nodes && rc == GGFIT_OK; k++) {
+        /* In list order, as check_graph would: a target out of range fails
+         * (check_targets names it), memory that came or went drops the prep.
+         * One unsigned test covers both ranges ([-1, count)). */
+        uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
+        for (size_t k = 0; k < s.n_leafs + s.n_nodes; k++) {
             int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
-            rc = check_targets(&s, i);
-            if (rc == GGFIT_OK && ((s.tf[i] & TF_MEM) != 0) != (in->t[i].buft >= 0)) {
+            const ggfit_st *ti = &in->t[i];
+            if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends) {
+                rc = check_targets(&s, i);
+                goto done;
+            }
+            if (((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0)) {
                 /* Memory came or went: the prep no longer holds. */
                 ggfit_sched_in plain = *in;
                 plain.prep = NULL;
@@ -742,8 +753,6 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
                 return ggfit__sched_split(&plain, out, err);
             }
         }
-        if (rc != GGFIT_OK)
-            goto done;
     } else {
         memset(s.tf, 0, n);
         if ((rc = check_graph(&s, &slots)) != GGFIT_OK)

@@ -993,6 +993,56 @@ static void test_errors(void **state)
     ggfit__sched_free(&o);   /* twice is harmless */
 }
 
+/* With a prep, only the targets are checked per call: one out of range
+ * fails as without a prep; memory that came drops the prep (same result). */
+static void test_prep_targets(void **state)
+{
+    (void)state;
+    tiny g;
+    tiny_init(&g, GGFIT_OFFLOAD_NEVER);
+    int32_t w0 = weight(&g, "w0", 0);
+    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
+    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
+    int32_t b = add(&g, "b", GGFIT_OP_RMS_NORM, 512, a, -1);
+    int32_t lists[4] = { w0, inp, a, b };
+    g.in.n_leafs = g.n_leafs;
+    g.in.n_nodes = g.n - g.n_leafs;
+    g.in.n_tensors = g.n;
+    g.in.leafs = lists;
+    g.in.nodes = lists + g.n_leafs;
+    ggfit_sched_prep prep;
+    char *err = NULL;
+    assert_int_equal(ggfit__sched_prepare(&g.in, &prep, &err), GGFIT_OK);
+    g.in.prep = &prep;
+    ggfit_sched_out o;
+    char buf[1024];
+
+    g.t[b].buft = 2;   /* two buffer types */
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "buffer type 2"));
+    ggfit_free(err);
+    g.t[b].buft = -1;
+    g.t[a].backend = 2;   /* two backends */
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "backend 2"));
+    ggfit_free(err);
+    g.t[a].backend = -1;
+
+    g.t[inp].buft = 1;   /* memory came: the prep no longer holds */
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
+    listing(&g, &o, buf, sizeof buf);
+    ggfit__sched_free(&o);
+    char with_prep[1024];
+    memcpy(with_prep, buf, sizeof buf);
+    g.in.prep = NULL;
+    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
+    listing(&g, &o, buf, sizeof buf);
+    ggfit__sched_free(&o);
+    assert_string_equal(with_prep, buf);
+    ggfit__sched_prep_free(&prep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1007,6 +1057,7 @@ int main(void)
         cmocka_unit_test(test_sweep_order),
         cmocka_unit_test(test_unassigned_best),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_prep_targets),
         cmocka_unit_test(test_llama_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
