@@ -835,7 +835,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
     for (uint32_t b = 0; b < o->n_bufts; b++)
         if (o->bufts[b].device < 0)   /* host buffers and CPU_REPACK */
             cpu_usable |= 1u << b;
-    bool offload_any = false;
     for (uint32_t d = 0; d < pr->n_dev; d++) {
         ggfit_backend kind = pr->devs[d]->kind;
         int buft = device_buft(pr, (int)d);
@@ -844,7 +843,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
                                       ? GGFIT_OFFLOAD_BATCH
                                   : kind == GGFIT_BACKEND_METAL ? GGFIT_OFFLOAD_MATMUL
                                                                 : GGFIT_OFFLOAD_NEVER;
-        offload_any |= off != GGFIT_OFFLOAD_NEVER;
         backends[d] = (ggfit_sched_backend){ .name = pr->devs[d]->name, .buft = buft,
                                              .bufts = 1u << buft, .offload = off,
                                              .offload_min_batch = 32 };
@@ -864,7 +862,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
         async &= pr->devs[d]->kind == GGFIT_BACKEND_CUDA || pr->devs[d]->kind == GGFIT_BACKEND_ROCM;
     bool pipeline = async && pr->act > pr->hp->n_layer && pr->p->split_mode == GGFIT_SPLIT_LAYER &&
                     !pr->p->no_kv_offload && pr->n_rules == 0;
-    (void)offload_any;
 
     ggfit_sched_in in = { .t = st, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
                           .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = backends,
