@@ -39,6 +39,8 @@ static const char usage[] =
     "                     (data/gpus.tsv): rtx-3090, h100-sxm, m3-pro-18gb ...\n"
     "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
     "                     asked over the network, come first (RPC0[host:port] ...)\n"
+    "  --host-mem SIZE    system memory available to llama.cpp (CPU-only fits);\n"
+    "                     default: what this machine has available\n"
     "  -fit on|off        fit (default on) or keep the flags as given\n"
     "  -fitt MIB,...      memory to keep free per device (default 1024)\n"
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
@@ -195,7 +197,7 @@ static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *de
 /* The main mode: project or fit llama.cpp's memory use. */
 static int cmd_project(int argc, char **argv)
 {
-    const char *path = NULL, *gpu = NULL, *rpc = NULL;
+    const char *path = NULL, *gpu = NULL, *rpc = NULL, *host_mem = NULL;
     bool json = false, print = false, fit = true;
     ggfit_params p;
     ggfit_fit_options fo;
@@ -210,7 +212,7 @@ static int cmd_project(int argc, char **argv)
         if (prc > 0)
             return report(prc, err);
         if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
-             !strcmp(a, "--rpc") ||
+             !strcmp(a, "--rpc") || !strcmp(a, "--host-mem") ||
              !strcmp(a, "-fitp") || !strcmp(a, "--fit-print") || !strcmp(a, "-fit") ||
              !strcmp(a, "--fit") || !strcmp(a, "-fitt") || !strcmp(a, "--fit-target") ||
              !strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) && i + 1 >= argc) {
@@ -223,6 +225,8 @@ static int cmd_project(int argc, char **argv)
             gpu = argv[++i];
         } else if (!strcmp(a, "--rpc")) {
             rpc = argv[++i];
+        } else if (!strcmp(a, "--host-mem")) {
+            host_mem = argv[++i];
         } else if (!strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) {
             print = !strcmp(argv[++i], "on");
         } else if (!strcmp(a, "--print-memory")) {
@@ -287,7 +291,16 @@ static int cmd_project(int argc, char **argv)
         n_dev += n_local;
         p.cpu_features = host.cpu_features;
         fo.host_free = host.available;
+    } else if (!host_mem) {
+        /* Described devices: CPU-only fits still need a host; this one's
+         * memory, unless --host-mem describes another. */
+        ggfit_host_info host;
+        if ((rc = ggfit_host_probe(NULL, &host, &err)))
+            return report(rc, err);
+        fo.host_free = host.available;
     }
+    if (host_mem && ggfit_size_parse(host_mem, &fo.host_free))
+        return fail("--host-mem: expected a size like 64GiB");
 
     ggfit_model *m;
     if ((rc = ggfit_model_open(path, &m, &err)))

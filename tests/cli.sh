@@ -118,5 +118,15 @@ rm -r "$tmp/root/sys"
 check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
     env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096
 
+# CPU only: the host's memory, this machine's or a described one.
+check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB
+check cpu-only-reduces 0 '^-c [0-9]* -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB
+check cpu-only-fails 1 'unable to fit model into system memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
+check host-mem-bad 2 'host-mem: expected a size' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem lots
+
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
