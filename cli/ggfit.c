@@ -152,14 +152,9 @@ static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *de
     ggfit_fit_result r;
     char *err = NULL;
     int rc;
-    if (enabled) {
-        rc = ggfit_fit(m, p, devs, n, fo, &r, &err);
-    } else {
-        memset(&r, 0, sizeof r);
-        r.status = GGFIT_FIT_UNCHANGED;
-        r.params = *p;
-        rc = ggfit_project(m, p, devs, n, &r.projection, NULL, &err);
-    }
+    ggfit_fit_options o = *fo;
+    o.check_only = !enabled;
+    rc = ggfit_fit(m, p, devs, n, &o, &r, &err);
     if (rc) {
         ggfit_model_free(m);
         return report(rc, err);
@@ -179,11 +174,10 @@ static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *de
     } else {
         if (r.log)
             fputs(r.log, stderr);
+        fputs(out, stderr);   /* the memory of the result, or of the flags as given */
         if (r.status == GGFIT_FIT_FAILED)
             fprintf(stderr, "ggfit: cannot fit: %s\n", r.reason);
         else
-            fputs(out, stderr);
-        if (r.status != GGFIT_FIT_FAILED)
             printf("%s\n", args);
     }
     int status = r.status == GGFIT_FIT_FAILED ? 1 : 0;

@@ -563,6 +563,8 @@ typedef struct ggfit_fit_options {
     uint32_t n_margins;       /* values given; one is broadcast; 0: 1024 MiB */
     uint32_t n_ctx_min;       /* -fitc: smallest context, default 4096 */
     uint64_t host_free;       /* CPU-only fits: system memory available */
+    bool check_only;          /* -fit off: only say whether the flags as
+                                 given keep every margin (FAILED if not) */
 } ggfit_fit_options;
 
 void ggfit_fit_options_init(ggfit_fit_options *o);

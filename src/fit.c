@@ -619,6 +619,13 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     rc = step_initial(f, mem, &sum_used, &sum_free, &sum_proj_free, &sum_model, &done);
     if (!rc && done)
         out->status = GGFIT_FIT_UNCHANGED;
+    if (!rc && !done && opt->check_only) {
+        out->status = GGFIT_FIT_FAILED;
+        snprintf(out->reason, sizeof out->reason,
+                 "the flags as given do not leave every device its margin, and fitting is "
+                 "off (-fit off)");
+        done = true;
+    }
     if (!rc && !done) {
         rc = step_context(f, sum_used, sum_free, sum_proj_free, sum_model, &done);
         if (!rc && done)
@@ -638,9 +645,13 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
             rc = fit_layers(f, out);
         }
     }
-    if (!rc && out->status != GGFIT_FIT_FAILED) {
-        ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free device "
-                                  "memory\n");
+    if (!rc) {
+        /* The memory of the result; of the flags as given when it failed. */
+        if (out->status != GGFIT_FIT_FAILED)
+            ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free "
+                                      "device memory\n");
+        else
+            f->p = *p;
         rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,
                                    err);
         f->n_proj++;

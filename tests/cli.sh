@@ -118,6 +118,11 @@ rm -r "$tmp/root/sys"
 check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
     env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096
 
+check fit-off-fails 1 'fitting is off (-fit off)' -- \
+    "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
+check fit-off-fits 0 '^-c 0 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off
+
 # CPU only: the host's memory, this machine's or a described one.
 check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB
