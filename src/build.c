@@ -81,8 +81,10 @@ int32_t gb_rope_factors(bctx *b, int il)
 void gb_cb(bctx *b, int32_t t, const char *name, int il)
 {
     gg_cb(b->g, t, name, il);
-    if (b->p->pin_norms && il >= 0 && !strcmp(name, "norm"))
+    if (b->p->pin_norms && il >= 0 && !strcmp(name, "norm")) {
         b->g->t[t].backend = b->p->layer_backend[il];
+        b->g->t[t].pin_il = il;
+    }
 }
 
 int64_t gb_ne(bctx *b, int32_t t, int d)
@@ -717,7 +719,7 @@ int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg
 int32_t gb_cont(bctx *b, int32_t t)
 {
     int32_t c = gg_cont(b->g, t);
-    gg_name(b->g, c, "%s (cont)", b->g->t[t].name);
+    gg_name(b->g, c, "%s (cont)", gg_tname(b->g, t));
     return c;
 }
 
@@ -725,7 +727,7 @@ int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, in
 {
     int64_t ne[4] = { ne0, ne1, ne2, ne3 };
     int32_t c = gg_cont_shape(b->g, t, 4, ne);
-    gg_name(b->g, c, "%s (cont)", b->g->t[t].name);
+    gg_name(b->g, c, "%s (cont)", gg_tname(b->g, t));
     return c;
 }
 
@@ -795,7 +797,7 @@ static int32_t fattn_mla(bctx *b, int32_t cur, int32_t v_mla, int il)
     gb_cb(b, cur, "fattn_mla", il);
     cur = gg_permute(g, cur, 0, 2, 1, 3);
     int32_t c = gg_cont(g, cur);   /* the reshape below needs it contiguous */
-    gg_name(g, c, "%s (cont)", g->t[cur].name);
+    gg_name(g, c, "%s (cont)", gg_tname(g, cur));
     return c;
 }
 
@@ -1147,5 +1149,8 @@ int ggfit__build_graph(gg_graph *g, const gb_params *p)
     ggfit_free(b.leaf_of);
     if (g->oom)
         return GGFIT_ENOMEM;
-    return b.missing ? GGFIT_EUNSUPPORTED : GGFIT_OK;
+    if (b.missing)
+        return GGFIT_EUNSUPPORTED;
+    gg_finish(g);
+    return GGFIT_OK;
 }

@@ -66,6 +66,28 @@ void *ggfit__realloc(void *p, size_t n)
     return alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
 }
 
+void *ggfit__buf_get(ggfit__buf *b, size_t n)
+{
+    if (n <= b->cap && b->p)
+        return b->p;
+    /* Room to grow: the scheduler's output varies a little with placement. */
+    size_t cap = n + n / 4 < n ? n : n + n / 4;
+    void *p = ggfit__malloc(cap);
+    if (!p)
+        return NULL;
+    free(b->p);
+    b->p = p;
+    b->cap = cap;
+    return p;
+}
+
+void ggfit__buf_free(ggfit__buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
 char *ggfit__strndup(const char *s, size_t n)
 {
     char *d = ggfit__malloc(n + 1);

@@ -438,7 +438,7 @@ static int walk(replay *r, size_t n_leafs)
 
 int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
                           int n_backends, const ggfit_galloc_buft *bufts,
-                          uint64_t *size_out, char **err)
+                          uint64_t *size_out, ggfit__buf *work, char **err)
 {
     if (err)
         *err = NULL;
@@ -461,7 +461,8 @@ int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
                        _Alignof(tstate) * _Alignof(tstate);
     if (r.n > (SIZE_MAX - bytes_arenas - bytes_map) / sizeof(tstate))
         return ggfit__fail(err, GGFIT_ELIMIT, "galloc: graph too large");
-    char *mem = ggfit__malloc(bytes_arenas + bytes_map + r.n * sizeof(tstate));
+    size_t bytes = bytes_arenas + bytes_map + r.n * sizeof(tstate);
+    char *mem = work ? ggfit__buf_get(work, bytes) : ggfit__malloc(bytes);
     if (!mem)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
     _Static_assert(_Alignof(arena) >= _Alignof(int), "layout of the scratch block");
@@ -470,7 +471,8 @@ int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
     r.st = (tstate *)(void *)(mem + bytes_arenas + bytes_map);
     int rc = check_graph(&r, n_leafs, bufts);   /* also clears r.st */
     if (rc != GGFIT_OK) {
-        free(mem);
+        if (!work)
+            free(mem);
         return rc;
     }
 
@@ -498,6 +500,7 @@ int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
                 size_out[b] += a->chunks[c].high;
         }
     }
-    free(mem);
+    if (!work)
+        free(mem);
     return rc;
 }

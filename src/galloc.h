@@ -159,8 +159,9 @@ typedef struct ggfit_galloc_buft {
  * ggml-alloc reserves for backend b: the sum of its chunks' high-water marks.
  * A backend that shares a buffer type with an earlier one (same_as) reports
  * 0, its bytes being counted at the first, as ggml_gallocr_reserve_n_size
- * does. The graph is not modified; the replay makes one allocation (scratch
- * state, freed before return).
+ * does. The graph is not modified; the replay's scratch state is one block,
+ * kept in *work when the caller gives one (reused by the next call), else
+ * allocated and freed before return.
  *
  * Returns GGFIT_OK; GGFIT_EINVAL for a malformed graph (an index out of
  * range, a tensor to allocate without a backend, a bad alignment);
@@ -168,8 +169,9 @@ typedef struct ggfit_galloc_buft {
  * exceeds 2^62 (ggml aborts on the first; neither happens in real graphs);
  * GGFIT_ENOMEM. On failure *err (when err is not NULL) is set to a message
  * the caller frees with ggfit_free(), and size_out is left undefined. */
+struct ggfit__buf;
 int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
                           int n_backends, const ggfit_galloc_buft *bufts,
-                          uint64_t *size_out, char **err);
+                          uint64_t *size_out, struct ggfit__buf *work, char **err);
 
 #endif

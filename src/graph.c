@@ -14,12 +14,32 @@ void gg_init(gg_graph *g)
     memset(g, 0, sizeof *g);
 }
 
+void gg_reset(gg_graph *g)
+{
+    g->n = g->n_nodes = g->n_leafs = g->n_marked = 0;
+    g->oom = false;
+}
+
+void gg_finish(gg_graph *g)
+{
+    for (uint32_t i = 0; i < g->n; i++) {
+        g->t[i].size = gg_nbytes(g, (int32_t)i);
+        g->t[i].name = g->names ? g->name_buf[i] : NULL;
+    }
+}
+
+const char *gg_tname(const gg_graph *g, int32_t t)
+{
+    return g->names ? g->name_buf[t] : "";
+}
+
 void gg_free(gg_graph *g)
 {
     free(g->t);
     free(g->nodes);
     free(g->leafs);
     free(g->visited);
+    free(g->name_buf);
     memset(g, 0, sizeof *g);
 }
 
@@ -75,14 +95,31 @@ static int32_t slot(gg_graph *g)
             return 0;
         }
         g->t = t;
+        if (g->names) {
+            char (*nb)[GG_NAME] = ggfit__realloc(g->name_buf, (size_t)cap * sizeof *nb);
+            if (!nb) {
+                g->oom = true;
+                return 0;
+            }
+            g->name_buf = nb;
+        }
         g->cap = cap;
+    }
+    if (g->names && !g->name_buf) {   /* names turned on after a build */
+        if (!(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
+            g->oom = true;
+            return 0;
+        }
     }
     gg_tensor *t = &g->t[g->n];
     memset(t, 0, sizeof *t);
+    if (g->names)
+        g->name_buf[g->n][0] = '\0';
     t->view_src = -1;
     t->buft = -1;
     t->backend = -1;
     t->il = -1;
+    t->pin_il = -1;
     for (int s = 0; s < GGFIT_GALLOC_MAX_SRC; s++)
         t->src[s] = -1;
     return (int32_t)g->n++;
@@ -131,7 +168,7 @@ void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g->t[t].name, GG_NAME, fmt, ap);
+    vsnprintf(g->name_buf[t], GG_NAME, fmt, ap);
     va_end(ap);
 }
 
@@ -157,7 +194,7 @@ int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uin
     int32_t i = gg_new(g, type, n_dims, ne);
     gg_tensor *t = &g->t[i];
     if (g->names)
-        snprintf(t->name, GG_NAME, "%s", name);
+        snprintf(g->name_buf[i], GG_NAME, "%s", name);
     t->buft = buft;
     t->weights = weights;
     t->weight = w;
@@ -294,7 +331,7 @@ int32_t gg_set_rows(gg_graph *g, int32_t dst, int32_t src, int32_t rows)
     t->src[1] = rows;
     t->src[2] = dst;   /* ggml keeps the destination last */
     t->n_src = 3;
-    gg_name(g, i, "%s (view)", d->name);
+    gg_name(g, i, "%s (view)", gg_tname(g, dst));
     return i;
 }
 
@@ -355,7 +392,7 @@ int32_t gg_reshape(gg_graph *g, int32_t a, int n_dims, const int64_t *ne)
     for (int d = 0; d < 4; d++)
         t->ne[d] = d < n_dims ? ne[d] : 1;
     set_contiguous(t);
-    gg_name(g, i, "%s (reshaped)", g->t[a].name);
+    gg_name(g, i, "%s (reshaped)", gg_tname(g, a));
     return i;
 }
 
@@ -370,7 +407,7 @@ int32_t gg_view(gg_graph *g, int32_t a, int n_dims, const int64_t *ne, const uin
     t->nb[1] = n_dims > 1 ? nb[0] : ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 2; d < 4; d++)
         t->nb[d] = d < n_dims ? nb[d - 1] : t->nb[d - 1] * (uint64_t)t->ne[d - 1];
-    gg_name(g, i, "%s (view)", g->t[a].name);
+    gg_name(g, i, "%s (view)", gg_tname(g, a));
     return i;
 }
 
@@ -384,7 +421,7 @@ int32_t gg_permute(gg_graph *g, int32_t a, int ax0, int ax1, int ax2, int ax3)
         t->ne[axis[d]] = s->ne[d];
         t->nb[axis[d]] = s->nb[d];
     }
-    gg_name(g, i, "%s (permuted)", s->name);
+    gg_name(g, i, "%s (permuted)", gg_tname(g, a));
     return i;
 }
 
@@ -392,22 +429,24 @@ int32_t gg_transpose(gg_graph *g, int32_t a)
 {
     int32_t i = gg_permute(g, a, 1, 0, 2, 3);
     g->t[i].op = GGFIT_OP_TRANSPOSE;
-    gg_name(g, i, "%s (transposed)", g->t[a].name);
+    gg_name(g, i, "%s (transposed)", gg_tname(g, a));
     return i;
 }
 
 /* ---- expansion ------------------------------------------------------------ */
 
-static bool push(gg_graph *g, int32_t **list, uint32_t *n, int32_t t)
+static bool push(gg_graph *g, int32_t **list, uint32_t *n, uint32_t *cap, int32_t t)
 {
-    /* Lists never hold more entries than there are tensors. */
-    if (*n % 1024 == 0) {
-        int32_t *l = ggfit__realloc(*list, ((size_t)*n + 1024) * sizeof *l);
+    if (*n == *cap) {
+        /* Lists never hold more entries than there are tensors. */
+        uint32_t c = *cap < g->cap ? g->cap : *cap + 1024;
+        int32_t *l = ggfit__realloc(*list, (size_t)c * sizeof *l);
         if (!l) {
             g->oom = true;
             return false;
         }
         *list = l;
+        *cap = c;
     }
     (*list)[(*n)++] = t;
     return true;
@@ -431,13 +470,13 @@ static void visit(gg_graph *g, int32_t t, bool compute)
             visit(g, x->src[s], compute);
     x = &g->t[t];
     if (x->op == GGFIT_OP_NONE) {
-        if (!x->name[0])
+        if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "leaf_%u", g->n_leafs);
-        push(g, &g->leafs, &g->n_leafs, t);
+        push(g, &g->leafs, &g->n_leafs, &g->cap_leafs, t);
     } else {
-        if (!x->name[0])
+        if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "node_%u", g->n_nodes);
-        push(g, &g->nodes, &g->n_nodes, t);
+        push(g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
     }
 }
 
@@ -481,7 +520,7 @@ static int32_t view_whole(gg_graph *g, int32_t a, uint8_t op)
     const gg_tensor *s = &g->t[a];
     memcpy(t->ne, s->ne, sizeof t->ne);
     memcpy(t->nb, s->nb, sizeof t->nb);
-    gg_name(g, i, "%s (view)", s->name);
+    gg_name(g, i, "%s (view)", gg_tname(g, a));
     return i;
 }
 
@@ -501,10 +540,10 @@ int32_t gg_cpy(gg_graph *g, int32_t a, int32_t b)
     int32_t i = view_whole(g, b, GGFIT_OP_CPY);
     gg_tensor *t = &g->t[i];
     /* Names are taken now: an unnamed source is named only when visited. */
-    if (g->t[b].name[0])
-        gg_name(g, i, "%s (copy of %s)", g->t[b].name, g->t[a].name);
+    if (gg_tname(g, b)[0])
+        gg_name(g, i, "%s (copy of %s)", gg_tname(g, b), gg_tname(g, a));
     else
-        gg_name(g, i, "%s (copy)", g->t[a].name);
+        gg_name(g, i, "%s (copy)", gg_tname(g, a));
     t->src[0] = a;
     t->src[1] = b;
     t->n_src = 2;

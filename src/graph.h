@@ -14,32 +14,21 @@
 
 #include "galloc.h"
 #include "internal.h"
+#include "sched.h"
 
 #define GG_NAME 64
 
-typedef struct gg_tensor {
-    char name[GG_NAME];
-    uint8_t op;                 /* ggfit_op */
-    uint32_t type;              /* ggfit_type */
-    int64_t ne[4];
-    uint64_t nb[4];             /* strides in bytes, as ggml */
-    uint32_t flags;             /* GGFIT_TF_* */
-    int32_t src[GGFIT_GALLOC_MAX_SRC];
-    uint8_t n_src;
-    int32_t view_src;           /* root tensor viewed, -1 */
-    uint64_t view_offs;
-    int32_t buft;               /* buffer type holding its memory, -1: none */
-    bool weights;               /* that buffer holds weights */
-    int32_t backend;            /* pinned backend, -1 */
-    int32_t il;                 /* caches: the layer they belong to, -1 */
-    const ggfit_tensor_info *weight; /* the model tensor, for weights */
-} gg_tensor;
+/* A tensor is the scheduler's (sched.h), which has room for the builder's
+ * strides, cache layer and pins; names live beside the tensors. */
+typedef ggfit_st gg_tensor;
 
 typedef struct gg_graph {
     gg_tensor *t;
     uint32_t n, cap;
     int32_t *nodes, *leafs;     /* expansion order */
     uint32_t n_nodes, n_leafs;
+    uint32_t cap_nodes, cap_leafs;
+    char (*name_buf)[GG_NAME];  /* with names: each tensor's, beside t */
     uint8_t *visited;
     uint32_t n_marked;          /* tensors whose visited mark is set up */
     bool names;                 /* keep tensor names (debugging): formatting
@@ -49,6 +38,12 @@ typedef struct gg_graph {
 
 void gg_init(gg_graph *g);
 void gg_free(gg_graph *g);
+/* Empties g for a new build, keeping its memory (and its names setting). */
+void gg_reset(gg_graph *g);
+/* After the last tensor: every tensor's size, and its name pointer. */
+void gg_finish(gg_graph *g);
+/* Tensor t's name; "" without names. */
+const char *gg_tname(const gg_graph *g, int32_t t);
 
 /* New tensors. Shapes follow ggml's rules for each op. */
 int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne);

@@ -40,6 +40,19 @@ void *ggfit__calloc(size_t n, size_t size);
 void *ggfit__realloc(void *p, size_t n);
 char *ggfit__strndup(const char *s, size_t n);
 
+/* Memory kept between calls: scratch that a projection needs every time is
+ * reused rather than freed, because fresh blocks of this size come from the
+ * kernel and cost page faults on every touch (ten times the work itself). */
+typedef struct ggfit__buf {
+    void *p;
+    size_t cap;
+} ggfit__buf;
+
+/* At least n bytes from b (contents not kept when it grows); NULL when out of
+ * memory, with b left as it was. */
+void *ggfit__buf_get(ggfit__buf *b, size_t n);
+void ggfit__buf_free(ggfit__buf *b);
+
 /* Test hook: the n-th allocation from now on (1 = the next) fails; 0 turns
  * failure injection off. Returns the number of allocations since the last
  * call. Not thread-safe; for tests only. */

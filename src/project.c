@@ -743,17 +743,17 @@ static void dump_graph(const gg_graph *g)
 {
     for (uint32_t i = 0; i < g->n_leafs; i++) {
         const gg_tensor *t = &g->t[g->leafs[i]];
-        fprintf(stderr, "leaf %s %s [%lld,%lld,%lld,%lld] buft %d\n", t->name,
+        fprintf(stderr, "leaf %s %s [%lld,%lld,%lld,%lld] buft %d\n", gg_tname(g, g->leafs[i]),
                 ggfit_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1],
                 (long long)t->ne[2], (long long)t->ne[3], t->buft);
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const gg_tensor *t = &g->t[g->nodes[i]];
-        fprintf(stderr, "node %s op%d %s [%lld,%lld,%lld,%lld] pin %d src", t->name, t->op,
+        fprintf(stderr, "node %s op%d %s [%lld,%lld,%lld,%lld] pin %d src", gg_tname(g, g->nodes[i]), t->op,
                 ggfit_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1],
                 (long long)t->ne[2], (long long)t->ne[3], t->backend);
         for (int s = 0; s < t->n_src; s++)
-            fprintf(stderr, "%s%s", s ? "|" : " ", t->src[s] >= 0 ? g->t[t->src[s]].name : "-");
+            fprintf(stderr, "%s%s", s ? "|" : " ", t->src[s] >= 0 ? gg_tname(g, t->src[s]) : "-");
         fprintf(stderr, "\n");
     }
 }
@@ -783,43 +783,46 @@ static void dump_scheduled(const ggfit_sched_in *in, const ggfit_sched_out *so)
     }
 }
 
-/* The scheduler's view of graph g. */
-static void fill_st(const gg_graph *g, ggfit_st *st)
-{
-    for (uint32_t i = 0; i < g->n; i++) {
-        const gg_tensor *t = &g->t[i];
-        ggfit_st *x = &st[i];
-        /* Names are kept only for debugging; otherwise all are empty. */
-        if (g->names) {
-            memcpy(x->name, t->name,
-                   sizeof x->name < sizeof t->name ? sizeof x->name : sizeof t->name);
-            x->name[sizeof x->name - 1] = '\0';
-        } else {
-            x->name[0] = '\0';
-        }
-        memcpy(x->ne, t->ne, sizeof x->ne);
-        x->size = gg_nbytes(g, (int32_t)i);
-        x->view_offs = t->view_offs;
-        memcpy(x->src, t->src, sizeof x->src);
-        x->view_src = t->view_src;
-        x->type = t->type;
-        x->flags = t->flags;
-        x->unsupported = 0;
-        x->buft = (int16_t)t->buft;
-        x->backend = (int8_t)t->backend;
-        x->n_src = t->n_src;
-        x->op = t->op;
-        x->weights = t->weights;
-    }
-}
+/* ---- the graph cache of a fit ------------------------------------------ */
+
+/* What a graph's structure depends on, apart from the model: equal keys
+ * build equal graphs up to the buffer types of weights and caches. */
+typedef struct gkey {
+    const ggfit_model *m;
+    uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
+    uint32_t type_k, type_v;
+    int32_t cpu_backend;
+    bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
+} gkey;
+
+/* One kept graph, or the memory of one: a graph that placement can change
+ * (see reusable) is built in a slot's memory but never found again. */
+typedef struct gentry {
+    gg_graph g;
+    gkey key;
+    bool valid;            /* g is key's graph */
+    uint32_t used;         /* the cache's clock when last used */
+    ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
+} gentry;
+
+/* A fit projects its start and its reduced context in turn, each with its
+ * -fa auto probe when layers stay on the CPU, and a model's cache then
+ * serves the next fit with all four. The least recently used one makes way
+ * for a new graph, which reuses its memory. */
+#define GCACHE_SLOTS 4
+struct ggfit__gcache {
+    gentry e[GCACHE_SLOTS];
+    uint32_t clock;
+    ggfit__buf work[GGFIT_SCHED_WORK + 1]; /* the scheduler's, then ggml-alloc's
+                                              scratch, kept between projections */
+};
 
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
  * configuration is outside what the models cover (the caller estimates). */
-static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st,
-                                 const int32_t *layer_backend, bool probe,
-                                 ggfit_sched_prep *prep)
+static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *layer_backend,
+                                 bool probe, ggfit_sched_prep *prep)
 {
     ggfit_projection *o = pr->out;
     int n_backends = (int)pr->n_dev + 1;
@@ -863,11 +866,11 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
     bool pipeline = async && pr->act > pr->hp->n_layer && pr->p->split_mode == GGFIT_SPLIT_LAYER &&
                     !pr->p->no_kv_offload && pr->n_rules == 0;
 
-    ggfit_sched_in in = { .t = st, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
+    ggfit_sched_in in = { .t = g->t, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
                           .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = backends,
                           .n_backends = n_backends, .bufts = bufts, .n_bufts = (int)o->n_bufts,
                           .n_copies = pipeline ? GGFIT_SCHED_MAX_COPIES : 1, .cur_copy = 0,
-                          .op_offload = true };
+                          .op_offload = true, .work = pr->cache ? pr->cache->work : NULL };
     ggfit_sched_out so;
     char *serr = NULL;
     /* A cached graph's structural work is done once (prep empty until
@@ -902,7 +905,7 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
     }
     uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
     rc = ggfit__galloc_reserve(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc, sizes,
-                               &serr);
+                               pr->cache ? &pr->cache->work[GGFIT_SCHED_WORK] : NULL, &serr);
     ggfit_free(serr);
     if (!rc)
         for (int b = 0; b < n_backends; b++)
@@ -914,36 +917,6 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const ggfit_st *st
     return GGFIT_OK;
 }
 
-/* ---- the graph cache of a fit ------------------------------------------ */
-
-/* What a graph's structure depends on, apart from the model: equal keys
- * build equal graphs up to the buffer types of weights and caches. */
-typedef struct gkey {
-    const ggfit_model *m;
-    uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
-    uint32_t type_k, type_v;
-    int32_t cpu_backend;
-    bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
-} gkey;
-
-/* One kept graph. */
-typedef struct gentry {
-    gg_graph g;
-    gkey key;
-    bool valid;
-    uint32_t used;         /* the cache's clock when last used */
-    ggfit_st *st;          /* the scheduler's view of g, or NULL */
-    ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
-} gentry;
-
-/* Two graphs: a fit projects its start and its reduced context in turn,
- * and a model's cache then serves the next fit with both. The least
- * recently used one makes way for a new graph. */
-#define GCACHE_SLOTS 2
-struct ggfit__gcache {
-    gentry e[GCACHE_SLOTS];
-    uint32_t clock;
-};
 
 static void make_key(gkey *k, const gb_params *p)
 {
@@ -977,7 +950,7 @@ static bool reusable(const ggfit_model *m)
 }
 
 static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                     const int32_t *kv_buft)
+                     const int32_t *kv_buft, const int32_t *layer_backend)
 {
     const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
     for (uint32_t i = 0; i < g->n; i++) {
@@ -986,6 +959,8 @@ static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement
             t->buft = placement[t->weight - base];
         else if (t->buft >= 0 && t->il >= 0)
             t->buft = kv_buft[t->il];
+        if (t->pin_il >= 0)
+            t->backend = layer_backend[t->pin_il];
     }
 }
 
@@ -997,8 +972,6 @@ struct ggfit__gcache *ggfit__gcache_new(void)
 static void gentry_clear(gentry *e)
 {
     gg_free(&e->g);
-    free(e->st);
-    e->st = NULL;
     ggfit__sched_prep_free(&e->prep);
     e->valid = false;
 }
@@ -1008,6 +981,8 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
     if (c) {
         for (int k = 0; k < GCACHE_SLOTS; k++)
             gentry_clear(&c->e[k]);
+        for (int k = 0; k < GGFIT_SCHED_WORK + 1; k++)
+            ggfit__buf_free(&c->work[k]);
         free(c);
     }
 }
@@ -1090,52 +1065,38 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
     };
     gg_graph local, *g = &local;
     gg_init(g);
-    g->names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
+    bool names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     int rc = GGFIT_OK;
-    struct ggfit__gcache *cache = probe || g->names ? NULL : pr->cache;
+    struct ggfit__gcache *cache = names ? NULL : pr->cache;
     gkey key;
     make_key(&key, &gp);
     gentry *c = gcache_find(cache, &key);
     if (c) {
         /* Same graph as an earlier projection: only where weights and
-         * caches live has changed. */
+         * caches live, and the layers' devices, have changed. */
         g = &c->g;
-        retarget(g, pr->m, placement, kv_buft);
+        retarget(g, pr->m, placement, kv_buft, layer_backend);
     } else {
-        rc = ggfit__build_graph(g, &gp);
-        if (rc == GGFIT_OK && g->names && !probe)
-            dump_graph(g);
-        if (rc == GGFIT_OK && cache && reusable(pr->m)) {
+        if (cache) {
+            /* Built in a slot's memory, pages already touched. */
             c = gcache_victim(cache);
-            gentry_clear(c);
-            c->g = local;
-            c->key = key;
-            c->valid = true;
-            c->used = ++cache->clock;
+            c->valid = false;
+            ggfit__sched_prep_free(&c->prep);
+            gg_reset(&c->g);
             g = &c->g;
-            gg_init(&local);
+        }
+        g->names = names;
+        rc = ggfit__build_graph(g, &gp);
+        if (rc == GGFIT_OK && names && !probe)
+            dump_graph(g);
+        if (rc == GGFIT_OK && c) {
+            c->key = key;
+            c->valid = reusable(pr->m);
+            c->used = ++cache->clock;
         }
     }
-    /* The scheduler's view of a cached graph is kept with it: between
-     * projections only the buffer types change. */
-    ggfit_st *st = NULL;
-    bool kept = rc == GGFIT_OK && c && g == &c->g;
-    if (kept && c->st) {
-        st = c->st;
-        for (uint32_t i = 0; i < g->n; i++)
-            st[i].buft = (int16_t)g->t[i].buft;
-    } else if (rc == GGFIT_OK) {
-        if ((st = ggfit__malloc((size_t)(g->n ? g->n : 1) * sizeof *st)))
-            fill_st(g, st);
-        else
-            rc = GGFIT_ENOMEM;
-        if (kept)
-            c->st = st;
-    }
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, g, st, layer_backend, probe, kept ? &c->prep : NULL);
-    if (!kept)
-        ggfit_free(st);
+        rc = schedule_and_allocate(pr, g, layer_backend, probe, c && c->valid ? &c->prep : NULL);
     gg_free(&local);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)

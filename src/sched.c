@@ -84,6 +84,12 @@ static inline bool is_view_op(int op)
     return (unsigned)(op - GGFIT_OP_RESHAPE) <= 3u;
 }
 
+/* A tensor's name for messages; unnamed ones print as "". */
+static const char *nm(const ggfit_st *t)
+{
+    return t->name ? t->name : "";
+}
+
 static bool supports_op(const sched *s, int b, int32_t i)
 {
     return !(s->t[i].unsupported & (UINT32_C(1) << b));
@@ -193,7 +199,7 @@ static int backend_from_cur(sched *s, int32_t i, int *out)
         const char *bn = s->in->bufts[buft].name;
         return ggfit__fail(s->err, GGFIT_EINVAL,
                            "sched: tensor %d (%.64s) is in buffer type %s, which no backend "
-                           "that can run its op uses", (int)i, t->name, bn ? bn : "?");
+                           "that can run its op uses", (int)i, nm(t), bn ? bn : "?");
     }
     if (t->flags & GGFIT_TF_INPUT) {
         *out = s->cpu;   /* filled by the host */
@@ -332,7 +338,7 @@ static int assign_backends(sched *s)
                 s->be[i] = (int8_t)b;
         if (s->be[i] < 0)
             return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
-                               (int)i, t->name);
+                               (int)i, nm(t));
     }
     return GGFIT_OK;
 }
@@ -353,7 +359,7 @@ static int fail_unplaced(sched *s, int32_t p)
 {
     /* ggml asserts; a source that is a leaf nobody placed gets here. */
     return ggfit__fail(s->err, GGFIT_EINVAL, "sched: source %d (%.64s) has no backend",
-                       (int)p, s->t[p].name);
+                       (int)p, nm(&s->t[p]));
 }
 
 static int make_splits(sched *s)
@@ -628,7 +634,7 @@ static int check_graph(sched *s, size_t *slots)
                                leaf ? "leaf" : "node", leaf ? k : k - s->n_leafs, (int)i);
         if (s->tf[i] & (TF_LEAF | TF_NODE))
             return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d (%.64s) is listed twice",
-                               (int)i, s->t[i].name);
+                               (int)i, nm(&s->t[i]));
         s->tf[i] |= leaf ? TF_LEAF : TF_NODE;
     }
     *slots = 0;
@@ -715,7 +721,7 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
         s.nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
                          _Alignof(int32_t));
-        if (pass == 0 && !(mem = ggfit__malloc(off)))
+        if (pass == 0 && !(mem = in->work ? ggfit__buf_get(&in->work[0], off) : ggfit__malloc(off)))
             return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         if (pass == 1 && dense) {
             for (size_t i = 0; i < n; i++)
@@ -749,7 +755,8 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
                 /* Memory came or went: the prep no longer holds. */
                 ggfit_sched_in plain = *in;
                 plain.prep = NULL;
-                free(mem);
+                if (!in->work)
+                    free(mem);
                 return ggfit__sched_split(&plain, out, err);
             }
         }
@@ -762,7 +769,9 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
         goto done;
     }
-    if (!(recs = ggfit__malloc(slots * sizeof(copy_rec)))) {
+    recs = in->work ? ggfit__buf_get(&in->work[1], slots * sizeof(copy_rec))
+                    : ggfit__malloc(slots * sizeof(copy_rec));
+    if (!recs) {
         rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         goto done;
     }
@@ -792,12 +801,14 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         out->origin = carve(omem, &o_off, n_out * sizeof(int32_t), _Alignof(int32_t));
         out->backend_of = carve(omem, &o_off, n * sizeof(int32_t), _Alignof(int32_t));
         out->kind = carve(omem, &o_off, n_out, 1);
-        if (pass == 0 && !(omem = ggfit__malloc(o_off))) {
+        if (pass == 0 && !(omem = in->work ? ggfit__buf_get(&in->work[2], o_off)
+                                           : ggfit__malloc(o_off))) {
             memset(out, 0, sizeof *out);
             rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
             goto done;
         }
     }
+    out->borrowed = in->work != NULL;
     size_t n_leafs_placed = 0;
     if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
         n_leafs_placed != n_leafs_out) {
@@ -824,8 +835,10 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
     }
     rc = GGFIT_OK;
 done:
-    free(recs);
-    free(mem);
+    if (!in->work) {
+        free(recs);
+        free(mem);
+    }
     return rc;
 }
 
@@ -902,7 +915,8 @@ void ggfit__sched_free(ggfit_sched_out *out)
 {
     if (!out)
         return;
-    free(out->t);   /* the block starts with t */
+    if (!out->borrowed)
+        free(out->t);   /* the block starts with t */
     memset(out, 0, sizeof *out);
 }
 
@@ -915,12 +929,12 @@ void ggfit__sched_name(const ggfit_sched_in *in, const ggfit_sched_out *out, siz
     const ggfit_st *t = &in->t[out->origin[i]];
     int kd = out->kind[i];
     if (kd == GGFIT_SCHED_ORIG) {
-        snprintf(buf, sizeof buf, "%.63s", t->name);
+        snprintf(buf, sizeof buf, "%.63s", nm(t));
     } else if (kd == GGFIT_SCHED_DEP) {
-        snprintf(buf, sizeof buf, "%.63s (view)", t->name);
+        snprintf(buf, sizeof buf, "%.63s (view)", nm(t));
     } else {
         const char *bn = in->backends[out->t[i].backend].name;
-        snprintf(buf, sizeof buf, "%.63s#%.63s#%d", bn ? bn : "?", t->name, kd);
+        snprintf(buf, sizeof buf, "%.63s#%.63s#%d", bn ? bn : "?", nm(t), kd);
     }
     size_t len = strlen(buf);
     if (len > GGFIT_SCHED_NAME - 1)

@@ -123,16 +123,27 @@ typedef struct ggfit_sched_backend {
     int64_t offload_min_batch; /* 32 in ggml (GGML_OP_OFFLOAD_MIN_BATCH) */
 } ggfit_sched_backend;
 
-/* One tensor of the graph as llama.cpp builds it. */
+/* One tensor of the graph as llama.cpp builds it. The graph builder
+ * (graph.h) makes its tensors of this type, so a built graph goes to the
+ * scheduler as it is; the fields marked "builder" are its own and the
+ * scheduler ignores them. */
+struct ggfit_tensor_info;
 typedef struct ggfit_st {
-    char name[GGFIT_SCHED_NAME]; /* ggml's name (only used to name copies) */
+    const char *name;     /* ggml's name, or NULL (only used in messages and
+                             to name copies) */
     int64_t ne[4];
+    uint64_t nb[4];       /* builder: strides in bytes, as ggml */
     uint64_t size;        /* bytes (ggml_nbytes, or the buffer type's alloc
                              size when it pads) */
     uint64_t view_offs;   /* bytes into view_src */
+    const struct ggfit_tensor_info *weight; /* builder: the model tensor of a
+                             weight */
     int32_t src[GGFIT_GALLOC_MAX_SRC]; /* sources in slot order; -1: empty */
     int32_t view_src;     /* index of the viewed tensor (the root, never a
                              view); -1: not a view */
+    int32_t il;           /* builder: the layer of a cache, -1 */
+    int32_t pin_il;       /* builder: pinned to this layer's backend, which
+                             follows the placement; -1 */
     uint32_t type;        /* ggfit_type */
     uint32_t flags;       /* GGFIT_TF_* */
     uint32_t unsupported; /* bit b set: backend b cannot run this op */
@@ -147,6 +158,7 @@ typedef struct ggfit_st {
 } ggfit_st;
 
 struct ggfit_sched_prep;
+struct ggfit__buf;
 
 /* The scheduler's input: the graph and the backends. */
 typedef struct ggfit_sched_in {
@@ -168,7 +180,13 @@ typedef struct ggfit_sched_in {
     bool op_offload;      /* llama.cpp's op_offload (default true; --no-op-offload) */
     const struct ggfit_sched_prep *prep; /* NULL, or ggfit__sched_prepare's
                              work for this graph (lists given, not dense) */
+    struct ggfit__buf *work; /* NULL, or GGFIT_SCHED_WORK buffers the caller
+                             keeps between splits for the scratch and the
+                             output, which then borrows them: it stays valid
+                             until the next split with the same buffers */
 } ggfit_sched_in;
+
+#define GGFIT_SCHED_WORK 3
 
 /* What the scheduler works out from a graph's structure alone: the checks
  * of the lists, sources and views, the non-view nodes, and which tensors
@@ -214,6 +232,7 @@ typedef struct ggfit_sched_out {
     ggfit_galloc_buft galloc[GGFIT_SCHED_MAX_BACKENDS]; /* per backend: its
                              compute buffer type, for ggfit__galloc_reserve
                              (backends sharing one share an allocator) */
+    bool borrowed;        /* the memory is the caller's work buffer */
 } ggfit_sched_out;
 
 /* Runs the scheduler on in and fills *out (one allocation, released with
