@@ -1144,7 +1144,12 @@ int ggfit__build_graph(gg_graph *g, const gb_params *p)
         b.leaf_of[i] = -1;
     for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
         b.rope_leaf[i] = -1;
-    gg_new_1d(g, GGFIT_TYPE_F32, 1);   /* slot 0: scratch for failed allocations */
+    /* Slot 0: scratch for failed allocations, so it must exist. */
+    if (!gg_reserve(g, 1)) {
+        ggfit_free(b.leaf_of);
+        return GGFIT_ENOMEM;
+    }
+    gg_new_1d(g, GGFIT_TYPE_F32, 1);
     build(&b);
     ggfit_free(b.leaf_of);
     if (g->oom)

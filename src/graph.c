@@ -83,27 +83,34 @@ bool gg_is_contiguous(const gg_graph *g, int32_t i)
     return true;
 }
 
+static bool grow(gg_graph *g, uint32_t cap)
+{
+    gg_tensor *t = ggfit__realloc(g->t, (size_t)cap * sizeof *t);
+    if (!t)
+        return false;
+    g->t = t;
+    if (g->names) {
+        char (*nb)[GG_NAME] = ggfit__realloc(g->name_buf, (size_t)cap * sizeof *nb);
+        if (!nb)
+            return false;
+        g->name_buf = nb;
+    }
+    g->cap = cap;
+    return true;
+}
+
+bool gg_reserve(gg_graph *g, uint32_t n)
+{
+    return n <= g->cap || grow(g, n);
+}
+
 /* Room for one more tensor; on failure the graph is marked and tensor 0
  * (a scratch slot) is returned so that builders need not check each call. */
 static int32_t slot(gg_graph *g)
 {
-    if (g->n == g->cap) {
-        uint32_t cap = g->cap ? g->cap * 2 : 1024;
-        gg_tensor *t = ggfit__realloc(g->t, (size_t)cap * sizeof *t);
-        if (!t) {
-            g->oom = true;
-            return 0;
-        }
-        g->t = t;
-        if (g->names) {
-            char (*nb)[GG_NAME] = ggfit__realloc(g->name_buf, (size_t)cap * sizeof *nb);
-            if (!nb) {
-                g->oom = true;
-                return 0;
-            }
-            g->name_buf = nb;
-        }
-        g->cap = cap;
+    if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024)) {
+        g->oom = true;
+        return 0;
     }
     if (g->names && !g->name_buf) {   /* names turned on after a build */
         if (!(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {

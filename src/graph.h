@@ -40,6 +40,9 @@ void gg_init(gg_graph *g);
 void gg_free(gg_graph *g);
 /* Empties g for a new build, keeping its memory (and its names setting). */
 void gg_reset(gg_graph *g);
+/* Room for n tensors before the first grows the arrays: growing copies
+ * them, touching fresh pages twice. Only a hint; false when out of memory. */
+bool gg_reserve(gg_graph *g, uint32_t n);
 /* After the last tensor: every tensor's size, and its name pointer. */
 void gg_finish(gg_graph *g);
 /* Tensor t's name; "" without names. */

@@ -805,11 +805,12 @@ typedef struct gentry {
     ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
 } gentry;
 
-/* A fit projects its start and its reduced context in turn, each with its
- * -fa auto probe when layers stay on the CPU, and a model's cache then
- * serves the next fit with all four. The least recently used one makes way
- * for a new graph, which reuses its memory. */
-#define GCACHE_SLOTS 4
+/* Two graphs: a fit projects its start, then its reduced context with the
+ * -fa auto probe before each projection that leaves layers on the CPU; the
+ * probe and the projection then take turns. The least recently used graph
+ * makes way for a new one, in its memory: fresh pages cost more than the
+ * build (each is a page fault), so memory is reused rather than kept. */
+#define GCACHE_SLOTS 2
 struct ggfit__gcache {
     gentry e[GCACHE_SLOTS];
     uint32_t clock;
@@ -1086,6 +1087,10 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             g = &c->g;
         }
         g->names = names;
+        /* A graph has about ten tensors per weight (gpt-oss 8, dense models
+         * more); a hint, so a failure here is not one. */
+        uint64_t hint = ggfit_model_n_tensors(pr->m) * 10 + 1024;
+        (void)gg_reserve(g, (uint32_t)(hint < (1u << 20) ? hint : (1u << 20)));
         rc = ggfit__build_graph(g, &gp);
         if (rc == GGFIT_OK && names && !probe)
             dump_graph(g);

@@ -2,12 +2,23 @@
  * bench.c - speed targets, checked here rather than in timed tests
  * (make bench):
  *  - reading a header and describing the model: under 10 ms per layout;
- *  - projecting one configuration of the largest layout: under 1 ms;
+ *  - projecting one configuration of the largest layout: under 1 ms, both
+ *    the first projection after opening the model (which builds llama.cpp's
+ *    graph) and a repeated one;
  *  - fitting gpt-oss-120b on 1, 2 and 3 devices: under 5 ms each
- *    (llama.cpp's --fit takes 0.3 to 20 s for the same decisions).
+ *    (llama.cpp's --fit takes 0.3 to 20 s for the same decisions), once the
+ *    model's graphs and memory are warm from an earlier fit.
  * Exit status 1 when a target is missed.
+ *
+ * A first fit on a freshly opened model is reported beside it, with the
+ * fresh pages it touched and what a fresh page costs on this machine: its
+ * extra time is those page faults (one graph is about 1 MB), which some
+ * virtual machines make ten times dearer than bare metal. That figure is
+ * what one `ggfit` run pays; it has no target of its own.
  */
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "ggfit.h"
@@ -19,6 +30,70 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* Microseconds to touch one fresh 4 KiB page here (best of a few 4 MiB runs). */
+static double page_fault_us(void)
+{
+    enum { BYTES = 4 << 20, PAGE = 4096 };
+    double best = 1e9;
+    for (int r = 0; r < 5; r++) {
+        char *p = mmap(NULL, BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return 0;
+        double t0 = now_ms();
+        for (size_t i = 0; i < BYTES; i += PAGE)
+            p[i] = 1;
+        double dt = (now_ms() - t0) * 1e3 / (BYTES / PAGE);
+        munmap(p, BYTES);
+        best = dt < best ? dt : best;
+    }
+    return best;
+}
+
+static int open_model(const char *path, ggfit_model **m)
+{
+    char *err = NULL;
+    if (ggfit_model_open(path, m, &err) != GGFIT_OK) {
+        fprintf(stderr, "%s\n", err);
+        ggfit_free(err);
+        return 1;
+    }
+    return 0;
+}
+
+static int project(ggfit_model *m, const ggfit_params *p, const ggfit_device *devs, size_t n)
+{
+    ggfit_projection pr;
+    char *err = NULL;
+    if (ggfit_project(m, p, devs, n, &pr, NULL, &err) != GGFIT_OK) {
+        fprintf(stderr, "%s\n", err);
+        ggfit_free(err);
+        return 1;
+    }
+    return 0;
+}
+
+static int fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *devs, size_t n,
+               unsigned *n_projections)
+{
+    ggfit_fit_result res;
+    char *err = NULL;
+    if (ggfit_fit(m, p, devs, n, NULL, &res, &err) != GGFIT_OK) {
+        fprintf(stderr, "%s\n", err);
+        ggfit_free(err);
+        return 1;
+    }
+    *n_projections = res.n_projections;
+    ggfit_free(res.log);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const files[] = {
@@ -26,7 +101,7 @@ int main(int argc, char **argv)
         "glm-4.5-air-Q4_K_M.gguf", "qwen3-next-80b-a3b-Q4_K_M.gguf",
     };
     const char *dir = argc > 1 ? argv[1] : "data/models";
-    enum { RUNS = 200 };
+    enum { RUNS = 200, FRESH = 20 };
     int status = 0;
     printf("%-34s %10s %10s\n", "layout", "open ms", "best ms");
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
@@ -35,13 +110,9 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", dir, files[k]);
         for (int r = 0; r < RUNS; r++) {
             ggfit_model *m;
-            char *err = NULL;
             double t0 = now_ms();
-            if (ggfit_model_open(path, &m, &err) != GGFIT_OK) {
-                fprintf(stderr, "%s\n", err);
-                ggfit_free(err);
+            if (open_model(path, &m))
                 return 1;
-            }
             double dt = now_ms() - t0;
             ggfit_model_free(m);
             total += dt;
@@ -56,54 +127,78 @@ int main(int argc, char **argv)
 
     char path[512];
     ggfit_model *m;
-    char *err = NULL;
     snprintf(path, sizeof path, "%s/gpt-oss-120b-mxfp4.gguf", dir);
-    if (ggfit_model_open(path, &m, &err) != GGFIT_OK) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
     ggfit_params p;
     ggfit_params_init(&p);
     p.n_ctx = 32768;
     ggfit_device devs[3];
     size_t n;
     ggfit_devices_parse("cuda:24077MiB", devs, 3, &n, NULL);
-    ggfit_projection pr;
-    double best = 1e9;
+
+    /* The first projection after opening builds the graph. */
+    double first = 1e9, best = 1e9;
+    for (int r = 0; r < FRESH; r++) {
+        if (open_model(path, &m))
+            return 1;
+        double t0 = now_ms();
+        if (project(m, &p, devs, n))
+            return 1;
+        double dt = now_ms() - t0;
+        first = dt < first ? dt : first;
+        ggfit_model_free(m);
+    }
+    if (open_model(path, &m))
+        return 1;
     for (int r = 0; r < RUNS; r++) {
         double t0 = now_ms();
-        if (ggfit_project(m, &p, devs, n, &pr, NULL, &err) != GGFIT_OK) {
-            fprintf(stderr, "%s\n", err);
+        if (project(m, &p, devs, n))
             return 1;
-        }
         double dt = now_ms() - t0;
         best = dt < best ? dt : best;
     }
-    printf("project gpt-oss-120b, -c 32768, one 24077 MiB GPU: %.3f ms (target 1 ms)\n", best);
-    status |= best > 1.0;
+    ggfit_model_free(m);
+    printf("project gpt-oss-120b, -c 32768, one 24077 MiB GPU: first after opening %.3f ms, "
+           "repeated %.3f ms (target 1 ms)\n", first, best);
+    status |= first > 1.0 || best > 1.0;
 
     static const char *const specs[] = { "rpc:24077MiB", "rpc:24077MiB,rpc:12288MiB",
                                          "rpc:24077MiB,rpc:24077MiB,rpc:8192MiB" };
     ggfit_params_init(&p);
     for (int k = 0; k < 3; k++) {
-        ggfit_fit_result res;
+        unsigned n_proj = 0;
+        long faults = 0;
         ggfit_devices_parse(specs[k], devs, 3, &n, NULL);
-        best = 1e9;
-        for (int r = 0; r < 20; r++) {
-            double t0 = now_ms();
-            if (ggfit_fit(m, &p, devs, n, NULL, &res, &err) != GGFIT_OK) {
-                fprintf(stderr, "%s\n", err);
+        first = best = 1e9;
+        for (int r = 0; r < FRESH; r++) {
+            if (open_model(path, &m))
                 return 1;
-            }
+            long f0 = minor_faults();
+            double t0 = now_ms();
+            if (fit(m, &p, devs, n, &n_proj))
+                return 1;
             double dt = now_ms() - t0;
-            ggfit_free(res.log);
+            if (dt < first) {
+                first = dt;
+                faults = minor_faults() - f0;
+            }
+            ggfit_model_free(m);
+        }
+        if (open_model(path, &m))
+            return 1;
+        for (int r = 0; r < FRESH; r++) {
+            double t0 = now_ms();
+            if (fit(m, &p, devs, n, &n_proj))
+                return 1;
+            double dt = now_ms() - t0;
             best = dt < best ? dt : best;
         }
-        printf("fit gpt-oss-120b on %d device%s: %.3f ms, %u projections (target 5 ms)\n", k + 1,
-               k ? "s" : "", best, res.n_projections);
+        ggfit_model_free(m);
+        printf("fit gpt-oss-120b on %d device%s: %.3f ms, %u projections (target 5 ms); "
+               "first after opening %.3f ms, %ld fresh pages\n", k + 1, k ? "s" : "", best,
+               n_proj, first, faults);
         status |= best > 5.0;
     }
-    ggfit_model_free(m);
+    printf("this machine: %.1f us per fresh page\n", page_fault_us());
     printf(status ? "bench: a target was missed\n" : "bench: all targets met\n");
     return status;
 }
