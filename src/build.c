@@ -56,8 +56,10 @@ int32_t gb_output_weight(bctx *b)
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
     if (b->p->tied_output_buft == b->p->placement[i])
         return gb_weight(b, "token_embd.weight", 0);
-    return gg_memory(b->g, ti, "token_embd.weight", ti->type, (int)ti->n_dims, ti->ne,
-                     b->p->tied_output_buft, true);
+    t = gg_memory(b->g, ti, "token_embd.weight", ti->type, (int)ti->n_dims, ti->ne,
+                  b->p->tied_output_buft, true);
+    b->g->t[t].tied = true;
+    return t;
 }
 
 /* Layer il's rope frequency factors: one tensor per buffer type. */

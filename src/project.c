@@ -793,6 +793,7 @@ typedef struct gkey {
     uint32_t type_k, type_v;
     int32_t cpu_backend;
     bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
+    bool tied_copy;        /* the tied output has its own copy of token_embd */
 } gkey;
 
 /* One kept graph, or the memory of one: a graph that placement can change
@@ -938,25 +939,32 @@ static void make_key(gkey *k, const gb_params *p)
     k->v_trans = p->v_trans;
     k->no_kv_offload = p->no_kv_offload;
     k->pin_norms = p->pin_norms;
+    /* A tied output reads token_embd where it is, or a copy of it in the
+     * output's buffer type: one leaf more (gb_output_weight). */
+    const ggfit_gguf *g = ggfit_model_gguf(p->m);
+    int64_t embd = ggfit_gguf_find_tensor(g, "token_embd.weight");
+    k->tied_copy = ggfit_gguf_find_tensor(g, "output.weight") < 0 && embd >= 0 &&
+                   p->tied_output_buft != p->placement[embd];
 }
 
-/* Placement changes the graph's shape only through a tied output matrix
- * (a second copy of token_embd or not) and rope factors (one per buffer
- * type); without them a graph can be re-targeted instead of rebuilt. */
+/* Placement changes the graph's shape through a tied output matrix (a
+ * second copy of token_embd or not: part of the key) and rope factors (one
+ * leaf per buffer type, each first visited where the layers change device);
+ * without rope factors a graph can be re-targeted instead of rebuilt. */
 static bool reusable(const ggfit_model *m)
 {
-    const ggfit_gguf *g = ggfit_model_gguf(m);
-    return ggfit_gguf_find_tensor(g, "output.weight") >= 0 &&
-           ggfit_gguf_find_tensor(g, "rope_freqs.weight") < 0;
+    return ggfit_gguf_find_tensor(ggfit_model_gguf(m), "rope_freqs.weight") < 0;
 }
 
 static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                     const int32_t *kv_buft, const int32_t *layer_backend)
+                     const int32_t *kv_buft, const int32_t *layer_backend, int32_t tied_buft)
 {
     const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
     for (uint32_t i = 0; i < g->n; i++) {
         gg_tensor *t = &g->t[i];
-        if (t->weight)
+        if (t->tied)
+            t->buft = (int16_t)tied_buft;
+        else if (t->weight)
             t->buft = placement[t->weight - base];
         else if (t->buft >= 0 && t->il >= 0)
             t->buft = kv_buft[t->il];
@@ -1076,7 +1084,7 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
         /* Same graph as an earlier projection: only where weights and
          * caches live, and the layers' devices, have changed. */
         g = &c->g;
-        retarget(g, pr->m, placement, kv_buft, layer_backend);
+        retarget(g, pr->m, placement, kv_buft, layer_backend, pr->tied_buft);
     } else {
         if (cache) {
             /* Built in a slot's memory, pages already touched. */

@@ -155,6 +155,8 @@ typedef struct ggfit_st {
     uint8_t n_src;        /* slots used, <= GGFIT_GALLOC_MAX_SRC */
     uint8_t op;           /* ggfit_op */
     bool weights;         /* its buffer is a weights buffer (usage WEIGHTS) */
+    bool tied;            /* builder: the tied output's own copy of
+                             token_embd, in the output's buffer type */
 } ggfit_st;
 
 struct ggfit_sched_prep;

@@ -1,0 +1,123 @@
+/*
+ * test_cache.c - a model keeps the graphs of its recent projections and
+ * re-targets them when only the placement changes (project.c). That must
+ * never change a byte: for every shipped layout, a run of configurations
+ * projected on one open model (graphs kept, re-targeted, evicted, their
+ * memory reused) gives exactly what each gives on a freshly opened one.
+ */
+#include "test_util.h"
+
+/* Configurations in the order a fit would visit them: the same context
+ * with layers moving between devices (re-targeting), a context change
+ * (eviction), -fa auto probes (partial offload), tied outputs and rope
+ * factors both on and off the output's device. */
+static const char *const configs[] = {
+    "-c 4096",
+    "-c 4096 -ngl 0",
+    "-c 4096 -ngl 1",
+    "-c 4096 -ngl 5",
+    "-c 4096 -ngl 999",
+    "-c 8192 -ngl 3",
+    "-c 4096 -ngl 2",
+    "-c 8192 -ngl 999 -fa off",
+    "-c 4096 -ngl 4 -nkvo",
+    "-c 4096 -ncmoe 2",
+    "-c 4096 -ot blk\\.1\\..*=CPU",
+    "-c 4096 -ngl 3 -ts 1,1",
+    "-c 4096 -ngl 999 -ts 3,1",
+    "-c 4096 -ngl 4",
+};
+
+static void parse(ggfit_params *p, const char *config)
+{
+    char buf[256], *argv[32];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", config);
+    for (char *tok = strtok(buf, " "); tok && argc < 32; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    ggfit_params_init(p);
+    for (int i = 0; i < argc;) {
+        char *err = NULL;
+        int rc = ggfit_params_parse_arg(p, argc, argv, &i, &err);
+        if (rc != GGFIT_OK)
+            fail_msg("%s: %s", config, err ? err : "unknown flag");
+    }
+}
+
+static bool same_mem(const ggfit_mem *a, const ggfit_mem *b)
+{
+    return a->model == b->model && a->context == b->context && a->compute == b->compute;
+}
+
+/* The first difference between two projections, or NULL. */
+static const char *differs(const ggfit_projection *a, const ggfit_projection *b)
+{
+    if (a->n_ctx != b->n_ctx || a->flash_attn != b->flash_attn ||
+        a->n_devices != b->n_devices || a->n_bufts != b->n_bufts ||
+        a->compute_estimated != b->compute_estimated)
+        return "context, flash attention, devices or buffer types";
+    for (uint32_t d = 0; d < a->n_devices; d++)
+        if (!same_mem(&a->devices[d], &b->devices[d]))
+            return "a device row";
+    if (!same_mem(&a->host, &b->host) || !same_mem(&a->cpu_extra, &b->cpu_extra))
+        return "the host row";
+    for (uint32_t k = 0; k < a->n_bufts; k++)
+        if (!same_mem(&a->bufts[k].mem, &b->bufts[k].mem))
+            return "a buffer type";
+    return NULL;
+}
+
+static void test_kept_graphs_change_nothing(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "deepseek-v2-lite-Q4_K_M.gguf", "gemma-3-27b-Q4_K_M.gguf", "gemma-3-4b-Q4_K_M.gguf",
+        "glm-4.5-air-Q4_K_M.gguf", "gpt-oss-120b-mxfp4.gguf", "gpt-oss-20b-mxfp4.gguf",
+        "lfm2-1.2b-Q4_K_M.gguf", "llama-3.1-8b-Q4_K_M.gguf", "llama-3.3-70b-Q4_K_M.gguf",
+        "mixtral-8x7b-Q4_K_M.gguf", "nemotron-h-8b-Q4_K_M.gguf", "qwen3-0.6b-f16.gguf",
+        "qwen3-14b-Q4_K_M.gguf", "qwen3-14b-f16.gguf", "qwen3-30b-a3b-Q4_K_M.gguf",
+        "qwen3-next-80b-a3b-Q4_K_M.gguf",
+    };
+    ggfit_device devs[2];
+    size_t n_dev;
+    assert_int_equal(ggfit_devices_parse("cuda:24GiB,cuda:12GiB", devs, 2, &n_dev, NULL),
+                     GGFIT_OK);
+    int n_checked = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512];
+        model_path(path, sizeof path, files[f]);
+        ggfit_model *kept;
+        char *err = NULL;
+        if (ggfit_model_open(path, &kept, &err) != GGFIT_OK)
+            fail_msg("%s", err);
+        for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+            ggfit_params p;
+            parse(&p, configs[c]);
+            size_t nd = strstr(configs[c], "-ts") ? 2 : 1;
+            ggfit_projection a, b;
+            if (ggfit_project(kept, &p, devs, nd, &a, NULL, &err) != GGFIT_OK)
+                fail_msg("%s %s: %s", files[f], configs[c], err);
+            ggfit_model *fresh;
+            if (ggfit_model_open(path, &fresh, &err) != GGFIT_OK)
+                fail_msg("%s", err);
+            if (ggfit_project(fresh, &p, devs, nd, &b, NULL, &err) != GGFIT_OK)
+                fail_msg("%s %s: %s", files[f], configs[c], err);
+            ggfit_model_free(fresh);
+            const char *what = differs(&a, &b);
+            if (what)
+                fail_msg("%s %s: %s differs between a kept graph and a fresh one", files[f],
+                         configs[c], what);
+            n_checked++;
+        }
+        ggfit_model_free(kept);
+    }
+    printf("cache: %d projections on kept graphs equal to fresh ones\n", n_checked);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kept_graphs_change_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
