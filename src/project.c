@@ -872,7 +872,8 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
                           .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = backends,
                           .n_backends = n_backends, .bufts = bufts, .n_bufts = (int)o->n_bufts,
                           .n_copies = pipeline ? GGFIT_SCHED_MAX_COPIES : 1, .cur_copy = 0,
-                          .op_offload = true, .work = pr->cache ? pr->cache->work : NULL };
+                          .op_offload = true, .backends_only = probe,
+                          .work = pr->cache ? pr->cache->work : NULL };
     ggfit_sched_out so;
     char *serr = NULL;
     /* A cached graph's structural work is done once (prep empty until

@@ -787,12 +787,13 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         s.pos[i] = -1;
     }
 
-    if ((rc = assign_backends(&s)) != GGFIT_OK || (rc = make_splits(&s)) != GGFIT_OK)
+    if ((rc = assign_backends(&s)) != GGFIT_OK ||
+        (!in->backends_only && (rc = make_splits(&s)) != GGFIT_OK))
         goto done;
 
     /* Size the output, then place and fill it. */
     size_t n_leafs_out = 0;
-    size_t n_out = count_out(&s, &n_leafs_out);
+    size_t n_out = in->backends_only ? 0 : count_out(&s, &n_leafs_out);
     size_t o_off = 0;
     char *omem = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -809,18 +810,20 @@ int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **er
         }
     }
     out->borrowed = in->work != NULL;
-    size_t n_leafs_placed = 0;
-    if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
-        n_leafs_placed != n_leafs_out) {
-        ggfit__sched_free(out);   /* unreachable: count_out is exact */
-        rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
-        goto done;
-    }
-    out->n_leafs = n_leafs_out;
-    out->n_nodes = n_out - n_leafs_out;
-    out->n_splits = s.n_splits;
     out->n_backends = in->n_backends;
-    fill(&s, out);
+    if (!in->backends_only) {
+        size_t n_leafs_placed = 0;
+        if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
+            n_leafs_placed != n_leafs_out) {
+            ggfit__sched_free(out);   /* unreachable: count_out is exact */
+            rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
+            goto done;
+        }
+        out->n_leafs = n_leafs_out;
+        out->n_nodes = n_out - n_leafs_out;
+        out->n_splits = s.n_splits;
+        fill(&s, out);
+    }
     for (size_t i = 0; i < n; i++)
         out->backend_of[i] = s.be[i];
 

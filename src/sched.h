@@ -182,6 +182,9 @@ typedef struct ggfit_sched_in {
     bool op_offload;      /* llama.cpp's op_offload (default true; --no-op-offload) */
     const struct ggfit_sched_prep *prep; /* NULL, or ggfit__sched_prepare's
                              work for this graph (lists given, not dense) */
+    bool backends_only;   /* rules 1-4 only: the output has backend_of and
+                             no graph (llama.cpp's -fa auto probe looks no
+                             further) */
     struct ggfit__buf *work; /* NULL, or GGFIT_SCHED_WORK buffers the caller
                              keeps between splits for the scratch and the
                              output, which then borrows them: it stays valid
