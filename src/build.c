@@ -76,7 +76,19 @@ int32_t gb_rope_factors(bctx *b, int il)
         return b->rope_leaf[buft];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
     b->rope_leaf[buft] = gg_memory(b->g, ti, "rope_freqs.weight", ti->type, 1, ti->ne, buft, true);
+    b->g->t[b->rope_leaf[buft]].dup = true;
     return b->rope_leaf[buft];
+}
+
+/* ggml_rope_ext of layer il with frequency factors rf (or none, -1). A
+ * node that reads a per-buffer-type copy of the factors records its layer,
+ * so a kept graph can point it at its layer's copy (project.c). */
+int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
+{
+    int32_t t = gg_rope(b->g, x, b->inp_pos, rf);
+    if (rf >= 0 && b->g->t[rf].dup)
+        b->g->t[t].il = il;
+    return t;
 }
 
 /* cb() with llama.cpp's pinning of "norm" to the layer's device. */

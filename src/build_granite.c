@@ -102,8 +102,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool r
         int32_t rf = gb_rope_factors(b, il);
         if (rf < 0)
             rf = gb_rope_factors_ls(b, il, rf_leaf);
-        q = gg_rope(g, q, b->inp_pos, rf);
-        k = gg_rope(g, k, b->inp_pos, rf);
+        q = gb_rope(b, q, rf, il);
+        k = gb_rope(b, k, rf, il);
     }
     gb_cb(b, q, "Qcur", il);
     gb_cb(b, k, "Kcur", il);

@@ -10,14 +10,13 @@
 /* build_attention_layer */
 static int32_t attention_layer(bctx *b, int32_t cur, bool rope, int il)
 {
-    gg_graph *g = b->g;
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
     int32_t q, k, v;
     gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
     if (rope) {
         int32_t rf = gb_rope_factors(b, il);
-        q = gg_rope(g, q, b->inp_pos, rf);
-        k = gg_rope(g, k, b->inp_pos, rf);
+        q = gb_rope(b, q, rf, il);
+        k = gb_rope(b, k, rf, il);
     }
     gb_cb(b, q, "Qcur", il);
     gb_cb(b, k, "Kcur", il);

@@ -33,6 +33,7 @@ int32_t gb_weight(bctx *b, const char *fmt, int il);
 int32_t gb_required(bctx *b, const char *fmt, int il);
 int32_t gb_output_weight(bctx *b);
 int32_t gb_rope_factors(bctx *b, int il);
+int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il);
 
 /* llama.cpp's cb(): names "<name>-<il>" and pins "norm" when asked. */
 void gb_cb(bctx *b, int32_t t, const char *name, int il);

@@ -30,8 +30,8 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
             gb_cb(b, k, "Kcur_normed", il);
             k = gg_rope(g, k, b->inp_pos, -1);
         } else {
-            q = gg_rope(g, q, b->inp_pos, rf);
-            k = gg_rope(g, k, b->inp_pos, rf);
+            q = gb_rope(b, q, rf, il);
+            k = gb_rope(b, k, rf, il);
         }
         gb_cb(b, q, "Qcur", il);
         gb_cb(b, k, "Kcur", il);

@@ -30,6 +30,7 @@ int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf)
         return leaf[buft];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
     leaf[buft] = gg_memory(b->g, ti, name, ti->type, 1, ti->ne, buft, true);
+    b->g->t[leaf[buft]].dup = true;
     return leaf[buft];
 }
 
@@ -86,8 +87,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
         qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, &q, &k, &v);
     else
         gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
-    q = gg_rope(g, q, b->inp_pos, rf);
-    k = gg_rope(g, k, b->inp_pos, rf);
+    q = gb_rope(b, q, rf, il);
+    k = gb_rope(b, k, rf, il);
     gb_cb(b, q, "Qcur", il);
     gb_cb(b, k, "Kcur", il);
     gb_cb(b, v, "Vcur", il);

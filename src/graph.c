@@ -16,7 +16,7 @@ void gg_init(gg_graph *g)
 
 void gg_reset(gg_graph *g)
 {
-    g->n = g->n_nodes = g->n_leafs = g->n_marked = 0;
+    g->n = g->n_nodes = g->n_leafs = g->n_marked = g->n_roots = 0;
     g->oom = false;
 }
 
@@ -40,6 +40,7 @@ void gg_free(gg_graph *g)
     free(g->leafs);
     free(g->visited);
     free(g->name_buf);
+    free(g->roots);
     memset(g, 0, sizeof *g);
 }
 
@@ -503,7 +504,29 @@ static void expand(gg_graph *g, int32_t t, bool compute)
         memset(v + g->n_marked, 0, g->n - g->n_marked);
         g->n_marked = g->n;
     }
+    if (g->n_roots == g->cap_roots) {
+        uint32_t cap = g->cap_roots ? 2 * g->cap_roots : 256;
+        uint32_t *r = ggfit__realloc(g->roots, (size_t)cap * sizeof *r);
+        if (!r) {
+            g->oom = true;
+            return;
+        }
+        g->roots = r;
+        g->cap_roots = cap;
+    }
+    g->roots[g->n_roots++] = (uint32_t)t << 1 | compute;
     visit(g, t, compute);
+}
+
+bool gg_reexpand(gg_graph *g)
+{
+    uint32_t n_roots = g->n_roots;
+    g->n_nodes = g->n_leafs = g->n_roots = g->n_marked = 0;
+    for (uint32_t i = 0; i < g->n; i++)
+        g->t[i].flags &= ~(uint32_t)GGFIT_TF_COMPUTE;   /* visit sets them again */
+    for (uint32_t k = 0; k < n_roots && !g->oom; k++)
+        expand(g, (int32_t)(g->roots[k] >> 1), g->roots[k] & 1);
+    return !g->oom;
 }
 
 void gg_expand(gg_graph *g, int32_t t)

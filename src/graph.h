@@ -28,6 +28,8 @@ typedef struct gg_graph {
     int32_t *nodes, *leafs;     /* expansion order */
     uint32_t n_nodes, n_leafs;
     uint32_t cap_nodes, cap_leafs;
+    uint32_t *roots;            /* each expansion: root << 1 | compute */
+    uint32_t n_roots, cap_roots;
     char (*name_buf)[GG_NAME];  /* with names: each tensor's, beside t */
     uint8_t *visited;
     uint32_t n_marked;          /* tensors whose visited mark is set up */
@@ -43,6 +45,10 @@ void gg_reset(gg_graph *g);
 /* Room for n tensors before the first grows the arrays: growing copies
  * them, touching fresh pages twice. Only a hint; false when out of memory. */
 bool gg_reserve(gg_graph *g, uint32_t n);
+/* Expands the graph again from its recorded roots, after sources were
+ * changed: the lists come out as a build with those sources makes them, and
+ * tensors no longer reached drop out. False when out of memory. */
+bool gg_reexpand(gg_graph *g);
 /* After the last tensor: every tensor's size, and its name pointer. */
 void gg_finish(gg_graph *g);
 /* Tensor t's name; "" without names. */

@@ -948,15 +948,6 @@ static void make_key(gkey *k, const gb_params *p)
                    p->tied_output_buft != p->placement[embd];
 }
 
-/* Placement changes the graph's shape through a tied output matrix (a
- * second copy of token_embd or not: part of the key) and rope factors (one
- * leaf per buffer type, each first visited where the layers change device);
- * without rope factors a graph can be re-targeted instead of rebuilt. */
-static bool reusable(const ggfit_model *m)
-{
-    return ggfit_gguf_find_tensor(ggfit_model_gguf(m), "rope_freqs.weight") < 0;
-}
-
 static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
                      const int32_t *kv_buft, const int32_t *layer_backend, int32_t tied_buft)
 {
@@ -965,13 +956,63 @@ static void retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement
         gg_tensor *t = &g->t[i];
         if (t->tied)
             t->buft = (int16_t)tied_buft;
-        else if (t->weight)
+        else if (t->weight && !t->dup)   /* each copy keeps its buffer type */
             t->buft = placement[t->weight - base];
         else if (t->buft >= 0 && t->il >= 0)
             t->buft = kv_buft[t->il];
         if (t->pin_il >= 0)
             t->backend = layer_backend[t->pin_il];
     }
+}
+
+/* Placement also decides which copy of the rope factors (one per buffer
+ * type, see gb_rope_factors) each layer's rope nodes read, and where each
+ * copy first appears in the lists. Points every such node at its layer's
+ * copy, making the copy when the graph has none yet; returns 1 when a
+ * source changed (the lists must then be expanded again), 0 when none did,
+ * -1 when out of memory. */
+static int retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                         const int32_t *layer_buft)
+{
+    const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
+    enum { MAX_DUPS = 4 * GGFIT_MAX_BUFTS };
+    int32_t dups[MAX_DUPS];
+    int n_dups = 0, changed = 0;
+    for (uint32_t i = 0; i < g->n && n_dups < MAX_DUPS; i++)
+        if (g->t[i].dup)
+            dups[n_dups++] = (int32_t)i;
+    if (n_dups == 0)
+        return 0;
+    uint32_t n = g->n;
+    for (uint32_t i = 0; i < n; i++) {
+        const gg_tensor *t = &g->t[i];
+        if (t->op != GGFIT_OP_ROPE || t->il < 0 || t->n_src < 3 || t->src[2] < 0)
+            continue;
+        const gg_tensor *f = &g->t[t->src[2]];
+        const ggfit_tensor_info *w = f->weight;
+        int32_t want = layer_buft[t->il];
+        if (want < 0 || want >= GGFIT_MAX_BUFTS)
+            want = placement[w - base];
+        if (f->buft == want)
+            continue;
+        int32_t copy = -1;
+        for (int k = 0; k < n_dups && copy < 0; k++)
+            if (g->t[dups[k]].weight == w && g->t[dups[k]].buft == want)
+                copy = dups[k];
+        if (copy < 0) {
+            if (n_dups == MAX_DUPS)
+                return -1;
+            copy = gg_memory(g, w, w->name, w->type, 1, w->ne, want, true);
+            if (g->oom)
+                return -1;
+            g->t[copy].dup = true;
+            g->t[copy].size = gg_nbytes(g, copy);
+            dups[n_dups++] = copy;
+        }
+        g->t[i].src[2] = copy;
+        changed = 1;
+    }
+    return changed;
 }
 
 struct ggfit__gcache *ggfit__gcache_new(void)
@@ -1086,6 +1127,16 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
          * caches live, and the layers' devices, have changed. */
         g = &c->g;
         retarget(g, pr->m, placement, kv_buft, layer_backend, pr->tied_buft);
+        int moved = retarget_dups(g, pr->m, placement, layer_buft);
+        if (moved > 0) {
+            ggfit__sched_prep_free(&c->prep);   /* the lists change */
+            if (!gg_reexpand(g))
+                moved = -1;
+        }
+        if (moved < 0) {
+            c->valid = false;
+            rc = GGFIT_ENOMEM;
+        }
     } else {
         if (cache) {
             /* Built in a slot's memory, pages already touched. */
@@ -1105,7 +1156,7 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             dump_graph(g);
         if (rc == GGFIT_OK && c) {
             c->key = key;
-            c->valid = reusable(pr->m);
+            c->valid = true;
             c->used = ++cache->clock;
         }
     }

@@ -157,6 +157,8 @@ typedef struct ggfit_st {
     bool weights;         /* its buffer is a weights buffer (usage WEIGHTS) */
     bool tied;            /* builder: the tied output's own copy of
                              token_embd, in the output's buffer type */
+    bool dup;             /* builder: one of a per-layer weight's copies, one
+                             per buffer type (rope factors) */
 } ggfit_st;
 
 struct ggfit_sched_prep;

@@ -146,8 +146,53 @@ static void head(model_spec *s, bool output, bool output_bias)
         tensor(s, "output.bias", 0, V, 1, 1);
 }
 
+static uint64_t total(const ggfit_mem *m)
+{
+    return m->model + m->context + m->compute;
+}
+
+/* Layers split between two devices and the CPU, -ngl 0 to all in turn on
+ * one open model (whose kept graphs are re-targeted: rope factors change
+ * copies) and each on a freshly opened one: the same bytes. */
+static void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept,
+                              uint32_t n_ctx)
+{
+    ggfit_device devs[2];
+    size_t n_dev = 0;
+    char *err = NULL;
+    assert_int_equal(ggfit_devices_parse("rpc:8GiB,rpc:4GiB", devs, 2, &n_dev, &err), GGFIT_OK);
+    for (int ngl = 0; ngl <= NL + 1; ngl++) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", ngl);
+        char flag[] = "-ngl";
+        char *argv[] = { flag, value };
+        int i = 0;
+        ggfit_params p;
+        ggfit_params_init(&p);
+        p.n_ctx = n_ctx;
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, &err), GGFIT_OK);
+        ggfit_projection a, b;
+        if (ggfit_project(kept, &p, devs, n_dev, &a, NULL, &err) != GGFIT_OK)
+            fail_msg("%s -ngl %d: %s", s->arch, ngl, err);
+        ggfit_gguf *g = NULL;
+        ggfit_model *fresh = NULL;
+        assert_int_equal(ggfit_gguf_open_memory(w->data, w->len, "tiny.gguf", &g, &err), GGFIT_OK);
+        assert_int_equal(ggfit_model_from_gguf(g, &fresh, &err), GGFIT_OK);
+        if (ggfit_project(fresh, &p, devs, n_dev, &b, NULL, &err) != GGFIT_OK)
+            fail_msg("%s -ngl %d: %s", s->arch, ngl, err);
+        ggfit_model_free(fresh);
+        for (uint32_t d = 0; d < a.n_devices; d++)
+            if (total(&a.devices[d]) != total(&b.devices[d]))
+                fail_msg("%s -ngl %d: device %u: %llu bytes on a kept graph, %llu on a fresh one",
+                         s->arch, ngl, d, (unsigned long long)total(&a.devices[d]),
+                         (unsigned long long)total(&b.devices[d]));
+        assert_int_equal(total(&a.host), total(&b.host));
+    }
+}
+
 /* Projects the model under -fa on/off, on one RPC device and on the CPU:
- * the graph must build every time. Returns the compute bytes of the last. */
+ * the graph must build every time. Then kept_equals_fresh. Returns the
+ * compute bytes of the last of the first. */
 static uint64_t project_all(const model_spec *s, uint32_t n_ctx)
 {
     gw w;
@@ -189,6 +234,7 @@ static uint64_t project_all(const model_spec *s, uint32_t n_ctx)
                 compute += pr.devices[d].compute;
             assert_true(compute > 0);
         }
+    kept_equals_fresh(s, &w, m, n_ctx);
     ggfit_model_free(m);   /* and g, which it owns */
     gw_free(&w);
     return compute;
