@@ -1147,10 +1147,11 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
             g = &c->g;
         }
         g->names = names;
-        /* A graph has about ten tensors per weight (gpt-oss 8, dense models
-         * more); a hint, so a failure here is not one. */
+        /* A graph has up to about ten tensors per weight (gpt-oss 8); a
+         * hint, bounded (11 MB) whatever a header claims, so a failure here
+         * is not one. */
         uint64_t hint = ggfit_model_n_tensors(pr->m) * 10 + 1024;
-        (void)gg_reserve(g, (uint32_t)(hint < (1u << 20) ? hint : (1u << 20)));
+        (void)gg_reserve(g, (uint32_t)(hint < (1u << 16) ? hint : (1u << 16)));
         rc = ggfit__build_graph(g, &gp);
         if (rc == GGFIT_OK && names && !probe)
             dump_graph(g);
