@@ -212,14 +212,14 @@ static void cache_inputs(bctx *b, uint32_t n_kv, int64_t nv_max, int32_t *k_idxs
 
 /* The Hadamard rotations of a quantized cache (llama_kv_cache ctor), -1
  * where there is none: the keys' when rot_k, as wide as the largest power
- * of two from 64 up that divides the key head hk; the values' when rot_v,
- * 64 wide. */
+ * of two from 64 up that divides the key head hk (a head of 0 has none);
+ * the values' when rot_v, 64 wide. */
 static void rot_inputs(bctx *b, int64_t hk, bool rot_k, bool rot_v, int32_t *k_rot,
                        int32_t *v_rot)
 {
     gg_graph *g = b->g;
     *k_rot = *v_rot = -1;
-    if (rot_k && ggfit_type_is_quantized(b->p->type_k)) {
+    if (rot_k && hk > 0 && ggfit_type_is_quantized(b->p->type_k)) {
         int64_t nrot = 64;
         do
             nrot *= 2;
@@ -323,13 +323,8 @@ void gb_inputs_kv(bctx *b)
 {
     const gb_params *p = b->p;
     int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
-    uint32_t nv_max = 0;
-    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
-        uint32_t nv = b->hp->n_embd_head_v * ggfit_model_layer(p->m, il)->n_head_kv;
-        nv_max = nv > nv_max ? nv : nv_max;
-    }
     b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
-    cache_inputs(b, p->n_kv, nv_max, &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
     rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
     b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
 }
