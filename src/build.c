@@ -166,36 +166,181 @@ int32_t gb_inp_embd(bctx *b)
     return cur;
 }
 
-void gb_inputs_kv(bctx *b)
+/* An unnamed 1-d input of n elements. */
+static int32_t input_1d(bctx *b, uint32_t type, int64_t n)
+{
+    return gg_input(b->g, gg_new_1d(b->g, type, n), NULL);
+}
+
+/* ---- KV caches (llama_kv_cache): what the plain, iSWA and K-only share --- */
+
+/* Whether layer il is in the sliding-window cache of an iSWA model. */
+static bool layer_swa(const bctx *b, int il)
+{
+    return (b->p->layer_flags[il] & GB_LAYER_SWA) != 0;
+}
+
+/* Key and value head sizes of the iSWA cache holding layer il. */
+static int64_t head_k(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_k_swa : b->hp->n_embd_head_k;
+}
+
+static int64_t head_v(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_v_swa : b->hp->n_embd_head_v;
+}
+
+/* hparams.n_embd_v_gqa_max(): the widest V row of any layer, which every
+ * row of a transposed V cache is padded to, whichever cache holds the layer
+ * (iswa: the sliding-window layers have their own head size). */
+static int64_t n_embd_v_gqa_max(const bctx *b, bool iswa)
+{
+    int64_t nv = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
+        int64_t hv = iswa ? head_v(b, (int)il) : b->hp->n_embd_head_v;
+        int64_t x = hv * ggfit_model_layer(b->p->m, il)->n_head_kv;
+        nv = x > nv ? x : nv;
+    }
+    return nv;
+}
+
+/* The inputs of a cache of n_kv cells, in llama.cpp's order
+ * (build_input_k_idxs, build_input_v_idxs, build_attn_inp_kq_mask): the
+ * cells the ubatch's keys and values go to, and the mask. A transposed V
+ * cache takes an index per value, nv_max a token; a K-only cache (v_idxs
+ * NULL) takes no V indices. */
+static void cache_inputs(bctx *b, uint32_t n_kv, int64_t nv_max, int32_t *k_idxs,
+                         int32_t *v_idxs, int32_t *mask)
 {
     gg_graph *g = b->g;
     const gb_params *p = b->p;
     int64_t n_tokens = p->n_tokens;
-    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), NULL);
-    b->k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
-    uint32_t nv_max = 0;
-    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
-        uint32_t nv = b->hp->n_embd_head_v * ggfit_model_layer(p->m, il)->n_head_kv;
-        nv_max = nv > nv_max ? nv : nv_max;
-    }
-    b->v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
-                                      p->v_trans ? n_tokens * nv_max : n_tokens), NULL);
-    b->kq_mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32,
-                                       p->n_kv, n_tokens / p->n_stream, 1, p->n_stream),
-                          "attn_inp_kq_mask");
-    /* Hadamard rotations of a quantized cache (llama_kv_cache ctor). */
-    b->k_rot = b->v_rot = -1;
-    if (ggfit_type_is_quantized(p->type_k) && b->hp->n_embd_head_k % 64 == 0) {
-        int nrot = 64;
+    *k_idxs = input_1d(b, GGFIT_TYPE_I64, n_tokens);
+    if (v_idxs)
+        *v_idxs = input_1d(b, GGFIT_TYPE_I64, p->v_trans ? n_tokens * nv_max : n_tokens);
+    *mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32, n_kv,
+                                  n_tokens / p->n_stream, 1, p->n_stream),
+                     "attn_inp_kq_mask");
+}
+
+/* The Hadamard rotations of a quantized cache (llama_kv_cache ctor), -1
+ * where there is none: the keys' when rot_k, as wide as the largest power
+ * of two from 64 up that divides the key head hk (a head of 0 has none);
+ * the values' when rot_v, 64 wide. */
+static void rot_inputs(bctx *b, int64_t hk, bool rot_k, bool rot_v, int32_t *k_rot,
+                       int32_t *v_rot)
+{
+    gg_graph *g = b->g;
+    *k_rot = *v_rot = -1;
+    if (rot_k && hk > 0 && ggfit_type_is_quantized(b->p->type_k)) {
+        int64_t nrot = 64;
         do
             nrot *= 2;
-        while (b->hp->n_embd_head_k % (uint32_t)nrot == 0);
+        while (hk % nrot == 0);
         nrot /= 2;
-        b->k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
+        *k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
     }
-    if (ggfit_type_is_quantized(p->type_v) && b->hp->n_embd_head_v % 64 == 0)
-        b->v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
-    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+    if (rot_v && ggfit_type_is_quantized(b->p->type_v))
+        *v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
+}
+
+/* Layer il's cache_k_l<il> (which 'k') or cache_v_l<il> ('v'): rows of
+ * n_embd values, n_kv cells a stream. */
+static int32_t cache_tensor(bctx *b, int il, char which, int64_t n_embd, uint32_t n_kv)
+{
+    const gb_params *p = b->p;
+    char name[GG_NAME];
+    int64_t ne[3] = { n_embd, n_kv, p->n_stream };
+    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
+                          p->kv_buft[il], false);
+    b->g->t[t].il = il;
+    return t;
+}
+
+/* llama_kv_cache::cpy_k: the new keys k into cache ck, rows indexed by
+ * k_idxs. */
+static int32_t cpy_k(bctx *b, int32_t ck, int32_t k, int32_t k_idxs)
+{
+    const gg_tensor *t = &b->g->t[k];
+    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
+    const gg_tensor *c = &b->g->t[ck];   /* after the view: g->t may move */
+    int32_t dst = ck;
+    if (c->ne[2] > 1)   /* streams merged: the indices are global */
+        dst = gb_reshape_2d(b, ck, c->ne[0], c->ne[1] * c->ne[2]);
+    return gg_set_rows(b->g, dst, kc, k_idxs);
+}
+
+/* llama_kv_cache::cpy_v: rows as cpy_k when V is not transposed (flash
+ * attention), else one row per element. */
+static int32_t cpy_v(bctx *b, int32_t cv, int32_t v, int32_t v_idxs)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *t = &g->t[v];
+    int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
+    int64_t nv = g->t[cv].ne[0], kv = g->t[cv].ne[1], ns = g->t[cv].ne[2];
+    if (!b->p->v_trans) {
+        int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
+        int32_t dst = ns > 1 ? gb_reshape_2d(b, cv, nv, kv * ns) : cv;
+        return gg_set_rows(g, dst, vc, v_idxs);
+    }
+    int32_t vc;
+    if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
+        vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
+    } else {
+        int64_t ne[2] = { n_embd_gqa, n_tok };
+        vc = gg_cont_shape(g, v, 2, ne);
+    }
+    if (n_embd_gqa < nv) {
+        int64_t pne[4] = { nv, n_tok, 1, 1 };
+        vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
+    }
+    int32_t vview = gb_reshape_2d(b, cv, 1, nv * kv * ns);
+    const gg_tensor *tvc = &g->t[vc];
+    vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
+    return gg_set_rows(g, vview, vc, v_idxs);
+}
+
+/* llama_kv_cache::get_k: all cells of cache ck, as n_head_kv heads of hk
+ * values. */
+static int32_t get_k(bctx *b, int32_t ck, int64_t hk, int64_t n_head_kv)
+{
+    const gg_tensor *t = &b->g->t[ck];
+    int64_t nk = t->ne[0], kv = t->ne[1], ns = t->ne[2];
+    uint32_t type = t->type;
+    return gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(type, (uint64_t)hk),
+                      ggfit_row_bytes(type, (uint64_t)nk),
+                      ggfit_row_bytes(type, (uint64_t)(nk * kv)), 0);
+}
+
+/* llama_kv_cache::get_v: the same for values, heads of hv; a transposed
+ * cache holds each value's cells in one row. */
+static int32_t get_v(bctx *b, int32_t cv, int64_t hv, int64_t n_head_kv)
+{
+    const gg_tensor *t = &b->g->t[cv];
+    int64_t nv = t->ne[0], kv = t->ne[1], ns = t->ne[2];
+    uint32_t type = t->type;
+    if (!b->p->v_trans)
+        return gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(type, (uint64_t)hv),
+                          ggfit_row_bytes(type, (uint64_t)nv),
+                          ggfit_row_bytes(type, (uint64_t)(nv * kv)), 0);
+    return gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(type, (uint64_t)(kv * hv)),
+                      ggfit_row_bytes(type, (uint64_t)kv),
+                      ggfit_row_bytes(type, (uint64_t)(kv * nv)), 0);
+}
+
+/* The inputs of a plain KV cache: positions, the cache's inputs, its
+ * rotations, output ids (build_inp_pos, build_attn_inp_kv,
+ * build_inp_out_ids). */
+void gb_inputs_kv(bctx *b)
+{
+    const gb_params *p = b->p;
+    int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
 }
 
 /* ---- building blocks (llama-graph.cpp) ------------------------------------ */
@@ -260,25 +405,16 @@ void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
     gb_cb(b, *v, "Vcur", il);
 }
 
-/* The KV cache tensors of layer il (llama_kv_cache ctor). */
-void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
+/* Layer il's K and V caches (llama_kv_cache ctor). */
+static void kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
 {
     const gb_params *p = b->p;
-    uint32_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
-    int64_t nk = (int64_t)b->hp->n_embd_head_k * n_head_kv;
-    int64_t nv = (int64_t)b->hp->n_embd_head_v * n_head_kv;
-    if (p->v_trans)
-        for (uint32_t l = 0; l < b->hp->n_layer; l++) {
-            int64_t x = (int64_t)b->hp->n_embd_head_v * ggfit_model_layer(p->m, l)->n_head_kv;
-            nv = x > nv ? x : nv;
-        }
-    char name[GG_NAME];
-    int64_t kne[3] = { nk, p->n_kv, p->n_stream }, vne[3] = { nv, p->n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_k_l%d", il);
-    *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
-    snprintf(name, sizeof name, "cache_v_l%d", il);
-    *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
-    b->g->t[*k].il = b->g->t[*v].il = il;
+    int64_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
+    /* A transposed V cache pads every row to the widest layer's. */
+    int64_t nv = p->v_trans ? n_embd_v_gqa_max(b, false)
+                            : (int64_t)b->hp->n_embd_head_v * n_head_kv;
+    *k = cache_tensor(b, il, 'k', (int64_t)b->hp->n_embd_head_k * n_head_kv, p->n_kv);
+    *v = cache_tensor(b, il, 'v', nv, p->n_kv);
 }
 
 /* llm_graph_context::build_attn_mha */
@@ -288,115 +424,90 @@ int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
     return gb_attn_mha_v(b, q, k, v, mask, sinks, -1, il);
 }
 
-/* llm_graph_context::build_attn with a KV cache. */
+/* build_attn's rotations for a quantized cache: q and k by k_rot, v by
+ * v_rot (-1: none). */
+static void rotate_qkv(bctx *b, int32_t k_rot, int32_t v_rot, int32_t *q, int32_t *k,
+                       int32_t *v)
+{
+    if (k_rot >= 0) {
+        *q = gb_hadamard(b, *q, k_rot);
+        *k = gb_hadamard(b, *k, k_rot);
+    }
+    if (v_rot >= 0)
+        *v = gb_hadamard(b, *v, v_rot);
+}
+
+/* The end of build_attn: the heads' output cur, rotated back when V was
+ * (v_rot), times wo, plus wo_b (each -1: none). */
+static int32_t attn_out(bctx *b, int32_t cur, int32_t v_rot, int32_t wo, int32_t wo_b, int il)
+{
+    gb_cb(b, cur, "kqv_out", il);
+    if (v_rot >= 0)
+        cur = gb_hadamard(b, cur, v_rot);
+    if (wo >= 0)
+        cur = gg_mul_mat(b->g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(b->g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
+}
+
+/* llm_graph_context::build_attn with a KV cache. It expands q, v, k in
+ * that order. */
 int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                           int32_t sinks, int il)
 {
     gg_graph *g = b->g;
-    const gb_params *p = b->p;
-    if (b->k_rot >= 0) {
-        q = gb_hadamard(b, q, b->k_rot);
-        k = gb_hadamard(b, k, b->k_rot);
-    }
-    if (b->v_rot >= 0)
-        v = gb_hadamard(b, v, b->v_rot);
+    rotate_qkv(b, b->k_rot, b->v_rot, &q, &k, &v);
     gg_expand(g, q);
     gg_expand(g, v);
     gg_expand(g, k);
 
     int32_t ck, cv;
-    gb_kv_cache(b, il, &ck, &cv);
-    const gg_tensor *tck = &g->t[ck], *tcv = &g->t[cv];
-    int64_t nk = tck->ne[0], nv = tcv->ne[0], kv = p->n_kv, ns = p->n_stream;
-    int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
-    int64_t n_head_kv = hk ? nk / hk : 0;
-    uint32_t tk = tck->type, tv = tcv->type;
+    kv_cache(b, il, &ck, &cv);
+    gg_expand(g, cpy_k(b, ck, k, b->k_idxs));
+    gg_expand(g, cpy_v(b, cv, v, b->v_idxs));
 
-    /* cpy_k */
-    {
-        const gg_tensor *t = &g->t[k];
-        int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
-        int32_t dst = ck;
-        if (ns > 1)
-            dst = gb_reshape_2d(b, ck, nk, kv * ns);
-        gg_expand(g, gg_set_rows(g, dst, kc, b->k_idxs));
-    }
-    /* cpy_v */
-    {
-        const gg_tensor *t = &g->t[v];
-        int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
-        if (!p->v_trans) {
-            int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
-            int32_t dst = cv;
-            if (ns > 1)
-                dst = gb_reshape_2d(b, cv, nv, kv * ns);
-            gg_expand(g, gg_set_rows(g, dst, vc, b->v_idxs));
-        } else {
-            int32_t vc;
-            if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
-                vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
-            } else {
-                int64_t ne[2] = { n_embd_gqa, n_tok };
-                vc = gg_cont_shape(g, v, 2, ne);
-            }
-            if (n_embd_gqa < nv) {
-                int64_t pne[4] = { nv, n_tok, 1, 1 };
-                vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
-            }
-            const gg_tensor *tc = &g->t[cv];
-            int64_t nel = tc->ne[0] * tc->ne[1] * tc->ne[2] * tc->ne[3];
-            int32_t vview = gb_reshape_2d(b, cv, 1, nel);
-            const gg_tensor *tvc = &g->t[vc];
-            vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
-            gg_expand(g, gg_set_rows(g, vview, vc, b->v_idxs));
-        }
-    }
-
-    /* get_k / get_v */
-    int32_t kk = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(tk, (uint64_t)hk),
-                         ggfit_row_bytes(tk, (uint64_t)nk),
-                         ggfit_row_bytes(tk, (uint64_t)(nk * kv)), 0);
-    int32_t vv;
-    if (!p->v_trans)
-        vv = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(tv, (uint64_t)hv),
-                     ggfit_row_bytes(tv, (uint64_t)nv), ggfit_row_bytes(tv, (uint64_t)(nv * kv)),
-                     0);
-    else
-        vv = gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(tv, (uint64_t)(kv * hv)),
-                     ggfit_row_bytes(tv, (uint64_t)kv), ggfit_row_bytes(tv, (uint64_t)(kv * nv)),
-                     0);
-
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? gb_ne(b, ck, 0) / hk : 0;
+    int32_t kk = get_k(b, ck, hk, n_head_kv);
+    int32_t vv = get_v(b, cv, b->hp->n_embd_head_v, n_head_kv);
     int32_t cur = gb_attn_mha(b, q, kk, vv, b->kq_mask, sinks, il);
-    gb_cb(b, cur, "kqv_out", il);
-    if (b->v_rot >= 0)
-        cur = gb_hadamard(b, cur, b->v_rot);
-    if (wo >= 0)
-        cur = gg_mul_mat(g, wo, cur);
-    if (wo_b >= 0)
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
-    return cur;
+    return attn_out(b, cur, b->v_rot, wo, wo_b, il);
 }
 
 /* llm_graph_context::build_ffn with SiLU and a parallel gate. */
 int32_t gb_ffn(bctx *b, int32_t cur, int il)
 {
-    gg_graph *g = b->g;
     int32_t up = gb_required(b, "blk.%d.ffn_up.weight", il);
     int32_t gate = gb_weight(b, "blk.%d.ffn_gate.weight", il);
     int32_t down = gb_required(b, "blk.%d.ffn_down.weight", il);
-    int32_t tmp = gg_mul_mat(g, up, cur);
-    gb_cb(b, tmp, "ffn_up", il);
-    if (gate >= 0) {
-        cur = gg_mul_mat(g, gate, cur);
-        gb_cb(b, cur, "ffn_gate", il);
-        cur = gg_glu_split(g, cur, tmp);
-        gb_cb(b, cur, "ffn_swiglu", il);
-    } else {
-        cur = gg_unary_op(g, GGFIT_OP_UNARY, tmp);
-        gb_cb(b, cur, "ffn_silu", il);
+    return gb_ffn_w(b, cur, up, gate, down, il);
+}
+
+/* The sum of the chosen experts' outputs (experts: n_embd values, an
+ * expert, a token): the n_parts views first, then the adds that sum them. */
+static int32_t moe_sum(bctx *b, int32_t experts, int64_t n_embd, int64_t n_tokens,
+                       int64_t n_parts, int il)
+{
+    gg_graph *g = b->g;
+    int32_t parts[256];
+    if (n_parts < 1 || n_parts > 256) {
+        b->missing = true;   /* an MoE without experts in use, or too many */
+        return experts;
     }
-    cur = gg_mul_mat(g, down, cur);
-    return cur;
+    uint64_t nb1 = g->t[experts].nb[1], nb2 = g->t[experts].nb[2];
+    for (int64_t i = 0; i < n_parts; i++) {
+        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
+        gg_expand(g, parts[i]);
+    }
+    int32_t out = parts[0];
+    for (int64_t i = 1; i < n_parts; i++) {
+        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
+        gg_expand(g, out);
+    }
+    if (n_parts == 1)
+        out = gg_cont(g, out);   /* not a strided view */
+    gb_cb(b, out, "ffn_moe_out", il);
+    return out;
 }
 
 /* llm_graph_context::build_moe_ffn: softmax gating, SiLU, optional
@@ -448,189 +559,46 @@ int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w)
     experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
     gb_cb(b, experts, "ffn_moe_weighted", il);
     gg_expand(g, experts);
-    int32_t parts[256];
-    int64_t n_parts = n_used < 256 ? n_used : 256;
-    if (n_parts < 1) {
-        b->missing = true;   /* an MoE without experts in use */
-        return experts;
-    }
-    const gg_tensor *te = &g->t[experts];
-    uint64_t nb1 = te->nb[1], nb2 = te->nb[2];
-    for (int64_t i = 0; i < n_parts; i++) {
-        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
-        gg_expand(g, parts[i]);
-    }
-    int32_t out = parts[0];
-    for (int64_t i = 1; i < n_parts; i++) {
-        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
-        gg_expand(g, out);
-    }
-    if (n_parts == 1)
-        out = gg_cont(g, out);
-    gb_cb(b, out, "ffn_moe_out", il);
-    return out;
+    /* More than 256 experts in use: the first 256 are summed. */
+    return moe_sum(b, experts, n_embd, n_tokens, n_used < 256 ? n_used : 256, il);
 }
 
 /* ---- iSWA: a base and a sliding-window cache (llama_kv_cache_iswa) -------- */
 
-static bool layer_swa(const bctx *b, int il)
-{
-    return (b->p->layer_flags[il] & GB_LAYER_SWA) != 0;
-}
-
-/* Key and value head sizes of the cache holding layer il. */
-static int64_t head_k(const bctx *b, int il)
-{
-    return layer_swa(b, il) ? b->hp->n_embd_head_k_swa : b->hp->n_embd_head_k;
-}
-
-static int64_t head_v(const bctx *b, int il)
-{
-    return layer_swa(b, il) ? b->hp->n_embd_head_v_swa : b->hp->n_embd_head_v;
-}
-
-/* hparams.n_embd_v_gqa_max(): the V row of every layer of a transposed
- * cache, whichever cache holds it. */
-static int64_t iswa_nv_max(const bctx *b)
-{
-    int64_t nv = 0;
-    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
-        int64_t x = head_v(b, (int)il) * ggfit_model_layer(b->p->m, il)->n_head_kv;
-        nv = x > nv ? x : nv;
-    }
-    return nv;
-}
-
-/* The k/v indices and the mask of a cache of n_kv cells
- * (build_input_k_idxs, build_input_v_idxs, build_attn_inp_kq_mask). */
-static void iswa_cache_inputs(bctx *b, uint32_t n_kv, int32_t *k_idxs, int32_t *v_idxs,
-                              int32_t *mask)
-{
-    gg_graph *g = b->g;
-    const gb_params *p = b->p;
-    int64_t n_tokens = p->n_tokens;
-    *k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
-    *v_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64,
-                                    p->v_trans ? n_tokens * iswa_nv_max(b) : n_tokens), NULL);
-    *mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32, n_kv,
-                                  n_tokens / p->n_stream, 1, p->n_stream),
-                     "attn_inp_kq_mask");
-}
-
-/* The Hadamard rotations of one cache (llama_kv_cache ctor): only when its
- * layers share one key (value) head size and the cache type is quantized.
- * The multiple-of-64 test reads layer 0's head, whichever cache has it. */
+/* The Hadamard rotations of the base or the SWA cache (llama_kv_cache
+ * ctor), from the key head its attention layers share; none for a cache
+ * without such layers. The multiple-of-64 tests read layer 0's heads,
+ * whichever cache has it. */
 static void iswa_rot_inputs(bctx *b, bool swa, int32_t *k_rot, int32_t *v_rot)
 {
-    gg_graph *g = b->g;
-    const gb_params *p = b->p;
     int64_t hk = 0;
     for (uint32_t il = 0; il < b->hp->n_layer; il++)
-        if ((p->layer_flags[il] & GB_LAYER_ATTN) && layer_swa(b, (int)il) == swa)
+        if ((b->p->layer_flags[il] & GB_LAYER_ATTN) && layer_swa(b, (int)il) == swa)
             hk = head_k(b, (int)il);
-    *k_rot = *v_rot = -1;
-    if (hk > 0 && ggfit_type_is_quantized(p->type_k) && head_k(b, 0) % 64 == 0) {
-        int64_t nrot = 64;
-        do
-            nrot *= 2;
-        while (hk % nrot == 0);
-        nrot /= 2;
-        *k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
-    }
-    if (hk > 0 && ggfit_type_is_quantized(p->type_v) && head_v(b, 0) % 64 == 0)
-        *v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
+    rot_inputs(b, hk, hk > 0 && head_k(b, 0) % 64 == 0, hk > 0 && head_v(b, 0) % 64 == 0,
+               k_rot, v_rot);
 }
 
 void gb_inputs_kv_iswa(bctx *b)
 {
-    gg_graph *g = b->g;
     const gb_params *p = b->p;
-    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_tokens), NULL);
-    iswa_cache_inputs(b, p->n_kv, &b->k_idxs, &b->v_idxs, &b->kq_mask);
-    iswa_cache_inputs(b, p->n_kv_swa, &b->k_idxs_swa, &b->v_idxs_swa, &b->kq_mask_swa);
+    int64_t nv_max = n_embd_v_gqa_max(b, true);
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    cache_inputs(b, p->n_kv, nv_max, &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    cache_inputs(b, p->n_kv_swa, nv_max, &b->k_idxs_swa, &b->v_idxs_swa, &b->kq_mask_swa);
     iswa_rot_inputs(b, false, &b->k_rot, &b->v_rot);
     iswa_rot_inputs(b, true, &b->k_rot_swa, &b->v_rot_swa);
-    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
 }
 
 /* Layer il's K and V tensors in a cache of n_kv cells per stream. */
 static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
 {
-    const gb_params *p = b->p;
-    int64_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
-    int64_t nk = head_k(b, il) * n_head_kv;
-    /* A transposed V cache pads every row to the widest layer's. */
-    int64_t nv = p->v_trans ? iswa_nv_max(b) : head_v(b, il) * n_head_kv;
-    char name[GG_NAME];
-    int64_t kne[3] = { nk, n_kv, p->n_stream }, vne[3] = { nv, n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_k_l%d", il);
-    *k = gg_memory(b->g, NULL, name, p->type_k, 3, kne, p->kv_buft[il], false);
-    snprintf(name, sizeof name, "cache_v_l%d", il);
-    *v = gg_memory(b->g, NULL, name, p->type_v, 3, vne, p->kv_buft[il], false);
-    b->g->t[*k].il = b->g->t[*v].il = il;
-}
-
-/* llama_kv_cache::cpy_k: the new keys, rows indexed by k_idxs. */
-static int32_t iswa_cpy_k(bctx *b, int32_t ck, int32_t k, int32_t k_idxs)
-{
-    const gg_tensor *t = &b->g->t[k];
-    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
-    const gg_tensor *c = &b->g->t[ck];   /* after the view: g->t may move */
-    int32_t dst = ck;
-    if (c->ne[2] > 1)   /* streams merged: the indices are global */
-        dst = gb_reshape_2d(b, ck, c->ne[0], c->ne[1] * c->ne[2]);
-    return gg_set_rows(b->g, dst, kc, k_idxs);
-}
-
-/* llama_kv_cache::cpy_v: rows as cpy_k when V is not transposed (flash
- * attention), else one row per element. */
-static int32_t iswa_cpy_v(bctx *b, int32_t cv, int32_t v, int32_t v_idxs)
-{
-    gg_graph *g = b->g;
-    const gg_tensor *t = &g->t[v];
-    int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
-    int64_t nv = g->t[cv].ne[0], kv = g->t[cv].ne[1], ns = g->t[cv].ne[2];
-    if (!b->p->v_trans) {
-        int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
-        int32_t dst = ns > 1 ? gb_reshape_2d(b, cv, nv, kv * ns) : cv;
-        return gg_set_rows(g, dst, vc, v_idxs);
-    }
-    int32_t vc;
-    if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
-        vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
-    } else {
-        int64_t ne[2] = { n_embd_gqa, n_tok };
-        vc = gg_cont_shape(g, v, 2, ne);
-    }
-    if (n_embd_gqa < nv) {
-        int64_t pne[4] = { nv, n_tok, 1, 1 };
-        vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
-    }
-    int32_t vview = gb_reshape_2d(b, cv, 1, nv * kv * ns);
-    const gg_tensor *tvc = &g->t[vc];
-    vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
-    return gg_set_rows(g, vview, vc, v_idxs);
-}
-
-/* llama_kv_cache::get_k and get_v: all n_kv cells of layer il. */
-static void iswa_get_kv(bctx *b, int il, int32_t ck, int32_t cv, int32_t *k, int32_t *v)
-{
-    const gg_tensor *tk = &b->g->t[ck], *tv = &b->g->t[cv];
-    int64_t nk = tk->ne[0], nv = tv->ne[0], kv = tk->ne[1], ns = tk->ne[2];
-    int64_t hk = head_k(b, il), hv = head_v(b, il);
     int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
-    uint32_t ttk = tk->type, ttv = tv->type;
-    *k = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(ttk, (uint64_t)hk),
-                    ggfit_row_bytes(ttk, (uint64_t)nk), ggfit_row_bytes(ttk, (uint64_t)(nk * kv)),
-                    0);
-    if (!b->p->v_trans)
-        *v = gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(ttv, (uint64_t)hv),
-                        ggfit_row_bytes(ttv, (uint64_t)nv),
-                        ggfit_row_bytes(ttv, (uint64_t)(nv * kv)), 0);
-    else
-        *v = gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(ttv, (uint64_t)(kv * hv)),
-                        ggfit_row_bytes(ttv, (uint64_t)kv),
-                        ggfit_row_bytes(ttv, (uint64_t)(kv * nv)), 0);
+    /* A transposed V cache pads every row to the widest layer's. */
+    int64_t nv = b->p->v_trans ? n_embd_v_gqa_max(b, true) : head_v(b, il) * n_head_kv;
+    *k = cache_tensor(b, il, 'k', head_k(b, il) * n_head_kv, n_kv);
+    *v = cache_tensor(b, il, 'v', nv, n_kv);
 }
 
 /* llm_graph_context::build_attn with llm_graph_input_attn_kv_iswa. Unlike
@@ -641,32 +609,21 @@ int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, in
     gg_graph *g = b->g;
     bool swa = layer_swa(b, il);
     int32_t k_rot = swa ? b->k_rot_swa : b->k_rot, v_rot = swa ? b->v_rot_swa : b->v_rot;
-    if (k_rot >= 0) {
-        q = gb_hadamard(b, q, k_rot);
-        k = gb_hadamard(b, k, k_rot);
-    }
-    if (v_rot >= 0)
-        v = gb_hadamard(b, v, v_rot);
+    rotate_qkv(b, k_rot, v_rot, &q, &k, &v);
     gg_expand(g, q);
     gg_expand(g, k);
     gg_expand(g, v);
 
     int32_t ck, cv;
     iswa_cache(b, il, swa ? b->p->n_kv_swa : b->p->n_kv, &ck, &cv);
-    gg_expand(g, iswa_cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
-    gg_expand(g, iswa_cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
+    gg_expand(g, cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
+    gg_expand(g, cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
 
-    int32_t kk, vv;
-    iswa_get_kv(b, il, ck, cv, &kk, &vv);
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    int32_t kk = get_k(b, ck, head_k(b, il), n_head_kv);
+    int32_t vv = get_v(b, cv, head_v(b, il), n_head_kv);
     int32_t cur = gb_attn_mha(b, q, kk, vv, swa ? b->kq_mask_swa : b->kq_mask, sinks, il);
-    gb_cb(b, cur, "kqv_out", il);
-    if (v_rot >= 0)
-        cur = gb_hadamard(b, cur, v_rot);
-    if (wo >= 0)
-        cur = gg_mul_mat(g, wo, cur);
-    if (wo_b >= 0)
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
-    return cur;
+    return attn_out(b, cur, v_rot, wo, wo_b, il);
 }
 
 /* ---- recurrent state (llama-memory-recurrent.cpp, build_rs) --------------- */
@@ -772,32 +729,23 @@ double gb_key(bctx *b, const char *suffix, double def)
 
 /* ---- a K-only cache: MLA (llm_graph_input_attn_k) ----------------------------- */
 
+/* The inputs of a K-only cache: positions, the cache's K indices and mask,
+ * output ids (build_inp_pos, build_attn_inp_k, build_inp_out_ids). */
 void gb_inputs_k(bctx *b)
 {
-    gg_graph *g = b->g;
     const gb_params *p = b->p;
-    int64_t n_tokens = p->n_tokens;
-    b->inp_pos = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), NULL);
-    b->k_idxs = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, n_tokens), NULL);
-    b->kq_mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32,
-                                       p->n_kv, n_tokens / p->n_stream, 1, p->n_stream),
-                          "attn_inp_kq_mask");
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    cache_inputs(b, p->n_kv, 0, &b->k_idxs, NULL, &b->kq_mask);
     /* No V indices and no rotations: this input builds neither. */
     b->v_idxs = b->k_rot = b->v_rot = -1;
-    b->inp_out_ids = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_outputs), NULL);
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
 }
 
 /* Layer il's cache when it holds keys only (llama_kv_cache ctor, is_mla). */
 static int32_t k_only_cache(bctx *b, int il)
 {
-    const gb_params *p = b->p;
-    int64_t nk = (int64_t)b->hp->n_embd_head_k * ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
-    int64_t ne[3] = { nk, p->n_kv, p->n_stream };
-    char name[GG_NAME];
-    snprintf(name, sizeof name, "cache_k_l%d", il);
-    int32_t k = gg_memory(b->g, NULL, name, p->type_k, 3, ne, p->kv_buft[il], false);
-    b->g->t[k].il = il;
-    return k;
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    return cache_tensor(b, il, 'k', (int64_t)b->hp->n_embd_head_k * n_head_kv, b->p->n_kv);
 }
 
 /* The flash-attention result (heads, then tokens) of MLA, decompressed from
@@ -879,36 +827,21 @@ int32_t gb_attn_k(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32
                   int32_t v_mla, int il)
 {
     gg_graph *g = b->g;
-    const gb_params *p = b->p;
     gg_expand(g, q);
     gg_expand(g, v);
     gg_expand(g, k);
 
     int32_t ck = k_only_cache(b, il);
-    int64_t nk = gb_ne(b, ck, 0), kv = p->n_kv, ns = p->n_stream;
-    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? nk / hk : 0;
-    uint32_t tk = b->g->t[ck].type;
-    /* cpy_k */
-    const gg_tensor *t = &g->t[k];
-    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
-    int32_t dst = ns > 1 ? gb_reshape_2d(b, ck, nk, kv * ns) : ck;
-    gg_expand(g, gg_set_rows(g, dst, kc, b->k_idxs));
+    gg_expand(g, cpy_k(b, ck, k, b->k_idxs));
 
-    /* get_k; V is the leading part of each key row (the latent). */
-    int32_t kk = gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(tk, (uint64_t)hk),
-                            ggfit_row_bytes(tk, (uint64_t)nk),
-                            ggfit_row_bytes(tk, (uint64_t)(nk * kv)), 0);
-    const gg_tensor *tkk = &g->t[kk];
-    int32_t vv = gb_view_4d(b, kk, gb_ne(b, v, 0), tkk->ne[1], tkk->ne[2], tkk->ne[3],
-                            tkk->nb[1], tkk->nb[2], tkk->nb[3], 0);
-
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? gb_ne(b, ck, 0) / hk : 0;
+    int32_t kk = get_k(b, ck, hk, n_head_kv);
+    /* V is the leading part of each key row (the latent). */
+    const gg_tensor *t = &g->t[kk];
+    int32_t vv = gb_view_4d(b, kk, gb_ne(b, v, 0), t->ne[1], t->ne[2], t->ne[3], t->nb[1],
+                            t->nb[2], t->nb[3], 0);
     int32_t cur = gb_attn_mha_v(b, q, kk, vv, b->kq_mask, -1, v_mla, il);
-    gb_cb(b, cur, "kqv_out", il);
-    if (wo >= 0)
-        cur = gg_mul_mat(g, wo, cur);
-    if (wo_b >= 0)
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
-    return cur;
+    return attn_out(b, cur, -1, wo, wo_b, il);
 }
 
 /* ---- FFN and MoE with explicit weights --------------------------------------- */
@@ -962,6 +895,10 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
     int64_t n_tokens = gb_ne(b, cur, 1), n_used = o->n_expert_used;
     int32_t logits = gg_mul_mat(g, o->gate_inp, cur);
     gb_cb(b, logits, "ffn_moe_logits", il);
+    if (o->gate_inp_b >= 0) {
+        logits = gg_binary(g, GGFIT_OP_ADD, logits, o->gate_inp_b);
+        gb_cb(b, logits, "ffn_moe_logits_biased", il);
+    }
     int32_t probs = logits;
     if (o->gating == GB_GATING_SOFTMAX)
         probs = gg_soft_max(g, logits, -1, -1);
@@ -1003,7 +940,19 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
     return w;
 }
 
-/* The experts' gated SiLU: from gate and up, or from one gate_up product. */
+/* cur plus each chosen expert's bias (ggml_add_id), when there is one. */
+static int32_t add_bias_id(bctx *b, int32_t cur, int32_t bias, int32_t selected,
+                           const char *name, int il)
+{
+    if (bias < 0)
+        return cur;
+    cur = gg_add_id(b->g, cur, bias, selected);
+    gb_cb(b, cur, name, il);
+    return cur;
+}
+
+/* The experts' activation (o->act) of gate and up, each plus its bias, or
+ * of the halves of one gate_up product; without gate experts, SiLU of up. */
 static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, int il)
 {
     gg_graph *g = b->g;
@@ -1022,9 +971,11 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
     } else {
         up = gg_mul_mat_id(g, o->up_exps, cur, selected);
         gb_cb(b, up, "ffn_moe_up", il);
+        up = add_bias_id(b, up, o->up_exps_b, selected, "ffn_moe_up_biased", il);
         if (o->gate_exps >= 0) {
             gate = gg_mul_mat_id(g, o->gate_exps, cur, selected);
             gb_cb(b, gate, "ffn_moe_gate", il);
+            gate = add_bias_id(b, gate, o->gate_exps_b, selected, "ffn_moe_gate_biased", il);
         }
     }
     if (gate < 0) {
@@ -1033,7 +984,7 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
         return cur;
     }
     cur = gg_glu_split(g, gate, up);
-    gb_cb(b, cur, "ffn_moe_swiglu", il);
+    gb_cb(b, cur, o->act == GB_MOE_SWIGLU_OAI ? "ffn_moe_swiglu_oai" : "ffn_moe_swiglu", il);
     return cur;
 }
 
@@ -1053,25 +1004,11 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
     cur = moe_act(b, cur, o, selected, il);
     int32_t experts = gg_mul_mat_id(g, o->down_exps, cur, selected);
     gb_cb(b, experts, "ffn_moe_down", il);
+    experts = add_bias_id(b, experts, o->down_exps_b, selected, "ffn_moe_down_biased", il);
     experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
     gb_cb(b, experts, "ffn_moe_weighted", il);
     gg_expand(g, experts);
-    /* The views first, then the adds that sum them. */
-    int32_t parts[256];
-    uint64_t nb1 = g->t[experts].nb[1], nb2 = g->t[experts].nb[2];
-    for (int64_t i = 0; i < n_parts; i++) {
-        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
-        gg_expand(g, parts[i]);
-    }
-    int32_t out = parts[0];
-    for (int64_t i = 1; i < n_parts; i++) {
-        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
-        gg_expand(g, out);
-    }
-    if (n_parts == 1)
-        out = gg_cont(g, out);   /* not a strided view */
-    gb_cb(b, out, "ffn_moe_out", il);
-    return out;
+    return moe_sum(b, experts, n_embd, n_tokens, n_parts, il);
 }
 
 void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
@@ -1082,6 +1019,7 @@ void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
         .gate_up_exps = gb_weight(b, "blk.%d.ffn_gate_up_exps.weight", il),
         .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
         .exp_probs_b = gb_weight(b, "blk.%d.exp_probs_b.bias", il),
+        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
         .gating = g ? g : gating,
         .norm_w = gb_key(b, "expert_weights_norm", 0) != 0,
         .w_scale = (float)gb_key(b, "expert_weights_scale", 0),

@@ -67,6 +67,7 @@ static int32_t ffn_moe(bctx *b, int32_t cur, int il)
         .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
         .gate_up_exps = -1,
         .exp_probs_b = -1,
+        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
         .gating = GB_GATING_SOFTMAX,
         .norm_w = true,
         .w_scale = (float)gb_key(b, "expert_weights_scale", 0),

@@ -57,7 +57,6 @@ int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il);          /* RMS norm *
 int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot);
 void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv, int32_t *q,
             int32_t *k, int32_t *v);
-void gb_kv_cache(bctx *b, int il, int32_t *k, int32_t *v);
 int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
                     int il);
 int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
@@ -101,16 +100,26 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
 /* build_ffn with SiLU on given weights: a parallel gate unless gate < 0. */
 int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il);
 
-/* build_moe_ffn with SiLU experts and any of llama.cpp's gatings. */
+/* build_moe_ffn with any of llama.cpp's gatings, SiLU or gpt-oss's SwiGLU
+ * experts, and optional biases. */
 enum {                          /* llama_expert_gating_func_type */
     GB_GATING_SOFTMAX = 1,
     GB_GATING_SIGMOID = 2,
     GB_GATING_SOFTMAX_WEIGHT = 3, /* softmax over the chosen experts' logits */
 };
+enum {                          /* build_moe_ffn's type_op */
+    GB_MOE_SILU = 0,            /* SwiGLU with gate experts, else SiLU */
+    GB_MOE_SWIGLU_OAI = 1,      /* gpt-oss's clamped SwiGLU: the same op, its own name */
+};
 typedef struct gb_moe {
     int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
     int32_t gate_up_exps;       /* gate and up in one tensor, else -1 */
     int32_t exp_probs_b;        /* bias on the choice, not the weights; -1 */
+    int32_t gate_inp_b;         /* bias on the logits, for choice and weights; -1 */
+    /* Each chosen expert's bias (ggml_add_id) after its up, gate or down
+     * product; -1: none. With gate_up_exps only down's is read. */
+    int32_t up_exps_b, gate_exps_b, down_exps_b;
+    int act;                    /* GB_MOE_* */
     int gating;                 /* GB_GATING_* */
     bool norm_w;                /* the chosen weights sum to 1 */
     float w_scale;              /* scales the weights unless 0 or 1 */
@@ -120,7 +129,8 @@ typedef struct gb_moe {
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
  * (expert_gating_func, else gating; expert_weights_norm and _scale; expert
- * groups). Gate and up experts are required unless fused as gate_up. */
+ * groups). Gate and up experts are required unless fused as gate_up; no
+ * biases, SiLU. */
 void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 
 /* Architectures: each builds the whole graph, or sets b->missing. */

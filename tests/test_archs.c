@@ -1,6 +1,7 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
- * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe).
+ * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe), and
+ * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
  * on one RPC device and on the CPU alone, with flash attention on and off,
@@ -265,6 +266,41 @@ static void test_qwen2(void **state)
     project_all(&s, 2048);
 }
 
+/* A header whose heads have no values (embedding_length below head_count,
+ * so n_embd_head_k is 0) with a quantized K cache: the key rotation's size
+ * search divided by zero. Any status will do; the projection must return. */
+static void test_zero_head(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "qwen2");
+    s.kvs[2].u = NH - 1;   /* embedding_length */
+    head(&s, false, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(&s, il);
+    }
+    gw w;
+    write_spec(&s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 512;
+    p.flash_attn = GGFIT_FA_ON;
+    p.type_k = GGFIT_TYPE_Q8_0;
+    ggfit_projection pr;
+    ggfit_project(m, &p, NULL, 0, &pr, NULL, &err);
+    ggfit_free(err);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
 static void phi3_spec(model_spec *s, bool fused, bool factors, bool window)
 {
     spec_init(s, "phi3");
@@ -397,6 +433,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qwen2),
+        cmocka_unit_test(test_zero_head),
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_granite),
