@@ -82,6 +82,36 @@ static void start_model(gw *w, uint64_t n_tensors, uint64_t n_extra, uint32_t n_
     gw_kv_u32(w, ARCH ".block_count", n_layer);
 }
 
+/* A file whose only tensor info is the one under test, nothing else wrong. */
+static void lone_tensor(gw *w, const char *name, int64_t ne0, int64_t ne1, uint32_t type,
+                        uint64_t offset)
+{
+    start(w, 1, 1);
+    tensor2(w, name, ne0, ne1, type, offset);
+    gw_pad(w, 32);
+}
+
+/* An array's element type and count; the caller writes the elements. */
+static void array_head(gw *w, uint32_t type, uint64_t n)
+{
+    gw_u32(w, type);
+    gw_u64(w, n);
+}
+
+static void array_key(gw *w, const char *key, uint32_t type, uint64_t n)
+{
+    gw_key(w, key, GGFIT_GGUF_ARRAY);
+    array_head(w, type, n);
+}
+
+/* A string (key, value or tensor name) that declares 1000 bytes and has
+ * only its own: the file ends before the declared length. */
+static void long_string(gw *w, const char *s)
+{
+    gw_u64(w, 1000);
+    gw_bytes(w, s, strlen(s));
+}
+
 /* Bytes that are not part of anything, so that a count checked against the
  * bytes left passes and the reader gets to the place being tested. */
 static void filler(gw *w, size_t n)
@@ -156,8 +186,7 @@ static void mk_truncated_tensor_info(gw *w)
 
 static void mk_too_many_kv(gw *w)
 {
-    gw_header(w, 3, 0, 1000000);
-    gw_kv_str(w, "general.architecture", ARCH);
+    start(w, 0, 1000000);
 }
 
 static void mk_too_many_tensors(gw *w)
@@ -171,8 +200,7 @@ static void mk_too_many_tensors(gw *w)
 static void mk_key_past_eof(gw *w)
 {
     start(w, 0, 2);
-    gw_u64(w, 1000);
-    gw_bytes(w, "general.name", 12);
+    long_string(w, "general.name");
     filler(w, 8);
 }
 
@@ -180,8 +208,7 @@ static void mk_string_past_eof(gw *w)
 {
     start(w, 0, 2);
     gw_key(w, "general.name", GGFIT_GGUF_STRING);
-    gw_u64(w, 1000);
-    gw_bytes(w, "tiny", 4);
+    long_string(w, "tiny");
 }
 
 static void mk_empty_key(gw *w)
@@ -206,18 +233,14 @@ static void mk_key_with_nul(gw *w)
 static void mk_array_count_overflow(gw *w)
 {
     start(w, 0, 2);
-    gw_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_ARRAY);
-    gw_u32(w, GGFIT_GGUF_UINT32);
-    gw_u64(w, (uint64_t)1 << 62);
+    array_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_UINT32, (uint64_t)1 << 62);
     filler(w, 16);
 }
 
 static void mk_array_past_eof(gw *w)
 {
     start(w, 0, 2);
-    gw_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_ARRAY);
-    gw_u32(w, GGFIT_GGUF_UINT8);
-    gw_u64(w, 1000);
+    array_key(w, "tokenizer.ggml.token_type", GGFIT_GGUF_UINT8, 1000);
     filler(w, 10);
 }
 
@@ -227,12 +250,9 @@ static void mk_array_too_deep(gw *w)
 {
     start(w, 0, 2);
     gw_key(w, "test.nested", GGFIT_GGUF_ARRAY);
-    for (int depth = 0; depth < 8; depth++) {
-        gw_u32(w, GGFIT_GGUF_ARRAY);
-        gw_u64(w, 1);
-    }
-    gw_u32(w, GGFIT_GGUF_UINT8);
-    gw_u64(w, 0);
+    for (int depth = 0; depth < 8; depth++)
+        array_head(w, GGFIT_GGUF_ARRAY, 1);
+    array_head(w, GGFIT_GGUF_UINT8, 0);
 }
 
 static void mk_unknown_value_type(gw *w)
@@ -245,9 +265,7 @@ static void mk_unknown_value_type(gw *w)
 static void mk_unknown_array_type(gw *w)
 {
     start(w, 0, 2);
-    gw_key(w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
-    gw_u32(w, 99);
-    gw_u64(w, 1);
+    array_key(w, "tokenizer.ggml.tokens", 99, 1);
     gw_u32(w, 0);
 }
 
@@ -283,25 +301,26 @@ static void mk_alignment_wrong_type(gw *w)
     one_tensor(w);
 }
 
-/* The first of 3 shards, named so that its siblings cannot be found. */
-static void mk_split_bad_name(gw *w)
+/* split.no and split.count as llama.cpp's gguf-split writes them: uint16. */
+static void split_keys(gw *w, uint16_t no, uint16_t count)
 {
     start(w, 1, 3);
     gw_key(w, "split.no", GGFIT_GGUF_UINT16);
-    gw_u16(w, 0);
+    gw_u16(w, no);
     gw_key(w, "split.count", GGFIT_GGUF_UINT16);
-    gw_u16(w, 3);
+    gw_u16(w, count);
     one_tensor(w);
+}
+
+/* The first of 3 shards, named so that its siblings cannot be found. */
+static void mk_split_bad_name(gw *w)
+{
+    split_keys(w, 0, 3);
 }
 
 static void mk_split_no_too_big(gw *w)
 {
-    start(w, 1, 3);
-    gw_key(w, "split.no", GGFIT_GGUF_UINT16);
-    gw_u16(w, 3);
-    gw_key(w, "split.count", GGFIT_GGUF_UINT16);
-    gw_u16(w, 3);
-    one_tensor(w);
+    split_keys(w, 3, 3);
 }
 
 static void mk_split_count_string(gw *w)
@@ -316,8 +335,7 @@ static void mk_split_count_string(gw *w)
 static void mk_tensor_name_past_eof(gw *w)
 {
     start(w, 1, 1);
-    gw_u64(w, 1000);
-    gw_bytes(w, "token_embd.weight", 17);
+    long_string(w, "token_embd.weight");
     filler(w, 8);
 }
 
@@ -334,9 +352,7 @@ static void mk_tensor_name_64(gw *w)
 
 static void mk_tensor_name_empty(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "", 64, 0, GGFIT_TYPE_F32, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "", 64, 0, GGFIT_TYPE_F32, 0);
 }
 
 static void mk_duplicate_tensor(gw *w)
@@ -362,58 +378,44 @@ static void mk_tensor_5_dims(gw *w)
 
 static void mk_tensor_negative_dim(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "token_embd.weight", 64, -1, GGFIT_TYPE_F32, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "token_embd.weight", 64, -1, GGFIT_TYPE_F32, 0);
 }
 
 /* 2^32 x 2^32 elements: 2^64, past the 63 bits ggml's int64_t ne holds. */
 static void mk_tensor_elements_overflow(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "token_embd.weight", (int64_t)1 << 32, (int64_t)1 << 32,
-            GGFIT_TYPE_F32, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "token_embd.weight", (int64_t)1 << 32, (int64_t)1 << 32,
+                GGFIT_TYPE_F32, 0);
 }
 
 /* 2^62 F64 elements fit in 63 bits, but their 2^65 bytes do not fit in 64. */
 static void mk_tensor_bytes_overflow(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "token_embd.weight", (int64_t)1 << 31, (int64_t)1 << 31,
-            GGFIT_TYPE_F64, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "token_embd.weight", (int64_t)1 << 31, (int64_t)1 << 31,
+                GGFIT_TYPE_F64, 0);
 }
 
 /* An aligned offset so close to 2^64 that the data's end wraps around. */
 static void mk_tensor_end_overflow(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "output_norm.weight", 64, 0, GGFIT_TYPE_F32, UINT64_MAX - 31);
-    gw_pad(w, 32);
+    lone_tensor(w, "output_norm.weight", 64, 0, GGFIT_TYPE_F32, UINT64_MAX - 31);
 }
 
 static void mk_unknown_tensor_type(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "output_norm.weight", 64, 0, 99, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "output_norm.weight", 64, 0, 99, 0);
 }
 
 /* Q4_0_4_4 (31) was an online-repacked layout that ggml dropped; files
  * quantized with it still exist. */
 static void mk_removed_tensor_type(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "blk.0.attn_q.weight", 256, 256, 31, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "blk.0.attn_q.weight", 256, 256, 31, 0);
 }
 
 static void mk_row_not_block_multiple(gw *w)
 {
-    start(w, 1, 1);
-    tensor2(w, "blk.0.attn_q.weight", 100, 256, GGFIT_TYPE_Q4_K, 0);
-    gw_pad(w, 32);
+    lone_tensor(w, "blk.0.attn_q.weight", 100, 256, GGFIT_TYPE_Q4_K, 0);
 }
 
 static void mk_misaligned_offset(gw *w)
@@ -490,9 +492,7 @@ static void mk_head_count_kv_length(gw *w)
 static void mk_swa_pattern_length(gw *w)
 {
     start_model(w, 0, 1, 4);
-    gw_key(w, ARCH ".attention.sliding_window_pattern", GGFIT_GGUF_ARRAY);
-    gw_u32(w, GGFIT_GGUF_BOOL);
-    gw_u64(w, 3);
+    array_key(w, ARCH ".attention.sliding_window_pattern", GGFIT_GGUF_BOOL, 3);
     gw_u8(w, 1);
     gw_u8(w, 1);
     gw_u8(w, 0);

@@ -1,15 +1,12 @@
 /*
  * recorded.c - see recorded.h.
  */
-#include <ctype.h>
+#include <dirent.h>
+#include <time.h>
+
+#include <zlib.h>
 
 #include "recorded.h"
-
-const char *rec_graphs_dir(void)
-{
-    const char *d = getenv("GGFIT_GRAPHS");
-    return d && *d ? d : "data/graphs";
-}
 
 /* ------------------------------------------------------------------------
  * ggml_op_desc strings -> ggfit_op (the library keeps no names)
@@ -48,7 +45,8 @@ static const char *const glu_names[] = {
     "REGLU", "GEGLU", "SWIGLU", "SWIGLU_OAI", "GEGLU_ERF", "GEGLU_QUICK",
 };
 
-int rec_op_from_desc(const char *s)
+/* ggfit_op of a ggml_op_desc string (unary and GLU ops by their own name). */
+static int op_from_desc(const char *s)
 {
     for (int i = 0; i < GGFIT_OP_COUNT; i++)
         if (strcmp(op_names[i], s) == 0)
@@ -60,28 +58,6 @@ int rec_op_from_desc(const char *s)
         if (strcmp(glu_names[i], s) == 0)
             return GGFIT_OP_GLU;
     return -1;
-}
-
-/* ------------------------------------------------------------------------
- * Reading the graphs
- * ---------------------------------------------------------------------- */
-
-/* Reads one line of any length into *buf (grown as needed); false at EOF. */
-bool rec_read_line(gzFile f, char **buf, size_t *cap)
-{
-    size_t len = 0;
-    for (;;) {
-        if (*cap - len < 2) {
-            *cap = *cap ? *cap * 2 : 1 << 20;
-            *buf = realloc(*buf, *cap);
-            assert_non_null(*buf);
-        }
-        if (!gzgets(f, *buf + len, (int)(*cap - len > INT32_MAX ? INT32_MAX : *cap - len)))
-            return len > 0;
-        len += strlen(*buf + len);
-        if (len > 0 && (*buf)[len - 1] == '\n')
-            return true;
-    }
 }
 
 /* ------------------------------------------------------------------------
@@ -114,6 +90,21 @@ bool rec_read_line(gzFile f, char **buf, size_t *cap)
  * the source that is a view of it.
  * ---------------------------------------------------------------------- */
 
+/* What the resolver reads beside the tensors. */
+typedef struct tinfo {
+    const char *name;
+    const char *view_src;   /* NULL when not a view */
+    json_t *src;            /* array of names */
+    bool leaf;
+} tinfo;
+
+typedef struct resolver {
+    const tinfo *ti;
+    ggfit_gt *t;
+    json_t *by_name;        /* name -> array of indices, ascending */
+    int32_t *n_uses;        /* consumers resolved so far */
+    int32_t *seg;           /* first index of the node's depth-first segment */
+} resolver;
 
 static bool is_int(uint32_t type)
 {
@@ -232,7 +223,8 @@ static int32_t mamba2_x(const resolver *r, size_t i, json_t *cands)
     return best;
 }
 
-void rec_resolve_tensor(resolver *r, size_t i)
+/* Resolves tensor i's sources and view source (r->t[i]) from their names. */
+static void resolve_tensor(resolver *r, size_t i)
 {
     ggfit_gt *t = &r->t[i];
     const tinfo *ti = &r->ti[i];
@@ -313,4 +305,245 @@ void rec_resolve_tensor(resolver *r, size_t i)
             t->view_src = root_by_name(r, ti->view_src, i);
         assert_true(t->view_src >= 0);
     }
+}
+
+/* ------------------------------------------------------------------------
+ * One line -> rec_graph
+ * ---------------------------------------------------------------------- */
+
+static void read_backends(json_t *backends, rec_graph *g)
+{
+    assert_true(json_is_array(backends));
+    g->n_backends = (int)json_array_size(backends);
+    assert_true(g->n_backends > 0 && g->n_backends <= REC_MAX_BACKENDS);
+    for (int b = 0; b < g->n_backends; b++) {
+        json_t *jb = json_array_get(backends, (size_t)b);
+        rec_backend *be = &g->backend[b];
+        be->name = json_string_value(json_object_get(jb, "name"));
+        be->buft = json_string_value(json_object_get(jb, "buft"));
+        be->alignment = (uint64_t)json_integer_value(json_object_get(jb, "alignment"));
+        be->size = (uint64_t)json_integer_value(json_object_get(jb, "size"));
+        assert_true(be->name && be->buft);
+        be->buft_index = -1;
+        for (int a = 0; a < b && be->buft_index < 0; a++)
+            if (strcmp(g->backend[a].buft, be->buft) == 0)
+                be->buft_index = g->backend[a].buft_index;
+        if (be->buft_index < 0)
+            be->buft_index = g->n_bufts++;
+    }
+}
+
+/* "<model> <args...>", cut to the label's size. */
+static void read_case(json_t *cs, rec_graph *g)
+{
+    assert_true(json_is_object(cs));
+    json_t *args = json_object_get(cs, "args");
+    int pos = snprintf(g->label, sizeof g->label, "%s",
+                       json_string_value(json_object_get(cs, "model")));
+    for (size_t a = 0; a < json_array_size(args); a++)
+        if (pos > 0 && (size_t)pos < sizeof g->label)
+            pos += snprintf(g->label + pos, sizeof g->label - (size_t)pos, " %s",
+                            json_string_value(json_array_get(args, a)));
+}
+
+/* Tensor i as ggml-alloc got it, sources not yet resolved. */
+static void read_tensor(json_t *jt, const rec_graph *g, size_t i, ggfit_gt *t, tinfo *ti)
+{
+    ti->name = json_string_value(json_object_get(jt, "name"));
+    ti->leaf = strcmp(json_string_value(json_object_get(jt, "kind")), "leaf") == 0;
+    ti->view_src = json_string_value(json_object_get(jt, "view_src"));
+    ti->src = json_object_get(jt, "src");
+    const char *op = json_string_value(json_object_get(jt, "op"));
+    int opv = op ? op_from_desc(op) : -1;
+    int type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
+    if (!ti->name || opv < 0 || type < 0)
+        fail_msg("%s: tensor %zu: no name, or unknown op %s or type", g->where, i,
+                 op ? op : "(none)");
+    assert_true(json_array_size(ti->src) <= GGFIT_GALLOC_MAX_SRC);
+    t->op = (uint8_t)opv;
+    t->type = (uint32_t)type;
+    json_t *ne = json_object_get(jt, "ne");
+    for (size_t d = 0; d < 4; d++)
+        t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
+    t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
+    t->backend = (int32_t)json_integer_value(json_object_get(jt, "backend"));
+    t->flags = (uint32_t)json_integer_value(json_object_get(jt, "flags"));
+    t->allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
+    t->view_src = -1;
+    t->view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
+    t->n_src = (uint8_t)json_array_size(ti->src);
+    for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+        t->src[j] = -1;
+}
+
+/* Fills g (where already set) from root, which it takes over. */
+static void read_graph(json_t *root, rec_graph *g)
+{
+    g->root = root;
+    read_backends(json_object_get(root, "backends"), g);
+    read_case(json_object_get(root, "case"), g);
+    json_t *tensors = json_object_get(root, "tensors");
+    assert_true(json_is_array(tensors));
+    size_t n = json_array_size(tensors), n1 = n ? n : 1;
+    g->n = n;
+    g->t = calloc(n1, sizeof *g->t);
+    g->name = calloc(n1, sizeof *g->name);
+    g->by_name = json_object();
+    tinfo *ti = calloc(n1, sizeof *ti);
+    int32_t *scratch = calloc(2 * n1, sizeof *scratch);
+    assert_true(g->t && g->name && g->by_name && ti && scratch);
+    for (size_t i = 0; i < n; i++) {
+        read_tensor(json_array_get(tensors, i), g, i, &g->t[i], &ti[i]);
+        g->name[i] = ti[i].name;
+        if (ti[i].leaf) {
+            assert_int_equal(g->n_leafs, i);   /* leafs come first */
+            g->n_leafs++;
+        }
+        json_t *list = json_object_get(g->by_name, ti[i].name);
+        if (!list) {
+            list = json_array();
+            json_object_set_new(g->by_name, ti[i].name, list);
+        }
+        json_array_append_new(list, json_integer((json_int_t)i));
+    }
+    resolver r = { .ti = ti, .t = g->t, .by_name = g->by_name, .n_uses = scratch,
+                   .seg = scratch + n };
+    for (size_t i = 0; i < n; i++)
+        resolve_tensor(&r, i);
+    free(scratch);
+    free(ti);
+}
+
+int32_t rec_named(const rec_graph *g, const char *name, size_t k)
+{
+    json_t *j = json_array_get(json_object_get(g->by_name, name), k);
+    return j ? (int32_t)json_integer_value(j) : -1;
+}
+
+bool rec_has_arg(const rec_graph *g, const char *arg)
+{
+    json_t *args = json_object_get(json_object_get(g->root, "case"), "args");
+    for (size_t a = 0; a < json_array_size(args); a++)
+        if (strcmp(json_string_value(json_array_get(args, a)), arg) == 0)
+            return true;
+    return false;
+}
+
+void rec_graph_free(rec_graph *g)
+{
+    json_decref(g->by_name);
+    json_decref(g->root);
+    free(g->name);
+    free(g->t);
+    memset(g, 0, sizeof *g);
+}
+
+/* ------------------------------------------------------------------------
+ * The files
+ * ---------------------------------------------------------------------- */
+
+#define REC_MAX_FILES 64
+
+struct rec_reader {
+    const char *dir;
+    char *files[REC_MAX_FILES];   /* *.jsonl.gz, sorted */
+    size_t n_files, f;            /* f: the file open in gz */
+    gzFile gz;
+    int ln;                       /* lines read from it */
+    char *line;
+    size_t cap;
+};
+
+/* Reads one line of any length into *buf (grown as needed); false at EOF. */
+static bool read_line(gzFile f, char **buf, size_t *cap)
+{
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 2) {
+            *cap = *cap ? *cap * 2 : 1 << 20;
+            *buf = realloc(*buf, *cap);
+            assert_non_null(*buf);
+        }
+        if (!gzgets(f, *buf + len, (int)(*cap - len > INT32_MAX ? INT32_MAX : *cap - len)))
+            return len > 0;
+        len += strlen(*buf + len);
+        if (len > 0 && (*buf)[len - 1] == '\n')
+            return true;
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+rec_reader *rec_open(void)
+{
+    rec_reader *rd = calloc(1, sizeof *rd);
+    assert_non_null(rd);
+    const char *d = getenv("GGFIT_GRAPHS");
+    rd->dir = d && *d ? d : "data/graphs";
+    DIR *dir = opendir(rd->dir);
+    if (!dir)
+        fail_msg("cannot open %s (set GGFIT_GRAPHS)", rd->dir);
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        size_t l = strlen(de->d_name);
+        if (l > 9 && strcmp(de->d_name + l - 9, ".jsonl.gz") == 0 && rd->n_files < REC_MAX_FILES)
+            rd->files[rd->n_files++] = strdup(de->d_name);
+    }
+    closedir(dir);
+    qsort(rd->files, rd->n_files, sizeof rd->files[0], cmp_str);
+    assert_true(rd->n_files > 0);
+    return rd;
+}
+
+bool rec_next(rec_reader *rd, rec_graph *g)
+{
+    char path[1024];
+    for (;;) {
+        if (rd->f == rd->n_files)
+            return false;
+        snprintf(path, sizeof path, "%s/%s", rd->dir, rd->files[rd->f]);
+        if (!rd->gz) {
+            rd->gz = gzopen(path, "rb");
+            if (!rd->gz)
+                fail_msg("cannot open %s", path);
+            gzbuffer(rd->gz, 1 << 18);
+            rd->ln = 0;
+        }
+        if (read_line(rd->gz, &rd->line, &rd->cap))
+            break;
+        gzclose(rd->gz);
+        rd->gz = NULL;
+        rd->f++;
+    }
+    rd->ln++;
+    json_error_t jerr;
+    json_t *root = json_loads(rd->line, 0, &jerr);
+    if (!root)
+        fail_msg("%s:%d: %s", path, rd->ln, jerr.text);
+    memset(g, 0, sizeof *g);
+    snprintf(g->where, sizeof g->where, "%s:%d", rd->files[rd->f], rd->ln);
+    read_graph(root, g);
+    return true;
+}
+
+void rec_close(rec_reader *rd)
+{
+    if (!rd)
+        return;
+    if (rd->gz)
+        gzclose(rd->gz);
+    for (size_t f = 0; f < rd->n_files; f++)
+        free(rd->files[f]);
+    free(rd->line);
+    free(rd);
+}
+
+double rec_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }

@@ -7,201 +7,74 @@
  * every backend of every graph. Small hand-made graphs then pin single rules
  * and the error paths.
  */
-#include <dirent.h>
-#include <time.h>
-
-#include <jansson.h>
-#include <zlib.h>
-
 #include "galloc.h"
 #include "internal.h"
 #include "recorded.h"
 #include "test_util.h"
 
-typedef struct graph {
-    ggfit_gt *t;
-    size_t n_leafs, n_nodes;
-    int n_backends;
-    ggfit_galloc_buft bufts[8];
-    uint64_t want[8];
-    char names[8][64];
-} graph;
-
-static void graph_from_json(json_t *root, graph *g)
-{
-    json_t *backends = json_object_get(root, "backends");
-    json_t *tensors = json_object_get(root, "tensors");
-    assert_true(json_is_array(backends) && json_is_array(tensors));
-    g->n_backends = (int)json_array_size(backends);
-    assert_true(g->n_backends > 0 && g->n_backends <= 8);
-    for (int b = 0; b < g->n_backends; b++) {
-        json_t *jb = json_array_get(backends, (size_t)b);
-        g->bufts[b].alignment = (uint64_t)json_integer_value(json_object_get(jb, "alignment"));
-        /* CPU and RPC (to a CPU server) buffers have no size limit. */
-        g->bufts[b].max_size = UINT64_MAX;
-        g->bufts[b].same_as = -1;
-        const char *buft = json_string_value(json_object_get(jb, "buft"));
-        for (int a = 0; a < b; a++)
-            if (strcmp(buft, json_string_value(json_object_get(json_array_get(backends, (size_t)a), "buft"))) == 0) {
-                g->bufts[b].same_as = a;
-                break;
-            }
-        g->want[b] = (uint64_t)json_integer_value(json_object_get(jb, "size"));
-        snprintf(g->names[b], sizeof g->names[b], "%s",
-                 json_string_value(json_object_get(jb, "name")));
-    }
-
-    size_t n = json_array_size(tensors);
-    g->t = calloc(n ? n : 1, sizeof *g->t);
-    tinfo *ti = calloc(n ? n : 1, sizeof *ti);
-    int32_t *scratch = calloc(2 * (n ? n : 1), sizeof *scratch);
-    assert_true(g->t && ti && scratch);
-    resolver r = { .ti = ti, .t = g->t, .by_name = json_object(),
-                   .n_uses = scratch, .seg = scratch + n };
-    g->n_leafs = 0;
-    for (size_t i = 0; i < n; i++) {
-        json_t *jt = json_array_get(tensors, i);
-        ggfit_gt *t = &g->t[i];
-        ti[i].name = json_string_value(json_object_get(jt, "name"));
-        ti[i].leaf = strcmp(json_string_value(json_object_get(jt, "kind")), "leaf") == 0;
-        if (ti[i].leaf) {
-            assert_int_equal(g->n_leafs, i);   /* leafs come first */
-            g->n_leafs++;
-        }
-        const char *op = json_string_value(json_object_get(jt, "op"));
-        int opv = rec_op_from_desc(op);
-        if (opv < 0)
-            fail_msg("unknown op %s", op);
-        t->op = (uint8_t)opv;
-        int type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
-        assert_true(type >= 0);
-        t->type = (uint32_t)type;
-        json_t *ne = json_object_get(jt, "ne");
-        for (size_t d = 0; d < 4; d++)
-            t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
-        t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
-        t->backend = (int32_t)json_integer_value(json_object_get(jt, "backend"));
-        t->flags = (uint32_t)json_integer_value(json_object_get(jt, "flags"));
-        t->allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
-        t->view_src = -1;
-        ti[i].view_src = json_string_value(json_object_get(jt, "view_src"));
-        t->view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
-        ti[i].src = json_object_get(jt, "src");
-        assert_true(json_array_size(ti[i].src) <= GGFIT_GALLOC_MAX_SRC);
-        t->n_src = (uint8_t)json_array_size(ti[i].src);
-        for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
-            t->src[j] = -1;
-        json_t *list = json_object_get(r.by_name, ti[i].name);
-        if (!list) {
-            list = json_array();
-            json_object_set_new(r.by_name, ti[i].name, list);
-        }
-        json_array_append_new(list, json_integer((json_int_t)i));
-    }
-    g->n_nodes = n - g->n_leafs;
-    for (size_t i = 0; i < n; i++)
-        rec_resolve_tensor(&r, i);
-    json_decref(r.by_name);
-    free(scratch);
-    free(ti);
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void test_llama_graphs(void **state)
 {
     (void)state;
-    DIR *dir = opendir(rec_graphs_dir());
-    if (!dir)
-        fail_msg("cannot open %s (set GGFIT_GRAPHS)", rec_graphs_dir());
-    char *files[64];
-    size_t n_files = 0;
-    struct dirent *de;
-    while ((de = readdir(dir))) {
-        size_t l = strlen(de->d_name);
-        if (l > 9 && strcmp(de->d_name + l - 9, ".jsonl.gz") == 0 && n_files < 64)
-            files[n_files++] = strdup(de->d_name);
-    }
-    closedir(dir);
-    qsort(files, n_files, sizeof files[0], cmp_str);
-    assert_true(n_files > 0);
-
-    char *line = NULL;
-    size_t cap = 0;
+    rec_reader *rd = rec_open();
+    rec_graph g;
     ggfit__buf work = { 0 };   /* reused across runs and graphs, as projections do */
     int n_graphs = 0, n_graphs_ok = 0, n_backends = 0, n_backends_ok = 0;
     double slowest = 0;
     size_t slowest_n = 0;
-    char slowest_at[300] = "";
-    for (size_t f = 0; f < n_files; f++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", rec_graphs_dir(), files[f]);
-        gzFile gz = gzopen(path, "rb");
-        if (!gz)
-            fail_msg("cannot open %s", path);
-        gzbuffer(gz, 1 << 18);
-        for (int ln = 1; rec_read_line(gz, &line, &cap); ln++) {
-            json_error_t jerr;
-            json_t *root = json_loads(line, 0, &jerr);
-            if (!root)
-                fail_msg("%s:%d: %s", path, ln, jerr.text);
-            graph g = { 0 };
-            graph_from_json(root, &g);
-            json_decref(root);
-
-            uint64_t got[8];
-            char *err = NULL;
-            /* Best of a few runs: the figure is the replay, not the cache.
-             * The first run allocates its scratch, the others reuse one
-             * block; the sizes checked come from the last. */
-            double best = 1e30;
-            int rc = GGFIT_OK;
-            for (int rep = 0; rep < 5; rep++) {
-                double t0 = now_us();
-                rc = ggfit__galloc_reserve(g.t, g.n_leafs, g.n_nodes, g.n_backends, g.bufts, got,
-                                           rep ? &work : NULL, &err);
-                double dt = now_us() - t0;
-                if (rc != GGFIT_OK)
-                    break;
-                best = dt < best ? dt : best;
-            }
-            if (rc != GGFIT_OK)
-                fail_msg("%s:%d: %s", files[f], ln, err ? err : "?");
-            if (best > slowest) {
-                slowest = best;
-                slowest_n = g.n_leafs + g.n_nodes;
-                snprintf(slowest_at, sizeof slowest_at, "%s:%d", files[f], ln);
-            }
-            bool all = true;
-            for (int b = 0; b < g.n_backends; b++) {
-                n_backends++;
-                if (got[b] == g.want[b]) {
-                    n_backends_ok++;
-                    continue;
-                }
-                all = false;
-                printf("galloc: %s:%d %s: got %llu, llama.cpp %llu, diff %+lld\n",
-                       files[f], ln, g.names[b], (unsigned long long)got[b],
-                       (unsigned long long)g.want[b], (long long)(got[b] - g.want[b]));
-            }
-            n_graphs++;
-            n_graphs_ok += all;
-            free(g.t);
+    char slowest_at[sizeof g.where] = "";
+    while (rec_next(rd, &g)) {
+        ggfit_galloc_buft bufts[REC_MAX_BACKENDS];
+        for (int b = 0; b < g.n_backends; b++) {
+            /* CPU and RPC (to a CPU server) buffers have no size limit;
+             * backends of one buffer type share an allocator. */
+            bufts[b] = (ggfit_galloc_buft){ g.backend[b].alignment, UINT64_MAX, -1 };
+            for (int a = b - 1; a >= 0; a--)
+                if (g.backend[a].buft_index == g.backend[b].buft_index)
+                    bufts[b].same_as = a;
         }
-        gzclose(gz);
-        free(files[f]);
+        size_t n_nodes = g.n - g.n_leafs;
+
+        uint64_t got[REC_MAX_BACKENDS];
+        char *err = NULL;
+        /* Best of a few runs: the figure is the replay, not the cache.
+         * The first run allocates its scratch, the others reuse one
+         * block; the sizes checked come from the last. */
+        double best = 1e30;
+        int rc = GGFIT_OK;
+        for (int rep = 0; rep < 5; rep++) {
+            double t0 = rec_now_us();
+            rc = ggfit__galloc_reserve(g.t, g.n_leafs, n_nodes, g.n_backends, bufts, got,
+                                       rep ? &work : NULL, &err);
+            double dt = rec_now_us() - t0;
+            if (rc != GGFIT_OK)
+                break;
+            best = dt < best ? dt : best;
+        }
+        if (rc != GGFIT_OK)
+            fail_msg("%s: %s", g.where, err ? err : "?");
+        if (best > slowest) {
+            slowest = best;
+            slowest_n = g.n;
+            snprintf(slowest_at, sizeof slowest_at, "%s", g.where);
+        }
+        bool all = true;
+        for (int b = 0; b < g.n_backends; b++) {
+            uint64_t want = g.backend[b].size;
+            n_backends++;
+            if (got[b] == want) {
+                n_backends_ok++;
+                continue;
+            }
+            all = false;
+            printf("galloc: %s %s: got %llu, llama.cpp %llu, diff %+lld\n",
+                   g.where, g.backend[b].name, (unsigned long long)got[b],
+                   (unsigned long long)want, (long long)(got[b] - want));
+        }
+        n_graphs++;
+        n_graphs_ok += all;
+        rec_graph_free(&g);
     }
-    free(line);
+    rec_close(rd);
     ggfit__buf_free(&work);
     printf("galloc: %d/%d graphs, %d/%d backends exact; slowest replay %.0f us (%s, %zu tensors)\n",
            n_graphs_ok, n_graphs, n_backends_ok, n_backends, slowest, slowest_at, slowest_n);

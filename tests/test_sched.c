@@ -17,11 +17,6 @@
  * unassigned nodes) and the error paths.
  */
 #include <ctype.h>
-#include <dirent.h>
-#include <time.h>
-
-#include <jansson.h>
-#include <zlib.h>
 
 #include "galloc.h"
 #include "internal.h"
@@ -29,42 +24,19 @@
 #include "recorded.h"
 #include "test_util.h"
 
-#define MAX_B 8
-
-/* One recorded tensor, resolved. */
-typedef struct rec_t {
-    const char *name;     /* points into the JSON (kept alive) */
-    int32_t src[GGFIT_GALLOC_MAX_SRC];
-    int32_t view_src;
-    int32_t backend;
-    uint32_t flags;
-    uint64_t size;
-    int64_t ne[4];
-    int type, op;
-    uint8_t n_src;
-    bool leaf, copy, dep, allocated;
-} rec_t;
-
+/* A recorded graph, and what the scheduler did to it. */
 typedef struct recorded {
-    json_t *root;
-    rec_t *r;
-    size_t n, n_leafs;
-    int n_backends;
-    char bname[MAX_B][96];
-    int buft_of[MAX_B];   /* backend -> buffer type index */
-    char buft_name[MAX_B][96];
-    int n_bufts;
-    uint64_t want[MAX_B];
-    uint64_t align[MAX_B];
-    bool full_offload;
-    char label[160];
+    rec_graph g;
+    bool *copy;           /* per tensor: a copy the scheduler inserted */
+    bool *dep;            /* per tensor: the dependency view before a copy */
+    bool full_offload;    /* llama.cpp's -ngl default (all layers): pins norms */
 } recorded;
 
-static bool starts_with_backend(const recorded *g, const char *name)
+static bool starts_with_backend(const rec_graph *g, const char *name)
 {
     for (int b = 0; b < g->n_backends; b++) {
-        size_t l = strlen(g->bname[b]);
-        if (strncmp(name, g->bname[b], l) == 0 && name[l] == '#')
+        size_t l = strlen(g->backend[b].name);
+        if (strncmp(name, g->backend[b].name, l) == 0 && name[l] == '#')
             return true;
     }
     return false;
@@ -77,156 +49,71 @@ static bool starts_with_backend(const recorded *g, const char *name)
  * share one copy name). The scheduler's graph rules them out: a node reads a
  * weight on its own backend, else through a copy (an RPC device and the CPU
  * cannot read each other's buffers), and a mask as wide as the KV it masks. */
-static const rec_t *original(const recorded *g, int32_t c)
+static int32_t original(const recorded *r, int32_t c)
 {
     /* A copy stands for the tensor its dependency view names. */
-    return g->r[c].copy ? &g->r[g->r[c - 1].src[0]] : &g->r[c];
+    return r->copy[c] ? r->g.t[c - 1].src[0] : c;
 }
 
-static bool fits(const recorded *g, size_t i, unsigned k, int32_t c)
+static bool fits(const recorded *r, size_t i, unsigned k, int32_t c)
 {
-    const rec_t *t = &g->r[i];
-    const rec_t *o = original(g, c);
-    if (o->leaf && o->allocated && !g->r[c].copy && !ggfit__op_is_view(t->op) &&
+    const ggfit_gt *t = &r->g.t[i];
+    int32_t oi = original(r, c);
+    const ggfit_gt *o = &r->g.t[oi];
+    if ((size_t)oi < r->g.n_leafs && o->allocated && !r->copy[c] && !ggfit__op_is_view(t->op) &&
         o->backend != t->backend)
         return false;
     if (t->op == GGFIT_OP_FLASH_ATTN_EXT && k == 3 && t->src[1] >= 0)
-        return o->ne[0] == g->r[t->src[1]].ne[1];
+        return o->ne[0] == r->g.t[t->src[1]].ne[1];
     if (t->op == GGFIT_OP_SOFT_MAX && k == 1 && t->src[0] >= 0)
-        return o->ne[0] == g->r[t->src[0]].ne[0];
+        return o->ne[0] == r->g.t[t->src[0]].ne[0];
     return true;
 }
 
-static void refit(recorded *g, json_t *by_name, size_t i, unsigned k)
+static void refit(recorded *r, size_t i, unsigned k)
 {
-    json_t *c = json_object_get(by_name, g->r[g->r[i].src[k]].name);
-    int32_t best = -1;
-    for (size_t m = 0; m < json_array_size(c); m++) {
-        int32_t j = (int32_t)json_integer_value(json_array_get(c, m));
-        if ((size_t)j < i && !g->r[j].dep && fits(g, i, k, j))
+    const char *name = r->g.name[r->g.t[i].src[k]];
+    int32_t best = -1, j;
+    for (size_t m = 0; (j = rec_named(&r->g, name, m)) >= 0; m++)
+        if ((size_t)j < i && !r->dep[j] && fits(r, i, k, j))
             best = j;
-    }
     if (best >= 0)
-        g->r[i].src[k] = best;
+        r->g.t[i].src[k] = best;
 }
 
-static void read_recorded(json_t *root, recorded *g)
+/* Takes the next recorded graph; false after the last. */
+static bool read_recorded(rec_reader *rd, recorded *r)
 {
-    memset(g, 0, sizeof *g);
-    g->root = root;
-    json_t *backends = json_object_get(root, "backends");
-    json_t *tensors = json_object_get(root, "tensors");
-    json_t *cs = json_object_get(root, "case");
-    assert_true(json_is_array(backends) && json_is_array(tensors) && json_is_object(cs));
-
-    /* llama.cpp's full offload (-ngl default: all layers): pins norms. */
-    g->full_offload = true;
-    json_t *args = json_object_get(cs, "args");
-    int pos = snprintf(g->label, sizeof g->label, "%s",
-                       json_string_value(json_object_get(cs, "model")));
-    for (size_t a = 0; a < json_array_size(args); a++) {
-        const char *s = json_string_value(json_array_get(args, a));
-        if (strcmp(s, "-ngl") == 0)
-            g->full_offload = false;   /* the cases use -ngl 10 < n_layer */
-        if (pos > 0 && (size_t)pos < sizeof g->label)
-            pos += snprintf(g->label + pos, sizeof g->label - (size_t)pos, " %s", s);
+    if (!rec_next(rd, &r->g))
+        return false;
+    rec_graph *g = &r->g;
+    r->full_offload = !rec_has_arg(g, "-ngl");   /* the cases use -ngl 10 < n_layer */
+    r->copy = calloc(2 * (g->n ? g->n : 1), sizeof *r->copy);
+    assert_non_null(r->copy);
+    r->dep = r->copy + g->n;
+    /* ggml never lists an op NONE tensor among the nodes; the scheduler's
+     * copies and dependency views are the only ones. */
+    for (size_t i = g->n_leafs; i < g->n; i++) {
+        bool op_none = g->t[i].op == GGFIT_OP_NONE;
+        r->copy[i] = op_none && starts_with_backend(g, g->name[i]);
+        r->dep[i] = op_none && !r->copy[i];
     }
-
-    g->n_backends = (int)json_array_size(backends);
-    assert_true(g->n_backends > 0 && g->n_backends <= MAX_B);
-    for (int b = 0; b < g->n_backends; b++) {
-        json_t *jb = json_array_get(backends, (size_t)b);
-        snprintf(g->bname[b], sizeof g->bname[b], "%s", json_string_value(json_object_get(jb, "name")));
-        const char *bt = json_string_value(json_object_get(jb, "buft"));
-        g->buft_of[b] = -1;
-        for (int k = 0; k < g->n_bufts; k++)
-            if (strcmp(g->buft_name[k], bt) == 0)
-                g->buft_of[b] = k;
-        if (g->buft_of[b] < 0) {
-            snprintf(g->buft_name[g->n_bufts], sizeof g->buft_name[0], "%s", bt);
-            g->buft_of[b] = g->n_bufts++;
-        }
-        g->want[b] = (uint64_t)json_integer_value(json_object_get(jb, "size"));
-        g->align[b] = (uint64_t)json_integer_value(json_object_get(jb, "alignment"));
-    }
-
-    g->n = json_array_size(tensors);
-    size_t n = g->n;
-    g->r = calloc(n ? n : 1, sizeof *g->r);
-    ggfit_gt *gt = calloc(n ? n : 1, sizeof *gt);
-    tinfo *ti = calloc(n ? n : 1, sizeof *ti);
-    int32_t *scratch = calloc(2 * (n ? n : 1), sizeof *scratch);
-    assert_true(g->r && gt && ti && scratch);
-    resolver rs = { .ti = ti, .t = gt, .by_name = json_object(), .n_uses = scratch,
-                    .seg = scratch + n };
-    for (size_t i = 0; i < n; i++) {
-        json_t *jt = json_array_get(tensors, i);
-        rec_t *t = &g->r[i];
-        t->name = json_string_value(json_object_get(jt, "name"));
-        t->leaf = strcmp(json_string_value(json_object_get(jt, "kind")), "leaf") == 0;
-        if (t->leaf) {
-            assert_int_equal(g->n_leafs, i);
-            g->n_leafs++;
-        }
-        t->backend = (int32_t)json_integer_value(json_object_get(jt, "backend"));
-        t->flags = (uint32_t)json_integer_value(json_object_get(jt, "flags"));
-        t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
-        t->allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
-        t->type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
-        t->op = rec_op_from_desc(json_string_value(json_object_get(jt, "op")));
-        if (t->type < 0 || t->op < 0)
-            fail_msg("%s: tensor %zu: unknown type or op", g->label, i);
-        json_t *ne = json_object_get(jt, "ne");
-        for (size_t d = 0; d < 4; d++)
-            t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
-        /* ggml never lists an op NONE tensor among the nodes; the scheduler's
-         * copies and dependency views are the only ones. */
-        bool op_none = t->op == GGFIT_OP_NONE;
-        t->copy = !t->leaf && op_none && starts_with_backend(g, t->name);
-        t->dep = !t->leaf && op_none && !t->copy;
-
-        /* What the resolver needs. */
-        gt[i].op = (uint8_t)t->op;
-        gt[i].type = (uint32_t)t->type;
-        memcpy(gt[i].ne, t->ne, sizeof gt[i].ne);
-        gt[i].view_src = -1;
-        gt[i].view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
-        for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
-            gt[i].src[j] = -1;
-        ti[i].name = t->name;
-        ti[i].leaf = t->leaf;
-        ti[i].view_src = json_string_value(json_object_get(jt, "view_src"));
-        ti[i].src = json_object_get(jt, "src");
-        assert_true(json_array_size(ti[i].src) <= GGFIT_GALLOC_MAX_SRC);
-        gt[i].n_src = (uint8_t)json_array_size(ti[i].src);
-        json_t *list = json_object_get(rs.by_name, t->name);
-        if (!list) {
-            list = json_array();
-            json_object_set_new(rs.by_name, t->name, list);
-        }
-        json_array_append_new(list, json_integer((json_int_t)i));
-    }
-    for (size_t i = 0; i < n; i++)
-        rec_resolve_tensor(&rs, i);
-    for (size_t i = 0; i < n; i++) {
-        rec_t *t = &g->r[i];
-        t->view_src = gt[i].view_src;
-        t->n_src = gt[i].n_src;
-        memcpy(t->src, gt[i].src, sizeof t->src);
-    }
-    for (size_t i = g->n_leafs; i < n; i++)
-        if (!g->r[i].copy && !g->r[i].dep)
-            for (unsigned k = 0; k < g->r[i].n_src; k++)
-                if (!fits(g, i, k, g->r[i].src[k]))
-                    refit(g, rs.by_name, i, k);
-    json_decref(rs.by_name);
-    free(scratch);
-    free(ti);
-    free(gt);
+    for (size_t i = g->n_leafs; i < g->n; i++)
+        if (!r->copy[i] && !r->dep[i])
+            for (unsigned k = 0; k < g->t[i].n_src; k++)
+                if (!fits(r, i, k, g->t[i].src[k]))
+                    refit(r, i, k);
     /* Each dependency view is followed by its copy. */
     for (size_t i = g->n_leafs; i < g->n; i++)
-        if (g->r[i].dep && !(i + 1 < g->n && g->r[i + 1].copy && g->r[i].n_src == 1))
-            fail_msg("%s: node %zu (%s) has op NONE but is no copy", g->label, i, g->r[i].name);
+        if (r->dep[i] && !(i + 1 < g->n && r->copy[i + 1] && g->t[i].n_src == 1))
+            fail_msg("%s: node %zu (%s) has op NONE but is no copy", g->label, i, g->name[i]);
+    return true;
+}
+
+static void free_recorded(recorded *r)
+{
+    free(r->copy);
+    rec_graph_free(&r->g);
 }
 
 /* "norm-<il>" and "l_last-<il>": the names llama.cpp's graph callback pins to
@@ -251,53 +138,44 @@ typedef struct unsched {
     ggfit_st *t;
     size_t n_leafs, n_nodes;
     int32_t *in_of;       /* recorded index -> input index; -1 for inserted */
-    ggfit_sched_backend backends[MAX_B];
-    ggfit_sched_buft bufts[MAX_B];
+    ggfit_sched_backend backends[REC_MAX_BACKENDS];
+    ggfit_sched_buft bufts[REC_MAX_BACKENDS];
     ggfit_sched_in in;
 } unsched;
 
-static void unschedule(const recorded *g, unsched *u)
+static void unschedule(const recorded *r, unsched *u)
 {
+    const rec_graph *g = &r->g;
     memset(u, 0, sizeof *u);
-    json_t *tensors = json_object_get(g->root, "tensors");
     u->t = calloc(g->n ? g->n : 1, sizeof *u->t);
     u->in_of = calloc(g->n ? g->n : 1, sizeof *u->in_of);
     assert_true(u->t && u->in_of);
 
     size_t k = 0;
     for (size_t i = 0; i < g->n; i++) {
-        const rec_t *r = &g->r[i];
+        const ggfit_gt *gt = &g->t[i];
+        bool leaf = i < g->n_leafs;
         u->in_of[i] = -1;
-        if (r->copy || r->dep)
+        if (r->copy[i] || r->dep[i])
             continue;
-        json_t *jt = json_array_get(tensors, i);
         ggfit_st *t = &u->t[k];
         u->in_of[i] = (int32_t)k++;
-        t->name = r->name;   /* lives as long as g */
-        const char *op = json_string_value(json_object_get(jt, "op"));
-        int opv = rec_op_from_desc(op);
-        if (opv < 0)
-            fail_msg("unknown op %s", op);
-        t->op = (uint8_t)opv;
-        int type = ggfit_type_from_name(json_string_value(json_object_get(jt, "type")));
-        assert_true(type >= 0);
-        t->type = (uint32_t)type;
-        json_t *ne = json_object_get(jt, "ne");
-        for (size_t d = 0; d < 4; d++)
-            t->ne[d] = d < json_array_size(ne) ? json_integer_value(json_array_get(ne, d)) : 1;
-        t->size = (uint64_t)json_integer_value(json_object_get(jt, "nbytes"));
-        t->flags = r->flags;
-        t->view_offs = (uint64_t)json_integer_value(json_object_get(jt, "view_offs"));
+        t->name = g->name[i];   /* lives as long as g */
+        t->op = gt->op;
+        t->type = gt->type;
+        memcpy(t->ne, gt->ne, sizeof t->ne);
+        t->size = gt->size;
+        t->flags = gt->flags;
+        t->view_offs = gt->view_offs;
         t->buft = -1;
         t->backend = -1;
         /* Weights and KV cache are the allocated leafs; the buffer they are in
          * is the one of the backend they were put on. */
-        bool allocated = json_integer_value(json_object_get(jt, "allocated")) != 0;
-        if (r->leaf && allocated) {
-            t->buft = (int16_t)g->buft_of[r->backend];
-            t->weights = strncmp(r->name, "cache_", 6) != 0;
+        if (leaf && gt->allocated) {
+            t->buft = (int16_t)g->backend[gt->backend].buft_index;
+            t->weights = strncmp(t->name, "cache_", 6) != 0;
         }
-        if (!r->leaf && g->full_offload && pinned_name(r->name))
+        if (!leaf && r->full_offload && pinned_name(t->name))
             t->backend = 0;   /* the layer's device: the only one */
     }
     u->n_leafs = g->n_leafs;
@@ -305,32 +183,31 @@ static void unschedule(const recorded *g, unsched *u)
 
     /* Sources and view sources, with copies read as their originals. */
     for (size_t i = 0; i < g->n; i++) {
-        const rec_t *r = &g->r[i];
+        const ggfit_gt *gt = &g->t[i];
         if (u->in_of[i] < 0)
             continue;
         ggfit_st *t = &u->t[u->in_of[i]];
-        t->view_src = r->view_src >= 0 ? u->in_of[r->view_src] : -1;
-        t->n_src = r->n_src;
+        t->view_src = gt->view_src >= 0 ? u->in_of[gt->view_src] : -1;
+        t->n_src = gt->n_src;
         for (size_t j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
             t->src[j] = -1;
-        for (size_t j = 0; j < r->n_src; j++) {
-            int32_t p = r->src[j];
-            if (g->r[p].copy)
-                p = g->r[p - 1].src[0];   /* the view before it names the original */
-            t->src[j] = u->in_of[p];
+        for (size_t j = 0; j < gt->n_src; j++) {
+            t->src[j] = u->in_of[original(r, gt->src[j])];
             assert_true(t->src[j] >= 0);
         }
     }
 
-    for (int b = 0; b < g->n_bufts; b++)
-        u->bufts[b] = (ggfit_sched_buft){ .name = g->buft_name[b],
-                                          .is_host = strncmp(g->buft_name[b], "CPU", 3) == 0,
-                                          .max_size = UINT64_MAX };
     for (int b = 0; b < g->n_backends; b++) {
-        u->bufts[g->buft_of[b]].alignment = g->align[b];
-        bool cpu = strcmp(g->bname[b], "CPU") == 0;
-        u->backends[b] = (ggfit_sched_backend){ .name = g->bname[b], .buft = g->buft_of[b],
-                                                .bufts = UINT32_C(1) << g->buft_of[b],
+        const rec_backend *be = &g->backend[b];
+        u->bufts[be->buft_index] = (ggfit_sched_buft){ .name = be->buft,
+            .is_host = strncmp(be->buft, "CPU", 3) == 0, .alignment = be->alignment,
+            .max_size = UINT64_MAX };
+    }
+    for (int b = 0; b < g->n_backends; b++) {
+        const rec_backend *be = &g->backend[b];
+        bool cpu = strcmp(be->name, "CPU") == 0;
+        u->backends[b] = (ggfit_sched_backend){ .name = be->name, .buft = be->buft_index,
+                                                .bufts = UINT32_C(1) << be->buft_index,
                                                 .is_cpu = cpu, .offload = GGFIT_OFFLOAD_NEVER,
                                                 .offload_min_batch = 32 };
         /* The CPU reads every host buffer; an RPC device only its own. */
@@ -346,7 +223,7 @@ static void unschedule(const recorded *g, unsched *u)
 }
 
 /* Where the scheduler's graph first differs from the recorded one, or NULL. */
-static const char *first_difference(const recorded *g, const unsched *u, const ggfit_sched_out *o,
+static const char *first_difference(const rec_graph *g, const unsched *u, const ggfit_sched_out *o,
                                     char *buf, size_t cap)
 {
     size_t n_out = o->n_leafs + o->n_nodes;
@@ -355,13 +232,12 @@ static const char *first_difference(const recorded *g, const unsched *u, const g
         return buf;
     }
     for (size_t i = 0; i < n_out && i < g->n; i++) {
-        const rec_t *r = &g->r[i];
-        const ggfit_gt *t = &o->t[i];
+        const ggfit_gt *r = &g->t[i], *t = &o->t[i];
         char name[GGFIT_SCHED_NAME];
         ggfit__sched_name(&u->in, o, i, name);
         const char *what = NULL;
         char detail[160] = "";
-        if (strcmp(name, r->name) != 0)
+        if (strcmp(name, g->name[i]) != 0)
             what = "name";
         else if (t->backend != r->backend)
             snprintf(detail, sizeof detail, "backend %d, recorded %d", t->backend, r->backend);
@@ -371,13 +247,13 @@ static const char *first_difference(const recorded *g, const unsched *u, const g
             what = "view_src";
         else if (t->n_src != r->n_src || memcmp(t->src, r->src, sizeof t->src) != 0)
             what = "sources";
-        else if (t->size != r->size || t->type != (uint32_t)r->type || t->op != r->op ||
+        else if (t->size != r->size || t->type != r->type || t->op != r->op ||
                  memcmp(t->ne, r->ne, sizeof t->ne) != 0)
             what = "size, type, op or shape";
         else if (t->view_src < 0 && !t->allocated != !r->allocated)
             what = "allocated";
         if (what || detail[0]) {
-            snprintf(buf, cap, "tensor %zu: %s (recorded %s): %s", i, name, r->name,
+            snprintf(buf, cap, "tensor %zu: %s (recorded %s): %s", i, name, g->name[i],
                      what ? what : detail);
             return buf;
         }
@@ -429,131 +305,89 @@ static void same_with_lists(const unsched *u, const ggfit_sched_out *o)
     free(pool);
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void test_llama_graphs(void **state)
 {
     (void)state;
-    DIR *dir = opendir(rec_graphs_dir());
-    if (!dir)
-        fail_msg("cannot open %s (set GGFIT_GRAPHS)", rec_graphs_dir());
-    char *files[64];
-    size_t n_files = 0;
-    struct dirent *de;
-    while ((de = readdir(dir))) {
-        size_t l = strlen(de->d_name);
-        if (l > 9 && strcmp(de->d_name + l - 9, ".jsonl.gz") == 0 && n_files < 64)
-            files[n_files++] = strdup(de->d_name);
-    }
-    closedir(dir);
-    qsort(files, n_files, sizeof files[0], cmp_str);
-    assert_true(n_files > 0);
-
-    char *line = NULL;
-    size_t cap = 0;
+    rec_reader *rd = rec_open();
+    recorded r;
     ggfit__buf work[GGFIT_SCHED_WORK] = { { 0 } };
     int n_graphs = 0, n_same = 0, n_sizes = 0, n_copies_seen = 0;
     double slowest = 0;
     size_t slowest_n = 0;
-    char slowest_at[200] = "";
-    for (size_t f = 0; f < n_files; f++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", rec_graphs_dir(), files[f]);
-        gzFile gz = gzopen(path, "rb");
-        if (!gz)
-            fail_msg("cannot open %s", path);
-        gzbuffer(gz, 1 << 18);
-        for (int ln = 1; rec_read_line(gz, &line, &cap); ln++) {
-            json_error_t jerr;
-            json_t *root = json_loads(line, 0, &jerr);
-            if (!root)
-                fail_msg("%s:%d: %s", path, ln, jerr.text);
-            recorded g;
-            read_recorded(root, &g);
-            unsched u;
-            unschedule(&g, &u);
+    char slowest_at[sizeof r.g.label] = "";
+    while (read_recorded(rd, &r)) {
+        const rec_graph *g = &r.g;
+        unsched u;
+        unschedule(&r, &u);
 
-            ggfit_sched_out o;
-            char *err = NULL;
-            double best = 1e30;
-            int reps = getenv("GGFIT_SCHED_REPS") ? atoi(getenv("GGFIT_SCHED_REPS")) : 5;
-            for (int rep = 0; rep < reps; rep++) {
-                /* The first run allocates, the others reuse kept buffers
-                 * (as projections do); the output checked is the last. */
-                ggfit_sched_in in = u.in;
-                in.work = rep ? work : NULL;
-                double t0 = now_us();
-                int rc = ggfit__sched_split(&in, &o, &err);
-                double dt = now_us() - t0;
-                if (rc != GGFIT_OK)
-                    fail_msg("%s: %s", g.label, err ? err : "?");
-                best = dt < best ? dt : best;
-                if (rep < reps - 1)
-                    ggfit__sched_free(&o);
-            }
-            if (best > slowest) {
-                slowest = best;
-                slowest_n = u.n_leafs + u.n_nodes;
-                snprintf(slowest_at, sizeof slowest_at, "%s", g.label);
-            }
-            for (size_t i = g.n_leafs; i < g.n; i++)
-                n_copies_seen += g.r[i].copy;
-
-            /* The same graph as a pool in another order with leaf and node
-             * lists (the graph builder's form) gives the same output. */
-            same_with_lists(&u, &o);
-
-            char buf[400];
-            const char *diff = first_difference(&g, &u, &o, buf, sizeof buf);
-            if (diff)
-                printf("sched: %s: %s\n", g.label, diff);
-            n_same += !diff;
-
-            uint64_t got[GGFIT_SCHED_MAX_BACKENDS];
-            int rc = ggfit__galloc_reserve(o.t, o.n_leafs, o.n_nodes, o.n_backends, o.galloc, got, NULL, &err);
+        ggfit_sched_out o;
+        char *err = NULL;
+        double best = 1e30;
+        int reps = getenv("GGFIT_SCHED_REPS") ? atoi(getenv("GGFIT_SCHED_REPS")) : 5;
+        for (int rep = 0; rep < reps; rep++) {
+            /* The first run allocates, the others reuse kept buffers
+             * (as projections do); the output checked is the last. */
+            ggfit_sched_in in = u.in;
+            in.work = rep ? work : NULL;
+            double t0 = rec_now_us();
+            int rc = ggfit__sched_split(&in, &o, &err);
+            double dt = rec_now_us() - t0;
             if (rc != GGFIT_OK)
-                fail_msg("%s: galloc: %s", g.label, err ? err : "?");
-            bool sizes = true;
-            for (int b = 0; b < g.n_backends; b++) {
-                if (got[b] == g.want[b])
-                    continue;
-                sizes = false;
-                printf("sched: %s: %s: %llu bytes, llama.cpp %llu (%+lld)\n", g.label, g.bname[b],
-                       (unsigned long long)got[b], (unsigned long long)g.want[b],
-                       (long long)(got[b] - g.want[b]));
-            }
-            n_sizes += sizes;
-            if (getenv("DBG")) {
-                for (size_t i = 0; i < g.n; i++) {
-                    const ggfit_gt *t = &o.t[i];
-                    printf("%zu %d %d %llu %u %d %d |", i, t->backend, t->op, (unsigned long long)t->size, t->flags, t->view_src, t->allocated);
-                    for (int j = 0; j < t->n_src; j++) printf(" %d", t->src[j]);
-                    printf("\n");
-                }
-                exit(0);
-            }
-            n_graphs++;
-
-            ggfit__sched_free(&o);
-            free(u.t);
-            free(u.in_of);
-            free(g.r);
-            json_decref(root);
+                fail_msg("%s: %s", g->label, err ? err : "?");
+            best = dt < best ? dt : best;
+            if (rep < reps - 1)
+                ggfit__sched_free(&o);
         }
-        gzclose(gz);
-        free(files[f]);
+        if (best > slowest) {
+            slowest = best;
+            slowest_n = u.n_leafs + u.n_nodes;
+            snprintf(slowest_at, sizeof slowest_at, "%s", g->label);
+        }
+        for (size_t i = g->n_leafs; i < g->n; i++)
+            n_copies_seen += r.copy[i];
+
+        /* The same graph as a pool in another order with leaf and node
+         * lists (the graph builder's form) gives the same output. */
+        same_with_lists(&u, &o);
+
+        char buf[400];
+        const char *diff = first_difference(g, &u, &o, buf, sizeof buf);
+        if (diff)
+            printf("sched: %s: %s\n", g->label, diff);
+        n_same += !diff;
+
+        uint64_t got[GGFIT_SCHED_MAX_BACKENDS];
+        int rc = ggfit__galloc_reserve(o.t, o.n_leafs, o.n_nodes, o.n_backends, o.galloc, got, NULL, &err);
+        if (rc != GGFIT_OK)
+            fail_msg("%s: galloc: %s", g->label, err ? err : "?");
+        bool sizes = true;
+        for (int b = 0; b < g->n_backends; b++) {
+            uint64_t want = g->backend[b].size;
+            if (got[b] == want)
+                continue;
+            sizes = false;
+            printf("sched: %s: %s: %llu bytes, llama.cpp %llu (%+lld)\n", g->label,
+                   g->backend[b].name, (unsigned long long)got[b], (unsigned long long)want,
+                   (long long)(got[b] - want));
+        }
+        n_sizes += sizes;
+        if (getenv("DBG")) {
+            for (size_t i = 0; i < g->n; i++) {
+                const ggfit_gt *t = &o.t[i];
+                printf("%zu %d %d %llu %u %d %d |", i, t->backend, t->op, (unsigned long long)t->size, t->flags, t->view_src, t->allocated);
+                for (int j = 0; j < t->n_src; j++) printf(" %d", t->src[j]);
+                printf("\n");
+            }
+            exit(0);
+        }
+        n_graphs++;
+
+        ggfit__sched_free(&o);
+        free(u.t);
+        free(u.in_of);
+        free_recorded(&r);
     }
-    free(line);
+    rec_close(rd);
     for (int k = 0; k < GGFIT_SCHED_WORK; k++)
         ggfit__buf_free(&work[k]);
     printf("sched: %d/%d graphs scheduled as llama.cpp did (order, backends, %d copies), "
@@ -569,9 +403,12 @@ static void test_llama_graphs(void **state)
  * buffer type 1); all tensors 4 KiB f32 rows.
  * ---------------------------------------------------------------------- */
 
+#define TINY_MAX 72
+
 typedef struct tiny {
-    ggfit_st t[32];
-    char names[32][16];
+    ggfit_st t[TINY_MAX];
+    char names[TINY_MAX][16];
+    char list[1024];      /* listing()'s words */
     size_t n_leafs, n;
     ggfit_sched_buft bufts[3];
     ggfit_sched_backend be[3];
@@ -592,6 +429,7 @@ static void tiny_init(tiny *g, ggfit_sched_offload gpu_offload)
 /* Adds a tensor; leafs must come first. */
 static int32_t add(tiny *g, const char *name, int op, int64_t rows, int32_t s0, int32_t s1)
 {
+    assert_true(g->n < TINY_MAX);
     ggfit_st *t = &g->t[g->n];
     memset(t, 0, sizeof *t);
     snprintf(g->names[g->n], sizeof g->names[g->n], "%s", name);
@@ -616,6 +454,22 @@ static int32_t add(tiny *g, const char *name, int op, int64_t rows, int32_t s0, 
     return (int32_t)g->n++;
 }
 
+/* Gives node i one more source. */
+static void add_src(tiny *g, int32_t i, int32_t s)
+{
+    ggfit_st *t = &g->t[i];
+    assert_true(t->n_src < GGFIT_GALLOC_MAX_SRC);
+    t->src[t->n_src++] = s;
+}
+
+/* A graph input (ggml_set_input): a leaf the scheduler must place. */
+static int32_t input(tiny *g, const char *name, int64_t rows)
+{
+    int32_t i = add(g, name, GGFIT_OP_NONE, rows, -1, -1);
+    g->t[i].flags = GGFIT_TF_INPUT;
+    return i;
+}
+
 static int32_t weight(tiny *g, const char *name, int buft)
 {
     int32_t w = add(g, name, GGFIT_OP_NONE, 1024, -1, -1);
@@ -624,20 +478,28 @@ static int32_t weight(tiny *g, const char *name, int buft)
     return w;
 }
 
-static void run(tiny *g, ggfit_sched_out *o)
+/* Hands the tensors added so far to g->in. */
+static void tiny_close(tiny *g)
 {
     g->in.n_leafs = g->n_leafs;
     g->in.n_nodes = g->n - g->n_leafs;
+}
+
+static void run(tiny *g, ggfit_sched_out *o)
+{
+    tiny_close(g);
     char *err = NULL;
     int rc = ggfit__sched_split(&g->in, o, &err);
     if (rc != GGFIT_OK)
         fail_msg("%s", err);
 }
 
-/* The output as "name@backend" words, for compact checks. */
-static void listing(const tiny *g, const ggfit_sched_out *o, char *buf, size_t cap)
+/* The output as "name@backend" words, for compact checks; in g->list, until
+ * the next call. */
+static const char *listing(tiny *g, const ggfit_sched_out *o)
 {
-    size_t len = 0;
+    char *buf = g->list;
+    size_t cap = sizeof g->list, len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < o->n_leafs + o->n_nodes && len < cap; i++) {
         char name[GGFIT_SCHED_NAME];
@@ -645,6 +507,7 @@ static void listing(const tiny *g, const ggfit_sched_out *o, char *buf, size_t c
         len += (size_t)snprintf(buf + len, cap - len, "%s%s%s@%d", i ? " " : "",
                                 i == o->n_leafs ? "| " : "", name, o->t[i].backend);
     }
+    return buf;
 }
 
 static void test_weights_and_copies(void **state)
@@ -653,8 +516,7 @@ static void test_weights_and_copies(void **state)
     tiny g;
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t emb = weight(&g, "token_embd", 1);
-    int32_t inp = add(&g, "inp_tokens", GGFIT_OP_NONE, 1, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp_tokens", 1);
     int32_t w0 = weight(&g, "w0", 0);
     int32_t x = add(&g, "embd", GGFIT_OP_GET_ROWS, 512, emb, inp);
     int32_t n0 = add(&g, "norm", GGFIT_OP_RMS_NORM, 512, x, -1);
@@ -662,12 +524,11 @@ static void test_weights_and_copies(void **state)
     add(&g, "out", GGFIT_OP_ADD, 512, m0, x);
     ggfit_sched_out o;
     run(&g, &o);
-    char buf[1024];
-    listing(&g, &o, buf, sizeof buf);
     /* GET_ROWS follows the CPU weight; the norm is carried up from the GPU
      * matmul; "embd" is copied to the GPU once and read there twice. */
-    assert_string_equal(buf, "token_embd@1 inp_tokens@1 w0@0 | embd@1 embd (view)@1 GPU0#embd#0@0 "
-                             "norm@0 mm@0 out@0");
+    assert_string_equal(listing(&g, &o),
+                        "token_embd@1 inp_tokens@1 w0@0 | embd@1 embd (view)@1 GPU0#embd#0@0 "
+                        "norm@0 mm@0 out@0");
     assert_int_equal(o.n_splits, 2);
     assert_int_equal(o.t[8].src[1], 5);   /* out reads the copy */
     assert_int_equal(o.t[4].src[0], 3);   /* the view holds embd */
@@ -685,8 +546,7 @@ static void test_op_offload(void **state)
         tiny g;
         tiny_init(&g, variant == 3 ? GGFIT_OFFLOAD_MATMUL : GGFIT_OFFLOAD_BATCH);
         int32_t w = weight(&g, "w", 1);
-        int32_t inp = add(&g, "inp", GGFIT_OP_NONE, variant == 1 ? 8 : 512, -1, -1);
-        g.t[inp].flags = GGFIT_TF_INPUT;
+        int32_t inp = input(&g, "inp", variant == 1 ? 8 : 512);
         int32_t mm = add(&g, "mm", GGFIT_OP_MUL_MAT, variant == 1 ? 8 : 512, w, inp);
         int32_t gr = add(&g, "gr", GGFIT_OP_GET_ROWS, 512, w, inp);
         if (variant == 2)
@@ -708,8 +568,7 @@ static void test_pinned_and_views(void **state)
     tiny g;
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
     int32_t n = add(&g, "norm-0", GGFIT_OP_RMS_NORM, 512, a, -1);
     g.t[n].backend = 1;
@@ -734,19 +593,17 @@ static void test_pipeline_copies(void **state)
     tiny g;
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
     add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
     g.in.n_copies = 4;
     ggfit_sched_out o;
     run(&g, &o);
-    char buf[1024];
-    listing(&g, &o, buf, sizeof buf);
     /* The graph input gets 3 more copies on its backend, the split input 4 on
      * the GPU; all leafs, flagged input and output. */
-    assert_string_equal(buf, "inp@1 CPU#inp#1@1 CPU#inp#2@1 CPU#inp#3@1 GPU0#inp#0@0 GPU0#inp#1@0 "
-                             "GPU0#inp#2@0 GPU0#inp#3@0 w0@0 | inp (view)@1 a@0 b@0");
+    assert_string_equal(listing(&g, &o),
+                        "inp@1 CPU#inp#1@1 CPU#inp#2@1 CPU#inp#3@1 GPU0#inp#0@0 GPU0#inp#1@0 "
+                        "GPU0#inp#2@0 GPU0#inp#3@0 w0@0 | inp (view)@1 a@0 b@0");
     for (size_t i = 0; i < 8; i++)
         assert_int_equal(o.t[i].flags, GGFIT_TF_INPUT | GGFIT_TF_OUTPUT);
     assert_int_equal(o.t[10].src[1], 4);   /* a reads copy 0 */
@@ -769,8 +626,7 @@ static void test_blas_upgrade(void **state)
     g.be[1] = (ggfit_sched_backend){ "BLAS", 1, 2u, false, GGFIT_OFFLOAD_NEVER, 32 };
     g.in.n_backends = 3;
     int32_t w = weight(&g, "w", 1);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w, inp);
     int32_t b = add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
     g.t[b].unsupported = 1u << 1;
@@ -794,49 +650,26 @@ static void test_split_input_limit(void **state)
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
     int32_t wc = weight(&g, "wc", 1);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 1, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
-    ggfit_st *big = calloc(200, sizeof *big);
-    assert_non_null(big);
-    memcpy(big, g.t, g.n * sizeof *big);
-    size_t n = g.n;
+    int32_t inp = input(&g, "inp", 1);
     int32_t gpu[31];
-    char names[62][8];
+    char name[8];
     for (int k = 0; k < 31; k++) {
-        ggfit_st *t = &big[n];
-        *t = big[0];
-        snprintf(names[k], sizeof names[k], "g%d", k);
-        t->name = names[k];
-        t->op = GGFIT_OP_MUL_MAT;
-        t->buft = -1;
-        t->weights = false;
-        t->flags = GGFIT_TF_COMPUTE;
-        t->src[0] = w0;
-        t->src[1] = inp;
-        t->n_src = 2;
-        gpu[k] = (int32_t)n++;
+        snprintf(name, sizeof name, "g%d", k);
+        gpu[k] = add(&g, name, GGFIT_OP_MUL_MAT, 1024, w0, inp);
     }
     int32_t prev = -1;
     for (int k = 0; k < 31; k++) {
-        ggfit_st *t = &big[n];
-        *t = big[gpu[0]];
-        snprintf(names[31 + k], sizeof names[31 + k], "c%d", k);
-        t->name = names[31 + k];
-        t->src[0] = wc;             /* a CPU weight: the node runs on the CPU */
-        t->src[1] = gpu[k];
-        t->src[2] = prev;
-        t->n_src = prev >= 0 ? 3 : 2;
-        prev = (int32_t)n++;
+        snprintf(name, sizeof name, "c%d", k);
+        /* A CPU weight: the node runs on the CPU. */
+        int32_t c = add(&g, name, GGFIT_OP_MUL_MAT, 1024, wc, gpu[k]);
+        if (prev >= 0)
+            add_src(&g, c, prev);
+        prev = c;
     }
-    g.in.t = big;
-    g.in.n_leafs = 3;
-    g.in.n_nodes = n - 3;
     ggfit_sched_out o;
-    char *err = NULL;
-    assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
+    run(&g, &o);
     assert_int_equal(o.n_splits, 3);   /* GPU, CPU with 30 inputs, CPU with 1 */
     ggfit__sched_free(&o);
-    free(big);
 }
 
 static void test_weight_split(void **state)
@@ -849,16 +682,14 @@ static void test_weight_split(void **state)
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w1 = weight(&g, "w1", 0);
     int32_t w2 = weight(&g, "w2", 0);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w1, inp);
     int32_t b = add(&g, "b", GGFIT_OP_MUL_MAT, 512, w2, a);
     g.t[a].backend = g.t[b].backend = 1;
     ggfit_sched_out o;
     run(&g, &o);
-    char buf[1024];
-    listing(&g, &o, buf, sizeof buf);
-    assert_string_equal(buf, "w1@0 w2@0 inp@1 | w1 (view)@0 CPU#w1#0@1 a@1 w2 (view)@0 CPU#w2#0@1 b@1");
+    assert_string_equal(listing(&g, &o),
+                        "w1@0 w2@0 inp@1 | w1 (view)@0 CPU#w1#0@1 a@1 w2 (view)@0 CPU#w2#0@1 b@1");
     assert_int_equal(o.n_splits, 2);
     ggfit__sched_free(&o);
 }
@@ -874,23 +705,20 @@ static void test_rope_ignores_weight(void **state)
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
     int32_t freqs = weight(&g, "rope_freqs", 1);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
     int32_t r = add(&g, "r", GGFIT_OP_ROPE, 512, a, inp);
-    g.t[r].src[2] = freqs;
-    g.t[r].n_src = 3;
+    add_src(&g, r, freqs);
     int32_t m = add(&g, "m", GGFIT_OP_MUL, 512, r, freqs);
     ggfit_sched_out o;
     run(&g, &o);
     assert_int_equal(o.backend_of[r], 0);
     assert_int_equal(o.backend_of[m], 1);
-    char buf[1024];
-    listing(&g, &o, buf, sizeof buf);
     /* The weight rule of rule 5 starts a second GPU split at r. */
-    assert_string_equal(buf, "w0@0 rope_freqs@1 inp@1 | inp (view)@1 GPU0#inp#0@0 a@0 "
-                             "rope_freqs (view)@1 GPU0#rope_freqs#0@0 r@0 "
-                             "r (view)@0 CPU#r#0@1 m@1");
+    assert_string_equal(listing(&g, &o),
+                        "w0@0 rope_freqs@1 inp@1 | inp (view)@1 GPU0#inp#0@0 a@0 "
+                        "rope_freqs (view)@1 GPU0#rope_freqs#0@0 r@0 "
+                        "r (view)@0 CPU#r#0@1 m@1");
     assert_int_equal(o.n_splits, 3);
     ggfit__sched_free(&o);
 }
@@ -916,8 +744,7 @@ static void test_sweep_order(void **state)
     three_backends(&g);
     int32_t w0 = weight(&g, "w0", 0);
     int32_t w1 = weight(&g, "w1", 1);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
     int32_t b = add(&g, "b", GGFIT_OP_SCALE, 512, a, -1);
     int32_t c = add(&g, "c", GGFIT_OP_MUL_MAT, 512, w1, b);
@@ -941,8 +768,7 @@ static void test_unassigned_best(void **state)
         if (variant == 1)
             g.be[1].bufts |= 4u;   /* GPU1 can read host memory too */
         int32_t w0 = weight(&g, "w0", 0);
-        int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-        g.t[inp].flags = GGFIT_TF_INPUT;
+        int32_t inp = input(&g, "inp", 512);
         int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
         int32_t b = add(&g, "b", GGFIT_OP_ADD, 512, a, inp);
         g.t[b].unsupported = 1u;
@@ -960,11 +786,9 @@ static void test_errors(void **state)
     tiny g;
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
-    g.in.n_leafs = g.n_leafs;
-    g.in.n_nodes = g.n - g.n_leafs;
+    tiny_close(&g);
     ggfit_sched_out o;
     char *err = NULL;
 
@@ -1013,13 +837,11 @@ static void test_prep_targets(void **state)
     tiny g;
     tiny_init(&g, GGFIT_OFFLOAD_NEVER);
     int32_t w0 = weight(&g, "w0", 0);
-    int32_t inp = add(&g, "inp", GGFIT_OP_NONE, 512, -1, -1);
-    g.t[inp].flags = GGFIT_TF_INPUT;
+    int32_t inp = input(&g, "inp", 512);
     int32_t a = add(&g, "a", GGFIT_OP_MUL_MAT, 512, w0, inp);
     int32_t b = add(&g, "b", GGFIT_OP_RMS_NORM, 512, a, -1);
     int32_t lists[4] = { w0, inp, a, b };
-    g.in.n_leafs = g.n_leafs;
-    g.in.n_nodes = g.n - g.n_leafs;
+    tiny_close(&g);
     g.in.n_tensors = g.n;
     g.in.leafs = lists;
     g.in.nodes = lists + g.n_leafs;
@@ -1028,7 +850,6 @@ static void test_prep_targets(void **state)
     assert_int_equal(ggfit__sched_prepare(&g.in, &prep, &err), GGFIT_OK);
     g.in.prep = &prep;
     ggfit_sched_out o;
-    char buf[1024];
 
     g.t[b].buft = 2;   /* two buffer types */
     assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_EINVAL);
@@ -1043,15 +864,13 @@ static void test_prep_targets(void **state)
 
     g.t[inp].buft = 1;   /* memory came: the prep no longer holds */
     assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
-    listing(&g, &o, buf, sizeof buf);
+    char with_prep[sizeof g.list];
+    memcpy(with_prep, listing(&g, &o), sizeof with_prep);
     ggfit__sched_free(&o);
-    char with_prep[1024];
-    memcpy(with_prep, buf, sizeof buf);
     g.in.prep = NULL;
     assert_int_equal(ggfit__sched_split(&g.in, &o, &err), GGFIT_OK);
-    listing(&g, &o, buf, sizeof buf);
+    assert_string_equal(with_prep, listing(&g, &o));
     ggfit__sched_free(&o);
-    assert_string_equal(with_prep, buf);
     ggfit__sched_prep_free(&prep);
 }
 
