@@ -222,6 +222,26 @@ static void unschedule(const recorded *r, unsched *u)
                               .cur_copy = 0, .op_offload = true };
 }
 
+/* The backends-only mode (llama.cpp's -fa auto probe reads no more) gives
+ * every tensor the backend the whole split gives it, and no graph. */
+static void same_backends_only(const unsched *u, const ggfit_sched_out *o)
+{
+    ggfit_sched_in in = u->in;
+    in.backends_only = true;
+    in.work = NULL;   /* o borrows the kept ones */
+    ggfit_sched_out b;
+    char *err = NULL;
+    if (ggfit__sched_split(&in, &b, &err) != GGFIT_OK)
+        fail_msg("backends only: %s", err);
+    assert_int_equal(b.n_leafs + b.n_nodes, 0);
+    size_t n = in.leafs ? in.n_tensors : in.n_leafs + in.n_nodes;
+    for (size_t i = 0; i < n; i++)
+        if (b.backend_of[i] != o->backend_of[i])
+            fail_msg("backends only: tensor %zu on backend %d, the split puts it on %d", i,
+                     (int)b.backend_of[i], (int)o->backend_of[i]);
+    ggfit__sched_free(&b);
+}
+
 /* Where the scheduler's graph first differs from the recorded one, or NULL. */
 static const char *first_difference(const rec_graph *g, const unsched *u, const ggfit_sched_out *o,
                                     char *buf, size_t cap)
@@ -349,6 +369,7 @@ static void test_llama_graphs(void **state)
         /* The same graph as a pool in another order with leaf and node
          * lists (the graph builder's form) gives the same output. */
         same_with_lists(&u, &o);
+        same_backends_only(&u, &o);
 
         char buf[400];
         const char *diff = first_difference(g, &u, &o, buf, sizeof buf);
