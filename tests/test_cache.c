@@ -70,20 +70,15 @@ static const char *differs(const ggfit_projection *a, const ggfit_projection *b)
 static void test_kept_graphs_change_nothing(void **state)
 {
     (void)state;
-    static const char *const files[] = {
-        "deepseek-v2-lite-Q4_K_M.gguf", "gemma-3-27b-Q4_K_M.gguf", "gemma-3-4b-Q4_K_M.gguf",
-        "glm-4.5-air-Q4_K_M.gguf", "gpt-oss-120b-mxfp4.gguf", "gpt-oss-20b-mxfp4.gguf",
-        "lfm2-1.2b-Q4_K_M.gguf", "llama-3.1-8b-Q4_K_M.gguf", "llama-3.3-70b-Q4_K_M.gguf",
-        "mixtral-8x7b-Q4_K_M.gguf", "nemotron-h-8b-Q4_K_M.gguf", "qwen3-0.6b-f16.gguf",
-        "qwen3-14b-Q4_K_M.gguf", "qwen3-14b-f16.gguf", "qwen3-30b-a3b-Q4_K_M.gguf",
-        "qwen3-next-80b-a3b-Q4_K_M.gguf",
-    };
+    model_name files[64];
+    size_t n_files = model_files(files, 64);
+    assert_true(n_files >= 16);
     ggfit_device devs[2];
     size_t n_dev;
     assert_int_equal(ggfit_devices_parse("cuda:24GiB,cuda:12GiB", devs, 2, &n_dev, NULL),
                      GGFIT_OK);
     int n_checked = 0;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    for (size_t f = 0; f < n_files; f++) {
         char path[512];
         model_path(path, sizeof path, files[f]);
         ggfit_model *kept;

@@ -93,15 +93,10 @@ static void test_llama_70b(void **state)
 static void test_bytes_add_up(void **state)
 {
     (void)state;
-    static const char *const files[] = {
-        "deepseek-v2-lite-Q4_K_M.gguf", "gemma-3-27b-Q4_K_M.gguf", "gemma-3-4b-Q4_K_M.gguf",
-        "glm-4.5-air-Q4_K_M.gguf", "gpt-oss-120b-mxfp4.gguf", "gpt-oss-20b-mxfp4.gguf",
-        "lfm2-1.2b-Q4_K_M.gguf", "llama-3.1-8b-Q4_K_M.gguf", "llama-3.3-70b-Q4_K_M.gguf",
-        "mixtral-8x7b-Q4_K_M.gguf", "nemotron-h-8b-Q4_K_M.gguf", "qwen3-0.6b-f16.gguf",
-        "qwen3-14b-Q4_K_M.gguf", "qwen3-14b-f16.gguf", "qwen3-30b-a3b-Q4_K_M.gguf",
-        "qwen3-next-80b-a3b-Q4_K_M.gguf",
-    };
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+    model_name files[64];
+    size_t n_files = model_files(files, 64);
+    assert_true(n_files >= 16);
+    for (size_t k = 0; k < n_files; k++) {
         ggfit_model *m = open_model(files[k]);
         const ggfit_hparams *hp = ggfit_model_hparams(m);
         uint64_t sum = ggfit_model_input_bytes(m) + ggfit_model_output_bytes(m), roles = 0;

@@ -4,6 +4,7 @@
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +27,31 @@ static inline const char *models_dir(void)
 static inline void model_path(char *buf, size_t n, const char *file)
 {
     snprintf(buf, n, "%s/%s", models_dir(), file);
+}
+
+/* The shipped layouts (*.gguf in models_dir()), sorted, up to max names of
+ * fewer than 128 characters; returns how many. */
+typedef char model_name[128];
+
+static int model_name_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+static inline size_t model_files(model_name *names, size_t max)
+{
+    DIR *d = opendir(models_dir());
+    size_t n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; n < max && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && len < sizeof names[0] && !strcmp(e->d_name + len - 5, ".gguf"))
+            memcpy(names[n++], e->d_name, len + 1);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], model_name_cmp);
+    return n;
 }
 
 /* A fresh temporary directory for files a test writes. */
