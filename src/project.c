@@ -1049,10 +1049,19 @@ static gentry *gcache_find(struct ggfit__gcache *c, const gkey *key)
     return NULL;
 }
 
-/* The entry a new graph replaces: an empty one, else the least recently
- * used. */
-static gentry *gcache_victim(struct ggfit__gcache *c)
+/* The entry a new graph for key replaces: one with the same graph but for
+ * another context (a fit reduces the context once and never returns, so
+ * that graph is done with, and reusing its memory spares a second graph's
+ * fresh pages), else an empty one, else the least recently used. */
+static gentry *gcache_victim(struct ggfit__gcache *c, const gkey *key)
 {
+    for (int k = 0; k < GCACHE_SLOTS; k++) {
+        gkey other = c->e[k].key;
+        other.n_kv = key->n_kv;
+        other.n_kv_swa = key->n_kv_swa;
+        if (c->e[k].valid && !memcmp(&other, key, sizeof other))
+            return &c->e[k];
+    }
     gentry *v = &c->e[0];
     for (int k = 0; k < GCACHE_SLOTS; k++) {
         if (!c->e[k].valid)
@@ -1140,7 +1149,7 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
     } else {
         if (cache) {
             /* Built in a slot's memory, pages already touched. */
-            c = gcache_victim(cache);
+            c = gcache_victim(cache, &key);
             c->valid = false;
             ggfit__sched_prep_free(&c->prep);
             gg_reset(&c->g);
