@@ -557,6 +557,35 @@ static bool layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
     return pr->arch->swa_dense_first ? il % period != 0 : il % period < period - 1;
 }
 
+/* llama_init_from_model refuses a quantized cache whose blocks do not
+ * divide every layer's head (K or V), unless flash attention is off
+ * (then a quantized V is refused anyway, in resolve_sizes). */
+static int check_cache_blocks(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    if (p->flash_attn == GGFIT_FA_OFF)
+        return GGFIT_OK;
+    for (int kv = 0; kv < 2; kv++) {
+        uint32_t type = kv ? p->type_v : p->type_k;
+        if (!ggfit_type_is_quantized(type))
+            continue;
+        uint32_t blck = ggfit_type_block_size(type);
+        for (uint32_t il = 0; il < hp->n_layer; il++) {
+            bool swa = pr->swa && layer_is_swa(pr, il, pr->period);
+            uint32_t head = kv ? (swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v)
+                               : (swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k);
+            if (blck && head % blck != 0)
+                return ggfit__fail(pr->err, GGFIT_EINVAL,
+                                   "%s: %c cache type %s with block size %u does not divide "
+                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it unless "
+                                   "-fa off", path_of(pr), kv ? 'V' : 'K', ggfit_type_name(type),
+                                   blck, kv ? 'v' : 'k', head, il);
+        }
+    }
+    return GGFIT_OK;
+}
+
 static bool layer_has_attn(const proj *pr, uint32_t il)
 {
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
@@ -1306,6 +1335,9 @@ int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggf
     if (!rc) {
         resolve_swa(&pr);
         cpu_buft(&pr);
+        rc = check_cache_blocks(&pr);
+    }
+    if (!rc) {
         rc = resolve_flash_attn(&pr, placement);
     }
     if (!rc)

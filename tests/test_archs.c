@@ -77,6 +77,7 @@ static void spec_init(model_spec *s, const char *arch)
     memset(s, 0, sizeof *s);
     s->arch = arch;
     key_u32(s, "block_count", NL);
+    key_u32(s, "vocab_size", V);
     key_u32(s, "context_length", 4096);
     key_u32(s, "embedding_length", E);
     key_u32(s, "feed_forward_length", F);
@@ -89,10 +90,13 @@ static void spec_init(model_spec *s, const char *arch)
 static void write_spec(const model_spec *s, gw *w)
 {
     memset(w, 0, sizeof *w);
-    gw_header(w, 3, s->n_t, s->n_kv + 3);
+    gw_header(w, 3, s->n_t, s->n_kv + 4);
     gw_kv_str(w, "general.architecture", s->arch);
     gw_kv_str(w, "general.name", "tiny");
     gw_kv_u32(w, "general.alignment", 32);
+    /* No tokenizer, as in the shipped layouts: llama.cpp then takes the
+     * vocabulary size from <arch>.vocab_size. */
+    gw_kv_str(w, "tokenizer.ggml.model", "none");
     for (size_t i = 0; i < s->n_kv; i++) {
         const kv *k = &s->kvs[i];
         if (k->kind == 'u') {

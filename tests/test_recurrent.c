@@ -70,7 +70,11 @@ static void begin(mw *m, const char *arch, uint32_t n_layer, uint32_t n_head,
     m->n_layer = n_layer;
     gw_kv_str(&m->kv, "general.architecture", arch);
     gw_kv_u32(&m->kv, "general.alignment", 32);
-    m->n_kv = 2;
+    /* No tokenizer, as in the shipped layouts: llama.cpp then takes the
+     * vocabulary size from <arch>.vocab_size. */
+    gw_kv_str(&m->kv, "tokenizer.ggml.model", "none");
+    m->n_kv = 3;
+    key_u32(m, "vocab_size", N_VOCAB);
     key_u32(m, "block_count", n_layer);
     key_u32(m, "context_length", 4096);
     key_u32(m, "embedding_length", N_EMBD);
@@ -236,8 +240,9 @@ static void check_all(mw *m, gw *w)
 {
     const char *dump = getenv("GGFIT_TEST_DUMP_DIR");
     if (dump) {
+        static int n_dumped;
         char path[512];
-        snprintf(path, sizeof path, "%s/%s.gguf", dump, m->arch);
+        snprintf(path, sizeof path, "%s/%s-%d.gguf", dump, m->arch, n_dumped++);
         assert_int_equal(gw_write_file(w, path), 0);
     }
     for (uint32_t n_seq = 1; n_seq <= 2; n_seq++) {
@@ -301,6 +306,26 @@ static void test_jamba(void **state)
             dense_ffn(&m, il, 96);
     }
     end(&m, &w);
+
+    /* Heads of 16 values: a q8_0 cache's blocks of 32 do not divide them,
+     * which llama.cpp refuses unless flash attention is off. */
+    ggfit_gguf *g = NULL;
+    ggfit_model *model = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "jamba.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &model, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = N_CTX;
+    p.type_k = GGFIT_TYPE_Q8_0;
+    ggfit_projection pr;
+    assert_int_equal(ggfit_project(model, &p, NULL, 0, &pr, NULL, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "does not divide n_embd_head_k=16"));
+    ggfit_free(err);
+    p.flash_attn = GGFIT_FA_OFF;
+    assert_int_equal(ggfit_project(model, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+    ggfit_model_free(model);
+
     check_all(&m, &w);
 }
 
@@ -352,7 +377,7 @@ static void test_granitehybrid_moe(void **state)
             attn_layer(&m, il, kv[il]);
         else
             mamba2_layer(&m, il, 8, 1);
-        moe_ffn(&m, il, 32, 8);
+        moe_ffn(&m, il, 96, 8);   /* llama.cpp sizes the experts by n_ff */
         w2(&m, N_EMBD, 128, "blk.%d.ffn_gate_shexp.weight", il);
         w2(&m, N_EMBD, 128, "blk.%d.ffn_up_shexp.weight", il);
         w2(&m, 128, N_EMBD, "blk.%d.ffn_down_shexp.weight", il);

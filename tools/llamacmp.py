@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""usage: tools/llamacmp.py --llama DIR [--devices N] [--flags "..."]... MODEL...
+
+Compares ggfit's projection with a llama.cpp built here, byte for byte, on
+any GGUF (header-only files are enough): the check for architectures that
+have no recorded graphs in data/graphs.
+
+DIR is a llama.cpp build directory holding bin/llama-fit-params and
+bin/ggml-rpc-server (cmake -DGGML_RPC=ON, targets llama-fit-params and
+ggml-rpc-server). llama.cpp refuses a header-only file (tensor data out of
+the file's bounds), so each model is run from a sparse copy extended to
+1 TiB, which takes no disk space.
+llama-fit-params -fitp on prints MiB; patch common_fit_print in
+common/fit.cpp to print bytes (drop the /1024/1024) before building, or
+the comparison is only as fine as a MiB.
+
+For each model and each flag set it runs, with 0 to N RPC devices (each an
+rpc-server on the CPU backend, started here on a free port):
+    llama-fit-params -m MODEL [--rpc EP,...] FLAGS -fitp on
+    build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS -fitp on --json
+and prints every row (devices, then Host) where model, context or compute
+bytes differ. The exit status is 1 when any differ.
+"""
+import json
+import os
+import socket
+import subprocess
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_FLAGS = [
+    '-c 4096', '-c 4096 -fa off', '-c 4096 -ngl 2', '-c 4096 -ctk q8_0 -ctv q8_0',
+    '-c 8192 -np 2', '-c 4096 -ub 64', '-c 4096 -nkvo', '-c 4096 --swa-full',
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def start_servers(bindir, n):
+    procs, eps = [], []
+    for _ in range(n):
+        port = free_port()
+        p = subprocess.Popen([os.path.join(bindir, 'ggml-rpc-server'), '-H', '127.0.0.1', '-p', str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        eps.append('127.0.0.1:%d' % port)
+    for ep in eps:   # wait until each listens
+        host, port = ep.split(':')
+        for _ in range(100):
+            try:
+                socket.create_connection((host, int(port)), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+    return procs, eps
+
+
+def llama_rows(bindir, model, eps, flags):
+    cmd = [os.path.join(bindir, 'llama-fit-params'), '-m', model]
+    if eps:
+        cmd += ['--rpc', ','.join(eps)]
+    cmd += flags.split() + ['-fitp', 'on']
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    rows = []
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and all(p.isdigit() for p in parts[1:]):
+            rows.append((parts[0], [int(p) for p in parts[1:]]))
+    if not rows:
+        return None, r.stderr.strip().splitlines()[-3:]
+    return rows, None
+
+
+def ggfit_rows(model, n_dev, flags):
+    gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
+    cmd = [os.path.join(ROOT, 'build/ggfit'), '-m', model, '--gpu', gpu] + flags.split() + \
+          ['-fitp', 'on', '--json']
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        return None, r.stderr.strip().splitlines()[-3:]
+    rows = [(d['name'], [d['model'], d['context'], d['compute']]) for d in j['devices']]
+    h = j['host']
+    rows.append(('Host', [h['model'], h['context'], h['compute']]))
+    return rows, None
+
+
+def main():
+    args = sys.argv[1:]
+    bindir, n_max, flag_sets, models = None, 1, [], []
+    while args:
+        a = args.pop(0)
+        if a == '--llama':
+            bindir = os.path.join(args.pop(0), 'bin')
+        elif a == '--devices':
+            n_max = int(args.pop(0))
+        elif a == '--flags':
+            flag_sets.append(args.pop(0))
+        else:
+            models.append(a)
+    if not bindir or not models:
+        print(__doc__)
+        return 2
+    flag_sets = flag_sets or DEFAULT_FLAGS
+    procs, eps = start_servers(bindir, n_max)
+    tmp = tempfile.mkdtemp(prefix='llamacmp-')
+    n_same = n_diff = 0
+    try:
+        for model in models:
+            sparse = os.path.join(tmp, os.path.basename(model))
+            shutil.copyfile(model, sparse)
+            os.truncate(sparse, 1 << 40)
+            for n_dev in range(n_max + 1):
+                for flags in flag_sets:
+                    label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
+                                                     '' if n_dev == 1 else 's', flags)
+                    want, werr = llama_rows(bindir, sparse, eps[:n_dev], flags)
+                    got, gerr = ggfit_rows(model, n_dev, flags)
+                    if want is None or got is None:
+                        if want is None and got is None:
+                            continue   # both refuse
+                        print('%s: llama.cpp %s, ggfit %s' % (label, werr or 'ok', gerr or 'ok'))
+                        n_diff += 1
+                        continue
+                    bad = [(w[0], w[1], g[1]) for w, g in zip(want, got) if w[1] != g[1]]
+                    if len(want) != len(got):
+                        bad.append(('rows', len(want), len(got)))
+                    for name, w, g in bad:
+                        print('%s: %s: llama.cpp %s, ggfit %s' % (label, name, w, g))
+                    n_diff += bool(bad)
+                    n_same += not bad
+            os.remove(sparse)
+    finally:
+        for p in procs:
+            p.terminate()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('%d same, %d differ' % (n_same, n_diff))
+    return 1 if n_diff else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
