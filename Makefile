@@ -24,7 +24,7 @@ LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.
            src/build_gemma2.c src/build_granite.c src/render_inspect.c \
            src/render_project.c src/rpc.c src/devices.c src/render_devices.c src/catalog.c
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_devices test_catalog test_cache
+TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_devices test_catalog test_cache test_oracle
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
 MODELS   = data/models
 FUZZ_SECONDS ?= 60

@@ -517,6 +517,8 @@ typedef struct ggfit_projection {
     int32_t n_gpu_layers;     /* layers offloaded, output layer included */
     uint32_t n_devices;
     ggfit_mem devices[GGFIT_MAX_DEVICES]; /* rows of llama.cpp's breakdown */
+    uint32_t device_of[GGFIT_MAX_DEVICES]; /* each row's index among the
+                                 devices passed (-sm none keeps only -mg's) */
     ggfit_mem host;           /* the Host row */
     ggfit_mem cpu_extra;      /* CPU_REPACK and other extra buffers */
     uint32_t n_bufts;

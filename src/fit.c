@@ -599,11 +599,26 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
     f->hp_ngl = hp->n_layer - hp->n_nextn;
     f->hp_nct = hp->n_ctx_train;
     f->hp_nex = hp->n_expert;
-    /* Devices that report no memory are not used (as llama.cpp's fit). */
+    /* Devices that report no memory are not used (as llama.cpp's fit);
+     * with -sm none the model has only the main one. orig[] maps back. */
     ggfit_device used[GGFIT_MAX_DEVICES];
-    for (size_t d = 0; d < n; d++)
-        if (devs[d].total || devs[d].free)
-            used[f->nd++] = devs[d];
+    uint32_t orig[GGFIT_MAX_DEVICES];
+    if (p->split_mode == GGFIT_SPLIT_NONE && n > 0) {
+        if (p->main_gpu < 0 || (size_t)p->main_gpu >= n) {
+            ggfit__model_cache_give(m, f->cache);
+            free(f);
+            return ggfit__fail(err, GGFIT_EINVAL, "-mg %d: there are %zu devices", p->main_gpu, n);
+        }
+        orig[0] = (uint32_t)p->main_gpu;
+        used[f->nd++] = devs[p->main_gpu];
+        f->p.main_gpu = 0;
+    } else {
+        for (size_t d = 0; d < n; d++)
+            if (devs[d].total || devs[d].free) {
+                orig[f->nd] = (uint32_t)d;
+                used[f->nd++] = devs[d];
+            }
+    }
     f->devs = used;
     size_t nm = f->nd ? f->nd : 1;
     for (size_t d = 0; d < nm; d++) {
@@ -652,11 +667,17 @@ int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *d
                                       "device memory\n");
         else
             f->p = *p;
+        if (p->split_mode == GGFIT_SPLIT_NONE && f->nd > 0)
+            f->p.main_gpu = 0;   /* f->devs holds the main device alone */
         rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,
                                    err);
         f->n_proj++;
+        /* Rows name the caller's devices. */
+        for (uint32_t d = 0; d < out->projection.n_devices; d++)
+            out->projection.device_of[d] = orig[out->projection.device_of[d]];
     }
     out->params = f->p;
+    out->params.main_gpu = p->main_gpu;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);
     ggfit__model_cache_give(m, f->cache);

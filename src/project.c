@@ -1133,11 +1133,14 @@ static int graph_compute(proj *pr, const int32_t *placement, bool probe)
     /* The reserved ubatch: min(n_ctx, n_ubatch) tokens, a multiple of the
      * sequences (llama_context::graph_reserve). */
     uint32_t n_seqs = o->n_seq, n_tokens = o->n_ubatch < o->n_ctx ? o->n_ubatch : o->n_ctx;
+    /* The outputs stay as asked (n_outputs_max is n_batch, never less)
+     * when the tokens are rounded up to a multiple of the sequences. */
+    uint32_t n_outputs = n_tokens;
     n_tokens = (n_tokens + n_seqs - 1) / n_seqs * n_seqs;
     if (probe)   /* the FA probe: one token per sequence, FA on */
-        n_tokens = n_seqs;
+        n_tokens = n_outputs = n_seqs;
     gb_params gp = {
-        .m = pr->m, .arch = pr->arch, .n_tokens = n_tokens, .n_outputs = n_tokens,
+        .m = pr->m, .arch = pr->arch, .n_tokens = n_tokens, .n_outputs = n_outputs,
         .n_seqs = n_seqs, .n_stream = o->n_stream, .n_kv = o->n_ctx_seq,
         .n_kv_swa = (uint32_t)pr->size_swa, .swa = pr->swa, .swa_period = pr->period,
         .flash_attn = probe || o->flash_attn, .v_trans = pr->p->flash_attn == GGFIT_FA_OFF,
@@ -1278,6 +1281,8 @@ static void fill_rows(proj *pr)
 {
     ggfit_projection *o = pr->out;
     o->n_devices = pr->n_dev;
+    for (uint32_t d = 0; d < pr->n_dev; d++)
+        o->device_of[d] = pr->p->split_mode == GGFIT_SPLIT_NONE ? (uint32_t)pr->p->main_gpu : d;
     for (uint32_t i = 0; i < o->n_bufts; i++) {
         const ggfit_buft_mem *b = &o->bufts[i];
         ggfit_mem *row = b->is_host ? &o->host : b->device >= 0 ? &o->devices[b->device]

@@ -35,7 +35,7 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
     ggfit__sb_printf(&sb, "  %-24s %9s %9s %9s %9s %9s %9s\n", "device", "total", "free", "self",
                      "model", "context", "compute");
     for (uint32_t d = 0; d < pr->n_devices; d++)
-        row(&sb, devs[d].name, &pr->devices[d], &devs[d]);
+        row(&sb, devs[pr->device_of[d]].name, &pr->devices[d], &devs[pr->device_of[d]]);
     row(&sb, "Host", &pr->host, NULL);
     if (pr->cpu_extra.model || pr->cpu_extra.context || pr->cpu_extra.compute)
         row(&sb, "CPU_REPACK (not in llama.cpp's table)", &pr->cpu_extra, NULL);
@@ -57,10 +57,11 @@ char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs
     if (!rows || !bufts)
         goto done;
     for (uint32_t d = 0; d < pr->n_devices; d++) {
+        const ggfit_device *dev = &devs[pr->device_of[d]];
         json_t *r = mem_json(&pr->devices[d]);
-        if (!r || json_object_set_new(r, "name", json_string(devs[d].name)) ||
-            json_object_set_new(r, "total", json_integer((json_int_t)devs[d].total)) ||
-            json_object_set_new(r, "free", json_integer((json_int_t)devs[d].free)) ||
+        if (!r || json_object_set_new(r, "name", json_string(dev->name)) ||
+            json_object_set_new(r, "total", json_integer((json_int_t)dev->total)) ||
+            json_object_set_new(r, "free", json_integer((json_int_t)dev->free)) ||
             json_array_append_new(rows, r))
             goto done;
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""usage: tools/llamacmp.py --llama DIR [--devices N] [--flags "..."]... MODEL...
+"""usage: tools/llamacmp.py --llama DIR [--ggfit BIN] [--devices N] [--flags "..."]...
+                           [--record FILE] MODEL...
 
 Compares ggfit's projection with a llama.cpp built here, byte for byte, on
 any GGUF (header-only files are enough): the check for architectures that
@@ -20,6 +21,10 @@ rpc-server on the CPU backend, started here on a free port):
     build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS -fitp on --json
 and prints every row (devices, then Host) where model, context or compute
 bytes differ. The exit status is 1 when any differ.
+
+--record FILE appends llama.cpp's rows of every case it ran, one JSON object
+a line ({"model", "devices", "args", "rows": [[name, model, context,
+compute], ...]}): tests/test_oracle.c holds ggfit to them.
 """
 import json
 import os
@@ -78,9 +83,9 @@ def llama_rows(bindir, model, eps, flags):
     return rows, None
 
 
-def ggfit_rows(model, n_dev, flags):
+def ggfit_rows(ggfit, model, n_dev, flags):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
-    cmd = [os.path.join(ROOT, 'build/ggfit'), '-m', model, '--gpu', gpu] + flags.split() + \
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + \
           ['-fitp', 'on', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
@@ -96,10 +101,16 @@ def ggfit_rows(model, n_dev, flags):
 def main():
     args = sys.argv[1:]
     bindir, n_max, flag_sets, models = None, 1, [], []
+    ggfit = os.path.join(ROOT, 'build/ggfit')
+    record = None
     while args:
         a = args.pop(0)
         if a == '--llama':
             bindir = os.path.join(args.pop(0), 'bin')
+        elif a == '--record':
+            record = open(args.pop(0), 'a')
+        elif a == '--ggfit':
+            ggfit = args.pop(0)
         elif a == '--devices':
             n_max = int(args.pop(0))
         elif a == '--flags':
@@ -123,7 +134,11 @@ def main():
                     label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
                                                      '' if n_dev == 1 else 's', flags)
                     want, werr = llama_rows(bindir, sparse, eps[:n_dev], flags)
-                    got, gerr = ggfit_rows(model, n_dev, flags)
+                    got, gerr = ggfit_rows(ggfit, model, n_dev, flags)
+                    if record and want is not None:
+                        record.write(json.dumps({'model': os.path.basename(model), 'devices': n_dev,
+                                                 'args': flags,
+                                                 'rows': [[n] + v for n, v in want]}) + '\n')
                     if want is None or got is None:
                         if want is None and got is None:
                             continue   # both refuse
