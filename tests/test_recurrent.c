@@ -394,23 +394,23 @@ static void test_granitehybrid_moe(void **state)
 }
 
 /* LFM2-MoE: short-conv and attention (Q/K norms) layers; a dense FFN in
- * the first layer, experts with a selection bias after it. */
-static void test_lfm2moe(void **state)
+ * the first n_dense layers (no key: none), experts with a selection bias
+ * after them, under the given gating. */
+static void lfm2moe(const uint32_t *kv, int n_dense, uint32_t gating)
 {
-    (void)state;
-    const uint32_t kv[4] = { 0, 0, 1, 0 };
     const uint32_t l_cache = 3;
     mw m;
     gw w;
     begin(&m, "lfm2moe", 4, 2, kv, 96);
     key_u32(&m, "shortconv.l_cache", l_cache);
-    key_u32(&m, "leading_dense_block_count", 1);
+    if (n_dense >= 0)
+        key_u32(&m, "leading_dense_block_count", (uint32_t)n_dense);
     key_u32(&m, "expert_count", 8);
     key_u32(&m, "expert_used_count", 2);
     key_u32(&m, "expert_feed_forward_length", 64);
-    key_u32(&m, "expert_gating_func", 2);   /* sigmoid */
+    key_u32(&m, "expert_gating_func", gating);
     for (int il = 0; il < 4; il++) {
-        if (il < 1) {
+        if (il < n_dense) {
             dense_ffn(&m, il, 96);
         } else {
             moe_ffn(&m, il, 64, 8);
@@ -431,6 +431,14 @@ static void test_lfm2moe(void **state)
     m.s = 0;
     end_norm(&m, &w, "token_embd_norm.weight");
     check_all(&m, &w);
+}
+
+static void test_lfm2moe(void **state)
+{
+    (void)state;
+    const uint32_t kv1[4] = { 0, 0, 1, 0 }, kv2[4] = { 0, 2, 0, 2 };
+    lfm2moe(kv1, 1, 2);    /* LFM2-8B-A1B: sigmoid gating */
+    lfm2moe(kv2, -1, 1);   /* every layer MoE, softmax gating */
 }
 
 int main(void)
