@@ -152,6 +152,13 @@ void gb_build_qwen2(bctx *b);
 void gb_build_phi3(bctx *b);
 void gb_build_gemma2(bctx *b);
 void gb_build_granite(bctx *b);
+/* build_qkv's fused path (Q, K and V are views of one attn_qkv product,
+ * with its bias if any) and build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and
+ * no gate (SwiGLU over the halves of an up of 2 n_ff rows); build_phi3.c. */
+void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
+                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v);
+int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
+void gb_build_glm4(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */

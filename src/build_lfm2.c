@@ -1,7 +1,11 @@
 /*
  * build_lfm2.c - src/models/lfm2.cpp: LFM2, short convolution layers (with
- * a recurrent conv state) and attention layers, on hybrid memory.
+ * a recurrent conv state) and attention layers, on hybrid memory. LFM2-MoE
+ * (lfm2moe.cpp) builds the same graph, with routed experts in place of the
+ * dense feed-forward after the leading_dense_block_count first layers.
  */
+#include <string.h>
+
 #include "build_impl.h"
 
 /* build_attn_block: attention with RMS-normed Q and K and RoPE. */
@@ -61,13 +65,30 @@ static int32_t shortconv_block(bctx *b, int32_t cur, int il)
     return gb_reshape_2d(b, y, gb_ne(b, y, 0), n_seq_tokens * n_seqs);
 }
 
+/* build_moe_feed_forward: the experts' weights always sum to 1 and are never
+ * scaled (lfm2moe reads no expert_weights_* keys); the gating is the file's
+ * expert_gating_func, which llama.cpp requires. */
+static int32_t moe_block(bctx *b, int32_t cur, int il)
+{
+    gb_moe o;
+    gb_moe_layer(b, il, 0, &o);
+    o.exp_probs_b = gb_required(b, "blk.%d.exp_probs_b.bias", il);
+    o.norm_w = true;
+    o.w_scale = 0;
+    return gb_moe_ffn_ex(b, cur, &o, il);
+}
+
 /* llama_model_lfm2::graph without sliding-window attention (graph<false>),
- * dense feed-forward layers. */
+ * for lfm2 (every layer dense) and lfm2moe. */
 void gb_build_lfm2(bctx *b)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int n_layer = (int)hp->n_layer;
+    /* lfm2 sets n_layer_dense_lead to n_layer; lfm2moe reads it (0 if
+     * absent). */
+    bool moe = !strcmp(hp->arch, "lfm2moe");
+    uint32_t n_dense = moe ? hp->n_layer_dense_lead : hp->n_layer;
     /* The iSWA variant and causal-less conv padding have no graph here. */
     if (b->p->swa || hp->shortconv_l_cache < 2) {
         b->missing = true;
@@ -93,7 +114,8 @@ void gb_build_lfm2(bctx *b)
         cur = gg_binary(g, GGFIT_OP_ADD, prev, cur);
         int32_t ffn_in = gb_norm(b, cur, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
         gb_cb(b, ffn_in, "model.layers.{}.ffn_norm", il);
-        int32_t ffn_out = gb_ffn(b, ffn_in, il);
+        int32_t ffn_out = (uint32_t)il < n_dense ? gb_ffn(b, ffn_in, il)
+                                                 : moe_block(b, ffn_in, il);
         /* lfm2.cpp names the FFN's input "ffn_out", not its output. */
         gb_cb(b, ffn_in, "model.layers.{}.ffn_out", il);
         cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_out);

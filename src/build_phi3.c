@@ -35,8 +35,8 @@ int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf)
 }
 
 /* build_qkv's fused path: Q, K and V are views of one product. */
-static void qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
-                      int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v)
+void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
+                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v)
 {
     gg_graph *g = b->g;
     int64_t hd = b->hp->n_embd_head_v, nt = b->p->n_tokens;
@@ -61,7 +61,7 @@ static void qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head
 
 /* build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and no gate: SwiGLU over the
  * two halves of the up product. */
-static int32_t ffn_gate_up(bctx *b, int32_t cur, int il)
+int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il)
 {
     gg_graph *g = b->g;
     int32_t up = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
@@ -84,7 +84,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
     int32_t q, k, v;
     int32_t wqkv = gb_weight(b, "blk.%d.attn_qkv.weight", il);
     if (wqkv >= 0)
-        qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        gb_qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, &q, &k, &v);
     else
         gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
     q = gb_rope(b, q, rf, il);
@@ -103,7 +103,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
     residual = cur;
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
     gb_cb(b, cur, "ffn_norm", il);
-    cur = ffn_gate_up(b, cur, il);
+    cur = gb_ffn_gate_up(b, cur, il);
     gb_cb(b, cur, "ffn_out", il);
     cur = gg_binary(g, GGFIT_OP_ADD, residual, cur);
     gb_cb(b, cur, "l_out", il);

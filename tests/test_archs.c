@@ -1,6 +1,7 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
- * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe), and
+ * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
+ * glm4), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -433,6 +434,41 @@ static void test_granitemoe(void **state)
     project_all(&s, 0);
 }
 
+/* GLM-4-0414: biased Q/K/V (or fused), RoPE on half of each head, norms
+ * after the attention and the FFN, a fused gate_up FFN. */
+static void glm4_spec(model_spec *s, bool fused)
+{
+    spec_init(s, "glm4");
+    s->kvs[7].u = HD / 2;     /* rope.dimension_count: partial RoPE */
+    key_f32(s, "rope.freq_base", 10000.0f);
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (fused) {
+            tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+            tensor(s, "blk.%d.attn_qkv.bias", il, NH * HD + 2 * NKV * HD, 1, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+        } else {
+            attn_qkv(s, il, true);
+        }
+        tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+        tensor(s, "blk.%d.ffn_up.weight", il, E, 2 * F, 1);
+        tensor(s, "blk.%d.post_ffw_norm.weight", il, E, 1, 1);
+    }
+}
+
+static void test_glm4(void **state)
+{
+    (void)state;
+    model_spec s;
+    glm4_spec(&s, false);
+    project_all(&s, 0);
+    glm4_spec(&s, true);
+    project_all(&s, 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_granite),
         cmocka_unit_test(test_granitemoe),
+        cmocka_unit_test(test_glm4),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * test_recurrent.c - the graphs of the recurrent and hybrid families
- * without recorded references (mamba, mamba2, jamba, granitehybrid): small
+ * without recorded references (mamba, mamba2, jamba, granitehybrid,
+ * lfm2moe): small
  * header-only GGUFs with the tensors llama.cpp's load_tensors creates are
  * projected on one RPC device and on the CPU; the compute graph must be
  * built (no estimate) and the context must be llama.cpp's KV cache plus
@@ -97,9 +98,10 @@ static void begin(mw *m, const char *arch, uint32_t n_layer, uint32_t n_head,
     w2(m, N_EMBD, N_VOCAB, "token_embd.weight", 0);
 }
 
-static void end(mw *m, gw *out)
+/* The output norm (named norm), the output, then the header. */
+static void end_norm(mw *m, gw *out, const char *norm)
 {
-    f32(m, N_EMBD, 1, "output_norm.weight", 0);
+    f32(m, N_EMBD, 1, norm, 0);
     w2(m, N_EMBD, N_VOCAB, "output.weight", 0);
     memset(out, 0, sizeof *out);
     gw_header(out, 3, m->n_ti, m->n_kv);
@@ -108,6 +110,11 @@ static void end(mw *m, gw *out)
     gw_pad(out, 32);
     gw_free(&m->kv);
     gw_free(&m->ti);
+}
+
+static void end(mw *m, gw *out)
+{
+    end_norm(m, out, "output_norm.weight");
 }
 
 /* llama_model_mamba::load_arch_tensors, one layer */
@@ -386,6 +393,54 @@ static void test_granitehybrid_moe(void **state)
     check_all(&m, &w);
 }
 
+/* LFM2-MoE: short-conv and attention (Q/K norms) layers; a dense FFN in
+ * the first n_dense layers (no key: none), experts with a selection bias
+ * after them, under the given gating. */
+static void lfm2moe(const uint32_t *kv, int n_dense, uint32_t gating)
+{
+    const uint32_t l_cache = 3;
+    mw m;
+    gw w;
+    begin(&m, "lfm2moe", 4, 2, kv, 96);
+    key_u32(&m, "shortconv.l_cache", l_cache);
+    if (n_dense >= 0)
+        key_u32(&m, "leading_dense_block_count", (uint32_t)n_dense);
+    key_u32(&m, "expert_count", 8);
+    key_u32(&m, "expert_used_count", 2);
+    key_u32(&m, "expert_feed_forward_length", 64);
+    key_u32(&m, "expert_gating_func", gating);
+    for (int il = 0; il < 4; il++) {
+        if (il < n_dense) {
+            dense_ffn(&m, il, 96);
+        } else {
+            moe_ffn(&m, il, 64, 8);
+            f32(&m, 8, 1, "blk.%d.exp_probs_b.bias", il);
+        }
+        f32(&m, N_EMBD, 1, "blk.%d.attn_norm.weight", il);
+        if (kv[il]) {
+            f32(&m, m.head_dim, 1, "blk.%d.attn_q_norm.weight", il);
+            f32(&m, m.head_dim, 1, "blk.%d.attn_k_norm.weight", il);
+            attn_layer(&m, il, kv[il]);
+        } else {
+            f32(&m, l_cache, N_EMBD, "blk.%d.shortconv.conv.weight", il);
+            w2(&m, N_EMBD, 3 * N_EMBD, "blk.%d.shortconv.in_proj.weight", il);
+            w2(&m, N_EMBD, N_EMBD, "blk.%d.shortconv.out_proj.weight", il);
+        }
+    }
+    m.r = (l_cache - 1) * N_EMBD;
+    m.s = 0;
+    end_norm(&m, &w, "token_embd_norm.weight");
+    check_all(&m, &w);
+}
+
+static void test_lfm2moe(void **state)
+{
+    (void)state;
+    const uint32_t kv1[4] = { 0, 0, 1, 0 }, kv2[4] = { 0, 2, 0, 2 };
+    lfm2moe(kv1, 1, 2);    /* LFM2-8B-A1B: sigmoid gating */
+    lfm2moe(kv2, -1, 1);   /* every layer MoE, softmax gating */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_jamba),
         cmocka_unit_test(test_granitehybrid_dense),
         cmocka_unit_test(test_granitehybrid_moe),
+        cmocka_unit_test(test_lfm2moe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
