@@ -478,6 +478,10 @@ static void test_llama4(void **state)
     llama4_spec(&s, NX, false, 0);
     project_all(&s, 0);
     project_all(&s, 20000);   /* past the chunk: a smaller SWA cache */
+    llama4_spec(&s, 128, false, 0);   /* Maverick: no Q/K norms */
+    project_all(&s, 0);
+    llama4_spec(&s, NX, true, 0);     /* no chunks, RoPE on all but the last layer */
+    project_all(&s, 0);
 }
 
 int main(void)
