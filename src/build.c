@@ -172,6 +172,17 @@ static int32_t input_1d(bctx *b, uint32_t type, int64_t n)
     return gg_input(b->g, gg_new_1d(b->g, type, n), NULL);
 }
 
+/* build_inp_attn_scale, when the builder asked for it (b->attn_temp): one
+ * temperature per token, broadcast over the heads. */
+static void inp_attn_scale(bctx *b)
+{
+    gg_graph *g = b->g;
+    b->inp_attn_scale = -1;
+    if (b->attn_temp)
+        b->inp_attn_scale = gg_input(g, gg_new_4d(g, GGFIT_TYPE_F32, 1, 1, b->p->n_tokens, 1),
+                                     "attn_scale");
+}
+
 /* ---- KV caches (llama_kv_cache): what the plain, iSWA and K-only share --- */
 
 /* Whether layer il is in the sliding-window cache of an iSWA model. */
@@ -338,6 +349,7 @@ void gb_inputs_kv(bctx *b)
     const gb_params *p = b->p;
     int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
     b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    inp_attn_scale(b);
     cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
     rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
     b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
@@ -584,6 +596,7 @@ void gb_inputs_kv_iswa(bctx *b)
     const gb_params *p = b->p;
     int64_t nv_max = n_embd_v_gqa_max(b, true);
     b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    inp_attn_scale(b);
     cache_inputs(b, p->n_kv, nv_max, &b->k_idxs, &b->v_idxs, &b->kq_mask);
     cache_inputs(b, p->n_kv_swa, nv_max, &b->k_idxs_swa, &b->v_idxs_swa, &b->kq_mask_swa);
     iswa_rot_inputs(b, false, &b->k_rot, &b->v_rot);
@@ -910,6 +923,8 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
         sel = gg_binary(g, GGFIT_OP_ADD, probs, o->exp_probs_b);
         gb_cb(b, sel, "ffn_moe_probs_biased", il);
     }
+    if (o->select_logits)
+        sel = logits;
     if (o->n_groups > 1 && n_tokens > 0)
         sel = moe_mask_groups(b, sel, o, il);
     *selected = gg_argsort_top_k(g, sel, n_used);
@@ -1001,12 +1016,21 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
     int32_t weights = moe_weights(b, cur, o, il, &selected);
     gg_expand(g, weights);   /* early, as llama.cpp does for its fused top-k */
     cur = gb_reshape_3d(b, cur, n_embd, 1, n_tokens);
+    if (o->weight_before_ffn) {
+        /* ggml_repeat_4d of the input to one row per chosen expert */
+        int64_t ne[4] = { n_embd, o->n_expert_used, n_tokens, 1 };
+        cur = gg_op_shape(g, GGFIT_OP_REPEAT, g->t[cur].type, 4, ne, 1, &cur);
+        cur = gg_binary(g, GGFIT_OP_MUL, cur, weights);
+        gb_cb(b, cur, "ffn_moe_weighted", il);
+    }
     cur = moe_act(b, cur, o, selected, il);
     int32_t experts = gg_mul_mat_id(g, o->down_exps, cur, selected);
     gb_cb(b, experts, "ffn_moe_down", il);
     experts = add_bias_id(b, experts, o->down_exps_b, selected, "ffn_moe_down_biased", il);
-    experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
-    gb_cb(b, experts, "ffn_moe_weighted", il);
+    if (!o->weight_before_ffn) {
+        experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
+        gb_cb(b, experts, "ffn_moe_weighted", il);
+    }
     gg_expand(g, experts);
     return moe_sum(b, experts, n_embd, n_tokens, n_parts, il);
 }
@@ -1062,6 +1086,7 @@ static const struct {
     { "gemma2", gb_build_gemma2 },
     { "granite", gb_build_granite },
     { "granitemoe", gb_build_granite },
+    { "llama4", gb_build_llama4 },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

@@ -24,6 +24,10 @@ typedef struct bctx {
     int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
     bool missing;               /* a required weight was not found */
     bool attn_soft_cap;         /* gemma2: tanh soft-capping of the KQ logits */
+    /* llama4: the inputs of a KV cache (gb_inputs_kv, _iswa) include the
+     * attention temperature (build_inp_attn_scale) after the positions. */
+    bool attn_temp;
+    int32_t inp_attn_scale;     /* 1x1xn_tokens, -1 */
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on
@@ -122,6 +126,8 @@ typedef struct gb_moe {
     int act;                    /* GB_MOE_* */
     int gating;                 /* GB_GATING_* */
     bool norm_w;                /* the chosen weights sum to 1 */
+    bool weight_before_ffn;     /* llama4: the weights scale each expert's input */
+    bool select_logits;         /* llama4: the experts are chosen on the raw logits */
     float w_scale;              /* scales the weights unless 0 or 1 */
     int64_t n_expert, n_expert_used;
     uint32_t n_groups, n_group_used; /* expert groups (DeepSeek-V3); 0: none */
@@ -159,6 +165,7 @@ void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
                   int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v);
 int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
 void gb_build_glm4(bctx *b);
+void gb_build_llama4(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */

@@ -628,6 +628,18 @@ static void add_context(proj *pr, int b, uint64_t bytes)
     pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, buft_alignment(pr, b));
 }
 
+/* llama4's window (llama_model_llama4::load_arch_hparams): a chunk of
+ * 8192 tokens whatever attention.sliding_window says, unless it says 0,
+ * which turns the chunks off. */
+static uint32_t llama4_window(const proj *pr)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s.attention.sliding_window", pr->hp->arch);
+    if (pr->hp->n_swa == 0 && ggfit_gguf_find_key(ggfit_model_gguf(pr->m), key) >= 0)
+        return 0;
+    return pr->arch->swa_default;
+}
+
 /* Sliding window: the arch's period unless the file gives one, and the
  * cells of the SWA cache (llama_kv_cache_iswa). */
 static void resolve_swa(proj *pr)
@@ -636,6 +648,8 @@ static void resolve_swa(proj *pr)
     const ggfit_params *p = pr->p;
     uint64_t kv_size = pr->out->n_ctx_seq;
     uint32_t n_swa = hp->n_swa ? hp->n_swa : pr->arch->swa_default;
+    if (!strcmp(hp->arch, "llama4"))
+        n_swa = llama4_window(pr);
     uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
     bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
                !(pr->arch->swa_needs_window && hp->n_swa == 0) && strcmp(hp->arch, "phi3");

@@ -1,7 +1,7 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
- * glm4), and
+ * glm4, llama4), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -469,6 +469,56 @@ static void test_glm4(void **state)
     project_all(&s, 2048);
 }
 
+/* Llama 4 in miniature: 8 layers, so chunked (0-2, 4-6) and no-RoPE (3, 7)
+ * layers, dense (even) and MoE (odd) FFNs meet in every combination; top-1
+ * of 4 experts. n_experts 128 drops the Q/K norms (Maverick). window: write
+ * sliding_window (0 turns the chunks off). */
+static void llama4_spec(model_spec *s, uint32_t n_experts, bool window, uint32_t n_window)
+{
+    enum { L4 = 8 };
+    spec_init(s, "llama4");
+    s->kvs[0].u = L4;          /* block_count */
+    s->kvs[2].u = 32768;       /* context_length */
+    key_u32(s, "expert_count", n_experts);
+    key_u32(s, "expert_used_count", 1);
+    key_u32(s, "expert_feed_forward_length", F / 2);
+    key_u32(s, "interleave_moe_layer_step", 2);
+    key_f32(s, "rope.freq_base", 500000.0f);
+    if (window)
+        key_u32(s, "attention.sliding_window", n_window);
+    head(s, true, false);
+    tensor(s, "rope_freqs.weight", 0, HD / 2, 1, 1);
+    for (int il = 0; il < L4; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (il % 2 == 0) {
+            ffn_swiglu(s, il);
+            continue;
+        }
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, n_experts, 1);
+        tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, F / 2, n_experts);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, F / 2, E, n_experts);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, E, F / 2, n_experts);
+        tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, F / 2, 1);
+        tensor(s, "blk.%d.ffn_down_shexp.weight", il, F / 2, E, 1);
+        tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, F / 2, 1);
+    }
+}
+
+static void test_llama4(void **state)
+{
+    (void)state;
+    model_spec s;
+    llama4_spec(&s, NX, false, 0);
+    project_all(&s, 0);
+    project_all(&s, 20000);   /* past the chunk: a smaller SWA cache */
+    llama4_spec(&s, 128, false, 0);   /* Maverick: no Q/K norms */
+    project_all(&s, 0);
+    llama4_spec(&s, NX, true, 0);     /* no chunks, RoPE on all but the last layer */
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_granite),
         cmocka_unit_test(test_granitemoe),
         cmocka_unit_test(test_glm4),
+        cmocka_unit_test(test_llama4),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
