@@ -335,9 +335,17 @@ static int32_t get_v(bctx *b, int32_t cv, int64_t hv, int64_t n_head_kv)
  * build_inp_out_ids). */
 void gb_inputs_kv(bctx *b)
 {
+    gb_inputs_kv_temp(b, NULL);
+}
+
+void gb_inputs_kv_temp(bctx *b, int32_t *attn_scale)
+{
     const gb_params *p = b->p;
     int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
     b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    if (attn_scale)   /* 1 x 1 x n_tokens, to broadcast over Q's heads */
+        *attn_scale = gg_input(b->g, gg_new_4d(b->g, GGFIT_TYPE_F32, 1, 1, p->n_tokens, 1),
+                               "attn_scale");
     cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
     rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
     b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
@@ -1060,6 +1068,8 @@ static const struct {
     { "gemma2", gb_build_gemma2 },
     { "granite", gb_build_granite },
     { "granitemoe", gb_build_granite },
+    { "mistral3", gb_build_mistral3 },
+    { "qwen2moe", gb_build_qwen2moe },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

@@ -52,6 +52,9 @@ int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t 
  * indices, mask, rotations, output ids), in llama.cpp's creation order. */
 int32_t gb_inp_embd(bctx *b);
 void gb_inputs_kv(bctx *b);
+/* gb_inputs_kv with build_inp_attn_scale (attention temperature tuning)
+ * between the positions and the cache's inputs: *attn_scale. */
+void gb_inputs_kv_temp(bctx *b, int32_t *attn_scale);
 
 int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il);          /* RMS norm */
 int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot);
@@ -152,6 +155,8 @@ void gb_build_qwen2(bctx *b);
 void gb_build_phi3(bctx *b);
 void gb_build_gemma2(bctx *b);
 void gb_build_granite(bctx *b);
+void gb_build_mistral3(bctx *b);
+void gb_build_qwen2moe(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */
