@@ -1087,6 +1087,8 @@ static const struct {
     { "granite", gb_build_granite },
     { "granitemoe", gb_build_granite },
     { "llama4", gb_build_llama4 },
+    { "mistral3", gb_build_mistral3 },
+    { "qwen2moe", gb_build_qwen2moe },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

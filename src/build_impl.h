@@ -24,8 +24,9 @@ typedef struct bctx {
     int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
     bool missing;               /* a required weight was not found */
     bool attn_soft_cap;         /* gemma2: tanh soft-capping of the KQ logits */
-    /* llama4: the inputs of a KV cache (gb_inputs_kv, _iswa) include the
-     * attention temperature (build_inp_attn_scale) after the positions. */
+    /* llama4, mistral3: the inputs of a KV cache (gb_inputs_kv, _iswa)
+     * include the attention temperature (build_inp_attn_scale) after the
+     * positions. */
     bool attn_temp;
     int32_t inp_attn_scale;     /* 1x1xn_tokens, -1 */
 } bctx;
@@ -166,6 +167,8 @@ void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
 int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
 void gb_build_glm4(bctx *b);
 void gb_build_llama4(bctx *b);
+void gb_build_mistral3(bctx *b);
+void gb_build_qwen2moe(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */

@@ -1,18 +1,25 @@
 /*
- * build_llama.c - llama_model_llama::graph and llama_model_qwen3::graph
- * (src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp): pre-norm attention with
- * RoPE, a dense or MoE SwiGLU FFN. Mixtral is a llama with experts.
+ * build_llama.c - llama_model_llama::graph, llama_model_qwen3::graph and
+ * llama_model_mistral3::graph (src/models/llama.cpp, qwen3.cpp,
+ * qwen3moe.cpp, mistral3.cpp): pre-norm attention with RoPE, a dense or MoE
+ * SwiGLU FFN. Mixtral is a llama with experts; Mistral 3 is a llama with
+ * optional attention temperature tuning.
  */
 #include "build_impl.h"
 
-/* llama_model_llama::graph and llama_model_qwen3::graph (and qwen3moe):
- * pre-norm attention with RoPE, a dense or MoE SwiGLU FFN. */
-void gb_build_llama_like(bctx *b, bool qk_norm)
+/* The three graphs differ in Q/K norms (qwen3), and in Mistral 3's
+ * temperature scale on Q (temp: the model has one) and its LongRoPE
+ * factors (long_short: read rope_factors_long/short without rope_freqs). */
+static void build(bctx *b, bool qk_norm, bool long_short, bool temp)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int64_t n_layer = hp->n_layer;
+    int32_t rf_leaf[GGFIT_MAX_BUFTS];
+    for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
+        rf_leaf[i] = -1;
     int32_t inpL = gb_inp_embd(b);
+    b->attn_temp = temp;
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++) {
         const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
@@ -20,6 +27,8 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
         int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
         gb_cb(b, cur, "attn_norm", il);
         int32_t rf = qk_norm ? -1 : gb_rope_factors(b, il);
+        if (long_short && rf < 0)   /* LongRoPE's long or short factors */
+            rf = gb_rope_factors_ls(b, il, rf_leaf);
         int32_t q, k, v;
         gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
         if (qk_norm) {
@@ -36,6 +45,10 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
         gb_cb(b, q, "Qcur", il);
         gb_cb(b, k, "Kcur", il);
         gb_cb(b, v, "Vcur", il);
+        if (b->inp_attn_scale >= 0) {
+            q = gg_binary(g, GGFIT_OP_MUL, q, b->inp_attn_scale);
+            gb_cb(b, q, "Qcur_attn_temp_scaled", il);
+        }
         cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
                          gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
         if (!qk_norm)
@@ -52,6 +65,7 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
             cur = gb_ffn(b, cur, il);
             gb_cb(b, cur, "ffn_out", il);
         } else {
+            /* Mistral 3's gate experts are optional, as llama's are. */
             cur = gb_moe_ffn(b, cur, il, !qk_norm || hp->n_expert_used > 0);
             gb_cb(b, cur, "ffn_moe_out", il);
         }
@@ -70,3 +84,15 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
     gg_expand(g, cur);
 }
 
+/* llama_model_llama::graph and llama_model_qwen3::graph (and qwen3moe). */
+void gb_build_llama_like(bctx *b, bool qk_norm)
+{
+    build(b, qk_norm, false, false);
+}
+
+/* llama_model_mistral3::graph: the temperature input exists when
+ * attention.temperature_scale is set. */
+void gb_build_mistral3(bctx *b)
+{
+    build(b, false, true, gb_key(b, "attention.temperature_scale", 0) != 0);
+}

@@ -1,7 +1,7 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
- * glm4, llama4), and
+ * glm4, llama4, mistral3, qwen2moe), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -54,6 +54,14 @@ static void key_bool(model_spec *s, const char *suffix, bool v)
     snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
     k->kind = 'b';
     k->u = v;
+}
+
+static void key_str(model_spec *s, const char *suffix, const char *v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 's';
+    k->s = v;
 }
 
 /* A tensor named fmt (with the layer for %d), F16 unless it is 1-D. */
@@ -519,6 +527,103 @@ static void test_llama4(void **state)
     project_all(&s, 0);
 }
 
+/* Mistral 3: a llama with optional temperature tuning and, with
+ * LongRoPE, long and short factors; dense or with experts (softmax gating,
+ * normalised weights; gate experts optional). */
+static void mistral3_spec(model_spec *s, bool moe, bool gate_exps, bool temp, bool longrope)
+{
+    spec_init(s, "mistral3");
+    key_f32(s, "rope.freq_base", 1000000.0f);
+    if (temp) {
+        key_f32(s, "attention.temperature_scale", 0.1f);
+        key_u32(s, "rope.scaling.original_context_length", 1024);
+        key_str(s, "rope.scaling.type", "yarn");
+        key_f32(s, "rope.scaling.factor", 4.0f);
+    }
+    if (longrope) {
+        key_str(s, "rope.scaling.type", "longrope");
+        key_u32(s, "rope.scaling.original_context_length", 4096);
+    }
+    if (moe) {
+        key_u32(s, "expert_count", NX);
+        key_u32(s, "expert_used_count", 2);
+    }
+    head(s, !temp, false);   /* tied output with temperature tuning */
+    if (longrope) {
+        tensor(s, "rope_factors_long.weight", 0, HD / 2, 1, 1);
+        tensor(s, "rope_factors_short.weight", 0, HD / 2, 1, 1);
+    }
+    if (!moe && !longrope)
+        tensor(s, "rope_freqs.weight", 0, HD / 2, 1, 1);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (!moe) {
+            ffn_swiglu(s, il);
+            continue;
+        }
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        if (gate_exps)
+            tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, F, NX);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, F, E, NX);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, E, F, NX);
+    }
+}
+
+static void test_mistral3(void **state)
+{
+    (void)state;
+    model_spec s;
+    mistral3_spec(&s, false, false, true, false);   /* rope_freqs, temperature */
+    project_all(&s, 0);
+    mistral3_spec(&s, true, true, false, false);    /* experts */
+    project_all(&s, 0);
+    mistral3_spec(&s, true, false, false, true);    /* SiLU experts, LongRoPE */
+    project_all(&s, 0);       /* short factors */
+    project_all(&s, 16384);   /* long factors */
+}
+
+/* Qwen2-MoE: Q/K/V biases, experts of their own length (softmax gating,
+ * weights not normalised) plus a gated shared expert in every block. */
+static void qwen2moe_spec(model_spec *s, bool lengths)
+{
+    enum { FX = 128, FS = 384 };
+    spec_init(s, "qwen2moe");
+    key_u32(s, "expert_count", NX);
+    key_u32(s, "expert_used_count", 2);
+    if (lengths) {
+        key_u32(s, "expert_feed_forward_length", FX);
+        key_u32(s, "expert_shared_feed_forward_length", FS);
+    }
+    /* Without the lengths: n_ff / n_expert_used per expert, n_ff shared. */
+    int64_t fx = lengths ? FX : F / 2, fs = lengths ? FS : F;
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, true);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, fx, NX);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, fx, E, NX);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, E, fx, NX);
+        tensor(s, "blk.%d.ffn_gate_inp_shexp.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, fs, 1);
+        tensor(s, "blk.%d.ffn_down_shexp.weight", il, fs, E, 1);
+        tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, fs, 1);
+    }
+}
+
+static void test_qwen2moe(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen2moe_spec(&s, true);
+    project_all(&s, 0);
+    qwen2moe_spec(&s, false);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_granitemoe),
         cmocka_unit_test(test_glm4),
         cmocka_unit_test(test_llama4),
+        cmocka_unit_test(test_mistral3),
+        cmocka_unit_test(test_qwen2moe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
