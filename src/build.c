@@ -1089,6 +1089,10 @@ static const struct {
     { "llama4", gb_build_llama4 },
     { "mistral3", gb_build_mistral3 },
     { "qwen2moe", gb_build_qwen2moe },
+    { "smollm3", gb_build_smollm3 },
+    { "seed_oss", gb_build_seed_oss },
+    { "ernie4_5", gb_build_ernie4_5 },
+    { "ernie4_5-moe", gb_build_ernie4_5_moe },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

@@ -1,7 +1,8 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
- * glm4, llama4, mistral3, qwen2moe), and
+ * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
+ * ernie4_5-moe), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -624,6 +625,107 @@ static void test_qwen2moe(void **state)
     project_all(&s, 0);
 }
 
+/* SmolLM3: a llama whose every 4th layer skips RoPE, so four layers. */
+static void test_smollm3(void **state)
+{
+    (void)state;
+    model_spec s;
+    for (int tied = 0; tied <= 1; tied++) {
+        spec_init(&s, "smollm3");
+        s.kvs[0].u = NL + 1;   /* block_count */
+        key_f32(&s, "rope.freq_base", 5000000.0f);
+        head(&s, !tied, false);
+        for (int il = 0; il < NL + 1; il++) {
+            tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+            attn_qkv(&s, il, false);
+            tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+            ffn_swiglu(&s, il);
+        }
+        project_all(&s, tied ? 2048 : 0);
+    }
+}
+
+/* Seed-OSS: Q/K/V biases; the FFN's norm is post_attention_norm. */
+static void test_seed_oss(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "seed_oss");
+    key_f32(&s, "rope.freq_base", 10000000.0f);
+    head(&s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, true);
+        tensor(&s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        ffn_swiglu(&s, il);
+    }
+    project_all(&s, 0);
+}
+
+/* ERNIE 4.5 (dense): an output bias llama.cpp loads and never adds. */
+static void test_ernie4_5(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "ernie4_5");
+    head(&s, false, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.attn_output.bias", il, E, 1, 1);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(&s, il);
+    }
+    project_all(&s, 0);
+}
+
+/* ERNIE 4.5 MoE: leading dense layers (lead of them), then softmax-gated
+ * experts with normalised weights, a selection bias and, when shared, a
+ * shared expert. */
+static void ernie4_5_moe_spec(model_spec *s, int lead, bool shared)
+{
+    enum { FX = 128, FS = 384 };
+    spec_init(s, "ernie4_5-moe");
+    key_u32(s, "expert_count", NX);
+    key_u32(s, "expert_used_count", 2);
+    key_u32(s, "expert_feed_forward_length", FX);
+    if (shared)
+        key_u32(s, "expert_shared_feed_forward_length", FS);
+    key_u32(s, "interleave_moe_layer_step", 1);
+    key_u32(s, "leading_dense_block_count", (uint32_t)lead);
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (il < lead) {
+            ffn_swiglu(s, il);
+            continue;
+        }
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        if (shared)
+            tensor(s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+        tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FX, NX);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FX, NX);
+        if (shared) {
+            tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, FS, 1);
+            tensor(s, "blk.%d.ffn_down_shexp.weight", il, FS, E, 1);
+            tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, FS, 1);
+        }
+    }
+}
+
+static void test_ernie4_5_moe(void **state)
+{
+    (void)state;
+    model_spec s;
+    ernie4_5_moe_spec(&s, 1, true);
+    project_all(&s, 0);
+    ernie4_5_moe_spec(&s, 0, false);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -637,6 +739,10 @@ int main(void)
         cmocka_unit_test(test_llama4),
         cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_qwen2moe),
+        cmocka_unit_test(test_smollm3),
+        cmocka_unit_test(test_seed_oss),
+        cmocka_unit_test(test_ernie4_5),
+        cmocka_unit_test(test_ernie4_5_moe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
