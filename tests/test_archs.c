@@ -1,7 +1,7 @@
 /*
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
- * glm4, llama4, mistral3, qwen2moe), and
+ * glm4, llama4, mistral3, qwen2moe, qwen3vl, qwen3vlmoe), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -17,8 +17,9 @@ enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4
 /* A header under construction: keys, then tensors. */
 typedef struct kv {
     char key[96];
-    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool */
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array */
     uint32_t u;
+    uint32_t a[4];  /* 'a': u values */
     float f;
     const char *s;
 } kv;
@@ -54,6 +55,15 @@ static void key_bool(model_spec *s, const char *suffix, bool v)
     snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
     k->kind = 'b';
     k->u = v;
+}
+
+static void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'a';
+    k->u = 4;
+    memcpy(k->a, v, sizeof k->a);
 }
 
 static void key_str(model_spec *s, const char *suffix, const char *v)
@@ -112,6 +122,8 @@ static void write_spec(const model_spec *s, gw *w)
             gw_kv_u32(w, k->key, k->u);
         } else if (k->kind == 'f') {
             gw_kv_f32(w, k->key, k->f);
+        } else if (k->kind == 'a') {
+            gw_kv_arr_u32(w, k->key, k->a, k->u);
         } else if (k->kind == 'b') {
             gw_key(w, k->key, GGFIT_GGUF_BOOL);
             gw_u8(w, (uint8_t)k->u);
@@ -624,6 +636,57 @@ static void test_qwen2moe(void **state)
     project_all(&s, 0);
 }
 
+/* Qwen3-VL's text model: qwen3 (or qwen3moe) with M-RoPE sections and
+ * n_deep extra embedding slices (none: the plain input width). */
+static void qwen3vl_spec(model_spec *s, bool moe, uint32_t n_deep)
+{
+    enum { FX = 128 };
+    static const uint32_t sections[4] = { 12, 10, 10, 0 };  /* HD / 2 */
+    spec_init(s, moe ? "qwen3vlmoe" : "qwen3vl");
+    key_arr4(s, "rope.dimension_sections", sections);
+    if (n_deep)
+        key_u32(s, "n_deepstack_layers", n_deep);
+    if (moe) {
+        key_u32(s, "expert_count", NX);
+        key_u32(s, "expert_used_count", 2);
+        key_u32(s, "expert_feed_forward_length", FX);
+    }
+    head(s, !moe, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (moe) {
+            tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+            tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FX, NX);
+            tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+            tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FX, NX);
+        } else {
+            ffn_swiglu(s, il);
+        }
+    }
+}
+
+static void test_qwen3vl(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, false, 2);
+    project_all(&s, 0);
+    qwen3vl_spec(&s, false, 0);
+    project_all(&s, 0);
+}
+
+static void test_qwen3vlmoe(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, true, 2);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -637,6 +700,8 @@ int main(void)
         cmocka_unit_test(test_llama4),
         cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_qwen2moe),
+        cmocka_unit_test(test_qwen3vl),
+        cmocka_unit_test(test_qwen3vlmoe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
