@@ -687,6 +687,40 @@ static void test_qwen3vlmoe(void **state)
     project_all(&s, 0);
 }
 
+/* A deepstack reaching the last layer adds a slice of every token to the
+ * output rows alone: llama.cpp's ggml_add aborts unless the tokens repeat
+ * onto them (-np 3: 3 outputs of 512 tokens), so there is no graph and the
+ * compute buffers are estimated; with every token an output it builds. */
+static void test_qwen3vl_deepstack_last(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, true, NL);
+    gw w;
+    write_spec(&s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    for (int np = 1; np <= 3; np += 2) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", np);
+        char flag[] = "-np";
+        char *argv[] = { flag, value };
+        int i = 0;
+        ggfit_params p;
+        ggfit_params_init(&p);
+        p.n_ctx = 16384;
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, &err), GGFIT_OK);
+        ggfit_projection pr;
+        assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+        assert_int_equal(pr.compute_estimated, np == 3);
+    }
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_qwen2moe),
         cmocka_unit_test(test_qwen3vl),
         cmocka_unit_test(test_qwen3vlmoe),
+        cmocka_unit_test(test_qwen3vl_deepstack_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
