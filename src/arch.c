@@ -24,6 +24,8 @@ static const ggfit_arch archs[] = {
     { "ernie4_5-moe",  GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "qwen3",         GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "qwen3moe",      GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
+    { "qwen3vl",       GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
+    { "qwen3vlmoe",    GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "gemma",         GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "gemma2",        GGFIT_MEM_KV, 2, false, 4096, false, false, GGFIT_REC_NONE },
     { "gemma3",        GGFIT_MEM_KV, 6, false, 0, true, false, GGFIT_REC_NONE },

@@ -152,15 +152,25 @@ int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t 
 int32_t gb_inp_embd(bctx *b)
 {
     gg_graph *g = b->g;
-    int64_t n_tokens = b->p->n_tokens;
+    int64_t n_tokens = b->p->n_tokens, n_embd = b->hp->n_embd;
+    int64_t n_embd_inp = n_embd * (1 + b->n_deepstack);
     int32_t tokens = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), "inp_tokens");
-    int32_t embd = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, b->hp->n_embd, n_tokens),
-                            "inp_embd");
+    int32_t embd = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, n_embd_inp, n_tokens), "inp_embd");
     int32_t cur = gg_get_rows(g, gb_required(b, "token_embd.weight", 0), tokens);
+    if (n_embd_inp != n_embd) {
+        /* Token rows padded to the input width: the deepstack slices of a
+         * text-only batch are zeros. */
+        const gg_tensor *t = &g->t[cur];
+        int64_t ne[4] = { n_embd_inp, t->ne[1], t->ne[2], t->ne[3] };
+        cur = gg_op_shape(g, GGFIT_OP_PAD, t->type, 4, ne, 1, &cur);
+    }
     /* ggml_build_forward_select: both inputs join the graph, the token path
      * computed. */
     gg_expand(g, cur);
     gg_expand_no_compute(g, embd);
+    if (n_embd_inp != n_embd)
+        cur = gb_view_2d(b, cur, n_embd, n_tokens, g->t[cur].nb[1], 0);
+    b->t_inp_embd = cur;
     gb_cb(b, cur, "embd", -1);
     gg_expand(g, cur);
     return cur;
@@ -348,7 +358,8 @@ void gb_inputs_kv(bctx *b)
 {
     const gb_params *p = b->p;
     int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
-    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32,
+                          p->n_tokens * (b->n_pos_per_embd ? b->n_pos_per_embd : 1));
     inp_attn_scale(b);
     cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
     rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
@@ -1093,6 +1104,8 @@ static const struct {
     { "seed_oss", gb_build_seed_oss },
     { "ernie4_5", gb_build_ernie4_5 },
     { "ernie4_5-moe", gb_build_ernie4_5_moe },
+    { "qwen3vl", gb_build_qwen3vl },
+    { "qwen3vlmoe", gb_build_qwen3vl },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

@@ -29,6 +29,11 @@ typedef struct bctx {
      * positions. */
     bool attn_temp;
     int32_t inp_attn_scale;     /* 1x1xn_tokens, -1 */
+    /* Qwen3-VL: positions per token (M-RoPE's 4; 0 means 1), and the
+     * deepstack layers, whose extra embedding slices ride along the token
+     * embeddings (hparams.n_embd_inp() = n_embd * (1 + n_deepstack)). */
+    int64_t n_pos_per_embd, n_deepstack;
+    int32_t t_inp_embd;         /* res->t_inp_embd: the first n_embd of each row */
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on
@@ -142,6 +147,7 @@ void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 
 /* Architectures: each builds the whole graph, or sets b->missing. */
 void gb_build_llama_like(bctx *b, bool qk_norm);
+void gb_build_qwen3vl(bctx *b);
 void gb_build_gemma3(bctx *b);
 void gb_build_gptoss(bctx *b);
 void gb_build_deepseek2(bctx *b);

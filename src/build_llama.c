@@ -1,9 +1,10 @@
 /*
  * build_llama.c - llama_model_llama::graph, llama_model_qwen3::graph and
  * llama_model_mistral3::graph (src/models/llama.cpp, qwen3.cpp,
- * qwen3moe.cpp, mistral3.cpp): pre-norm attention with RoPE, a dense or MoE
- * SwiGLU FFN. Mixtral is a llama with experts; Mistral 3 is a llama with
- * optional attention temperature tuning.
+ * qwen3moe.cpp, mistral3.cpp, qwen3vl.cpp, qwen3vlmoe.cpp): pre-norm
+ * attention with RoPE, a dense or MoE SwiGLU FFN. Mixtral is a llama with
+ * experts; Mistral 3 is a llama with optional attention temperature tuning;
+ * Qwen3-VL is a qwen3 (or qwen3moe) with M-RoPE and deepstack layers.
  */
 #include "build_impl.h"
 
@@ -73,6 +74,21 @@ static void build(bctx *b, bool qk_norm, bool long_short, bool temp)
         if (!qk_norm)
             gb_cb(b, cur, "ffn_out", il);
         gb_cb(b, cur, "l_out", il);
+        if (il < b->n_deepstack) {
+            /* Deepstack: the embedding slice il + 1 of each input row is
+             * added after layer il, image or not (for text it is the
+             * padding's zeros). */
+            const gg_tensor *e = &g->t[b->t_inp_embd];
+            int32_t ds = gb_view_2d(b, b->t_inp_embd, hp->n_embd, b->p->n_tokens, e->nb[1],
+                                    (uint64_t)(il + 1) * hp->n_embd * sizeof(float));
+            /* After the last layer only the output rows are left: ggml_add
+             * aborts unless the slice repeats onto them (llama.cpp has no
+             * graph for a deepstack that reaches the last layer then). */
+            if (gb_ne(b, cur, 1) % b->p->n_tokens != 0)
+                b->missing = true;
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, ds);
+            gb_cb(b, cur, "deepstack_out", il);
+        }
         inpL = cur;
     }
     int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
@@ -95,4 +111,18 @@ void gb_build_llama_like(bctx *b, bool qk_norm)
 void gb_build_mistral3(bctx *b)
 {
     build(b, false, true, gb_key(b, "attention.temperature_scale", 0) != 0);
+}
+
+/* llama_model_qwen3vl::graph and llama_model_qwen3vlmoe::graph: qwen3 and
+ * qwen3moe with four positions a token (ggml_rope_multi allocates as
+ * ggml_rope_ext does) and n_deepstack_layers extra embedding slices. */
+void gb_build_qwen3vl(bctx *b)
+{
+    b->n_pos_per_embd = 4;
+    b->n_deepstack = (int64_t)gb_key(b, "n_deepstack_layers", 0);
+    if (b->n_deepstack < 0 || b->n_deepstack > (int64_t)b->hp->n_layer) {
+        b->missing = true;
+        return;
+    }
+    build(b, true, false, false);
 }

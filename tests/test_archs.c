@@ -2,7 +2,7 @@
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
- * ernie4_5-moe), and
+ * ernie4_5-moe, qwen3vl, qwen3vlmoe), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -18,8 +18,9 @@ enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4
 /* A header under construction: keys, then tensors. */
 typedef struct kv {
     char key[96];
-    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool */
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array */
     uint32_t u;
+    uint32_t a[4];  /* 'a': u values */
     float f;
     const char *s;
 } kv;
@@ -55,6 +56,15 @@ static void key_bool(model_spec *s, const char *suffix, bool v)
     snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
     k->kind = 'b';
     k->u = v;
+}
+
+static void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'a';
+    k->u = 4;
+    memcpy(k->a, v, sizeof k->a);
 }
 
 static void key_str(model_spec *s, const char *suffix, const char *v)
@@ -113,6 +123,8 @@ static void write_spec(const model_spec *s, gw *w)
             gw_kv_u32(w, k->key, k->u);
         } else if (k->kind == 'f') {
             gw_kv_f32(w, k->key, k->f);
+        } else if (k->kind == 'a') {
+            gw_kv_arr_u32(w, k->key, k->a, k->u);
         } else if (k->kind == 'b') {
             gw_key(w, k->key, GGFIT_GGUF_BOOL);
             gw_u8(w, (uint8_t)k->u);
@@ -716,6 +728,39 @@ static void ernie4_5_moe_spec(model_spec *s, int lead, bool shared)
     }
 }
 
+/* Qwen3-VL's text model: qwen3 (or qwen3moe) with M-RoPE sections and
+ * n_deep extra embedding slices (none: the plain input width). */
+static void qwen3vl_spec(model_spec *s, bool moe, uint32_t n_deep)
+{
+    enum { FX = 128 };
+    static const uint32_t sections[4] = { 12, 10, 10, 0 };  /* HD / 2 */
+    spec_init(s, moe ? "qwen3vlmoe" : "qwen3vl");
+    key_arr4(s, "rope.dimension_sections", sections);
+    if (n_deep)
+        key_u32(s, "n_deepstack_layers", n_deep);
+    if (moe) {
+        key_u32(s, "expert_count", NX);
+        key_u32(s, "expert_used_count", 2);
+        key_u32(s, "expert_feed_forward_length", FX);
+    }
+    head(s, !moe, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (moe) {
+            tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+            tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FX, NX);
+            tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+            tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FX, NX);
+        } else {
+            ffn_swiglu(s, il);
+        }
+    }
+}
+
 static void test_ernie4_5_moe(void **state)
 {
     (void)state;
@@ -724,6 +769,58 @@ static void test_ernie4_5_moe(void **state)
     project_all(&s, 0);
     ernie4_5_moe_spec(&s, 0, false);
     project_all(&s, 0);
+}
+
+static void test_qwen3vl(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, false, 2);
+    project_all(&s, 0);
+    qwen3vl_spec(&s, false, 0);
+    project_all(&s, 0);
+}
+
+static void test_qwen3vlmoe(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, true, 2);
+    project_all(&s, 0);
+}
+
+/* A deepstack reaching the last layer adds a slice of every token to the
+ * output rows alone: llama.cpp's ggml_add aborts unless the tokens repeat
+ * onto them (-np 3: 3 outputs of 512 tokens), so there is no graph and the
+ * compute buffers are estimated; with every token an output it builds. */
+static void test_qwen3vl_deepstack_last(void **state)
+{
+    (void)state;
+    model_spec s;
+    qwen3vl_spec(&s, true, NL);
+    gw w;
+    write_spec(&s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    for (int np = 1; np <= 3; np += 2) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", np);
+        char flag[] = "-np";
+        char *argv[] = { flag, value };
+        int i = 0;
+        ggfit_params p;
+        ggfit_params_init(&p);
+        p.n_ctx = 16384;
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, &err), GGFIT_OK);
+        ggfit_projection pr;
+        assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+        assert_int_equal(pr.compute_estimated, np == 3);
+    }
+    ggfit_model_free(m);
+    gw_free(&w);
 }
 
 int main(void)
@@ -743,6 +840,9 @@ int main(void)
         cmocka_unit_test(test_seed_oss),
         cmocka_unit_test(test_ernie4_5),
         cmocka_unit_test(test_ernie4_5_moe),
+        cmocka_unit_test(test_qwen3vl),
+        cmocka_unit_test(test_qwen3vlmoe),
+        cmocka_unit_test(test_qwen3vl_deepstack_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

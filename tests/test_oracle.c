@@ -8,9 +8,9 @@
  * (-np 3, -ub 1, -b/-ub 1024, -ot, -sm none, ...) on the shipped layouts,
  * and the small generated models of the architectures without recorded
  * graphs (data/tiny/: qwen2, phi3, gemma2, granite, granitemoe, llama4,
- * mistral3, qwen2moe, smollm3, seed_oss, ernie4_5, ernie4_5-moe, mamba,
- * mamba2, jamba, granitehybrid, glm4, lfm2moe; written by test_archs and
- * test_recurrent).
+ * mistral3, qwen2moe, smollm3, seed_oss, ernie4_5, ernie4_5-moe, qwen3vl,
+ * qwen3vlmoe, mamba, mamba2, jamba, granitehybrid, glm4, lfm2moe; written by
+ * test_archs and test_recurrent).
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>
