@@ -1089,6 +1089,9 @@ static const struct {
     { "llama4", gb_build_llama4 },
     { "mistral3", gb_build_mistral3 },
     { "qwen2moe", gb_build_qwen2moe },
+    { "cohere2", gb_build_cohere2 },
+    { "olmo2", gb_build_olmo2 },
+    { "exaone4", gb_build_exaone4 },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }
