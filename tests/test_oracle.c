@@ -8,7 +8,8 @@
  * (-np 3, -ub 1, -b/-ub 1024, -ot, -sm none, ...) on the shipped layouts,
  * and the small generated models of the architectures without recorded
  * graphs (data/tiny/: qwen2, phi3, gemma2, granite, granitemoe, llama4,
- * mistral3, qwen2moe, mamba, mamba2, jamba, granitehybrid, glm4, lfm2moe;
+ * mistral3, qwen2moe, mamba, mamba2, jamba, granitehybrid, glm4, lfm2moe,
+ * cohere2, exaone4, olmo2;
  * written by test_archs and test_recurrent).
  * Every row must match to the byte: weights, cache and compute buffers.
  */
