@@ -691,6 +691,9 @@ static void test_exaone4(void **state)
     /* Only the 64-block model (32B) has windows: three in four layers. */
     post_norm_spec(&s, "exaone4", 64, 512, true, false);
     project_all(&s, 0);
+    /* No window in the file: 4096 tokens, under a longer context. */
+    post_norm_spec(&s, "exaone4", 64, 0, false, true);
+    project_all(&s, 16384);
     /* 1.2B-like: no windows whatever the file says, rope factors. */
     post_norm_spec(&s, "exaone4", NL, 512, false, true);
     project_all(&s, 0);
