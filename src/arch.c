@@ -30,7 +30,8 @@ static const ggfit_arch archs[] = {
     { "gemma2",        GGFIT_MEM_KV, 2, false, 4096, false, false, GGFIT_REC_NONE },
     { "gemma3",        GGFIT_MEM_KV, 6, false, 0, true, false, GGFIT_REC_NONE },
     { "cohere2",       GGFIT_MEM_KV, 4, false, 0, false, false, GGFIT_REC_NONE },
-    { "exaone4",       GGFIT_MEM_KV, 4, false, 0, true, true, GGFIT_REC_NONE },
+    /* exaone4: windows only in the 64-block model (project.c) */
+    { "exaone4",       GGFIT_MEM_KV, 4, false, 4096, false, true, GGFIT_REC_NONE },
     { "olmo2",         GGFIT_MEM_KV, 4, false, 0, true, false, GGFIT_REC_NONE },
     { "gpt-oss",       GGFIT_MEM_KV, 2, false, 0, false, false, GGFIT_REC_NONE },
     { "deepseek2",     GGFIT_MEM_KV, 0, false, 0, false, true, GGFIT_REC_NONE },

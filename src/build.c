@@ -1106,6 +1106,9 @@ static const struct {
     { "ernie4_5-moe", gb_build_ernie4_5_moe },
     { "qwen3vl", gb_build_qwen3vl },
     { "qwen3vlmoe", gb_build_qwen3vl },
+    { "cohere2", gb_build_cohere2 },
+    { "olmo2", gb_build_olmo2 },
+    { "exaone4", gb_build_exaone4 },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

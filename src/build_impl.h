@@ -180,6 +180,9 @@ void gb_build_smollm3(bctx *b);
 void gb_build_seed_oss(bctx *b);
 void gb_build_ernie4_5(bctx *b);
 void gb_build_ernie4_5_moe(bctx *b);
+void gb_build_cohere2(bctx *b);
+void gb_build_olmo2(bctx *b);
+void gb_build_exaone4(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */

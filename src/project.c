@@ -653,6 +653,12 @@ static void resolve_swa(proj *pr)
     uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
     bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
                !(pr->arch->swa_needs_window && hp->n_swa == 0) && strcmp(hp->arch, "phi3");
+    /* llama_model_exaone4::load_arch_hparams: sliding windows (4096 tokens
+     * unless the file says otherwise) in the 64-block model (32B) only,
+     * counting the blocks without the NextN ones; the others ignore the
+     * window and its pattern. */
+    if (!strcmp(hp->arch, "exaone4") && hp->n_layer - hp->n_nextn != 64)
+        swa = false;
     uint64_t size_swa = kv_size;
     if (swa && !p->swa_full) {
         uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + pr->out->n_ubatch;

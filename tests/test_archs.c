@@ -2,7 +2,7 @@
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
- * ernie4_5-moe, qwen3vl, qwen3vlmoe), and
+ * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -29,8 +29,8 @@ typedef struct model_spec {
     const char *arch;
     kv kvs[32];
     size_t n_kv;
-    gw_tensor_spec t[128];
-    char names[128][64];
+    gw_tensor_spec t[768];
+    char names[768][64];
     size_t n_t;
 } model_spec;
 
@@ -823,6 +823,91 @@ static void test_qwen3vl_deepstack_last(void **state)
     gw_free(&w);
 }
 
+/* Command R7B-like: a parallel block under one layer norm, iSWA over
+ * n_layer blocks (the default period 4: three windowed, one global), a
+ * logit scale; Q/K/V fused when asked, with a pattern of its own. */
+static void cohere2_spec(model_spec *s, int n_layer, bool fused, uint32_t pattern)
+{
+    spec_init(s, "cohere2");
+    s->kvs[0].u = (uint32_t)n_layer;   /* block_count */
+    key_u32(s, "attention.sliding_window", 256);
+    if (pattern)
+        key_u32(s, "attention.sliding_window_pattern", pattern);
+    key_f32(s, "attention.layer_norm_epsilon", 1e-5f);
+    key_f32(s, "logit_scale", 0.125f);
+    key_f32(s, "rope.freq_base", 50000.0f);
+    head(s, false, false);    /* cohere2 always ties its output */
+    for (int il = 0; il < n_layer; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (fused) {
+            tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, E, E, 1);
+        } else {
+            attn_qkv(s, il, false);
+        }
+        ffn_swiglu(s, il);
+    }
+}
+
+static void test_cohere2(void **state)
+{
+    (void)state;
+    model_spec s;
+    cohere2_spec(&s, 4, false, 0);
+    project_all(&s, 0);
+    cohere2_spec(&s, 6, true, 3);
+    project_all(&s, 0);
+    project_all(&s, 128);     /* the window covers the whole context */
+}
+
+/* OLMo 2 / EXAONE 4.0 blocks: Q/K norms (OLMo's over whole rows, EXAONE's
+ * per head), norms after attention and FFN, no pre-norm. */
+static void post_norm_spec(model_spec *s, const char *arch, int n_layer, uint32_t window,
+                           bool output, bool factors)
+{
+    spec_init(s, arch);
+    s->kvs[0].u = (uint32_t)n_layer;   /* block_count */
+    if (window)
+        key_u32(s, "attention.sliding_window", window);
+    head(s, output, false);
+    bool olmo = !strcmp(arch, "olmo2");
+    for (int il = 0; il < n_layer; il++) {
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, olmo ? NH * HD : HD, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, olmo ? NKV * HD : HD, 1, 1);
+        tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        ffn_swiglu(s, il);
+        tensor(s, "blk.%d.post_ffw_norm.weight", il, E, 1, 1);
+    }
+    if (factors)
+        tensor(s, "rope_freqs.weight", 0, HD / 2, 1, 1);
+}
+
+static void test_exaone4(void **state)
+{
+    (void)state;
+    model_spec s;
+    /* Only the 64-block model (32B) has windows: three in four layers. */
+    post_norm_spec(&s, "exaone4", 64, 512, true, false);
+    project_all(&s, 0);
+    /* No window in the file: 4096 tokens, under a longer context. */
+    post_norm_spec(&s, "exaone4", 64, 0, false, true);
+    project_all(&s, 16384);
+    /* 1.2B-like: no windows whatever the file says, rope factors. */
+    post_norm_spec(&s, "exaone4", NL, 512, false, true);
+    project_all(&s, 0);
+}
+
+static void test_olmo2(void **state)
+{
+    (void)state;
+    model_spec s;
+    post_norm_spec(&s, "olmo2", 4, 256, true, false);   /* OLMo 3: windows */
+    project_all(&s, 0);
+    post_norm_spec(&s, "olmo2", NL, 0, true, false);    /* OLMo 2 */
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -843,6 +928,9 @@ int main(void)
         cmocka_unit_test(test_qwen3vl),
         cmocka_unit_test(test_qwen3vlmoe),
         cmocka_unit_test(test_qwen3vl_deepstack_last),
+        cmocka_unit_test(test_cohere2),
+        cmocka_unit_test(test_exaone4),
+        cmocka_unit_test(test_olmo2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
