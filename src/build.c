@@ -1109,6 +1109,10 @@ static const struct {
     { "cohere2", gb_build_cohere2 },
     { "olmo2", gb_build_olmo2 },
     { "exaone4", gb_build_exaone4 },
+    { "minimax-m2", gb_build_minimax_m2 },
+    { "dots1", gb_build_dots1 },
+    { "hunyuan-moe", gb_build_hunyuan_moe },
+    { "hunyuan-dense", gb_build_hunyuan_dense },
 };
 
 static void build_llama(bctx *b) { gb_build_llama_like(b, false); }

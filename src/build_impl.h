@@ -183,6 +183,11 @@ void gb_build_ernie4_5_moe(bctx *b);
 void gb_build_cohere2(bctx *b);
 void gb_build_olmo2(bctx *b);
 void gb_build_exaone4(bctx *b);
+/* build_dots1.c: llama-like graphs with Q/K norms and experts. */
+void gb_build_minimax_m2(bctx *b);
+void gb_build_dots1(bctx *b);
+void gb_build_hunyuan_moe(bctx *b);
+void gb_build_hunyuan_dense(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */

@@ -2,7 +2,8 @@
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
- * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2), and
+ * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2, minimax-m2,
+ * dots1, hunyuan-moe, hunyuan-dense), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -908,6 +909,113 @@ static void test_olmo2(void **state)
     project_all(&s, 0);
 }
 
+/* MiniMax-M2: Q/K norms over whole rows, RoPE on half of each head;
+ * sigmoid-gated experts of n_ff rows with a selection bias in every block. */
+static void test_minimax_m2(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "minimax-m2");
+    s.kvs[7].u = HD / 2;   /* rope.dimension_count */
+    key_u32(&s, "expert_count", NX);
+    key_u32(&s, "expert_used_count", 2);
+    key_u32(&s, "expert_feed_forward_length", F);
+    key_u32(&s, "expert_gating_func", 2);
+    head(&s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.attn_q_norm.weight", il, NH * HD, 1, 1);
+        tensor(&s, "blk.%d.attn_k_norm.weight", il, NKV * HD, 1, 1);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(&s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        tensor(&s, "blk.%d.ffn_gate_exps.weight", il, E, F, NX);
+        tensor(&s, "blk.%d.ffn_down_exps.weight", il, F, E, NX);
+        tensor(&s, "blk.%d.ffn_up_exps.weight", il, E, F, NX);
+        tensor(&s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+    }
+    project_all(&s, 0);
+}
+
+/* dots.llm1: qwen3's attention; one leading dense block, then sigmoid-gated
+ * experts (selection bias, normalised and scaled weights) plus a shared
+ * expert. */
+static void test_dots1(void **state)
+{
+    (void)state;
+    enum { FX = 128 };
+    model_spec s;
+    spec_init(&s, "dots1");
+    key_u32(&s, "expert_count", NX);
+    key_u32(&s, "expert_used_count", 2);
+    key_u32(&s, "expert_feed_forward_length", FX);
+    key_u32(&s, "expert_shared_count", 2);
+    key_u32(&s, "leading_dense_block_count", 1);
+    key_u32(&s, "expert_gating_func", 2);
+    key_bool(&s, "expert_weights_norm", true);
+    key_f32(&s, "expert_weights_scale", 2.5f);
+    head(&s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(&s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (il < 1) {
+            ffn_swiglu(&s, il);
+            continue;
+        }
+        tensor(&s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        tensor(&s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+        tensor(&s, "blk.%d.ffn_gate_exps.weight", il, E, FX, NX);
+        tensor(&s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+        tensor(&s, "blk.%d.ffn_up_exps.weight", il, E, FX, NX);
+        tensor(&s, "blk.%d.ffn_gate_shexp.weight", il, E, 2 * FX, 1);
+        tensor(&s, "blk.%d.ffn_down_shexp.weight", il, 2 * FX, E, 1);
+        tensor(&s, "blk.%d.ffn_up_shexp.weight", il, E, 2 * FX, 1);
+    }
+    project_all(&s, 0);
+}
+
+/* Hunyuan: RoPE before the per-head K/Q norms; hunyuan-moe runs a shared
+ * expert (its own length, tied output) then softmax-gated experts of n_ff
+ * rows, hunyuan-dense a SwiGLU FFN. */
+static void test_hunyuan(void **state)
+{
+    (void)state;
+    enum { FS = 384 };
+    model_spec s;
+    for (int moe = 0; moe <= 1; moe++) {
+        spec_init(&s, moe ? "hunyuan-moe" : "hunyuan-dense");
+        if (moe) {
+            key_u32(&s, "expert_count", NX);
+            key_u32(&s, "expert_used_count", 2);
+            key_u32(&s, "expert_feed_forward_length", F);
+            key_u32(&s, "expert_shared_feed_forward_length", FS);
+        }
+        head(&s, !moe, false);
+        for (int il = 0; il < NL; il++) {
+            tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+            attn_qkv(&s, il, false);
+            tensor(&s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+            tensor(&s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+            tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+            if (!moe) {
+                ffn_swiglu(&s, il);
+                continue;
+            }
+            tensor(&s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+            tensor(&s, "blk.%d.ffn_gate_exps.weight", il, E, F, NX);
+            tensor(&s, "blk.%d.ffn_down_exps.weight", il, F, E, NX);
+            tensor(&s, "blk.%d.ffn_up_exps.weight", il, E, F, NX);
+            tensor(&s, "blk.%d.ffn_gate_shexp.weight", il, E, FS, 1);
+            tensor(&s, "blk.%d.ffn_up_shexp.weight", il, E, FS, 1);
+            tensor(&s, "blk.%d.ffn_down_shexp.weight", il, FS, E, 1);
+        }
+        project_all(&s, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -931,6 +1039,9 @@ int main(void)
         cmocka_unit_test(test_cohere2),
         cmocka_unit_test(test_exaone4),
         cmocka_unit_test(test_olmo2),
+        cmocka_unit_test(test_minimax_m2),
+        cmocka_unit_test(test_dots1),
+        cmocka_unit_test(test_hunyuan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
