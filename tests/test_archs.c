@@ -937,7 +937,8 @@ static void test_minimax_m2(void **state)
     project_all(&s, 0);
 }
 
-/* dots.llm1: qwen3's attention; one leading dense block, then sigmoid-gated
+/* dots.llm1: qwen3's attention without GQA (llama.cpp loads K and V
+ * with n_head heads); one leading dense block, then sigmoid-gated
  * experts (selection bias, normalised and scaled weights) plus a shared
  * expert. */
 static void test_dots1(void **state)
@@ -946,6 +947,7 @@ static void test_dots1(void **state)
     enum { FX = 128 };
     model_spec s;
     spec_init(&s, "dots1");
+    s.kvs[6].u = NH;   /* head_count_kv: llama.cpp loads K and V with n_head heads */
     key_u32(&s, "expert_count", NX);
     key_u32(&s, "expert_used_count", 2);
     key_u32(&s, "expert_feed_forward_length", FX);
@@ -957,7 +959,10 @@ static void test_dots1(void **state)
     head(&s, true, false);
     for (int il = 0; il < NL; il++) {
         tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
-        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.attn_q.weight", il, E, NH * HD, 1);
+        tensor(&s, "blk.%d.attn_k.weight", il, E, NH * HD, 1);
+        tensor(&s, "blk.%d.attn_v.weight", il, E, NH * HD, 1);
+        tensor(&s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
         tensor(&s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
         tensor(&s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
         tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
