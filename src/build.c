@@ -1092,6 +1092,7 @@ static const struct {
     { "mamba2", gb_build_mamba },
     { "jamba", gb_build_jamba },
     { "granitehybrid", gb_build_granitehybrid },
+    { "falcon-h1", gb_build_falcon_h1 },
     { "qwen2", gb_build_qwen2 },
     { "phi3", gb_build_phi3 },
     { "gemma2", gb_build_gemma2 },
