@@ -1093,6 +1093,7 @@ static const struct {
     { "jamba", gb_build_jamba },
     { "granitehybrid", gb_build_granitehybrid },
     { "falcon-h1", gb_build_falcon_h1 },
+    { "bailingmoe2", gb_build_bailingmoe2 },
     { "qwen2", gb_build_qwen2 },
     { "phi3", gb_build_phi3 },
     { "gemma2", gb_build_gemma2 },

@@ -2,7 +2,8 @@
  * test_archs.c - the graph builders of architectures llama.cpp has no
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
- * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2), and
+ * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2,
+ * bailingmoe2), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -908,6 +909,70 @@ static void test_olmo2(void **state)
     project_all(&s, 0);
 }
 
+/* Ling 2.0: fused QKV with Q/K norms; dense leading blocks, then 8 routed
+ * experts (top 2) plus a shared one. grouped: sigmoid gating with a
+ * selection bias over 4 groups (2 used), one dense block and one NextN
+ * block; else softmax over all experts, every block MoE. */
+static void bailingmoe2_spec(model_spec *s, bool grouped)
+{
+    enum { NE = 8, FE = F / 4 };
+    uint32_t n_dense = grouped ? 1 : 0;
+    spec_init(s, "bailingmoe2");
+    key_u32(s, "expert_count", NE);
+    key_u32(s, "expert_used_count", 2);
+    key_u32(s, "expert_feed_forward_length", FE);
+    key_u32(s, "expert_shared_count", 1);
+    key_u32(s, "expert_gating_func", grouped ? 2 : 1);
+    key_bool(s, "expert_weights_norm", grouped);
+    key_f32(s, "expert_weights_scale", grouped ? 2.5f : 1.0f);
+    key_f32(s, "rope.freq_base", 10000.0f);
+    if (grouped) {
+        key_u32(s, "leading_dense_block_count", n_dense);
+        key_u32(s, "expert_shared_feed_forward_length", FE);
+        key_u32(s, "expert_group_count", 4);
+        key_u32(s, "expert_group_used_count", 2);
+        key_u32(s, "nextn_predict_layers", 1);
+    }
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+        tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if ((uint32_t)il < n_dense) {
+            ffn_swiglu(s, il);
+        } else {
+            tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NE, 1);
+            if (grouped)
+                tensor(s, "blk.%d.exp_probs_b.bias", il, NE, 1, 1);
+            tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FE, NE);
+            tensor(s, "blk.%d.ffn_down_exps.weight", il, FE, E, NE);
+            tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FE, NE);
+            tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, FE, 1);
+            tensor(s, "blk.%d.ffn_down_shexp.weight", il, FE, E, 1);
+            tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, FE, 1);
+        }
+        if (grouped && il == NL - 1) {   /* the NextN block */
+            tensor(s, "blk.%d.nextn.eh_proj.weight", il, 2 * E, E, 1);
+            tensor(s, "blk.%d.nextn.enorm.weight", il, E, 1, 1);
+            tensor(s, "blk.%d.nextn.hnorm.weight", il, E, 1, 1);
+            tensor(s, "blk.%d.layer_output_norm.weight", il, E, 1, 1);
+        }
+    }
+}
+
+static void test_bailingmoe2(void **state)
+{
+    (void)state;
+    model_spec s;
+    bailingmoe2_spec(&s, true);
+    project_all(&s, 0);
+    bailingmoe2_spec(&s, false);
+    project_all(&s, 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -931,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_cohere2),
         cmocka_unit_test(test_exaone4),
         cmocka_unit_test(test_olmo2),
+        cmocka_unit_test(test_bailingmoe2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
