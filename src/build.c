@@ -1094,6 +1094,7 @@ static const struct {
     { "granitehybrid", gb_build_granitehybrid },
     { "falcon-h1", gb_build_falcon_h1 },
     { "bailingmoe2", gb_build_bailingmoe2 },
+    { "apertus", gb_build_apertus },
     { "qwen2", gb_build_qwen2 },
     { "phi3", gb_build_phi3 },
     { "gemma2", gb_build_gemma2 },

@@ -21,8 +21,11 @@ void gb_build_falcon_h1(bctx *b)
         int32_t attn_norm = gb_required(b, "blk.%d.attn_norm.weight", il);
         int32_t cur = gb_norm(b, inpL, attn_norm, il);
         gb_cb(b, cur, "attn_norm", il);
-        int32_t q, k, v;
-        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        int32_t q, k, v, w;
+        if ((w = gb_weight(b, "blk.%d.attn_qkv.weight", il)) >= 0)   /* build_qkv, fused */
+            gb_qkv_fused(b, cur, w, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        else
+            gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
         q = gb_rope(b, q, -1, il);
         k = gb_rope(b, k, -1, il);
         /* build_attn gets no output bias */

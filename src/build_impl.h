@@ -166,6 +166,7 @@ void gb_build_granitehybrid(bctx *b);
 int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
 void gb_build_falcon_h1(bctx *b);
 void gb_build_bailingmoe2(bctx *b);
+void gb_build_apertus(bctx *b);
 void gb_build_qwen2(bctx *b);
 void gb_build_phi3(bctx *b);
 void gb_build_gemma2(bctx *b);
