@@ -42,6 +42,7 @@ static const ggfit_arch archs[] = {
     { "glm4",          GGFIT_MEM_KV, 0, false, 0, false, true, GGFIT_REC_NONE },
     { "glm4moe",       GGFIT_MEM_KV, 0, false, 0, false, true, GGFIT_REC_NONE },
     { "bailingmoe2",   GGFIT_MEM_KV, 0, false, 0, false, true, GGFIT_REC_NONE },
+    { "apertus",       GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "mixtral",       GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "command-r",     GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },
     { "starcoder2",    GGFIT_MEM_KV, 0, false, 0, false, false, GGFIT_REC_NONE },

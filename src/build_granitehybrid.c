@@ -27,8 +27,8 @@ static int32_t attention_layer(bctx *b, int32_t cur, bool rope, int il)
     return cur;
 }
 
-/* build_ffn: SiLU with a parallel gate and optional biases. */
-static int32_t dense_ffn(bctx *b, int32_t cur, int il)
+/* build_ffn: SiLU with a parallel gate and optional biases (build_impl.h). */
+int32_t gb_ffn_bias(bctx *b, int32_t cur, int il)
 {
     gg_graph *g = b->g;
     int32_t w;
@@ -65,7 +65,7 @@ static int32_t layer_ffn(bctx *b, int32_t cur, int32_t inpSA, bool res_scale, in
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
     gb_cb(b, cur, "ffn_norm", il);
     if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) < 0) {
-        cur = dense_ffn(b, cur, il);
+        cur = gb_ffn_bias(b, cur, il);
         gb_cb(b, cur, "ffn_out", il);
     } else {   /* softmax gating, normalised weights, no scale */
         int32_t moe_out = gb_moe_ffn(b, cur, il, true);

@@ -161,6 +161,12 @@ int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
 void gb_build_mamba(bctx *b);
 void gb_build_jamba(bctx *b);
 void gb_build_granitehybrid(bctx *b);
+/* build_ffn with SiLU, a parallel gate and the optional biases of up, gate
+ * and down (build_granitehybrid.c). */
+int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
+void gb_build_falcon_h1(bctx *b);
+void gb_build_bailingmoe2(bctx *b);
+void gb_build_apertus(bctx *b);
 void gb_build_qwen2(bctx *b);
 void gb_build_phi3(bctx *b);
 void gb_build_gemma2(bctx *b);

@@ -3,7 +3,7 @@
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
  * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2, minimax-m2,
- * dots1, hunyuan-moe, hunyuan-dense), and
+ * dots1, hunyuan-moe, hunyuan-dense, bailingmoe2, apertus), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -19,7 +19,7 @@ enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4
 /* A header under construction: keys, then tensors. */
 typedef struct kv {
     char key[96];
-    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array */
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array, 'g' f32 array */
     uint32_t u;
     uint32_t a[4];  /* 'a': u values */
     float f;
@@ -126,6 +126,12 @@ static void write_spec(const model_spec *s, gw *w)
             gw_kv_f32(w, k->key, k->f);
         } else if (k->kind == 'a') {
             gw_kv_arr_u32(w, k->key, k->a, k->u);
+        } else if (k->kind == 'g') {   /* f32 array: a holds the bits */
+            gw_key(w, k->key, GGFIT_GGUF_ARRAY);
+            gw_u32(w, GGFIT_GGUF_FLOAT32);
+            gw_u64(w, k->u);
+            for (uint32_t j = 0; j < k->u; j++)
+                gw_u32(w, k->a[j]);
         } else if (k->kind == 'b') {
             gw_key(w, k->key, GGFIT_GGUF_BOOL);
             gw_u8(w, (uint8_t)k->u);
@@ -1021,6 +1027,146 @@ static void test_hunyuan(void **state)
     }
 }
 
+/* Ling 2.0: fused QKV with Q/K norms; dense leading blocks, then 8 routed
+ * experts (top 2) plus a shared one. grouped: sigmoid gating with a
+ * selection bias over 4 groups (2 used), one dense block and one NextN
+ * block; else softmax over all experts, every block MoE. */
+static void bailingmoe2_spec(model_spec *s, bool grouped)
+{
+    enum { NE = 8, FE = F / 4 };
+    uint32_t n_dense = grouped ? 1 : 0;
+    spec_init(s, "bailingmoe2");
+    key_u32(s, "expert_count", NE);
+    key_u32(s, "expert_used_count", 2);
+    key_u32(s, "expert_feed_forward_length", FE);
+    key_u32(s, "expert_shared_count", 1);
+    key_u32(s, "expert_gating_func", grouped ? 2 : 1);
+    key_bool(s, "expert_weights_norm", grouped);
+    key_f32(s, "expert_weights_scale", grouped ? 2.5f : 1.0f);
+    key_f32(s, "rope.freq_base", 10000.0f);
+    if (grouped) {
+        key_u32(s, "leading_dense_block_count", n_dense);
+        key_u32(s, "expert_shared_feed_forward_length", FE);
+        key_u32(s, "expert_group_count", 4);
+        key_u32(s, "expert_group_used_count", 2);
+        key_u32(s, "nextn_predict_layers", 1);
+    }
+    head(s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+        tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if ((uint32_t)il < n_dense) {
+            ffn_swiglu(s, il);
+        } else {
+            tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NE, 1);
+            if (grouped)
+                tensor(s, "blk.%d.exp_probs_b.bias", il, NE, 1, 1);
+            tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FE, NE);
+            tensor(s, "blk.%d.ffn_down_exps.weight", il, FE, E, NE);
+            tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FE, NE);
+            tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, FE, 1);
+            tensor(s, "blk.%d.ffn_down_shexp.weight", il, FE, E, 1);
+            tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, FE, 1);
+        }
+        if (grouped && il == NL - 1) {   /* the NextN block */
+            tensor(s, "blk.%d.nextn.eh_proj.weight", il, 2 * E, E, 1);
+            tensor(s, "blk.%d.nextn.enorm.weight", il, E, 1, 1);
+            tensor(s, "blk.%d.nextn.hnorm.weight", il, E, 1, 1);
+            tensor(s, "blk.%d.layer_output_norm.weight", il, E, 1, 1);
+        }
+    }
+}
+
+static void test_bailingmoe2(void **state)
+{
+    (void)state;
+    model_spec s;
+    bailingmoe2_spec(&s, true);
+    project_all(&s, 0);
+    bailingmoe2_spec(&s, false);
+    project_all(&s, 2048);
+}
+
+/* The last key without the "<arch>." prefix (llama.cpp's xielu.* keys). */
+static void unprefix_last(model_spec *s)
+{
+    kv *k = &s->kvs[s->n_kv - 1];
+    size_t n = strlen(s->arch) + 1;
+    memmove(k->key, k->key + n, strlen(k->key + n) + 1);
+}
+
+/* Apertus: Q/K norms (with the biases llama.cpp loads and leaves out of
+ * the graph), an ungated xIELU FFN. fused: one attn_qkv and rope_freqs,
+ * per-layer xIELU arrays; else separate Q/K/V, an output bias and LongRoPE
+ * factors (the long ones past 2048 cells). */
+static void apertus_spec(model_spec *s, bool fused)
+{
+    static const uint32_t alpha[4] = { 0x41000000, 0x41000000, 0x41000000, 0 }; /* 8.0f */
+    spec_init(s, "apertus");
+    if (fused) {
+        kv *k = &s->kvs[s->n_kv];
+        key_arr4(s, "xielu.alpha_n", alpha);
+        unprefix_last(s);
+        k->kind = 'g';   /* f32 array, NL values */
+        k->u = NL;
+        k = &s->kvs[s->n_kv];
+        key_arr4(s, "xielu.alpha_p", alpha);
+        unprefix_last(s);
+        k->kind = 'g';
+        k->u = NL;
+    } else {
+        key_f32(s, "xielu.alpha_n", 8.0f);
+        unprefix_last(s);
+        key_f32(s, "xielu.alpha_p", 8.0f);
+        unprefix_last(s);
+        key_str(s, "rope.scaling.type", "longrope");
+        key_u32(s, "rope.scaling.original_context_length", 2048);
+    }
+    key_f32(s, "xielu.beta", 0.5f);
+    unprefix_last(s);
+    key_f32(s, "xielu.eps", -1e-6f);
+    unprefix_last(s);
+    key_f32(s, "rope.freq_base", 10000.0f);
+    head(s, true, false);
+    if (fused) {
+        tensor(s, "rope_freqs.weight", 0, HD / 2, 1, 1);
+    } else {
+        tensor(s, "rope_factors_long.weight", 0, HD / 2, 1, 1);
+        tensor(s, "rope_factors_short.weight", 0, HD / 2, 1, 1);
+    }
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (fused) {
+            tensor(s, "blk.%d.attn_qkv.weight", il, E, NH * HD + 2 * NKV * HD, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+        } else {
+            attn_qkv(s, il, false);
+            tensor(s, "blk.%d.attn_output.bias", il, E, 1, 1);
+            tensor(s, "blk.%d.attn_q_norm.bias", il, HD, 1, 1);
+            tensor(s, "blk.%d.attn_k_norm.bias", il, HD, 1, 1);
+        }
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+        tensor(s, "blk.%d.ffn_up.weight", il, E, F, 1);
+    }
+}
+
+static void test_apertus(void **state)
+{
+    (void)state;
+    model_spec s;
+    apertus_spec(&s, true);
+    project_all(&s, 0);
+    apertus_spec(&s, false);
+    project_all(&s, 4096);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1047,6 +1193,8 @@ int main(void)
         cmocka_unit_test(test_minimax_m2),
         cmocka_unit_test(test_dots1),
         cmocka_unit_test(test_hunyuan),
+        cmocka_unit_test(test_bailingmoe2),
+        cmocka_unit_test(test_apertus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

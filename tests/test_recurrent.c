@@ -1,7 +1,7 @@
 /*
  * test_recurrent.c - the graphs of the recurrent and hybrid families
  * without recorded references (mamba, mamba2, jamba, granitehybrid,
- * lfm2moe): small
+ * lfm2moe, falcon-h1): small
  * header-only GGUFs with the tensors llama.cpp's load_tensors creates are
  * projected on one RPC device and on the CPU; the compute graph must be
  * built (no estimate) and the context must be llama.cpp's KV cache plus
@@ -23,6 +23,7 @@ typedef struct mw {
     uint64_t r, s;              /* state floats per row */
     uint32_t n_layer;
     uint32_t kv_heads[16], head_dim;
+    bool state_everywhere;      /* falcon-h1: attention layers hold state too */
 } mw;
 
 static void key_u32(mw *m, const char *suffix, uint32_t v)
@@ -194,7 +195,8 @@ static uint64_t expected_context(const mw *m, uint32_t n_seq)
         if (m->kv_heads[il]) {
             uint64_t row = 2ull * m->head_dim * m->kv_heads[il];
             total += 2 * PAD32(row * cells * rows);   /* n_stream = n_seq */
-        } else {
+        }
+        if (!m->kv_heads[il] || m->state_everywhere) {
             total += PAD32(4 * m->r * rows) + PAD32(4 * m->s * rows);
         }
     }
@@ -441,6 +443,36 @@ static void test_lfm2moe(void **state)
     lfm2moe(kv2, -1, 1);   /* every layer MoE, softmax gating */
 }
 
+/* Falcon-H1: attention and a Mamba2 mixer in every layer, biases on the
+ * feed-forward of one layer. */
+static void test_falcon_h1(void **state)
+{
+    (void)state;
+    const uint32_t kv[3] = { 1, 1, 1 };   /* llama.cpp loads layer 0's count for all */
+    mw m;
+    gw w;
+    begin(&m, "falcon-h1", 3, 2, kv, 96);
+    m.state_everywhere = true;
+    key_u32(&m, "ssm.time_step_rank", 8);
+    key_u32(&m, "ssm.group_count", 2);
+    for (int il = 0; il < 3; il++) {
+        mamba2_layer(&m, il, 8, 2);
+        attn_layer(&m, il, kv[il]);
+        f32(&m, N_EMBD, 1, "blk.%d.attn_norm.weight", il);
+        f32(&m, N_EMBD, 1, "blk.%d.ffn_norm", il);   /* no .weight */
+        w2(&m, N_EMBD, 96, "blk.%d.ffn_gate.weight", il);
+        w2(&m, 96, N_EMBD, "blk.%d.ffn_down.weight", il);
+        w2(&m, N_EMBD, 96, "blk.%d.ffn_up.weight", il);
+        if (il == 1) {
+            f32(&m, 96, 1, "blk.%d.ffn_gate.bias", il);
+            f32(&m, N_EMBD, 1, "blk.%d.ffn_down.bias", il);
+            f32(&m, 96, 1, "blk.%d.ffn_up.bias", il);
+        }
+    }
+    end(&m, &w);
+    check_all(&m, &w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_granitehybrid_dense),
         cmocka_unit_test(test_granitehybrid_moe),
         cmocka_unit_test(test_lfm2moe),
+        cmocka_unit_test(test_falcon_h1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
