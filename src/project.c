@@ -591,6 +591,8 @@ static bool layer_has_attn(const proj *pr, uint32_t il)
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
     if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
         return false;
+    if (pr->arch->kv_from_start && il >= pr->arch->kv_from_start)
+        return false;   /* it reads an earlier layer's cache */
     switch (pr->arch->rec) {
     case GGFIT_REC_NONE: case GGFIT_REC_BOTH: return true;
     case GGFIT_REC_ALL: return false;
