@@ -456,6 +456,11 @@ static int64_t placement_layer(const proj *pr, const ggfit_tensor *t, uint16_t f
         return t->layer;
     if (t->output_layer)
         return pr->hp->n_layer;
+    /* gemma3n's per-layer projection and its norm are repeating tensors
+     * outside the blocks, created for block 0. */
+    if (!strncmp(t->info->name, "per_layer_model_proj.", 21) ||
+        !strncmp(t->info->name, "per_layer_proj_norm.", 20))
+        return 0;
     /* LFM2's final norm is stored as token_embd_norm. */
     if ((facts & GGFIT_TFACT_EMBD_NORM) && !strncmp(pr->hp->arch, "lfm2", 4))
         return pr->hp->n_layer;
@@ -536,7 +541,9 @@ static int project_weights(proj *pr, int32_t *placement)
         int b = target >= 0 ? device_buft(pr, target)
                 : target == -1 || d < 0 ? select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : device_buft(pr, d);
-        if (b != embd_buft)
+        /* gemma3n makes the output's copy before token_embd itself, so the
+         * copy is never found in place: both are always loaded. */
+        if (b != embd_buft || !strcmp(hp->arch, "gemma3n"))
             add_model(pr, b, embd->info);
         pr->tied_buft = b;
     }
