@@ -833,6 +833,7 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
         if (g->t[v].type == GGFIT_TYPE_F32)
             v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
         cur = gg_flash_attn(g, q, k, v, mask, sinks);
+        g->t[cur].il = il;   /* the FA probe checks it runs on layer il's device */
         if (v_mla >= 0)
             cur = fattn_mla(b, cur, v_mla, il);
         cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),

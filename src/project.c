@@ -956,8 +956,10 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
             const gg_tensor *t = &g->t[g->nodes[i]];
             if (t->op != GGFIT_OP_FLASH_ATTN_EXT || t->src[1] < 0)
                 continue;
+            /* The node's layer (llama.cpp reads it from the node's name),
+             * which may read another layer's cache (gemma3n). */
             int32_t k = t->src[1], root = g->t[k].view_src >= 0 ? g->t[k].view_src : k;
-            int32_t il = g->t[root].il;
+            int32_t il = t->il >= 0 ? t->il : g->t[root].il;
             if (il >= 0 && so.backend_of[g->nodes[i]] != layer_backend[il])
                 pr->fa_mismatch = true;
         }
