@@ -3,8 +3,7 @@
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
  * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2, gemma3n),
- * and
- * one hostile header that reached a division by zero in a builder.
+ * and one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
  * on one RPC device and on the CPU alone, with flash attention on and off,

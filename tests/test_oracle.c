@@ -10,7 +10,7 @@
  * graphs (data/tiny/: qwen2, phi3, gemma2, granite, granitemoe, llama4,
  * mistral3, qwen2moe, smollm3, seed_oss, ernie4_5, ernie4_5-moe, qwen3vl,
  * qwen3vlmoe, cohere2, exaone4, olmo2, mamba, mamba2, jamba, granitehybrid,
- * glm4, lfm2moe; written by test_archs and test_recurrent).
+ * glm4, lfm2moe, gemma3n; written by test_archs and test_recurrent).
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>
