@@ -19,7 +19,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl -pthread
 B       ?= build
 LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \
            src/project.c src/fit.c src/galloc.c src/sched.c src/graph.c src/build.c src/build_llama.c \
-           src/build_gemma3.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c src/build_glm4.c \
+           src/build_gemma3.c src/build_gemma3n.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c src/build_glm4.c \
            src/build_qwen3next.c src/build_nemotron_h.c src/build_lfm2.c src/build_mamba.c src/build_jamba.c src/build_granitehybrid.c src/build_falcon_h1.c src/build_bailingmoe2.c src/build_apertus.c src/build_qwen2.c src/build_phi3.c \
            src/build_gemma2.c src/build_granite.c src/build_llama4.c src/build_ernie4_5.c \
            src/build_cohere2.c src/build_olmo2.c src/build_dots1.c src/render_inspect.c \

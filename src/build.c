@@ -623,31 +623,56 @@ static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
     int64_t nv = b->p->v_trans ? n_embd_v_gqa_max(b, true) : head_v(b, il) * n_head_kv;
     *k = cache_tensor(b, il, 'k', head_k(b, il) * n_head_kv, n_kv);
     *v = cache_tensor(b, il, 'v', nv, n_kv);
+    b->cache_k[il] = *k;
+    b->cache_v[il] = *v;
 }
 
 /* llm_graph_context::build_attn with llm_graph_input_attn_kv_iswa. Unlike
- * the single cache it expands q, k, v in that order. */
-int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
-                     int32_t sinks, int il)
+ * the single cache it expands q, k, v in that order. Without new keys and
+ * values (k < 0) the layer reads layer il_kv's cache as it stands. */
+static int32_t attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                         int32_t sinks, int il, int il_kv)
 {
     gg_graph *g = b->g;
     bool swa = layer_swa(b, il);
     int32_t k_rot = swa ? b->k_rot_swa : b->k_rot, v_rot = swa ? b->v_rot_swa : b->v_rot;
-    rotate_qkv(b, k_rot, v_rot, &q, &k, &v);
+    if (k >= 0) {
+        rotate_qkv(b, k_rot, v_rot, &q, &k, &v);
+    } else if (k_rot >= 0) {
+        q = gb_hadamard(b, q, k_rot);
+    }
     gg_expand(g, q);
-    gg_expand(g, k);
-    gg_expand(g, v);
-
     int32_t ck, cv;
-    iswa_cache(b, il, swa ? b->p->n_kv_swa : b->p->n_kv, &ck, &cv);
-    gg_expand(g, cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
-    gg_expand(g, cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
+    if (k >= 0) {
+        gg_expand(g, k);
+        gg_expand(g, v);
+        iswa_cache(b, il, swa ? b->p->n_kv_swa : b->p->n_kv, &ck, &cv);
+        gg_expand(g, cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
+        gg_expand(g, cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
+    } else if (il_kv < 0 || il_kv >= il || b->cache_k[il_kv] < 0) {
+        b->missing = true;   /* no such cache to share */
+        return q;
+    } else {
+        ck = b->cache_k[il_kv];
+        cv = b->cache_v[il_kv];
+    }
 
     int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
     int32_t kk = get_k(b, ck, head_k(b, il), n_head_kv);
     int32_t vv = get_v(b, cv, head_v(b, il), n_head_kv);
     int32_t cur = gb_attn_mha(b, q, kk, vv, swa ? b->kq_mask_swa : b->kq_mask, sinks, il);
     return attn_out(b, cur, v_rot, wo, wo_b, il);
+}
+
+int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t sinks, int il)
+{
+    return attn_iswa(b, wo, wo_b, q, k, v, sinks, il, il);
+}
+
+int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv)
+{
+    return attn_iswa(b, wo, -1, q, -1, -1, -1, il, il_kv);
 }
 
 /* ---- recurrent state (llama-memory-recurrent.cpp, build_rs) --------------- */
@@ -808,6 +833,7 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
         if (g->t[v].type == GGFIT_TYPE_F32)
             v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
         cur = gg_flash_attn(g, q, k, v, mask, sinks);
+        g->t[cur].il = il;   /* the FA probe checks it runs on layer il's device */
         if (v_mla >= 0)
             cur = fattn_mla(b, cur, v_mla, il);
         cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
@@ -1080,6 +1106,7 @@ static const struct {
     void (*build)(bctx *b);
 } builders[] = {
     { "gemma3", gb_build_gemma3 },
+    { "gemma3n", gb_build_gemma3n },
     { "gpt-oss", gb_build_gptoss },
     { "deepseek2", gb_build_deepseek2 },
     { "glm4", gb_build_glm4 },
@@ -1144,12 +1171,14 @@ int ggfit__build_graph(gg_graph *g, const gb_params *p)
     for (uint32_t il = 0; il < b.hp->n_layer; il++)
         if (ggfit_model_layer(p->m, il)->n_bytes == 0)
             return GGFIT_EUNSUPPORTED;
-    uint64_t n = ggfit_model_n_tensors(p->m);
-    b.leaf_of = ggfit__malloc((size_t)(n ? n : 1) * sizeof *b.leaf_of);
+    uint64_t n = ggfit_model_n_tensors(p->m), n_all = n + 2 * (uint64_t)b.hp->n_layer;
+    b.leaf_of = ggfit__malloc((size_t)(n_all ? n_all : 1) * sizeof *b.leaf_of);
     if (!b.leaf_of)
         return GGFIT_ENOMEM;
-    for (uint64_t i = 0; i < n; i++)
+    for (uint64_t i = 0; i < n_all; i++)
         b.leaf_of[i] = -1;
+    b.cache_k = b.leaf_of + n;   /* the same block: freed with it */
+    b.cache_v = b.cache_k + b.hp->n_layer;
     for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
         b.rope_leaf[i] = -1;
     /* Slot 0: scratch for failed allocations, so it must exist. */

@@ -34,6 +34,7 @@ typedef struct bctx {
      * embeddings (hparams.n_embd_inp() = n_embd * (1 + n_deepstack)). */
     int64_t n_pos_per_embd, n_deepstack;
     int32_t t_inp_embd;         /* res->t_inp_embd: the first n_embd of each row */
+    int32_t *cache_k, *cache_v; /* per layer: its iSWA cache tensors once made, -1 */
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on
@@ -77,6 +78,10 @@ int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t
 void gb_inputs_kv_iswa(bctx *b);
 int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                      int32_t sinks, int il);
+/* build_attn on iSWA caches without new keys and values: layer il attends
+ * over the cache of the earlier layer il_kv (KV sharing, gemma3n), which
+ * must have been built. */
+int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv);
 int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
 int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
 
@@ -149,6 +154,7 @@ void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 void gb_build_llama_like(bctx *b, bool qk_norm);
 void gb_build_qwen3vl(bctx *b);
 void gb_build_gemma3(bctx *b);
+void gb_build_gemma3n(bctx *b);
 void gb_build_gptoss(bctx *b);
 void gb_build_deepseek2(bctx *b);
 void gb_build_glm4moe(bctx *b);

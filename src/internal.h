@@ -84,6 +84,10 @@ typedef struct ggfit_arch {
     bool swa_needs_window;     /* SWA only when sliding_window > 0 */
     bool nextn_kv;             /* NextN blocks still get KV cells */
     ggfit_rec_rule rec;
+    /* Only the first kv_from_start layers hold KV cells; each later layer
+     * reads the cache of layer kv_from_start - 2 when it is a sliding-window
+     * layer, else of layer kv_from_start - 1 (gemma3n). 0: every layer. */
+    uint32_t kv_from_start;
 } ggfit_arch;
 
 /* Rules for an architecture; *known is false for the generic fallback. */

@@ -336,6 +336,11 @@ static ggfit_role global_role(const char *name, bool *output)
         *output = true;
         return GGFIT_ROLE_OUTPUT;
     }
+    /* gemma3n's AltUp projections are output-layer tensors in llama.cpp. */
+    if (starts(name, "altup_proj.") || starts(name, "altup_unembd_proj.")) {
+        *output = true;
+        return GGFIT_ROLE_OTHER;
+    }
     if (strstr(name, "norm"))
         return GGFIT_ROLE_NORM;
     if (starts(name, "token_embd") || starts(name, "pos_embd") ||

@@ -456,6 +456,11 @@ static int64_t placement_layer(const proj *pr, const ggfit_tensor *t, uint16_t f
         return t->layer;
     if (t->output_layer)
         return pr->hp->n_layer;
+    /* gemma3n's per-layer projection and its norm are repeating tensors
+     * outside the blocks, created for block 0. */
+    if (!strncmp(t->info->name, "per_layer_model_proj.", 21) ||
+        !strncmp(t->info->name, "per_layer_proj_norm.", 20))
+        return 0;
     /* LFM2's final norm is stored as token_embd_norm. */
     if ((facts & GGFIT_TFACT_EMBD_NORM) && !strncmp(pr->hp->arch, "lfm2", 4))
         return pr->hp->n_layer;
@@ -536,7 +541,9 @@ static int project_weights(proj *pr, int32_t *placement)
         int b = target >= 0 ? device_buft(pr, target)
                 : target == -1 || d < 0 ? select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : device_buft(pr, d);
-        if (b != embd_buft)
+        /* gemma3n makes the output's copy before token_embd itself, so the
+         * copy is never found in place: both are always loaded. */
+        if (b != embd_buft || !strcmp(hp->arch, "gemma3n"))
             add_model(pr, b, embd->info);
         pr->tied_buft = b;
     }
@@ -591,6 +598,8 @@ static bool layer_has_attn(const proj *pr, uint32_t il)
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
     if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
         return false;
+    if (pr->arch->kv_from_start && il >= pr->arch->kv_from_start)
+        return false;   /* it reads an earlier layer's cache */
     switch (pr->arch->rec) {
     case GGFIT_REC_NONE: case GGFIT_REC_BOTH: return true;
     case GGFIT_REC_ALL: return false;
@@ -947,8 +956,10 @@ static int schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *lay
             const gg_tensor *t = &g->t[g->nodes[i]];
             if (t->op != GGFIT_OP_FLASH_ATTN_EXT || t->src[1] < 0)
                 continue;
+            /* The node's layer (llama.cpp reads it from the node's name),
+             * which may read another layer's cache (gemma3n). */
             int32_t k = t->src[1], root = g->t[k].view_src >= 0 ? g->t[k].view_src : k;
-            int32_t il = g->t[root].il;
+            int32_t il = t->il >= 0 ? t->il : g->t[root].il;
             if (il >= 0 && so.backend_of[g->nodes[i]] != layer_backend[il])
                 pr->fa_mismatch = true;
         }

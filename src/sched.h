@@ -141,7 +141,7 @@ typedef struct ggfit_st {
     int32_t src[GGFIT_GALLOC_MAX_SRC]; /* sources in slot order; -1: empty */
     int32_t view_src;     /* index of the viewed tensor (the root, never a
                              view); -1: not a view */
-    int32_t il;           /* builder: the layer of a cache, -1 */
+    int32_t il;           /* builder: the layer of a cache or a FA node, -1 */
     int32_t pin_il;       /* builder: pinned to this layer's backend, which
                              follows the placement; -1 */
     uint32_t type;        /* ggfit_type */

@@ -3,7 +3,7 @@
  * recorded graphs for here (qwen2, phi3, gemma2, granite, granitemoe,
  * glm4, llama4, mistral3, qwen2moe, smollm3, seed_oss, ernie4_5,
  * ernie4_5-moe, qwen3vl, qwen3vlmoe, cohere2, exaone4, olmo2, minimax-m2,
- * dots1, hunyuan-moe, hunyuan-dense, bailingmoe2, apertus), and
+ * dots1, hunyuan-moe, hunyuan-dense, bailingmoe2, apertus, gemma3n), and
  * one hostile header that reached a division by zero in a builder.
  * Each test writes a small header-only GGUF with the tensors llama.cpp's
  * load_tensors creates for the architecture (names and shapes), projects it
@@ -1167,6 +1167,56 @@ static void test_apertus(void **state)
     project_all(&s, 4096);
 }
 
+/* Gemma 3n: per-layer embeddings (256 wide whatever the file says), AltUp
+ * over 4 streams, LAuReL of rank 64, iSWA every fifth layer dense; layers
+ * from 20 on reuse the caches of layers 18 and 19. */
+static void gemma3n_spec(model_spec *s, int n_layer)
+{
+    enum { ALTUP = 4, PL = 256, LR = 64 };
+    spec_init(s, "gemma3n");
+    s->kvs[0].u = (uint32_t)n_layer;   /* block_count */
+    key_u32(s, "attention.key_length", HD);
+    key_u32(s, "attention.value_length", HD);
+    key_u32(s, "attention.sliding_window", 512);
+    key_f32(s, "final_logit_softcapping", 30.0f);
+    key_f32(s, "rope.freq_base_swa", 10000.0f);
+    head(s, false, false);
+    tensor(s, "altup_proj.weight", 0, E, E, ALTUP - 1);
+    tensor(s, "altup_unembd_proj.weight", 0, E, E, ALTUP - 1);
+    tensor(s, "per_layer_token_embd.weight", 0, PL * n_layer, V, 1);
+    tensor(s, "per_layer_model_proj.weight", 0, E, PL * n_layer, 1);
+    tensor(s, "per_layer_proj_norm.weight", 0, PL, 1, 1);
+    for (int il = 0; il < n_layer; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        ffn_swiglu(s, il);
+        tensor(s, "blk.%d.post_ffw_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.inp_gate.weight", il, E, PL, 1);
+        tensor(s, "blk.%d.proj.weight", il, PL, E, 1);
+        tensor(s, "blk.%d.post_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.altup_correct_coef.weight", il, ALTUP, ALTUP, 1);
+        tensor(s, "blk.%d.altup_correct_scale.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.altup_predict_coef.weight", il, ALTUP, ALTUP * ALTUP, 1);
+        tensor(s, "blk.%d.altup_router.weight", il, E, ALTUP, 1);
+        tensor(s, "blk.%d.altup_router_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.laurel_l.weight", il, E, LR, 1);
+        tensor(s, "blk.%d.laurel_r.weight", il, LR, E, 1);
+        tensor(s, "blk.%d.laurel_post_norm.weight", il, E, 1, 1);
+    }
+}
+
+static void test_gemma3n(void **state)
+{
+    (void)state;
+    model_spec s;
+    gemma3n_spec(&s, 22);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1195,6 +1245,7 @@ int main(void)
         cmocka_unit_test(test_hunyuan),
         cmocka_unit_test(test_bailingmoe2),
         cmocka_unit_test(test_apertus),
+        cmocka_unit_test(test_gemma3n),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
  * mistral3, qwen2moe, smollm3, seed_oss, ernie4_5, ernie4_5-moe, qwen3vl,
  * qwen3vlmoe, cohere2, exaone4, olmo2, mamba, mamba2, jamba, granitehybrid,
  * glm4, lfm2moe, minimax-m2, dots1, hunyuan-moe, hunyuan-dense, falcon-h1,
- * bailingmoe2, apertus; written by test_archs and test_recurrent).
+ * bailingmoe2, apertus, gemma3n; written by test_archs and test_recurrent).
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>
