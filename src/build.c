@@ -506,6 +506,20 @@ int32_t gb_ffn(bctx *b, int32_t cur, int il)
     return gb_ffn_w(b, cur, up, gate, down, il);
 }
 
+int32_t gb_ffn_gated(bctx *b, int32_t cur, int il)
+{
+    int32_t up = gb_required(b, "blk.%d.ffn_up.weight", il);
+    int32_t gate = gb_required(b, "blk.%d.ffn_gate.weight", il);
+    int32_t down = gb_required(b, "blk.%d.ffn_down.weight", il);
+    return gb_ffn_w(b, cur, up, gate, down, il);
+}
+
+void gb_out_rows(bctx *b, int32_t *cur, int32_t *res)
+{
+    *cur = gg_get_rows(b->g, *cur, b->inp_out_ids);
+    *res = gg_get_rows(b->g, *res, b->inp_out_ids);
+}
+
 /* The sum of the chosen experts' outputs (experts: n_embd values, an
  * expert, a token): the n_parts views first, then the adds that sum them. */
 static int32_t moe_sum(bctx *b, int32_t experts, int64_t n_embd, int64_t n_tokens,

@@ -48,8 +48,7 @@ void gb_build_apertus(bctx *b)
                       gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
         gb_cb(b, cur, "attn_out", il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpSA);
         }
         int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, ffn_inp, "ffn_inp", il);

@@ -37,8 +37,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
     gb_cb(b, v, "Vcur", il);
     cur = gb_attn_iswa(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpL = gg_get_rows(g, inpL, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpL);
         ffn_inp = gg_get_rows(g, ffn_inp, b->inp_out_ids);
     }
     int32_t attn_out = cur;

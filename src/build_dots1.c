@@ -124,9 +124,7 @@ static int32_t ffn(bctx *b, enum variant vr, int32_t cur, int il)
         return experts(b, cur, &o, il);
     case DOTS1: {
         if ((uint32_t)il < (uint32_t)gb_key(b, "leading_dense_block_count", 0))
-            return gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up.weight", il),
-                            gb_required(b, "blk.%d.ffn_gate.weight", il),
-                            gb_required(b, "blk.%d.ffn_down.weight", il), il);
+            return gb_ffn_gated(b, cur, il);
         gb_moe_layer(b, il, 0, &o);
         int32_t moe_out = experts(b, cur, &o, il);
         return gg_binary(g, GGFIT_OP_ADD, moe_out, shared_expert(b, cur, il));
@@ -148,9 +146,7 @@ static int32_t ffn(bctx *b, enum variant vr, int32_t cur, int il)
         return gg_binary(g, GGFIT_OP_ADD, experts(b, cur, &o, il), mlp);
     }
     case HUNYUAN_DENSE:
-        return gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up.weight", il),
-                        gb_required(b, "blk.%d.ffn_gate.weight", il),
-                        gb_required(b, "blk.%d.ffn_down.weight", il), il);
+        return gb_ffn_gated(b, cur, il);
     }
     return cur;
 }
@@ -163,8 +159,7 @@ static int32_t layer(bctx *b, enum variant vr, int32_t inpL, int il, bool last)
     gb_cb(b, cur, "attn_norm", il);
     cur = attention(b, vr, cur, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);

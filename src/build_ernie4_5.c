@@ -85,8 +85,7 @@ static int32_t layer(bctx *b, const variant *vr, int32_t inpL, int il, bool last
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
@@ -95,9 +94,7 @@ static int32_t layer(bctx *b, const variant *vr, int32_t inpL, int il, bool last
     if (vr->moe && moe_layer(b, il)) {
         cur = ffn_moe(b, cur, il);
     } else {
-        cur = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up.weight", il),
-                       gb_required(b, "blk.%d.ffn_gate.weight", il),
-                       gb_required(b, "blk.%d.ffn_down.weight", il), il);
+        cur = gb_ffn_gated(b, cur, il);
     }
     gb_cb(b, cur, "ffn_out", il);
     cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);

@@ -64,8 +64,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
     gb_cb(b, cur, "attn_norm", il);
     cur = attention(b, cur, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpL = gg_get_rows(g, inpL, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpL);
     }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "attn_post_norm", il);

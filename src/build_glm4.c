@@ -27,8 +27,7 @@ static int32_t glm4_layer(bctx *b, int32_t inpL, int il, bool last)
     gb_cb(b, v, "Vcur", il);
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "post_attn_norm", il);

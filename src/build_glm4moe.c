@@ -55,17 +55,14 @@ static int32_t glm_layer(bctx *b, int32_t inpL, int il, bool last)
     gb_cb(b, cur, "attn_norm", il);
     cur = glm_attn(b, cur, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "post_attn_norm", il);
     if ((uint32_t)il < b->hp->n_layer_dense_lead) {
-        cur = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up.weight", il),
-                       gb_required(b, "blk.%d.ffn_gate.weight", il),
-                       gb_required(b, "blk.%d.ffn_down.weight", il), il);
+        cur = gb_ffn_gated(b, cur, il);
         gb_cb(b, cur, "ffn_out", il);
     } else {
         cur = glm_moe(b, cur, il);

@@ -113,8 +113,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool r
                   gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     /* build_layer_ffn */
     if (res_scale)

@@ -113,8 +113,7 @@ void gb_build_granitehybrid(bctx *b)
         else
             cur = attention_layer(b, cur, rope, il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpSA);
         }
         inpL = layer_ffn(b, cur, inpSA, res_scale, il);
     }

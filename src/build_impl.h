@@ -83,6 +83,10 @@ int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, in
  * must have been built. */
 int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv);
 int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
+/* gb_ffn where the model requires the gate too (a missing one means no graph). */
+int32_t gb_ffn_gated(bctx *b, int32_t cur, int il);
+/* The last layer keeps only the output rows: of cur and of the residual. */
+void gb_out_rows(bctx *b, int32_t *cur, int32_t *res);
 int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
 
 /* Recurrent state (llama_memory_recurrent): gb_inputs_rs is

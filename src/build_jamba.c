@@ -26,8 +26,7 @@ void gb_build_jamba(bctx *b)
                           il);
         }
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpL = gg_get_rows(g, inpL, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpL);
         }
         int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, inpL, cur);
         gb_cb(b, cur, "ffn_inp", il);   /* jamba.cpp names cur, not ffn_inp */

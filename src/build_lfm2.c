@@ -108,8 +108,7 @@ void gb_build_lfm2(bctx *b)
         else
             cur = attn_block(b, cur, il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            prev = gg_get_rows(g, prev, b->inp_out_ids);
+            gb_out_rows(b, &cur, &prev);
         }
         cur = gg_binary(g, GGFIT_OP_ADD, prev, cur);
         int32_t ffn_in = gb_norm(b, cur, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

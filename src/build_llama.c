@@ -55,8 +55,7 @@ static void build(bctx *b, bool qk_norm, bool long_short, bool temp)
         if (!qk_norm)
             gb_cb(b, cur, "attn_out", il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpSA);
         }
         int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, ffn_inp, "ffn_inp", il);

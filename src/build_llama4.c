@@ -80,8 +80,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, uint32_t no_rope_
     gb_cb(b, cur, "attn_norm", il);
     cur = attention(b, cur, il, no_rope_step);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+        gb_out_rows(b, &cur, &inpSA);
     }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);

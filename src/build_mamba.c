@@ -203,8 +203,7 @@ void gb_build_mamba(bctx *b)
         gb_cb(b, cur, "attn_norm", il);
         cur = mamba2 ? gb_mamba2_layer(b, cur, il) : gb_mamba_layer(b, cur, il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpL = gg_get_rows(g, inpL, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpL);
         }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
         gb_cb(b, cur, "l_out", il);

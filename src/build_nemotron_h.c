@@ -65,8 +65,7 @@ void gb_build_nemotron_h(bctx *b)
         else
             cur = ffn_layer(b, cur, il);
         if (il == n_layer - 1) {
-            cur = gg_get_rows(g, cur, b->inp_out_ids);
-            inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+            gb_out_rows(b, &cur, &inpSA);
         }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, cur, "nemotron_h_block_out", il);

@@ -96,8 +96,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
     gb_cb(b, q, "Qcur", il);
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     if (last) {
-        cur = gg_get_rows(g, cur, b->inp_out_ids);
-        residual = gg_get_rows(g, residual, b->inp_out_ids);
+        gb_out_rows(b, &cur, &residual);
     }
     cur = gg_binary(g, GGFIT_OP_ADD, cur, residual);
     residual = cur;
