@@ -47,9 +47,8 @@ void gb_build_apertus(bctx *b)
         cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
                       gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
         gb_cb(b, cur, "attn_out", il);
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpSA);
-        }
         int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, ffn_inp, "ffn_inp", il);
         cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

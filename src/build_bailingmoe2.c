@@ -35,9 +35,8 @@ static int32_t ling_layer(bctx *b, int32_t inpL, int il, bool last)
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
     cur = ling_attn(b, cur, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     int32_t sa_out = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, sa_out, "sa_out", il);
     cur = gb_norm(b, sa_out, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

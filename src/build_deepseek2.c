@@ -160,9 +160,8 @@ static int32_t ds2_layer(bctx *b, const ds2 *d, int32_t inpL, int il, bool last)
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
     cur = ds2_attn(b, d, cur, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

@@ -84,9 +84,8 @@ static int32_t layer(bctx *b, const variant *vr, int32_t inpL, int il, bool last
     /* None of the four adds an output bias. */
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, vr->ffn_norm, il), il);

@@ -36,9 +36,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
     int32_t wo = gb_required(b, "blk.%d.attn_output.weight", il);
     cur = b->p->swa ? gb_attn_iswa(b, wo, -1, q, k, v, -1, il)
                     : gb_attn(b, wo, -1, q, k, v, -1, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpL);
-    }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "attn_post_norm", il);
     int32_t sa_out = gg_binary(g, GGFIT_OP_ADD, cur, inpL);

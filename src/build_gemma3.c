@@ -63,9 +63,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
     cur = attention(b, cur, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpL);
-    }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "attn_post_norm", il);
     int32_t sa_out = gg_binary(g, GGFIT_OP_ADD, cur, inpL);

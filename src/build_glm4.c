@@ -26,9 +26,8 @@ static int32_t glm4_layer(bctx *b, int32_t inpL, int il, bool last)
     gb_cb(b, k, "Kcur", il);
     gb_cb(b, v, "Vcur", il);
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "post_attn_norm", il);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);

@@ -112,9 +112,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool r
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
                   gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     /* build_layer_ffn */
     if (res_scale)
         cur = gg_scale(g, cur);

@@ -112,9 +112,8 @@ void gb_build_granitehybrid(bctx *b)
             cur = gb_mamba2_layer(b, cur, il);
         else
             cur = attention_layer(b, cur, rope, il);
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpSA);
-        }
         inpL = layer_ffn(b, cur, inpSA, res_scale, il);
     }
     int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);

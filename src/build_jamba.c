@@ -25,9 +25,8 @@ void gb_build_jamba(bctx *b)
             cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1,
                           il);
         }
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpL);
-        }
         int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, inpL, cur);
         gb_cb(b, cur, "ffn_inp", il);   /* jamba.cpp names cur, not ffn_inp */
         cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

@@ -107,9 +107,8 @@ void gb_build_lfm2(bctx *b)
             cur = shortconv_block(b, cur, il);
         else
             cur = attn_block(b, cur, il);
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &prev);
-        }
         cur = gg_binary(g, GGFIT_OP_ADD, prev, cur);
         int32_t ffn_in = gb_norm(b, cur, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
         gb_cb(b, ffn_in, "model.layers.{}.ffn_norm", il);

@@ -79,9 +79,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, uint32_t no_rope_
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
     cur = attention(b, cur, il, no_rope_step);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
     int32_t normed = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

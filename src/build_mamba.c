@@ -202,9 +202,8 @@ void gb_build_mamba(bctx *b)
         int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
         gb_cb(b, cur, "attn_norm", il);
         cur = mamba2 ? gb_mamba2_layer(b, cur, il) : gb_mamba_layer(b, cur, il);
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpL);
-        }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
         gb_cb(b, cur, "l_out", il);
         inpL = cur;

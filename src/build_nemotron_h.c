@@ -64,9 +64,8 @@ void gb_build_nemotron_h(bctx *b)
             cur = attention_layer(b, cur, il);
         else
             cur = ffn_layer(b, cur, il);
-        if (il == n_layer - 1) {
+        if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpSA);
-        }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, cur, "nemotron_h_block_out", il);
         inpL = cur;

@@ -74,9 +74,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool exaone)
 {
     gg_graph *g = b->g;
     int32_t cur = exaone ? exaone4_attn(b, inpL, il) : olmo2_attn(b, inpL, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpL);
-    }
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
     gb_cb(b, cur, "attn_post_norm", il);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpL);

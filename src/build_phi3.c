@@ -95,9 +95,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
     q = gg_scale(g, q);   /* 1/sqrt(n_embd_head); kq_scale stays 1 */
     gb_cb(b, q, "Qcur", il);
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &residual);
-    }
     cur = gg_binary(g, GGFIT_OP_ADD, cur, residual);
     residual = cur;
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

@@ -60,9 +60,8 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool moe)
     gb_cb(b, v, "Vcur", il);
     /* qwen2 loads no attn_output.bias */
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
-    if (last) {
+    if (last)
         gb_out_rows(b, &cur, &inpSA);
-    }
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
