@@ -62,6 +62,18 @@ int32_t gb_output_weight(bctx *b)
     return t;
 }
 
+void gb_output(bctx *b, int32_t inpL)
+{
+    gg_graph *g = b->g;
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
 /* Layer il's rope frequency factors: one tensor per buffer type. */
 int32_t gb_rope_factors(bctx *b, int il)
 {

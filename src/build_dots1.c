@@ -173,7 +173,6 @@ static int32_t layer(bctx *b, enum variant vr, int32_t inpL, int il, bool last)
 
 static void build(bctx *b, enum variant vr)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     int32_t inpL = gb_inp_embd(b);
     gb_inputs_kv(b);
@@ -181,13 +180,7 @@ static void build(bctx *b, enum variant vr)
         inpL = layer(b, vr, inpL, il, il == n_layer - 1);
     if (b->missing)
         return;
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }
 
 /* llama_model_minimax_m2::graph */

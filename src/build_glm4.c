@@ -46,7 +46,6 @@ static int32_t glm4_layer(bctx *b, int32_t inpL, int il, bool last)
 /* llama_model_glm4::graph */
 void gb_build_glm4(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
     /* llama.cpp asserts n_layer_nextn < n_layer and equal head sizes. */
     if (n_layer < 1 || b->hp->n_embd_head_k != b->hp->n_embd_head_v) {
@@ -57,11 +56,5 @@ void gb_build_glm4(bctx *b)
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
         inpL = glm4_layer(b, inpL, il, il == n_layer - 1);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }

@@ -73,7 +73,6 @@ static int32_t glm_layer(bctx *b, int32_t inpL, int il, bool last)
 
 void gb_build_glm4moe(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
     if (n_layer < 1) {
         b->missing = true;
@@ -83,11 +82,5 @@ void gb_build_glm4moe(bctx *b)
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
         inpL = glm_layer(b, inpL, il, il == n_layer - 1);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }

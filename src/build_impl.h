@@ -43,6 +43,9 @@ typedef struct bctx {
 int32_t gb_weight(bctx *b, const char *fmt, int il);
 int32_t gb_required(bctx *b, const char *fmt, int il);
 int32_t gb_output_weight(bctx *b);
+/* The usual end of a graph: output_norm (RMS), then the output matrix,
+ * both outputs, expanded. */
+void gb_output(bctx *b, int32_t inpL);
 int32_t gb_rope_factors(bctx *b, int il);
 int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il);
 

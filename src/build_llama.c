@@ -89,13 +89,7 @@ static void build(bctx *b, bool qk_norm, bool long_short, bool temp)
         }
         inpL = cur;
     }
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }
 
 /* llama_model_llama::graph and llama_model_qwen3::graph (and qwen3moe). */

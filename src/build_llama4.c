@@ -103,7 +103,6 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, uint32_t no_rope_
  * goes without RoPE. */
 void gb_build_llama4(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     if (b->hp->n_expert == 0 || b->hp->n_embd_head_k != b->hp->n_embd_head_v ||
         b->hp->n_embd_head_k != b->hp->n_rot) {
@@ -119,11 +118,5 @@ void gb_build_llama4(bctx *b)
         gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
         inpL = layer(b, inpL, il, il == n_layer - 1, no_rope_step);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }

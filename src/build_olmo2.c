@@ -92,7 +92,6 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool exaone)
 
 static void build(bctx *b, bool exaone)
 {
-    gg_graph *g = b->g;
     /* EXAONE's NextN blocks are loaded, not run. */
     int n_layer = (int)(b->hp->n_layer - (exaone ? b->hp->n_nextn : 0));
     int32_t inpL = gb_inp_embd(b);
@@ -102,13 +101,7 @@ static void build(bctx *b, bool exaone)
         gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
         inpL = layer(b, inpL, il, il == n_layer - 1, exaone);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }
 
 /* llama_model_olmo2::graph */

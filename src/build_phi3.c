@@ -111,7 +111,6 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
 /* llama_model_phi3::graph<false> */
 void gb_build_phi3(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     int32_t rf_leaf[GGFIT_MAX_BUFTS];
     for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
@@ -124,11 +123,5 @@ void gb_build_phi3(bctx *b)
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
         inpL = layer(b, inpL, il, il == n_layer - 1, rf_leaf);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_output(b, inpL);
 }
