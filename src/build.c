@@ -74,22 +74,32 @@ void gb_output(bctx *b, int32_t inpL)
     gg_expand(g, cur);
 }
 
-/* Layer il's rope frequency factors: one tensor per buffer type. */
-int32_t gb_rope_factors(bctx *b, int il)
+/* Layer il's copy of the per-layer weight called name (rope factors), one
+ * per buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when the model
+ * has no such tensor. */
+int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf)
 {
-    int64_t i = ggfit_gguf_find_tensor(b->gguf, "rope_freqs.weight");
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, name);
     if (i < 0)
         return -1;
     /* The copy for layer il lives in that layer's buffer type. */
-    int32_t buft = b->p->layer_buft[il];
-    if (buft < 0 || buft >= GGFIT_MAX_BUFTS)
-        buft = b->p->placement[i];
-    if (b->rope_leaf[buft] >= 0)
-        return b->rope_leaf[buft];
+    int32_t buft = gb_copy_buft(b->p->layer_buft, b->p->placement, i, il);
+    if (buft < 0 || buft >= GGFIT_MAX_BUFTS) {
+        b->missing = true;
+        return -1;
+    }
+    if (leaf[buft] >= 0)
+        return leaf[buft];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
-    b->rope_leaf[buft] = gg_memory(b->g, ti, "rope_freqs.weight", ti->type, 1, ti->ne, buft, true);
-    b->g->t[b->rope_leaf[buft]].dup = true;
-    return b->rope_leaf[buft];
+    leaf[buft] = gg_memory(b->g, ti, name, ti->type, 1, ti->ne, buft, true);
+    b->g->t[leaf[buft]].dup = true;
+    return leaf[buft];
+}
+
+/* Layer il's rope frequency factors. */
+int32_t gb_rope_factors(bctx *b, int il)
+{
+    return gb_layer_copy(b, "rope_freqs.weight", il, b->rope_leaf);
 }
 
 /* ggml_rope_ext of layer il with frequency factors rf (or none, -1). A

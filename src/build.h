@@ -42,6 +42,16 @@ typedef struct gb_params {
     int32_t cpu_backend;        /* index of the CPU backend (the last) */
 } gb_params;
 
+/* Where layer il's copy of a weight llama.cpp duplicates per layer (model
+ * tensor i: rope factors) lives: the layer's buffer type, else the weight's
+ * own. The graph builders and the re-targeting of kept graphs agree on it. */
+static inline int32_t gb_copy_buft(const int32_t *layer_buft, const int32_t *placement,
+                                   int64_t i, int il)
+{
+    int32_t buft = layer_buft[il];
+    return buft < 0 || buft >= GGFIT_MAX_BUFTS ? placement[i] : buft;
+}
+
 /* Builds the graph of p->m's architecture into g. Returns GGFIT_OK,
  * GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture (the
  * caller falls back to an estimate), or GGFIT_ENOMEM. */

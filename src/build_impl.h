@@ -47,6 +47,7 @@ int32_t gb_output_weight(bctx *b);
  * both outputs, expanded. */
 void gb_output(bctx *b, int32_t inpL);
 int32_t gb_rope_factors(bctx *b, int il);
+int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf);
 int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il);
 
 /* llama.cpp's cb(): names "<name>-<il>" and pins "norm" when asked. */

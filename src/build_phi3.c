@@ -15,23 +15,7 @@ int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf)
                          gb_key(b, "context_length", 0));
     const char *name = (double)b->p->n_kv > orig ? "rope_factors_long.weight"
                                                   : "rope_factors_short.weight";
-    int64_t i = ggfit_gguf_find_tensor(b->gguf, name);
-    if (i < 0)
-        return -1;
-    /* Layers after the first hold a duplicate in their own buffer type. */
-    int32_t buft = b->p->layer_buft[il];
-    if (buft < 0 || buft >= GGFIT_MAX_BUFTS)
-        buft = b->p->placement[i];
-    if (buft < 0 || buft >= GGFIT_MAX_BUFTS) {
-        b->missing = true;
-        return -1;
-    }
-    if (leaf[buft] >= 0)
-        return leaf[buft];
-    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
-    leaf[buft] = gg_memory(b->g, ti, name, ti->type, 1, ti->ne, buft, true);
-    b->g->t[leaf[buft]].dup = true;
-    return leaf[buft];
+    return gb_layer_copy(b, name, il, leaf);
 }
 
 /* build_qkv's fused path: Q, K and V are views of one product. */

@@ -854,8 +854,7 @@ typedef struct gkey {
     bool tied_copy;        /* the tied output has its own copy of token_embd */
 } gkey;
 
-/* One kept graph, or the memory of one: a graph that placement can change
- * (see reusable) is built in a slot's memory but never found again. */
+/* One kept graph, or the memory of one (a graph whose build failed). */
 typedef struct gentry {
     gg_graph g;
     gkey key;
@@ -1050,9 +1049,7 @@ static int retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *place
             continue;
         const gg_tensor *f = &g->t[t->src[2]];
         const ggfit_tensor_info *w = f->weight;
-        int32_t want = layer_buft[t->il];
-        if (want < 0 || want >= GGFIT_MAX_BUFTS)
-            want = placement[w - base];
+        int32_t want = gb_copy_buft(layer_buft, placement, w - base, t->il);
         if (f->buft == want)
             continue;
         int32_t copy = -1;
