@@ -17,16 +17,17 @@ CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --c
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl -pthread
 
 B       ?= build
-LIB_SRC  = src/error.c src/types.c src/gguf.c src/model.c src/arch.c src/params.c \
-           src/project.c src/fit.c src/galloc.c src/sched.c src/graph.c src/build.c src/build_llama.c \
-           src/build_gemma3.c src/build_gemma3n.c src/build_gptoss.c src/build_deepseek2.c src/build_glm4moe.c src/build_glm4.c \
-           src/build_qwen3next.c src/build_nemotron_h.c src/build_lfm2.c src/build_mamba.c src/build_jamba.c src/build_granitehybrid.c src/build_falcon_h1.c src/build_bailingmoe2.c src/build_apertus.c src/build_qwen2.c src/build_phi3.c \
-           src/build_gemma2.c src/build_granite.c src/build_llama4.c src/build_ernie4_5.c \
-           src/build_cohere2.c src/build_olmo2.c src/build_dots1.c src/render_inspect.c \
-           src/render_project.c src/rpc.c src/devices.c src/render_devices.c src/catalog.c
+# Sources: every .c in a folder of src/ (one folder a stage of the pipeline);
+# tests: every tests/test_*.c. Object files mirror the folders.
+LIB_SRC  = $(sort $(wildcard src/*/*.c))
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-TESTS    = test_types test_gguf test_malformed test_model test_alloc test_params test_reference test_galloc test_sched test_archs test_recurrent test_rpc test_devices test_catalog test_cache test_oracle
+TESTS    = $(sort $(patsubst tests/%.c,%,$(wildcard tests/test_*.c)))
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
+# ar keeps members by file name: two sources with one name would collide.
+DUP_SRC := $(shell for f in $(LIB_SRC); do basename $$f; done | sort | uniq -d)
+ifneq ($(DUP_SRC),)
+$(error two sources share a file name: $(DUP_SRC))
+endif
 MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
@@ -35,16 +36,19 @@ CI_FUZZ_SECONDS ?= 60
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
 
-$(B)/obj/%.o: src/%.c include/ggfit.h src/internal.h src/graph.h src/build.h src/build_impl.h src/galloc.h src/sched.h | $(B)/obj
-	$(CC) $(CFLAGS) -c $< -o $@
+# Header dependencies come from the compiler (-MMD -MP).
+$(B)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+-include $(LIB_OBJ:.o=.d)
 
 # The catalog of GPUs and Macs: data/gpus.tsv made into C at build time
 # (not committed; the TSV stays the one source).
 %/catalog_data.h: data/gpus.tsv scripts/gen_catalog.awk
 	mkdir -p $(@D)
 	awk -f scripts/gen_catalog.awk data/gpus.tsv >$@.tmp && mv $@.tmp $@
-$(B)/obj/catalog.o: $(B)/catalog_data.h
-$(B)/obj/catalog.o: CFLAGS += -I$(B)
+$(B)/obj/devices/catalog.o: $(B)/catalog_data.h
+$(B)/obj/devices/catalog.o: CFLAGS += -I$(B)
 
 $(B)/libggfit.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
@@ -55,7 +59,7 @@ $(B)/libggfit.so: $(LIB_OBJ)
 $(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
 
-$(B)/obj $(B)/tests:
+$(B)/tests:
 	mkdir -p $@
 
 # Tests link the static library plus the in-tree GGUF writer.
@@ -92,7 +96,7 @@ valgrind: all $(TEST_BIN)
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
 fuzz-build: build-fuzz/fuzz_gguf
-build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) include/ggfit.h src/internal.h build-fuzz/catalog_data.h
+build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h build-fuzz/catalog_data.h
 	mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
 

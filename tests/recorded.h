@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "galloc.h"
+#include "ggml/galloc.h"
 #include "test_util.h"
 
 #define REC_MAX_BACKENDS 8

@@ -4,7 +4,7 @@
  * check that each gives GGFIT_ENOMEM (or, for the renderer, NULL) with no
  * crash and no leak (the sanitizer and valgrind builds check the leaks).
  */
-#include "internal.h"
+#include "base/base.h"
 #include "test_util.h"
 
 static void fail_each_allocation(const char *file)

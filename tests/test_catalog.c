@@ -6,7 +6,8 @@
 #include <strings.h>
 
 #include "test_util.h"
-#include "internal.h"
+#include "base/base.h"
+#include "devices/catalog.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)

@@ -7,8 +7,8 @@
  * every backend of every graph. Small hand-made graphs then pin single rules
  * and the error paths.
  */
-#include "galloc.h"
-#include "internal.h"
+#include "ggml/galloc.h"
+#include "base/base.h"
 #include "recorded.h"
 #include "test_util.h"
 

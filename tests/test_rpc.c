@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "internal.h"
+#include "base/base.h"
 
 #define SRV_WAIT_MS 5000   /* longest any server wait lasts */
 

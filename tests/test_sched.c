@@ -18,9 +18,9 @@
  */
 #include <ctype.h>
 
-#include "galloc.h"
-#include "internal.h"
-#include "sched.h"
+#include "ggml/galloc.h"
+#include "base/base.h"
+#include "ggml/sched.h"
 #include "recorded.h"
 #include "test_util.h"
 

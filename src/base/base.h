@@ -1,0 +1,62 @@
+/*
+ * base.h - what every part of libggfit uses: caller-owned error messages,
+ * allocation (with failure injection for the tests), reused scratch
+ * buffers and a string builder. Not installed.
+ */
+#ifndef GGFIT_BASE_H
+#define GGFIT_BASE_H
+
+#include <stdarg.h>
+#include "ggfit.h"
+
+#if defined(__GNUC__)
+#define GGFIT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GGFIT_PRINTF(f, a)
+#endif
+
+/* Sets *err (when err is not NULL) to a new message built from fmt and
+ * returns status, so that error paths read `return ggfit__fail(...)`. */
+int ggfit__fail(char **err, int status, const char *fmt, ...) GGFIT_PRINTF(3, 4);
+
+/* malloc-backed string builder, used by the renderers. A failed append
+ * marks the builder as out of memory; sb_take() then returns NULL. */
+typedef struct ggfit_sb {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} ggfit_sb;
+
+void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+char *ggfit__sb_take(ggfit_sb *sb);
+
+/* Allocation wrappers: tests make the Nth call fail to prove that every
+ * failure path is handled. */
+void *ggfit__malloc(size_t n);
+void *ggfit__calloc(size_t n, size_t size);
+void *ggfit__realloc(void *p, size_t n);
+char *ggfit__strndup(const char *s, size_t n);
+
+/* Memory kept between calls: scratch that a projection needs every time is
+ * reused rather than freed, because fresh blocks of this size come from the
+ * kernel and cost page faults on every touch (ten times the work itself). */
+typedef struct ggfit__buf {
+    void *p;
+    size_t cap;
+} ggfit__buf;
+
+/* At least n bytes from b (contents not kept when it grows); NULL when out of
+ * memory, with b left as it was. */
+void *ggfit__buf_get(ggfit__buf *b, size_t n);
+void ggfit__buf_free(ggfit__buf *b);
+
+/* Test hook: the n-th allocation from now on (1 = the next) fails; 0 turns
+ * failure injection off. Returns the number of allocations since the last
+ * call. Not thread-safe; for tests only. */
+uint64_t ggfit__fail_alloc_after(uint64_t n);
+
+#define GGFIT_PAD(x, n) (((x) + (n) - 1) / (n) * (n))
+#define GGFIT_MiB (1024.0 * 1024.0)
+#define GGFIT__GIB(n) ((uint64_t)(n) << 30)
+
+#endif

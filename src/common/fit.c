@@ -1,0 +1,719 @@
+/*
+ * fit.c - llama.cpp's --fit decision (common/fit.cpp, common_params_fit_impl),
+ * step for step, with ggfit's projection in place of llama.cpp's dry-run
+ * model loads:
+ *  1. project the user's flags; if every device keeps its margin, done;
+ *  2. if -c was not given, shrink the context towards -fitc by linear
+ *     interpolation between the projections at -fitc and the trained size;
+ *  3. otherwise fill layers back to front per device (for MoE models with
+ *     every expert tensor in system memory first), searching by false
+ *     position over layer counts;
+ *  4. for MoE models whose dense weights fit, turn dense-only layers into
+ *     full layers front to back, then try to fit part of one more layer
+ *     (up/gate, or attention only) with its overflow on the next device.
+ * The search takes the same steps as llama.cpp so that it lands on the same
+ * answer; each step costs a projection (microseconds) instead of a load.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/project.h"
+#include "render/flags.h"
+
+#define MiB ((int64_t)1 << 20)
+
+/* Which tensors of the first partial layer overflow (common_layer_fraction_t). */
+typedef enum fraction { LF_ATTN, LF_UP, LF_GATE, LF_MOE } fraction;
+
+typedef struct ngl_t {
+    uint32_t n_layer;         /* layers on the device */
+    uint32_t n_part;          /* of which partial (experts elsewhere) */
+    fraction overflow;        /* what the first partial layer gives away */
+} ngl_t;
+
+typedef struct fitter {
+    const ggfit_model *m;
+    const ggfit_device *devs;
+    size_t nd;
+    ggfit_params p;           /* the flags being fitted (mparams/cparams) */
+    int64_t margin[GGFIT_MAX_DEVICES];
+    int64_t free[GGFIT_MAX_DEVICES];
+    uint32_t hp_ngl, hp_nct, hp_nex;
+    uint32_t n_ctx_min;
+    ggfit_projection scratch;
+    struct ggfit__gcache *cache;  /* the graph shared by the projections */
+    ggfit_sb log;
+    char **err;
+    uint32_t n_proj;
+} fitter;
+
+void ggfit_fit_options_init(ggfit_fit_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n_ctx_min = 4096;
+}
+
+static void logf_(fitter *f, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+
+static void logf_(fitter *f, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    ggfit__sb_printf(&f->log, "common_params_fit_impl: %s\n", line);
+}
+
+/* Projects params p: device totals into mem[], the host's into *host. */
+static int project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
+                   int64_t *model_sum)
+{
+    ggfit_projection *pr = &f->scratch;
+    int rc = ggfit__project_cached(f->m, p, f->devs, f->nd, pr, NULL, f->cache, f->err);
+    f->n_proj++;
+    if (rc)
+        return rc;
+    int64_t models = 0;
+    for (size_t d = 0; d < f->nd; d++) {
+        const ggfit_mem *r = &pr->devices[d];
+        mem[d] = (int64_t)(r->model + r->context + r->compute);
+        models += (int64_t)r->model;
+    }
+    if (host)
+        *host = (int64_t)(pr->host.model + pr->host.context + pr->host.compute +
+                          pr->cpu_extra.model + pr->cpu_extra.context);
+    if (model_sum)
+        *model_sum = models;
+    return GGFIT_OK;
+}
+
+/* ---- flags for a layer distribution (set_ngl_tensor_split_tbo) ---------- */
+
+static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
+{
+    static const char *const tail[] = {
+        [LF_ATTN] = "ffn_(gate|up|gate_up|down).*",
+        [LF_UP] = "ffn_(gate|gate_up|down).*",
+        [LF_GATE] = "ffn_down.*",
+        [LF_MOE] = "ffn_(up|down|gate_up|gate)_(ch|)exps",
+    };
+    snprintf(buf, n, "blk\\.%u\\.%s", il, tail[lf]);
+}
+
+/* overflow[d]: device index the first partial layer of device d spills to,
+ * or -1 for system memory. */
+static int set_flags(fitter *f, const ngl_t *ngl, const int *overflow, ggfit_params *p)
+{
+    p->n_gpu_layers = 0;
+    for (size_t d = 0; d < f->nd; d++) {
+        p->n_gpu_layers += (int32_t)ngl[d].n_layer;
+        if (f->nd > 1)
+            p->tensor_split[d] = (float)ngl[d].n_layer;
+    }
+    uint32_t il0 = f->hp_ngl + 1 - (uint32_t)p->n_gpu_layers;
+    p->n_overrides = 0;
+    for (size_t d = 0; d < f->nd; d++) {
+        il0 += ngl[d].n_layer - ngl[d].n_part;
+        for (uint32_t il = il0; il < il0 + ngl[d].n_part; il++) {
+            if (p->n_overrides >= GGFIT_MAX_OVERRIDES)
+                return ggfit__fail(f->err, GGFIT_ELIMIT,
+                                   "the fit needs more than %d tensor overrides",
+                                   GGFIT_MAX_OVERRIDES);
+            ggfit_override *o = &p->overrides[p->n_overrides++];
+            bool first = il == il0;
+            overflow_pattern(o->pattern, sizeof o->pattern, il, first ? ngl[d].overflow : LF_MOE);
+            int to = first ? overflow[d] : -1;
+            snprintf(o->buffer, sizeof o->buffer, "%s", to < 0 ? "CPU" : f->devs[to].name);
+        }
+        il0 += ngl[d].n_part;
+    }
+    return GGFIT_OK;
+}
+
+/* Memory per device with the given layers per device (get_memory_for_layers). */
+static int memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t *mem)
+{
+    ggfit_params p = f->p;
+    int rc = set_flags(f, ngl, overflow, &p);
+    if (!rc)
+        rc = project(f, &p, mem, NULL, NULL);
+    if (!rc) {
+        logf_(f, "memory for test allocation by device:");
+        for (size_t d = 0; d < f->nd; d++)
+            logf_(f, "id=%zu, n_layer=%2u, n_part=%2u, overflow_type=%d, mem=%6lld MiB", d,
+                  ngl[d].n_layer, ngl[d].n_part, (int)ngl[d].overflow,
+                  (long long)(mem[d] / MiB));
+    }
+    return rc;
+}
+
+/* ---- the steps ---------------------------------------------------------- */
+
+/* Step 1: does the user's configuration fit as it is? */
+static int step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int64_t *sum_free,
+                        int64_t *sum_proj_free, int64_t *sum_model, bool *done)
+{
+    int64_t host;
+    logf_(f, "getting device memory data for initial parameters:");
+    int rc = project(f, &f->p, mem, &host, sum_model);
+    if (rc)
+        return rc;
+    *sum_used = *sum_free = *sum_proj_free = 0;
+    *done = false;
+    if (f->nd == 0) {
+        *sum_used = host;
+        *sum_free = f->free[0];
+        *sum_proj_free = *sum_free - *sum_used;
+        logf_(f, "projected to use %lld MiB of host memory vs. %lld MiB of total host memory",
+              (long long)(*sum_used / MiB), (long long)(*sum_free / MiB));
+        if (*sum_proj_free >= f->margin[0]) {
+            logf_(f, "will leave %lld >= %lld MiB of system memory, no changes needed",
+                  (long long)(*sum_proj_free / MiB), (long long)(f->margin[0] / MiB));
+            *done = true;
+        }
+        return GGFIT_OK;
+    }
+    if (f->nd > 1)
+        logf_(f, "projected memory use with initial parameters [MiB]:");
+    bool all_ok = true;
+    for (size_t d = 0; d < f->nd; d++) {
+        int64_t proj_free = f->free[d] - mem[d];
+        *sum_free += f->free[d];
+        *sum_used += mem[d];
+        *sum_proj_free += proj_free;
+        all_ok &= proj_free >= f->margin[d];
+        if (f->nd > 1)
+            logf_(f, "  - %s: %6lld total, %6lld used, %6lld free vs. target of %6lld",
+                  f->devs[d].name, (long long)(f->devs[d].total / MiB),
+                  (long long)(mem[d] / MiB), (long long)(proj_free / MiB),
+                  (long long)(f->margin[d] / MiB));
+    }
+    logf_(f, "projected to use %lld MiB of device memory vs. %lld MiB of free device memory",
+          (long long)(*sum_used / MiB), (long long)(*sum_free / MiB));
+    if (all_ok) {
+        if (f->nd == 1)
+            logf_(f, "will leave %lld >= %lld MiB of free device memory, no changes needed",
+                  (long long)((f->free[0] - mem[0]) / MiB), (long long)(f->margin[0] / MiB));
+        else
+            logf_(f, "targets for free memory can be met on all devices, no changes needed");
+        *done = true;
+    }
+    return GGFIT_OK;
+}
+
+/* Step 2: a smaller context, when -c was not given. */
+static int step_context(fitter *f, int64_t sum_used, int64_t sum_free, int64_t sum_proj_free,
+                        int64_t sum_model, bool *done)
+{
+    size_t nm = f->nd ? f->nd : 1;
+    int64_t surplus = sum_proj_free;
+    for (size_t d = 0; d < nm; d++)
+        surplus -= f->margin[d];
+    *done = false;
+    if (surplus >= 0)
+        return GGFIT_OK;
+    if (f->nd <= 1)
+        logf_(f, "cannot meet free memory target of %lld MiB, need to reduce device memory by "
+                 "%lld MiB", (long long)(f->margin[0] / MiB), (long long)(-surplus / MiB));
+    else
+        logf_(f, "cannot meet free memory targets on all devices, need to use %lld MiB less in "
+                 "total", (long long)(-surplus / MiB));
+    if (f->p.n_ctx != 0) {
+        logf_(f, "context size set by user to %u -> no change", f->p.n_ctx);
+        return GGFIT_OK;
+    }
+    if (!(f->hp_nct > f->n_ctx_min)) {
+        if (f->n_ctx_min == UINT32_MAX)
+            logf_(f, "user has requested full context size of %u -> no change", f->hp_nct);
+        else
+            logf_(f, "default model context size is %u which is <= the min. context size of "
+                     "%u -> no change", f->hp_nct, f->n_ctx_min);
+        return GGFIT_OK;
+    }
+    int64_t target = sum_free;
+    for (size_t d = 0; d < nm; d++)
+        target -= f->margin[d];
+    if (f->nd > 1) {
+        /* Whole layers (dense) or whole tensors (MoE, about a third of a
+         * layer) per device waste about half of one each: leave room. */
+        uint32_t ngl = (uint32_t)f->p.n_gpu_layers;
+        int64_t per_layer = sum_model / (int64_t)(ngl < f->hp_ngl ? ngl : f->hp_ngl);
+        target -= (int64_t)((uint64_t)(f->nd + 1) * (uint64_t)per_layer /
+                            (f->hp_nex == 0 ? 2u : 6u));
+    }
+    int64_t mem[GGFIT_MAX_DEVICES], host, used_min = 0;
+    f->p.n_ctx = f->n_ctx_min;
+    int rc = project(f, &f->p, mem, &host, NULL);
+    if (rc)
+        return rc;
+    if (f->nd == 0)
+        used_min = host;
+    for (size_t d = 0; d < f->nd; d++)
+        used_min += mem[d];
+    if (target > used_min) {
+        int64_t add = (int64_t)(f->hp_nct - f->n_ctx_min) * (target - used_min) /
+                      (sum_used - used_min);
+        uint32_t n_ctx = (uint32_t)(f->p.n_ctx + (uint64_t)add);
+        n_ctx -= n_ctx % 256;   /* rounded down for CUDA */
+        f->p.n_ctx = n_ctx > f->n_ctx_min ? n_ctx : f->n_ctx_min;
+        int64_t per_ctx = (sum_used - used_min) / (int64_t)(f->hp_nct - f->n_ctx_min);
+        logf_(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
+              f->hp_nct, f->p.n_ctx,
+              (long long)((int64_t)(f->hp_nct - f->p.n_ctx) * per_ctx / MiB));
+        if (f->nd <= 1) {
+            logf_(f, "entire model can be fit by reducing context");
+            *done = true;
+            return GGFIT_OK;
+        }
+        logf_(f, "entire model should be fit across devices by reducing context");
+    } else {
+        logf_(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
+              f->hp_nct, f->p.n_ctx, (long long)((sum_used - used_min) / MiB));
+    }
+    return GGFIT_OK;
+}
+
+/* The configuration is fixed by the user where llama.cpp would change it:
+ * returns a reason, or NULL. */
+static const char *locked(const fitter *f, const ggfit_params *user, char *buf, size_t n)
+{
+    if (user->n_gpu_layers != GGFIT_NGL_AUTO) {
+        snprintf(buf, n, "n_gpu_layers already set by user to %d, abort", user->n_gpu_layers);
+        return buf;
+    }
+    if (f->nd > 1) {
+        for (size_t d = 0; d < f->nd; d++)
+            if (user->tensor_split[d] != 0.0f)
+                return "model_params::tensor_split already set by user, abort";
+        if (user->split_mode == GGFIT_SPLIT_ROW)
+            return "changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented, abort";
+    }
+    if (user->n_overrides || user->cpu_moe || user->n_cpu_moe)
+        return "model_params::tensor_buft_overrides already set by user, abort";
+    return NULL;
+}
+
+/* Shrinks the high bound towards the target by false position; step(test)
+ * builds a candidate `step_size` layers up from the low bound. */
+typedef struct search {
+    ngl_t lo[GGFIT_MAX_DEVICES], hi[GGFIT_MAX_DEVICES];
+    int64_t mem_lo[GGFIT_MAX_DEVICES], mem_hi[GGFIT_MAX_DEVICES];
+} search;
+
+static uint32_t step_size(uint32_t delta, int64_t target, int64_t lo, int64_t hi)
+{
+    /* llama.cpp divides by hi - lo unchecked; blocks that hold nothing can
+     * make it 0, where ggfit steps by one layer instead of crashing. */
+    uint32_t s = hi > lo ? (uint32_t)((int64_t)delta * (target - lo) / (hi - lo)) : 1;
+    if (s < 1)
+        s = 1;
+    if (s > delta - 1)
+        s = delta - 1;
+    return s;
+}
+
+/* Step 3: fill (dense-only) layers back to front. */
+static int step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
+                           const int *overflow)
+{
+    size_t nd = f->nd;
+    int rc;
+    logf_(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
+                            : "filling dense-only layers back-to-front:");
+    for (int id = (int)nd - 1; id >= 0; id--) {
+        uint32_t unassigned = f->hp_ngl + 1;
+        for (size_t jd = (size_t)id + 1; jd < nd; jd++)
+            unassigned -= ngl[jd].n_layer;
+        ngl_t hi[GGFIT_MAX_DEVICES];
+        int64_t mem_hi[GGFIT_MAX_DEVICES];
+        memcpy(hi, ngl, nd * sizeof *hi);
+        hi[id].n_layer = unassigned;
+        if (f->hp_nex > 0)
+            hi[id].n_part = (size_t)id < nd - 1 ? hi[id].n_layer : hi[id].n_layer - 1;
+        if (hi[id].n_layer > 0) {
+            if ((rc = memory_for(f, hi, overflow, mem_hi)))
+                return rc;
+            if (mem_hi[id] > target[id]) {
+                uint32_t delta = hi[id].n_layer - ngl[id].n_layer;
+                logf_(f, "start filling device %d, delta=%u", id, delta);
+                while (delta > 1) {
+                    uint32_t s = step_size(delta, target[id], mem[id], mem_hi[id]);
+                    ngl_t test[GGFIT_MAX_DEVICES];
+                    int64_t mem_test[GGFIT_MAX_DEVICES];
+                    memcpy(test, ngl, nd * sizeof *test);
+                    test[id].n_layer += s;
+                    if (f->hp_nex)
+                        /* on the last device the first layer is the output
+                         * layer, which is always whole */
+                        test[id].n_part += (size_t)id == nd - 1 && test[id].n_part == 0 ? s - 1 : s;
+                    if ((rc = memory_for(f, test, overflow, mem_test)))
+                        return rc;
+                    if (mem_test[id] <= target[id]) {
+                        memcpy(ngl, test, nd * sizeof *ngl);
+                        memcpy(mem, mem_test, nd * sizeof *mem);
+                        logf_(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
+                    } else {
+                        memcpy(hi, test, nd * sizeof *hi);
+                        memcpy(mem_hi, mem_test, nd * sizeof *mem_hi);
+                        logf_(f, "set ngl_per_device_high[%d].n_layer=%u", id, hi[id].n_layer);
+                    }
+                    delta = hi[id].n_layer - ngl[id].n_layer;
+                }
+            } else {
+                memcpy(ngl, hi, nd * sizeof *ngl);
+                memcpy(mem, mem_hi, nd * sizeof *mem);
+                logf_(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
+            }
+        }
+        logf_(f, "  - %s: %2u layers, %6lld MiB used, %6lld MiB free", f->devs[id].name,
+              ngl[id].n_layer, (long long)(mem[id] / MiB),
+              (long long)((f->free[id] - mem[id]) / MiB));
+    }
+    return GGFIT_OK;
+}
+
+static uint32_t n_full(const ngl_t *n)
+{
+    return n->n_layer - n->n_part;
+}
+
+/* Tries part of one more layer on device id (the last step of step 4). */
+static int try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *mem, const int64_t *target,
+                           int *overflow, size_t *dense_start)
+{
+    size_t nd = f->nd;
+    if (!(ngl[*dense_start].n_layer > (id < nd - 1 ? 0u : 1u)))
+        return GGFIT_OK;
+    ngl_t test[GGFIT_MAX_DEVICES];
+    int64_t mem_test[GGFIT_MAX_DEVICES];
+    int over_test[GGFIT_MAX_DEVICES];
+    memcpy(test, ngl, nd * sizeof *test);
+    memcpy(over_test, overflow, nd * sizeof *over_test);
+    size_t ds_test = *dense_start;
+    test[ds_test].n_layer--;
+    test[ds_test].n_part--;
+    test[id].n_layer++;
+    test[id].n_part++;
+    if (test[ds_test].n_part == 0)
+        ds_test++;
+    test[id].overflow = LF_UP;
+    if (id < nd - 1)
+        over_test[id] = (int)id + 1;
+    logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_UP");
+    int rc = memory_for(f, test, over_test, mem_test);
+    if (rc)
+        return rc;
+#define FITS(m) ((m)[id] < target[id] && (id + 1 == nd || (m)[id + 1] < target[id + 1]))
+#define ACCEPT(name) do { \
+        memcpy(ngl, test, nd * sizeof *ngl); \
+        memcpy(overflow, over_test, nd * sizeof *overflow); \
+        memcpy(mem, mem_test, nd * sizeof *mem); \
+        *dense_start = ds_test; \
+        logf_(f, "set ngl_per_device[%zu].(n_layer, n_part, overflow_type)=(%u, %u, " name \
+                 "), id_dense_start=%zu", id, ngl[id].n_layer, ngl[id].n_part, *dense_start); \
+    } while (0)
+    if (FITS(mem_test)) {
+        ACCEPT("UP");
+        test[id].overflow = LF_GATE;
+        logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_GATE");
+        if ((rc = memory_for(f, test, over_test, mem_test)))
+            return rc;
+        if (FITS(mem_test))
+            ACCEPT("GATE");
+    } else {
+        test[id].overflow = LF_ATTN;
+        logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_ATTN");
+        if ((rc = memory_for(f, test, over_test, mem_test)))
+            return rc;
+        if (FITS(mem_test))
+            ACCEPT("ATTN");
+    }
+#undef FITS
+#undef ACCEPT
+    return GGFIT_OK;
+}
+
+/* Step 4: MoE models whose dense weights fit get full layers front to back. */
+static int step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
+                         int *overflow)
+{
+    size_t nd = f->nd, dense_start = nd;
+    int rc;
+    for (int id = (int)nd - 1; id >= 0; id--) {
+        if (ngl[id].n_layer > 0) {
+            dense_start = (size_t)id;
+            continue;
+        }
+        break;
+    }
+    logf_(f, "converting dense-only layers to full layers and filling them front-to-back with "
+             "overflow to next device/system memory:");
+    for (size_t id = 0; id <= dense_start && dense_start < nd; id++) {
+        ngl_t hi[GGFIT_MAX_DEVICES];
+        int64_t mem_hi[GGFIT_MAX_DEVICES];
+        memcpy(hi, ngl, nd * sizeof *hi);
+        for (size_t jd = dense_start; jd < nd; jd++) {
+            uint32_t move = jd < nd - 1 ? hi[jd].n_layer : hi[jd].n_layer - 1;
+            hi[id].n_layer += move;
+            hi[jd].n_layer -= move;
+            hi[jd].n_part = 0;
+        }
+        size_t dense_start_hi = nd - 1;
+        if ((rc = memory_for(f, hi, overflow, mem_hi)))
+            return rc;
+        if (mem_hi[id] > target[id]) {
+            uint32_t delta = n_full(&hi[id]) - n_full(&ngl[id]);
+            while (delta > 1) {
+                uint32_t s = step_size(delta, target[id], mem[id], mem_hi[id]);
+                ngl_t test[GGFIT_MAX_DEVICES];
+                int64_t mem_test[GGFIT_MAX_DEVICES];
+                memcpy(test, ngl, nd * sizeof *test);
+                size_t ds_test = dense_start;
+                uint32_t converted = 0;
+                for (; ds_test < nd; ds_test++) {
+                    uint32_t c = s - converted < test[ds_test].n_part ? s - converted
+                                                                     : test[ds_test].n_part;
+                    test[ds_test].n_layer -= c;
+                    test[ds_test].n_part -= c;
+                    test[id].n_layer += c;
+                    converted += c;
+                    if (test[ds_test].n_part > 0)
+                        break;
+                }
+                if ((rc = memory_for(f, test, overflow, mem_test)))
+                    return rc;
+                if (mem_test[id] <= target[id]) {
+                    memcpy(ngl, test, nd * sizeof *ngl);
+                    memcpy(mem, mem_test, nd * sizeof *mem);
+                    dense_start = ds_test;
+                    logf_(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), "
+                             "id_dense_start=%zu", id, ngl[id].n_layer, ngl[id].n_part, dense_start);
+                } else {
+                    memcpy(hi, test, nd * sizeof *hi);
+                    memcpy(mem_hi, mem_test, nd * sizeof *mem_hi);
+                    dense_start_hi = ds_test;
+                    logf_(f, "set ngl_per_device_high[%zu].(n_layer, n_part)=(%u, %u), "
+                             "id_dense_start_high=%zu", id, hi[id].n_layer, hi[id].n_part,
+                          dense_start_hi);
+                }
+                delta = n_full(&hi[id]) - n_full(&ngl[id]);
+            }
+        } else {
+            memcpy(ngl, hi, nd * sizeof *ngl);
+            memcpy(mem, mem_hi, nd * sizeof *mem);
+            dense_start = dense_start_hi;
+            logf_(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), id_dense_start=%zu",
+                  id, ngl[id].n_layer, ngl[id].n_part, dense_start);
+        }
+        if ((rc = try_extra_layer(f, id, ngl, mem, target, overflow, &dense_start)))
+            return rc;
+        logf_(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
+              f->devs[id].name, ngl[id].n_layer, ngl[id].n_part, (long long)(mem[id] / MiB),
+              (long long)((f->free[id] - mem[id]) / MiB));
+    }
+    for (size_t id = dense_start + 1; id < nd; id++)
+        logf_(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
+              f->devs[id].name, ngl[id].n_layer, ngl[id].n_part, (long long)(mem[id] / MiB),
+              (long long)((f->free[id] - mem[id]) / MiB));
+    return GGFIT_OK;
+}
+
+/* Steps 3 and 4 (everything after the context). */
+static int fit_layers(fitter *f, ggfit_fit_result *out)
+{
+    size_t nd = f->nd;
+    int rc;
+    int64_t target[GGFIT_MAX_DEVICES], mem[GGFIT_MAX_DEVICES];
+    int overflow[GGFIT_MAX_DEVICES];
+    ngl_t ngl[GGFIT_MAX_DEVICES];
+    memset(ngl, 0, sizeof ngl);
+    for (size_t d = 0; d < nd; d++) {
+        ngl[d].overflow = LF_MOE;
+        overflow[d] = -1;
+    }
+    int64_t surplus_cpu_moe = 0;
+    if (f->hp_nex > 0) {
+        ggfit_params p = f->p;
+        int64_t m[GGFIT_MAX_DEVICES];
+        p.n_overrides = 1;
+        snprintf(p.overrides[0].pattern, sizeof p.overrides[0].pattern,
+                 "blk\\.\\d+\\.ffn_(up|down|gate_up|gate)_(ch|)exps");
+        snprintf(p.overrides[0].buffer, sizeof p.overrides[0].buffer, "CPU");
+        logf_(f, "getting device memory data with all MoE tensors moved to system memory:");
+        if ((rc = project(f, &p, m, NULL, NULL)))
+            return rc;
+        for (size_t d = 0; d < nd; d++)
+            surplus_cpu_moe += f->free[d] - m[d] - f->margin[d];
+        if (surplus_cpu_moe > 0)
+            logf_(f, "with only dense weights in device memory there is a total surplus of %lld MiB",
+                  (long long)(surplus_cpu_moe / MiB));
+        else
+            logf_(f, "with only dense weights in device memory there is still a total deficit of "
+                     "%lld MiB", (long long)(-surplus_cpu_moe / MiB));
+    }
+    for (size_t d = 0; d < nd; d++) {
+        target[d] = f->free[d] - f->margin[d];
+        logf_(f, "id=%zu, target=%lld MiB", d, (long long)(target[d] / MiB));
+    }
+    if ((rc = memory_for(f, ngl, overflow, mem)) ||
+        (rc = step_fill_dense(f, ngl, mem, target, overflow)))
+        return rc;
+    if (f->hp_nex > 0 && surplus_cpu_moe > 0 &&
+        (rc = step_fill_moe(f, ngl, mem, target, overflow)))
+        return rc;
+    rc = set_flags(f, ngl, overflow, &f->p);
+    if (!rc)
+        out->status = GGFIT_FIT_FITS;
+    return rc;
+}
+
+int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+              size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!m || !p || !out || (n && !devs))
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_fit: NULL argument");
+    if (n > GGFIT_MAX_DEVICES)
+        return ggfit__fail(err, GGFIT_EINVAL, "more than %d devices", GGFIT_MAX_DEVICES);
+    memset(out, 0, sizeof *out);
+    ggfit_fit_options defaults;
+    if (!opt) {
+        ggfit_fit_options_init(&defaults);
+        opt = &defaults;
+    }
+    fitter *f = ggfit__calloc(1, sizeof *f);
+    if (!f)
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    f->cache = ggfit__model_cache_take(m);
+    if (!f->cache) {
+        free(f);
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    }
+    f->m = m;
+    f->p = *p;
+    f->err = err;
+    f->n_ctx_min = p->set_n_ctx && p->n_ctx == 0 ? UINT32_MAX : opt->n_ctx_min;
+    f->hp_ngl = hp->n_layer - hp->n_nextn;
+    f->hp_nct = hp->n_ctx_train;
+    f->hp_nex = hp->n_expert;
+    /* Devices that report no memory are not used (as llama.cpp's fit);
+     * with -sm none the model has only the main one. orig[] maps back. */
+    ggfit_device used[GGFIT_MAX_DEVICES];
+    uint32_t orig[GGFIT_MAX_DEVICES];
+    if (p->split_mode == GGFIT_SPLIT_NONE && n > 0) {
+        if (p->main_gpu < 0 || (size_t)p->main_gpu >= n) {
+            ggfit__model_cache_give(m, f->cache);
+            free(f);
+            return ggfit__fail(err, GGFIT_EINVAL, "-mg %d: there are %zu devices", p->main_gpu, n);
+        }
+        orig[0] = (uint32_t)p->main_gpu;
+        used[f->nd++] = devs[p->main_gpu];
+        f->p.main_gpu = 0;
+    } else {
+        for (size_t d = 0; d < n; d++)
+            if (devs[d].total || devs[d].free) {
+                orig[f->nd] = (uint32_t)d;
+                used[f->nd++] = devs[d];
+            }
+    }
+    f->devs = used;
+    size_t nm = f->nd ? f->nd : 1;
+    for (size_t d = 0; d < nm; d++) {
+        uint64_t mg = opt->n_margins == 0 ? (uint64_t)1024 << 20
+                      : opt->margin[d < opt->n_margins ? d : opt->n_margins - 1];
+        f->margin[d] = (int64_t)mg;
+        f->free[d] = f->nd ? (int64_t)f->devs[d].free : (int64_t)opt->host_free;
+    }
+
+    int rc;
+    bool done;
+    int64_t mem[GGFIT_MAX_DEVICES], sum_used, sum_free, sum_proj_free, sum_model;
+    rc = step_initial(f, mem, &sum_used, &sum_free, &sum_proj_free, &sum_model, &done);
+    if (!rc && done)
+        out->status = GGFIT_FIT_UNCHANGED;
+    if (!rc && !done && opt->check_only) {
+        out->status = GGFIT_FIT_FAILED;
+        snprintf(out->reason, sizeof out->reason,
+                 "the flags as given do not leave every device its margin, and fitting is "
+                 "off (-fit off)");
+        done = true;
+    }
+    if (!rc && !done) {
+        rc = step_context(f, sum_used, sum_free, sum_proj_free, sum_model, &done);
+        if (!rc && done)
+            out->status = GGFIT_FIT_FITS;
+    }
+    if (!rc && !done) {
+        char buf[128];
+        const char *why = f->nd == 0 ? "was unable to fit model into system memory by reducing "
+                                       "context, abort"
+                                     : locked(f, p, buf, sizeof buf);
+        if (why) {
+            out->status = GGFIT_FIT_FAILED;
+            snprintf(out->reason, sizeof out->reason, "%s", why);
+            ggfit__sb_printf(&f->log, "common_fit_params: failed to fit params to free device "
+                                      "memory: %s\n", why);
+        } else {
+            rc = fit_layers(f, out);
+        }
+    }
+    if (!rc) {
+        /* The memory of the result; of the flags as given when it failed. */
+        if (out->status != GGFIT_FIT_FAILED)
+            ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free "
+                                      "device memory\n");
+        else
+            f->p = *p;
+        if (p->split_mode == GGFIT_SPLIT_NONE && f->nd > 0)
+            f->p.main_gpu = 0;   /* f->devs holds the main device alone */
+        rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,
+                                   err);
+        f->n_proj++;
+        /* Rows name the caller's devices. */
+        for (uint32_t d = 0; d < out->projection.n_devices; d++)
+            out->projection.device_of[d] = orig[out->projection.device_of[d]];
+    }
+    out->params = f->p;
+    out->params.main_gpu = p->main_gpu;
+    out->n_projections = f->n_proj;
+    out->log = ggfit__sb_take(&f->log);
+    ggfit__model_cache_give(m, f->cache);
+    free(f);
+    if (rc) {
+        ggfit_free(out->log);
+        out->log = NULL;
+    }
+    return rc;
+}
+
+char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+{
+    ggfit_sb sb = {0};
+    const ggfit_params *p = &r->params;
+    ggfit__rpc_args(&sb, devs, n);   /* "--rpc ..." for queried rpc-servers */
+    ggfit__sb_printf(&sb, "-c %u -ngl %d", p->n_ctx, p->n_gpu_layers);
+    size_t nd = n;
+    while (nd > 1 && p->tensor_split[nd - 1] == 0.0f)
+        nd--;
+    if (nd > 1)
+        for (size_t d = 0; d < nd; d++)
+            ggfit__sb_printf(&sb, "%s%u", d ? "," : " -ts ", (uint32_t)p->tensor_split[d]);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n_overrides; i++, k++)
+        ggfit__sb_printf(&sb, "%s%s=%s", k ? "," : " -ot \"", p->overrides[i].pattern,
+                         p->overrides[i].buffer);
+    /* -cmoe and -ncmoe are overrides too, as llama.cpp expands them. */
+    if (p->cpu_moe)
+        ggfit__sb_printf(&sb, "%s\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU", k++ ? "," : " -ot \"");
+    for (uint32_t il = 0; il < p->n_cpu_moe; il++)
+        ggfit__sb_printf(&sb, "%sblk\\.%u\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU",
+                         k++ ? "," : " -ot \"", il);
+    if (k)
+        ggfit__sb_printf(&sb, "\"");
+    return ggfit__sb_take(&sb);
+}

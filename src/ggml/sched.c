@@ -1,0 +1,947 @@
+/*
+ * sched.c - a model of ggml's backend scheduler; the rules are listed in
+ * sched.h. Written from the behaviour of ggml_backend_sched_split_graph and
+ * its helpers (ggml-backend.cpp), not from its code.
+ *
+ * Tensors are named by their index into the caller's array everywhere;
+ * per-tensor state lives in flat arrays of that size, so no pass looks
+ * anything up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "ggml/sched.h"
+
+/* The copies of one tensor on one backend (ggml's tensor_copy(t, backend, c)
+ * for every c at once). Records are made in rule 5 in node order, so each
+ * split's inputs are a contiguous run of them. */
+typedef struct copy_rec {
+    int32_t tensor;       /* the source tensor */
+    int32_t next;         /* next record of the same tensor; -1 */
+    int32_t pos;          /* output index of copy 0; the others follow it */
+    int32_t pos_cur;      /* output index of the copy consumers read */
+    int8_t backend;
+} copy_rec;
+
+typedef struct split {
+    int32_t backend;
+    int32_t k_start, k_end;   /* its nodes: positions [k_start, k_end) of the
+                                 node list */
+    int32_t rec_first;        /* its inputs: records [rec_first, +n_inputs) */
+    int32_t n_inputs;
+    int32_t capacity;         /* ggml's inputs_capacity */
+} split;
+
+enum {
+    TF_LEAF = 1,          /* in the leaf list */
+    TF_NODE = 2,          /* in the node list */
+    TF_GRAPH_INPUT = 4,   /* listed among the graph inputs (n_copies > 1) */
+    TF_EMITTED = 8,       /* already placed in the output */
+    TF_MEM = 16,          /* prep: it had memory (buft >= 0) */
+};
+
+typedef struct sched {
+    const ggfit_sched_in *in;
+    const ggfit_st *t;
+    size_t n;                 /* entries of t */
+    const int32_t *leafs, *nodes;
+    size_t n_leafs, n_nodes;
+    int nb;                   /* backends */
+    int cpu;                  /* the last backend */
+    char **err;
+
+    int8_t *be;               /* per tensor: backend; -1 */
+    uint8_t *tf;              /* per tensor: TF_* */
+    int32_t *head;            /* per tensor: first copy record; -1 */
+    int32_t *pos;             /* per tensor: output index; -1 */
+    int32_t *graph_inputs;    /* n_copies > 1: inputs in order of first use */
+    int32_t n_graph_inputs;
+    const int32_t *nv;        /* the non-view nodes, in node order */
+    size_t n_nv;
+    int32_t *nv_buf;          /* where they are listed without a prep */
+    const int32_t *rule1;     /* with a prep: what rule 1 may place; else NULL */
+    size_t n_rule1;
+    uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
+                                 set when backend b can use it */
+    copy_rec *rec;
+    int32_t n_rec, max_rec;
+    split *splits;
+    int32_t n_splits;
+} sched;
+
+/* ------------------------------------------------------------------------
+ * What a backend can do
+ * ---------------------------------------------------------------------- */
+
+/* ggml_is_view_op (what galloc's ggfit__op_is_view says), here so the
+ * sweeps do not call across files for every node. */
+_Static_assert(GGFIT_OP_VIEW == GGFIT_OP_RESHAPE + 1 && GGFIT_OP_PERMUTE == GGFIT_OP_RESHAPE + 2 &&
+               GGFIT_OP_TRANSPOSE == GGFIT_OP_RESHAPE + 3, "the view ops are consecutive");
+static inline bool is_view_op(int op)
+{
+    return (unsigned)(op - GGFIT_OP_RESHAPE) <= 3u;
+}
+
+/* A tensor's name for messages; unnamed ones print as "". */
+static const char *nm(const ggfit_st *t)
+{
+    return t->name ? t->name : "";
+}
+
+static bool supports_op(const sched *s, int b, int32_t i)
+{
+    return !(s->t[i].unsupported & (UINT32_C(1) << b));
+}
+
+static bool supports_buft(const sched *s, int b, int buft)
+{
+    return buft >= 0 && (s->in->backends[b].bufts & (UINT32_C(1) << buft));
+}
+
+/* The buffer type a tensor's memory is in: its view_src's for a view (ggml
+ * reads view_src->buffer), its own otherwise; -1 when it has none. */
+static int mem_buft(const sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    return t->view_src >= 0 ? s->t[t->view_src].buft : t->buft;
+}
+
+/* A weight as the scheduler sees one: a tensor in a weights buffer. ggml
+ * tests src->buffer, which a view does not have when the graph is built, so
+ * views of weights are not weights. */
+static bool is_weight(const sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    return t->view_src < 0 && t->buft >= 0 && t->weights;
+}
+
+/* ggml_backend_offload_op: does backend b want op i, whose weight is in host
+ * memory? */
+static bool wants_offload(const sched *s, int b, int32_t i)
+{
+    const ggfit_sched_backend *bk = &s->in->backends[b];
+    const ggfit_st *t = &s->t[i];
+    int64_t batch;
+    switch (t->op) {
+    case GGFIT_OP_GET_ROWS: batch = 0; break;   /* CUDA never takes it */
+    case GGFIT_OP_MUL_MAT: batch = t->ne[1]; break;
+    case GGFIT_OP_MUL_MAT_ID:
+    case GGFIT_OP_ROPE:
+    case GGFIT_OP_ROPE_BACK: batch = t->ne[2]; break;
+    default: batch = t->ne[1] * t->ne[2] * t->ne[3]; break;
+    }
+    switch (bk->offload) {
+    case GGFIT_OFFLOAD_BATCH:
+        return batch >= bk->offload_min_batch;
+    case GGFIT_OFFLOAD_MATMUL:
+        return (t->op == GGFIT_OP_MUL_MAT || t->op == GGFIT_OP_MUL_MAT_ID) &&
+               batch >= bk->offload_min_batch;
+    default:
+        return false;
+    }
+}
+
+/* The first backend (highest priority) that can use the buffer tensor m
+ * lives in and can run op i; -1 if m has no memory or none can. */
+static int backend_from_buffer(const sched *s, int32_t m, int32_t i)
+{
+    int buft = mem_buft(s, m);
+    if (buft < 0)
+        return -1;
+    /* The lowest backend that uses the buffer type and runs the op. */
+    uint32_t ok = s->buft_backends[buft] & ~s->t[i].unsupported;
+    for (int b = 0; ok; b++, ok >>= 1)
+        if (ok & 1)
+            return b;
+    return -1;
+}
+
+/* ggml_backend_sched_buffer_supported: can backend b read tensor i where it
+ * is? Its memory if it has some, else the compute buffer of its backend or,
+ * for a view without one, of its view_src's backend. */
+static bool can_read(const sched *s, int32_t i, int b)
+{
+    int buft = mem_buft(s, i);
+    if (buft < 0) {
+        int tb = s->be[i];
+        if (tb < 0 && s->t[i].view_src >= 0)
+            tb = s->be[s->t[i].view_src];
+        if (tb < 0)
+            return false;
+        buft = s->in->backends[tb].buft;
+    }
+    return supports_buft(s, b, buft);
+}
+
+/* Does a source p of a node on backend b need a copy there? */
+static bool needs_copy(const sched *s, int32_t p, int b)
+{
+    return s->be[p] != b && !can_read(s, p, b);
+}
+
+/* ------------------------------------------------------------------------
+ * Rules 1-4: a backend for every tensor
+ * ---------------------------------------------------------------------- */
+
+/* Rule 1 for tensor i: *out is its backend, or -1 when nothing decides it
+ * yet. Fails where ggml aborts. */
+static int backend_from_cur(sched *s, int32_t i, int *out)
+{
+    const ggfit_st *t = &s->t[i];
+    *out = backend_from_buffer(s, i, i);
+    if (*out >= 0)
+        return GGFIT_OK;
+    int buft = mem_buft(s, i);
+    if (buft >= 0) {
+        /* Its data cannot move and no backend that reads it runs the op. */
+        const char *bn = s->in->bufts[buft].name;
+        return ggfit__fail(s->err, GGFIT_EINVAL,
+                           "sched: tensor %d (%.64s) is in buffer type %s, which no backend "
+                           "that can run its op uses", (int)i, nm(t), bn ? bn : "?");
+    }
+    if (t->flags & GGFIT_TF_INPUT) {
+        *out = s->cpu;   /* filled by the host */
+        return GGFIT_OK;
+    }
+    /* The rope frequencies and the attention sinks are too small to pull an
+     * op to their backend. */
+    if (t->op == GGFIT_OP_ROPE || t->op == GGFIT_OP_FLASH_ATTN_EXT)
+        return GGFIT_OK;
+    for (unsigned j = 0; j < t->n_src; j++) {
+        int32_t w = t->src[j];
+        if (w < 0 || !is_weight(s, w))
+            continue;
+        int wb = backend_from_buffer(s, w, i);
+        /* A weight in host memory: a device that finds the batch large
+         * enough would rather copy the weight than leave the op to the CPU. */
+        if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host)
+            for (int g = 0; g < wb; g++)
+                if (supports_op(s, g, i) && wants_offload(s, g, i)) {
+                    *out = g;
+                    return GGFIT_OK;
+                }
+        *out = wb;   /* the first weight decides, even when nothing fits */
+        return GGFIT_OK;
+    }
+    return GGFIT_OK;
+}
+
+/* One sweep of rule 2 over the nodes, down (dir 1) or up (dir -1). With
+ * gpu_only a CPU node breaks the carry rather than starting one: the CPU is
+ * then used only where weights are, or where no other backend ran around. */
+static void expand(sched *s, int dir, bool gpu_only)
+{
+    int cur = -1;
+    for (size_t k = 0; k < s->n_nv; k++) {
+        int32_t i = s->nv[dir > 0 ? k : s->n_nv - 1 - k];
+        if (s->be[i] >= 0)
+            cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
+        else if (cur >= 0 && supports_op(s, cur, i))
+            s->be[i] = (int8_t)cur;
+    }
+}
+
+/* Rule 3 for non-view node i. */
+static void settle(sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    if (s->be[i] < 0) {
+        /* Unassigned: the backend that can read most sources in place. */
+        int best = -1;
+        for (int b = 0; b < s->nb; b++) {
+            if (!supports_op(s, b, i))
+                continue;
+            int n_ok = 0;
+            for (unsigned j = 0; j < t->n_src; j++) {
+                int32_t p = t->src[j];
+                if (p < 0)
+                    continue;
+                bool placed = s->be[p] >= 0 ||
+                              (s->t[p].view_src >= 0 && s->be[s->t[p].view_src] >= 0);
+                n_ok += placed && can_read(s, p, b);
+            }
+            if (n_ok > best) {
+                best = n_ok;
+                s->be[i] = (int8_t)b;
+            }
+        }
+        return;
+    }
+    /* Assigned: move up to a higher-priority backend sharing its compute
+     * buffer type (BLAS next to the CPU) when it can run and read it all. */
+    int own = s->in->backends[s->be[i]].buft;
+    for (int b = 0; b < s->be[i]; b++) {
+        if (s->in->backends[b].buft != own || !supports_op(s, b, i))
+            continue;
+        bool all = true;
+        for (unsigned j = 0; j < t->n_src && all; j++)
+            all = t->src[j] < 0 || can_read(s, t->src[j], b);
+        if (all) {
+            s->be[i] = (int8_t)b;
+            return;
+        }
+    }
+}
+
+static int assign_backends(sched *s)
+{
+    int rc;
+
+    /* Rule 1: where the data is. Caller assignments stay. A prep lists
+     * the tensors it can decide; the others stay unassigned. */
+    size_t n1 = s->rule1 ? s->n_rule1 : s->n_leafs + s->n_nodes;
+    for (size_t k = 0; k < n1; k++) {
+        int32_t i = s->rule1 ? s->rule1[k]
+                    : k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
+        if (s->be[i] >= 0)
+            continue;
+        int b = -1;
+        if ((rc = backend_from_cur(s, i, &b)) != GGFIT_OK)
+            return rc;
+        s->be[i] = (int8_t)b;
+    }
+
+    /* Rule 2: spread to neighbours, devices first, then any backend. */
+    if (!s->rule1) {
+        s->n_nv = 0;
+        for (size_t k = 0; k < s->n_nodes; k++)
+            if (!is_view_op(s->t[s->nodes[k]].op))
+                s->nv_buf[s->n_nv++] = s->nodes[k];
+        s->nv = s->nv_buf;
+    }
+    expand(s, 1, true);
+    expand(s, -1, true);
+    expand(s, 1, false);
+    expand(s, -1, false);
+
+    /* Rule 3. */
+    for (size_t k = 0; k < s->n_nv; k++)
+        settle(s, s->nv[k]);
+
+    /* Rule 4: views and leftover sources follow; the rest go to the first
+     * backend that can run them. */
+    for (size_t k = 0; k < s->n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        const ggfit_st *t = &s->t[i];
+        if (t->view_src >= 0 && s->be[i] < 0)
+            s->be[i] = s->be[t->view_src];
+        for (unsigned j = 0; j < t->n_src; j++) {
+            int32_t p = t->src[j];
+            if (p < 0 || s->be[p] >= 0)
+                continue;
+            s->be[p] = s->t[p].view_src >= 0 ? s->be[s->t[p].view_src] : s->be[i];
+        }
+        for (int b = 0; b < s->nb && s->be[i] < 0; b++)
+            if (supports_op(s, b, i))
+                s->be[i] = (int8_t)b;
+        if (s->be[i] < 0)
+            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
+                               (int)i, nm(t));
+    }
+    return GGFIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Rule 5: splits and copies
+ * ---------------------------------------------------------------------- */
+
+static int32_t find_copy(const sched *s, int32_t p, int b)
+{
+    for (int32_t r = s->head[p]; r >= 0; r = s->rec[r].next)
+        if (s->rec[r].backend == b)
+            return r;
+    return -1;
+}
+
+static int fail_unplaced(sched *s, int32_t p)
+{
+    /* ggml asserts; a source that is a leaf nobody placed gets here. */
+    return ggfit__fail(s->err, GGFIT_EINVAL, "sched: source %d (%.64s) has no backend",
+                       (int)p, nm(&s->t[p]));
+}
+
+static int make_splits(sched *s)
+{
+    const ggfit_st *t = s->t;
+    size_t n_nodes = s->n_nodes;
+
+    /* The first split starts at node 0 but takes the backend of the first
+     * node that is not a view op. */
+    size_t k = 0;
+    while (k < n_nodes && is_view_op(t[s->nodes[k]].op))
+        k++;
+    split *sp = &s->splits[0];
+    *sp = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
+                            : n_nodes ? s->be[s->nodes[0]] : s->cpu };
+    s->n_splits = 1;
+    int cur = sp->backend;
+
+    for (; k < n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        const ggfit_st *nd = &t[i];
+        if (is_view_op(nd->op))
+            continue;
+        int nb = s->be[i];
+
+        bool new_split = false;
+        if (nb == cur && sp->n_inputs > 0) {
+            for (unsigned j = 0; j < nd->n_src && !new_split; j++) {
+                int32_t p = nd->src[j];
+                if (p < 0)
+                    continue;
+                if (s->be[p] < 0)
+                    return fail_unplaced(s, p);
+                /* A weight the backend cannot read: a new split lets the
+                 * copies of earlier weights be freed. */
+                if (is_weight(s, p) && needs_copy(s, p, cur))
+                    new_split = true;
+                /* ggml checks a full split only when it is exactly full,
+                 * against any source that would need a new input. */
+                else if (sp->n_inputs >= sp->capacity && needs_copy(s, p, cur) &&
+                         find_copy(s, p, cur) < 0)
+                    new_split = true;
+            }
+        }
+        if (nb != cur || new_split) {
+            sp->k_end = (int32_t)k;
+            sp = &s->splits[s->n_splits++];
+            *sp = (split){ .backend = nb, .k_start = (int32_t)k, .rec_first = s->n_rec };
+            cur = nb;
+        }
+
+        for (unsigned j = 0; j < nd->n_src; j++) {
+            int32_t p = nd->src[j];
+            if (p < 0)
+                continue;
+            if (s->be[p] < 0)
+                return fail_unplaced(s, p);
+            if (s->in->n_copies > 1 && (t[p].flags & GGFIT_TF_INPUT) &&
+                !(s->tf[p] & TF_GRAPH_INPUT)) {
+                s->tf[p] |= TF_GRAPH_INPUT;
+                s->graph_inputs[s->n_graph_inputs++] = p;
+            }
+            if (!needs_copy(s, p, cur) || find_copy(s, p, cur) >= 0)
+                continue;
+            if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
+                return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
+            s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
+                                           .pos_cur = -1, .backend = (int8_t)cur };
+            s->head[p] = s->n_rec++;
+            if (sp->n_inputs >= sp->capacity)
+                sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
+            sp->n_inputs++;
+        }
+    }
+    sp->k_end = (int32_t)n_nodes;
+    return GGFIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Rule 6: the graph for ggml-alloc
+ * ---------------------------------------------------------------------- */
+
+/* The number of output entries place_all makes, and how many are leafs:
+ * every input tensor once; n_copies - 1 more per graph input (the current
+ * copy is the input itself, or its node entry); per copy record its
+ * dependency view and n_copies copies, leafs when n_copies > 1. */
+static size_t count_out(const sched *s, size_t *n_leafs_out)
+{
+    size_t n_copies = (size_t)s->in->n_copies, gi = (size_t)s->n_graph_inputs,
+           rec = (size_t)s->n_rec;
+    *n_leafs_out = s->n_leafs + gi * (n_copies - 1) + (n_copies > 1 ? rec * n_copies : 0);
+    return s->n_leafs + s->n_nodes + gi * (n_copies - 1) + rec * (n_copies + 1);
+}
+
+/* Gives every output entry its place (origin and kind), in ggml's order,
+ * and returns the count; called once (TF_EMITTED starts clear). Positions
+ * come before contents because a dependency view may name a view op placed
+ * later in its split. */
+static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs_out)
+{
+    int n_copies = s->in->n_copies, cur_copy = s->in->cur_copy;
+    size_t k = 0;
+
+#define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
+
+    if (n_copies > 1) {
+        for (int32_t g = 0; g < s->n_graph_inputs; g++) {
+            int32_t p = s->graph_inputs[g];
+            for (int c = 0; c < n_copies; c++) {
+                if (c != cur_copy) {
+                    PUT(p, c);
+                } else if (s->tf[p] & TF_LEAF) {
+                    /* The input itself is the current copy, listed here
+                     * first. A graph input that is a node keeps its place
+                     * among the nodes. */
+                    s->pos[p] = (int32_t)k;
+                    s->tf[p] |= TF_EMITTED;
+                    PUT(p, GGFIT_SCHED_ORIG);
+                }
+            }
+        }
+        for (int32_t sp = 0; sp < s->n_splits; sp++) {
+            const split *spl = &s->splits[sp];
+            for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
+                s->rec[r].pos = (int32_t)k;
+                s->rec[r].pos_cur = (int32_t)k + cur_copy;
+                for (int c = 0; c < n_copies; c++)
+                    PUT(s->rec[r].tensor, c);
+            }
+        }
+    }
+    for (size_t q = 0; q < s->n_leafs; q++) {
+        int32_t i = s->leafs[q];
+        if (s->tf[i] & TF_EMITTED)
+            continue;
+        s->pos[i] = (int32_t)k;
+        PUT(i, GGFIT_SCHED_ORIG);
+    }
+    *n_leafs_out = k;
+
+    for (int32_t sp = 0; sp < s->n_splits; sp++) {
+        const split *spl = &s->splits[sp];
+        for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
+            PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
+            if (n_copies == 1) {
+                s->rec[r].pos = s->rec[r].pos_cur = (int32_t)k;
+                PUT(s->rec[r].tensor, 0);
+            }
+        }
+        for (int32_t q = spl->k_start; q < spl->k_end; q++) {
+            s->pos[s->nodes[q]] = (int32_t)k;
+            PUT(s->nodes[q], GGFIT_SCHED_ORIG);
+        }
+    }
+#undef PUT
+    return k;
+}
+
+static void fill(sched *s, ggfit_sched_out *out)
+{
+    const ggfit_st *t = s->t;
+    size_t n_out = out->n_leafs + out->n_nodes;
+    /* Every entry starts as this (padding zero), copied whole. */
+    static const ggfit_gt blank = { .view_src = -1, .op = GGFIT_OP_NONE,
+                                    .src = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
+    _Static_assert(GGFIT_GALLOC_MAX_SRC == 10, "blank.src lists every slot");
+    for (size_t k = 0; k < n_out; k++) {
+        int32_t o = out->origin[k];
+        const ggfit_st *src = &t[o];
+        ggfit_gt *g = &out->t[k];
+        /* Copies and views have their source's type, shape and size. */
+        *g = blank;
+        g->size = src->size;
+        g->type = src->type;
+        memcpy(g->ne, src->ne, sizeof g->ne);
+        int kd = out->kind[k];
+        if (kd == GGFIT_SCHED_ORIG) {
+            g->flags = src->flags;
+            if (s->tf[o] & TF_GRAPH_INPUT)   /* ggml sets output on it */
+                g->flags |= GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+            g->backend = s->be[o];
+            g->op = src->op;
+            g->allocated = mem_buft(s, o) >= 0;
+            if (src->view_src >= 0) {
+                g->view_src = s->pos[src->view_src];
+                g->view_offs = src->view_offs;
+            }
+            g->n_src = src->n_src;
+            /* Rule 5 rewired the sources of non-view nodes that needed a
+             * copy to the copy on the node's backend. */
+            bool rewired = (s->tf[o] & TF_NODE) && !is_view_op(src->op);
+            for (unsigned j = 0; j < src->n_src; j++) {
+                int32_t p = src->src[j];
+                if (p < 0)
+                    continue;
+                int32_t r = rewired && needs_copy(s, p, s->be[o]) ? find_copy(s, p, s->be[o]) : -1;
+                g->src[j] = r >= 0 ? s->rec[r].pos_cur : s->pos[p];
+            }
+        } else if (kd == GGFIT_SCHED_DEP) {
+            /* ggml_view_tensor of the input, with the input as src[0]: it
+             * keeps the input alive until the copy is made. */
+            g->backend = s->be[o];
+            g->allocated = mem_buft(s, o) >= 0;
+            g->view_src = src->view_src >= 0 ? s->pos[src->view_src] : s->pos[o];
+            g->view_offs = src->view_src >= 0 ? src->view_offs : 0;
+            g->src[0] = s->pos[o];
+            g->n_src = 1;
+        } else {
+            /* A copy: a fresh tensor with the source's layout; a graph
+             * input's extra copies stay on its backend. */
+            if (s->in->n_copies > 1)
+                g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+            g->backend = s->be[o];
+        }
+    }
+    /* Split inputs' copies are on the split's backend. */
+    for (int32_t r = 0; r < s->n_rec; r++)
+        for (int c = 0; c < s->in->n_copies; c++)
+            out->t[s->rec[r].pos + c].backend = s->rec[r].backend;
+}
+
+/* ------------------------------------------------------------------------
+ * Entry points
+ * ---------------------------------------------------------------------- */
+
+static int check_backends(const ggfit_sched_in *in, char **err)
+{
+    if (in->n_backends < 1 || in->n_backends > GGFIT_SCHED_MAX_BACKENDS)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: %d backends (1 to %d)", in->n_backends,
+                           GGFIT_SCHED_MAX_BACKENDS);
+    if (in->n_bufts < 1 || in->n_bufts > GGFIT_SCHED_MAX_BUFTS)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: %d buffer types (1 to %d)", in->n_bufts,
+                           GGFIT_SCHED_MAX_BUFTS);
+    if (in->n_copies < 1 || in->n_copies > GGFIT_SCHED_MAX_COPIES ||
+        in->cur_copy < 0 || in->cur_copy >= in->n_copies)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: copy %d of %d", in->cur_copy, in->n_copies);
+    /* ggml_backend_sched_new asserts both. */
+    if (!in->backends[in->n_backends - 1].is_cpu)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: the last backend must be the CPU");
+    for (int b = 0; b < in->n_backends; b++) {
+        const ggfit_sched_backend *bk = &in->backends[b];
+        if (bk->buft < 0 || bk->buft >= in->n_bufts || !(bk->bufts & (UINT32_C(1) << bk->buft)))
+            return ggfit__fail(err, GGFIT_EINVAL,
+                               "sched: backend %d cannot use its own buffer type %d", b, (int)bk->buft);
+    }
+    return GGFIT_OK;
+}
+
+/* Tensor i's buffer type and pre-assigned backend are in range. */
+static int check_targets(const sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    if (t->buft < -1 || t->buft >= s->in->n_bufts)
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: buffer type %d", (int)i,
+                           (int)t->buft);
+    if (t->backend < -1 || t->backend >= s->in->n_backends)
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: backend %d", (int)i,
+                           (int)t->backend);
+    return GGFIT_OK;
+}
+
+/* Marks the lists in s->tf and checks every index; counts in *slots the
+ * source slots of non-view nodes, which bounds the copies. */
+static int check_graph(sched *s, size_t *slots)
+{
+    size_t n = s->n;
+    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
+        bool leaf = k < s->n_leafs;
+        int32_t i = leaf ? s->leafs[k] : s->nodes[k - s->n_leafs];
+        if (i < 0 || (size_t)i >= n)
+            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: %s %zu: tensor %d out of range",
+                               leaf ? "leaf" : "node", leaf ? k : k - s->n_leafs, (int)i);
+        if (s->tf[i] & (TF_LEAF | TF_NODE))
+            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d (%.64s) is listed twice",
+                               (int)i, nm(&s->t[i]));
+        s->tf[i] |= leaf ? TF_LEAF : TF_NODE;
+    }
+    *slots = 0;
+    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
+        bool leaf = k < s->n_leafs;
+        int32_t i = leaf ? s->leafs[k] : s->nodes[k - s->n_leafs];
+        const ggfit_st *t = &s->t[i];
+        if (t->n_src > GGFIT_GALLOC_MAX_SRC || (leaf && t->n_src > 0))
+            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: %u sources%s", (int)i,
+                               (unsigned)t->n_src, leaf ? " on a leaf" : "");
+        if (t->view_src != -1 &&
+            (t->view_src < 0 || (size_t)t->view_src >= n || t->view_src == i ||
+             !(s->tf[t->view_src] & (TF_LEAF | TF_NODE)) || s->t[t->view_src].view_src >= 0))
+            return ggfit__fail(s->err, GGFIT_EINVAL,
+                               "sched: tensor %d: view_src %d is not a non-view tensor of the graph",
+                               (int)i, (int)t->view_src);
+        int rc = check_targets(s, i);
+        if (rc != GGFIT_OK)
+            return rc;
+        for (unsigned j = 0; j < t->n_src; j++) {
+            int32_t p = t->src[j];
+            if (p != -1 && (p < 0 || (size_t)p >= n || p == i || !(s->tf[p] & (TF_LEAF | TF_NODE))))
+                return ggfit__fail(s->err, GGFIT_EINVAL,
+                                   "sched: tensor %d: source %u (%d) is not in the graph",
+                                   (int)i, j, (int)p);
+        }
+        if (!leaf && !is_view_op(t->op))
+            *slots += t->n_src;
+    }
+    return GGFIT_OK;
+}
+
+/* Carves bytes at the given alignment from a block; with base NULL it only
+ * advances *off, which sizes the block. */
+static void *carve(char *base, size_t *off, size_t bytes, size_t align)
+{
+    *off = (*off + align - 1) / align * align;
+    void *p = base ? base + *off : NULL;
+    *off += bytes;
+    return p;
+}
+
+int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!out)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: no output");
+    memset(out, 0, sizeof *out);
+    if (!in || !in->backends || !in->bufts || (!in->t && in->n_leafs + in->n_nodes > 0) ||
+        (!in->leafs != !in->nodes && in->n_leafs + in->n_nodes > 0))
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: no graph, backends or buffer types");
+    int rc = check_backends(in, err);
+    if (rc != GGFIT_OK)
+        return rc;
+    bool dense = !in->leafs && !in->nodes;
+    size_t n = dense ? in->n_leafs + in->n_nodes : in->n_tensors;
+    const ggfit_sched_prep *prep = dense ? NULL : in->prep;
+    if (prep && prep->n != n)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: the prep is for another graph");
+    if (in->n_leafs > INT32_MAX || in->n_nodes > INT32_MAX - in->n_leafs || n > INT32_MAX ||
+        n > SIZE_MAX / 64)
+        return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
+
+    sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
+                .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
+                .cpu = in->n_backends - 1, .err = err };
+
+    /* Scratch, one block: per-tensor state, the dense lists when the caller
+     * gave none, a copy record per source slot and a split per node (both
+     * bounds, touched only as far as used). The slot count is known after
+     * the lists are checked, so the records go in a second block. */
+    size_t off = 0;
+    char *mem = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        off = 0;
+        s.be = carve(mem, &off, n, 1);
+        s.tf = carve(mem, &off, n, 1);
+        s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
+                               _Alignof(int32_t));
+        int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
+        s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
+        s.nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
+                         _Alignof(int32_t));
+        if (pass == 0 && !(mem = in->work ? ggfit__buf_get(&in->work[0], off) : ggfit__malloc(off)))
+            return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+        if (pass == 1 && dense) {
+            for (size_t i = 0; i < n; i++)
+                lists[i] = (int32_t)i;
+            s.leafs = lists;
+            s.nodes = lists + in->n_leafs;
+        }
+    }
+    size_t slots = 0;
+    copy_rec *recs = NULL;
+    if (prep) {
+        /* Checked when prepared; only the buffer types and backends are new. */
+        memcpy(s.tf, prep->tf, n);
+        slots = prep->slots;
+        s.nv = prep->nv;
+        s.n_nv = prep->n_nv;
+        s.rule1 = prep->rule1;
+        s.n_rule1 = prep->n_rule1;
+        /* In list order, as check_graph would: a target out of range fails
+         * (check_targets names it), memory that came or went drops the prep.
+         * One unsigned test covers both ranges ([-1, count)). */
+        uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
+        for (size_t k = 0; k < s.n_leafs + s.n_nodes; k++) {
+            int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+            const ggfit_st *ti = &in->t[i];
+            if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends) {
+                rc = check_targets(&s, i);
+                goto done;
+            }
+            if (((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0)) {
+                /* Memory came or went: the prep no longer holds. */
+                ggfit_sched_in plain = *in;
+                plain.prep = NULL;
+                if (!in->work)
+                    free(mem);
+                return ggfit__sched_split(&plain, out, err);
+            }
+        }
+    } else {
+        memset(s.tf, 0, n);
+        if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
+            goto done;
+    }
+    if (slots > INT32_MAX || slots > SIZE_MAX / sizeof(copy_rec)) {
+        rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
+        goto done;
+    }
+    recs = in->work ? ggfit__buf_get(&in->work[1], slots * sizeof(copy_rec))
+                    : ggfit__malloc(slots * sizeof(copy_rec));
+    if (!recs) {
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+        goto done;
+    }
+    s.rec = recs;
+    s.max_rec = (int32_t)slots;
+    for (int bt = 0; bt < in->n_bufts; bt++)
+        for (int b = 0; b < in->n_backends; b++)
+            if (in->backends[b].bufts & (UINT32_C(1) << bt))
+                s.buft_backends[bt] |= UINT32_C(1) << b;
+    for (size_t i = 0; i < n; i++) {
+        s.be[i] = (s.tf[i] & (TF_LEAF | TF_NODE)) ? in->t[i].backend : -1;
+        s.head[i] = -1;
+        s.pos[i] = -1;
+    }
+
+    if ((rc = assign_backends(&s)) != GGFIT_OK ||
+        (!in->backends_only && (rc = make_splits(&s)) != GGFIT_OK))
+        goto done;
+
+    /* Size the output, then place and fill it. */
+    size_t n_leafs_out = 0;
+    size_t n_out = in->backends_only ? 0 : count_out(&s, &n_leafs_out);
+    size_t o_off = 0;
+    char *omem = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        o_off = 0;
+        out->t = carve(omem, &o_off, n_out * sizeof(ggfit_gt), _Alignof(ggfit_gt));
+        out->origin = carve(omem, &o_off, n_out * sizeof(int32_t), _Alignof(int32_t));
+        out->backend_of = carve(omem, &o_off, n * sizeof(int32_t), _Alignof(int32_t));
+        out->kind = carve(omem, &o_off, n_out, 1);
+        if (pass == 0 && !(omem = in->work ? ggfit__buf_get(&in->work[2], o_off)
+                                           : ggfit__malloc(o_off))) {
+            memset(out, 0, sizeof *out);
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+            goto done;
+        }
+    }
+    out->borrowed = in->work != NULL;
+    out->n_backends = in->n_backends;
+    if (!in->backends_only) {
+        size_t n_leafs_placed = 0;
+        if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
+            n_leafs_placed != n_leafs_out) {
+            ggfit__sched_free(out);   /* unreachable: count_out is exact */
+            rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
+            goto done;
+        }
+        out->n_leafs = n_leafs_out;
+        out->n_nodes = n_out - n_leafs_out;
+        out->n_splits = s.n_splits;
+        fill(&s, out);
+    }
+    for (size_t i = 0; i < n; i++)
+        out->backend_of[i] = s.be[i];
+
+    /* ggml-alloc keeps one allocator per distinct buffer type. */
+    for (int b = 0; b < in->n_backends; b++) {
+        const ggfit_sched_buft *bt = &in->bufts[in->backends[b].buft];
+        out->galloc[b] = (ggfit_galloc_buft){ .alignment = bt->alignment,
+                                              .max_size = bt->max_size, .same_as = -1 };
+        for (int a = 0; a < b && out->galloc[b].same_as < 0; a++)
+            if (in->backends[a].buft == in->backends[b].buft)
+                out->galloc[b].same_as = a;
+    }
+    rc = GGFIT_OK;
+done:
+    if (!in->work) {
+        free(recs);
+        free(mem);
+    }
+    return rc;
+}
+
+int ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!prep)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: no prep");
+    memset(prep, 0, sizeof *prep);
+    if (!in || !in->t || !in->leafs || !in->nodes || !in->backends || !in->bufts)
+        return ggfit__fail(err, GGFIT_EINVAL, "sched: a prep needs a graph with lists");
+    int rc = check_backends(in, err);
+    if (rc != GGFIT_OK)
+        return rc;
+    size_t n = in->n_tensors;
+    if (in->n_leafs > INT32_MAX || in->n_nodes > INT32_MAX - in->n_leafs || n > INT32_MAX)
+        return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
+    size_t n_list = in->n_leafs + in->n_nodes;
+    char *mem = ggfit__malloc((in->n_nodes + n_list) * sizeof(int32_t) + n + 1);
+    if (!mem)
+        return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+    prep->n = n;
+    prep->nv = (int32_t *)(void *)mem;
+    prep->rule1 = prep->nv + in->n_nodes;
+    prep->tf = (uint8_t *)(prep->rule1 + n_list);
+    memset(prep->tf, 0, n);
+    sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
+                .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
+                .cpu = in->n_backends - 1, .err = err, .tf = prep->tf };
+    if ((rc = check_graph(&s, &prep->slots)) != GGFIT_OK) {
+        ggfit__sched_prep_free(prep);
+        return rc;
+    }
+    const ggfit_st *t = in->t;
+    for (size_t k = 0; k < n_list; k++) {
+        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+        if (t[i].buft >= 0)
+            prep->tf[i] |= TF_MEM;
+    }
+    for (size_t k = 0; k < in->n_nodes; k++)
+        if (!is_view_op(t[in->nodes[k]].op))
+            prep->nv[prep->n_nv++] = in->nodes[k];
+    /* Rule 1 decides a tensor without a caller's backend when it has memory
+     * (its own or its view_src's), is a graph input, or (but for ROPE and
+     * FLASH_ATTN_EXT) uses a weight; see backend_from_cur. */
+    for (size_t k = 0; k < n_list; k++) {
+        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+        const ggfit_st *ti = &t[i];
+        if (ti->backend >= 0)
+            continue;
+        bool may = (prep->tf[ti->view_src >= 0 ? ti->view_src : i] & TF_MEM) ||
+                   (ti->flags & GGFIT_TF_INPUT);
+        if (!may && ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT)
+            for (unsigned j = 0; j < ti->n_src && !may; j++) {
+                int32_t w = ti->src[j];
+                may = w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights;
+            }
+        if (may)
+            prep->rule1[prep->n_rule1++] = i;
+    }
+    return GGFIT_OK;
+}
+
+void ggfit__sched_prep_free(ggfit_sched_prep *prep)
+{
+    if (!prep)
+        return;
+    free(prep->nv);   /* the block starts with nv */
+    memset(prep, 0, sizeof *prep);
+}
+
+void ggfit__sched_free(ggfit_sched_out *out)
+{
+    if (!out)
+        return;
+    if (!out->borrowed)
+        free(out->t);   /* the block starts with t */
+    memset(out, 0, sizeof *out);
+}
+
+void ggfit__sched_name(const ggfit_sched_in *in, const ggfit_sched_out *out, size_t i,
+                       char name[GGFIT_SCHED_NAME])
+{
+    /* Built in a larger buffer, then cut to 63 characters like ggml's
+     * snprintf into tensor->name. */
+    char buf[3 * GGFIT_SCHED_NAME];
+    const ggfit_st *t = &in->t[out->origin[i]];
+    int kd = out->kind[i];
+    if (kd == GGFIT_SCHED_ORIG) {
+        snprintf(buf, sizeof buf, "%.63s", nm(t));
+    } else if (kd == GGFIT_SCHED_DEP) {
+        snprintf(buf, sizeof buf, "%.63s (view)", nm(t));
+    } else {
+        const char *bn = in->backends[out->t[i].backend].name;
+        snprintf(buf, sizeof buf, "%.63s#%.63s#%d", bn ? bn : "?", nm(t), kd);
+    }
+    size_t len = strlen(buf);
+    if (len > GGFIT_SCHED_NAME - 1)
+        len = GGFIT_SCHED_NAME - 1;
+    memcpy(name, buf, len);
+    name[len] = '\0';
+}

@@ -1,0 +1,1234 @@
+/*
+ * build.c - the graphs llama.cpp builds for a prompt ubatch, per
+ * architecture. Each function follows the llama.cpp function named in its
+ * comment, op for op and in the same order, because the allocator's result
+ * depends on the order tensors are created and expanded.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "llama/graph.h"
+
+
+
+/* ---- weights, caches, names ---------------------------------------------- */
+
+/* The graph tensor of model weight `name`, or -1 when the model has none. */
+int32_t gb_weight(bctx *b, const char *fmt, int il)
+{
+    char name[GG_NAME] = "";
+    int64_t i;
+    /* Block weights are found by layer and suffix, without formatting. */
+    if (!strncmp(fmt, "blk.%d.", 7) && il >= 0)
+        i = ggfit__model_find_block_tensor(b->p->m, (uint32_t)il, fmt + 7);
+    else
+        i = ggfit_gguf_find_tensor(b->gguf, (snprintf(name, sizeof name, fmt, il), name));
+    if (i < 0)
+        return -1;
+    if (b->leaf_of[i] >= 0)
+        return b->leaf_of[i];
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    int32_t t = gg_memory(b->g, ti, ti->name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
+                          b->p->placement[i], true);
+    b->leaf_of[i] = t;
+    return t;
+}
+
+int32_t gb_required(bctx *b, const char *fmt, int il)
+{
+    int32_t t = gb_weight(b, fmt, il);
+    if (t < 0)
+        b->missing = true;
+    return t < 0 ? 0 : t;
+}
+
+/* The output matrix: output.weight, or the tied copy of token_embd. */
+int32_t gb_output_weight(bctx *b)
+{
+    int32_t t = gb_weight(b, "output.weight", 0);
+    if (t >= 0)
+        return t;
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, "token_embd.weight");
+    if (i < 0) {
+        b->missing = true;
+        return 0;
+    }
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    if (b->p->tied_output_buft == b->p->placement[i])
+        return gb_weight(b, "token_embd.weight", 0);
+    t = gg_memory(b->g, ti, "token_embd.weight", ti->type, (int)ti->n_dims, ti->ne,
+                  b->p->tied_output_buft, true);
+    b->g->t[t].tied = true;
+    return t;
+}
+
+void gb_output(bctx *b, int32_t inpL)
+{
+    gg_graph *g = b->g;
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
+/* Layer il's copy of the per-layer weight called name (rope factors), one
+ * per buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when the model
+ * has no such tensor. */
+int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf)
+{
+    int64_t i = ggfit_gguf_find_tensor(b->gguf, name);
+    if (i < 0)
+        return -1;
+    /* The copy for layer il lives in that layer's buffer type. */
+    int32_t buft = gb_copy_buft(b->p->layer_buft, b->p->placement, i, il);
+    if (buft < 0 || buft >= GGFIT_MAX_BUFTS) {
+        b->missing = true;
+        return -1;
+    }
+    if (leaf[buft] >= 0)
+        return leaf[buft];
+    const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
+    leaf[buft] = gg_memory(b->g, ti, name, ti->type, 1, ti->ne, buft, true);
+    b->g->t[leaf[buft]].dup = true;
+    return leaf[buft];
+}
+
+/* Layer il's rope frequency factors. */
+int32_t gb_rope_factors(bctx *b, int il)
+{
+    return gb_layer_copy(b, "rope_freqs.weight", il, b->rope_leaf);
+}
+
+/* ggml_rope_ext of layer il with frequency factors rf (or none, -1). A
+ * node that reads a per-buffer-type copy of the factors records its layer,
+ * so a kept graph can point it at its layer's copy (project.c). */
+int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
+{
+    int32_t t = gg_rope(b->g, x, b->inp_pos, rf);
+    if (rf >= 0 && b->g->t[rf].dup)
+        b->g->t[t].il = il;
+    return t;
+}
+
+/* cb() with llama.cpp's pinning of "norm" to the layer's device. */
+void gb_cb(bctx *b, int32_t t, const char *name, int il)
+{
+    gg_cb(b->g, t, name, il);
+    if (b->p->pin_norms && il >= 0 && !strcmp(name, "norm")) {
+        b->g->t[t].backend = b->p->layer_backend[il];
+        b->g->t[t].pin_il = il;
+    }
+}
+
+int64_t gb_ne(bctx *b, int32_t t, int d)
+{
+    return b->g->t[t].ne[d];
+}
+
+int32_t gb_reshape_2d(bctx *b, int32_t t, int64_t a, int64_t c)
+{
+    int64_t ne[2] = { a, c };
+    return gg_reshape(b->g, t, 2, ne);
+}
+
+int32_t gb_reshape_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d)
+{
+    int64_t ne[3] = { a, c, d };
+    return gg_reshape(b->g, t, 3, ne);
+}
+
+int32_t gb_reshape_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e)
+{
+    int64_t ne[4] = { a, c, d, e };
+    return gg_reshape(b->g, t, 4, ne);
+}
+
+int32_t gb_view_2d(bctx *b, int32_t t, int64_t a, int64_t c, uint64_t nb1, uint64_t offs)
+{
+    int64_t ne[2] = { a, c };
+    uint64_t nb[1] = { nb1 };
+    return gg_view(b->g, t, 2, ne, nb, offs);
+}
+
+int32_t gb_view_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, uint64_t nb1,
+                       uint64_t nb2, uint64_t offs)
+{
+    int64_t ne[3] = { a, c, d };
+    uint64_t nb[2] = { nb1, nb2 };
+    return gg_view(b->g, t, 3, ne, nb, offs);
+}
+
+int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e,
+                       uint64_t nb1, uint64_t nb2, uint64_t nb3, uint64_t offs)
+{
+    int64_t ne[4] = { a, c, d, e };
+    uint64_t nb[3] = { nb1, nb2, nb3 };
+    return gg_view(b->g, t, 4, ne, nb, offs);
+}
+
+/* ---- inputs (llm_graph_context::build_inp_*) ------------------------------- */
+
+int32_t gb_inp_embd(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_tokens = b->p->n_tokens, n_embd = b->hp->n_embd;
+    int64_t n_embd_inp = n_embd * (1 + b->n_deepstack);
+    int32_t tokens = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), "inp_tokens");
+    int32_t embd = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, n_embd_inp, n_tokens), "inp_embd");
+    int32_t cur = gg_get_rows(g, gb_required(b, "token_embd.weight", 0), tokens);
+    if (n_embd_inp != n_embd) {
+        /* Token rows padded to the input width: the deepstack slices of a
+         * text-only batch are zeros. */
+        const gg_tensor *t = &g->t[cur];
+        int64_t ne[4] = { n_embd_inp, t->ne[1], t->ne[2], t->ne[3] };
+        cur = gg_op_shape(g, GGFIT_OP_PAD, t->type, 4, ne, 1, &cur);
+    }
+    /* ggml_build_forward_select: both inputs join the graph, the token path
+     * computed. */
+    gg_expand(g, cur);
+    gg_expand_no_compute(g, embd);
+    if (n_embd_inp != n_embd)
+        cur = gb_view_2d(b, cur, n_embd, n_tokens, g->t[cur].nb[1], 0);
+    b->t_inp_embd = cur;
+    gb_cb(b, cur, "embd", -1);
+    gg_expand(g, cur);
+    return cur;
+}
+
+/* An unnamed 1-d input of n elements. */
+static int32_t input_1d(bctx *b, uint32_t type, int64_t n)
+{
+    return gg_input(b->g, gg_new_1d(b->g, type, n), NULL);
+}
+
+/* build_inp_attn_scale, when the builder asked for it (b->attn_temp): one
+ * temperature per token, broadcast over the heads. */
+static void inp_attn_scale(bctx *b)
+{
+    gg_graph *g = b->g;
+    b->inp_attn_scale = -1;
+    if (b->attn_temp)
+        b->inp_attn_scale = gg_input(g, gg_new_4d(g, GGFIT_TYPE_F32, 1, 1, b->p->n_tokens, 1),
+                                     "attn_scale");
+}
+
+/* ---- KV caches (llama_kv_cache): what the plain, iSWA and K-only share --- */
+
+/* Whether layer il is in the sliding-window cache of an iSWA model. */
+static bool layer_swa(const bctx *b, int il)
+{
+    return (b->p->layer_flags[il] & GB_LAYER_SWA) != 0;
+}
+
+/* Key and value head sizes of the iSWA cache holding layer il. */
+static int64_t head_k(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_k_swa : b->hp->n_embd_head_k;
+}
+
+static int64_t head_v(const bctx *b, int il)
+{
+    return layer_swa(b, il) ? b->hp->n_embd_head_v_swa : b->hp->n_embd_head_v;
+}
+
+/* hparams.n_embd_v_gqa_max(): the widest V row of any layer, which every
+ * row of a transposed V cache is padded to, whichever cache holds the layer
+ * (iswa: the sliding-window layers have their own head size). */
+static int64_t n_embd_v_gqa_max(const bctx *b, bool iswa)
+{
+    int64_t nv = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++) {
+        int64_t hv = iswa ? head_v(b, (int)il) : b->hp->n_embd_head_v;
+        int64_t x = hv * ggfit_model_layer(b->p->m, il)->n_head_kv;
+        nv = x > nv ? x : nv;
+    }
+    return nv;
+}
+
+/* The inputs of a cache of n_kv cells, in llama.cpp's order
+ * (build_input_k_idxs, build_input_v_idxs, build_attn_inp_kq_mask): the
+ * cells the ubatch's keys and values go to, and the mask. A transposed V
+ * cache takes an index per value, nv_max a token; a K-only cache (v_idxs
+ * NULL) takes no V indices. */
+static void cache_inputs(bctx *b, uint32_t n_kv, int64_t nv_max, int32_t *k_idxs,
+                         int32_t *v_idxs, int32_t *mask)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int64_t n_tokens = p->n_tokens;
+    *k_idxs = input_1d(b, GGFIT_TYPE_I64, n_tokens);
+    if (v_idxs)
+        *v_idxs = input_1d(b, GGFIT_TYPE_I64, p->v_trans ? n_tokens * nv_max : n_tokens);
+    *mask = gg_input(g, gg_new_4d(g, p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32, n_kv,
+                                  n_tokens / p->n_stream, 1, p->n_stream),
+                     "attn_inp_kq_mask");
+}
+
+/* The Hadamard rotations of a quantized cache (llama_kv_cache ctor), -1
+ * where there is none: the keys' when rot_k, as wide as the largest power
+ * of two from 64 up that divides the key head hk (a head of 0 has none);
+ * the values' when rot_v, 64 wide. */
+static void rot_inputs(bctx *b, int64_t hk, bool rot_k, bool rot_v, int32_t *k_rot,
+                       int32_t *v_rot)
+{
+    gg_graph *g = b->g;
+    *k_rot = *v_rot = -1;
+    if (rot_k && hk > 0 && ggfit_type_is_quantized(b->p->type_k)) {
+        int64_t nrot = 64;
+        do
+            nrot *= 2;
+        while (hk % nrot == 0);
+        nrot /= 2;
+        *k_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
+    }
+    if (rot_v && ggfit_type_is_quantized(b->p->type_v))
+        *v_rot = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, 64, 64), "attn_inp_v_rot");
+}
+
+/* Layer il's cache_k_l<il> (which 'k') or cache_v_l<il> ('v'): rows of
+ * n_embd values, n_kv cells a stream. */
+static int32_t cache_tensor(bctx *b, int il, char which, int64_t n_embd, uint32_t n_kv)
+{
+    const gb_params *p = b->p;
+    char name[GG_NAME];
+    int64_t ne[3] = { n_embd, n_kv, p->n_stream };
+    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
+                          p->kv_buft[il], false);
+    b->g->t[t].il = il;
+    return t;
+}
+
+/* llama_kv_cache::cpy_k: the new keys k into cache ck, rows indexed by
+ * k_idxs. */
+static int32_t cpy_k(bctx *b, int32_t ck, int32_t k, int32_t k_idxs)
+{
+    const gg_tensor *t = &b->g->t[k];
+    int32_t kc = gb_view_2d(b, k, t->ne[0] * t->ne[1], t->ne[2], t->nb[2], 0);
+    const gg_tensor *c = &b->g->t[ck];   /* after the view: g->t may move */
+    int32_t dst = ck;
+    if (c->ne[2] > 1)   /* streams merged: the indices are global */
+        dst = gb_reshape_2d(b, ck, c->ne[0], c->ne[1] * c->ne[2]);
+    return gg_set_rows(b->g, dst, kc, k_idxs);
+}
+
+/* llama_kv_cache::cpy_v: rows as cpy_k when V is not transposed (flash
+ * attention), else one row per element. */
+static int32_t cpy_v(bctx *b, int32_t cv, int32_t v, int32_t v_idxs)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *t = &g->t[v];
+    int64_t n_embd_gqa = t->ne[0] * t->ne[1], n_tok = t->ne[2];
+    int64_t nv = g->t[cv].ne[0], kv = g->t[cv].ne[1], ns = g->t[cv].ne[2];
+    if (!b->p->v_trans) {
+        int32_t vc = gb_view_2d(b, v, n_embd_gqa, n_tok, t->nb[2], 0);
+        int32_t dst = ns > 1 ? gb_reshape_2d(b, cv, nv, kv * ns) : cv;
+        return gg_set_rows(g, dst, vc, v_idxs);
+    }
+    int32_t vc;
+    if (ggfit_row_bytes(t->type, (uint64_t)n_embd_gqa) == t->nb[2]) {
+        vc = gb_reshape_2d(b, v, n_embd_gqa, n_tok);
+    } else {
+        int64_t ne[2] = { n_embd_gqa, n_tok };
+        vc = gg_cont_shape(g, v, 2, ne);
+    }
+    if (n_embd_gqa < nv) {
+        int64_t pne[4] = { nv, n_tok, 1, 1 };
+        vc = gg_op_shape(g, GGFIT_OP_PAD, g->t[vc].type, 4, pne, 1, &vc);
+    }
+    int32_t vview = gb_reshape_2d(b, cv, 1, nv * kv * ns);
+    const gg_tensor *tvc = &g->t[vc];
+    vc = gb_reshape_2d(b, vc, 1, tvc->ne[0] * tvc->ne[1] * tvc->ne[2] * tvc->ne[3]);
+    return gg_set_rows(g, vview, vc, v_idxs);
+}
+
+/* llama_kv_cache::get_k: all cells of cache ck, as n_head_kv heads of hk
+ * values. */
+static int32_t get_k(bctx *b, int32_t ck, int64_t hk, int64_t n_head_kv)
+{
+    const gg_tensor *t = &b->g->t[ck];
+    int64_t nk = t->ne[0], kv = t->ne[1], ns = t->ne[2];
+    uint32_t type = t->type;
+    return gb_view_4d(b, ck, hk, n_head_kv, kv, ns, ggfit_row_bytes(type, (uint64_t)hk),
+                      ggfit_row_bytes(type, (uint64_t)nk),
+                      ggfit_row_bytes(type, (uint64_t)(nk * kv)), 0);
+}
+
+/* llama_kv_cache::get_v: the same for values, heads of hv; a transposed
+ * cache holds each value's cells in one row. */
+static int32_t get_v(bctx *b, int32_t cv, int64_t hv, int64_t n_head_kv)
+{
+    const gg_tensor *t = &b->g->t[cv];
+    int64_t nv = t->ne[0], kv = t->ne[1], ns = t->ne[2];
+    uint32_t type = t->type;
+    if (!b->p->v_trans)
+        return gb_view_4d(b, cv, hv, n_head_kv, kv, ns, ggfit_row_bytes(type, (uint64_t)hv),
+                          ggfit_row_bytes(type, (uint64_t)nv),
+                          ggfit_row_bytes(type, (uint64_t)(nv * kv)), 0);
+    return gb_view_4d(b, cv, kv, n_head_kv, hv, ns, ggfit_row_bytes(type, (uint64_t)(kv * hv)),
+                      ggfit_row_bytes(type, (uint64_t)kv),
+                      ggfit_row_bytes(type, (uint64_t)(kv * nv)), 0);
+}
+
+/* The inputs of a plain KV cache: positions, the cache's inputs, its
+ * rotations, output ids (build_inp_pos, build_attn_inp_kv,
+ * build_inp_out_ids). */
+void gb_inputs_kv(bctx *b)
+{
+    const gb_params *p = b->p;
+    int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32,
+                          p->n_tokens * (b->n_pos_per_embd ? b->n_pos_per_embd : 1));
+    inp_attn_scale(b);
+    cache_inputs(b, p->n_kv, n_embd_v_gqa_max(b, false), &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    rot_inputs(b, hk, hk % 64 == 0, hv % 64 == 0, &b->k_rot, &b->v_rot);
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
+}
+
+/* ---- building blocks (llama-graph.cpp) ------------------------------------ */
+
+int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il)
+{
+    cur = gg_rms_norm(b->g, cur);
+    if (w >= 0) {
+        gb_cb(b, cur, "norm", il);
+        cur = gg_binary(b->g, GGFIT_OP_MUL, cur, w);
+    }
+    return cur;
+}
+
+int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot)
+{
+    int64_t n = gb_ne(b, rot, 0);
+    const gg_tensor *t = &b->g->t[cur];
+    int64_t nel = t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+    int64_t ne0 = t->ne[0], ne1 = t->ne[1], ne2 = t->ne[2], ne3 = t->ne[3];
+    int32_t res;
+    if (!gg_is_contiguous(b->g, cur)) {
+        int64_t ne[2] = { n, nel / n };
+        res = gg_cont_shape(b->g, cur, 2, ne);
+    } else {
+        res = gb_reshape_2d(b, cur, n, nel / n);
+    }
+    res = gg_mul_mat(b->g, rot, res);
+    return gb_reshape_4d(b, res, ne0, ne1, ne2, ne3);
+}
+
+/* llm_graph_context::build_qkv, separate Q/K/V path. */
+void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
+                      int32_t *q, int32_t *k, int32_t *v)
+{
+    gg_graph *g = b->g;
+    int64_t hd = b->hp->n_embd_head_k, nt = b->p->n_tokens;
+    int32_t bias;
+    *q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur);
+    gb_cb(b, *q, "Qcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_q.bias", il)) >= 0) {
+        *q = gg_binary(g, GGFIT_OP_ADD, *q, bias);
+        gb_cb(b, *q, "Qcur", il);
+    }
+    *k = gg_mul_mat(g, gb_required(b, "blk.%d.attn_k.weight", il), cur);
+    gb_cb(b, *k, "Kcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_k.bias", il)) >= 0) {
+        *k = gg_binary(g, GGFIT_OP_ADD, *k, bias);
+        gb_cb(b, *k, "Kcur", il);
+    }
+    *v = gg_mul_mat(g, gb_required(b, "blk.%d.attn_v.weight", il), cur);
+    gb_cb(b, *v, "Vcur", il);
+    if ((bias = gb_weight(b, "blk.%d.attn_v.bias", il)) >= 0) {
+        *v = gg_binary(g, GGFIT_OP_ADD, *v, bias);
+        gb_cb(b, *v, "Vcur", il);
+    }
+    *q = gb_reshape_3d(b, *q, hd, n_head, nt);
+    *k = gb_reshape_3d(b, *k, hd, n_head_kv, nt);
+    *v = gb_reshape_3d(b, *v, b->hp->n_embd_head_v, n_head_kv, nt);
+    gb_cb(b, *q, "Qcur", il);
+    gb_cb(b, *k, "Kcur", il);
+    gb_cb(b, *v, "Vcur", il);
+}
+
+/* Layer il's K and V caches (llama_kv_cache ctor). */
+static void kv_cache(bctx *b, int il, int32_t *k, int32_t *v)
+{
+    const gb_params *p = b->p;
+    int64_t n_head_kv = ggfit_model_layer(p->m, (uint32_t)il)->n_head_kv;
+    /* A transposed V cache pads every row to the widest layer's. */
+    int64_t nv = p->v_trans ? n_embd_v_gqa_max(b, false)
+                            : (int64_t)b->hp->n_embd_head_v * n_head_kv;
+    *k = cache_tensor(b, il, 'k', (int64_t)b->hp->n_embd_head_k * n_head_kv, p->n_kv);
+    *v = cache_tensor(b, il, 'v', nv, p->n_kv);
+}
+
+/* llm_graph_context::build_attn_mha */
+int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask,
+                              int32_t sinks, int il)
+{
+    return gb_attn_mha_v(b, q, k, v, mask, sinks, -1, il);
+}
+
+/* build_attn's rotations for a quantized cache: q and k by k_rot, v by
+ * v_rot (-1: none). */
+static void rotate_qkv(bctx *b, int32_t k_rot, int32_t v_rot, int32_t *q, int32_t *k,
+                       int32_t *v)
+{
+    if (k_rot >= 0) {
+        *q = gb_hadamard(b, *q, k_rot);
+        *k = gb_hadamard(b, *k, k_rot);
+    }
+    if (v_rot >= 0)
+        *v = gb_hadamard(b, *v, v_rot);
+}
+
+/* The end of build_attn: the heads' output cur, rotated back when V was
+ * (v_rot), times wo, plus wo_b (each -1: none). */
+static int32_t attn_out(bctx *b, int32_t cur, int32_t v_rot, int32_t wo, int32_t wo_b, int il)
+{
+    gb_cb(b, cur, "kqv_out", il);
+    if (v_rot >= 0)
+        cur = gb_hadamard(b, cur, v_rot);
+    if (wo >= 0)
+        cur = gg_mul_mat(b->g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(b->g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
+}
+
+/* llm_graph_context::build_attn with a KV cache. It expands q, v, k in
+ * that order. */
+int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                          int32_t sinks, int il)
+{
+    gg_graph *g = b->g;
+    rotate_qkv(b, b->k_rot, b->v_rot, &q, &k, &v);
+    gg_expand(g, q);
+    gg_expand(g, v);
+    gg_expand(g, k);
+
+    int32_t ck, cv;
+    kv_cache(b, il, &ck, &cv);
+    gg_expand(g, cpy_k(b, ck, k, b->k_idxs));
+    gg_expand(g, cpy_v(b, cv, v, b->v_idxs));
+
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? gb_ne(b, ck, 0) / hk : 0;
+    int32_t kk = get_k(b, ck, hk, n_head_kv);
+    int32_t vv = get_v(b, cv, b->hp->n_embd_head_v, n_head_kv);
+    int32_t cur = gb_attn_mha(b, q, kk, vv, b->kq_mask, sinks, il);
+    return attn_out(b, cur, b->v_rot, wo, wo_b, il);
+}
+
+/* llm_graph_context::build_ffn with SiLU and a parallel gate. */
+int32_t gb_ffn(bctx *b, int32_t cur, int il)
+{
+    int32_t up = gb_required(b, "blk.%d.ffn_up.weight", il);
+    int32_t gate = gb_weight(b, "blk.%d.ffn_gate.weight", il);
+    int32_t down = gb_required(b, "blk.%d.ffn_down.weight", il);
+    return gb_ffn_w(b, cur, up, gate, down, il);
+}
+
+int32_t gb_ffn_gated(bctx *b, int32_t cur, int il)
+{
+    int32_t up = gb_required(b, "blk.%d.ffn_up.weight", il);
+    int32_t gate = gb_required(b, "blk.%d.ffn_gate.weight", il);
+    int32_t down = gb_required(b, "blk.%d.ffn_down.weight", il);
+    return gb_ffn_w(b, cur, up, gate, down, il);
+}
+
+void gb_out_rows(bctx *b, int32_t *cur, int32_t *res)
+{
+    *cur = gg_get_rows(b->g, *cur, b->inp_out_ids);
+    *res = gg_get_rows(b->g, *res, b->inp_out_ids);
+}
+
+/* The sum of the chosen experts' outputs (experts: n_embd values, an
+ * expert, a token): the n_parts views first, then the adds that sum them. */
+static int32_t moe_sum(bctx *b, int32_t experts, int64_t n_embd, int64_t n_tokens,
+                       int64_t n_parts, int il)
+{
+    gg_graph *g = b->g;
+    int32_t parts[256];
+    if (n_parts < 1 || n_parts > 256) {
+        b->missing = true;   /* an MoE without experts in use, or too many */
+        return experts;
+    }
+    uint64_t nb1 = g->t[experts].nb[1], nb2 = g->t[experts].nb[2];
+    for (int64_t i = 0; i < n_parts; i++) {
+        parts[i] = gb_view_2d(b, experts, n_embd, n_tokens, nb2, (uint64_t)i * nb1);
+        gg_expand(g, parts[i]);
+    }
+    int32_t out = parts[0];
+    for (int64_t i = 1; i < n_parts; i++) {
+        out = gg_binary(g, GGFIT_OP_ADD, out, parts[i]);
+        gg_expand(g, out);
+    }
+    if (n_parts == 1)
+        out = gg_cont(g, out);   /* not a strided view */
+    gb_cb(b, out, "ffn_moe_out", il);
+    return out;
+}
+
+/* llm_graph_context::build_moe_ffn: softmax gating, SiLU, optional
+ * normalised weights. */
+int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_embd = gb_ne(b, cur, 0), n_tokens = gb_ne(b, cur, 1);
+    int64_t n_expert = hp->n_expert, n_used = hp->n_expert_used;
+    int32_t logits = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate_inp.weight", il), cur);
+    gb_cb(b, logits, "ffn_moe_logits", il);
+    int32_t probs = gg_soft_max(g, logits, -1, -1);
+    gb_cb(b, probs, "ffn_moe_probs", il);
+    int32_t selected = gg_argsort_top_k(g, probs, n_used);
+    gb_cb(b, g->t[selected].src[0], "ffn_moe_argsort", il);
+    gb_cb(b, selected, "ffn_moe_topk", il);
+    probs = gb_reshape_3d(b, probs, 1, n_expert, n_tokens);
+    int32_t weights = gg_get_rows(g, probs, selected);
+    gb_cb(b, weights, "ffn_moe_weights", il);
+    if (norm_w) {
+        weights = gb_reshape_2d(b, weights, n_used, n_tokens);
+        int32_t sum = gg_sum_rows(g, weights);
+        gb_cb(b, sum, "ffn_moe_weights_sum", il);
+        sum = gg_clamp(g, sum);   /* in place: a view of the sum */
+        gb_cb(b, sum, "ffn_moe_weights_sum_clamped", il);
+        weights = gg_binary(g, GGFIT_OP_DIV, weights, sum);
+        gb_cb(b, weights, "ffn_moe_weights_norm", il);
+        weights = gb_reshape_3d(b, weights, 1, n_used, n_tokens);
+    }
+    gg_expand(g, weights);
+    cur = gb_reshape_3d(b, cur, n_embd, 1, n_tokens);
+    int32_t up = gg_mul_mat_id(g, gb_required(b, "blk.%d.ffn_up_exps.weight", il), cur, selected);
+    gb_cb(b, up, "ffn_moe_up", il);
+    int32_t gate_exps = gb_weight(b, "blk.%d.ffn_gate_exps.weight", il);
+    int32_t x = gate_exps >= 0 ? gg_mul_mat_id(g, gate_exps, cur, selected) : up;
+    if (gate_exps >= 0)
+        gb_cb(b, x, "ffn_moe_gate", il);
+    if (gate_exps >= 0) {
+        x = gg_glu_split(g, x, up);
+        gb_cb(b, x, "ffn_moe_swiglu", il);
+    } else {
+        x = gg_unary_op(g, GGFIT_OP_UNARY, x);
+        gb_cb(b, x, "ffn_moe_silu", il);
+    }
+    int32_t experts = gg_mul_mat_id(g, gb_required(b, "blk.%d.ffn_down_exps.weight", il), x,
+                                    selected);
+    gb_cb(b, experts, "ffn_moe_down", il);
+    experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
+    gb_cb(b, experts, "ffn_moe_weighted", il);
+    gg_expand(g, experts);
+    /* More than 256 experts in use: the first 256 are summed. */
+    return moe_sum(b, experts, n_embd, n_tokens, n_used < 256 ? n_used : 256, il);
+}
+
+/* ---- iSWA: a base and a sliding-window cache (llama_kv_cache_iswa) -------- */
+
+/* The Hadamard rotations of the base or the SWA cache (llama_kv_cache
+ * ctor), from the key head its attention layers share; none for a cache
+ * without such layers. The multiple-of-64 tests read layer 0's heads,
+ * whichever cache has it. */
+static void iswa_rot_inputs(bctx *b, bool swa, int32_t *k_rot, int32_t *v_rot)
+{
+    int64_t hk = 0;
+    for (uint32_t il = 0; il < b->hp->n_layer; il++)
+        if ((b->p->layer_flags[il] & GB_LAYER_ATTN) && layer_swa(b, (int)il) == swa)
+            hk = head_k(b, (int)il);
+    rot_inputs(b, hk, hk > 0 && head_k(b, 0) % 64 == 0, hk > 0 && head_v(b, 0) % 64 == 0,
+               k_rot, v_rot);
+}
+
+void gb_inputs_kv_iswa(bctx *b)
+{
+    const gb_params *p = b->p;
+    int64_t nv_max = n_embd_v_gqa_max(b, true);
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    inp_attn_scale(b);
+    cache_inputs(b, p->n_kv, nv_max, &b->k_idxs, &b->v_idxs, &b->kq_mask);
+    cache_inputs(b, p->n_kv_swa, nv_max, &b->k_idxs_swa, &b->v_idxs_swa, &b->kq_mask_swa);
+    iswa_rot_inputs(b, false, &b->k_rot, &b->v_rot);
+    iswa_rot_inputs(b, true, &b->k_rot_swa, &b->v_rot_swa);
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
+}
+
+/* Layer il's K and V tensors in a cache of n_kv cells per stream. */
+static void iswa_cache(bctx *b, int il, uint32_t n_kv, int32_t *k, int32_t *v)
+{
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    /* A transposed V cache pads every row to the widest layer's. */
+    int64_t nv = b->p->v_trans ? n_embd_v_gqa_max(b, true) : head_v(b, il) * n_head_kv;
+    *k = cache_tensor(b, il, 'k', head_k(b, il) * n_head_kv, n_kv);
+    *v = cache_tensor(b, il, 'v', nv, n_kv);
+    b->cache_k[il] = *k;
+    b->cache_v[il] = *v;
+}
+
+/* llm_graph_context::build_attn with llm_graph_input_attn_kv_iswa. Unlike
+ * the single cache it expands q, k, v in that order. Without new keys and
+ * values (k < 0) the layer reads layer il_kv's cache as it stands. */
+static int32_t attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                         int32_t sinks, int il, int il_kv)
+{
+    gg_graph *g = b->g;
+    bool swa = layer_swa(b, il);
+    int32_t k_rot = swa ? b->k_rot_swa : b->k_rot, v_rot = swa ? b->v_rot_swa : b->v_rot;
+    if (k >= 0) {
+        rotate_qkv(b, k_rot, v_rot, &q, &k, &v);
+    } else if (k_rot >= 0) {
+        q = gb_hadamard(b, q, k_rot);
+    }
+    gg_expand(g, q);
+    int32_t ck, cv;
+    if (k >= 0) {
+        gg_expand(g, k);
+        gg_expand(g, v);
+        iswa_cache(b, il, swa ? b->p->n_kv_swa : b->p->n_kv, &ck, &cv);
+        gg_expand(g, cpy_k(b, ck, k, swa ? b->k_idxs_swa : b->k_idxs));
+        gg_expand(g, cpy_v(b, cv, v, swa ? b->v_idxs_swa : b->v_idxs));
+    } else if (il_kv < 0 || il_kv >= il || b->cache_k[il_kv] < 0) {
+        b->missing = true;   /* no such cache to share */
+        return q;
+    } else {
+        ck = b->cache_k[il_kv];
+        cv = b->cache_v[il_kv];
+    }
+
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    int32_t kk = get_k(b, ck, head_k(b, il), n_head_kv);
+    int32_t vv = get_v(b, cv, head_v(b, il), n_head_kv);
+    int32_t cur = gb_attn_mha(b, q, kk, vv, swa ? b->kq_mask_swa : b->kq_mask, sinks, il);
+    return attn_out(b, cur, v_rot, wo, wo_b, il);
+}
+
+int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t sinks, int il)
+{
+    return attn_iswa(b, wo, wo_b, q, k, v, sinks, il, il);
+}
+
+int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv)
+{
+    return attn_iswa(b, wo, -1, q, -1, -1, -1, il, il_kv);
+}
+
+/* ---- recurrent state (llama-memory-recurrent.cpp, build_rs) --------------- */
+
+/* Rows of each layer's state: max(1, n_seq_max) cells; the reserved graph
+ * reads all of them (init_full: head 0, the zeroed row 0). */
+static int64_t rs_rows(const bctx *b)
+{
+    return b->p->n_seqs ? b->p->n_seqs : 1;
+}
+
+/* llama_hparams::n_embd_r and n_embd_s. */
+static int64_t n_embd_r(const ggfit_hparams *hp)
+{
+    if (hp->shortconv_l_cache)
+        return (int64_t)hp->n_embd * (hp->shortconv_l_cache - 1);
+    return (int64_t)(hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 0) *
+           (hp->ssm_d_inner + 2 * (int64_t)hp->ssm_n_group * hp->ssm_d_state);
+}
+
+static int64_t n_embd_s(const ggfit_hparams *hp)
+{
+    return (int64_t)hp->ssm_d_state * hp->ssm_d_inner;
+}
+
+void gb_inputs_rs(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_rs = rs_rows(b), n_seqs = b->p->n_seqs, n_extra = n_rs - n_seqs;
+    int32_t s_copy = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_rs), NULL);
+    b->s_copy_main = gg_view(g, s_copy, 1, &n_seqs, NULL, 0);
+    b->s_copy_extra = gg_view(g, s_copy, 1, &n_extra, NULL, (uint64_t)n_seqs * 4);
+}
+
+int32_t gb_state(bctx *b, int il, char which)
+{
+    char name[GG_NAME];
+    int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp), rs_rows(b) };
+    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
+    b->g->t[t].il = il;
+    return t;
+}
+
+int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg)
+{
+    gg_graph *g = b->g;
+    int64_t n_rs = rs_rows(b), n_seqs = b->p->n_seqs;
+    int32_t states = gb_reshape_2d(b, s, state_size, gb_ne(b, s, 1));
+    /* Row 0 is cleared in place, to be copied to the other cleared rows. */
+    int32_t zero = gg_view(g, states, 1, &state_size, NULL, 0);
+    gg_expand(g, gg_scale_inplace(g, zero));
+    int32_t out = rows ? rows(b, states, b->s_copy_main, arg)
+                       : gg_get_rows(g, states, b->s_copy_main);
+    gg_expand(g, out);
+    /* The rows past the ubatch's sequences are copied as they are. */
+    int32_t extra = gg_get_rows(g, states, b->s_copy_extra);
+    uint64_t nb1 = g->t[s].nb[1];
+    int32_t dst = gb_view_2d(b, s, state_size, n_rs - n_seqs, nb1, (uint64_t)n_seqs * nb1);
+    gg_expand(g, gg_cpy(g, extra, dst));
+    return out;
+}
+
+int32_t gb_cont(bctx *b, int32_t t)
+{
+    int32_t c = gg_cont(b->g, t);
+    gg_name(b->g, c, "%s (cont)", gg_tname(b->g, t));
+    return c;
+}
+
+int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+    int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    int32_t c = gg_cont_shape(b->g, t, 4, ne);
+    gg_name(b->g, c, "%s (cont)", gg_tname(b->g, t));
+    return c;
+}
+
+/* ---- model keys ------------------------------------------------------------ */
+
+/* The number under "<arch>.<suffix>" (an integer, float or bool), or def
+ * when the file has none: hparams that only some builders read. */
+double gb_key(bctx *b, const char *suffix, double def)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
+    int64_t i = ggfit_gguf_find_key(b->gguf, key);
+    ggfit_value v;
+    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
+        return def;
+    switch (v.type) {
+    case GGFIT_GGUF_UINT8: case GGFIT_GGUF_UINT16: case GGFIT_GGUF_UINT32:
+    case GGFIT_GGUF_UINT64: case GGFIT_GGUF_BOOL:
+        return (double)v.u;
+    case GGFIT_GGUF_INT8: case GGFIT_GGUF_INT16: case GGFIT_GGUF_INT32: case GGFIT_GGUF_INT64:
+        return (double)v.i;
+    case GGFIT_GGUF_FLOAT32: case GGFIT_GGUF_FLOAT64:
+        return v.f;
+    default:
+        return def;
+    }
+}
+
+/* ---- a K-only cache: MLA (llm_graph_input_attn_k) ----------------------------- */
+
+/* The inputs of a K-only cache: positions, the cache's K indices and mask,
+ * output ids (build_inp_pos, build_attn_inp_k, build_inp_out_ids). */
+void gb_inputs_k(bctx *b)
+{
+    const gb_params *p = b->p;
+    b->inp_pos = input_1d(b, GGFIT_TYPE_I32, p->n_tokens);
+    cache_inputs(b, p->n_kv, 0, &b->k_idxs, NULL, &b->kq_mask);
+    /* No V indices and no rotations: this input builds neither. */
+    b->v_idxs = b->k_rot = b->v_rot = -1;
+    b->inp_out_ids = input_1d(b, GGFIT_TYPE_I32, p->n_outputs);
+}
+
+/* Layer il's cache when it holds keys only (llama_kv_cache ctor, is_mla). */
+static int32_t k_only_cache(bctx *b, int il)
+{
+    int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
+    return cache_tensor(b, il, 'k', (int64_t)b->hp->n_embd_head_k * n_head_kv, b->p->n_kv);
+}
+
+/* The flash-attention result (heads, then tokens) of MLA, decompressed from
+ * the latent to each head's value with v_mla, as one matrix product over
+ * tokens: the permutations only reinterpret the data. */
+static int32_t fattn_mla(bctx *b, int32_t cur, int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    cur = gg_permute(g, cur, 0, 2, 1, 3);
+    cur = gg_mul_mat(g, v_mla, cur);
+    gb_cb(b, cur, "fattn_mla", il);
+    cur = gg_permute(g, cur, 0, 2, 1, 3);
+    int32_t c = gg_cont(g, cur);   /* the reshape below needs it contiguous */
+    gg_name(g, c, "%s (cont)", gg_tname(g, cur));
+    return c;
+}
+
+int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                      int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *tq = &g->t[q], *tv = &g->t[v];
+    bool v_trans = tv->nb[1] > tv->nb[2];
+    int64_t n_stream = gb_ne(b, k, 3);
+    q = gb_view_4d(b, q, tq->ne[0], tq->ne[1], tq->ne[2] / n_stream, n_stream, tq->nb[1],
+                   tq->nb[2], tq->nb[3] / (uint64_t)n_stream, 0);
+    q = gg_permute(g, q, 0, 2, 1, 3);
+    k = gg_permute(g, k, 0, 2, 1, 3);
+    v = gg_permute(g, v, 0, 2, 1, 3);
+    int32_t cur;
+    if (b->p->flash_attn) {
+        if (v_trans)
+            v = gg_transpose(g, v);
+        if (g->t[k].type == GGFIT_TYPE_F32)
+            k = gg_cpy_type(g, k, GGFIT_TYPE_F16);
+        if (g->t[v].type == GGFIT_TYPE_F32)
+            v = gg_cpy_type(g, v, GGFIT_TYPE_F16);
+        cur = gg_flash_attn(g, q, k, v, mask, sinks);
+        g->t[cur].il = il;   /* the FA probe checks it runs on layer il's device */
+        if (v_mla >= 0)
+            cur = fattn_mla(b, cur, v_mla, il);
+        cur = gb_reshape_2d(b, cur, gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                            gb_ne(b, cur, 2) * gb_ne(b, cur, 3));
+    } else {
+        int32_t kq = gg_mul_mat(g, k, q);
+        gb_cb(b, kq, "kq", il);
+        if (b->attn_soft_cap) {   /* gemma2: cap * tanh(kq / cap) */
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_1", il);
+            kq = gg_unary_op(g, GGFIT_OP_UNARY, kq);
+            gb_cb(b, kq, "kq_tanh", il);
+            kq = gg_scale(g, kq);
+            gb_cb(b, kq, "kq_scaled_2", il);
+        }
+        kq = gg_soft_max(g, kq, mask, sinks);
+        gb_cb(b, kq, "kq_soft_max", il);
+        if (!v_trans) {
+            v = gg_cont(g, gg_transpose(g, v));
+            gb_cb(b, v, "v_cont", il);
+        }
+        int32_t kqv = gg_mul_mat(g, v, kq);
+        gb_cb(b, kqv, "kqv", il);
+        if (v_mla >= 0) {   /* MQA over the latent, back to MHA */
+            kqv = gg_mul_mat(g, v_mla, kqv);
+            gb_cb(b, kqv, "kqv_mla", il);
+        }
+        cur = gg_permute(g, kqv, 0, 2, 1, 3);
+        int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1),
+                          gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
+        cur = gg_cont_shape(g, cur, 2, ne);
+        /* -nkvo: everything between the KV store and here runs on the CPU */
+        if (b->p->no_kv_offload)
+            g->t[cur].backend = b->p->cpu_backend;
+    }
+    gg_expand(g, cur);
+    return cur;
+}
+
+int32_t gb_attn_k(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                  int32_t v_mla, int il)
+{
+    gg_graph *g = b->g;
+    gg_expand(g, q);
+    gg_expand(g, v);
+    gg_expand(g, k);
+
+    int32_t ck = k_only_cache(b, il);
+    gg_expand(g, cpy_k(b, ck, k, b->k_idxs));
+
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? gb_ne(b, ck, 0) / hk : 0;
+    int32_t kk = get_k(b, ck, hk, n_head_kv);
+    /* V is the leading part of each key row (the latent). */
+    const gg_tensor *t = &g->t[kk];
+    int32_t vv = gb_view_4d(b, kk, gb_ne(b, v, 0), t->ne[1], t->ne[2], t->ne[3], t->nb[1],
+                            t->nb[2], t->nb[3], 0);
+    int32_t cur = gb_attn_mha_v(b, q, kk, vv, b->kq_mask, -1, v_mla, il);
+    return attn_out(b, cur, -1, wo, wo_b, il);
+}
+
+/* ---- FFN and MoE with explicit weights --------------------------------------- */
+
+int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il)
+{
+    gg_graph *g = b->g;
+    int32_t tmp = gg_mul_mat(g, up, cur);
+    gb_cb(b, tmp, "ffn_up", il);
+    if (gate >= 0) {
+        cur = gg_mul_mat(g, gate, cur);
+        gb_cb(b, cur, "ffn_gate", il);
+        cur = gg_glu_split(g, cur, tmp);
+        gb_cb(b, cur, "ffn_swiglu", il);
+    } else {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, tmp);
+        gb_cb(b, cur, "ffn_silu", il);
+    }
+    return gg_mul_mat(g, down, cur);
+}
+
+/* DeepSeek-V3's group-limited routing: the experts of all but the
+ * n_group_used groups with the best top-2 sums get -inf. */
+static int32_t moe_mask_groups(bctx *b, int32_t sel, const gb_moe *o, int il)
+{
+    gg_graph *g = b->g;
+    int64_t n_groups = o->n_groups, n_tokens = gb_ne(b, sel, 1);
+    int32_t groups = gb_reshape_3d(b, sel, o->n_expert / n_groups, n_groups, n_tokens);
+    int32_t scores = gg_argsort_top_k(g, groups, 2);
+    const gg_tensor *tg = &g->t[groups];
+    scores = gg_get_rows(g, gb_reshape_4d(b, groups, 1, tg->ne[0], tg->ne[1], tg->ne[2]),
+                         scores);
+    const gg_tensor *ts = &g->t[scores];
+    scores = gg_sum_rows(g, gb_reshape_3d(b, scores, ts->ne[1], ts->ne[2], ts->ne[3]));
+    scores = gb_reshape_2d(b, scores, gb_ne(b, scores, 1), gb_ne(b, scores, 2));
+    int32_t top = gg_argsort_top_k(g, scores, o->n_group_used);
+    gb_cb(b, top, "ffn_moe_group_topk", il);
+    sel = gg_get_rows(g, groups, top);
+    sel = gg_set_rows(g, gg_unary_op(g, GGFIT_OP_FILL, groups), sel, top);
+    sel = gb_reshape_2d(b, sel, o->n_expert, n_tokens);
+    gb_cb(b, sel, "ffn_moe_probs_masked", il);
+    return sel;
+}
+
+/* The routing weights of the experts each token picks: probs (or, with a
+ * selection bias, biased probs) chooses them; the unbiased probs weigh
+ * them. Sets *selected. */
+static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_t *selected)
+{
+    gg_graph *g = b->g;
+    int64_t n_tokens = gb_ne(b, cur, 1), n_used = o->n_expert_used;
+    int32_t logits = gg_mul_mat(g, o->gate_inp, cur);
+    gb_cb(b, logits, "ffn_moe_logits", il);
+    if (o->gate_inp_b >= 0) {
+        logits = gg_binary(g, GGFIT_OP_ADD, logits, o->gate_inp_b);
+        gb_cb(b, logits, "ffn_moe_logits_biased", il);
+    }
+    int32_t probs = logits;
+    if (o->gating == GB_GATING_SOFTMAX)
+        probs = gg_soft_max(g, logits, -1, -1);
+    else if (o->gating == GB_GATING_SIGMOID)
+        probs = gg_unary_op(g, GGFIT_OP_UNARY, logits);
+    gb_cb(b, probs, "ffn_moe_probs", il);
+    int32_t sel = probs;
+    if (o->exp_probs_b >= 0) {
+        sel = gg_binary(g, GGFIT_OP_ADD, probs, o->exp_probs_b);
+        gb_cb(b, sel, "ffn_moe_probs_biased", il);
+    }
+    if (o->select_logits)
+        sel = logits;
+    if (o->n_groups > 1 && n_tokens > 0)
+        sel = moe_mask_groups(b, sel, o, il);
+    *selected = gg_argsort_top_k(g, sel, n_used);
+    gb_cb(b, g->t[*selected].src[0], "ffn_moe_argsort", il);
+    gb_cb(b, *selected, "ffn_moe_topk", il);
+    probs = gb_reshape_3d(b, probs, 1, o->n_expert, n_tokens);
+    int32_t w = gg_get_rows(g, probs, *selected);
+    gb_cb(b, w, "ffn_moe_weights", il);
+    if (o->gating == GB_GATING_SOFTMAX_WEIGHT) {
+        w = gg_soft_max(g, gb_reshape_2d(b, w, n_used, n_tokens), -1, -1);
+        w = gb_reshape_3d(b, w, 1, n_used, n_tokens);
+        gb_cb(b, w, "ffn_moe_weights_softmax", il);
+    }
+    if (o->norm_w) {
+        w = gb_reshape_2d(b, w, n_used, n_tokens);
+        int32_t sum = gg_sum_rows(g, w);
+        gb_cb(b, sum, "ffn_moe_weights_sum", il);
+        sum = gg_clamp(g, sum);   /* no division by zero */
+        gb_cb(b, sum, "ffn_moe_weights_sum_clamped", il);
+        w = gg_binary(g, GGFIT_OP_DIV, w, sum);
+        gb_cb(b, w, "ffn_moe_weights_norm", il);
+        w = gb_reshape_3d(b, w, 1, n_used, n_tokens);
+    }
+    if (o->w_scale != 0.0f && o->w_scale != 1.0f) {
+        w = gg_scale(g, w);
+        gb_cb(b, w, "ffn_moe_weights_scaled", il);
+    }
+    return w;
+}
+
+/* cur plus each chosen expert's bias (ggml_add_id), when there is one. */
+static int32_t add_bias_id(bctx *b, int32_t cur, int32_t bias, int32_t selected,
+                           const char *name, int il)
+{
+    if (bias < 0)
+        return cur;
+    cur = gg_add_id(b->g, cur, bias, selected);
+    gb_cb(b, cur, name, il);
+    return cur;
+}
+
+/* The experts' activation (o->act) of gate and up, each plus its bias, or
+ * of the halves of one gate_up product; without gate experts, SiLU of up. */
+static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, int il)
+{
+    gg_graph *g = b->g;
+    int32_t up, gate = -1;
+    if (o->gate_up_exps >= 0) {
+        int32_t gu = gg_mul_mat_id(g, o->gate_up_exps, cur, selected);
+        gb_cb(b, gu, "ffn_moe_gate_up", il);
+        const gg_tensor *t = &g->t[gu];
+        int64_t n_ff = t->ne[0] / 2;
+        uint64_t nb1 = t->nb[1], nb2 = t->nb[2], nb0 = t->nb[0];
+        gate = gb_view_3d(b, gu, n_ff, t->ne[1], t->ne[2], nb1, nb2, 0);
+        gb_cb(b, gate, "ffn_moe_gate", il);
+        up = gb_view_3d(b, gu, n_ff, gb_ne(b, gu, 1), gb_ne(b, gu, 2), nb1, nb2,
+                        (uint64_t)n_ff * nb0);
+        gb_cb(b, up, "ffn_moe_up", il);
+    } else {
+        up = gg_mul_mat_id(g, o->up_exps, cur, selected);
+        gb_cb(b, up, "ffn_moe_up", il);
+        up = add_bias_id(b, up, o->up_exps_b, selected, "ffn_moe_up_biased", il);
+        if (o->gate_exps >= 0) {
+            gate = gg_mul_mat_id(g, o->gate_exps, cur, selected);
+            gb_cb(b, gate, "ffn_moe_gate", il);
+            gate = add_bias_id(b, gate, o->gate_exps_b, selected, "ffn_moe_gate_biased", il);
+        }
+    }
+    if (gate < 0) {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, up);
+        gb_cb(b, cur, "ffn_moe_silu", il);
+        return cur;
+    }
+    cur = gg_glu_split(g, gate, up);
+    gb_cb(b, cur, o->act == GB_MOE_SWIGLU_OAI ? "ffn_moe_swiglu_oai" : "ffn_moe_swiglu", il);
+    return cur;
+}
+
+int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
+{
+    gg_graph *g = b->g;
+    int64_t n_embd = gb_ne(b, cur, 0), n_tokens = gb_ne(b, cur, 1);
+    int64_t n_parts = b->hp->n_expert_used;
+    if (n_parts < 1 || n_parts > 256) {
+        b->missing = true;   /* llama.cpp asserts 0 < n_expert_used <= 256 */
+        return cur;
+    }
+    int32_t selected;
+    int32_t weights = moe_weights(b, cur, o, il, &selected);
+    gg_expand(g, weights);   /* early, as llama.cpp does for its fused top-k */
+    cur = gb_reshape_3d(b, cur, n_embd, 1, n_tokens);
+    if (o->weight_before_ffn) {
+        /* ggml_repeat_4d of the input to one row per chosen expert */
+        int64_t ne[4] = { n_embd, o->n_expert_used, n_tokens, 1 };
+        cur = gg_op_shape(g, GGFIT_OP_REPEAT, g->t[cur].type, 4, ne, 1, &cur);
+        cur = gg_binary(g, GGFIT_OP_MUL, cur, weights);
+        gb_cb(b, cur, "ffn_moe_weighted", il);
+    }
+    cur = moe_act(b, cur, o, selected, il);
+    int32_t experts = gg_mul_mat_id(g, o->down_exps, cur, selected);
+    gb_cb(b, experts, "ffn_moe_down", il);
+    experts = add_bias_id(b, experts, o->down_exps_b, selected, "ffn_moe_down_biased", il);
+    if (!o->weight_before_ffn) {
+        experts = gg_binary(g, GGFIT_OP_MUL, experts, weights);
+        gb_cb(b, experts, "ffn_moe_weighted", il);
+    }
+    gg_expand(g, experts);
+    return moe_sum(b, experts, n_embd, n_tokens, n_parts, il);
+}
+
+void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
+{
+    int g = (int)gb_key(b, "expert_gating_func", 0);
+    *o = (gb_moe){
+        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
+        .gate_up_exps = gb_weight(b, "blk.%d.ffn_gate_up_exps.weight", il),
+        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
+        .exp_probs_b = gb_weight(b, "blk.%d.exp_probs_b.bias", il),
+        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
+        .gating = g ? g : gating,
+        .norm_w = gb_key(b, "expert_weights_norm", 0) != 0,
+        .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
+        .n_expert = b->hp->n_expert,
+        .n_expert_used = b->hp->n_expert_used,
+        .n_groups = (uint32_t)gb_key(b, "expert_group_count", 0),
+        .n_group_used = (uint32_t)gb_key(b, "expert_group_used_count", 0),
+    };
+    o->up_exps = o->gate_exps = -1;
+    if (o->gate_up_exps < 0) {
+        o->up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il);
+        o->gate_exps = gb_required(b, "blk.%d.ffn_gate_exps.weight", il);
+    }
+    /* SQRT_SOFTPLUS and unknown gatings are not modelled. */
+    if (o->gating < GB_GATING_SOFTMAX || o->gating > GB_GATING_SOFTMAX_WEIGHT)
+        b->missing = true;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static const struct {
+    const char *arch;
+    void (*build)(bctx *b);
+} builders[] = {
+    { "gemma3", gb_build_gemma3 },
+    { "gemma3n", gb_build_gemma3n },
+    { "gpt-oss", gb_build_gptoss },
+    { "deepseek2", gb_build_deepseek2 },
+    { "glm4", gb_build_glm4 },
+    { "glm4moe", gb_build_glm4moe },
+    { "qwen3next", gb_build_qwen3next },
+    { "nemotron_h", gb_build_nemotron_h },
+    { "lfm2", gb_build_lfm2 },
+    { "lfm2moe", gb_build_lfm2 },
+    { "mamba", gb_build_mamba },
+    { "mamba2", gb_build_mamba },
+    { "jamba", gb_build_jamba },
+    { "granitehybrid", gb_build_granitehybrid },
+    { "falcon-h1", gb_build_falcon_h1 },
+    { "bailingmoe2", gb_build_bailingmoe2 },
+    { "apertus", gb_build_apertus },
+    { "qwen2", gb_build_qwen2 },
+    { "phi3", gb_build_phi3 },
+    { "gemma2", gb_build_gemma2 },
+    { "granite", gb_build_granite },
+    { "granitemoe", gb_build_granite },
+    { "llama4", gb_build_llama4 },
+    { "mistral3", gb_build_mistral3 },
+    { "qwen2moe", gb_build_qwen2moe },
+    { "smollm3", gb_build_smollm3 },
+    { "seed_oss", gb_build_seed_oss },
+    { "ernie4_5", gb_build_ernie4_5 },
+    { "ernie4_5-moe", gb_build_ernie4_5_moe },
+    { "qwen3vl", gb_build_qwen3vl },
+    { "qwen3vlmoe", gb_build_qwen3vl },
+    { "cohere2", gb_build_cohere2 },
+    { "olmo2", gb_build_olmo2 },
+    { "exaone4", gb_build_exaone4 },
+    { "minimax-m2", gb_build_minimax_m2 },
+    { "dots1", gb_build_dots1 },
+    { "hunyuan-moe", gb_build_hunyuan_moe },
+    { "hunyuan-dense", gb_build_hunyuan_dense },
+};
+
+static void build_llama(bctx *b) { gb_build_llama_like(b, false); }
+static void build_qwen3(bctx *b) { gb_build_llama_like(b, true); }
+
+int ggfit__build_graph(gg_graph *g, const gb_params *p)
+{
+    bctx b = { .g = g, .p = p, .hp = ggfit_model_hparams(p->m),
+               .gguf = ggfit_model_gguf(p->m) };
+    const char *arch = b.hp->arch;
+    void (*build)(bctx *) = NULL;
+    if (!strcmp(arch, "llama"))
+        build = build_llama;
+    else if (!strcmp(arch, "qwen3") || !strcmp(arch, "qwen3moe"))
+        build = build_qwen3;
+    for (size_t i = 0; !build && i < sizeof builders / sizeof builders[0]; i++)
+        if (!strcmp(arch, builders[i].arch))
+            build = builders[i].build;
+    if (!build)
+        return GGFIT_EUNSUPPORTED;
+    /* llama.cpp cannot load a model without its embeddings or with empty
+     * blocks; there is no graph to build (and a hostile header could make
+     * thousands of empty ones). */
+    if (ggfit_gguf_find_tensor(b.gguf, "token_embd.weight") < 0)
+        return GGFIT_EUNSUPPORTED;
+    for (uint32_t il = 0; il < b.hp->n_layer; il++)
+        if (ggfit_model_layer(p->m, il)->n_bytes == 0)
+            return GGFIT_EUNSUPPORTED;
+    uint64_t n = ggfit_model_n_tensors(p->m), n_all = n + 2 * (uint64_t)b.hp->n_layer;
+    b.leaf_of = ggfit__malloc((size_t)(n_all ? n_all : 1) * sizeof *b.leaf_of);
+    if (!b.leaf_of)
+        return GGFIT_ENOMEM;
+    for (uint64_t i = 0; i < n_all; i++)
+        b.leaf_of[i] = -1;
+    b.cache_k = b.leaf_of + n;   /* the same block: freed with it */
+    b.cache_v = b.cache_k + b.hp->n_layer;
+    for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
+        b.rope_leaf[i] = -1;
+    /* Slot 0: scratch for failed allocations, so it must exist. */
+    if (!gg_reserve(g, 1)) {
+        ggfit_free(b.leaf_of);
+        return GGFIT_ENOMEM;
+    }
+    gg_new_1d(g, GGFIT_TYPE_F32, 1);
+    build(&b);
+    ggfit_free(b.leaf_of);
+    if (g->oom)
+        return GGFIT_ENOMEM;
+    if (b.missing)
+        return GGFIT_EUNSUPPORTED;
+    gg_finish(g);
+    return GGFIT_OK;
+}

@@ -1,0 +1,216 @@
+/*
+ * build_impl.h - the building blocks of llama.cpp's graphs (llama-graph.cpp),
+ * shared by the per-architecture builders in src/build_<arch>.c. Each block
+ * follows the llama.cpp function named in its comment op for op, in the
+ * same order: the allocator's result depends on the order tensors are
+ * created and expanded.
+ */
+#ifndef GGFIT_BUILD_IMPL_H
+#define GGFIT_BUILD_IMPL_H
+
+#include "llama/build.h"
+
+typedef struct bctx {
+    gg_graph *g;
+    const gb_params *p;
+    const ggfit_hparams *hp;
+    const ggfit_gguf *gguf;
+    int32_t *leaf_of;           /* model tensor -> graph tensor, -1 */
+    int32_t rope_leaf[GGFIT_MAX_BUFTS]; /* rope_freqs per buffer type */
+    /* inputs */
+    int32_t inp_pos, inp_out_ids, k_idxs, v_idxs, kq_mask, kq_mask_swa;
+    int32_t k_idxs_swa, v_idxs_swa, k_rot, v_rot;
+    int32_t k_rot_swa, v_rot_swa; /* rotations of the SWA cache, -1 */
+    int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
+    bool missing;               /* a required weight was not found */
+    bool attn_soft_cap;         /* gemma2: tanh soft-capping of the KQ logits */
+    /* llama4, mistral3: the inputs of a KV cache (gb_inputs_kv, _iswa)
+     * include the attention temperature (build_inp_attn_scale) after the
+     * positions. */
+    bool attn_temp;
+    int32_t inp_attn_scale;     /* 1x1xn_tokens, -1 */
+    /* Qwen3-VL: positions per token (M-RoPE's 4; 0 means 1), and the
+     * deepstack layers, whose extra embedding slices ride along the token
+     * embeddings (hparams.n_embd_inp() = n_embd * (1 + n_deepstack)). */
+    int64_t n_pos_per_embd, n_deepstack;
+    int32_t t_inp_embd;         /* res->t_inp_embd: the first n_embd of each row */
+    int32_t *cache_k, *cache_v; /* per layer: its iSWA cache tensors once made, -1 */
+} bctx;
+
+/* Weights: the graph tensor of model weight fmt (with %d = il), created on
+ * first use in its buffer type; -1 when the model has none. gb_required
+ * marks the graph unsupported instead. */
+int32_t gb_weight(bctx *b, const char *fmt, int il);
+int32_t gb_required(bctx *b, const char *fmt, int il);
+int32_t gb_output_weight(bctx *b);
+/* The usual end of a graph: output_norm (RMS), then the output matrix,
+ * both outputs, expanded. */
+void gb_output(bctx *b, int32_t inpL);
+int32_t gb_rope_factors(bctx *b, int il);
+int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf);
+int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il);
+
+/* llama.cpp's cb(): names "<name>-<il>" and pins "norm" when asked. */
+void gb_cb(bctx *b, int32_t t, const char *name, int il);
+int64_t gb_ne(bctx *b, int32_t t, int d);
+
+int32_t gb_reshape_2d(bctx *b, int32_t t, int64_t a, int64_t c);
+int32_t gb_reshape_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d);
+int32_t gb_reshape_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e);
+int32_t gb_view_2d(bctx *b, int32_t t, int64_t a, int64_t c, uint64_t nb1, uint64_t offs);
+int32_t gb_view_3d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, uint64_t nb1,
+                   uint64_t nb2, uint64_t offs);
+int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t e,
+                   uint64_t nb1, uint64_t nb2, uint64_t nb3, uint64_t offs);
+
+/* Inputs: build_inp_embd; the inputs of a plain KV cache (positions, k/v
+ * indices, mask, rotations, output ids), in llama.cpp's creation order. */
+int32_t gb_inp_embd(bctx *b);
+void gb_inputs_kv(bctx *b);
+
+int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il);          /* RMS norm */
+int32_t gb_hadamard(bctx *b, int32_t cur, int32_t rot);
+void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv, int32_t *q,
+            int32_t *k, int32_t *v);
+int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                    int il);
+int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                int32_t sinks, int il);
+/* iSWA (llama_kv_cache_iswa): gb_inputs_kv with two caches (positions,
+ * build_attn_inp_kv_iswa, output ids), and build_attn on the layer's cache,
+ * the SWA one for GB_LAYER_SWA layers. */
+void gb_inputs_kv_iswa(bctx *b);
+int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t sinks, int il);
+/* build_attn on iSWA caches without new keys and values: layer il attends
+ * over the cache of the earlier layer il_kv (KV sharing, gemma3n), which
+ * must have been built. */
+int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv);
+int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
+/* gb_ffn where the model requires the gate too (a missing one means no graph). */
+int32_t gb_ffn_gated(bctx *b, int32_t cur, int il);
+/* The last layer keeps only the output rows: of cur and of the residual. */
+void gb_out_rows(bctx *b, int32_t *cur, int32_t *res);
+int32_t gb_moe_ffn(bctx *b, int32_t cur, int il, bool norm_w);
+
+/* Recurrent state (llama_memory_recurrent): gb_inputs_rs is
+ * build_rs_inp_impl (the state copy indices); gb_state is layer il's cache_r
+ * (which 'r') or cache_s ('s') tensor; gb_rs is build_rs, reading the states
+ * the ubatch uses with get_rows or, when given, rows(b, states, ids, arg). */
+typedef int32_t (*gb_rows_fn)(bctx *b, int32_t states, int32_t ids, void *arg);
+void gb_inputs_rs(bctx *b);
+int32_t gb_state(bctx *b, int il, char which);
+int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg);
+/* ggml_cont and ggml_cont_4d, named "<name> (cont)" as ggml names them
+ * (gg_cont leaves them unnamed). */
+int32_t gb_cont(bctx *b, int32_t t);
+int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+/* Numbers under "<arch>.<suffix>" in the file, def when absent. */
+double gb_key(bctx *b, const char *suffix, double def);
+
+/* A K-only cache (MLA, llm_graph_input_attn_k): gb_inputs_k builds the
+ * positions, K indices, mask and output ids; gb_attn_k is build_attn on it,
+ * V being the first v->ne[0] values of each key row. gb_attn_mha_v is
+ * build_attn_mha with v_mla (-1: none), which turns the attention over the
+ * latent back into one value per head. */
+void gb_inputs_k(bctx *b);
+int32_t gb_attn_k(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                  int32_t v_mla, int il);
+int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int32_t sinks,
+                      int32_t v_mla, int il);
+
+/* build_ffn with SiLU on given weights: a parallel gate unless gate < 0. */
+int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il);
+
+/* build_moe_ffn with any of llama.cpp's gatings, SiLU or gpt-oss's SwiGLU
+ * experts, and optional biases. */
+enum {                          /* llama_expert_gating_func_type */
+    GB_GATING_SOFTMAX = 1,
+    GB_GATING_SIGMOID = 2,
+    GB_GATING_SOFTMAX_WEIGHT = 3, /* softmax over the chosen experts' logits */
+};
+enum {                          /* build_moe_ffn's type_op */
+    GB_MOE_SILU = 0,            /* SwiGLU with gate experts, else SiLU */
+    GB_MOE_SWIGLU_OAI = 1,      /* gpt-oss's clamped SwiGLU: the same op, its own name */
+};
+typedef struct gb_moe {
+    int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
+    int32_t gate_up_exps;       /* gate and up in one tensor, else -1 */
+    int32_t exp_probs_b;        /* bias on the choice, not the weights; -1 */
+    int32_t gate_inp_b;         /* bias on the logits, for choice and weights; -1 */
+    /* Each chosen expert's bias (ggml_add_id) after its up, gate or down
+     * product; -1: none. With gate_up_exps only down's is read. */
+    int32_t up_exps_b, gate_exps_b, down_exps_b;
+    int act;                    /* GB_MOE_* */
+    int gating;                 /* GB_GATING_* */
+    bool norm_w;                /* the chosen weights sum to 1 */
+    bool weight_before_ffn;     /* llama4: the weights scale each expert's input */
+    bool select_logits;         /* llama4: the experts are chosen on the raw logits */
+    float w_scale;              /* scales the weights unless 0 or 1 */
+    int64_t n_expert, n_expert_used;
+    uint32_t n_groups, n_group_used; /* expert groups (DeepSeek-V3); 0: none */
+} gb_moe;
+int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
+/* The MoE of layer il under llama.cpp's usual tensor names and keys
+ * (expert_gating_func, else gating; expert_weights_norm and _scale; expert
+ * groups). Gate and up experts are required unless fused as gate_up; no
+ * biases, SiLU. */
+void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
+
+/* Architectures: each builds the whole graph, or sets b->missing. */
+void gb_build_llama_like(bctx *b, bool qk_norm);
+void gb_build_qwen3vl(bctx *b);
+void gb_build_gemma3(bctx *b);
+void gb_build_gemma3n(bctx *b);
+void gb_build_gptoss(bctx *b);
+void gb_build_deepseek2(bctx *b);
+void gb_build_glm4moe(bctx *b);
+void gb_build_qwen3next(bctx *b);
+void gb_build_nemotron_h(bctx *b);
+void gb_build_lfm2(bctx *b);
+/* The Mamba1 and Mamba2 mixers of llm_build_mamba_base (build_mamba.c). */
+int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
+int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
+void gb_build_mamba(bctx *b);
+void gb_build_jamba(bctx *b);
+void gb_build_granitehybrid(bctx *b);
+/* build_ffn with SiLU, a parallel gate and the optional biases of up, gate
+ * and down (build_granitehybrid.c). */
+int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
+void gb_build_falcon_h1(bctx *b);
+void gb_build_bailingmoe2(bctx *b);
+void gb_build_apertus(bctx *b);
+void gb_build_qwen2(bctx *b);
+void gb_build_phi3(bctx *b);
+void gb_build_gemma2(bctx *b);
+void gb_build_granite(bctx *b);
+/* build_qkv's fused path (Q, K and V are views of one attn_qkv product,
+ * with its bias if any) and build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and
+ * no gate (SwiGLU over the halves of an up of 2 n_ff rows); build_phi3.c. */
+void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
+                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v);
+int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
+void gb_build_glm4(bctx *b);
+void gb_build_llama4(bctx *b);
+void gb_build_mistral3(bctx *b);
+void gb_build_qwen2moe(bctx *b);
+/* build_ernie4_5.c: llama-like graphs with one twist each. */
+void gb_build_smollm3(bctx *b);
+void gb_build_seed_oss(bctx *b);
+void gb_build_ernie4_5(bctx *b);
+void gb_build_ernie4_5_moe(bctx *b);
+void gb_build_cohere2(bctx *b);
+void gb_build_olmo2(bctx *b);
+void gb_build_exaone4(bctx *b);
+/* build_dots1.c: llama-like graphs with Q/K norms and experts. */
+void gb_build_minimax_m2(bctx *b);
+void gb_build_dots1(bctx *b);
+void gb_build_hunyuan_moe(bctx *b);
+void gb_build_hunyuan_dense(bctx *b);
+/* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
+ * long when a sequence's context exceeds the original one), one copy per
+ * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */
+int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf);
+
+#endif

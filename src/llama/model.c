@@ -1,0 +1,555 @@
+/*
+ * model.c - the model description: hyperparameters as llama.cpp reads them
+ * from "<arch>.*" keys, and each tensor's layer and role.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/arch.h"
+#include "llama/model.h"
+#include "llama/project.h"
+
+#define MAX_LAYERS 4096    /* block_count above this is refused; real models have < 200 */
+
+struct ggfit_model {
+    ggfit_gguf *g;
+    ggfit_hparams hp;
+    ggfit_layer_info *layers;   /* hp.n_layer entries */
+    ggfit_tensor *tensors;
+    uint64_t n_tensors;
+    int64_t *block_first;       /* per layer: its first tensor, -1 */
+    int64_t *block_next;        /* per tensor: the next of its layer, -1 */
+    uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
+    uint64_t role_bytes[GGFIT_ROLE_COUNT];
+    uint64_t input_bytes, output_bytes;
+    struct model_cache *cache;  /* the last graph projected, shared by calls */
+};
+
+/* ggfit_project and ggfit_fit take a const model but keep the last graph
+ * they built with it, so that the next projection of the same structure
+ * only re-targets buffer types. A caller takes the graph out under the
+ * lock and gives it back when done; one that finds it taken builds its own,
+ * so concurrent callers never share a graph. */
+struct model_cache {
+    pthread_mutex_t lock;
+    struct ggfit__gcache *graph;   /* NULL: none, or taken */
+};
+
+static const char *const role_names[GGFIT_ROLE_COUNT] = {
+    [GGFIT_ROLE_TOKEN_EMBD] = "token_embd",
+    [GGFIT_ROLE_OUTPUT] = "output",
+    [GGFIT_ROLE_OUTPUT_NORM] = "output_norm",
+    [GGFIT_ROLE_ATTENTION] = "attention",
+    [GGFIT_ROLE_FFN] = "ffn",
+    [GGFIT_ROLE_EXPERTS] = "experts",
+    [GGFIT_ROLE_SHARED_EXPERTS] = "shared_experts",
+    [GGFIT_ROLE_ROUTER] = "router",
+    [GGFIT_ROLE_NORM] = "norm",
+    [GGFIT_ROLE_RECURRENT] = "recurrent",
+    [GGFIT_ROLE_NEXTN] = "nextn",
+    [GGFIT_ROLE_OTHER] = "other",
+};
+
+const char *ggfit_role_name(int role)
+{
+    return role >= 0 && role < GGFIT_ROLE_COUNT ? role_names[role] : NULL;
+}
+
+/* ---- reading keys --------------------------------------------------------- */
+
+typedef struct loader {
+    ggfit_model *m;
+    const char *path;
+    char **err;
+} loader;
+
+/* Finds "<arch>.<suffix>" (or the plain key when suffix starts with '!'). */
+static bool find(const loader *l, const char *suffix, ggfit_value *v, char *key,
+                 size_t keylen)
+{
+    if (suffix[0] == '!')
+        snprintf(key, keylen, "%s", suffix + 1);
+    else
+        snprintf(key, keylen, "%s.%s", l->m->hp.arch, suffix);
+    int64_t i = ggfit_gguf_find_key(l->m->g, key);
+    return i >= 0 && ggfit_gguf_value(l->m->g, (uint64_t)i, v);
+}
+
+static bool is_int_type(uint32_t t)
+{
+    switch (t) {
+    case GGFIT_GGUF_UINT8: case GGFIT_GGUF_INT8: case GGFIT_GGUF_UINT16:
+    case GGFIT_GGUF_INT16: case GGFIT_GGUF_UINT32: case GGFIT_GGUF_INT32:
+    case GGFIT_GGUF_UINT64: case GGFIT_GGUF_INT64: case GGFIT_GGUF_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int bad_u32(const loader *l, const char *key, const ggfit_value *v)
+{
+    return ggfit__fail(l->err, GGFIT_EFORMAT,
+                       "%s: key '%s' must be an integer from 0 to 4294967295 "
+                       "(it is %s %lld)",
+                       l->path, key, ggfit_gguf_type_name(v->type),
+                       (long long)v->i);
+}
+
+/* Reads an optional scalar integer key into *out (left alone if absent). */
+static int get_u32(const loader *l, const char *suffix, uint32_t *out)
+{
+    char key[256];
+    ggfit_value v;
+    if (!find(l, suffix, &v, key, sizeof key))
+        return GGFIT_OK;
+    if (!is_int_type(v.type) || v.i < 0 || v.u > UINT32_MAX)
+        return bad_u32(l, key, &v);
+    *out = (uint32_t)v.u;
+    return GGFIT_OK;
+}
+
+/* Reads a key that is a scalar for every layer or an array with one integer
+ * per layer, into the uint32_t at byte offset `field` of each layer. */
+static int get_per_layer(const loader *l, const char *suffix, size_t field)
+{
+    char key[256];
+    ggfit_value v, e;
+    ggfit_model *m = l->m;
+    if (!find(l, suffix, &v, key, sizeof key))
+        return GGFIT_OK;
+    if (v.type != GGFIT_GGUF_ARRAY) {
+        if (!is_int_type(v.type) || v.i < 0 || v.u > UINT32_MAX)
+            return bad_u32(l, key, &v);
+        for (uint32_t il = 0; il < m->hp.n_layer; il++)
+            *(uint32_t *)((char *)&m->layers[il] + field) = (uint32_t)v.u;
+        return GGFIT_OK;
+    }
+    if (!is_int_type(v.elem_type) || v.n != m->hp.n_layer)
+        return ggfit__fail(l->err, GGFIT_EFORMAT,
+                           "%s: key '%s' is an array of %llu %s, expected %u integers "
+                           "(one per layer)",
+                           l->path, key, (unsigned long long)v.n,
+                           ggfit_gguf_type_name(v.elem_type), m->hp.n_layer);
+    ggfit_value_iter it = {0};
+    for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++) {
+        if (e.i < 0 || e.u > UINT32_MAX)
+            return bad_u32(l, key, &e);
+        *(uint32_t *)((char *)&m->layers[il] + field) = (uint32_t)e.u;
+    }
+    return GGFIT_OK;
+}
+
+static int get_string(const loader *l, const char *key, char *out, size_t n,
+                      bool required)
+{
+    ggfit_value v;
+    char k[256];
+    if (!find(l, key, &v, k, sizeof k)) {
+        if (required)
+            return ggfit__fail(l->err, GGFIT_EFORMAT, "%s: key '%s' is missing",
+                               l->path, k);
+        return GGFIT_OK;
+    }
+    if (v.type != GGFIT_GGUF_STRING)
+        return ggfit__fail(l->err, GGFIT_EFORMAT, "%s: key '%s' must be a string, it is a %s",
+                           l->path, k, ggfit_gguf_type_name(v.type));
+    if (required && (v.n == 0 || v.n >= n || memchr(v.str, 0, (size_t)v.n)))
+        return ggfit__fail(l->err, GGFIT_EFORMAT,
+                           "%s: key '%s' must be 1 to %zu bytes without NUL", l->path,
+                           k, n - 1);
+    size_t len = v.n < n ? (size_t)v.n : n - 1;
+    /* Cut a long name at a character boundary, not inside a UTF-8 sequence. */
+    if (len < v.n)
+        while (len > 0 && ((unsigned char)v.str[len] & 0xC0) == 0x80)
+            len--;
+    memcpy(out, v.str, len);
+    out[len] = '\0';
+    return GGFIT_OK;
+}
+
+static uint32_t max_field(const ggfit_model *m, size_t field)
+{
+    uint32_t mx = 0;
+    for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+        uint32_t v = *(const uint32_t *)((const char *)&m->layers[il] + field);
+        if (v > mx)
+            mx = v;
+    }
+    return mx;
+}
+
+static int read_hparams(loader *l)
+{
+    ggfit_model *m = l->m;
+    ggfit_hparams *hp = &m->hp;
+    int rc;
+
+    if ((rc = get_string(l, "!general.architecture", hp->arch, sizeof hp->arch, true)) ||
+        (rc = get_string(l, "!general.name", hp->name, sizeof hp->name, false)) ||
+        (rc = get_u32(l, "!general.file_type", &hp->file_type)))
+        return rc;
+
+    char key[256];
+    ggfit_value v;
+    if (!find(l, "block_count", &v, key, sizeof key))
+        return ggfit__fail(l->err, GGFIT_EFORMAT, "%s: key '%s' is missing", l->path, key);
+    if ((rc = get_u32(l, "block_count", &hp->n_layer)))
+        return rc;
+    if (hp->n_layer > MAX_LAYERS)
+        return ggfit__fail(l->err, GGFIT_ELIMIT, "%s: %s is %u, more than ggfit's limit of %d",
+                           l->path, key, hp->n_layer, MAX_LAYERS);
+    m->layers = ggfit__calloc(hp->n_layer ? hp->n_layer : 1, sizeof *m->layers);
+    if (!m->layers)
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+
+#define LAYER_FIELD(f) offsetof(ggfit_layer_info, f)
+    if ((rc = get_per_layer(l, "attention.head_count", LAYER_FIELD(n_head))) ||
+        (rc = get_per_layer(l, "attention.head_count_kv", LAYER_FIELD(n_head_kv))) ||
+        (rc = get_per_layer(l, "feed_forward_length", LAYER_FIELD(n_ff))))
+        return rc;
+    /* head_count_kv defaults to head_count, as in llama.cpp. */
+    if (!find(l, "attention.head_count_kv", &v, key, sizeof key))
+        for (uint32_t il = 0; il < hp->n_layer; il++)
+            m->layers[il].n_head_kv = m->layers[il].n_head;
+    hp->n_head_max = max_field(m, LAYER_FIELD(n_head));
+    hp->n_head_kv_max = max_field(m, LAYER_FIELD(n_head_kv));
+    hp->n_ff_max = max_field(m, LAYER_FIELD(n_ff));
+#undef LAYER_FIELD
+
+    static const struct { const char *key; size_t off; } scalars[] = {
+        { "context_length", offsetof(ggfit_hparams, n_ctx_train) },
+        { "embedding_length", offsetof(ggfit_hparams, n_embd) },
+        { "vocab_size", offsetof(ggfit_hparams, n_vocab) },
+        { "nextn_predict_layers", offsetof(ggfit_hparams, n_nextn) },
+        { "attention.key_length", offsetof(ggfit_hparams, n_embd_head_k) },
+        { "attention.value_length", offsetof(ggfit_hparams, n_embd_head_v) },
+        { "attention.key_length_swa", offsetof(ggfit_hparams, n_embd_head_k_swa) },
+        { "attention.value_length_swa", offsetof(ggfit_hparams, n_embd_head_v_swa) },
+        { "rope.dimension_count", offsetof(ggfit_hparams, n_rot) },
+        { "expert_count", offsetof(ggfit_hparams, n_expert) },
+        { "expert_used_count", offsetof(ggfit_hparams, n_expert_used) },
+        { "expert_shared_count", offsetof(ggfit_hparams, n_expert_shared) },
+        { "expert_feed_forward_length", offsetof(ggfit_hparams, n_ff_exp) },
+        { "expert_shared_feed_forward_length", offsetof(ggfit_hparams, n_ff_shexp) },
+        { "leading_dense_block_count", offsetof(ggfit_hparams, n_layer_dense_lead) },
+        { "attention.sliding_window", offsetof(ggfit_hparams, n_swa) },
+        { "attention.q_lora_rank", offsetof(ggfit_hparams, n_lora_q) },
+        { "attention.kv_lora_rank", offsetof(ggfit_hparams, n_lora_kv) },
+        { "attention.key_length_mla", offsetof(ggfit_hparams, n_embd_head_k_mla) },
+        { "attention.value_length_mla", offsetof(ggfit_hparams, n_embd_head_v_mla) },
+        { "ssm.conv_kernel", offsetof(ggfit_hparams, ssm_d_conv) },
+        { "ssm.inner_size", offsetof(ggfit_hparams, ssm_d_inner) },
+        { "ssm.state_size", offsetof(ggfit_hparams, ssm_d_state) },
+        { "ssm.time_step_rank", offsetof(ggfit_hparams, ssm_dt_rank) },
+        { "ssm.group_count", offsetof(ggfit_hparams, ssm_n_group) },
+        { "full_attention_interval", offsetof(ggfit_hparams, full_attn_interval) },
+        { "shortconv.l_cache", offsetof(ggfit_hparams, shortconv_l_cache) },
+    };
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        if ((rc = get_u32(l, scalars[i].key, (uint32_t *)((char *)hp + scalars[i].off))))
+            return rc;
+    if (hp->n_nextn > hp->n_layer)
+        return ggfit__fail(l->err, GGFIT_EFORMAT,
+                           "%s: %s.nextn_predict_layers is %u, more than the %u blocks",
+                           l->path, hp->arch, hp->n_nextn, hp->n_layer);
+    for (uint32_t il = hp->n_layer - hp->n_nextn; il < hp->n_layer; il++)
+        m->layers[il].nextn = true;
+
+    /* Sliding-window pattern: a period, or one bool per layer. */
+    if (find(l, "attention.sliding_window_pattern", &v, key, sizeof key)) {
+        if (v.type == GGFIT_GGUF_ARRAY) {
+            ggfit_value e;
+            ggfit_value_iter it = {0};
+            if (!is_int_type(v.elem_type) || v.n != hp->n_layer)
+                return ggfit__fail(l->err, GGFIT_EFORMAT,
+                                   "%s: key '%s' is an array of %llu %s, expected %u "
+                                   "bools (one per layer)",
+                                   l->path, key, (unsigned long long)v.n,
+                                   ggfit_gguf_type_name(v.elem_type), hp->n_layer);
+            for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++)
+                m->layers[il].swa = e.u != 0;
+            hp->has_swa_layers = true;
+        } else if ((rc = get_u32(l, "attention.sliding_window_pattern", &hp->swa_pattern))) {
+            return rc;
+        }
+    }
+
+    /* Defaults llama.cpp applies. */
+    uint32_t n_head0 = hp->n_layer ? m->layers[0].n_head : 0;
+    if (!hp->n_embd_head_k && n_head0)
+        hp->n_embd_head_k = hp->n_embd / n_head0;
+    if (!hp->n_embd_head_v && n_head0)
+        hp->n_embd_head_v = hp->n_embd / n_head0;
+    if (!hp->n_embd_head_k_swa)
+        hp->n_embd_head_k_swa = hp->n_embd_head_k;
+    if (!hp->n_embd_head_v_swa)
+        hp->n_embd_head_v_swa = hp->n_embd_head_v;
+    if (!hp->n_vocab && find(l, "!tokenizer.ggml.tokens", &v, key, sizeof key) &&
+        v.type == GGFIT_GGUF_ARRAY && v.n <= UINT32_MAX)
+        hp->n_vocab = (uint32_t)v.n;
+    return GGFIT_OK;
+}
+
+/* ---- tensor roles ------------------------------------------------------- */
+
+static bool starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Role of a block tensor from the part of its name after "blk.N.". */
+static ggfit_role block_role(const char *rest)
+{
+    if (starts(rest, "nextn."))
+        return GGFIT_ROLE_NEXTN;
+    if (strstr(rest, "_exps") || strstr(rest, "_chexps"))
+        return GGFIT_ROLE_EXPERTS;
+    if (strstr(rest, "_shexp"))
+        return GGFIT_ROLE_SHARED_EXPERTS;
+    if (starts(rest, "ffn_gate_inp") || starts(rest, "exp_probs_b") ||
+        starts(rest, "ffn_exp_probs_b"))
+        return GGFIT_ROLE_ROUTER;
+    if (starts(rest, "ssm_") || starts(rest, "shortconv") ||
+        starts(rest, "time_mix_") || starts(rest, "channel_mix_") ||
+        starts(rest, "conv1d"))
+        return GGFIT_ROLE_RECURRENT;
+    if (strstr(rest, "norm"))
+        return GGFIT_ROLE_NORM;
+    if (starts(rest, "attn_"))
+        return GGFIT_ROLE_ATTENTION;
+    if (starts(rest, "ffn_"))
+        return GGFIT_ROLE_FFN;
+    return GGFIT_ROLE_OTHER;
+}
+
+/* Role of a tensor outside the blocks; *output tells whether llama.cpp puts
+ * it in the output layer. */
+static ggfit_role global_role(const char *name, bool *output)
+{
+    *output = false;
+    if (starts(name, "output_norm")) {
+        *output = true;
+        return GGFIT_ROLE_OUTPUT_NORM;
+    }
+    if (starts(name, "output.") || starts(name, "cls")) {
+        *output = true;
+        return GGFIT_ROLE_OUTPUT;
+    }
+    /* gemma3n's AltUp projections are output-layer tensors in llama.cpp. */
+    if (starts(name, "altup_proj.") || starts(name, "altup_unembd_proj.")) {
+        *output = true;
+        return GGFIT_ROLE_OTHER;
+    }
+    if (strstr(name, "norm"))
+        return GGFIT_ROLE_NORM;
+    if (starts(name, "token_embd") || starts(name, "pos_embd") ||
+        starts(name, "token_types") || starts(name, "per_layer_token_embd"))
+        return GGFIT_ROLE_TOKEN_EMBD;
+    return GGFIT_ROLE_OTHER;
+}
+
+/* Block index of "blk.N.<rest>", or -1; *rest points after the dot. */
+static int64_t block_index(const char *name, const char **rest)
+{
+    if (!starts(name, "blk."))
+        return -1;
+    const char *p = name + 4;
+    int64_t n = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (*p - '0');
+        if (n > MAX_LAYERS)
+            return MAX_LAYERS;
+    }
+    if (*p != '.')
+        return -1;
+    *rest = p + 1;
+    return n;
+}
+
+static int classify(loader *l)
+{
+    ggfit_model *m = l->m;
+    m->n_tensors = ggfit_gguf_n_tensors(m->g);
+    m->tensors = ggfit__calloc((size_t)(m->n_tensors ? m->n_tensors : 1), sizeof *m->tensors);
+    m->block_first = ggfit__malloc((size_t)(m->hp.n_layer ? m->hp.n_layer : 1) *
+                                   sizeof *m->block_first);
+    m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
+                                  sizeof *m->block_next);
+    m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
+    if (!m->tensors || !m->block_first || !m->block_next || !m->facts)
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    for (uint32_t il = 0; il < m->hp.n_layer; il++)
+        m->block_first[il] = -1;
+    for (uint64_t i = 0; i < m->n_tensors; i++) {
+        ggfit_tensor *t = &m->tensors[i];
+        const char *rest = NULL;
+        t->info = ggfit_gguf_tensor(m->g, i);
+        int64_t il = block_index(t->info->name, &rest);
+        if (il >= (int64_t)m->hp.n_layer)
+            return ggfit__fail(l->err, GGFIT_EFORMAT,
+                               "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
+                               l->path, t->info->name, (long long)il, m->hp.arch,
+                               m->hp.n_layer);
+        t->layer = (int32_t)il;
+        uint64_t nb = t->info->n_bytes;
+        m->block_next[i] = -1;
+        if (il >= 0) {
+            /* Chain the layer's tensors, newest first. */
+            m->block_next[i] = m->block_first[il];
+            m->block_first[il] = (int64_t)i;
+            t->role = block_role(rest);
+            m->layers[il].n_bytes += nb;
+            m->layers[il].role_bytes[t->role] += nb;
+        } else {
+            t->role = global_role(t->info->name, &t->output_layer);
+            if (t->output_layer)
+                m->output_bytes += nb;
+            else
+                m->input_bytes += nb;
+        }
+        m->role_bytes[t->role] += nb;
+        m->facts[i] = ggfit__tensor_facts(t);
+    }
+    /* Without a vocab key or tokenizer, the embedding's rows give it. */
+    if (!m->hp.n_vocab) {
+        int64_t te = ggfit_gguf_find_tensor(m->g, "token_embd.weight");
+        if (te >= 0 && ggfit_gguf_tensor(m->g, (uint64_t)te)->ne[1] <= UINT32_MAX)
+            m->hp.n_vocab = (uint32_t)ggfit_gguf_tensor(m->g, (uint64_t)te)->ne[1];
+    }
+    return GGFIT_OK;
+}
+
+/* ---- public interface --------------------------------------------------- */
+
+int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!out || !g) {
+        ggfit_gguf_close(g);
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_model_from_gguf: NULL argument");
+    }
+    *out = NULL;
+    ggfit_model *m = ggfit__calloc(1, sizeof *m);
+    if (!m) {
+        int rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
+                             ggfit_gguf_shard_path(g, 0));
+        ggfit_gguf_close(g);
+        return rc;
+    }
+    m->g = g;
+    m->cache = ggfit__calloc(1, sizeof *m->cache);
+    if (!m->cache || pthread_mutex_init(&m->cache->lock, NULL) != 0) {
+        free(m->cache);
+        free(m);
+        int rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
+                             ggfit_gguf_shard_path(g, 0));
+        ggfit_gguf_close(g);
+        return rc;
+    }
+    loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err };
+    int rc = read_hparams(&l);
+    if (!rc)
+        rc = classify(&l);
+    if (rc) {
+        ggfit_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return GGFIT_OK;
+}
+
+int ggfit_model_open(const char *path, ggfit_model **out, char **err)
+{
+    ggfit_gguf *g;
+    if (out)
+        *out = NULL;
+    int rc = ggfit_gguf_open(path, &g, err);
+    if (rc)
+        return rc;
+    return ggfit_model_from_gguf(g, out, err);
+}
+
+void ggfit_model_free(ggfit_model *m)
+{
+    if (!m)
+        return;
+    ggfit_gguf_close(m->g);
+    if (m->cache) {
+        pthread_mutex_destroy(&m->cache->lock);
+        ggfit__gcache_free(m->cache->graph);
+        free(m->cache);
+    }
+    free(m->layers);
+    free(m->tensors);
+    free(m->block_first);
+    free(m->block_next);
+    free(m->facts);
+    free(m);
+}
+
+struct ggfit__gcache *ggfit__model_cache_take(const ggfit_model *m)
+{
+    struct ggfit__gcache *c = NULL;
+    pthread_mutex_lock(&m->cache->lock);
+    c = m->cache->graph;
+    m->cache->graph = NULL;
+    pthread_mutex_unlock(&m->cache->lock);
+    return c ? c : ggfit__gcache_new();
+}
+
+void ggfit__model_cache_give(const ggfit_model *m, struct ggfit__gcache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&m->cache->lock);
+    struct ggfit__gcache *old = m->cache->graph;
+    m->cache->graph = c;
+    pthread_mutex_unlock(&m->cache->lock);
+    ggfit__gcache_free(old);   /* another caller's, given back first */
+}
+
+const uint16_t *ggfit__model_facts(const ggfit_model *m)
+{
+    return m->facts;
+}
+
+int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)
+{
+    if (il >= m->hp.n_layer)
+        return -1;
+    for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i]) {
+        const char *name = m->tensors[i].info->name;
+        const char *dot = strchr(name + 4, '.');   /* after "blk.N" */
+        if (dot && strcmp(dot + 1, rest) == 0)
+            return i;
+    }
+    return -1;
+}
+
+const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m) { return m->g; }
+const ggfit_hparams *ggfit_model_hparams(const ggfit_model *m) { return &m->hp; }
+uint64_t ggfit_model_n_tensors(const ggfit_model *m) { return m->n_tensors; }
+uint64_t ggfit_model_input_bytes(const ggfit_model *m) { return m->input_bytes; }
+uint64_t ggfit_model_output_bytes(const ggfit_model *m) { return m->output_bytes; }
+
+const ggfit_layer_info *ggfit_model_layer(const ggfit_model *m, uint32_t il)
+{
+    return il < m->hp.n_layer ? &m->layers[il] : NULL;
+}
+
+const ggfit_tensor *ggfit_model_tensor(const ggfit_model *m, uint64_t i)
+{
+    return i < m->n_tensors ? &m->tensors[i] : NULL;
+}
+
+uint64_t ggfit_model_role_bytes(const ggfit_model *m, ggfit_role role)
+{
+    return (unsigned)role < GGFIT_ROLE_COUNT ? m->role_bytes[role] : 0;
+}

@@ -1,0 +1,102 @@
+/*
+ * render_devices.c - renderers of what ggfit sees on a machine: the host
+ * and its devices, as a table (MiB) or JSON (bytes).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+static const struct {
+    uint32_t bit;
+    const char *name;
+} cpu_feature_names[] = {
+    {GGFIT_CPU_AVX2, "avx2"},
+    {GGFIT_CPU_AVX512, "avx512"},
+    {GGFIT_CPU_NEON_DOTPROD, "dotprod"},
+    {GGFIT_CPU_NEON_I8MM, "i8mm"},
+};
+#define N_CPU_FEATURES (sizeof cpu_feature_names / sizeof cpu_feature_names[0])
+
+static double mib(uint64_t b)
+{
+    return (double)b / GGFIT_MiB;
+}
+
+char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n)
+{
+    ggfit_sb sb = {0};
+    if (host) {
+        ggfit__sb_printf(&sb, "host: %s\n", host->cpu_name[0] ? host->cpu_name : "unknown CPU");
+        ggfit__sb_printf(&sb, "  memory     %.0f MiB total, %.0f MiB available\n", mib(host->total),
+                         mib(host->available));
+        ggfit__sb_printf(&sb, "  cpu        ");
+        bool any = false;
+        for (size_t i = 0; i < N_CPU_FEATURES; i++)
+            if (host->cpu_features & cpu_feature_names[i].bit) {
+                ggfit__sb_printf(&sb, "%s%s", any ? " " : "", cpu_feature_names[i].name);
+                any = true;
+            }
+        ggfit__sb_printf(&sb, "%s (weight repacking features)\n", any ? "" : "none");
+    }
+    if (n == 0) {
+        ggfit__sb_printf(&sb, "no GPUs found: llama.cpp would run on the CPU\n");
+        return ggfit__sb_take(&sb);
+    }
+    ggfit__sb_printf(&sb, "  %-10s %-7s %9s %9s %9s %8s  %s\n", "device", "kind", "total", "free",
+                     "others", "GB/s", "description");
+    for (size_t i = 0; i < n; i++) {
+        const ggfit_device *d = &devs[i];
+        char bw[32] = "-";
+        if (d->bandwidth_gbs > 0)
+            snprintf(bw, sizeof bw, "%.0f", d->bandwidth_gbs);
+        ggfit__sb_printf(&sb, "  %-10s %-7s %9.0f %9.0f %9.0f %8s  %s%s\n", d->name,
+                         ggfit_backend_name(d->kind) ? ggfit_backend_name(d->kind) : "?",
+                         mib(d->total), mib(d->free), mib(d->held_by_others), bw, d->description,
+                         d->unified ? " (unified memory)" : "");
+    }
+    ggfit__sb_printf(&sb, "(MiB; others: held by other processes)\n");
+    return ggfit__sb_take(&sb);
+}
+
+char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n)
+{
+    char *out = NULL;
+    json_t *root = json_object(), *arr = json_array();
+    if (!root || !arr)
+        goto done;
+    if (host) {
+        json_t *features = json_array();
+        if (!features)
+            goto done;
+        for (size_t i = 0; i < N_CPU_FEATURES; i++)
+            if (host->cpu_features & cpu_feature_names[i].bit)
+                json_array_append_new(features, json_string(cpu_feature_names[i].name));
+        json_t *h = json_pack("{s:I, s:I, s:s, s:o}", "total", (json_int_t)host->total,
+                              "available", (json_int_t)host->available, "cpu_name",
+                              host->cpu_name, "cpu_features", features);
+        if (!h || json_object_set_new(root, "host", h))
+            goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ggfit_device *d = &devs[i];
+        const char *kind = ggfit_backend_name(d->kind);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:b}", "name", d->name,
+                              "kind", kind ? kind : "?", "description", d->description, "total",
+                              (json_int_t)d->total, "free", (json_int_t)d->free,
+                              "held_by_others", (json_int_t)d->held_by_others, "bandwidth_gbs",
+                              d->bandwidth_gbs, "unified", d->unified);
+        if (!j || json_array_append_new(arr, j))
+            goto done;
+    }
+    if (json_object_set(root, "devices", arr))
+        goto done;
+    out = json_dumps(root, JSON_INDENT(2));
+done:
+    json_decref(arr);
+    json_decref(root);
+    return out;
+}

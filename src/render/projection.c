@@ -1,0 +1,147 @@
+/*
+ * render_project.c - renderers of a projection: llama.cpp's memory
+ * breakdown table (MiB) and JSON (bytes).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "render/flags.h"
+
+static double mib(uint64_t b)
+{
+    return (double)b / GGFIT_MiB;
+}
+
+static void row(ggfit_sb *sb, const char *name, const ggfit_mem *m, const ggfit_device *dev)
+{
+    uint64_t self = m->model + m->context + m->compute;
+    if (dev)
+        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", name,
+                         mib(dev->total), mib(dev->free), mib(self), mib(m->model),
+                         mib(m->context), mib(m->compute));
+    else
+        ggfit__sb_printf(sb, "  %-24s %9s %9s %9.0f %9.0f %9.0f %9.0f\n", name, "", "",
+                         mib(self), mib(m->model), mib(m->context), mib(m->compute));
+}
+
+char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs)
+{
+    ggfit_sb sb = {0};
+    ggfit__sb_printf(&sb, "memory breakdown [MiB], n_ctx %u, n_ubatch %u, flash attention %s\n",
+                     pr->n_ctx, pr->n_ubatch, pr->flash_attn ? "on" : "off");
+    ggfit__sb_printf(&sb, "  %-24s %9s %9s %9s %9s %9s %9s\n", "device", "total", "free", "self",
+                     "model", "context", "compute");
+    for (uint32_t d = 0; d < pr->n_devices; d++)
+        row(&sb, devs[pr->device_of[d]].name, &pr->devices[d], &devs[pr->device_of[d]]);
+    row(&sb, "Host", &pr->host, NULL);
+    if (pr->cpu_extra.model || pr->cpu_extra.context || pr->cpu_extra.compute)
+        row(&sb, "CPU_REPACK (not in llama.cpp's table)", &pr->cpu_extra, NULL);
+    if (pr->warning[0])
+        ggfit__sb_printf(&sb, "note: %s\n", pr->warning);
+    return ggfit__sb_take(&sb);
+}
+
+static json_t *mem_json(const ggfit_mem *m)
+{
+    return json_pack("{s:I, s:I, s:I}", "model", (json_int_t)m->model, "context",
+                     (json_int_t)m->context, "compute", (json_int_t)m->compute);
+}
+
+char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs)
+{
+    char *out = NULL;
+    json_t *root = NULL, *rows = json_array(), *bufts = json_array();
+    if (!rows || !bufts)
+        goto done;
+    for (uint32_t d = 0; d < pr->n_devices; d++) {
+        const ggfit_device *dev = &devs[pr->device_of[d]];
+        json_t *r = mem_json(&pr->devices[d]);
+        if (!r || json_object_set_new(r, "name", json_string(dev->name)) ||
+            json_object_set_new(r, "total", json_integer((json_int_t)dev->total)) ||
+            json_object_set_new(r, "free", json_integer((json_int_t)dev->free)) ||
+            json_array_append_new(rows, r))
+            goto done;
+    }
+    for (uint32_t i = 0; i < pr->n_bufts; i++) {
+        const ggfit_buft_mem *b = &pr->bufts[i];
+        json_t *r = mem_json(&b->mem);
+        if (!r || json_object_set_new(r, "name", json_string(b->name)) ||
+            json_object_set_new(r, "device", b->device >= 0 ? json_integer(b->device) : json_null()) ||
+            json_object_set_new(r, "host", json_boolean(b->is_host)) ||
+            json_array_append_new(bufts, r))
+            goto done;
+    }
+    root = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:o, s:o, s:o, s:o, s:b, s:s}",
+                     "n_ctx", (json_int_t)pr->n_ctx, "n_ctx_seq", (json_int_t)pr->n_ctx_seq,
+                     "n_batch", (json_int_t)pr->n_batch, "n_ubatch", (json_int_t)pr->n_ubatch,
+                     "n_seq", (json_int_t)pr->n_seq, "flash_attn", pr->flash_attn,
+                     "n_gpu_layers", (json_int_t)pr->n_gpu_layers,
+                     "devices", rows, "host", mem_json(&pr->host),
+                     "cpu_extra", mem_json(&pr->cpu_extra), "buffer_types", bufts,
+                     "compute_estimated", pr->compute_estimated, "warning", pr->warning);
+    rows = bufts = NULL;
+    if (root)
+        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(root);
+    json_decref(rows);
+    json_decref(bufts);
+    return out;
+}
+
+/* ---- fit -------------------------------------------------------------- */
+
+static json_t *lines_json(const char *text)
+{
+    json_t *a = json_array();
+    for (const char *p = text; a && p && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return a;
+}
+
+char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+{
+    static const char *const names[] = { "unchanged", "fits", "failed" };
+    char *out = NULL, *args = ggfit_fit_args(r, devs, n);
+    char *proj = ggfit_projection_json(&r->projection, devs);
+    json_t *root = proj ? json_loads(proj, 0, NULL) : NULL;
+    json_t *ts = json_array(), *ot = json_array();
+    ggfit_free(proj);
+    if (!args || !root || !ts || !ot)
+        goto done;
+    for (size_t d = 0; d < r->projection.n_devices; d++)
+        if (json_array_append_new(ts, json_real(r->params.tensor_split[d])))
+            goto done;
+    for (uint32_t i = 0; i < r->params.n_overrides; i++)
+        if (json_array_append_new(ot, json_pack("{s:s, s:s}", "pattern",
+                                                r->params.overrides[i].pattern, "buffer",
+                                                r->params.overrides[i].buffer)))
+            goto done;
+    if (json_object_set_new(root, "status", json_string(names[r->status])) ||
+        json_object_set_new(root, "args", json_string(args)) ||
+        json_object_set_new(root, "n_gpu_layers", json_integer(r->params.n_gpu_layers)) ||
+        json_object_set_new(root, "tensor_split", ts) ||
+        json_object_set_new(root, "overrides", ot) ||
+        json_object_set_new(root, "reason", json_string(r->reason)) ||
+        json_object_set_new(root, "n_projections", json_integer(r->n_projections)) ||
+        json_object_set_new(root, "log", lines_json(r->log ? r->log : "")))
+        ts = ot = NULL;
+    else
+        ts = ot = NULL, out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(ts);
+    json_decref(ot);
+    json_decref(root);
+    ggfit_free(args);
+    return out;
+}
