@@ -23,22 +23,47 @@ typedef enum ggfit_rec_rule {
     GGFIT_REC_BOTH,        /* every layer has attention and state */
 } ggfit_rec_rule;
 
+struct bctx;   /* a graph under construction (llama/graph.h) */
+
+/* One architecture: a row of named fields, in the architecture's own file
+ * (src/models/<arch>.c), listed once in src/models/registry.c. Fields left
+ * out are the plain transformer's; hooks left NULL take the default rule
+ * named beside them. */
 typedef struct ggfit_arch {
-    const char *name;
-    ggfit_mem_kind mem;
+    const char *name;          /* general.architecture */
+    ggfit_mem_kind mem;        /* llama_model::create_memory */
+    ggfit_rec_rule rec;        /* which layers hold recurrent state */
     uint32_t swa_period;       /* default sliding_window_pattern; 0: no SWA */
     bool swa_dense_first;      /* layer il%p == 0 is the dense one */
     uint32_t swa_default;      /* n_swa when the file gives none */
     bool swa_needs_window;     /* SWA only when sliding_window > 0 */
     bool nextn_kv;             /* NextN blocks still get KV cells */
-    ggfit_rec_rule rec;
     /* Only the first kv_from_start layers hold KV cells; each later layer
      * reads the cache of layer kv_from_start - 2 when it is a sliding-window
      * layer, else of layer kv_from_start - 1 (gemma3n). 0: every layer. */
     uint32_t kv_from_start;
+    /* The tied output's copy of token_embd is made before token_embd
+     * itself, so it is never found in place: both are always loaded. */
+    bool tied_output_copied;
+
+    /* llama.cpp's graph for a prompt ubatch (src/models/<arch>.cpp); NULL:
+     * no graph yet, the compute buffers are estimated. It builds the whole
+     * graph into b or sets b->missing. */
+    void (*build)(struct bctx *b);
+    /* The sliding window in force, 0 for none (load_arch_hparams); NULL:
+     * the file's sliding_window, else swa_default. */
+    uint32_t (*window)(const struct ggfit_arch *a, const ggfit_model *m);
+    /* The layer a tensor outside the blocks is placed with (n_layer: the
+     * output layer), or -1 for the input layer; NULL, or a return of -2:
+     * the tensor's own layer (llama_model::load_tensors). */
+    int64_t (*tensor_layer)(const ggfit_model *m, const ggfit_tensor *t);
+    /* Elements of one sequence's recurrent state per layer: r (conv) and s
+     * (ssm), as llama_hparams::n_embd_r and n_embd_s; NULL: Mamba's. */
+    void (*state_size)(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
 } ggfit_arch;
 
-/* Rules for an architecture; *known is false for the generic fallback. */
+/* Rules for an architecture (src/models/registry.c); *known is false for
+ * the generic fallback, the plain transformer's rules. */
 const ggfit_arch *ggfit__arch(const char *name, bool *known);
 
 #endif
