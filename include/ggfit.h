@@ -45,6 +45,14 @@ extern "C" {
 
 #define GGFIT_VERSION "0.1.0"
 
+/* What libggfit exports: the functions declared here and nothing else (the
+ * library is built with -fvisibility=hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GGFIT_API __attribute__((visibility("default")))
+#else
+#define GGFIT_API
+#endif
+
 /* ------------------------------------------------------------------------
  * Status codes and memory
  * ---------------------------------------------------------------------- */
@@ -539,8 +547,9 @@ typedef struct ggfit_projection {
  * the same either way. Thread safety: concurrent ggfit_project and
  * ggfit_fit calls on one model are safe (a call that finds the kept graph
  * in use by another builds its own); ggfit_model_free must not race them. */
-int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                  size_t n, ggfit_projection *out, int32_t *placement, char **err);
+ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p,
+                           const ggfit_device *devs, size_t n, ggfit_projection *out,
+                           int32_t *placement, char **err);
 
 /* llama.cpp's memory breakdown table (MiB), plus the CPU_REPACK row llama.cpp
  * leaves out. The caller frees it with ggfit_free(). */
@@ -584,8 +593,8 @@ typedef struct ggfit_fit_result {
 /* Decides what llama.cpp's --fit decides for params p on devices devs.
  * On GGFIT_OK the result's status says whether it fits; the caller frees
  * out->log with ggfit_free(). Errors in the inputs give an error status. */
-int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-              size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err);
+ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                       size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err);
 
 /* The fitted flags as llama-fit-params prints them: "-c N -ngl N [-ts ..]
  * [-ot "..."]". The caller frees the text with ggfit_free(). */

@@ -570,8 +570,9 @@ static int fit_layers(fitter *f, ggfit_fit_result *out)
     return rc;
 }
 
-int ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-              size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err)
+ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                       size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
+                       char **err)
 {
     if (err)
         *err = NULL;

@@ -1324,8 +1324,9 @@ static void fill_rows(proj *pr)
     }
 }
 
-int ggfit_project(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                  size_t n, ggfit_projection *out, int32_t *placement_out, char **err)
+ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p,
+                           const ggfit_device *devs, size_t n, ggfit_projection *out,
+                           int32_t *placement_out, char **err)
 {
     if (!m)
         return ggfit__project_cached(m, p, devs, n, out, placement_out, NULL, err);
