@@ -2,6 +2,7 @@
 #   make            libggfit.a, libggfit.so and the ggfit CLI in build/
 #   make test       unit tests, malformed-file catalogue, reference figures
 #   make asan       the test suite built with ASan + UBSan
+#   make tsan       the test suite built with ThreadSanitizer (clang)
 #   make valgrind   the test suite under valgrind (memcheck)
 #   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS (clang)
 #   make bench      timing of header reading and description
@@ -15,6 +16,8 @@ CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -ldl -pthread
+# The library exports what ggfit.h marks GGFIT_API and nothing else.
+LIB_CFLAGS = -fvisibility=hidden
 
 B       ?= build
 # Sources: every .c in a folder of src/ (one folder a stage of the pipeline);
@@ -32,14 +35,14 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: all test check asan valgrind fuzz fuzz-build bench clean malformed
+.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench clean malformed
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
 
 # Header dependencies come from the compiler (-MMD -MP).
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 -include $(LIB_OBJ:.o=.d)
 
 # The catalog of GPUs and Macs: data/gpus.tsv made into C at build time
@@ -59,6 +62,11 @@ $(B)/libggfit.so: $(LIB_OBJ)
 $(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
 
+# The README's C program, linked with the shared library as a program outside
+# the tree would be (ggfit.h's exports only); tests/cli.sh runs it.
+$(B)/plan: examples/plan.c $(B)/libggfit.so
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
+
 $(B)/tests:
 	mkdir -p $@
 
@@ -73,13 +81,14 @@ $(B)/tests/libfake-nvml.so: tests/fake_nvml.c | $(B)/tests
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ $<
 $(B)/tests/test_devices: $(B)/tests/libfake-nvml.so
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) $(B)/plan
 	@sh tests/run.sh $(B) $(MODELS) $(TESTS)
 
 # Everything CI runs: sanitizers, valgrind, a short fuzz, then the suite,
 # whose last line is the "tests: N passed, N failed" summary.
 check:
 	$(MAKE) asan
+	$(MAKE) tsan
 	$(MAKE) valgrind
 	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) test
@@ -87,6 +96,12 @@ check:
 asan:
 	$(MAKE) B=build-asan CC=clang OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" test
+
+# Any data race report fails the run (exit status 66 from the test binary).
+tsan:
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 $(TSAN_OPTIONS)" \
+	$(MAKE) B=build-tsan CC=clang OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" test
 
 valgrind: all $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== valgrind $$t"; \
@@ -120,4 +135,4 @@ $(B)/bench: tests/bench.c $(B)/libggfit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz

@@ -5,13 +5,11 @@
  * 2 bad input or usage.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ggfit.h"
 
 #define EXIT_BAD_INPUT 2
-#define RPC_TIMEOUT_MS 5000   /* per rpc-server connection and reply */
 
 static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
@@ -146,170 +144,66 @@ static int cmd_devices(int argc, char **argv)
 
 /* Prints a fit: the flags on stdout, the reasoning and the memory on
  * stderr; or everything as JSON. Exit 0 when it fits, 1 when it cannot. */
-static int run_fit(ggfit_model *m, const ggfit_params *p, const ggfit_device *devs, size_t n,
-                   const ggfit_fit_options *fo, bool enabled, bool json)
+static int print_fit(const ggfit_plan *pl, bool json)
 {
-    ggfit_fit_result r;
-    char *err = NULL;
-    int rc;
-    ggfit_fit_options o = *fo;
-    o.check_only = !enabled;
-    rc = ggfit_fit(m, p, devs, n, &o, &r, &err);
-    if (rc) {
-        ggfit_model_free(m);
-        return report(rc, err);
-    }
-    char *args = ggfit_fit_args(&r, devs, n);
-    char *out = json ? ggfit_fit_json(&r, devs, n) : ggfit_projection_text(&r.projection, devs);
+    const ggfit_fit_result *r = &pl->fit;
+    char *args = ggfit_fit_args(r, pl->devices, pl->n_devices);
+    char *out = json ? ggfit_fit_json(r, pl->devices, pl->n_devices)
+                     : ggfit_projection_text(&r->projection, pl->devices);
     if (!args || !out) {
         ggfit_free(args);
         ggfit_free(out);
-        ggfit_free(r.log);
-        ggfit_model_free(m);
         return fail("out of memory");
     }
     if (json) {
         fputs(out, stdout);
         fputc('\n', stdout);
     } else {
-        if (r.log)
-            fputs(r.log, stderr);
+        if (r->log)
+            fputs(r->log, stderr);
         fputs(out, stderr);   /* the memory of the result, or of the flags as given */
-        if (r.status == GGFIT_FIT_FAILED)
-            fprintf(stderr, "ggfit: cannot fit: %s\n", r.reason);
+        if (r->status == GGFIT_FIT_FAILED)
+            fprintf(stderr, "ggfit: cannot fit: %s\n", r->reason);
         else
             printf("%s\n", args);
     }
-    int status = r.status == GGFIT_FIT_FAILED ? 1 : 0;
     ggfit_free(args);
     ggfit_free(out);
-    ggfit_free(r.log);
-    ggfit_model_free(m);
-    return status;
+    return r->status == GGFIT_FIT_FAILED ? 1 : 0;
 }
 
-/* The main mode: project or fit llama.cpp's memory use. */
+/* The main mode: fit llama.cpp's flags, or project its memory use. The
+ * plan (which devices, which host, fit or projection) is the library's;
+ * the CLI adds --json and prints. */
 static int cmd_project(int argc, char **argv)
 {
-    const char *path = NULL, *gpu = NULL, *rpc = NULL, *host_mem = NULL;
-    bool json = false, print = false, fit = true;
-    ggfit_params p;
-    ggfit_fit_options fo;
+    ggfit_request req;
+    ggfit_plan plan;
+    bool json = false;
     char *err = NULL;
-    ggfit_params_init(&p);
-    ggfit_fit_options_init(&fo);
+    int rc;
+    ggfit_request_init(&req);
     for (int i = 1; i < argc;) {
-        const char *a = argv[i];
-        int prc = ggfit_params_parse_arg(&p, argc, argv, &i, &err);
-        if (prc == GGFIT_OK)
+        bool used;
+        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+            return report(rc, err);
+        if (used)
             continue;
-        if (prc > 0)
-            return report(prc, err);
-        if ((!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
-             !strcmp(a, "--rpc") || !strcmp(a, "--host-mem") ||
-             !strcmp(a, "-fitp") || !strcmp(a, "--fit-print") || !strcmp(a, "-fit") ||
-             !strcmp(a, "--fit") || !strcmp(a, "-fitt") || !strcmp(a, "--fit-target") ||
-             !strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) && i + 1 >= argc) {
-            fprintf(stderr, "ggfit: %s needs a value\n", a);
+        if (strcmp(argv[i], "--json")) {
+            fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
             return EXIT_BAD_INPUT;
         }
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            path = argv[++i];
-        } else if (!strcmp(a, "--gpu")) {
-            gpu = argv[++i];
-        } else if (!strcmp(a, "--rpc")) {
-            rpc = argv[++i];
-        } else if (!strcmp(a, "--host-mem")) {
-            host_mem = argv[++i];
-        } else if (!strcmp(a, "-fitp") || !strcmp(a, "--fit-print")) {
-            print = !strcmp(argv[++i], "on");
-        } else if (!strcmp(a, "--print-memory")) {
-            print = true;
-        } else if (!strcmp(a, "-fit") || !strcmp(a, "--fit")) {
-            const char *v = argv[++i];
-            if (strcmp(v, "on") && strcmp(v, "off"))
-                return fail("-fit: expected on or off");
-            fit = !strcmp(v, "on");
-        } else if (!strcmp(a, "-fitt") || !strcmp(a, "--fit-target")) {
-            const char *v = argv[++i];
-            fo.n_margins = 0;
-            while (*v) {
-                char item[64];
-                size_t len = strcspn(v, ",");
-                if (len == 0 || len >= sizeof item || fo.n_margins >= GGFIT_MAX_DEVICES)
-                    return fail("-fitt: expected MiB values like 1024 or 512,2048");
-                memcpy(item, v, len);
-                item[len] = '\0';
-                if (ggfit_size_parse(item, &fo.margin[fo.n_margins++]))
-                    return fail("-fitt: expected MiB values like 1024 or 512,2048");
-                v += len + (v[len] == ',');
-            }
-        } else if (!strcmp(a, "-fitc") || !strcmp(a, "--fit-ctx")) {
-            char *end;
-            unsigned long v = strtoul(argv[++i], &end, 10);
-            if (*end || end == argv[i] || v > UINT32_MAX)
-                return fail("-fitc: expected a context size");
-            fo.n_ctx_min = (uint32_t)v;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else {
-            fprintf(stderr, "ggfit: unknown argument '%s'\n%s", a, usage);
-            return EXIT_BAD_INPUT;
-        }
+        json = true;
         i++;
     }
-    if (!path)
-        return fail("-m FILE is needed");
-    ggfit_device devs[GGFIT_MAX_DEVICES];
-    size_t n_dev = 0, n_rpc = 0;
-    /* llama.cpp lists the --rpc servers' devices before the local ones. */
-    int rc;
-    if (rpc && (rc = ggfit_rpc_query(rpc, RPC_TIMEOUT_MS, devs, GGFIT_MAX_DEVICES, &n_rpc, &err)))
+    if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
-    if (gpu && (rc = ggfit_devices_parse(gpu, devs + n_rpc, GGFIT_MAX_DEVICES - n_rpc, &n_dev,
-                                         &err)))
-        return report(rc, err);
-    for (size_t d = n_rpc, k = n_rpc; d < n_rpc + n_dev; d++)   /* RPC names go on counting */
-        if (devs[d].kind == GGFIT_BACKEND_RPC)
-            snprintf(devs[d].name, sizeof devs[d].name, "RPC%zu", k++);
-    n_dev += n_rpc;
-    if (!gpu) {
-        /* No --gpu: this machine's devices (after the RPC servers', as in
-         * llama.cpp), its CPU features, and its memory for CPU-only fits. */
-        ggfit_host_info host;
-        size_t n_local = 0;
-        if ((rc = ggfit_host_probe(NULL, &host, &err)) ||
-            (rc = ggfit_devices_discover(NULL, devs + n_dev, GGFIT_MAX_DEVICES - n_dev, &n_local,
-                                         &err)))
-            return report(rc, err);
-        n_dev += n_local;
-        p.cpu_features = host.cpu_features;
-        fo.host_free = host.available;
-    } else if (!host_mem) {
-        /* Described devices: CPU-only fits still need a host; this one's
-         * memory, unless --host-mem describes another. */
-        ggfit_host_info host;
-        if ((rc = ggfit_host_probe(NULL, &host, &err)))
-            return report(rc, err);
-        fo.host_free = host.available;
-    }
-    if (host_mem && ggfit_size_parse(host_mem, &fo.host_free))
-        return fail("--host-mem: expected a size like 64GiB");
-
-    ggfit_model *m;
-    if ((rc = ggfit_model_open(path, &m, &err)))
-        return report(rc, err);
-    if (!print)
-        return run_fit(m, &p, devs, n_dev, &fo, fit, json);
-    ggfit_projection pr;
-    rc = ggfit_project(m, &p, devs, n_dev, &pr, NULL, &err);
-    if (rc) {
-        ggfit_model_free(m);
-        return report(rc, err);
-    }
-    char *text = json ? ggfit_projection_json(&pr, devs) : ggfit_projection_text(&pr, devs);
-    ggfit_model_free(m);
-    return emit(text, json);
+    if (plan.print_memory)
+        return emit(json ? ggfit_projection_json(&plan.projection, plan.devices)
+                         : ggfit_projection_text(&plan.projection, plan.devices), json);
+    rc = print_fit(&plan, json);
+    ggfit_free(plan.fit.log);
+    return rc;
 }
 
 int main(int argc, char **argv)

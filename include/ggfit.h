@@ -69,11 +69,11 @@ typedef enum ggfit_status {
 } ggfit_status;
 
 /* Short name of a status ("ok", "format error", ...); never NULL. */
-const char *ggfit_status_str(int status);
+GGFIT_API const char *ggfit_status_str(int status);
 
 /* Frees memory the library handed to the caller (messages, rendered text).
  * ggfit_free(NULL) does nothing. */
-void ggfit_free(void *p);
+GGFIT_API void ggfit_free(void *p);
 
 /* Largest header ggfit reads, in bytes. Real headers, tokenizer included, are
  * tens of MiB; a header that claims more is refused rather than buffered. */
@@ -102,23 +102,23 @@ typedef enum ggfit_type {
 
 /* Name of a type id ("Q4_K"); removed ids give their old name ("Q4_0_4_4");
  * ids out of range give NULL. */
-const char *ggfit_type_name(uint32_t type);
+GGFIT_API const char *ggfit_type_name(uint32_t type);
 
 /* True for ids ggml still supports (and GGUF files may use). */
-bool ggfit_type_valid(uint32_t type);
+GGFIT_API bool ggfit_type_valid(uint32_t type);
 
 /* Elements per block and bytes per block; 0 for invalid ids. */
-uint32_t ggfit_type_block_size(uint32_t type);
-uint32_t ggfit_type_block_bytes(uint32_t type);
+GGFIT_API uint32_t ggfit_type_block_size(uint32_t type);
+GGFIT_API uint32_t ggfit_type_block_bytes(uint32_t type);
 
 /* True for block-quantized types (block size > 1). */
-bool ggfit_type_is_quantized(uint32_t type);
+GGFIT_API bool ggfit_type_is_quantized(uint32_t type);
 
 /* Type id by name, case-insensitive ("q8_0"); -1 if unknown or removed. */
-int ggfit_type_from_name(const char *name);
+GGFIT_API int ggfit_type_from_name(const char *name);
 
 /* Bytes of one row of n elements; 0 when n is not a multiple of the block. */
-uint64_t ggfit_row_bytes(uint32_t type, uint64_t n);
+GGFIT_API uint64_t ggfit_row_bytes(uint32_t type, uint64_t n);
 
 /* ------------------------------------------------------------------------
  * GGUF reader
@@ -134,7 +134,7 @@ typedef enum ggfit_gguf_type {
 } ggfit_gguf_type;
 
 /* Name of a GGUF value type ("uint32"); NULL when out of range. */
-const char *ggfit_gguf_type_name(uint32_t type);
+GGFIT_API const char *ggfit_gguf_type_name(uint32_t type);
 
 typedef struct ggfit_gguf ggfit_gguf;   /* an opened model, all shards */
 
@@ -171,42 +171,41 @@ typedef struct ggfit_tensor_info {
 /* Opens a GGUF file and reads its header; for a split model, opens every
  * shard whichever one is named. Only the header is read.
  * On success *out is a handle the caller closes with ggfit_gguf_close(). */
-int ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err);
+GGFIT_API ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err);
 
 /* Reads a GGUF header from memory (size bytes at data); name is used in
  * messages. The bytes are copied. A split model's other shards are not
  * looked for. */
-int ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
-                           ggfit_gguf **out, char **err);
+GGFIT_API ggfit_status ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
+                                              ggfit_gguf **out, char **err);
 
-void ggfit_gguf_close(ggfit_gguf *g);
+GGFIT_API void ggfit_gguf_close(ggfit_gguf *g);
 
-uint32_t ggfit_gguf_version(const ggfit_gguf *g);
-uint32_t ggfit_gguf_alignment(const ggfit_gguf *g);
-uint32_t ggfit_gguf_n_shards(const ggfit_gguf *g);
+GGFIT_API uint32_t ggfit_gguf_version(const ggfit_gguf *g);
+GGFIT_API uint32_t ggfit_gguf_alignment(const ggfit_gguf *g);
+GGFIT_API uint32_t ggfit_gguf_n_shards(const ggfit_gguf *g);
 /* Path and data offset (start of tensor data) of shard i. */
-const char *ggfit_gguf_shard_path(const ggfit_gguf *g, uint32_t i);
-uint64_t ggfit_gguf_data_offset(const ggfit_gguf *g, uint32_t i);
+GGFIT_API const char *ggfit_gguf_shard_path(const ggfit_gguf *g, uint32_t i);
+GGFIT_API uint64_t ggfit_gguf_data_offset(const ggfit_gguf *g, uint32_t i);
 
 /* Keys and values (the first shard's, as llama.cpp uses them). */
-uint64_t ggfit_gguf_n_kv(const ggfit_gguf *g);
-const char *ggfit_gguf_key(const ggfit_gguf *g, uint64_t i);
+GGFIT_API uint64_t ggfit_gguf_n_kv(const ggfit_gguf *g);
+GGFIT_API const char *ggfit_gguf_key(const ggfit_gguf *g, uint64_t i);
 /* Index of key, or -1 when absent. */
-int64_t ggfit_gguf_find_key(const ggfit_gguf *g, const char *key);
+GGFIT_API int64_t ggfit_gguf_find_key(const ggfit_gguf *g, const char *key);
 /* Value of key i; returns false when i is out of range. */
-bool ggfit_gguf_value(const ggfit_gguf *g, uint64_t i, ggfit_value *out);
+GGFIT_API bool ggfit_gguf_value(const ggfit_gguf *g, uint64_t i, ggfit_value *out);
 /* Next element of an array value; false after the last one. Start with an
  * iterator set to {0}. Works on nested arrays too. */
-bool ggfit_value_next(const ggfit_value *arr, ggfit_value_iter *it,
-                      ggfit_value *out);
+GGFIT_API bool ggfit_value_next(const ggfit_value *arr, ggfit_value_iter *it, ggfit_value *out);
 
 /* Tensors of all shards, in file order. */
-uint64_t ggfit_gguf_n_tensors(const ggfit_gguf *g);
-const ggfit_tensor_info *ggfit_gguf_tensor(const ggfit_gguf *g, uint64_t i);
+GGFIT_API uint64_t ggfit_gguf_n_tensors(const ggfit_gguf *g);
+GGFIT_API const ggfit_tensor_info *ggfit_gguf_tensor(const ggfit_gguf *g, uint64_t i);
 /* Index of the tensor named name, or -1. */
-int64_t ggfit_gguf_find_tensor(const ggfit_gguf *g, const char *name);
+GGFIT_API int64_t ggfit_gguf_find_tensor(const ggfit_gguf *g, const char *name);
 /* Sum of n_bytes over all tensors. */
-uint64_t ggfit_gguf_tensor_bytes(const ggfit_gguf *g);
+GGFIT_API uint64_t ggfit_gguf_tensor_bytes(const ggfit_gguf *g);
 
 /* ------------------------------------------------------------------------
  * Model description
@@ -230,7 +229,7 @@ typedef enum ggfit_role {
 } ggfit_role;
 
 /* Short name of a role ("experts"); NULL when out of range. */
-const char *ggfit_role_name(int role);
+GGFIT_API const char *ggfit_role_name(int role);
 
 /* Hyperparameters, as llama.cpp reads them from "<arch>.*" keys. Absent
  * keys are 0 unless said otherwise. */
@@ -296,25 +295,25 @@ typedef struct ggfit_model ggfit_model;
 
 /* Opens a model file (any shard of a split model) and describes it. The
  * caller frees the model with ggfit_model_free(). */
-int ggfit_model_open(const char *path, ggfit_model **out, char **err);
+GGFIT_API ggfit_status ggfit_model_open(const char *path, ggfit_model **out, char **err);
 
 /* Describes an already opened GGUF; the model takes ownership of g, also on
  * failure. */
-int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err);
+GGFIT_API ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err);
 
-void ggfit_model_free(ggfit_model *m);
+GGFIT_API void ggfit_model_free(ggfit_model *m);
 
-const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m);
-const ggfit_hparams *ggfit_model_hparams(const ggfit_model *m);
+GGFIT_API const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m);
+GGFIT_API const ggfit_hparams *ggfit_model_hparams(const ggfit_model *m);
 /* Layers 0..n_layer-1. */
-const ggfit_layer_info *ggfit_model_layer(const ggfit_model *m, uint32_t il);
-uint64_t ggfit_model_n_tensors(const ggfit_model *m);
-const ggfit_tensor *ggfit_model_tensor(const ggfit_model *m, uint64_t i);
+GGFIT_API const ggfit_layer_info *ggfit_model_layer(const ggfit_model *m, uint32_t il);
+GGFIT_API uint64_t ggfit_model_n_tensors(const ggfit_model *m);
+GGFIT_API const ggfit_tensor *ggfit_model_tensor(const ggfit_model *m, uint64_t i);
 /* Bytes by role over the whole model. */
-uint64_t ggfit_model_role_bytes(const ggfit_model *m, ggfit_role role);
+GGFIT_API uint64_t ggfit_model_role_bytes(const ggfit_model *m, ggfit_role role);
 /* Bytes of llama.cpp's input layer (always on the CPU) and output layer. */
-uint64_t ggfit_model_input_bytes(const ggfit_model *m);
-uint64_t ggfit_model_output_bytes(const ggfit_model *m);
+GGFIT_API uint64_t ggfit_model_input_bytes(const ggfit_model *m);
+GGFIT_API uint64_t ggfit_model_output_bytes(const ggfit_model *m);
 
 /* ------------------------------------------------------------------------
  * Renderers of a model description
@@ -322,12 +321,12 @@ uint64_t ggfit_model_output_bytes(const ggfit_model *m);
 
 /* Human-readable summary and per-layer table. The caller frees the text
  * with ggfit_free(); NULL when out of memory. */
-char *ggfit_inspect_text(const ggfit_model *m);
+GGFIT_API char *ggfit_inspect_text(const ggfit_model *m);
 
 /* The same data as JSON (bytes, not MiB); per-tensor entries when
  * with_tensors. The caller frees it with ggfit_free(); NULL when out of
  * memory. */
-char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
+GGFIT_API char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
 
 
 /* ------------------------------------------------------------------------
@@ -350,7 +349,7 @@ typedef enum ggfit_backend {
 } ggfit_backend;
 
 /* "cuda", "rpc", ...; NULL when out of range. */
-const char *ggfit_backend_name(int backend);
+GGFIT_API const char *ggfit_backend_name(int backend);
 
 typedef struct ggfit_device {
     char name[80];            /* llama.cpp's buffer type name, as -ot takes it:
@@ -375,12 +374,12 @@ typedef struct ggfit_device {
  * a KIND prefix overrides the backend. An unknown id is GGFIT_EINVAL with
  * close ids in *err. Devices are named as llama.cpp names them
  * (CUDA0, CUDA1, ROCm0, Vulkan0, Metal, RPC0 ...). Returns the count in *n. */
-int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
-                        char **err);
+GGFIT_API ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max,
+                                           size_t *n, char **err);
 
 /* Parses a size ("24GiB", "24077MiB", "24000MB", "512", "1.5TiB"; a bare
  * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
-int ggfit_size_parse(const char *s, uint64_t *bytes);
+GGFIT_API ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes);
 
 /* ---- this machine (devices.c) -------------------------------------------- */
 
@@ -400,20 +399,21 @@ typedef struct ggfit_probe_options {
 } ggfit_probe_options;
 
 /* Probes system memory and CPU features. */
-int ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host, char **err);
+GGFIT_API ggfit_status ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host,
+                                        char **err);
 
 /* Finds this machine's GPUs as llama.cpp's backends see them: NVIDIA
  * through NVML (loaded at run time), AMD and Intel through sysfs, Apple
  * silicon through Metal's working-set limit. Fills at most max devices;
  * *n is how many. No GPU is not an error (*n = 0). */
-int ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out, size_t max,
-                           size_t *n, char **err);
+GGFIT_API ggfit_status ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out,
+                                              size_t max, size_t *n, char **err);
 
 /* What ggfit sees: the host (may be NULL) and the n devices, as a table
  * (MiB) or as JSON (bytes). The caller frees the text with ggfit_free();
  * NULL when out of memory. */
-char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
-char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
+GGFIT_API char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
+GGFIT_API char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
 
 /* ---- described devices: the catalog (catalog.c) --------------------------- */
 
@@ -429,10 +429,10 @@ typedef struct ggfit_catalog_entry {
 
 /* The entries of data/gpus.tsv, in its order; static, never freed. get
  * returns NULL when i >= ggfit_catalog_count(). */
-size_t ggfit_catalog_count(void);
-const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
+GGFIT_API size_t ggfit_catalog_count(void);
+GGFIT_API const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
 /* The entry with this id (case-insensitive), or NULL. */
-const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
+GGFIT_API const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
 
 /* ---- llama.cpp RPC servers (rpc.c) ----------------------------------------- */
 
@@ -440,8 +440,8 @@ const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
  * devices and their free memory, with ggml's RPC protocol, as llama.cpp's
  * --rpc does. Devices are named as llama.cpp names them. timeout_ms bounds
  * each connection and reply. */
-int ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, size_t max,
-                    size_t *n, char **err);
+GGFIT_API ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out,
+                                       size_t max, size_t *n, char **err);
 
 /* CPU features that decide llama.cpp's weight repacking (CPU_REPACK). */
 enum {
@@ -490,12 +490,16 @@ typedef struct ggfit_params {
 
 /* llama.cpp's defaults (common_params), with the host CPU features of the
  * reference machine (AVX2 and AVX512) until a device probe sets them. */
-void ggfit_params_init(ggfit_params *p);
+GGFIT_API void ggfit_params_init(ggfit_params *p);
 
 /* Parses one llama.cpp flag at argv[*i] (and its value); advances *i past
- * what it used. Returns GGFIT_OK, GGFIT_EINVAL with a message for a bad
- * value, or -1 when the flag is not a llama.cpp flag ggfit knows. */
-int ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, char **err);
+ * what it used. A missing or bad value is GGFIT_EINVAL with a message.
+ * A flag that is not a llama.cpp flag ggfit knows is the caller's to judge:
+ * with used, GGFIT_OK with *used false and *i unchanged (so that the caller
+ * can try its own flags); with used NULL, GGFIT_EINVAL ("unknown argument
+ * '--frobnicate'"). *used is true after every flag it knows. */
+GGFIT_API ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i,
+                                              bool *used, char **err);
 
 /* ------------------------------------------------------------------------
  * Projection: what llama.cpp allocates, per buffer type and device
@@ -547,17 +551,17 @@ typedef struct ggfit_projection {
  * the same either way. Thread safety: concurrent ggfit_project and
  * ggfit_fit calls on one model are safe (a call that finds the kept graph
  * in use by another builds its own); ggfit_model_free must not race them. */
-ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p,
-                           const ggfit_device *devs, size_t n, ggfit_projection *out,
-                           int32_t *placement, char **err);
+GGFIT_API ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p,
+                                     const ggfit_device *devs, size_t n, ggfit_projection *out,
+                                     int32_t *placement, char **err);
 
 /* llama.cpp's memory breakdown table (MiB), plus the CPU_REPACK row llama.cpp
  * leaves out. The caller frees it with ggfit_free(). */
-char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs);
+GGFIT_API char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs);
 
 /* The projection as JSON: n_ctx, devices[] (name, model, context, compute),
  * host, cpu_extra and per-buffer-type detail, in bytes. */
-char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs);
+GGFIT_API char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs);
 
 /* ------------------------------------------------------------------------
  * Fit: llama.cpp's --fit decision (common/fit.cpp common_params_fit_impl)
@@ -578,7 +582,7 @@ typedef struct ggfit_fit_options {
                                  given keep every margin (FAILED if not) */
 } ggfit_fit_options;
 
-void ggfit_fit_options_init(ggfit_fit_options *o);
+GGFIT_API void ggfit_fit_options_init(ggfit_fit_options *o);
 
 typedef struct ggfit_fit_result {
     ggfit_fit_status status;
@@ -592,19 +596,99 @@ typedef struct ggfit_fit_result {
 
 /* Decides what llama.cpp's --fit decides for params p on devices devs.
  * On GGFIT_OK the result's status says whether it fits; the caller frees
- * out->log with ggfit_free(). Errors in the inputs give an error status. */
-ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                       size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out, char **err);
+ * out->log with ggfit_fit_result_free() (or ggfit_free(out->log)). Errors
+ * in the inputs give an error status. */
+GGFIT_API ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p,
+                                 const ggfit_device *devs, size_t n, const ggfit_fit_options *opt,
+                                 ggfit_fit_result *out, char **err);
+
+/* Frees what a fit result holds (its log); the struct itself is the
+ * caller's. NULL does nothing. */
+GGFIT_API void ggfit_fit_result_free(ggfit_fit_result *r);
 
 /* The fitted flags as llama-fit-params prints them: "-c N -ngl N [-ts ..]
  * [-ot "..."]". The caller frees the text with ggfit_free(). */
-char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
+GGFIT_API char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 
 /* The fit as JSON: status (unchanged, fits, failed), args, n_ctx,
  * n_gpu_layers, tensor_split, overrides, the projection of the result
  * (devices[], host, cpu_extra, in bytes), reason and the log lines. The
  * caller frees it with ggfit_free(). */
-char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
+GGFIT_API char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
+
+/* ------------------------------------------------------------------------
+ * Requests: the command line's plan, for any C program
+ * ---------------------------------------------------------------------- */
+
+/* What the ggfit command line takes for a plan, so that a program gets the
+ * CLI's answer from the same flags: ggfit_request_init, then
+ * ggfit_request_parse_arg over argv (or set the fields), then
+ * ggfit_request_plan. The strings are not copied: they point into the
+ * caller's argv (or strings) and must outlive the request. */
+typedef struct ggfit_request {
+    ggfit_params params;      /* llama.cpp's flags (ggfit_params_parse_arg) */
+    ggfit_fit_options fit;    /* -fitt, -fitc; -fit off sets check_only;
+                                 host_free is ggfit_request_devices' */
+    const char *model;        /* -m, --model: the GGUF file, any shard */
+    const char *gpu;          /* --gpu (ggfit_devices_parse), or NULL: this
+                                 machine's devices */
+    const char *rpc;          /* --rpc "host:port[,...]", or NULL */
+    const char *host_mem;     /* --host-mem (ggfit_size_parse), or NULL:
+                                 this machine's available memory */
+    bool print_memory;        /* -fitp on, --print-memory: project the flags
+                                 as given instead of fitting them */
+    int rpc_timeout_ms;       /* per rpc-server connection and reply, 5000 */
+    ggfit_probe_options probe; /* how this machine is probed; all NULL as
+                                 ggfit_host_probe(NULL, ...) */
+} ggfit_request;
+
+/* No flags given: llama.cpp's defaults (ggfit_params_init,
+ * ggfit_fit_options_init), fitting on, this machine's devices. */
+GGFIT_API void ggfit_request_init(ggfit_request *r);
+
+/* Parses the flag at argv[*i] (and its value) as the CLI does and advances
+ * *i past what it used: llama.cpp's flags (ggfit_params_parse_arg),
+ * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE,
+ * -fit/--fit on|off, -fitt/--fit-target MIB,..., -fitc/--fit-ctx N,
+ * -fitp/--fit-print on|off and --print-memory. Another flag is the caller's
+ * to judge, as in ggfit_params_parse_arg: with used, GGFIT_OK with *used
+ * false and *i unchanged (the CLI then takes --json); with used NULL,
+ * GGFIT_EINVAL. A missing or bad value is GGFIT_EINVAL with a message. */
+GGFIT_API ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
+                                               bool *used, char **err);
+
+/* The devices the request plans for, in llama.cpp's order: the --rpc
+ * servers' first (asked over the network, ggfit_rpc_query), then the --gpu
+ * ones (their rpc devices numbered on after the servers' devices: RPC2
+ * after two of those) or, without --gpu, this machine's
+ * (ggfit_devices_discover). Also sets what the plan needs of the host:
+ * without --gpu, r->params.cpu_features and r->fit.host_free from this
+ * machine (ggfit_host_probe); with --gpu, r->fit.host_free from --host-mem,
+ * else from this machine. Fills at most max devices; *n is how many. */
+GGFIT_API ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max,
+                                             size_t *n, char **err);
+
+/* A request's answer: the devices and the fit, or with print_memory the
+ * projection of the flags as given. Render it with ggfit_fit_args or
+ * ggfit_fit_json (fit, devices, n_devices), or ggfit_projection_text or
+ * _json (projection, devices). */
+typedef struct ggfit_plan {
+    ggfit_device devices[GGFIT_MAX_DEVICES]; /* ggfit_request_devices' */
+    size_t n_devices;
+    bool print_memory;        /* as requested: fit is all zero */
+    ggfit_fit_result fit;     /* ggfit_fit's result unless print_memory */
+    ggfit_projection projection; /* the memory of the plan: a copy of
+                                 fit.projection, or with print_memory
+                                 ggfit_project's for the flags as given */
+} ggfit_plan;
+
+/* Plans as the CLI does: GGFIT_EINVAL ("-m FILE is needed") without
+ * r->model, else ggfit_request_devices (which updates r as it says), opens
+ * the model, and fits (ggfit_fit; -fit off only checks the flags as given)
+ * or, with print_memory, projects (ggfit_project). On GGFIT_OK the caller
+ * frees out->fit.log with ggfit_free(); on failure nothing is left to free.
+ * A request can be planned again: the devices are asked and probed anew. */
+GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err);
 
 #ifdef __cplusplus
 }

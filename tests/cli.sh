@@ -42,6 +42,14 @@ check unknown-arg 2 "unknown argument '--frobnicate'" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
 check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
 
+# libggfit.so next to the CLI exports the public API only: ggfit_*, never an
+# internal ggfit__* or a symbol without the prefix.
+exports() {
+    nm -D --defined-only "$1" | awk '$NF !~ /^ggfit_[a-z0-9]/ { print "exported: " $NF; bad = 1 }
+        $NF == "ggfit_model_open" { api = 1 } END { if (api && !bad) print "exports: public only" }'
+}
+check exports 0 '^exports: public only$' -- exports "$(dirname "$ggfit")/libggfit.so"
+
 check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:81920MiB -c 4096 -fitp on
 check project-json 0 '"context": 469762048' -- \
@@ -132,6 +140,53 @@ check cpu-only-fails 1 'unable to fit model into system memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
 check host-mem-bad 2 'host-mem: expected a size' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem lots
+
+# The flags ggfit adds to llama.cpp's, parsed by the library: each message
+# exactly as the CLI has always printed it.
+check project-no-model 2 '^ggfit: -m FILE is needed$' -- "$ggfit" --gpu 8GiB -c 4096
+check project-no-value 2 '^ggfit: --gpu needs a value$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu
+check project-bad-fit 2 '^ggfit: -fit: expected on or off$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit maybe
+check project-bad-fitc 2 '^ggfit: -fitc: expected a context size$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitc 12x
+check project-bad-flag 2 "^ggfit: -c: expected a non-negative integer, got 'x'$" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -c x
+check project-unknown-arg 2 "^ggfit: unknown argument '--frobnicate'$" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --frobnicate
+
+# The README's C program: quoted there exactly, and built next to the CLI
+# (make's $(B)/plan), it prints what the CLI prints, with the same status.
+readme_example() {  # the first C block after README.md names examples/plan.c
+    awk '/examples\/plan\.c/ { seen = 1 } seen && /^```c$/ { on = 1; next }
+         on && /^```$/ { exit } on' README.md | diff - examples/plan.c &&
+        echo "README.md quotes examples/plan.c"
+}
+check readme-example 0 '^README.md quotes examples/plan.c$' -- readme_example
+plan=$(dirname "$ggfit")/plan
+same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
+    "$ggfit" "$@" >"$tmp/cli.out" 2>/dev/null
+    a=$?
+    "$plan" "$@" >"$tmp/plan.out" 2>/dev/null
+    b=$?
+    cat "$tmp/plan.out"
+    [ "$a" -eq "$b" ] && cmp -s "$tmp/cli.out" "$tmp/plan.out" && echo "same as the CLI (exit $a)"
+}
+check example-fit 0 '^-c 8192 -ngl 33$' -- \
+    "$plan" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+check example-same-8k 0 '^same as the CLI (exit 0)$' -- \
+    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+check example-same-40k 0 '^same as the CLI (exit 0)$' -- \
+    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960
+check example-same-ot 0 '^same as the CLI (exit 0)$' -- \
+    same_as_cli -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24077MiB -c 32768
+check example-same-print 0 '^same as the CLI (exit 0)$' -- \
+    same_as_cli -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rpc:81920MiB,rpc:81920MiB \
+    -c 8192 -ts 3,1 -fitp on
+check example-same-cpu-only 0 '^same as the CLI (exit 1)$' -- \
+    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
+check example-same-bad-gpu 0 '^same as the CLI (exit 2)$' -- \
+    same_as_cli -m "$models/qwen3-0.6b-f16.gguf" --gpu tpu:8GiB
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

@@ -204,7 +204,7 @@ static void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kep
         ggfit_params p;
         ggfit_params_init(&p);
         p.n_ctx = n_ctx;
-        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, &err), GGFIT_OK);
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, NULL, &err), GGFIT_OK);
         ggfit_projection a, b;
         if (ggfit_project(kept, &p, devs, n_dev, &a, NULL, &err) != GGFIT_OK)
             fail_msg("%s -ngl %d: %s", s->arch, ngl, err);
@@ -821,7 +821,7 @@ static void test_qwen3vl_deepstack_last(void **state)
         ggfit_params p;
         ggfit_params_init(&p);
         p.n_ctx = 16384;
-        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, &err), GGFIT_OK);
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, NULL, &err), GGFIT_OK);
         ggfit_projection pr;
         assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
         assert_int_equal(pr.compute_estimated, np == 3);

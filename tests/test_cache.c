@@ -38,7 +38,7 @@ static void parse(ggfit_params *p, const char *config)
     ggfit_params_init(p);
     for (int i = 0; i < argc;) {
         char *err = NULL;
-        int rc = ggfit_params_parse_arg(p, argc, argv, &i, &err);
+        ggfit_status rc = ggfit_params_parse_arg(p, argc, argv, &i, NULL, &err);
         if (rc != GGFIT_OK)
             fail_msg("%s: %s", config, err ? err : "unknown flag");
     }

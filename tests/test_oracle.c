@@ -47,7 +47,7 @@ static void parse_args(ggfit_params *p, const char *args)
     ggfit_params_init(p);
     for (int i = 0; i < argc;) {
         char *err = NULL;
-        if (ggfit_params_parse_arg(p, argc, argv, &i, &err) != GGFIT_OK)
+        if (ggfit_params_parse_arg(p, argc, argv, &i, NULL, &err) != GGFIT_OK)
             fail_msg("%s: %s", args, err ? err : "unknown flag");
     }
 }

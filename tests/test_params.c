@@ -1,18 +1,21 @@
 /*
  * test_params.c - llama.cpp's flags and the --gpu device descriptions.
  */
+#include <sys/stat.h>
+
 #include "test_util.h"
 
-static int parse(ggfit_params *p, const char *line, char **err)
+static ggfit_status parse(ggfit_params *p, const char *line, char **err)
 {
     char buf[512], *argv[32];
-    int argc = 0, rc = GGFIT_OK;
+    int argc = 0;
+    ggfit_status rc = GGFIT_OK;
     snprintf(buf, sizeof buf, "%s", line);
     for (char *tok = strtok(buf, " "); tok && argc < 32; tok = strtok(NULL, " "))
         argv[argc++] = tok;
     ggfit_params_init(p);
     for (int i = 0; i < argc && rc == GGFIT_OK;)
-        rc = ggfit_params_parse_arg(p, argc, argv, &i, err);
+        rc = ggfit_params_parse_arg(p, argc, argv, &i, NULL, err);
     return rc;
 }
 
@@ -87,11 +90,21 @@ static void test_bad_flags(void **state)
             fail_msg("'%s': got '%s'", bad[k].line, err ? err : "(null)");
         ggfit_free(err);
     }
+    /* A flag that is not llama.cpp's: the caller's with used, else an error. */
     ggfit_params p;
     char flag[] = "--frobnicate", *argv[] = { flag };
     int i = 0;
+    bool used = true;
+    char *err = NULL;
     ggfit_params_init(&p);
-    assert_int_equal(ggfit_params_parse_arg(&p, 1, argv, &i, NULL), -1);
+    assert_int_equal(ggfit_params_parse_arg(&p, 1, argv, &i, &used, &err), GGFIT_OK);
+    assert_false(used);
+    assert_int_equal(i, 0);
+    assert_null(err);
+    assert_int_equal(ggfit_params_parse_arg(&p, 1, argv, &i, NULL, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "unknown argument '--frobnicate'");
+    assert_int_equal(i, 0);
+    ggfit_free(err);
 }
 
 static void test_devices(void **state)
@@ -132,6 +145,244 @@ static void test_devices(void **state)
     assert_int_equal(b, 3ull << 29);
 }
 
+/* ---- requests: the CLI's flags and plan -------------------------------- */
+
+/* Splits line at spaces into argv (pointers into buf). */
+static int split(char *buf, size_t size, const char *line, char **argv, int max)
+{
+    int argc = 0;
+    snprintf(buf, size, "%s", line);
+    for (char *tok = strtok(buf, " "); tok && argc < max; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    return argc;
+}
+
+/* Parses line into r as the CLI does; the first flag nobody knows stops it
+ * and is returned (NULL when every flag was used). */
+static const char *parse_request(ggfit_request *r, const char *line, ggfit_status *rc,
+                                 char **err)
+{
+    static char buf[1024];
+    static char *argv[64];
+    int argc = split(buf, sizeof buf, line, argv, 64);
+    ggfit_request_init(r);
+    *rc = GGFIT_OK;
+    for (int i = 0; i < argc;) {
+        bool used;
+        if ((*rc = ggfit_request_parse_arg(r, argc, argv, &i, &used, err)))
+            return NULL;
+        if (!used)
+            return argv[i];
+    }
+    return NULL;
+}
+
+static void test_request_flags(void **state)
+{
+    (void)state;
+    ggfit_request r;
+    ggfit_status rc;
+    char *err = NULL;
+    ggfit_request_init(&r);
+    assert_null(r.model);
+    assert_null(r.gpu);
+    assert_false(r.fit.check_only || r.print_memory);
+    assert_int_equal(r.fit.n_ctx_min, 4096);
+    assert_int_equal(r.rpc_timeout_ms, 5000);
+    assert_int_equal(r.params.n_batch, 2048);
+
+    assert_null(parse_request(&r, "-m a.gguf --gpu 8GiB --rpc h:1 --host-mem 64GiB -fit off "
+                                  "-fitt 512,2G -fitc 2048 -fitp on -c 8192 -ngl 4", &rc, &err));
+    assert_int_equal(rc, GGFIT_OK);
+    assert_string_equal(r.model, "a.gguf");
+    assert_string_equal(r.gpu, "8GiB");
+    assert_string_equal(r.rpc, "h:1");
+    assert_string_equal(r.host_mem, "64GiB");
+    assert_true(r.fit.check_only && r.print_memory);
+    assert_int_equal(r.fit.n_margins, 2);
+    assert_int_equal(r.fit.margin[0], 512ull << 20);
+    assert_int_equal(r.fit.margin[1], 2ull << 30);
+    assert_int_equal(r.fit.n_ctx_min, 2048);
+    assert_true(r.params.n_ctx == 8192 && r.params.set_n_ctx && r.params.n_gpu_layers == 4);
+    /* Later flags win, as in llama.cpp; -fitp anything but on is off. */
+    assert_null(parse_request(&r, "--model b.gguf -fit off -fit on --print-memory -fitp no",
+                              &rc, &err));
+    assert_string_equal(r.model, "b.gguf");
+    assert_false(r.fit.check_only || r.print_memory);
+    /* --json is the CLI's: handed back with *i on it. */
+    const char *rest = parse_request(&r, "-m a.gguf --json -c 1", &rc, &err);
+    assert_int_equal(rc, GGFIT_OK);
+    assert_non_null(rest);
+    assert_string_equal(rest, "--json");
+    assert_string_equal(r.model, "a.gguf");
+    assert_false(r.params.set_n_ctx);
+    /* Without used, a flag nobody knows is an error. */
+    char buf[64], *argv[4];
+    int argc = split(buf, sizeof buf, "-m a.gguf --json", argv, 4), i = 0;
+    assert_int_equal(ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err), GGFIT_OK);
+    assert_int_equal(i, 2);
+    assert_int_equal(ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "unknown argument '--json'");
+    ggfit_free(err);
+}
+
+static void test_request_bad_flags(void **state)
+{
+    (void)state;
+    /* The messages are the CLI's, which prints them after "ggfit: ". */
+    static const struct { const char *line; const char *msg; } bad[] = {
+        { "-m", "-m needs a value" },
+        { "--gpu", "--gpu needs a value" },
+        { "-fitp", "-fitp needs a value" },
+        { "--fit-ctx", "--fit-ctx needs a value" },
+        { "-c", "-c needs a value" },
+        { "-fit maybe", "-fit: expected on or off" },
+        { "-fitt lots", "-fitt: expected MiB values like 1024 or 512,2048" },
+        { "-fitt 512,,1024", "-fitt: expected MiB values like 1024 or 512,2048" },
+        { "-fitt 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+          "-fitt: expected MiB values like 1024 or 512,2048" },
+        { "-fitc 12x", "-fitc: expected a context size" },
+        { "-fitc -5", "-fitc: expected a context size" },
+        { "-fitc 4294967296", "-fitc: expected a context size" },
+        { "-ctk q3_k", "-ctk: unsupported cache type 'q3_k'" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ggfit_request r;
+        ggfit_status rc;
+        char *err = NULL;
+        assert_null(parse_request(&r, bad[k].line, &rc, &err));
+        assert_int_equal(rc, GGFIT_EINVAL);
+        if (!err || strncmp(err, bad[k].msg, strlen(bad[k].msg)))
+            fail_msg("'%s': got '%s'", bad[k].line, err ? err : "(null)");
+        ggfit_free(err);
+    }
+}
+
+/* Writes text to path. */
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_request_devices(void **state)
+{
+    (void)state;
+    ggfit_request r;
+    ggfit_device d[GGFIT_MAX_DEVICES];
+    size_t n = 99;
+    ggfit_status rc;
+    char *err = NULL;
+    /* Described devices, and a described host: nothing is probed. */
+    parse_request(&r, "--gpu rpc:8GiB,cuda:8GiB,rpc:4GiB --host-mem 64GiB", &rc, &err);
+    r.params.cpu_features = 0;
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(d[0].name, "RPC0");
+    assert_string_equal(d[1].name, "CUDA0");
+    assert_string_equal(d[2].name, "RPC1");
+    assert_int_equal(r.fit.host_free, 64ull << 30);
+    assert_int_equal(r.params.cpu_features, 0);
+    assert_int_equal(ggfit_request_devices(&r, d, 2, &n, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "--gpu: more than 2 devices");
+    ggfit_free(err);
+    parse_request(&r, "--gpu none --host-mem lots", &rc, &err);
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "--host-mem: expected a size like 64GiB");
+    ggfit_free(err);
+
+    /* No --gpu: this machine, here a fake root with 4 GiB (512 MiB
+     * available), AVX2 and no GPU; --host-mem still overrides its memory. */
+    char root[256], path[320];
+    snprintf(root, sizeof root, "%s/request-root", tmp_dir());
+    snprintf(path, sizeof path, "%s/proc", root);
+    assert_true(mkdir(root, 0755) == 0 && mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/proc/meminfo", root);
+    put_file(path, "MemTotal: 4194304 kB\nMemAvailable: 524288 kB\n");
+    snprintf(path, sizeof path, "%s/proc/cpuinfo", root);
+    put_file(path, "model name\t: Fake CPU\nflags\t\t: fpu avx2\n");
+    ggfit_request_init(&r);
+    r.probe.sysroot = root;
+    r.probe.nvml_path = "/none";
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(r.params.cpu_features, GGFIT_CPU_AVX2);
+    assert_int_equal(r.fit.host_free, 512ull << 20);
+    r.host_mem = "3GiB";
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(r.fit.host_free, 3ull << 30);
+    /* Described devices without --host-mem: the host is still probed. */
+    r.gpu = "8GiB";
+    r.host_mem = NULL;
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(r.fit.host_free, 512ull << 20);
+    r.probe.sysroot = path;   /* a file, not a root: the probe's error */
+    assert_int_not_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_non_null(strstr(err, "meminfo"));
+    ggfit_free(err);
+}
+
+static void test_request_plan(void **state)
+{
+    (void)state;
+    ggfit_request r;
+    ggfit_plan plan;
+    ggfit_status rc;
+    char *err = NULL, line[512], model[256];
+    model_path(model, sizeof model, "qwen3-14b-f16.gguf");
+
+    parse_request(&r, "--gpu cuda:24077MiB -c 8192", &rc, &err);
+    assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "-m FILE is needed");
+    ggfit_free(err);
+    /* The devices are checked before the model is opened. */
+    parse_request(&r, "-m /nonexistent.gguf --gpu tpu:8GiB", &rc, &err);
+    assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "unknown kind 'tpu'"));
+    ggfit_free(err);
+
+    /* llama.cpp's documented example, as the CLI answers it. */
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192", model);
+    parse_request(&r, line, &rc, &err);
+    assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
+    assert_false(plan.print_memory);
+    assert_int_equal(plan.n_devices, 1);
+    assert_int_equal(plan.fit.status, GGFIT_FIT_FITS);
+    assert_non_null(plan.fit.log);
+    assert_memory_equal(&plan.projection, &plan.fit.projection, sizeof plan.projection);
+    char *args = ggfit_fit_args(&plan.fit, plan.devices, plan.n_devices);
+    assert_string_equal(args, "-c 8192 -ngl 33");
+    ggfit_free(args);
+    ggfit_free(plan.fit.log);
+
+    /* -fit off: the flags as given only checked. */
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192 -fit off", model);
+    parse_request(&r, line, &rc, &err);
+    assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
+    assert_int_equal(plan.fit.status, GGFIT_FIT_FAILED);
+    assert_non_null(strstr(plan.fit.reason, "-fit off"));
+    ggfit_free(plan.fit.log);
+
+    /* -fitp on: the projection of the flags as given, and no fit. */
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192 -fitp on", model);
+    parse_request(&r, line, &rc, &err);
+    assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
+    assert_true(plan.print_memory);
+    assert_null(plan.fit.log);
+    assert_int_equal(plan.projection.n_ctx, 8192);
+    assert_int_equal(plan.projection.n_devices, 1);
+    ggfit_model *m;
+    ggfit_projection pr;
+    assert_int_equal(ggfit_model_open(model, &m, &err), GGFIT_OK);
+    assert_int_equal(ggfit_project(m, &r.params, plan.devices, plan.n_devices, &pr, NULL, &err),
+                     GGFIT_OK);
+    assert_memory_equal(&pr, &plan.projection, sizeof pr);
+    ggfit_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +390,10 @@ int main(void)
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_bad_flags),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_request_flags),
+        cmocka_unit_test(test_request_bad_flags),
+        cmocka_unit_test(test_request_devices),
+        cmocka_unit_test(test_request_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

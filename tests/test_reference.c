@@ -65,7 +65,7 @@ static ggfit_model *setup_case(json_t *c, ggfit_params *p, ggfit_fit_options *fo
             i += 2;
             continue;
         }
-        if (ggfit_params_parse_arg(p, argc, argv, &i, &err) != GGFIT_OK)
+        if (ggfit_params_parse_arg(p, argc, argv, &i, NULL, &err) != GGFIT_OK)
             fail_msg("%s: argument %s: %s", id, argv[i], err ? err : "unknown");
     }
     json_t *jd = json_object_get(c, "devices");

@@ -1,7 +1,8 @@
 /*
  * base.h - what every part of libggfit uses: caller-owned error messages,
  * allocation (with failure injection for the tests), reused scratch
- * buffers and a string builder. Not installed.
+ * buffers and a string builder. Not installed. One section per source
+ * file of src/base/.
  */
 #ifndef GGFIT_BASE_H
 #define GGFIT_BASE_H
@@ -15,20 +16,18 @@
 #define GGFIT_PRINTF(f, a)
 #endif
 
+#define GGFIT_PAD(x, n) (((x) + (n) - 1) / (n) * (n))
+#define GGFIT_MiB (1024.0 * 1024.0)
+#define GGFIT__GIB(n) ((uint64_t)(n) << 30)
+
+/* ---- status.c: status names, messages, ggfit_free ------------------------ */
+
 /* Sets *err (when err is not NULL) to a new message built from fmt and
  * returns status, so that error paths read `return ggfit__fail(...)`. */
-int ggfit__fail(char **err, int status, const char *fmt, ...) GGFIT_PRINTF(3, 4);
+ggfit_status ggfit__fail(char **err, ggfit_status status, const char *fmt, ...)
+    GGFIT_PRINTF(3, 4);
 
-/* malloc-backed string builder, used by the renderers. A failed append
- * marks the builder as out of memory; sb_take() then returns NULL. */
-typedef struct ggfit_sb {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} ggfit_sb;
-
-void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
-char *ggfit__sb_take(ggfit_sb *sb);
+/* ---- alloc.c: allocation with failure injection --------------------------- */
 
 /* Allocation wrappers: tests make the Nth call fail to prove that every
  * failure path is handled. */
@@ -36,6 +35,14 @@ void *ggfit__malloc(size_t n);
 void *ggfit__calloc(size_t n, size_t size);
 void *ggfit__realloc(void *p, size_t n);
 char *ggfit__strndup(const char *s, size_t n);
+
+/* Test hook: the n-th allocation from now on (1 = the next) fails; 0 turns
+ * failure injection off. Returns the number of allocations since the last
+ * call. The counters are atomic, so allocating from several threads is safe;
+ * "the n-th" only means something while one thread allocates. For tests. */
+uint64_t ggfit__fail_alloc_after(uint64_t n);
+
+/* ---- buf.c: scratch buffers kept between calls ---------------------------- */
 
 /* Memory kept between calls: scratch that a projection needs every time is
  * reused rather than freed, because fresh blocks of this size come from the
@@ -50,13 +57,19 @@ typedef struct ggfit__buf {
 void *ggfit__buf_get(ggfit__buf *b, size_t n);
 void ggfit__buf_free(ggfit__buf *b);
 
-/* Test hook: the n-th allocation from now on (1 = the next) fails; 0 turns
- * failure injection off. Returns the number of allocations since the last
- * call. Not thread-safe; for tests only. */
-uint64_t ggfit__fail_alloc_after(uint64_t n);
+/* ---- sb.c: string builder ------------------------------------------------- */
 
-#define GGFIT_PAD(x, n) (((x) + (n) - 1) / (n) * (n))
-#define GGFIT_MiB (1024.0 * 1024.0)
-#define GGFIT__GIB(n) ((uint64_t)(n) << 30)
+/* malloc-backed string builder, used by the renderers. A failed append
+ * marks the builder as out of memory; sb_take() then returns NULL. */
+typedef struct ggfit_sb {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} ggfit_sb;
+
+void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+/* The built string, which the caller frees with ggfit_free() (NULL after a
+ * failed append); the builder is empty again. */
+char *ggfit__sb_take(ggfit_sb *sb);
 
 #endif

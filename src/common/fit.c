@@ -19,13 +19,21 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "llama/graph_cache.h"
 #include "llama/project.h"
-#include "render/flags.h"
+#include "llama/patterns.h"
 
 #define MiB ((int64_t)1 << 20)
 
-/* Which tensors of the first partial layer overflow (common_layer_fraction_t). */
-typedef enum fraction { LF_ATTN, LF_UP, LF_GATE, LF_MOE } fraction;
+/* Which tensors of the first partial layer overflow (common_layer_fraction_t):
+ * all but attention, all but up, down only, the experts; each is the
+ * pattern of its kind in llama/patterns.h. */
+typedef enum fraction {
+    LF_ATTN = GGFIT_FFN_ALL,
+    LF_UP = GGFIT_FFN_NOT_UP,
+    LF_GATE = GGFIT_FFN_DOWN,
+    LF_MOE = GGFIT_FFN_EXPERTS,
+} fraction;
 
 typedef struct ngl_t {
     uint32_t n_layer;         /* layers on the device */
@@ -94,13 +102,7 @@ static int project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host
 
 static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
 {
-    static const char *const tail[] = {
-        [LF_ATTN] = "ffn_(gate|up|gate_up|down).*",
-        [LF_UP] = "ffn_(gate|gate_up|down).*",
-        [LF_GATE] = "ffn_down.*",
-        [LF_MOE] = "ffn_(up|down|gate_up|gate)_(ch|)exps",
-    };
-    snprintf(buf, n, "blk\\.%u\\.%s", il, tail[lf]);
+    snprintf(buf, n, "blk\\.%u\\.%s", il, ggfit__ffn_tail[lf]);
 }
 
 /* overflow[d]: device index the first partial layer of device d spills to,
@@ -590,7 +592,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     if (!f)
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     const ggfit_hparams *hp = ggfit_model_hparams(m);
-    f->cache = ggfit__model_cache_take(m);
+    f->cache = ggfit__gcache_take(m);
     if (!f->cache) {
         free(f);
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
@@ -608,7 +610,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     uint32_t orig[GGFIT_MAX_DEVICES];
     if (p->split_mode == GGFIT_SPLIT_NONE && n > 0) {
         if (p->main_gpu < 0 || (size_t)p->main_gpu >= n) {
-            ggfit__model_cache_give(m, f->cache);
+            ggfit__gcache_give(m, f->cache);
             free(f);
             return ggfit__fail(err, GGFIT_EINVAL, "-mg %d: there are %zu devices", p->main_gpu, n);
         }
@@ -683,7 +685,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     out->params.main_gpu = p->main_gpu;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);
-    ggfit__model_cache_give(m, f->cache);
+    ggfit__gcache_give(m, f->cache);
     free(f);
     if (rc) {
         ggfit_free(out->log);
@@ -692,29 +694,10 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     return rc;
 }
 
-char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+void ggfit_fit_result_free(ggfit_fit_result *r)
 {
-    ggfit_sb sb = {0};
-    const ggfit_params *p = &r->params;
-    ggfit__rpc_args(&sb, devs, n);   /* "--rpc ..." for queried rpc-servers */
-    ggfit__sb_printf(&sb, "-c %u -ngl %d", p->n_ctx, p->n_gpu_layers);
-    size_t nd = n;
-    while (nd > 1 && p->tensor_split[nd - 1] == 0.0f)
-        nd--;
-    if (nd > 1)
-        for (size_t d = 0; d < nd; d++)
-            ggfit__sb_printf(&sb, "%s%u", d ? "," : " -ts ", (uint32_t)p->tensor_split[d]);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < p->n_overrides; i++, k++)
-        ggfit__sb_printf(&sb, "%s%s=%s", k ? "," : " -ot \"", p->overrides[i].pattern,
-                         p->overrides[i].buffer);
-    /* -cmoe and -ncmoe are overrides too, as llama.cpp expands them. */
-    if (p->cpu_moe)
-        ggfit__sb_printf(&sb, "%s\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU", k++ ? "," : " -ot \"");
-    for (uint32_t il = 0; il < p->n_cpu_moe; il++)
-        ggfit__sb_printf(&sb, "%sblk\\.%u\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU",
-                         k++ ? "," : " -ot \"", il);
-    if (k)
-        ggfit__sb_printf(&sb, "\"");
-    return ggfit__sb_take(&sb);
+    if (r) {
+        ggfit_free(r->log);
+        r->log = NULL;
+    }
 }

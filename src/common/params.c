@@ -44,7 +44,7 @@ void ggfit_params_init(ggfit_params *p)
 
 /* ---- sizes and devices ------------------------------------------------------ */
 
-int ggfit_size_parse(const char *s, uint64_t *bytes)
+ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
 {
     char *end;
     errno = 0;
@@ -70,8 +70,8 @@ int ggfit_size_parse(const char *s, uint64_t *bytes)
     return GGFIT_EINVAL;
 }
 
-int ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
-                        char **err)
+ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
+                                 char **err)
 {
     unsigned count[GGFIT_BACKEND_COUNT] = {0};
     *n = 0;
@@ -152,7 +152,7 @@ static bool is(const char *a, const char *s1, const char *s2, const char *s3)
     return !strcmp(a, s1) || (s2 && !strcmp(a, s2)) || (s3 && !strcmp(a, s3));
 }
 
-static int parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
+static ggfit_status parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
 {
     char *end;
     errno = 0;
@@ -164,7 +164,8 @@ static int parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
     return GGFIT_OK;
 }
 
-static int parse_cache_type(const char *flag, const char *v, uint32_t *out, char **err)
+static ggfit_status parse_cache_type(const char *flag, const char *v, uint32_t *out,
+                                     char **err)
 {
     static const char *const allowed[] = { "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1",
                                            "iq4_nl", "q5_0", "q5_1" };
@@ -178,7 +179,7 @@ static int parse_cache_type(const char *flag, const char *v, uint32_t *out, char
                        "iq4_nl, q5_0, q5_1)", flag, v);
 }
 
-static int add_overrides(ggfit_params *p, const char *flag, const char *v, char **err)
+static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char *v, char **err)
 {
     /* A comma list of PATTERN=BUFFER; the pattern is everything before the
      * last '=' of each item, as llama.cpp splits it. */
@@ -205,9 +206,12 @@ static int add_overrides(ggfit_params *p, const char *flag, const char *v, char 
     return GGFIT_OK;
 }
 
-int ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, char **err)
+ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, bool *used,
+                                    char **err)
 {
     const char *a = argv[*i];
+    if (used)
+        *used = true;
     /* Flags without a value. */
     if (is(a, "-kvu", "--kv-unified", NULL)) {
         p->kv_unified = true;
@@ -237,12 +241,16 @@ int ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, char 
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= !strcmp(a, with_value[k]);
-        if (!known)
-            return -1;
+        if (!known && !used)
+            return ggfit__fail(err, GGFIT_EINVAL, "unknown argument '%s'", a);
+        if (!known) {
+            *used = false;   /* not a llama.cpp flag; the caller may know it */
+            return GGFIT_OK;
+        }
         if (*i + 1 >= argc)
             return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
         const char *v = argv[++*i];
-        int rc = GGFIT_OK;
+        ggfit_status rc = GGFIT_OK;
         if (is(a, "-c", "--ctx-size", NULL)) {
             rc = parse_u32(a, v, &p->n_ctx, err);
             p->set_n_ctx = true;

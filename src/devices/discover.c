@@ -156,7 +156,7 @@ static uint64_t cgroup_available(const char *root)
 /* ---- the host ------------------------------------------------------------ */
 
 #ifdef __APPLE__
-static int apple_host(ggfit_host_info *h, char **err);
+static ggfit_status apple_host(ggfit_host_info *h, char **err);
 #endif
 
 static bool has_word(const char *list, const char *word)
@@ -214,7 +214,7 @@ static void probe_cpu(const char *root, ggfit_host_info *h)
         cpuinfo_field(text, "Hardware", h->cpu_name, sizeof h->cpu_name);
 }
 
-int ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host, char **err)
+ggfit_status ggfit_host_probe(const ggfit_probe_options *o, ggfit_host_info *host, char **err)
 {
     if (!host)
         return ggfit__fail(err, GGFIT_EINVAL, "host probe: no output given");
@@ -492,7 +492,7 @@ static uint64_t sysctl_u64(const char *name)
     return v;
 }
 
-static int apple_host(ggfit_host_info *h, char **err)
+static ggfit_status apple_host(ggfit_host_info *h, char **err)
 {
     h->total = sysctl_u64("hw.memsize");
     if (!h->total)
@@ -561,8 +561,8 @@ static void discover_metal(ggfit_device *out, size_t max, size_t *n)
 
 /* ---- discovery ----------------------------------------------------------- */
 
-int ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out, size_t max,
-                           size_t *n, char **err)
+ggfit_status ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *out, size_t max,
+                                    size_t *n, char **err)
 {
     if (!n || (max && !out))
         return ggfit__fail(err, GGFIT_EINVAL, "device discovery: no output given");

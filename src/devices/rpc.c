@@ -47,7 +47,6 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "render/flags.h"
 
 #define RPC_MAJOR 5
 #define RPC_MINOR 0
@@ -108,8 +107,8 @@ static int wait_fd(int fd, short events, int64_t deadline)
 /* ---- connecting ------------------------------------------------------------ */
 
 /* Splits "host:port" (the port after the last colon; "[v6]:port" too). */
-static int split_endpoint(const char *ep, char *host, size_t host_size, char *port,
-                          size_t port_size, char **err)
+static ggfit_status split_endpoint(const char *ep, char *host, size_t host_size, char *port,
+                                   size_t port_size, char **err)
 {
     const char *colon = strrchr(ep, ':');
     if (!colon || colon == ep || !colon[1])
@@ -172,7 +171,7 @@ fail:
     return -1;
 }
 
-static int open_conn(conn *c)
+static ggfit_status open_conn(conn *c)
 {
     char host[256], port[8];
     int rc = split_endpoint(c->endpoint, host, sizeof host, port, sizeof port, c->err);
@@ -220,7 +219,7 @@ static uint64_t get_u64(const unsigned char *p)
     return v;
 }
 
-static int send_all(conn *c, const unsigned char *p, size_t n, int cmd, int64_t deadline)
+static ggfit_status send_all(conn *c, const unsigned char *p, size_t n, int cmd, int64_t deadline)
 {
 #ifdef MSG_NOSIGNAL
     const int flags = MSG_NOSIGNAL;   /* a closed peer is an error, not SIGPIPE */
@@ -257,8 +256,8 @@ static const char version_hint[] =
     "; an rpc-server of another RPC protocol version closes the connection on this HELLO";
 
 /* Reads exactly n bytes of the reply to cmd; what names the part. */
-static int recv_all(conn *c, unsigned char *p, size_t n, int cmd, const char *what,
-                    int64_t deadline)
+static ggfit_status recv_all(conn *c, unsigned char *p, size_t n, int cmd, const char *what,
+                             int64_t deadline)
 {
     size_t got = 0;
     while (got < n) {
@@ -299,8 +298,8 @@ static int recv_all(conn *c, unsigned char *p, size_t n, int cmd, const char *wh
 
 /* Sends cmd with its payload and reads a reply of exactly out_size bytes.
  * The timeout bounds the whole exchange. */
-static int call(conn *c, int cmd, const unsigned char *in, size_t in_size, unsigned char *out,
-                size_t out_size)
+static ggfit_status call(conn *c, int cmd, const unsigned char *in, size_t in_size,
+                         unsigned char *out, size_t out_size)
 {
     int64_t deadline = now_ms() + c->timeout_ms;
     unsigned char head[9];
@@ -327,7 +326,7 @@ static int call(conn *c, int cmd, const unsigned char *in, size_t in_size, unsig
 
 #define RPC_CONN_CAPS 24   /* RPC_CONN_CAPS_SIZE in ggml-rpc's transport.h */
 
-static int hello(conn *c)
+static ggfit_status hello(conn *c)
 {
     unsigned char caps[RPC_CONN_CAPS] = {0}, v[4 + RPC_CONN_CAPS];
     int rc = call(c, CMD_HELLO, caps, sizeof caps, v, sizeof v);
@@ -350,7 +349,7 @@ static void copy_str(char *dst, size_t size, const char *src)
 }
 
 /* Queries one server; its devices go to out[*n...], named from *n on. */
-static int query_one(conn *c, ggfit_device *out, size_t max, size_t *n)
+static ggfit_status query_one(conn *c, ggfit_device *out, size_t max, size_t *n)
 {
     int rc = open_conn(c);
     if (rc)
@@ -396,8 +395,8 @@ done:
     return rc;
 }
 
-int ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, size_t max,
-                    size_t *n, char **err)
+ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, size_t max,
+                             size_t *n, char **err)
 {
     *n = 0;
     if (!endpoints || !*endpoints)
@@ -440,23 +439,4 @@ int ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, si
         }
     }
     return GGFIT_OK;
-}
-
-/* ---- the flags ----------------------------------------------------------------- */
-
-void ggfit__rpc_args(ggfit_sb *sb, const ggfit_device *devs, size_t n)
-{
-    size_t k = 0;
-    for (size_t d = 0; d < n; d++) {
-        if (devs[d].kind != GGFIT_BACKEND_RPC || !devs[d].endpoint[0])
-            continue;
-        bool dup = false;
-        for (size_t e = 0; e < d && !dup; e++)
-            dup = devs[e].kind == GGFIT_BACKEND_RPC &&
-                  strcmp(devs[e].endpoint, devs[d].endpoint) == 0;
-        if (!dup)
-            ggfit__sb_printf(sb, "%s%s", k++ ? "," : "--rpc ", devs[d].endpoint);
-    }
-    if (k)
-        ggfit__sb_printf(sb, " ");
 }

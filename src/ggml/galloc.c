@@ -226,12 +226,12 @@ typedef struct replay {
     char **err;
 } replay;
 
-static int fail_limit(replay *r, size_t i, const char *what)
+static ggfit_status fail_limit(replay *r, size_t i, const char *what)
 {
     return ggfit__fail(r->err, GGFIT_ELIMIT, "galloc: tensor %zu: %s", i, what);
 }
 
-static int free_tensor(replay *r, size_t i)
+static ggfit_status free_tensor(replay *r, size_t i)
 {
     /* Graph outputs must survive the graph. */
     if (r->t[i].flags & GGFIT_TF_OUTPUT)
@@ -251,7 +251,7 @@ static bool same_layout(const ggfit_gt *a, const ggfit_gt *b)
 }
 
 /* Tries to hand a source's memory to node i (rule 4). */
-static int try_inplace(replay *r, size_t i, bool *done)
+static ggfit_status try_inplace(replay *r, size_t i, bool *done)
 {
     const ggfit_gt *t = r->t;
     for (unsigned j = 0; j < t[i].n_src; j++) {
@@ -295,7 +295,7 @@ static int try_inplace(replay *r, size_t i, bool *done)
 
 /* Rules 3-5: gives tensor i memory on backend `buffer` unless it has some
  * (place; most calls find it has, so that test is inlined). */
-static int place_new(replay *r, size_t i, int32_t buffer)
+static ggfit_status place_new(replay *r, size_t i, int32_t buffer)
 {
     const ggfit_gt *ti = &r->t[i];
     tstate *s = &r->st[i];
@@ -319,7 +319,7 @@ static int place_new(replay *r, size_t i, int32_t buffer)
     return GGFIT_OK;
 }
 
-static inline int place(replay *r, size_t i, int32_t buffer)
+static inline ggfit_status place(replay *r, size_t i, int32_t buffer)
 {
     const ggfit_gt *ti = &r->t[i];
     if (ti->allocated || r->st[i].own || ti->view_src >= 0)
@@ -327,7 +327,7 @@ static inline int place(replay *r, size_t i, int32_t buffer)
     return place_new(r, i, buffer);
 }
 
-static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts)
+static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts)
 {
     for (int b = 0; b < r->n_backends; b++) {
         uint64_t al = bufts[b].alignment;
@@ -369,7 +369,7 @@ static int check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts
 }
 
 /* Rule 6: node i has run; release what it was the last to need. */
-static int release_sources(replay *r, size_t i)
+static ggfit_status release_sources(replay *r, size_t i)
 {
     const ggfit_gt *t = r->t;
     for (unsigned j = 0; j < t[i].n_src; j++) {
@@ -396,7 +396,7 @@ static int release_sources(replay *r, size_t i)
     return GGFIT_OK;
 }
 
-static int walk(replay *r, size_t n_leafs)
+static ggfit_status walk(replay *r, size_t n_leafs)
 {
     const ggfit_gt *t = r->t;
     int rc;
@@ -436,9 +436,9 @@ static int walk(replay *r, size_t n_leafs)
     return GGFIT_OK;
 }
 
-int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
-                          int n_backends, const ggfit_galloc_buft *bufts,
-                          uint64_t *size_out, ggfit__buf *work, char **err)
+ggfit_status ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
+                                   int n_backends, const ggfit_galloc_buft *bufts,
+                                   uint64_t *size_out, ggfit__buf *work, char **err)
 {
     if (err)
         *err = NULL;

@@ -57,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ggfit.h"
 #include "ggml/ops.h"
 
 #define GGFIT_GALLOC_MAX_SRC 10           /* GGML_MAX_SRC */
@@ -111,8 +112,8 @@ typedef struct ggfit_galloc_buft {
  * GGFIT_ENOMEM. On failure *err (when err is not NULL) is set to a message
  * the caller frees with ggfit_free(), and size_out is left undefined. */
 struct ggfit__buf;
-int ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
-                          int n_backends, const ggfit_galloc_buft *bufts,
-                          uint64_t *size_out, struct ggfit__buf *work, char **err);
+ggfit_status ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
+                                   int n_backends, const ggfit_galloc_buft *bufts,
+                                   uint64_t *size_out, struct ggfit__buf *work, char **err);
 
 #endif

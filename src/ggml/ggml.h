@@ -1,5 +1,5 @@
 /*
- * graph.h - llama.cpp's compute graph, rebuilt from shapes alone.
+ * ggml.h - llama.cpp's compute graph, rebuilt from shapes alone.
  *
  * llama.cpp sizes compute buffers by building the graph of one prompt
  * ubatch with ggml and handing it to the scheduler and ggml-alloc. To get
@@ -9,8 +9,8 @@
  * ggml_build_forward_expand). This file is that small subset of ggml: no
  * data, only the facts the scheduler and the allocator use.
  */
-#ifndef GGFIT_GRAPH_H
-#define GGFIT_GRAPH_H
+#ifndef GGFIT_GGML_H
+#define GGFIT_GGML_H
 
 #include "ggml/galloc.h"
 #include "base/base.h"

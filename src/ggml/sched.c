@@ -187,7 +187,7 @@ static bool needs_copy(const sched *s, int32_t p, int b)
 
 /* Rule 1 for tensor i: *out is its backend, or -1 when nothing decides it
  * yet. Fails where ggml aborts. */
-static int backend_from_cur(sched *s, int32_t i, int *out)
+static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
 {
     const ggfit_st *t = &s->t[i];
     *out = backend_from_buffer(s, i, i);
@@ -285,7 +285,7 @@ static void settle(sched *s, int32_t i)
     }
 }
 
-static int assign_backends(sched *s)
+static ggfit_status assign_backends(sched *s)
 {
     int rc;
 
@@ -355,14 +355,14 @@ static int32_t find_copy(const sched *s, int32_t p, int b)
     return -1;
 }
 
-static int fail_unplaced(sched *s, int32_t p)
+static ggfit_status fail_unplaced(sched *s, int32_t p)
 {
     /* ggml asserts; a source that is a leaf nobody placed gets here. */
     return ggfit__fail(s->err, GGFIT_EINVAL, "sched: source %d (%.64s) has no backend",
                        (int)p, nm(&s->t[p]));
 }
 
-static int make_splits(sched *s)
+static ggfit_status make_splits(sched *s)
 {
     const ggfit_st *t = s->t;
     size_t n_nodes = s->n_nodes;
@@ -585,7 +585,7 @@ static void fill(sched *s, ggfit_sched_out *out)
  * Entry points
  * ---------------------------------------------------------------------- */
 
-static int check_backends(const ggfit_sched_in *in, char **err)
+static ggfit_status check_backends(const ggfit_sched_in *in, char **err)
 {
     if (in->n_backends < 1 || in->n_backends > GGFIT_SCHED_MAX_BACKENDS)
         return ggfit__fail(err, GGFIT_EINVAL, "sched: %d backends (1 to %d)", in->n_backends,
@@ -609,7 +609,7 @@ static int check_backends(const ggfit_sched_in *in, char **err)
 }
 
 /* Tensor i's buffer type and pre-assigned backend are in range. */
-static int check_targets(const sched *s, int32_t i)
+static ggfit_status check_targets(const sched *s, int32_t i)
 {
     const ggfit_st *t = &s->t[i];
     if (t->buft < -1 || t->buft >= s->in->n_bufts)
@@ -623,7 +623,7 @@ static int check_targets(const sched *s, int32_t i)
 
 /* Marks the lists in s->tf and checks every index; counts in *slots the
  * source slots of non-view nodes, which bounds the copies. */
-static int check_graph(sched *s, size_t *slots)
+static ggfit_status check_graph(sched *s, size_t *slots)
 {
     size_t n = s->n;
     for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
@@ -677,7 +677,7 @@ static void *carve(char *base, size_t *off, size_t bytes, size_t align)
     return p;
 }
 
-int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
+ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
 {
     if (err)
         *err = NULL;
@@ -845,7 +845,7 @@ done:
     return rc;
 }
 
-int ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)
+ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)
 {
     if (err)
         *err = NULL;

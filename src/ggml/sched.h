@@ -214,7 +214,7 @@ typedef struct ggfit_sched_prep {
 
 /* Fills *prep for in's graph (lists required); GGFIT_EINVAL for what
  * ggfit__sched_split rejects, GGFIT_ENOMEM. Free with ggfit__sched_prep_free. */
-int ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err);
+ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err);
 void ggfit__sched_prep_free(ggfit_sched_prep *prep);
 
 /* What an output tensor is, next to the input tensor it derives from. */
@@ -250,7 +250,7 @@ typedef struct ggfit_sched_out {
  * backend can run, a tensor left without a backend); GGFIT_ELIMIT past 2^31
  * tensors; GGFIT_ENOMEM. On failure *err (when err is not NULL) is a message
  * the caller frees with ggfit_free(), and *out is empty. */
-int ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err);
+ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err);
 
 /* Frees what ggfit__sched_split allocated; *out may be empty. */
 void ggfit__sched_free(ggfit_sched_out *out);

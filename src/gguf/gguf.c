@@ -182,10 +182,10 @@ typedef struct reader {
 } reader;
 
 /* The one place format errors are reported: adds the file and offset. */
-static int rfail(reader *r, int status, uint64_t at, const char *fmt, ...)
+static ggfit_status rfail(reader *r, ggfit_status status, uint64_t at, const char *fmt, ...)
     GGFIT_PRINTF(4, 5);
 
-static int rfail(reader *r, int status, uint64_t at, const char *fmt, ...)
+static ggfit_status rfail(reader *r, ggfit_status status, uint64_t at, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -203,7 +203,7 @@ static uint64_t left(const reader *r)
 
 /* Makes n bytes at the parse position available in buf, or fails naming
  * what was being read. */
-static int need(reader *r, uint64_t n, const char *what)
+static ggfit_status need(reader *r, uint64_t n, const char *what)
 {
     if (n > left(r))
         return rfail(r, GGFIT_EFORMAT, r->pos,
@@ -243,7 +243,7 @@ static int need(reader *r, uint64_t n, const char *what)
     return GGFIT_OK;
 }
 
-static int rd_u32(reader *r, uint32_t *v, const char *what)
+static ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
 {
     int rc = need(r, 4, what);
     if (rc)
@@ -253,7 +253,7 @@ static int rd_u32(reader *r, uint32_t *v, const char *what)
     return GGFIT_OK;
 }
 
-static int rd_u64(reader *r, uint64_t *v, const char *what)
+static ggfit_status rd_u64(reader *r, uint64_t *v, const char *what)
 {
     int rc = need(r, 8, what);
     if (rc)
@@ -265,7 +265,7 @@ static int rd_u64(reader *r, uint64_t *v, const char *what)
 
 /* Reads a string's length and makes its bytes available; *s is the offset
  * of the bytes in buf. */
-static int rd_str(reader *r, size_t *s, uint64_t *n, const char *what)
+static ggfit_status rd_str(reader *r, size_t *s, uint64_t *n, const char *what)
 {
     uint64_t at = r->pos;
     int rc = rd_u64(r, n, what);
@@ -284,8 +284,8 @@ static int rd_str(reader *r, size_t *s, uint64_t *n, const char *what)
 
 /* ---- values ------------------------------------------------------------- */
 
-static int check_value_type(reader *r, uint32_t type, uint64_t at,
-                            const char *key, const char *what)
+static ggfit_status check_value_type(reader *r, uint32_t type, uint64_t at,
+                                     const char *key, const char *what)
 {
     if (type >= GGFIT_GGUF_TYPE_COUNT)
         return rfail(r, GGFIT_EFORMAT, at, "key '%s' has unknown %s %u", key, what, type);
@@ -293,7 +293,7 @@ static int check_value_type(reader *r, uint32_t type, uint64_t at,
 }
 
 /* Walks over one value of the given type, checking it. */
-static int skip_value(reader *r, uint32_t type, int depth, const char *key)
+static ggfit_status skip_value(reader *r, uint32_t type, int depth, const char *key)
 {
     int rc;
     if (type == GGFIT_GGUF_STRING) {
@@ -431,7 +431,7 @@ static bool has_nul(const unsigned char *p, uint64_t n)
     return memchr(p, 0, (size_t)n) != NULL;
 }
 
-static int parse_kvs(reader *r, shard *s, uint64_t n_kv)
+static ggfit_status parse_kvs(reader *r, shard *s, uint64_t n_kv)
 {
     int rc;
     index_set ix = {0};
@@ -491,8 +491,8 @@ static bool is_integer(uint32_t t)
 
 /* Reads an integer key of a shard; false when absent. Fails on a key of the
  * wrong type or a negative value. */
-static int shard_uint(reader *r, const shard *s, const char *key, bool *found,
-                      uint64_t *v)
+static ggfit_status shard_uint(reader *r, const shard *s, const char *key, bool *found,
+                               uint64_t *v)
 {
     const kv *e = shard_find(s, key);
     *found = e != NULL;
@@ -508,7 +508,7 @@ static int shard_uint(reader *r, const shard *s, const char *key, bool *found,
     return GGFIT_OK;
 }
 
-static int parse_alignment(reader *r, shard *s)
+static ggfit_status parse_alignment(reader *r, shard *s)
 {
     const kv *e = shard_find(s, "general.alignment");
     s->alignment = GGUF_DEFAULT_ALIGNMENT;
@@ -527,7 +527,7 @@ static int parse_alignment(reader *r, shard *s)
 }
 
 /* Parses the tensor infos of a shard into g->tensors[first..]. */
-static int parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t first)
+static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t first)
 {
     int rc;
     for (uint64_t i = 0; i < s->n_tensors; i++) {
@@ -608,7 +608,7 @@ static int cmp_offset(const void *a, const void *b)
 }
 
 /* Offsets must be aligned, and tensors must not overlap or wrap around. */
-static int check_layout(reader *r, ggfit_gguf *g, shard *s)
+static ggfit_status check_layout(reader *r, ggfit_gguf *g, shard *s)
 {
     ggfit_tensor_info *ts = g->tensors + s->first_tensor;
     uint64_t n = s->n_tensors;
@@ -649,7 +649,7 @@ static int check_layout(reader *r, ggfit_gguf *g, shard *s)
 
 /* Reads the header of one shard: fixed fields, key/values, tensor infos.
  * The tensors are appended to g->tensors, which grows to fit. */
-static int read_shard(reader *r, ggfit_gguf *g, shard *s)
+static ggfit_status read_shard(reader *r, ggfit_gguf *g, shard *s)
 {
     int rc;
     uint32_t version;
@@ -723,8 +723,8 @@ static int read_shard(reader *r, ggfit_gguf *g, shard *s)
 }
 
 /* Reads a shard from an open stream or, when f is NULL, from mem. */
-static int load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *f,
-                      const void *mem, uint64_t size, char **err)
+static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *f,
+                               const void *mem, uint64_t size, char **err)
 {
     reader r = { .f = f, .name = path, .size = size, .err = err };
     if (!(s->path = ggfit__strndup(path, strlen(path))))
@@ -743,7 +743,7 @@ static int load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *f,
     return rc;
 }
 
-static int open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
+static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -783,7 +783,7 @@ static bool split_name(const char *path, size_t *prefix, unsigned *no,
     return true;
 }
 
-static int split_keys(const shard *s, char **err, uint64_t *no, uint64_t *count)
+static ggfit_status split_keys(const shard *s, char **err, uint64_t *no, uint64_t *count)
 {
     reader r = { .name = s->path, .err = err };
     bool found_no, found_count;
@@ -801,7 +801,7 @@ static int split_keys(const shard *s, char **err, uint64_t *no, uint64_t *count)
 }
 
 /* Opens every other shard of the split model whose shard `named` is read. */
-static int open_split(ggfit_gguf *g, uint64_t named, uint64_t count, char **err)
+static ggfit_status open_split(ggfit_gguf *g, uint64_t named, uint64_t count, char **err)
 {
     const char *path = g->shards[0].path;
     size_t prefix;
@@ -860,7 +860,7 @@ static int open_split(ggfit_gguf *g, uint64_t named, uint64_t count, char **err)
 }
 
 /* Puts tensors in split order (shard 0 first) and rebuilds the name index. */
-static int order_tensors(ggfit_gguf *g, char **err)
+static ggfit_status order_tensors(ggfit_gguf *g, char **err)
 {
     ggfit_tensor_info *ts = ggfit__malloc((size_t)(g->n_tensors ? g->n_tensors : 1) *
                                           sizeof *ts);
@@ -884,7 +884,7 @@ static int order_tensors(ggfit_gguf *g, char **err)
     return GGFIT_OK;
 }
 
-static int finish(ggfit_gguf *g, char **err)
+static ggfit_status finish(ggfit_gguf *g, char **err)
 {
     const shard *s0 = &g->shards[0];
     if (!index_init(&g->key_index, s0->n_kv))
@@ -910,7 +910,7 @@ static ggfit_gguf *gguf_new(void)
     return g;
 }
 
-int ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
+ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
 {
     if (err)
         *err = NULL;
@@ -948,8 +948,8 @@ int ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
     return GGFIT_OK;
 }
 
-int ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
-                           ggfit_gguf **out, char **err)
+ggfit_status ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
+                                    ggfit_gguf **out, char **err)
 {
     if (err)
         *err = NULL;

@@ -1,8 +1,11 @@
 /*
- * build.c - the graphs llama.cpp builds for a prompt ubatch, per
- * architecture. Each function follows the llama.cpp function named in its
- * comment, op for op and in the same order, because the allocator's result
- * depends on the order tensors are created and expanded.
+ * graph.c - the building blocks of the graphs llama.cpp builds for a prompt
+ * ubatch (src/llama-graph.cpp), which the per-architecture builders in
+ * src/models/ put together, and ggfit__build_graph, which runs the
+ * builder of the model's registry row. Each function follows the llama.cpp
+ * function named in its comment, op for op and in the same order, because
+ * the allocator's result depends on the order tensors are created and
+ * expanded. The Mamba mixers are in graph_mamba.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +103,19 @@ int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf)
 int32_t gb_rope_factors(bctx *b, int il)
 {
     return gb_layer_copy(b, "rope_freqs.weight", il, b->rope_leaf);
+}
+
+/* llama_model::get_rope_factors without rope_freqs: LongRoPE's long or
+ * short factors, copied per buffer type into leaf. */
+int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf)
+{
+    /* n_ctx_seq > n_ctx_orig_yarn picks the long factors; a stream's
+     * cells stand for n_ctx_seq. Both have the same shape. */
+    double orig = gb_key(b, "rope.scaling.original_context_length",
+                         gb_key(b, "context_length", 0));
+    const char *name = (double)b->p->n_kv > orig ? "rope_factors_long.weight"
+                                                  : "rope_factors_short.weight";
+    return gb_layer_copy(b, name, il, leaf);
 }
 
 /* ggml_rope_ext of layer il with frequency factors rf (or none, -1). A
@@ -445,6 +461,31 @@ void gb_qkv(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
     *q = gb_reshape_3d(b, *q, hd, n_head, nt);
     *k = gb_reshape_3d(b, *k, hd, n_head_kv, nt);
     *v = gb_reshape_3d(b, *v, b->hp->n_embd_head_v, n_head_kv, nt);
+    gb_cb(b, *q, "Qcur", il);
+    gb_cb(b, *k, "Kcur", il);
+    gb_cb(b, *v, "Vcur", il);
+}
+
+/* build_qkv's fused path: Q, K and V are views of one product. */
+void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
+                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v)
+{
+    gg_graph *g = b->g;
+    int64_t hd = b->hp->n_embd_head_v, nt = b->p->n_tokens;
+    int32_t qkv = gg_mul_mat(g, wqkv, cur);
+    gb_cb(b, qkv, "wqkv", il);
+    int32_t bias = gb_weight(b, "blk.%d.attn_qkv.bias", il);
+    if (bias >= 0) {
+        qkv = gg_binary(g, GGFIT_OP_ADD, qkv, bias);
+        gb_cb(b, qkv, "wqkv_b", il);
+    }
+    uint32_t type = g->t[qkv].type;
+    uint64_t head = ggfit_row_bytes(type, (uint64_t)hd), nb1 = g->t[qkv].nb[1];
+    *q = gb_view_3d(b, qkv, hd, n_head, nt, head, nb1, 0);
+    *k = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
+                    ggfit_row_bytes(type, (uint64_t)(hd * n_head)));
+    *v = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
+                    ggfit_row_bytes(type, (uint64_t)(hd * (n_head + n_head_kv))));
     gb_cb(b, *q, "Qcur", il);
     gb_cb(b, *k, "Kcur", il);
     gb_cb(b, *v, "Vcur", il);
@@ -877,7 +918,7 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
     } else {
         int32_t kq = gg_mul_mat(g, k, q);
         gb_cb(b, kq, "kq", il);
-        if (b->attn_soft_cap) {   /* gemma2: cap * tanh(kq / cap) */
+        if (b->attn_soft_cap) {   /* Gemma 2: cap * tanh(kq / cap) */
             kq = gg_scale(g, kq);
             gb_cb(b, kq, "kq_scaled_1", il);
             kq = gg_unary_op(g, GGFIT_OP_UNARY, kq);
@@ -947,6 +988,47 @@ int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, i
         gb_cb(b, cur, "ffn_silu", il);
     }
     return gg_mul_mat(g, down, cur);
+}
+
+/* build_ffn: SiLU with a parallel gate and optional biases. */
+int32_t gb_ffn_bias(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    int32_t w;
+    int32_t tmp = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
+    gb_cb(b, tmp, "ffn_up", il);
+    if ((w = gb_weight(b, "blk.%d.ffn_up.bias", il)) >= 0) {
+        tmp = gg_binary(g, GGFIT_OP_ADD, tmp, w);
+        gb_cb(b, tmp, "ffn_up_b", il);
+    }
+    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate.weight", il), cur);
+    gb_cb(b, cur, "ffn_gate", il);
+    if ((w = gb_weight(b, "blk.%d.ffn_gate.bias", il)) >= 0) {
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
+        gb_cb(b, cur, "ffn_gate_b", il);
+    }
+    cur = gg_glu_split(g, cur, tmp);
+    gb_cb(b, cur, "ffn_swiglu", il);
+    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
+    if ((w = gb_weight(b, "blk.%d.ffn_down.bias", il)) >= 0) {
+        gb_cb(b, cur, "ffn_down", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
+    }
+    return cur;
+}
+
+/* build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and no gate: SwiGLU over the
+ * two halves of the up product. */
+int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    int32_t up = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
+    gb_cb(b, up, "ffn_up", il);
+    const gg_tensor *t = &g->t[up];
+    int64_t ne[4] = { t->ne[0] / 2, t->ne[1], t->ne[2], t->ne[3] };
+    cur = gg_op_shape(g, GGFIT_OP_GLU, t->type, 4, ne, 1, &up);
+    gb_cb(b, cur, "ffn_swiglu", il);
+    return gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
 }
 
 /* DeepSeek-V3's group-limited routing: the experts of all but the
@@ -1135,68 +1217,107 @@ void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
         b->missing = true;
 }
 
-/* ---- dispatch ------------------------------------------------------------ */
+/* ---- the llama-like block stack ------------------------------------------ */
 
-static const struct {
-    const char *arch;
-    void (*build)(bctx *b);
-} builders[] = {
-    { "gemma3", gb_build_gemma3 },
-    { "gemma3n", gb_build_gemma3n },
-    { "gpt-oss", gb_build_gptoss },
-    { "deepseek2", gb_build_deepseek2 },
-    { "glm4", gb_build_glm4 },
-    { "glm4moe", gb_build_glm4moe },
-    { "qwen3next", gb_build_qwen3next },
-    { "nemotron_h", gb_build_nemotron_h },
-    { "lfm2", gb_build_lfm2 },
-    { "lfm2moe", gb_build_lfm2 },
-    { "mamba", gb_build_mamba },
-    { "mamba2", gb_build_mamba },
-    { "jamba", gb_build_jamba },
-    { "granitehybrid", gb_build_granitehybrid },
-    { "falcon-h1", gb_build_falcon_h1 },
-    { "bailingmoe2", gb_build_bailingmoe2 },
-    { "apertus", gb_build_apertus },
-    { "qwen2", gb_build_qwen2 },
-    { "phi3", gb_build_phi3 },
-    { "gemma2", gb_build_gemma2 },
-    { "granite", gb_build_granite },
-    { "granitemoe", gb_build_granite },
-    { "llama4", gb_build_llama4 },
-    { "mistral3", gb_build_mistral3 },
-    { "qwen2moe", gb_build_qwen2moe },
-    { "smollm3", gb_build_smollm3 },
-    { "seed_oss", gb_build_seed_oss },
-    { "ernie4_5", gb_build_ernie4_5 },
-    { "ernie4_5-moe", gb_build_ernie4_5_moe },
-    { "qwen3vl", gb_build_qwen3vl },
-    { "qwen3vlmoe", gb_build_qwen3vl },
-    { "cohere2", gb_build_cohere2 },
-    { "olmo2", gb_build_olmo2 },
-    { "exaone4", gb_build_exaone4 },
-    { "minimax-m2", gb_build_minimax_m2 },
-    { "dots1", gb_build_dots1 },
-    { "hunyuan-moe", gb_build_hunyuan_moe },
-    { "hunyuan-dense", gb_build_hunyuan_dense },
-};
+/* llama_model_llama::graph, which llama.cpp repeats with small changes for
+ * Qwen3 (dense and MoE), Mistral 3 and Qwen3-VL: pre-norm attention with
+ * RoPE, then a dense or MoE SwiGLU FFN. The graphs differ in Q/K norms
+ * (Qwen3), and in Mistral 3's temperature scale on Q (temp: the model has
+ * one) and its LongRoPE factors (long_short: read rope_factors_long/short
+ * without rope_freqs). */
+void gb_build_llama_like(bctx *b, unsigned flags)
+{
+    bool qk_norm = (flags & GB_LLAMA_QK_NORM) != 0;
+    bool long_short = (flags & GB_LLAMA_LONG_SHORT) != 0;
+    bool temp = (flags & GB_LLAMA_TEMP) != 0;
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_layer = hp->n_layer;
+    int32_t rf_leaf[GGFIT_MAX_BUFTS];
+    for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
+        rf_leaf[i] = -1;
+    int32_t inpL = gb_inp_embd(b);
+    b->attn_temp = temp;
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t inpSA = inpL;
+        int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t rf = qk_norm ? -1 : gb_rope_factors(b, il);
+        if (long_short && rf < 0)   /* LongRoPE's long or short factors */
+            rf = gb_rope_factors_ls(b, il, rf_leaf);
+        int32_t q, k, v;
+        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        if (qk_norm) {
+            q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il);
+            gb_cb(b, q, "Qcur_normed", il);
+            q = gg_rope(g, q, b->inp_pos, -1);
+            k = gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il);
+            gb_cb(b, k, "Kcur_normed", il);
+            k = gg_rope(g, k, b->inp_pos, -1);
+        } else {
+            q = gb_rope(b, q, rf, il);
+            k = gb_rope(b, k, rf, il);
+        }
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        if (b->inp_attn_scale >= 0) {
+            q = gg_binary(g, GGFIT_OP_MUL, q, b->inp_attn_scale);
+            gb_cb(b, q, "Qcur_attn_temp_scaled", il);
+        }
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
+                         gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
+        if (!qk_norm)
+            gb_cb(b, cur, "attn_out", il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpSA);
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+        gb_cb(b, cur, "ffn_norm", il);
+        if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) < 0) {
+            cur = gb_ffn(b, cur, il);
+            gb_cb(b, cur, "ffn_out", il);
+        } else {
+            /* Mistral 3's gate experts are optional, as llama's are. */
+            cur = gb_moe_ffn(b, cur, il, !qk_norm || hp->n_expert_used > 0);
+            gb_cb(b, cur, "ffn_moe_out", il);
+        }
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        if (!qk_norm)
+            gb_cb(b, cur, "ffn_out", il);
+        gb_cb(b, cur, "l_out", il);
+        if (il < b->n_deepstack) {
+            /* Deepstack: the embedding slice il + 1 of each input row is
+             * added after layer il, image or not (for text it is the
+             * padding's zeros). */
+            const gg_tensor *e = &g->t[b->t_inp_embd];
+            int32_t ds = gb_view_2d(b, b->t_inp_embd, hp->n_embd, b->p->n_tokens, e->nb[1],
+                                    (uint64_t)(il + 1) * hp->n_embd * sizeof(float));
+            /* After the last layer only the output rows are left: ggml_add
+             * aborts unless the slice repeats onto them (llama.cpp has no
+             * graph for a deepstack that reaches the last layer then). */
+            if (gb_ne(b, cur, 1) % b->p->n_tokens != 0)
+                b->missing = true;
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, ds);
+            gb_cb(b, cur, "deepstack_out", il);
+        }
+        inpL = cur;
+    }
+    gb_output(b, inpL);
+}
 
-static void build_llama(bctx *b) { gb_build_llama_like(b, false); }
-static void build_qwen3(bctx *b) { gb_build_llama_like(b, true); }
+/* ---- the graph of an architecture ---------------------------------------- */
 
 int ggfit__build_graph(gg_graph *g, const gb_params *p)
 {
     bctx b = { .g = g, .p = p, .hp = ggfit_model_hparams(p->m),
                .gguf = ggfit_model_gguf(p->m) };
-    const char *arch = b.hp->arch;
-    void (*build)(bctx *) = NULL;
-    if (!strcmp(arch, "llama"))
-        build = build_llama;
-    else if (!strcmp(arch, "qwen3") || !strcmp(arch, "qwen3moe"))
-        build = build_qwen3;
-    for (size_t i = 0; !build && i < sizeof builders / sizeof builders[0]; i++)
-        if (!strcmp(arch, builders[i].arch))
-            build = builders[i].build;
+    /* The registry row's builder; the generic row of an architecture
+     * llama.cpp has no rules for has none. */
+    void (*build)(bctx *) = p->arch->build;
     if (!build)
         return GGFIT_EUNSUPPORTED;
     /* llama.cpp cannot load a model without its embeddings or with empty

@@ -1,12 +1,13 @@
 /*
- * build_impl.h - the building blocks of llama.cpp's graphs (llama-graph.cpp),
- * shared by the per-architecture builders in src/build_<arch>.c. Each block
- * follows the llama.cpp function named in its comment op for op, in the
- * same order: the allocator's result depends on the order tensors are
- * created and expanded.
+ * graph.h - the building blocks of llama.cpp's graphs (llama-graph.cpp),
+ * shared by the per-architecture builders in src/models/<arch>.c. Each
+ * block follows the llama.cpp function named in its comment op for op, in
+ * the same order: the allocator's result depends on the order tensors are
+ * created and expanded. An architecture's builder is static in its file
+ * and reached through its registry row (ggfit_arch.build).
  */
-#ifndef GGFIT_BUILD_IMPL_H
-#define GGFIT_BUILD_IMPL_H
+#ifndef GGFIT_GRAPH_H
+#define GGFIT_GRAPH_H
 
 #include "llama/build.h"
 
@@ -23,8 +24,8 @@ typedef struct bctx {
     int32_t k_rot_swa, v_rot_swa; /* rotations of the SWA cache, -1 */
     int32_t s_copy_main, s_copy_extra; /* state rows to read (gb_inputs_rs) */
     bool missing;               /* a required weight was not found */
-    bool attn_soft_cap;         /* gemma2: tanh soft-capping of the KQ logits */
-    /* llama4, mistral3: the inputs of a KV cache (gb_inputs_kv, _iswa)
+    bool attn_soft_cap;         /* Gemma 2: tanh soft-capping of the KQ logits */
+    /* Llama 4, Mistral 3: the inputs of a KV cache (gb_inputs_kv, _iswa)
      * include the attention temperature (build_inp_attn_scale) after the
      * positions. */
     bool attn_temp;
@@ -83,7 +84,7 @@ void gb_inputs_kv_iswa(bctx *b);
 int32_t gb_attn_iswa(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                      int32_t sinks, int il);
 /* build_attn on iSWA caches without new keys and values: layer il attends
- * over the cache of the earlier layer il_kv (KV sharing, gemma3n), which
+ * over the cache of the earlier layer il_kv (KV sharing, Gemma 3n), which
  * must have been built. */
 int32_t gb_attn_iswa_shared(bctx *b, int32_t wo, int32_t q, int il, int il_kv);
 int32_t gb_ffn(bctx *b, int32_t cur, int il);                        /* SwiGLU */
@@ -123,7 +124,7 @@ int32_t gb_attn_mha_v(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, in
 /* build_ffn with SiLU on given weights: a parallel gate unless gate < 0. */
 int32_t gb_ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il);
 
-/* build_moe_ffn with any of llama.cpp's gatings, SiLU or gpt-oss's SwiGLU
+/* build_moe_ffn with any of llama.cpp's gatings, SiLU or GPT-OSS's SwiGLU
  * experts, and optional biases. */
 enum {                          /* llama_expert_gating_func_type */
     GB_GATING_SOFTMAX = 1,
@@ -132,7 +133,7 @@ enum {                          /* llama_expert_gating_func_type */
 };
 enum {                          /* build_moe_ffn's type_op */
     GB_MOE_SILU = 0,            /* SwiGLU with gate experts, else SiLU */
-    GB_MOE_SWIGLU_OAI = 1,      /* gpt-oss's clamped SwiGLU: the same op, its own name */
+    GB_MOE_SWIGLU_OAI = 1,      /* GPT-OSS's clamped SwiGLU: the same op, its own name */
 };
 typedef struct gb_moe {
     int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
@@ -145,8 +146,8 @@ typedef struct gb_moe {
     int act;                    /* GB_MOE_* */
     int gating;                 /* GB_GATING_* */
     bool norm_w;                /* the chosen weights sum to 1 */
-    bool weight_before_ffn;     /* llama4: the weights scale each expert's input */
-    bool select_logits;         /* llama4: the experts are chosen on the raw logits */
+    bool weight_before_ffn;     /* Llama 4: the weights scale each expert's input */
+    bool select_logits;         /* Llama 4: the experts are chosen on the raw logits */
     float w_scale;              /* scales the weights unless 0 or 1 */
     int64_t n_expert, n_expert_used;
     uint32_t n_groups, n_group_used; /* expert groups (DeepSeek-V3); 0: none */
@@ -158,59 +159,34 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
  * biases, SiLU. */
 void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o);
 
-/* Architectures: each builds the whole graph, or sets b->missing. */
-void gb_build_llama_like(bctx *b, bool qk_norm);
-void gb_build_qwen3vl(bctx *b);
-void gb_build_gemma3(bctx *b);
-void gb_build_gemma3n(bctx *b);
-void gb_build_gptoss(bctx *b);
-void gb_build_deepseek2(bctx *b);
-void gb_build_glm4moe(bctx *b);
-void gb_build_qwen3next(bctx *b);
-void gb_build_nemotron_h(bctx *b);
-void gb_build_lfm2(bctx *b);
-/* The Mamba1 and Mamba2 mixers of llm_build_mamba_base (build_mamba.c). */
-int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
-int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
-void gb_build_mamba(bctx *b);
-void gb_build_jamba(bctx *b);
-void gb_build_granitehybrid(bctx *b);
-/* build_ffn with SiLU, a parallel gate and the optional biases of up, gate
- * and down (build_granitehybrid.c). */
-int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
-void gb_build_falcon_h1(bctx *b);
-void gb_build_bailingmoe2(bctx *b);
-void gb_build_apertus(bctx *b);
-void gb_build_qwen2(bctx *b);
-void gb_build_phi3(bctx *b);
-void gb_build_gemma2(bctx *b);
-void gb_build_granite(bctx *b);
-/* build_qkv's fused path (Q, K and V are views of one attn_qkv product,
- * with its bias if any) and build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and
- * no gate (SwiGLU over the halves of an up of 2 n_ff rows); build_phi3.c. */
-void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
-                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v);
-int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
-void gb_build_glm4(bctx *b);
-void gb_build_llama4(bctx *b);
-void gb_build_mistral3(bctx *b);
-void gb_build_qwen2moe(bctx *b);
-/* build_ernie4_5.c: llama-like graphs with one twist each. */
-void gb_build_smollm3(bctx *b);
-void gb_build_seed_oss(bctx *b);
-void gb_build_ernie4_5(bctx *b);
-void gb_build_ernie4_5_moe(bctx *b);
-void gb_build_cohere2(bctx *b);
-void gb_build_olmo2(bctx *b);
-void gb_build_exaone4(bctx *b);
-/* build_dots1.c: llama-like graphs with Q/K norms and experts. */
-void gb_build_minimax_m2(bctx *b);
-void gb_build_dots1(bctx *b);
-void gb_build_hunyuan_moe(bctx *b);
-void gb_build_hunyuan_dense(bctx *b);
 /* Layer il's rope_factors_long or _short (llama_model::get_rope_factors:
  * long when a sequence's context exceeds the original one), one copy per
  * buffer type in leaf[GGFIT_MAX_BUFTS] (start at -1); -1 when absent. */
 int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf);
+/* build_qkv's fused path: Q, K and V are views of one attn_qkv product,
+ * with its bias if any. */
+void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
+                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v);
+/* build_ffn with SiLU, a parallel gate and the optional biases of up, gate
+ * and down. */
+int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
+/* build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and no gate: SwiGLU over the
+ * halves of an up of 2 n_ff rows. */
+int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
+
+/* The Mamba1 and Mamba2 mixers of layer il (build_mamba_layer and
+ * build_mamba2_layer, graph_mamba.c): they read and store the layer's
+ * recurrent state (gb_inputs_rs first), or set b->missing. */
+int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
+int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
+
+/* The whole graph of llama_model_llama::graph and the architectures that
+ * repeat it, or b->missing; flags say how they differ. */
+enum {
+    GB_LLAMA_QK_NORM = 1,       /* Q/K RMS norms before a plain RoPE (Qwen3) */
+    GB_LLAMA_LONG_SHORT = 2,    /* LongRoPE's factors without rope_freqs */
+    GB_LLAMA_TEMP = 4,          /* the attention temperature input scales Q */
+};
+void gb_build_llama_like(bctx *b, unsigned flags);
 
 #endif

@@ -10,7 +10,7 @@
 #include "base/base.h"
 #include "llama/arch.h"
 #include "llama/model.h"
-#include "llama/project.h"
+#include "llama/patterns.h"
 
 #define MAX_LAYERS 4096    /* block_count above this is refused; real models have < 200 */
 
@@ -28,16 +28,12 @@ struct ggfit_model {
     struct model_cache *cache;  /* the last graph projected, shared by calls */
 };
 
-/* ggfit_project and ggfit_fit take a const model but keep the last graph
- * they built with it, so that the next projection of the same structure
- * only re-targets buffer types. A caller takes the graph out under the
- * lock and gives it back when done; one that finds it taken builds its own,
- * so concurrent callers never share a graph. */
+/* What the model keeps for the projections (ggfit__model_keep_take). */
 struct model_cache {
     pthread_mutex_t lock;
-    struct ggfit__gcache *graph;   /* NULL: none, or taken */
+    void *kept;                    /* NULL: none, or taken */
+    void (*free_kept)(void *);
 };
-
 static const char *const role_names[GGFIT_ROLE_COUNT] = {
     [GGFIT_ROLE_TOKEN_EMBD] = "token_embd",
     [GGFIT_ROLE_OUTPUT] = "output",
@@ -372,6 +368,63 @@ static int64_t block_index(const char *name, const char **rest)
     return n;
 }
 
+/* ---- tensor facts for placement ------------------------------------------ */
+
+/* The part of a block tensor's name after "blk.N.". */
+static const char *block_rest(const char *name)
+{
+    const char *dot = strchr(name + 4, '.');
+    return dot ? dot + 1 : name;
+}
+
+static bool name_has(const char *name, const char *part)
+{
+    return strstr(name, part) != NULL;
+}
+
+static weight_op tensor_op(const ggfit_tensor *t)
+{
+    const char *n = t->info->name;
+    size_t len = strlen(n);
+    if (len < 7 || strcmp(n + len - 7, ".weight") != 0)
+        return OP_OTHER;   /* biases, scales */
+    if (t->role == GGFIT_ROLE_TOKEN_EMBD || name_has(n, "embed_tokens"))
+        return OP_GET_ROWS;
+    if (!strncmp(n, "rope_", 5))
+        return OP_ROPE;
+    if (t->role == GGFIT_ROLE_NORM || t->role == GGFIT_ROLE_OUTPUT_NORM || name_has(n, "norm") ||
+        name_has(n, "conv.weight") || name_has(n, "conv1d") || name_has(n, "ssm_a") ||
+        name_has(n, "ssm_d.") ||
+        name_has(n, "attn_sinks"))
+        return OP_OTHER;
+    if (t->role == GGFIT_ROLE_EXPERTS && t->info->n_dims == 3)
+        return OP_MUL_MAT_ID;
+    if (t->info->n_dims == 2)
+        return OP_MUL_MAT;
+    return OP_OTHER;
+}
+
+_Static_assert((int)OP_OTHER <= (int)GGFIT_TFACT_OP && GGFIT_TFACT_FFN_SHIFT + GGFIT_FFN_KIND_COUNT <= 8,
+               "weight ops and FFN kinds fit their bits of GGFIT_TFACT_*");
+
+/* What weight placement (llama/weights.c, override.c) would otherwise work
+ * out from the name on every projection. */
+static uint16_t tensor_facts(const ggfit_tensor *t)
+{
+    const char *n = t->info->name;
+    uint16_t f = (uint16_t)tensor_op(t);
+    if (t->layer >= 0) {
+        f |= (uint16_t)(ggfit__ffn_kinds(block_rest(n)) << GGFIT_TFACT_FFN_SHIFT);
+    }
+    if (!strcmp(n, "token_embd.weight"))
+        f |= GGFIT_TFACT_TOKEN_EMBD;
+    if (!strcmp(n, "output.weight"))
+        f |= GGFIT_TFACT_OUTPUT;
+    if (!strncmp(n, "token_embd_norm", 15))
+        f |= GGFIT_TFACT_EMBD_NORM;
+    return f;
+}
+
 static int classify(loader *l)
 {
     ggfit_model *m = l->m;
@@ -414,7 +467,7 @@ static int classify(loader *l)
                 m->input_bytes += nb;
         }
         m->role_bytes[t->role] += nb;
-        m->facts[i] = ggfit__tensor_facts(t);
+        m->facts[i] = tensor_facts(t);
     }
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
@@ -427,7 +480,7 @@ static int classify(loader *l)
 
 /* ---- public interface --------------------------------------------------- */
 
-int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
+ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
 {
     if (err)
         *err = NULL;
@@ -465,7 +518,7 @@ int ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
     return GGFIT_OK;
 }
 
-int ggfit_model_open(const char *path, ggfit_model **out, char **err)
+ggfit_status ggfit_model_open(const char *path, ggfit_model **out, char **err)
 {
     ggfit_gguf *g;
     if (out)
@@ -483,7 +536,8 @@ void ggfit_model_free(ggfit_model *m)
     ggfit_gguf_close(m->g);
     if (m->cache) {
         pthread_mutex_destroy(&m->cache->lock);
-        ggfit__gcache_free(m->cache->graph);
+        if (m->cache->kept)
+            m->cache->free_kept(m->cache->kept);
         free(m->cache);
     }
     free(m->layers);
@@ -494,25 +548,27 @@ void ggfit_model_free(ggfit_model *m)
     free(m);
 }
 
-struct ggfit__gcache *ggfit__model_cache_take(const ggfit_model *m)
+void *ggfit__model_keep_take(const ggfit_model *m)
 {
-    struct ggfit__gcache *c = NULL;
     pthread_mutex_lock(&m->cache->lock);
-    c = m->cache->graph;
-    m->cache->graph = NULL;
+    void *p = m->cache->kept;
+    m->cache->kept = NULL;
     pthread_mutex_unlock(&m->cache->lock);
-    return c ? c : ggfit__gcache_new();
+    return p;
 }
 
-void ggfit__model_cache_give(const ggfit_model *m, struct ggfit__gcache *c)
+void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void *))
 {
-    if (!c)
+    if (!p)
         return;
     pthread_mutex_lock(&m->cache->lock);
-    struct ggfit__gcache *old = m->cache->graph;
-    m->cache->graph = c;
+    void *old = m->cache->kept;
+    void (*free_old)(void *) = m->cache->free_kept;
+    m->cache->kept = p;
+    m->cache->free_kept = free_fn;
     pthread_mutex_unlock(&m->cache->lock);
-    ggfit__gcache_free(old);   /* another caller's, given back first */
+    if (old)
+        free_old(old);   /* another caller's, given back first */
 }
 
 const uint16_t *ggfit__model_facts(const ggfit_model *m)

@@ -11,9 +11,18 @@
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
 
+/* The ops llama.cpp probes a weight with, as far as placement cares. */
+typedef enum weight_op {
+    OP_MUL_MAT,      /* 2-D matrix product: may be repacked */
+    OP_MUL_MAT_ID,   /* 3-D expert product: may be repacked */
+    OP_GET_ROWS,     /* embeddings: never repacked */
+    OP_ROPE,         /* rope factors: duplicated per buffer type */
+    OP_OTHER,        /* norms, biases, convolutions */
+} weight_op;
+
 /* Per-tensor facts that weight placement tests on every projection, worked
  * out once from the name when the model is described: the weight op
- * (project.c's weight_op) in the low bits, then flags. */
+ * (weight_op) in the low bits, then flags. */
 enum {
     GGFIT_TFACT_OP = 7,              /* mask: the weight op */
     GGFIT_TFACT_FFN_SHIFT = 3,       /* bit 3 + k: "blk.N.<rest>" is FFN kind k */
@@ -21,7 +30,16 @@ enum {
     GGFIT_TFACT_OUTPUT = 1 << 9,     /* named "output.weight" */
     GGFIT_TFACT_EMBD_NORM = 1 << 10, /* named "token_embd_norm..." */
 };
-uint16_t ggfit__tensor_facts(const ggfit_tensor *t);             /* project.c */
-const uint16_t *ggfit__model_facts(const ggfit_model *m);        /* model.c */
+const uint16_t *ggfit__model_facts(const ggfit_model *m);
+
+/* ggfit_project and ggfit_fit take a const model but keep the last graph
+ * they built with it (llama/graph_cache.c), so that the next projection of
+ * the same structure only re-targets buffer types. The model holds it
+ * without knowing what it is: take returns the kept object (NULL: none, or
+ * taken by another thread, so that concurrent callers never share one);
+ * give keeps p (NULL: no-op), freed with free_fn when it is replaced or the
+ * model is freed, and frees the one it replaces. */
+void *ggfit__model_keep_take(const ggfit_model *m);
+void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void *));
 
 #endif

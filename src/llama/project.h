@@ -1,24 +1,123 @@
 /*
- * project.h - the projection's internal entry points (llama/project.c).
+ * project.h - the projection's internal side: the state one projection
+ * carries through its stages, and each stage's entry point. The stages and
+ * the llama.cpp code each follows:
+ *   split.c             the layers' devices (llama_model::load_tensors)
+ *   buft.c              buffer type lists, alignment, repacking
+ *                       (make_cpu_buft_list, select_weight_buft)
+ *   override.c          -ot, -cmoe, -ncmoe (tensor_buft_overrides)
+ *   weights.c           each weight's buffer type and bytes
+ *   kv_cache.c          KV cells, sliding windows, MLA (llama_kv_cache,
+ *                       llama_kv_cache_iswa)
+ *   memory_recurrent.c  recurrent state (llama_memory_recurrent)
+ *   context.c           sizes, the compute graph's reserve and the -fa auto
+ *                       probe (llama_context)
+ *   graph_cache.c       graphs kept between projections
+ *   compute_estimate.c  compute buffers without a graph
+ *   debug.c             graph dumps for tools/graphdiff.py and scheddiff.py
+ *   project.c           the order they run in, and the rows of the result
  */
 #ifndef GGFIT_PROJECT_H
 #define GGFIT_PROJECT_H
 
-#include "ggfit.h"
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
-/* A fit's projections share one graph structure; the cache keeps the last
- * two built graphs so that the next projection only re-targets buffers. */
+#include "ggfit.h"
+#include "llama/arch.h"
+#include "llama/model.h"
+
 struct ggfit__gcache;
-struct ggfit__gcache *ggfit__gcache_new(void);
-void ggfit__gcache_free(struct ggfit__gcache *c);
-int ggfit__project_cached(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                          size_t n, ggfit_projection *out, int32_t *placement,
-                          struct ggfit__gcache *cache, char **err);
-/* The model keeps the last cache given back, across calls (model.c): take
- * returns it, or a new one when it is absent or taken by another thread
- * (NULL when out of memory: project without one); give keeps c (NULL: no-op)
- * and frees the one it replaces. */
-struct ggfit__gcache *ggfit__model_cache_take(const ggfit_model *m);
-void ggfit__model_cache_give(const ggfit_model *m, struct ggfit__gcache *c);
+
+/* One projection in progress. */
+typedef struct proj {
+    const ggfit_model *m;
+    const ggfit_hparams *hp;
+    const ggfit_params *p;
+    const ggfit_arch *arch;
+    const ggfit_device *devs[GGFIT_MAX_DEVICES];   /* the model's devices */
+    uint32_t n_dev;
+    float cum[GGFIT_MAX_DEVICES];                  /* cumulative split */
+    uint32_t i_gpu_start, act;
+    int dev_buft[GGFIT_MAX_DEVICES];
+    int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
+    struct rule {
+        pcre2_code *re;        /* a general pattern, or NULL for a block rule */
+        int32_t layer;         /* block rule: its block; -1 any; -2 below -ncmoe */
+        uint8_t kind;          /* block rule: which FFN tensors (ggfit_ffn_kind) */
+        int target;            /* device, or -1 for the CPU */
+    } rules[GGFIT_MAX_OVERRIDES + 2];
+    uint32_t n_rules;
+    pcre2_match_data *md;
+    int32_t tied_buft;                             /* the tied output copy, -1 */
+    bool fa_mismatch;                              /* FA probe: a node left its layer */
+    struct ggfit__gcache *cache;                   /* a fit's graph, or NULL */
+    uint32_t period;                               /* SWA period in force */
+    bool swa;
+    uint64_t size_swa;
+    ggfit_projection *out;
+    char **err;
+} proj;
+
+/* The model's file, for messages. */
+static inline const char *ggfit__proj_path(const proj *pr)
+{
+    return ggfit_gguf_shard_path(ggfit_model_gguf(pr->m), 0);
+}
+
+/* project.c */
+/* Projects as ggfit_project does, with the graphs kept in cache (NULL:
+ * none kept); a fit's projections share one. */
+ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
+                                   const ggfit_device *devs, size_t n, ggfit_projection *out,
+                                   int32_t *placement, struct ggfit__gcache *cache, char **err);
+
+/* split.c: the devices (-sm, -mg, -ts, -ngl) and the device of layer il
+ * (il == n_layer: the output layer), -1 for the CPU. */
+ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n);
+int ggfit__dev_layer(const proj *pr, uint32_t il);
+
+/* buft.c: buffer types, added to the result as first used. */
+uint32_t ggfit__buft_alignment(const proj *pr, int b);
+uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t);
+int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host);
+int ggfit__cpu_buft(proj *pr);
+int ggfit__device_buft(proj *pr, int d);
+/* The CPU list's choice for weight t used by op: the host buffer type, CPU_REPACK or CPU. */
+int ggfit__select_cpu(proj *pr, const ggfit_tensor_info *t, weight_op op);
+/* Where the CPU backend computes: the first device's host buffer type, else CPU. */
+int ggfit__cpu_compute_buft(proj *pr);
+
+/* override.c: the rules of -ot, -cmoe and -ncmoe, and the target of the
+ * first one matching a tensor: a device, -1 for the CPU, -2 for none. */
+ggfit_status ggfit__setup_overrides(proj *pr);
+int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts);
+void ggfit__overrides_free(proj *pr);
+
+/* weights.c: every weight's buffer type (placement, per model tensor) and bytes. */
+ggfit_status ggfit__project_weights(proj *pr, int32_t *placement);
+
+/* kv_cache.c */
+void ggfit__resolve_swa(proj *pr);
+bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period);
+bool ggfit__layer_has_attn(const proj *pr, uint32_t il);
+int ggfit__context_buft(proj *pr, uint32_t il);
+void ggfit__add_context(proj *pr, int b, uint64_t bytes);
+ggfit_status ggfit__check_cache_blocks(proj *pr);
+ggfit_status ggfit__project_kv(proj *pr);
+
+/* memory_recurrent.c */
+bool ggfit__layer_has_state(const proj *pr, uint32_t il);
+void ggfit__project_state(proj *pr);
+
+/* context.c */
+ggfit_status ggfit__resolve_sizes(proj *pr);
+ggfit_status ggfit__resolve_flash_attn(proj *pr, const int32_t *placement);
+/* Builds llama.cpp's graph and sizes its compute buffers (probe: the -fa
+ * auto probe instead); GGFIT_EUNSUPPORTED when there is no graph. */
+ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe);
+
+/* compute_estimate.c */
+void ggfit__project_compute_estimate(proj *pr);
 
 #endif

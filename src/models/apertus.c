@@ -1,5 +1,5 @@
 /*
- * build_apertus.c - src/models/apertus.cpp: Apertus. Pre-norm attention
+ * apertus.c - src/models/apertus.cpp: Apertus. Pre-norm attention
  * with RMS Q/K norms before RoPE (with rope_freqs, or LongRoPE's long or
  * short factors), an optional output bias, and an FFN without a gate:
  * up, xIELU (one unary op, the shape of its input), down.
@@ -7,7 +7,7 @@
 #include "llama/graph.h"
 
 /* llama_model_apertus::graph */
-void gb_build_apertus(bctx *b)
+static void build_apertus(bctx *b)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
@@ -66,3 +66,9 @@ void gb_build_apertus(bctx *b)
     }
     gb_output(b, inpL);
 }
+
+const ggfit_arch ggfit__model_apertus = {
+    .name = "apertus",
+    .mem = GGFIT_MEM_KV,
+    .build = build_apertus,
+};

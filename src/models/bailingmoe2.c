@@ -1,5 +1,5 @@
 /*
- * build_bailingmoe2.c - src/models/bailingmoe2.cpp: Ling/Ring 2.0. Fused
+ * bailingmoe2.c - src/models/bailingmoe2.cpp: Ling/Ring 2.0. Fused
  * QKV with RMS Q/K norms before RoPE, a dense SwiGLU in the leading blocks
  * and elsewhere routed experts (the file's gating, by default sigmoid with
  * a selection bias, over expert groups when it has them) plus shared
@@ -62,7 +62,7 @@ static int32_t ling_layer(bctx *b, int32_t inpL, int il, bool last)
 }
 
 /* llama_model_bailingmoe2::graph */
-void gb_build_bailingmoe2(bctx *b)
+static void build_bailingmoe2(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
@@ -82,3 +82,11 @@ void gb_build_bailingmoe2(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* The NextN blocks are left out of the graph but keep their KV cells. */
+const ggfit_arch ggfit__model_bailingmoe2 = {
+    .name = "bailingmoe2",
+    .mem = GGFIT_MEM_KV,
+    .nextn_kv = true,
+    .build = build_bailingmoe2,
+};

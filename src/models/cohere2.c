@@ -1,5 +1,5 @@
 /*
- * build_cohere2.c - src/models/cohere2.cpp: Command R7B and Command A.
+ * cohere2.c - src/models/cohere2.cpp: Command R7B and Command A.
  * One layer norm feeds attention and FFN side by side (a parallel block),
  * both added to the residual; interleaved sliding-window attention (iSWA)
  * with RoPE on the sliding-window layers only; logits scaled at the end.
@@ -50,7 +50,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 }
 
 /* llama_model_cohere2::graph */
-void gb_build_cohere2(bctx *b)
+static void build_cohere2(bctx *b)
 {
     gg_graph *g = b->g;
     if (!b->p->swa) {
@@ -72,3 +72,11 @@ void gb_build_cohere2(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* Three sliding-window layers in four, the fourth global. */
+const ggfit_arch ggfit__model_cohere2 = {
+    .name = "cohere2",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 4,
+    .build = build_cohere2,
+};

@@ -1,5 +1,5 @@
 /*
- * build_deepseek2.c - src/models/deepseek2.cpp: DeepSeek-V2/V3. Attention is
+ * deepseek2.c - src/models/deepseek2.cpp: DeepSeek-V2/V3. Attention is
  * MLA: keys and values are compressed to one latent row per token, and the
  * cache holds only that latent plus the roped part of the key (K only, one
  * head). Q absorbs the key decompression (attn_k_b); the attention output is
@@ -177,7 +177,8 @@ static int32_t ds2_layer(bctx *b, const ds2 *d, int32_t inpL, int il, bool last)
     return cur;
 }
 
-void gb_build_deepseek2(bctx *b)
+/* llama_model_deepseek2::graph */
+static void build_deepseek2(bctx *b)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
@@ -213,3 +214,11 @@ void gb_build_deepseek2(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* The NextN blocks are left out of the graph but keep their KV cells. */
+const ggfit_arch ggfit__model_deepseek2 = {
+    .name = "deepseek2",
+    .mem = GGFIT_MEM_KV,
+    .nextn_kv = true,
+    .build = build_deepseek2,
+};

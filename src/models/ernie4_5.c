@@ -1,67 +1,11 @@
 /*
- * build_ernie4_5.c - four llama-like graphs (src/models/smollm3.cpp,
- * seed-oss.cpp, ernie4-5.cpp, ernie4-5-moe.cpp): pre-norm attention with
- * RoPE and a SwiGLU FFN, each with one twist.
- *  - smollm3: every 4th layer (il + 1 divisible by 4) skips RoPE;
- *  - seed_oss: the FFN's norm is blk.N.post_attention_norm;
- *  - ernie4_5: loads attn_output.bias but never adds it;
- *  - ernie4_5-moe: from the first layer after the leading dense ones, every
- *    interleave_moe_layer_step-th layer is softmax-gated experts (weights
- *    normalised, an optional selection bias, gate experts optional) plus an
- *    optional shared expert.
- * None of them reads rope_freqs or expert_weights_scale.
+ * ernie4_5.c - src/models/ernie4-5.cpp: ERNIE 4.5 (dense), a llama-like
+ * graph (pre-norm attention with RoPE, a SwiGLU FFN) that loads
+ * attn_output.bias but never adds it. It reads no rope_freqs.
  */
 #include "llama/graph.h"
 
-typedef struct variant {
-    int no_rope_step;           /* layers with (il + 1) % step == 0 skip RoPE; 0: none */
-    const char *ffn_norm;       /* the norm before the FFN */
-    bool moe;                   /* ernie4_5-moe's expert layers */
-} variant;
-
-/* ernie4_5-moe's expert FFN of layer il, then its shared expert when the
- * model has one. */
-static int32_t ffn_moe(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    gb_moe o = {
-        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
-        .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
-        .gate_exps = gb_weight(b, "blk.%d.ffn_gate_exps.weight", il),
-        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
-        .gate_up_exps = -1,
-        .exp_probs_b = gb_weight(b, "blk.%d.exp_probs_b.bias", il),
-        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
-        .gating = GB_GATING_SOFTMAX, .norm_w = true, .w_scale = 0,
-        .n_expert = b->hp->n_expert, .n_expert_used = b->hp->n_expert_used,
-    };
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    /* llama.cpp loads the shared expert when its length key is non-zero. */
-    if (gb_key(b, "expert_shared_feed_forward_length", 0) <= 0)
-        return moe_out;
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    return gg_binary(g, GGFIT_OP_ADD, moe_out, shexp);
-}
-
-/* Whether layer il of ernie4_5-moe runs the experts (the graph's rule; the
- * loader gives every layer past the dense ones experts, so a step over 1
- * leaves llama.cpp without dense weights there). */
-static bool moe_layer(bctx *b, int il)
-{
-    uint32_t lead = (uint32_t)gb_key(b, "leading_dense_block_count", 0);
-    uint32_t step = (uint32_t)gb_key(b, "interleave_moe_layer_step", 0);
-    if (step == 0) {
-        b->missing = true;   /* llama.cpp requires the key and asserts step > 0 */
-        return false;
-    }
-    return (uint32_t)il >= lead && ((uint32_t)il + 1) % step == 0;
-}
-
-static int32_t layer(bctx *b, const variant *vr, int32_t inpL, int il, bool last)
+static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 {
     gg_graph *g = b->g;
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
@@ -74,69 +18,41 @@ static int32_t layer(bctx *b, const variant *vr, int32_t inpL, int il, bool last
         gb_qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, &q, &k, &v);
     else
         gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);   /* biases when present */
-    if (vr->no_rope_step == 0 || (il + 1) % vr->no_rope_step != 0) {
-        q = gg_rope(g, q, b->inp_pos, -1);
-        k = gg_rope(g, k, b->inp_pos, -1);
-    }
+    q = gg_rope(g, q, b->inp_pos, -1);
+    k = gg_rope(g, k, b->inp_pos, -1);
     gb_cb(b, q, "Qcur", il);
     gb_cb(b, k, "Kcur", il);
     gb_cb(b, v, "Vcur", il);
-    /* None of the four adds an output bias. */
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
     if (last)
         gb_out_rows(b, &cur, &inpSA);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "ffn_inp", il);
-    cur = gb_norm(b, ffn_inp, gb_required(b, vr->ffn_norm, il), il);
+    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
     gb_cb(b, cur, "ffn_norm", il);
-    if (vr->moe && moe_layer(b, il)) {
-        cur = ffn_moe(b, cur, il);
-    } else {
-        cur = gb_ffn_gated(b, cur, il);
-    }
+    cur = gb_ffn_gated(b, cur, il);
     gb_cb(b, cur, "ffn_out", il);
     cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
     gb_cb(b, cur, "l_out", il);
     return cur;
 }
 
-static void build(bctx *b, const variant *vr)
+/* llama_model_ernie4_5::graph */
+static void build_ernie4_5(bctx *b)
 {
     int n_layer = (int)b->hp->n_layer;
     int32_t inpL = gb_inp_embd(b);
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer && !b->missing; il++)
-        inpL = layer(b, vr, inpL, il, il == n_layer - 1);
+        inpL = layer(b, inpL, il, il == n_layer - 1);
     if (b->missing)
         return;
     gb_output(b, inpL);
 }
 
-/* llama_model_smollm3::graph (n_no_rope_layer_step is fixed at 4) */
-void gb_build_smollm3(bctx *b)
-{
-    static const variant vr = { 4, "blk.%d.ffn_norm.weight", false };
-    build(b, &vr);
-}
-
-/* llama_model_seed_oss::graph */
-void gb_build_seed_oss(bctx *b)
-{
-    static const variant vr = { 0, "blk.%d.post_attention_norm.weight", false };
-    build(b, &vr);
-}
-
-/* llama_model_ernie4_5::graph */
-void gb_build_ernie4_5(bctx *b)
-{
-    static const variant vr = { 0, "blk.%d.ffn_norm.weight", false };
-    build(b, &vr);
-}
-
-/* llama_model_ernie4_5_moe::graph */
-void gb_build_ernie4_5_moe(bctx *b)
-{
-    static const variant vr = { 0, "blk.%d.ffn_norm.weight", true };
-    build(b, &vr);
-}
+const ggfit_arch ggfit__model_ernie4_5 = {
+    .name = "ernie4_5",
+    .mem = GGFIT_MEM_KV,
+    .build = build_ernie4_5,
+};

@@ -1,5 +1,5 @@
 /*
- * build_falcon_h1.c - src/models/falcon-h1.cpp: Falcon-H1, every layer a
+ * falcon_h1.c - src/models/falcon-h1.cpp: Falcon-H1, every layer a
  * RoPE attention and a Mamba2 mixer side by side on the same normed input
  * (the norm is computed twice), their sum added to the residual, then a
  * SwiGLU feed-forward with optional biases. Its norm is blk.N.ffn_norm,
@@ -8,7 +8,7 @@
 #include "llama/graph.h"
 
 /* llama_model_falcon_h1::graph */
-void gb_build_falcon_h1(bctx *b)
+static void build_falcon_h1(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -55,3 +55,11 @@ void gb_build_falcon_h1(bctx *b)
     }
     gb_output(b, inpL);
 }
+
+/* Every layer has both attention (KV cells) and a Mamba2 state. */
+const ggfit_arch ggfit__model_falcon_h1 = {
+    .name = "falcon-h1",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_BOTH,
+    .build = build_falcon_h1,
+};

@@ -1,5 +1,5 @@
 /*
- * build_gemma2.c - src/models/gemma2.cpp: Gemma 2 with interleaved
+ * gemma2.c - src/models/gemma2.cpp: Gemma 2 with interleaved
  * sliding-window attention (every other layer, by default), scaled
  * embeddings, norms after attention and FFN as well as before, a GELU-gated
  * FFN, and tanh soft-capping of the attention and final logits.
@@ -55,7 +55,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 }
 
 /* llama_model_gemma2::graph */
-void gb_build_gemma2(bctx *b)
+static void build_gemma2(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -81,3 +81,12 @@ void gb_build_gemma2(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* Every other layer slides over 4096 tokens unless the file says otherwise. */
+const ggfit_arch ggfit__model_gemma2 = {
+    .name = "gemma2",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 2,
+    .swa_default = 4096,
+    .build = build_gemma2,
+};

@@ -1,5 +1,5 @@
 /*
- * build_gemma3.c - src/models/gemma3.cpp: Gemma 3 with interleaved
+ * gemma3.c - src/models/gemma3.cpp: Gemma 3 with interleaved
  * sliding-window attention (iSWA): scaled embeddings, Q/K norms, norms
  * after attention and FFN as well as before, a GELU-gated FFN.
  */
@@ -82,7 +82,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 }
 
 /* llama_model_gemma3::graph */
-void gb_build_gemma3(bctx *b)
+static void build_gemma3(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -108,3 +108,12 @@ void gb_build_gemma3(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* Five sliding-window layers in six, when the file gives a window. */
+const ggfit_arch ggfit__model_gemma3 = {
+    .name = "gemma3",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 6,
+    .swa_needs_window = true,
+    .build = build_gemma3,
+};

@@ -1,11 +1,13 @@
 /*
- * build_gemma3n.c - src/models/gemma3n.cpp: Gemma 3n. Each token carries
+ * gemma3n.c - src/models/gemma3n.cpp: Gemma 3n. Each token carries
  * n_altup streams (AltUp) of which one goes through the block; the block
  * adds a low-rank residual (LAuReL) and a per-layer embedding of the token;
  * the first layers sparsify the FFN gate; iSWA, and the layers from
  * kv_from_start on attend over an earlier layer's cache without keys or
  * values of their own.
  */
+#include <string.h>
+
 #include "llama/graph.h"
 
 /* llama_hparams: fixed for gemma3n, whatever the file says. */
@@ -252,7 +254,7 @@ static int32_t layer(bctx *b, int32_t inpL, int32_t per_layer, int il)
 }
 
 /* llama_model_gemma3n::graph */
-void gb_build_gemma3n(bctx *b)
+static void build_gemma3n(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -304,3 +306,27 @@ void gb_build_gemma3n(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* llama_model_gemma3n::load_tensors: the per-layer projection and its norm
+ * are repeating tensors outside the blocks, created for block 0. */
+static int64_t tensor_layer_gemma3n(const ggfit_model *m, const ggfit_tensor *t)
+{
+    (void)m;
+    const char *n = t->info->name;
+    if (!strncmp(n, "per_layer_model_proj.", 21) || !strncmp(n, "per_layer_proj_norm.", 20))
+        return 0;
+    return -2;
+}
+
+/* The blocks from the 20th on reuse the caches of blocks 18 (sliding
+ * window) and 19 (llama_hparams::n_layer_kv_from_start); the tied output's
+ * copy of token_embd is made before token_embd itself. */
+const ggfit_arch ggfit__model_gemma3n = {
+    .name = "gemma3n",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 5,
+    .kv_from_start = 20,
+    .tied_output_copied = true,
+    .build = build_gemma3n,
+    .tensor_layer = tensor_layer_gemma3n,
+};

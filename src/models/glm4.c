@@ -1,9 +1,9 @@
 /*
- * build_glm4.c - src/models/glm4.cpp: dense GLM-4 (9B, 32B, 0414). Q/K/V
+ * glm4.c - src/models/glm4.cpp: dense GLM-4 (9B, 32B, 0414). Q/K/V
  * (separate with biases, or fused), partial RoPE (or M-RoPE: the same
  * shapes), norms after the attention and after the FFN as well as before,
  * and a fused gate_up FFN. The last nextn_predict_layers blocks (GLM-OCR)
- * are skipped as in glm4moe: weights and KV cells, but no graph.
+ * are skipped as in GLM-4.5: weights and KV cells, but no graph.
  */
 #include "llama/graph.h"
 
@@ -44,7 +44,7 @@ static int32_t glm4_layer(bctx *b, int32_t inpL, int il, bool last)
 }
 
 /* llama_model_glm4::graph */
-void gb_build_glm4(bctx *b)
+static void build_glm4(bctx *b)
 {
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
     /* llama.cpp asserts n_layer_nextn < n_layer and equal head sizes. */
@@ -58,3 +58,11 @@ void gb_build_glm4(bctx *b)
         inpL = glm4_layer(b, inpL, il, il == n_layer - 1);
     gb_output(b, inpL);
 }
+
+/* The NextN blocks are left out of the graph but keep their KV cells. */
+const ggfit_arch ggfit__model_glm4 = {
+    .name = "glm4",
+    .mem = GGFIT_MEM_KV,
+    .nextn_kv = true,
+    .build = build_glm4,
+};

@@ -1,5 +1,5 @@
 /*
- * build_glm4moe.c - src/models/glm4-moe.cpp: GLM-4.5. Attention with Q/K/V
+ * glm4moe.c - src/models/glm4-moe.cpp: GLM-4.5. Attention with Q/K/V
  * biases (and Q/K norms in the largest model), a post-attention norm before
  * the FFN, a dense FFN in the leading blocks and routed experts (sigmoid
  * gating with a selection bias) plus shared experts elsewhere. The last
@@ -71,7 +71,8 @@ static int32_t glm_layer(bctx *b, int32_t inpL, int il, bool last)
     return cur;
 }
 
-void gb_build_glm4moe(bctx *b)
+/* llama_model_glm4_moe::graph */
+static void build_glm4moe(bctx *b)
 {
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
     if (n_layer < 1) {
@@ -84,3 +85,11 @@ void gb_build_glm4moe(bctx *b)
         inpL = glm_layer(b, inpL, il, il == n_layer - 1);
     gb_output(b, inpL);
 }
+
+/* The NextN blocks are left out of the graph but keep their KV cells. */
+const ggfit_arch ggfit__model_glm4moe = {
+    .name = "glm4moe",
+    .mem = GGFIT_MEM_KV,
+    .nextn_kv = true,
+    .build = build_glm4moe,
+};

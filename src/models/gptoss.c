@@ -1,5 +1,5 @@
 /*
- * build_gptoss.c - src/models/openai-moe.cpp: gpt-oss, iSWA attention with
+ * gptoss.c - src/models/openai-moe.cpp: gpt-oss, iSWA attention with
  * sinks and biases, and an MoE with biases everywhere, softmax over the
  * chosen experts' logits and the clamped SwiGLU (swiglu_oai).
  */
@@ -60,7 +60,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il)
 }
 
 /* llama_model_openai_moe::graph */
-void gb_build_gptoss(bctx *b)
+static void build_gptoss(bctx *b)
 {
     gg_graph *g = b->g;
     if (!b->p->swa) {
@@ -83,3 +83,11 @@ void gb_build_gptoss(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* Sliding-window and full attention alternate. */
+const ggfit_arch ggfit__model_gptoss = {
+    .name = "gpt-oss",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 2,
+    .build = build_gptoss,
+};

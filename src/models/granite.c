@@ -1,5 +1,5 @@
 /*
- * build_granite.c - src/models/granite.cpp (granite and granitemoe share
+ * granite.c - src/models/granite.cpp (granite and granitemoe share
  * its graph): a llama with scales on the embeddings, the residual branches
  * and the logits, optional biases on the attention output and the FFN,
  * RoPE that "rope.scaling.finetuned" can turn off, and a dense FFN or
@@ -136,7 +136,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool r
 }
 
 /* llama_model_granite::graph */
-void gb_build_granite(bctx *b)
+static void build_granite(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -168,3 +168,16 @@ void gb_build_granite(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+const ggfit_arch ggfit__model_granite = {
+    .name = "granite",
+    .mem = GGFIT_MEM_KV,
+    .build = build_granite,
+};
+
+/* granitemoe: the same graph, whose FFNs are experts. */
+const ggfit_arch ggfit__model_granitemoe = {
+    .name = "granitemoe",
+    .mem = GGFIT_MEM_KV,
+    .build = build_granite,
+};

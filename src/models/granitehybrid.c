@@ -1,5 +1,5 @@
 /*
- * build_granitehybrid.c - src/models/granite-hybrid.cpp: Granite 4.0
+ * granitehybrid.c - src/models/granite-hybrid.cpp: Granite 4.0
  * hybrids, Mamba2 layers (the layers without KV heads) and attention layers
  * (RoPE when rope.scaling.finetuned, the default), each followed by a dense
  * or MoE (optionally with a shared expert) SwiGLU feed-forward, with
@@ -24,33 +24,6 @@ static int32_t attention_layer(bctx *b, int32_t cur, bool rope, int il)
     cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
                   gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
     gb_cb(b, cur, "attn_out", il);
-    return cur;
-}
-
-/* build_ffn: SiLU with a parallel gate and optional biases (build_impl.h). */
-int32_t gb_ffn_bias(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    int32_t w;
-    int32_t tmp = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
-    gb_cb(b, tmp, "ffn_up", il);
-    if ((w = gb_weight(b, "blk.%d.ffn_up.bias", il)) >= 0) {
-        tmp = gg_binary(g, GGFIT_OP_ADD, tmp, w);
-        gb_cb(b, tmp, "ffn_up_b", il);
-    }
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate.weight", il), cur);
-    gb_cb(b, cur, "ffn_gate", il);
-    if ((w = gb_weight(b, "blk.%d.ffn_gate.bias", il)) >= 0) {
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
-        gb_cb(b, cur, "ffn_gate_b", il);
-    }
-    cur = gg_glu_split(g, cur, tmp);
-    gb_cb(b, cur, "ffn_swiglu", il);
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
-    if ((w = gb_weight(b, "blk.%d.ffn_down.bias", il)) >= 0) {
-        gb_cb(b, cur, "ffn_down", il);
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
-    }
     return cur;
 }
 
@@ -90,7 +63,7 @@ static int32_t layer_ffn(bctx *b, int32_t cur, int32_t inpSA, bool res_scale, in
 }
 
 /* llama_model_granite_hybrid::graph */
-void gb_build_granitehybrid(bctx *b)
+static void build_granitehybrid(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -126,3 +99,11 @@ void gb_build_granitehybrid(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* The Mamba2 layers are those without KV heads. */
+const ggfit_arch ggfit__model_granitehybrid = {
+    .name = "granitehybrid",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NO_KV_HEADS,
+    .build = build_granitehybrid,
+};

@@ -1,12 +1,12 @@
 /*
- * build_jamba.c - src/models/jamba.cpp: Jamba, Mamba1 layers (the layers
+ * jamba.c - src/models/jamba.cpp: Jamba, Mamba1 layers (the layers
  * without KV heads) and attention layers without RoPE, each followed by a
  * dense or MoE SwiGLU feed-forward, on hybrid memory.
  */
 #include "llama/graph.h"
 
 /* llama_model_jamba::graph */
-void gb_build_jamba(bctx *b)
+static void build_jamba(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -44,3 +44,11 @@ void gb_build_jamba(bctx *b)
     }
     gb_output(b, inpL);
 }
+
+/* The Mamba layers are those without KV heads. */
+const ggfit_arch ggfit__model_jamba = {
+    .name = "jamba",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NO_KV_HEADS,
+    .build = build_jamba,
+};

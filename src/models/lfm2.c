@@ -1,5 +1,5 @@
 /*
- * build_lfm2.c - src/models/lfm2.cpp: LFM2, short convolution layers (with
+ * lfm2.c - src/models/lfm2.cpp: LFM2, short convolution layers (with
  * a recurrent conv state) and attention layers, on hybrid memory. LFM2-MoE
  * (lfm2moe.cpp) builds the same graph, with routed experts in place of the
  * dense feed-forward after the leading_dense_block_count first layers.
@@ -79,15 +79,14 @@ static int32_t moe_block(bctx *b, int32_t cur, int il)
 }
 
 /* llama_model_lfm2::graph without sliding-window attention (graph<false>),
- * for lfm2 (every layer dense) and lfm2moe. */
-void gb_build_lfm2(bctx *b)
+ * for lfm2 (every layer dense) and lfm2moe (moe). */
+static void build(bctx *b, bool moe)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int n_layer = (int)hp->n_layer;
     /* lfm2 sets n_layer_dense_lead to n_layer; lfm2moe reads it (0 if
      * absent). */
-    bool moe = !strcmp(hp->arch, "lfm2moe");
     uint32_t n_dense = moe ? hp->n_layer_dense_lead : hp->n_layer;
     /* The iSWA variant and causal-less conv padding have no graph here. */
     if (b->p->swa || hp->shortconv_l_cache < 2) {
@@ -127,3 +126,51 @@ void gb_build_lfm2(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* llama_model_lfm2::graph: dense layers only. */
+static void build_lfm2(bctx *b)
+{
+    build(b, false);
+}
+
+/* llama_model_lfm2moe::graph: experts after the leading dense layers. */
+static void build_lfm2moe(bctx *b)
+{
+    build(b, true);
+}
+
+/* llama_model_lfm2::load_tensors: the final norm is stored under the name
+ * token_embd_norm, and placed with the output layer. */
+static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
+{
+    if (!strncmp(t->info->name, "token_embd_norm", 15))
+        return ggfit_model_hparams(m)->n_layer;
+    return -2;
+}
+
+/* llama_hparams::n_embd_r and n_embd_s: the short conv's last l_cache - 1
+ * inputs, no SSM state. */
+static void state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
+{
+    *r = (uint64_t)hp->n_embd * (hp->shortconv_l_cache ? hp->shortconv_l_cache - 1 : 0);
+    *s = 0;
+}
+
+/* The short-conv layers are those without KV heads. */
+const ggfit_arch ggfit__model_lfm2 = {
+    .name = "lfm2",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NO_KV_HEADS,
+    .build = build_lfm2,
+    .tensor_layer = tensor_layer,
+    .state_size = state_size,
+};
+
+const ggfit_arch ggfit__model_lfm2moe = {
+    .name = "lfm2moe",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NO_KV_HEADS,
+    .build = build_lfm2moe,
+    .tensor_layer = tensor_layer,
+    .state_size = state_size,
+};

@@ -1,5 +1,5 @@
 /*
- * build_llama4.c - src/models/llama4.cpp: Llama 4 (Scout, Maverick).
+ * llama4.c - src/models/llama4.cpp: Llama 4 (Scout, Maverick).
  * Chunked attention (an iSWA cache) on three layers of four, the fourth
  * without RoPE and with the attention temperature on Q instead; L2 (RMS
  * without weight) Q/K norms on the RoPE layers unless the model has 128
@@ -7,6 +7,8 @@
  * interleave_moe_layer_step-th layer) whose top experts are chosen on the
  * raw logits, weighed by their sigmoid on the input, plus a shared expert.
  */
+#include <stdio.h>
+
 #include "llama/graph.h"
 
 /* Routed experts (weights applied before the FFN) plus the shared one, on
@@ -101,7 +103,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, uint32_t no_rope_
 /* llama_model_llama4::graph: chunked attention (iSWA) unless the file
  * turns the window off (sliding_window 0), and then only the last layer
  * goes without RoPE. */
-void gb_build_llama4(bctx *b)
+static void build_llama4(bctx *b)
 {
     int n_layer = (int)b->hp->n_layer;
     if (b->hp->n_expert == 0 || b->hp->n_embd_head_k != b->hp->n_embd_head_v ||
@@ -120,3 +122,25 @@ void gb_build_llama4(bctx *b)
         inpL = layer(b, inpL, il, il == n_layer - 1, no_rope_step);
     gb_output(b, inpL);
 }
+
+/* llama_model_llama4::load_arch_hparams: chunked attention over 8192 tokens
+ * unless the file sets sliding_window to 0, which turns it off. */
+static uint32_t window_llama4(const ggfit_arch *a, const ggfit_model *m)
+{
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    char key[96];
+    snprintf(key, sizeof key, "%s.attention.sliding_window", hp->arch);
+    if (hp->n_swa == 0 && ggfit_gguf_find_key(ggfit_model_gguf(m), key) >= 0)
+        return 0;
+    return a->swa_default;
+}
+
+/* Three chunked-attention layers in four. */
+const ggfit_arch ggfit__model_llama4 = {
+    .name = "llama4",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 4,
+    .swa_default = 8192,
+    .build = build_llama4,
+    .window = window_llama4,
+};

@@ -1,5 +1,5 @@
 /*
- * build_nemotron_h.c - src/models/nemotron-h.cpp: Nemotron-H, a hybrid of
+ * nemotron_h.c - src/models/nemotron-h.cpp: Nemotron-H, a hybrid of
  * Mamba2 layers (llm_build_mamba_base::build_mamba2_layer in
  * mamba-base.cpp), attention layers without RoPE and MLP-only layers.
  */
@@ -46,7 +46,7 @@ static int32_t ffn_layer(bctx *b, int32_t cur, int il)
 }
 
 /* llama_model_nemotron_h::graph */
-void gb_build_nemotron_h(bctx *b)
+static void build_nemotron_h(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -72,3 +72,11 @@ void gb_build_nemotron_h(bctx *b)
     }
     gb_output(b, inpL);
 }
+
+/* Mamba2 layers have neither KV heads nor an FFN; attention layers have KV heads. */
+const ggfit_arch ggfit__model_nemotron_h = {
+    .name = "nemotron_h",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NEMOTRON_H,
+    .build = build_nemotron_h,
+};

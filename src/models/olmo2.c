@@ -1,12 +1,9 @@
 /*
- * build_olmo2.c - src/models/olmo2.cpp and exaone4.cpp: OLMo 2 / OLMo 3 and
- * EXAONE 4.0, the same block with its norms after attention and FFN instead
- * of before: Q/K RMS norms, attention, post-norm, residual, SwiGLU FFN,
- * post-norm, residual. OLMo norms Q and K across all heads before they
- * are split and ropes every layer; EXAONE norms each head (and reads the
- * block input without a pre-norm) and ropes only the sliding-window layers
- * of an iSWA model. Either has sliding windows only when the file (OLMo 3)
- * or the block count (EXAONE 4.0 32B) says so.
+ * olmo2.c - src/models/olmo2.cpp: OLMo 2 and OLMo 3, a block with its norms
+ * after attention and FFN instead of before: Q/K RMS norms over all heads
+ * before they are split, RoPE on every layer, attention, post-norm,
+ * residual, SwiGLU FFN, post-norm, residual. Sliding windows only when the
+ * file gives one (OLMo 3).
  */
 #include "llama/graph.h"
 
@@ -40,40 +37,10 @@ static int32_t olmo2_attn(bctx *b, int32_t cur, int il)
                      : gb_attn(b, wo, -1, q, k, v, -1, il);
 }
 
-/* Attention of an EXAONE 4.0 block: build_qkv, per-head Q/K norms. */
-static int32_t exaone4_attn(bctx *b, int32_t cur, int il)
-{
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int32_t q, k, v;
-    int32_t wqkv = gb_weight(b, "blk.%d.attn_qkv.weight", il);
-    if (wqkv >= 0)
-        gb_qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, &q, &k, &v);
-    else
-        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
-    q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il);
-    k = gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il);
-    gb_cb(b, q, "Qcur_normed", il);
-    gb_cb(b, k, "Kcur_normed", il);
-    /* RoPE on the sliding-window layers, or everywhere without windows. */
-    if (!b->p->swa || (b->p->layer_flags[il] & GB_LAYER_SWA)) {
-        int32_t rf = gb_rope_factors(b, il);
-        q = gb_rope(b, q, rf, il);
-        k = gb_rope(b, k, rf, il);
-    }
-    gb_cb(b, q, "Qcur", il);
-    gb_cb(b, k, "Kcur", il);
-    gb_cb(b, v, "Vcur", il);
-    int32_t wo = gb_required(b, "blk.%d.attn_output.weight", il);
-    int32_t out = b->p->swa ? gb_attn_iswa(b, wo, -1, q, k, v, -1, il)
-                            : gb_attn(b, wo, -1, q, k, v, -1, il);
-    gb_cb(b, out, "attn_out", il);
-    return out;
-}
-
-static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool exaone)
+static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 {
     gg_graph *g = b->g;
-    int32_t cur = exaone ? exaone4_attn(b, inpL, il) : olmo2_attn(b, inpL, il);
+    int32_t cur = olmo2_attn(b, inpL, il);
     if (last)
         gb_out_rows(b, &cur, &inpL);
     cur = gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il), il);
@@ -90,28 +57,25 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool exaone)
     return cur;
 }
 
-static void build(bctx *b, bool exaone)
+/* llama_model_olmo2::graph */
+static void build_olmo2(bctx *b)
 {
-    /* EXAONE's NextN blocks are loaded, not run. */
-    int n_layer = (int)(b->hp->n_layer - (exaone ? b->hp->n_nextn : 0));
+    int n_layer = (int)b->hp->n_layer;
     int32_t inpL = gb_inp_embd(b);
     if (b->p->swa)
         gb_inputs_kv_iswa(b);
     else
         gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
-        inpL = layer(b, inpL, il, il == n_layer - 1, exaone);
+        inpL = layer(b, inpL, il, il == n_layer - 1);
     gb_output(b, inpL);
 }
 
-/* llama_model_olmo2::graph */
-void gb_build_olmo2(bctx *b)
-{
-    build(b, false);
-}
-
-/* llama_model_exaone4::graph */
-void gb_build_exaone4(bctx *b)
-{
-    build(b, true);
-}
+/* Three sliding-window layers in four, when the file gives a window. */
+const ggfit_arch ggfit__model_olmo2 = {
+    .name = "olmo2",
+    .mem = GGFIT_MEM_KV,
+    .swa_period = 4,
+    .swa_needs_window = true,
+    .build = build_olmo2,
+};

@@ -1,61 +1,11 @@
 /*
- * build_phi3.c - src/models/phi3.cpp: fused QKV (or separate Q/K/V), RoPE
+ * phi3.c - src/models/phi3.cpp: fused QKV (or separate Q/K/V), RoPE
  * with the long or short frequency factors of LongRoPE, Q scaled before
  * attention, and a fused gate_up FFN (one up matrix of 2 n_ff rows, SwiGLU
  * over its halves). llama.cpp turns Phi-3's sliding window off, so there is
  * one KV cache.
  */
 #include "llama/graph.h"
-
-int32_t gb_rope_factors_ls(bctx *b, int il, int32_t *leaf)
-{
-    /* n_ctx_seq > n_ctx_orig_yarn picks the long factors; a stream's
-     * cells stand for n_ctx_seq. Both have the same shape. */
-    double orig = gb_key(b, "rope.scaling.original_context_length",
-                         gb_key(b, "context_length", 0));
-    const char *name = (double)b->p->n_kv > orig ? "rope_factors_long.weight"
-                                                  : "rope_factors_short.weight";
-    return gb_layer_copy(b, name, il, leaf);
-}
-
-/* build_qkv's fused path: Q, K and V are views of one product. */
-void gb_qkv_fused(bctx *b, int32_t cur, int32_t wqkv, int il, int64_t n_head,
-                  int64_t n_head_kv, int32_t *q, int32_t *k, int32_t *v)
-{
-    gg_graph *g = b->g;
-    int64_t hd = b->hp->n_embd_head_v, nt = b->p->n_tokens;
-    int32_t qkv = gg_mul_mat(g, wqkv, cur);
-    gb_cb(b, qkv, "wqkv", il);
-    int32_t bias = gb_weight(b, "blk.%d.attn_qkv.bias", il);
-    if (bias >= 0) {
-        qkv = gg_binary(g, GGFIT_OP_ADD, qkv, bias);
-        gb_cb(b, qkv, "wqkv_b", il);
-    }
-    uint32_t type = g->t[qkv].type;
-    uint64_t head = ggfit_row_bytes(type, (uint64_t)hd), nb1 = g->t[qkv].nb[1];
-    *q = gb_view_3d(b, qkv, hd, n_head, nt, head, nb1, 0);
-    *k = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
-                    ggfit_row_bytes(type, (uint64_t)(hd * n_head)));
-    *v = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
-                    ggfit_row_bytes(type, (uint64_t)(hd * (n_head + n_head_kv))));
-    gb_cb(b, *q, "Qcur", il);
-    gb_cb(b, *k, "Kcur", il);
-    gb_cb(b, *v, "Vcur", il);
-}
-
-/* build_ffn with LLM_FFN_SWIGLU, LLM_FFN_SEQ and no gate: SwiGLU over the
- * two halves of the up product. */
-int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    int32_t up = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
-    gb_cb(b, up, "ffn_up", il);
-    const gg_tensor *t = &g->t[up];
-    int64_t ne[4] = { t->ne[0] / 2, t->ne[1], t->ne[2], t->ne[3] };
-    cur = gg_op_shape(g, GGFIT_OP_GLU, t->type, 4, ne, 1, &up);
-    gb_cb(b, cur, "ffn_swiglu", il);
-    return gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
-}
 
 static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
 {
@@ -93,7 +43,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, int32_t *rf_leaf)
 }
 
 /* llama_model_phi3::graph<false> */
-void gb_build_phi3(bctx *b)
+static void build_phi3(bctx *b)
 {
     int n_layer = (int)b->hp->n_layer;
     int32_t rf_leaf[GGFIT_MAX_BUFTS];
@@ -109,3 +59,19 @@ void gb_build_phi3(bctx *b)
         inpL = layer(b, inpL, il, il == n_layer - 1, rf_leaf);
     gb_output(b, inpL);
 }
+
+/* llama_model_phi3::load_arch_hparams: llama.cpp ignores Phi-3's
+ * sliding_window for the cache. */
+static uint32_t window_phi3(const ggfit_arch *a, const ggfit_model *m)
+{
+    (void)a;
+    (void)m;
+    return 0;
+}
+
+const ggfit_arch ggfit__model_phi3 = {
+    .name = "phi3",
+    .mem = GGFIT_MEM_KV,
+    .build = build_phi3,
+    .window = window_phi3,
+};

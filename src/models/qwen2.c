@@ -1,50 +1,11 @@
 /*
- * build_qwen2.c - src/models/qwen2.cpp and qwen2moe.cpp: pre-norm attention
- * with Q/K/V biases and RoPE, then a SwiGLU FFN (qwen2) or softmax-gated
- * experts plus a shared expert behind a sigmoid gate (qwen2moe); qwen2 has
- * an optional bias on the logits.
+ * qwen2.c - src/models/qwen2.cpp: Qwen2, pre-norm attention with Q/K/V
+ * biases and RoPE, then a SwiGLU FFN, and an optional bias on the logits.
  */
 #include "llama/graph.h"
 
-/* Qwen2-MoE's FFN: the experts (weights not normalised), then the shared
- * expert scaled by sigmoid(ffn_gate_inp_shexp . x), written as
- * silu(x) / x as llama.cpp does. */
-static int32_t ffn_moe(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    gb_moe o = {
-        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
-        .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
-        .gate_exps = gb_required(b, "blk.%d.ffn_gate_exps.weight", il),
-        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
-        .gate_up_exps = -1, .exp_probs_b = -1, .gate_inp_b = -1,
-        .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
-        .gating = GB_GATING_SOFTMAX, .norm_w = false,
-        .w_scale = 0,   /* qwen2moe does not read expert_weights_scale */
-        .n_expert = b->hp->n_expert, .n_expert_used = b->hp->n_expert_used,
-    };
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t gate_inp = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate_inp_shexp.weight", il),
-                                  cur);
-    gb_cb(b, gate_inp, "ffn_shexp_gate_inp", il);
-    int32_t gate = gg_binary(g, GGFIT_OP_DIV, gg_unary_op(g, GGFIT_OP_UNARY, gate_inp),
-                             gate_inp);
-    gb_cb(b, gate, "ffn_shexp_gate", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    shexp = gg_binary(g, GGFIT_OP_MUL, shexp, gate);
-    gb_cb(b, shexp, "ffn_shexp_out", il);
-    cur = gg_binary(g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
-}
-
-/* One block: attention, then the FFN or the experts, each with a
- * residual. */
-static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool moe)
+/* One block: attention, then the FFN, each with a residual. */
+static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
 {
     gg_graph *g = b->g;
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
@@ -66,31 +27,27 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool moe)
     gb_cb(b, ffn_inp, "ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
     gb_cb(b, cur, "ffn_norm", il);
-    if (moe) {
-        cur = ffn_moe(b, cur, il);
-    } else {
-        cur = gb_ffn_gated(b, cur, il);
-        gb_cb(b, cur, "ffn_out", il);
-    }
+    cur = gb_ffn_gated(b, cur, il);
+    gb_cb(b, cur, "ffn_out", il);
     cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
     gb_cb(b, cur, "l_out", il);
     return cur;
 }
 
-/* llama_model_qwen2::graph and llama_model_qwen2moe::graph */
-static void build(bctx *b, bool moe)
+/* llama_model_qwen2::graph */
+static void build_qwen2(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     int32_t inpL = gb_inp_embd(b);
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer; il++)
-        inpL = layer(b, inpL, il, il == n_layer - 1, moe);
+        inpL = layer(b, inpL, il, il == n_layer - 1);
     int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
     gb_cb(b, cur, "result_norm", -1);
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    int32_t out_b = moe ? -1 : gb_weight(b, "output.bias", 0);
+    int32_t out_b = gb_weight(b, "output.bias", 0);
     if (out_b >= 0)
         cur = gg_binary(g, GGFIT_OP_ADD, cur, out_b);
     gb_cb(b, cur, "result_output", -1);
@@ -98,12 +55,8 @@ static void build(bctx *b, bool moe)
     gg_expand(g, cur);
 }
 
-void gb_build_qwen2(bctx *b)
-{
-    build(b, false);
-}
-
-void gb_build_qwen2moe(bctx *b)
-{
-    build(b, true);
-}
+const ggfit_arch ggfit__model_qwen2 = {
+    .name = "qwen2",
+    .mem = GGFIT_MEM_KV,
+    .build = build_qwen2,
+};

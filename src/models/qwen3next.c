@@ -1,5 +1,5 @@
 /*
- * build_qwen3next.c - src/models/qwen3next.cpp: Qwen3-Next, gated delta net
+ * qwen3next.c - src/models/qwen3next.cpp: Qwen3-Next, gated delta net
  * layers (linear attention over a recurrent state, delta-net-base.cpp) and
  * gated full attention layers, each followed by an MoE with a gated shared
  * expert. The NextN (MTP) blocks at the end are not part of this graph.
@@ -271,7 +271,7 @@ static int32_t ffn_layer(bctx *b, int32_t cur, int il)
 
 /* llama_model_qwen3next::graph, with embeddings_nextn_masked off: the
  * output rows are picked after the final norm, not in the last layer. */
-void gb_build_qwen3next(bctx *b)
+static void build_qwen3next(bctx *b)
 {
     gg_graph *g = b->g;
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
@@ -308,3 +308,11 @@ void gb_build_qwen3next(bctx *b)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
 }
+
+/* Every full_attention_interval-th layer attends; the others are delta nets. */
+const ggfit_arch ggfit__model_qwen3next = {
+    .name = "qwen3next",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_INTERVAL,
+    .build = build_qwen3next,
+};

@@ -9,7 +9,6 @@
 #include <jansson.h>
 
 #include "base/base.h"
-#include "render/flags.h"
 
 static double mib(uint64_t b)
 {

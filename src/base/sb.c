@@ -1,0 +1,52 @@
+/*
+ * sb.c - the malloc-backed string builder the renderers write with.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+
+void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...)
+{
+    va_list ap;
+    if (sb->oom)
+        return;
+    for (;;) {
+        size_t room = sb->cap - sb->len;
+        int n;
+        va_start(ap, fmt);
+        n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            sb->oom = true;
+            return;
+        }
+        if ((size_t)n < room) {
+            sb->len += (size_t)n;
+            return;
+        }
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (cap - sb->len <= (size_t)n)
+            cap *= 2;
+        char *p = ggfit__realloc(sb->buf, cap);
+        if (!p) {
+            sb->oom = true;
+            return;
+        }
+        sb->buf = p;
+        sb->cap = cap;
+    }
+}
+
+char *ggfit__sb_take(ggfit_sb *sb)
+{
+    char *s = sb->buf;
+    if (sb->oom || !s) {
+        free(s);
+        s = NULL;
+    }
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+    sb->oom = false;
+    return s;
+}

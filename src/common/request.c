@@ -1,0 +1,126 @@
+/*
+ * request.c - the command line's plan as a library call: the flags ggfit
+ * adds to llama.cpp's (the model, the devices, llama.cpp's fit flags) and
+ * the plan they ask for. The devices themselves are ordered and probed in
+ * devices/order.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+void ggfit_request_init(ggfit_request *r)
+{
+    memset(r, 0, sizeof *r);
+    ggfit_params_init(&r->params);
+    ggfit_fit_options_init(&r->fit);
+    r->rpc_timeout_ms = 5000;
+}
+
+static bool is(const char *a, const char *s1, const char *s2)
+{
+    return !strcmp(a, s1) || (s2 && !strcmp(a, s2));
+}
+
+/* -fitt: MiB per device, comma-separated, as llama.cpp's --fit-target. */
+static ggfit_status parse_margins(ggfit_fit_options *fo, const char *v, char **err)
+{
+    static const char bad_margins[] = "-fitt: expected MiB values like 1024 or 512,2048";
+    fo->n_margins = 0;
+    while (*v) {
+        char item[64];
+        size_t len = strcspn(v, ",");
+        if (len == 0 || len >= sizeof item || fo->n_margins >= GGFIT_MAX_DEVICES)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s", bad_margins);
+        memcpy(item, v, len);
+        item[len] = '\0';
+        if (ggfit_size_parse(item, &fo->margin[fo->n_margins++]) != GGFIT_OK)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s", bad_margins);
+        v += len + (v[len] == ',');
+    }
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
+                                     bool *used, char **err)
+{
+    bool llama_flag;
+    ggfit_status rc = ggfit_params_parse_arg(&r->params, argc, argv, i, &llama_flag, err);
+    if (used)
+        *used = true;
+    if (rc || llama_flag)
+        return rc;
+
+    const char *a = argv[*i];
+    static const char *const with_value[] = {
+        "-m", "--model", "--gpu", "--rpc", "--host-mem", "-fitp", "--fit-print", "-fit",
+        "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx",
+    };
+    for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+        if (!strcmp(a, with_value[k]) && *i + 1 >= argc)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
+    if (is(a, "-m", "--model")) {
+        r->model = argv[++*i];
+    } else if (is(a, "--gpu", NULL)) {
+        r->gpu = argv[++*i];
+    } else if (is(a, "--rpc", NULL)) {
+        r->rpc = argv[++*i];
+    } else if (is(a, "--host-mem", NULL)) {
+        r->host_mem = argv[++*i];
+    } else if (is(a, "-fitp", "--fit-print")) {
+        r->print_memory = !strcmp(argv[++*i], "on");   /* anything else is off */
+    } else if (is(a, "--print-memory", NULL)) {
+        r->print_memory = true;
+    } else if (is(a, "-fit", "--fit")) {
+        const char *v = argv[++*i];
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return ggfit__fail(err, GGFIT_EINVAL, "-fit: expected on or off");
+        r->fit.check_only = !strcmp(v, "off");
+    } else if (is(a, "-fitt", "--fit-target")) {
+        if ((rc = parse_margins(&r->fit, argv[++*i], err)))
+            return rc;
+    } else if (is(a, "-fitc", "--fit-ctx")) {
+        const char *v = argv[++*i];
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || end == v || n > UINT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "-fitc: expected a context size");
+        r->fit.n_ctx_min = (uint32_t)n;
+    } else if (!used) {
+        return ggfit__fail(err, GGFIT_EINVAL, "unknown argument '%s'", a);
+    } else {
+        *used = false;   /* neither llama.cpp's flag nor ggfit's: the caller's */
+        return GGFIT_OK;
+    }
+    (*i)++;
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
+{
+    ggfit_model *m = NULL;
+    ggfit_status rc;
+    if (err)
+        *err = NULL;
+    if (!r || !out)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!r->model)
+        return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
+    /* The devices come before the model, so that a bad --gpu is reported
+     * before a missing file, as the CLI always has. */
+    if ((rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
+        (rc = ggfit_model_open(r->model, &m, err)))
+        return rc;
+    out->print_memory = r->print_memory;
+    if (r->print_memory) {
+        rc = ggfit_project(m, &r->params, out->devices, out->n_devices, &out->projection, NULL,
+                           err);
+    } else {
+        rc = ggfit_fit(m, &r->params, out->devices, out->n_devices, &r->fit, &out->fit, err);
+        out->projection = out->fit.projection;
+    }
+    ggfit_model_free(m);
+    return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * graph_cache.c - keys, slots and re-targeting of the kept graphs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "llama/graph_cache.h"
+#include "llama/model.h"
+
+void ggfit__gkey_make(gkey *k, const gb_params *p)
+{
+    memset(k, 0, sizeof *k);   /* padding too: keys are compared with memcmp */
+    k->m = p->m;
+    k->n_tokens = p->n_tokens;
+    k->n_outputs = p->n_outputs;
+    k->n_seqs = p->n_seqs;
+    k->n_stream = p->n_stream;
+    k->n_kv = p->n_kv;
+    k->n_kv_swa = p->n_kv_swa;
+    k->swa_period = p->swa_period;
+    k->type_k = p->type_k;
+    k->type_v = p->type_v;
+    k->cpu_backend = p->cpu_backend;
+    k->swa = p->swa;
+    k->flash_attn = p->flash_attn;
+    k->v_trans = p->v_trans;
+    k->no_kv_offload = p->no_kv_offload;
+    k->pin_norms = p->pin_norms;
+    /* A tied output reads token_embd where it is, or a copy of it in the
+     * output's buffer type: one leaf more (gb_output_weight). */
+    const ggfit_gguf *g = ggfit_model_gguf(p->m);
+    int64_t embd = ggfit_gguf_find_tensor(g, "token_embd.weight");
+    k->tied_copy = ggfit_gguf_find_tensor(g, "output.weight") < 0 && embd >= 0 &&
+                   p->tied_output_buft != p->placement[embd];
+}
+
+void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                     const int32_t *kv_buft, const int32_t *layer_backend, int32_t tied_buft)
+{
+    const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
+    for (uint32_t i = 0; i < g->n; i++) {
+        gg_tensor *t = &g->t[i];
+        if (t->tied)
+            t->buft = (int16_t)tied_buft;
+        else if (t->weight && !t->dup)   /* each copy keeps its buffer type */
+            t->buft = placement[t->weight - base];
+        else if (t->buft >= 0 && t->il >= 0)
+            t->buft = kv_buft[t->il];
+        if (t->pin_il >= 0)
+            t->backend = layer_backend[t->pin_il];
+    }
+}
+
+/* Placement also decides which copy of the rope factors (one per buffer
+ * type, see gb_rope_factors) each layer's rope nodes read, and where each
+ * copy first appears in the lists. Points every such node at its layer's
+ * copy, making the copy when the graph has none yet; returns 1 when a
+ * source changed (the lists must then be expanded again), 0 when none did,
+ * -1 when out of memory. */
+int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                         const int32_t *layer_buft)
+{
+    const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
+    enum { MAX_DUPS = 4 * GGFIT_MAX_BUFTS };
+    int32_t dups[MAX_DUPS];
+    int n_dups = 0, changed = 0;
+    for (uint32_t i = 0; i < g->n && n_dups < MAX_DUPS; i++)
+        if (g->t[i].dup)
+            dups[n_dups++] = (int32_t)i;
+    if (n_dups == 0)
+        return 0;
+    uint32_t n = g->n;
+    for (uint32_t i = 0; i < n; i++) {
+        const gg_tensor *t = &g->t[i];
+        if (t->op != GGFIT_OP_ROPE || t->il < 0 || t->n_src < 3 || t->src[2] < 0)
+            continue;
+        const gg_tensor *f = &g->t[t->src[2]];
+        const ggfit_tensor_info *w = f->weight;
+        int32_t want = gb_copy_buft(layer_buft, placement, w - base, t->il);
+        if (f->buft == want)
+            continue;
+        int32_t copy = -1;
+        for (int k = 0; k < n_dups && copy < 0; k++)
+            if (g->t[dups[k]].weight == w && g->t[dups[k]].buft == want)
+                copy = dups[k];
+        if (copy < 0) {
+            if (n_dups == MAX_DUPS)
+                return -1;
+            copy = gg_memory(g, w, w->name, w->type, 1, w->ne, want, true);
+            if (g->oom)
+                return -1;
+            g->t[copy].dup = true;
+            g->t[copy].size = gg_nbytes(g, copy);
+            dups[n_dups++] = copy;
+        }
+        g->t[i].src[2] = copy;
+        changed = 1;
+    }
+    return changed;
+}
+
+struct ggfit__gcache *ggfit__gcache_new(void)
+{
+    return ggfit__calloc(1, sizeof(struct ggfit__gcache));
+}
+
+static void gentry_clear(gentry *e)
+{
+    gg_free(&e->g);
+    ggfit__sched_prep_free(&e->prep);
+    e->valid = false;
+}
+
+void ggfit__gcache_free(struct ggfit__gcache *c)
+{
+    if (c) {
+        for (int k = 0; k < GCACHE_SLOTS; k++)
+            gentry_clear(&c->e[k]);
+        for (int k = 0; k < GGFIT_SCHED_WORK + 1; k++)
+            ggfit__buf_free(&c->work[k]);
+        free(c);
+    }
+}
+
+/* The entry holding key's graph, or NULL. */
+gentry *ggfit__gcache_find(struct ggfit__gcache *c, const gkey *key)
+{
+    for (int k = 0; c && k < GCACHE_SLOTS; k++)
+        if (c->e[k].valid && !memcmp(&c->e[k].key, key, sizeof *key)) {
+            c->e[k].used = ++c->clock;
+            return &c->e[k];
+        }
+    return NULL;
+}
+
+/* The entry a new graph for key replaces: one with the same graph but for
+ * another context (a fit reduces the context once and never returns, so
+ * that graph is done with, and reusing its memory spares a second graph's
+ * fresh pages), else an empty one, else the least recently used. */
+gentry *ggfit__gcache_victim(struct ggfit__gcache *c, const gkey *key)
+{
+    for (int k = 0; k < GCACHE_SLOTS; k++) {
+        gkey other = c->e[k].key;
+        other.n_kv = key->n_kv;
+        other.n_kv_swa = key->n_kv_swa;
+        if (c->e[k].valid && !memcmp(&other, key, sizeof other))
+            return &c->e[k];
+    }
+    gentry *v = &c->e[0];
+    for (int k = 0; k < GCACHE_SLOTS; k++) {
+        if (!c->e[k].valid)
+            return &c->e[k];
+        if (c->e[k].used < v->used)
+            v = &c->e[k];
+    }
+    return v;
+}
+
+/* Builds llama.cpp's graph for the model and sizes its compute buffers.
+ * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
+
+static void gcache_free_kept(void *p)
+{
+    ggfit__gcache_free(p);
+}
+
+struct ggfit__gcache *ggfit__gcache_take(const ggfit_model *m)
+{
+    struct ggfit__gcache *c = ggfit__model_keep_take(m);
+    return c ? c : ggfit__gcache_new();
+}
+
+void ggfit__gcache_give(const ggfit_model *m, struct ggfit__gcache *c)
+{
+    ggfit__model_keep_give(m, c, gcache_free_kept);
+}

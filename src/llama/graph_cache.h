@@ -1,0 +1,71 @@
+/*
+ * graph_cache.h - the graphs kept between projections. A fit projects the
+ * same model dozens of times with one graph structure; a kept graph is only
+ * re-targeted (where weights and caches live, which device each layer is
+ * on), which gives the bytes a fresh build would (tests/test_cache.c).
+ */
+#ifndef GGFIT_GRAPH_CACHE_H
+#define GGFIT_GRAPH_CACHE_H
+
+#include "base/base.h"
+#include "ggml/ggml.h"
+#include "ggml/sched.h"
+#include "llama/build.h"
+
+/* What a graph's structure depends on, apart from the model: equal keys
+ * build equal graphs up to the buffer types of weights and caches. */
+typedef struct gkey {
+    const ggfit_model *m;
+    uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
+    uint32_t type_k, type_v;
+    int32_t cpu_backend;
+    bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
+    bool tied_copy;        /* the tied output has its own copy of token_embd */
+} gkey;
+
+/* One kept graph, or the memory of one (a graph whose build failed). */
+typedef struct gentry {
+    gg_graph g;
+    gkey key;
+    bool valid;            /* g is key's graph */
+    uint32_t used;         /* the cache's clock when last used */
+    ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
+} gentry;
+
+/* Two graphs: a fit projects its start, then its reduced context with the
+ * -fa auto probe before each projection that leaves layers on the CPU; the
+ * probe and the projection then take turns. The least recently used graph
+ * makes way for a new one, in its memory: fresh pages cost more than the
+ * build (each is a page fault), so memory is reused rather than kept. */
+#define GCACHE_SLOTS 2
+struct ggfit__gcache {
+    gentry e[GCACHE_SLOTS];
+    uint32_t clock;
+    ggfit__buf work[GGFIT_SCHED_WORK + 1]; /* the scheduler's, then ggml-alloc's
+                                              scratch, kept between projections */
+};
+
+void ggfit__gkey_make(gkey *k, const gb_params *p);
+/* The entry holding key's graph, or NULL. */
+gentry *ggfit__gcache_find(struct ggfit__gcache *c, const gkey *key);
+/* The entry a new graph for key is built in (its memory reused). */
+gentry *ggfit__gcache_victim(struct ggfit__gcache *c, const gkey *key);
+/* Points a kept graph's weights, caches and pinned nodes at the buffer
+ * types and backends of this projection. */
+void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                            const int32_t *kv_buft, const int32_t *layer_backend,
+                            int32_t tied_buft);
+/* Points each rope node at its layer's copy of the rope factors; 1 when a
+ * source changed (the lists must be expanded again), 0 when none did, -1
+ * when out of memory. */
+int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
+                                const int32_t *layer_buft);
+
+struct ggfit__gcache *ggfit__gcache_new(void);
+void ggfit__gcache_free(struct ggfit__gcache *c);
+/* The model's kept cache, or a new one (NULL when out of memory: project
+ * without one); give hands it back to the model for the next call. */
+struct ggfit__gcache *ggfit__gcache_take(const ggfit_model *m);
+void ggfit__gcache_give(const ggfit_model *m, struct ggfit__gcache *c);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * kv_cache.c - the KV cache (llama_kv_cache, llama_kv_cache_iswa): which
+ * layers have cells, the sliding window's cells, K and V rows per layer
+ * (transposed V rows padded to the widest layer's), MLA's K-only cache, the
+ * cache types llama_init_from_model refuses.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/project.h"
+
+bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (li->nextn)
+        return false;
+    if (pr->hp->has_swa_layers)
+        return li->swa;
+    if (period == 0)
+        return true;
+    return pr->arch->swa_dense_first ? il % period != 0 : il % period < period - 1;
+}
+
+/* llama_init_from_model refuses a quantized cache whose blocks do not
+ * divide every layer's head (K or V), unless flash attention is off
+ * (then a quantized V is refused anyway, in ggfit__resolve_sizes). */
+ggfit_status ggfit__check_cache_blocks(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    if (p->flash_attn == GGFIT_FA_OFF)
+        return GGFIT_OK;
+    for (int kv = 0; kv < 2; kv++) {
+        uint32_t type = kv ? p->type_v : p->type_k;
+        if (!ggfit_type_is_quantized(type))
+            continue;
+        uint32_t blck = ggfit_type_block_size(type);
+        for (uint32_t il = 0; il < hp->n_layer; il++) {
+            bool swa = pr->swa && ggfit__layer_is_swa(pr, il, pr->period);
+            uint32_t head = kv ? (swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v)
+                               : (swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k);
+            if (blck && head % blck != 0)
+                return ggfit__fail(pr->err, GGFIT_EINVAL,
+                                   "%s: %c cache type %s with block size %u does not divide "
+                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it unless "
+                                   "-fa off", ggfit__proj_path(pr), kv ? 'V' : 'K', ggfit_type_name(type),
+                                   blck, kv ? 'v' : 'k', head, il);
+        }
+    }
+    return GGFIT_OK;
+}
+
+bool ggfit__layer_has_attn(const proj *pr, uint32_t il)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
+        return false;
+    if (pr->arch->kv_from_start && il >= pr->arch->kv_from_start)
+        return false;   /* it reads an earlier layer's cache */
+    switch (pr->arch->rec) {
+    case GGFIT_REC_NONE: case GGFIT_REC_BOTH: return true;
+    case GGFIT_REC_ALL: return false;
+    case GGFIT_REC_NO_KV_HEADS: case GGFIT_REC_NEMOTRON_H: return li->n_head_kv > 0;
+    case GGFIT_REC_INTERVAL:
+        return pr->hp->full_attn_interval && (il + 1) % pr->hp->full_attn_interval == 0;
+    }
+    return true;
+}
+
+int ggfit__context_buft(proj *pr, uint32_t il)
+{
+    int d = pr->p->no_kv_offload ? -1 : ggfit__dev_layer(pr, il);
+    return d < 0 ? ggfit__cpu_buft(pr) : ggfit__device_buft(pr, d);
+}
+
+void ggfit__add_context(proj *pr, int b, uint64_t bytes)
+{
+    pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, ggfit__buft_alignment(pr, b));
+}
+
+/* Sliding window: the arch's period unless the file gives one, and the
+ * cells of the SWA cache (llama_kv_cache_iswa). */
+void ggfit__resolve_swa(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    uint64_t kv_size = pr->out->n_ctx_seq;
+    /* The window in force: the architecture's rule (llama4, exaone4, phi3),
+     * else the file's, else the architecture's default. */
+    uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
+                     : hp->n_swa      ? hp->n_swa
+                                      : pr->arch->swa_default;
+    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
+    bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+               !(pr->arch->swa_needs_window && hp->n_swa == 0);
+    uint64_t size_swa = kv_size;
+    if (swa && !p->swa_full) {
+        uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + pr->out->n_ubatch;
+        size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
+    }
+    pr->swa = swa;
+    pr->period = period;
+    pr->size_swa = size_swa;
+}
+
+/* The KV cache of every attention layer: K and V rows per cell and
+ * stream, the SWA layers with the window's cells (llama_kv_cache ctor). */
+ggfit_status ggfit__project_kv(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_params *p = pr->p;
+    ggfit_projection *o = pr->out;
+    uint32_t n_stream = o->n_stream, kv_size = o->n_ctx_seq;
+    bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
+    bool swa = pr->swa;
+    uint32_t period = pr->period;
+    uint64_t size_swa = pr->size_swa;
+
+    uint32_t nv_max = 0;
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+        bool s = swa && ggfit__layer_is_swa(pr, il, period);
+        uint32_t nv = (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) * li->n_head_kv;
+        if (nv > nv_max)
+            nv_max = nv;
+    }
+
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+        if (pr->arch->mem == GGFIT_MEM_RECURRENT || !ggfit__layer_has_attn(pr, il))
+            continue;
+        bool s = swa && ggfit__layer_is_swa(pr, il, period);
+        uint64_t cells = s ? size_swa : kv_size;
+        uint32_t nk = (s ? hp->n_embd_head_k_swa : hp->n_embd_head_k) * li->n_head_kv;
+        /* The V cache is transposed, its rows padded to the widest layer's,
+         * only when flash attention was off as the cache was made (-fa off). */
+        uint32_t nv = p->flash_attn != GGFIT_FA_OFF
+                          ? (s ? hp->n_embd_head_v_swa : hp->n_embd_head_v) * li->n_head_kv
+                          : nv_max;
+        uint64_t rk = ggfit_row_bytes(p->type_k, nk), rv = ggfit_row_bytes(p->type_v, nv);
+        if ((nk && !rk) || (!mla && nv && !rv))
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "%s: cache types %s/%s need rows that are whole blocks; layer %u "
+                               "has K rows of %u and V rows of %u",
+                               ggfit__proj_path(pr), ggfit_type_name(p->type_k),
+                               ggfit_type_name(p->type_v), il, nk, nv);
+        int b = ggfit__context_buft(pr, il);
+        ggfit__add_context(pr, b, rk * cells * n_stream);
+        if (!mla)   /* MLA caches the compressed latent as K only */
+            ggfit__add_context(pr, b, rv * cells * n_stream);
+    }
+
+    return GGFIT_OK;
+}

@@ -1,0 +1,140 @@
+/*
+ * override.c - tensor buffer type overrides (-ot PATTERN=BUFT, in order,
+ * the first match wins; llama_model_loader's tensor_buft_overrides), and
+ * the ones -cmoe and -ncmoe add (common/arg.cpp). Patterns are ECMAScript
+ * regexes searched in tensor names (std::regex_search), run with PCRE2;
+ * the patterns llama.cpp's own fit and -cmoe write are recognised and
+ * matched from the tensor's facts instead, which is the same set of
+ * tensors at a fraction of the cost.
+ */
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/model.h"
+#include "llama/patterns.h"
+#include "llama/project.h"
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Recognises "blk\.N\.<tail>" and "blk\.\d+\.<tail>" with one of the tails
+ * of ggfit__ffn_tail: the patterns of llama.cpp's fit, -cmoe and -ncmoe, matched without
+ * a regex engine (they select exactly the same tensors). */
+static bool block_rule(const char *pattern, int32_t *layer, uint8_t *kind)
+{
+    const char *p;
+    if (!starts_with(pattern, "blk\\."))
+        return false;
+    p = pattern + 5;
+    if (starts_with(p, "\\d+")) {
+        *layer = -1;
+        p += 3;
+    } else {
+        long n = 0;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9' && n < 1000000)
+            n = n * 10 + (*p++ - '0');
+        *layer = (int32_t)n;
+    }
+    if (!starts_with(p, "\\."))
+        return false;
+    p += 2;
+    for (uint8_t k = 0; k < GGFIT_FFN_KIND_COUNT; k++)
+        if (strcmp(p, ggfit__ffn_tail[k]) == 0) {
+            *kind = k;
+            return true;
+        }
+    return false;
+}
+
+static ggfit_status add_rule(proj *pr, const char *pattern, int target)
+{
+    struct rule *r = &pr->rules[pr->n_rules];
+    memset(r, 0, sizeof *r);
+    r->target = target;
+    if (block_rule(pattern, &r->layer, &r->kind)) {
+        pr->n_rules++;
+        return GGFIT_OK;
+    }
+    int code;
+    PCRE2_SIZE off;
+    /* ECMAScript's \u escapes and unset back references, as std::regex. */
+    r->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                          PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &off, NULL);
+    if (!r->re) {
+        char msg[160];
+        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
+        return ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
+                           (size_t)off);
+    }
+    pr->n_rules++;
+    if (!pr->md && !(pr->md = pcre2_match_data_create(8, NULL)))
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit__setup_overrides(proj *pr)
+{
+    const ggfit_params *p = pr->p;
+    ggfit_status rc;
+    for (uint32_t i = 0; i < p->n_overrides; i++) {
+        const char *buf = p->overrides[i].buffer;
+        int target = -2;
+        if (strcmp(buf, "CPU") == 0)
+            target = -1;
+        for (uint32_t d = 0; d < pr->n_dev && target == -2; d++) {
+            size_t len = strlen(pr->devs[d]->name);
+            /* "RPC0[host:port]" names the device "RPC0" too. */
+            if (strcmp(buf, pr->devs[d]->name) == 0 ||
+                (strncmp(buf, pr->devs[d]->name, len) == 0 && buf[len] == '['))
+                target = (int)d;
+        }
+        if (target == -2)
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "-ot %s=%s: unknown buffer type '%s' (CPU or a device name)",
+                               p->overrides[i].pattern, buf, buf);
+        if ((rc = add_rule(pr, p->overrides[i].pattern, target)))
+            return rc;
+    }
+    /* -cmoe: GGFIT_FFN_EXPS_REGEX, every block's experts. */
+    if (p->cpu_moe)
+        pr->rules[pr->n_rules++] = (struct rule){ .layer = -1, .kind = GGFIT_FFN_EXPERTS, .target = -1 };
+    /* -ncmoe N: one such pattern per block below N. */
+    if (p->n_cpu_moe)
+        pr->rules[pr->n_rules++] = (struct rule){ .layer = -2, .kind = GGFIT_FFN_EXPERTS, .target = -1 };
+    return GGFIT_OK;
+}
+
+/* Target of the first override matching a tensor: a device, -1 for the
+ * CPU, or -2 when none matches. facts are the tensor's GGFIT_TFACT_*, which
+ * say which FFN kinds its name is. */
+int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts)
+{
+    for (uint32_t i = 0; i < pr->n_rules; i++) {
+        const struct rule *r = &pr->rules[i];
+        if (r->re) {
+            if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
+                            NULL) >= 0)
+                return r->target;
+            continue;
+        }
+        if (layer < 0 || (r->layer >= 0 && r->layer != layer) ||
+            (r->layer == -2 && (uint32_t)layer >= pr->p->n_cpu_moe))
+            continue;
+        if (facts & (1u << (GGFIT_TFACT_FFN_SHIFT + r->kind)))
+            return r->target;
+    }
+    return -2;
+}
+
+void ggfit__overrides_free(proj *pr)
+{
+    for (uint32_t i = 0; i < pr->n_rules; i++)
+        pcre2_code_free(pr->rules[i].re);
+    pcre2_match_data_free(pr->md);
+    pr->n_rules = 0;
+    pr->md = NULL;
+}

@@ -1,0 +1,116 @@
+/*
+ * weights.c - where each weight goes and what it takes there
+ * (llama_model::load_tensors): an override's target if one matches, else
+ * its layer's device, else the CPU list; the input layer stays on the
+ * CPU; rope factors get one copy per buffer type of the blocks; a tied
+ * output reads token_embd, copied to the output layer's buffer type when
+ * that is another. NextN/MTP blocks are not loaded.
+ */
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/model.h"
+#include "llama/project.h"
+
+/* Layer of a tensor for placement: block index, n_layer for the output
+ * layer, -1 for the input layer. */
+static int64_t placement_layer(const proj *pr, const ggfit_tensor *t, uint16_t facts)
+{
+    if (t->layer >= 0)
+        return t->layer;
+    if (t->output_layer)
+        return pr->hp->n_layer;
+    /* gemma3n's per-layer projection and its norm are repeating tensors
+     * outside the blocks, created for block 0. */
+    if (!strncmp(t->info->name, "per_layer_model_proj.", 21) ||
+        !strncmp(t->info->name, "per_layer_proj_norm.", 20))
+        return 0;
+    /* LFM2's final norm is stored as token_embd_norm. */
+    if ((facts & GGFIT_TFACT_EMBD_NORM) && !strncmp(pr->hp->arch, "lfm2", 4))
+        return pr->hp->n_layer;
+    return -1;
+}
+
+static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
+                        uint16_t facts)
+{
+    int target = ggfit__override_target(pr, t->info->name, t->layer, facts);
+    if (target == -1)
+        return ggfit__select_cpu(pr, t->info, op);
+    if (target >= 0)
+        return ggfit__device_buft(pr, target);
+    if (layer < 0 || op == OP_GET_ROWS)
+        return ggfit__select_cpu(pr, t->info, op);
+    int d = ggfit__dev_layer(pr, (uint32_t)layer);
+    return d < 0 ? ggfit__select_cpu(pr, t->info, op) : ggfit__device_buft(pr, d);
+}
+
+static void add_model(proj *pr, int b, const ggfit_tensor_info *t)
+{
+    pr->out->bufts[b].mem.model += ggfit__alloc_bytes(pr, b, t);
+}
+
+ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
+{
+    const ggfit_model *m = pr->m;
+    const ggfit_hparams *hp = pr->hp;
+    uint64_t n = ggfit_model_n_tensors(m);
+    const uint16_t *facts = ggfit__model_facts(m);
+    int embd_buft = -1;
+    const ggfit_tensor *embd = NULL;
+    uint16_t embd_facts = 0;
+    bool has_output = false;
+    for (uint64_t i = 0; i < n; i++) {
+        const ggfit_tensor *t = ggfit_model_tensor(m, i);
+        int b;
+        if (placement)
+            placement[i] = -1;
+        /* NextN/MTP blocks are loaded only for speculative decoding. */
+        if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)
+            continue;
+        weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
+        int64_t layer = placement_layer(pr, t, facts[i]);
+        if (op == OP_ROPE && layer < 0) {
+            /* One copy per distinct buffer type among the blocks' layers. */
+            int seen[GGFIT_MAX_BUFTS] = {0};
+            int first = -1;
+            for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
+                int d = ggfit__dev_layer(pr, il);
+                b = d < 0 ? ggfit__select_cpu(pr, t->info, op) : ggfit__device_buft(pr, d);
+                if (first < 0)
+                    first = b;
+                if (!seen[b]++)
+                    add_model(pr, b, t->info);
+            }
+            if (placement)
+                placement[i] = first;
+            continue;
+        }
+        b = place_weight(pr, t, op, layer, facts[i]);
+        add_model(pr, b, t->info);
+        if (placement)
+            placement[i] = b;
+        if (facts[i] & GGFIT_TFACT_TOKEN_EMBD) {
+            embd = t;
+            embd_buft = b;
+            embd_facts = facts[i];
+        }
+        has_output |= (facts[i] & GGFIT_TFACT_OUTPUT) != 0;
+    }
+    /* Tied embeddings: the output layer gets token_embd again, unless its
+     * buffer type already holds it. */
+    if (!has_output && embd) {
+        int d = ggfit__dev_layer(pr, hp->n_layer);
+        int target = ggfit__override_target(pr, embd->info->name, -1, embd_facts);
+        int b = target >= 0 ? ggfit__device_buft(pr, target)
+                : target == -1 || d < 0 ? ggfit__select_cpu(pr, embd->info, OP_MUL_MAT)
+                                        : ggfit__device_buft(pr, d);
+        /* gemma3n makes the output's copy before token_embd itself, so the
+         * copy is never found in place: both are always loaded. */
+        if (b != embd_buft || !strcmp(hp->arch, "gemma3n"))
+            add_model(pr, b, embd->info);
+        pr->tied_buft = b;
+    }
+    return GGFIT_OK;
+}
+

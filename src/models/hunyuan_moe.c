@@ -1,0 +1,115 @@
+/*
+ * hunyuan_moe.c - src/models/hunyuan-moe.cpp: Hunyuan-A13B, a llama-like
+ * graph (pre-norm attention with RoPE, then experts) with RoPE before the
+ * per-head K then Q norms; the shared expert runs before the
+ * softmax-gated experts (weights normalised, not scaled).
+ */
+#include "llama/graph.h"
+
+/* Q, K and V of layer il: fused when the file has attn_qkv (build_qkv). */
+static void qkv(bctx *b, int32_t cur, int il, int32_t *q, int32_t *k, int32_t *v)
+{
+    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+    int32_t wqkv = gb_weight(b, "blk.%d.attn_qkv.weight", il);
+    if (wqkv >= 0)
+        gb_qkv_fused(b, cur, wqkv, il, li->n_head, li->n_head_kv, q, k, v);
+    else
+        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, q, k, v);
+}
+
+static int32_t attention(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    int32_t q, k, v;
+    /* get_rope_factors finds none: the loader creates no rope_freqs
+     * (and a file with one has a tensor too many to load). */
+    qkv(b, cur, il, &q, &k, &v);
+    q = gg_rope(g, q, b->inp_pos, -1);
+    k = gg_rope(g, k, b->inp_pos, -1);
+    gb_cb(b, q, "Qcur", il);
+    gb_cb(b, k, "Kcur", il);
+    gb_cb(b, v, "Vcur", il);
+    k = gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il);
+    gb_cb(b, k, "Kcur_norm", il);
+    q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il);
+    gb_cb(b, q, "Qcur_norm", il);
+    /* The loader's output bias, which it does not load. */
+    return gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
+}
+
+static int32_t shared_expert(bctx *b, int32_t cur, int il)
+{
+    int32_t t = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
+                         gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
+                         gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
+    gb_cb(b, t, "ffn_shexp", il);
+    return t;
+}
+
+static int32_t experts(bctx *b, int32_t cur, const gb_moe *o, int il)
+{
+    int32_t t = gb_moe_ffn_ex(b, cur, o, il);
+    gb_cb(b, t, "ffn_moe_out", il);
+    return t;
+}
+
+/* The shared expert, then the softmax-gated experts (weights normalised,
+ * not scaled). */
+static int32_t ffn(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    gb_moe o;
+    int32_t mlp = shared_expert(b, cur, il);
+    o = (gb_moe){
+        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
+        .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
+        .gate_exps = gb_required(b, "blk.%d.ffn_gate_exps.weight", il),
+        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
+        .gate_up_exps = -1, .exp_probs_b = -1,
+        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
+        .gating = GB_GATING_SOFTMAX, .norm_w = true, .w_scale = 0,
+        .n_expert = b->hp->n_expert, .n_expert_used = b->hp->n_expert_used,
+        .n_groups = (uint32_t)gb_key(b, "expert_group_count", 0),
+        .n_group_used = (uint32_t)gb_key(b, "expert_group_used_count", 0),
+    };
+    return gg_binary(g, GGFIT_OP_ADD, experts(b, cur, &o, il), mlp);
+}
+
+static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
+{
+    gg_graph *g = b->g;
+    int32_t inpSA = inpL;
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+    gb_cb(b, cur, "attn_norm", il);
+    cur = attention(b, cur, il);
+    if (last)
+        gb_out_rows(b, &cur, &inpSA);
+    int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+    gb_cb(b, ffn_inp, "ffn_inp", il);
+    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+    gb_cb(b, cur, "ffn_norm", il);
+    cur = ffn(b, cur, il);
+    gb_cb(b, cur, "ffn_out", il);
+    cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+    gb_cb(b, cur, "l_out", il);
+    return cur;
+}
+
+/* llama_model_hunyuan_moe::graph */
+static void build_hunyuan_moe(bctx *b)
+{
+    int n_layer = (int)b->hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer && !b->missing; il++)
+        inpL = layer(b, inpL, il, il == n_layer - 1);
+    if (b->missing)
+        return;
+    gb_output(b, inpL);
+}
+
+const ggfit_arch ggfit__model_hunyuan_moe = {
+    .name = "hunyuan-moe",
+    .mem = GGFIT_MEM_KV,
+    .build = build_hunyuan_moe,
+};
