@@ -420,8 +420,6 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
         f |= GGFIT_TFACT_TOKEN_EMBD;
     if (!strcmp(n, "output.weight"))
         f |= GGFIT_TFACT_OUTPUT;
-    if (!strncmp(n, "token_embd_norm", 15))
-        f |= GGFIT_TFACT_EMBD_NORM;
     return f;
 }
 

@@ -28,7 +28,6 @@ enum {
     GGFIT_TFACT_FFN_SHIFT = 3,       /* bit 3 + k: "blk.N.<rest>" is FFN kind k */
     GGFIT_TFACT_TOKEN_EMBD = 1 << 8, /* named "token_embd.weight" */
     GGFIT_TFACT_OUTPUT = 1 << 9,     /* named "output.weight" */
-    GGFIT_TFACT_EMBD_NORM = 1 << 10, /* named "token_embd_norm..." */
 };
 const uint16_t *ggfit__model_facts(const ggfit_model *m);
 

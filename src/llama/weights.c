@@ -13,22 +13,16 @@
 #include "llama/project.h"
 
 /* Layer of a tensor for placement: block index, n_layer for the output
- * layer, -1 for the input layer. */
-static int64_t placement_layer(const proj *pr, const ggfit_tensor *t, uint16_t facts)
+ * layer, -1 for the input layer, unless the architecture places a tensor
+ * outside the blocks with another layer (gemma3n, lfm2). */
+static int64_t placement_layer(const proj *pr, const ggfit_tensor *t)
 {
     if (t->layer >= 0)
         return t->layer;
     if (t->output_layer)
         return pr->hp->n_layer;
-    /* gemma3n's per-layer projection and its norm are repeating tensors
-     * outside the blocks, created for block 0. */
-    if (!strncmp(t->info->name, "per_layer_model_proj.", 21) ||
-        !strncmp(t->info->name, "per_layer_proj_norm.", 20))
-        return 0;
-    /* LFM2's final norm is stored as token_embd_norm. */
-    if ((facts & GGFIT_TFACT_EMBD_NORM) && !strncmp(pr->hp->arch, "lfm2", 4))
-        return pr->hp->n_layer;
-    return -1;
+    int64_t il = pr->arch->tensor_layer ? pr->arch->tensor_layer(pr->m, t) : -2;
+    return il == -2 ? -1 : il;
 }
 
 static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
@@ -69,7 +63,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
         if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)
             continue;
         weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
-        int64_t layer = placement_layer(pr, t, facts[i]);
+        int64_t layer = placement_layer(pr, t);
         if (op == OP_ROPE && layer < 0) {
             /* One copy per distinct buffer type among the blocks' layers. */
             int seen[GGFIT_MAX_BUFTS] = {0};
@@ -105,9 +99,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
         int b = target >= 0 ? ggfit__device_buft(pr, target)
                 : target == -1 || d < 0 ? ggfit__select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : ggfit__device_buft(pr, d);
-        /* gemma3n makes the output's copy before token_embd itself, so the
-         * copy is never found in place: both are always loaded. */
-        if (b != embd_buft || !strcmp(hp->arch, "gemma3n"))
+        if (b != embd_buft || pr->arch->tied_output_copied)
             add_model(pr, b, embd->info);
         pr->tied_buft = b;
     }
