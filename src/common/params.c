@@ -1,31 +1,13 @@
 /*
- * params.c - llama.cpp's flags (common/arg.cpp names and defaults) and the
- * --gpu device descriptions.
+ * params.c - llama.cpp's flags (common/arg.cpp names and defaults).
  */
-#include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "base/base.h"
-#include "devices/catalog.h"
-
-static const char *const backend_names[GGFIT_BACKEND_COUNT] = {
-    "cpu", "cuda", "rocm", "vulkan", "metal", "rpc",
-};
-
-/* How llama.cpp names the devices of each backend: CUDA0, ROCm0, ... */
-static const char *const device_prefix[GGFIT_BACKEND_COUNT] = {
-    "CPU", "CUDA", "ROCm", "Vulkan", "Metal", "RPC",
-};
-
-const char *ggfit_backend_name(int backend)
-{
-    return backend >= 0 && backend < GGFIT_BACKEND_COUNT ? backend_names[backend] : NULL;
-}
 
 void ggfit_params_init(ggfit_params *p)
 {
@@ -40,109 +22,6 @@ void ggfit_params_init(ggfit_params *p)
     p->split_mode = GGFIT_SPLIT_LAYER;
     p->use_mmap = true;
     p->cpu_features = GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
-}
-
-/* ---- sizes and devices ------------------------------------------------------ */
-
-ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0) || !isfinite(v))
-        return GGFIT_EINVAL;
-    static const struct { const char *unit; double mul; } units[] = {
-        { "", 1048576.0 }, { "B", 1.0 },
-        { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-        { "TiB", 1099511627776.0 },
-        { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 },
-        { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 }, { "T", 1099511627776.0 },
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcasecmp(end, units[i].unit) == 0 &&
-            (strcmp(units[i].unit, "B") || strcmp(end, "B") == 0)) {
-            double b = v * units[i].mul;
-            if (b >= 18446744073709551615.0)
-                return GGFIT_EINVAL;
-            *bytes = (uint64_t)(b + 0.5);
-            return GGFIT_OK;
-        }
-    return GGFIT_EINVAL;
-}
-
-ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
-                                 char **err)
-{
-    unsigned count[GGFIT_BACKEND_COUNT] = {0};
-    *n = 0;
-    if (strcmp(spec, "none") == 0 || strcmp(spec, "") == 0)
-        return GGFIT_OK;
-    const char *p = spec;
-    while (*p) {
-        char item[128];
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof item)
-            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad device '%.*s'", (int)len, p);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        p += len + (p[len] == ',');
-        if (*n >= max)
-            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: more than %zu devices", max);
-        ggfit_device *d = &out[*n];
-        memset(d, 0, sizeof *d);
-        d->kind = GGFIT_BACKEND_CUDA;
-        char *size = item, *colon = strchr(item, ':');
-        bool kind_given = colon != NULL;
-        if (colon) {
-            *colon = '\0';
-            int k;
-            for (k = 1; k < GGFIT_BACKEND_COUNT; k++)
-                if (strcasecmp(item, backend_names[k]) == 0)
-                    break;
-            if (k == GGFIT_BACKEND_COUNT)
-                return ggfit__fail(err, GGFIT_EINVAL,
-                                   "--gpu: unknown kind '%s' (cuda, rocm, vulkan, metal, rpc)",
-                                   item);
-            d->kind = (ggfit_backend)k;
-            size = colon + 1;
-        }
-        char *slash = strchr(size, '/');
-        if (slash)
-            *slash = '\0';
-        if (isalpha((unsigned char)size[0])) {  /* a catalog id: rtx-3090, m3-pro-18gb */
-            const ggfit_catalog_entry *c = ggfit_catalog_find(size);
-            if (!c) {
-                char near[160];
-                if (ggfit__catalog_suggest(size, near, sizeof near))
-                    return ggfit__fail(err, GGFIT_EINVAL,
-                                       "--gpu: unknown device '%s'; did you mean %s?", size,
-                                       near);
-                return ggfit__fail(err, GGFIT_EINVAL,
-                                   "--gpu: unknown device '%s' (a size such as 24GiB, or an "
-                                   "id from data/gpus.tsv such as rtx-3090, m3-pro-18gb)",
-                                   size);
-            }
-            if (!kind_given)
-                d->kind = c->kind;
-            d->total = c->memory;
-            snprintf(d->description, sizeof d->description, "%s", c->name);
-            d->bandwidth_gbs = c->bandwidth_gbs;
-            d->unified = c->system_memory != 0;
-        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
-            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
-                               size);
-        d->free = d->total;
-        if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
-            return ggfit__fail(err, GGFIT_EINVAL,
-                               "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);
-        unsigned idx = count[d->kind]++;
-        if (d->kind == GGFIT_BACKEND_METAL && idx == 0)
-            snprintf(d->name, sizeof d->name, "Metal");
-        else
-            snprintf(d->name, sizeof d->name, "%s%u", device_prefix[d->kind], idx);
-        (*n)++;
-    }
-    return GGFIT_OK;
 }
 
 /* ---- llama.cpp flags ------------------------------------------------------- */

@@ -37,3 +37,8 @@ const ggfit_backend_rules *ggfit__backend(int kind)
 {
     return &backends[kind >= 0 && kind < GGFIT_BACKEND_COUNT ? kind : GGFIT_BACKEND_CPU];
 }
+
+const char *ggfit_backend_name(int backend)
+{
+    return backend >= 0 && backend < GGFIT_BACKEND_COUNT ? backends[backend].name : NULL;
+}

@@ -1,0 +1,8 @@
+build-tsan/obj/common/params.o: src/common/params.c src/base/base.h \
+  include/ggfit.h src/devices/catalog.h
+
+src/base/base.h:
+
+include/ggfit.h:
+
+src/devices/catalog.h:

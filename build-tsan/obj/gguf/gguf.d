@@ -1,0 +1,6 @@
+build-tsan/obj/gguf/gguf.o: src/gguf/gguf.c src/base/base.h \
+  include/ggfit.h
+
+src/base/base.h:
+
+include/ggfit.h:

@@ -1,0 +1,6 @@
+build-tsan/obj/models/registry.o: src/models/registry.c src/llama/arch.h \
+  include/ggfit.h
+
+src/llama/arch.h:
+
+include/ggfit.h:

@@ -1,0 +1,6 @@
+build-tsan/obj/render/inspect.o: src/render/inspect.c src/base/base.h \
+  include/ggfit.h
+
+src/base/base.h:
+
+include/ggfit.h:
