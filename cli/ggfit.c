@@ -202,7 +202,7 @@ static int cmd_project(int argc, char **argv)
         return emit(json ? ggfit_projection_json(&plan.projection, plan.devices)
                          : ggfit_projection_text(&plan.projection, plan.devices), json);
     rc = print_fit(&plan, json);
-    ggfit_free(plan.fit.log);
+    ggfit_plan_free(&plan);
     return rc;
 }
 

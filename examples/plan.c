@@ -21,7 +21,7 @@ int main(int argc, char **argv)
             goto fail;
     if (ggfit_request_plan(&req, &plan, &err) != GGFIT_OK)
         goto fail;
-    ggfit_free(plan.fit.log);   /* the reasoning, as llama.cpp logs it */
+    ggfit_plan_free(&plan);   /* the log of the reasoning: not printed here */
     if (!plan.print_memory && plan.fit.status == GGFIT_FIT_FAILED) {
         fprintf(stderr, "cannot fit: %s\n", plan.fit.reason);
         return 1;

@@ -175,7 +175,8 @@ GGFIT_API ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char 
 
 /* Reads a GGUF header from memory (size bytes at data); name is used in
  * messages. The bytes are copied. A split model's other shards are not
- * looked for. */
+ * looked for. On success *out is a handle the caller closes with
+ * ggfit_gguf_close(). */
 GGFIT_API ggfit_status ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
                                               ggfit_gguf **out, char **err);
 
@@ -298,7 +299,7 @@ typedef struct ggfit_model ggfit_model;
 GGFIT_API ggfit_status ggfit_model_open(const char *path, ggfit_model **out, char **err);
 
 /* Describes an already opened GGUF; the model takes ownership of g, also on
- * failure. */
+ * failure. The caller frees the model with ggfit_model_free(). */
 GGFIT_API ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err);
 
 GGFIT_API void ggfit_model_free(ggfit_model *m);
@@ -556,11 +557,13 @@ GGFIT_API ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p
                                      int32_t *placement, char **err);
 
 /* llama.cpp's memory breakdown table (MiB), plus the CPU_REPACK row llama.cpp
- * leaves out. The caller frees it with ggfit_free(). */
+ * leaves out. The caller frees it with ggfit_free(); NULL when out of
+ * memory. */
 GGFIT_API char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs);
 
 /* The projection as JSON: n_ctx, devices[] (name, model, context, compute),
- * host, cpu_extra and per-buffer-type detail, in bytes. */
+ * host, cpu_extra and per-buffer-type detail, in bytes. The caller frees
+ * it with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs);
 
 /* ------------------------------------------------------------------------
@@ -607,13 +610,14 @@ GGFIT_API ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p,
 GGFIT_API void ggfit_fit_result_free(ggfit_fit_result *r);
 
 /* The fitted flags as llama-fit-params prints them: "-c N -ngl N [-ts ..]
- * [-ot "..."]". The caller frees the text with ggfit_free(). */
+ * [-ot "..."]". The caller frees the text with ggfit_free(); NULL when out
+ * of memory. */
 GGFIT_API char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 
 /* The fit as JSON: status (unchanged, fits, failed), args, n_ctx,
  * n_gpu_layers, tensor_split, overrides, the projection of the result
  * (devices[], host, cpu_extra, in bytes), reason and the log lines. The
- * caller frees it with ggfit_free(). */
+ * caller frees it with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 
 /* ------------------------------------------------------------------------
@@ -686,9 +690,14 @@ typedef struct ggfit_plan {
  * r->model, else ggfit_request_devices (which updates r as it says), opens
  * the model, and fits (ggfit_fit; -fit off only checks the flags as given)
  * or, with print_memory, projects (ggfit_project). On GGFIT_OK the caller
- * frees out->fit.log with ggfit_free(); on failure nothing is left to free.
+ * frees what out holds with ggfit_plan_free(); on failure nothing is left
+ * to free.
  * A request can be planned again: the devices are asked and probed anew. */
 GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err);
+
+/* Frees what a plan holds (its fit's log); the struct itself is the
+ * caller's. NULL does nothing. */
+GGFIT_API void ggfit_plan_free(ggfit_plan *plan);
 
 #ifdef __cplusplus
 }

@@ -76,11 +76,11 @@ static void logf_(fitter *f, const char *fmt, ...)
 }
 
 /* Projects params p: device totals into mem[], the host's into *host. */
-static int project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
+static ggfit_status project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
                    int64_t *model_sum)
 {
     ggfit_projection *pr = &f->scratch;
-    int rc = ggfit__project_cached(f->m, p, f->devs, f->nd, pr, NULL, f->cache, f->err);
+    ggfit_status rc = ggfit__project_cached(f->m, p, f->devs, f->nd, pr, NULL, f->cache, f->err);
     f->n_proj++;
     if (rc)
         return rc;
@@ -107,7 +107,7 @@ static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
 
 /* overflow[d]: device index the first partial layer of device d spills to,
  * or -1 for system memory. */
-static int set_flags(fitter *f, const ngl_t *ngl, const int *overflow, ggfit_params *p)
+static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, ggfit_params *p)
 {
     p->n_gpu_layers = 0;
     for (size_t d = 0; d < f->nd; d++) {
@@ -136,10 +136,10 @@ static int set_flags(fitter *f, const ngl_t *ngl, const int *overflow, ggfit_par
 }
 
 /* Memory per device with the given layers per device (get_memory_for_layers). */
-static int memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t *mem)
+static ggfit_status memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t *mem)
 {
     ggfit_params p = f->p;
-    int rc = set_flags(f, ngl, overflow, &p);
+    ggfit_status rc = set_flags(f, ngl, overflow, &p);
     if (!rc)
         rc = project(f, &p, mem, NULL, NULL);
     if (!rc) {
@@ -155,12 +155,12 @@ static int memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t 
 /* ---- the steps ---------------------------------------------------------- */
 
 /* Step 1: does the user's configuration fit as it is? */
-static int step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int64_t *sum_free,
+static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int64_t *sum_free,
                         int64_t *sum_proj_free, int64_t *sum_model, bool *done)
 {
     int64_t host;
     logf_(f, "getting device memory data for initial parameters:");
-    int rc = project(f, &f->p, mem, &host, sum_model);
+    ggfit_status rc = project(f, &f->p, mem, &host, sum_model);
     if (rc)
         return rc;
     *sum_used = *sum_free = *sum_proj_free = 0;
@@ -207,7 +207,7 @@ static int step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int64_t *sum
 }
 
 /* Step 2: a smaller context, when -c was not given. */
-static int step_context(fitter *f, int64_t sum_used, int64_t sum_free, int64_t sum_proj_free,
+static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, int64_t sum_proj_free,
                         int64_t sum_model, bool *done)
 {
     size_t nm = f->nd ? f->nd : 1;
@@ -248,7 +248,7 @@ static int step_context(fitter *f, int64_t sum_used, int64_t sum_free, int64_t s
     }
     int64_t mem[GGFIT_MAX_DEVICES], host, used_min = 0;
     f->p.n_ctx = f->n_ctx_min;
-    int rc = project(f, &f->p, mem, &host, NULL);
+    ggfit_status rc = project(f, &f->p, mem, &host, NULL);
     if (rc)
         return rc;
     if (f->nd == 0)
@@ -318,11 +318,11 @@ static uint32_t step_size(uint32_t delta, int64_t target, int64_t lo, int64_t hi
 }
 
 /* Step 3: fill (dense-only) layers back to front. */
-static int step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
+static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
                            const int *overflow)
 {
     size_t nd = f->nd;
-    int rc;
+    ggfit_status rc;
     logf_(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
                             : "filling dense-only layers back-to-front:");
     for (int id = (int)nd - 1; id >= 0; id--) {
@@ -383,7 +383,7 @@ static uint32_t n_full(const ngl_t *n)
 }
 
 /* Tries part of one more layer on device id (the last step of step 4). */
-static int try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *mem, const int64_t *target,
+static ggfit_status try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *mem, const int64_t *target,
                            int *overflow, size_t *dense_start)
 {
     size_t nd = f->nd;
@@ -405,7 +405,7 @@ static int try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *mem, const
     if (id < nd - 1)
         over_test[id] = (int)id + 1;
     logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_UP");
-    int rc = memory_for(f, test, over_test, mem_test);
+    ggfit_status rc = memory_for(f, test, over_test, mem_test);
     if (rc)
         return rc;
 #define FITS(m) ((m)[id] < target[id] && (id + 1 == nd || (m)[id + 1] < target[id + 1]))
@@ -439,11 +439,11 @@ static int try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *mem, const
 }
 
 /* Step 4: MoE models whose dense weights fit get full layers front to back. */
-static int step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
+static ggfit_status step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *target,
                          int *overflow)
 {
     size_t nd = f->nd, dense_start = nd;
-    int rc;
+    ggfit_status rc;
     for (int id = (int)nd - 1; id >= 0; id--) {
         if (ngl[id].n_layer > 0) {
             dense_start = (size_t)id;
@@ -524,10 +524,10 @@ static int step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int64_t *tar
 }
 
 /* Steps 3 and 4 (everything after the context). */
-static int fit_layers(fitter *f, ggfit_fit_result *out)
+static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
 {
     size_t nd = f->nd;
-    int rc;
+    ggfit_status rc;
     int64_t target[GGFIT_MAX_DEVICES], mem[GGFIT_MAX_DEVICES];
     int overflow[GGFIT_MAX_DEVICES];
     ngl_t ngl[GGFIT_MAX_DEVICES];
@@ -633,7 +633,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         f->free[d] = f->nd ? (int64_t)f->devs[d].free : (int64_t)opt->host_free;
     }
 
-    int rc;
+    ggfit_status rc;
     bool done;
     int64_t mem[GGFIT_MAX_DEVICES], sum_used, sum_free, sum_proj_free, sum_model;
     rc = step_initial(f, mem, &sum_used, &sum_free, &sum_proj_free, &sum_model, &done);

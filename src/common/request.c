@@ -124,3 +124,9 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     ggfit_model_free(m);
     return rc;
 }
+
+void ggfit_plan_free(ggfit_plan *plan)
+{
+    if (plan)
+        ggfit_fit_result_free(&plan->fit);
+}

@@ -57,6 +57,6 @@ static inline int32_t gb_copy_buft(const int32_t *layer_buft, const int32_t *pla
 /* Builds the graph of p->m's architecture into g. Returns GGFIT_OK,
  * GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture (the
  * caller falls back to an estimate), or GGFIT_ENOMEM. */
-int ggfit__build_graph(gg_graph *g, const gb_params *p);
+ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p);
 
 #endif

@@ -115,7 +115,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         serr = NULL;
     }
     in.prep = prep && prep->tf ? prep : NULL;
-    int rc = ggfit__sched_split(&in, &so, &serr);
+    ggfit_status rc = ggfit__sched_split(&in, &so, &serr);
     if (!rc && g->names && !probe)
         ggfit__dump_scheduled(&in, &so);
     if (rc) {
@@ -210,7 +210,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
     gg_graph local, *g = &local;
     gg_init(g);
     bool names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
-    int rc = GGFIT_OK;
+    ggfit_status rc = GGFIT_OK;
     struct ggfit__gcache *cache = names ? NULL : pr->cache;
     gkey key;
     ggfit__gkey_make(&key, &gp);
@@ -280,7 +280,7 @@ ggfit_status ggfit__resolve_flash_attn(proj *pr, const int32_t *placement)
     if (pr->p->flash_attn != GGFIT_FA_AUTO || ggfit_type_is_quantized(pr->p->type_v) ||
         pr->n_dev == 0 || (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer))
         return GGFIT_OK;
-    int rc = ggfit__graph_compute(pr, placement, true);
+    ggfit_status rc = ggfit__graph_compute(pr, placement, true);
     if (rc == GGFIT_EUNSUPPORTED)
         return GGFIT_OK;
     if (rc)

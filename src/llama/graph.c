@@ -1311,7 +1311,7 @@ void gb_build_llama_like(bctx *b, unsigned flags)
 
 /* ---- the graph of an architecture ---------------------------------------- */
 
-int ggfit__build_graph(gg_graph *g, const gb_params *p)
+ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
 {
     bctx b = { .g = g, .p = p, .hp = ggfit_model_hparams(p->m),
                .gguf = ggfit_model_gguf(p->m) };

@@ -86,7 +86,7 @@ static bool is_int_type(uint32_t t)
     }
 }
 
-static int bad_u32(const loader *l, const char *key, const ggfit_value *v)
+static ggfit_status bad_u32(const loader *l, const char *key, const ggfit_value *v)
 {
     return ggfit__fail(l->err, GGFIT_EFORMAT,
                        "%s: key '%s' must be an integer from 0 to 4294967295 "
@@ -96,7 +96,7 @@ static int bad_u32(const loader *l, const char *key, const ggfit_value *v)
 }
 
 /* Reads an optional scalar integer key into *out (left alone if absent). */
-static int get_u32(const loader *l, const char *suffix, uint32_t *out)
+static ggfit_status get_u32(const loader *l, const char *suffix, uint32_t *out)
 {
     char key[256];
     ggfit_value v;
@@ -110,7 +110,7 @@ static int get_u32(const loader *l, const char *suffix, uint32_t *out)
 
 /* Reads a key that is a scalar for every layer or an array with one integer
  * per layer, into the uint32_t at byte offset `field` of each layer. */
-static int get_per_layer(const loader *l, const char *suffix, size_t field)
+static ggfit_status get_per_layer(const loader *l, const char *suffix, size_t field)
 {
     char key[256];
     ggfit_value v, e;
@@ -139,7 +139,7 @@ static int get_per_layer(const loader *l, const char *suffix, size_t field)
     return GGFIT_OK;
 }
 
-static int get_string(const loader *l, const char *key, char *out, size_t n,
+static ggfit_status get_string(const loader *l, const char *key, char *out, size_t n,
                       bool required)
 {
     ggfit_value v;
@@ -178,11 +178,11 @@ static uint32_t max_field(const ggfit_model *m, size_t field)
     return mx;
 }
 
-static int read_hparams(loader *l)
+static ggfit_status read_hparams(loader *l)
 {
     ggfit_model *m = l->m;
     ggfit_hparams *hp = &m->hp;
-    int rc;
+    ggfit_status rc;
 
     if ((rc = get_string(l, "!general.architecture", hp->arch, sizeof hp->arch, true)) ||
         (rc = get_string(l, "!general.name", hp->name, sizeof hp->name, false)) ||
@@ -423,7 +423,7 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
     return f;
 }
 
-static int classify(loader *l)
+static ggfit_status classify(loader *l)
 {
     ggfit_model *m = l->m;
     m->n_tensors = ggfit_gguf_n_tensors(m->g);
@@ -489,7 +489,7 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
     *out = NULL;
     ggfit_model *m = ggfit__calloc(1, sizeof *m);
     if (!m) {
-        int rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
+        ggfit_status rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
                              ggfit_gguf_shard_path(g, 0));
         ggfit_gguf_close(g);
         return rc;
@@ -499,13 +499,13 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
     if (!m->cache || pthread_mutex_init(&m->cache->lock, NULL) != 0) {
         free(m->cache);
         free(m);
-        int rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
+        ggfit_status rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory",
                              ggfit_gguf_shard_path(g, 0));
         ggfit_gguf_close(g);
         return rc;
     }
     loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err };
-    int rc = read_hparams(&l);
+    ggfit_status rc = read_hparams(&l);
     if (!rc)
         rc = classify(&l);
     if (rc) {
@@ -521,7 +521,7 @@ ggfit_status ggfit_model_open(const char *path, ggfit_model **out, char **err)
     ggfit_gguf *g;
     if (out)
         *out = NULL;
-    int rc = ggfit_gguf_open(path, &g, err);
+    ggfit_status rc = ggfit_gguf_open(path, &g, err);
     if (rc)
         return rc;
     return ggfit_model_from_gguf(g, out, err);
