@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "ggml/backend.h"
 #include "devices/catalog.h"
 
 #define KiB 1024ull
@@ -346,7 +347,7 @@ static void discover_nvml(const ggfit_probe_options *o, ggfit_device *out, size_
         ggfit_device *d = &out[(*n)++];
         memset(d, 0, sizeof *d);
         d->kind = GGFIT_BACKEND_CUDA;
-        snprintf(d->name, sizeof d->name, "CUDA%u", idx++);
+        snprintf(d->name, sizeof d->name, "%s%u", ggfit__backend(d->kind)->device_prefix, idx++);
         d->total = mem.total;
         d->free = mem.free < mem.total ? mem.free : mem.total;
         char name[NVML_NAME_BUFFER] = "";
@@ -444,10 +445,8 @@ static void discover_drm(const char *root, const ggfit_host_info *host, ggfit_de
         memset(d, 0, sizeof *d);
         bool amd = vendor == 0x1002;
         d->kind = amd ? GGFIT_BACKEND_ROCM : GGFIT_BACKEND_VULKAN;
-        if (amd)
-            snprintf(d->name, sizeof d->name, "ROCm%u", n_rocm++);
-        else
-            snprintf(d->name, sizeof d->name, "Vulkan%u", n_vulkan++);
+        snprintf(d->name, sizeof d->name, "%s%u", ggfit__backend(d->kind)->device_prefix,
+                 amd ? n_rocm++ : n_vulkan++);
         d->total = vram_total;
         d->free = vram_total - vram_used;
         d->held_by_others = vram_used;

@@ -40,7 +40,7 @@ typedef struct ggfit_arch {
     bool nextn_kv;             /* NextN blocks still get KV cells */
     /* Only the first kv_from_start layers hold KV cells; each later layer
      * reads the cache of layer kv_from_start - 2 when it is a sliding-window
-     * layer, else of layer kv_from_start - 1 (gemma3n). 0: every layer. */
+     * layer, else of layer kv_from_start - 1 (KV sharing). 0: every layer. */
     uint32_t kv_from_start;
     /* The tied output's copy of token_embd is made before token_embd
      * itself, so it is never found in place: both are always loaded. */

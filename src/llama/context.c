@@ -131,7 +131,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
             if (t->op != GGFIT_OP_FLASH_ATTN_EXT || t->src[1] < 0)
                 continue;
             /* The node's layer (llama.cpp reads it from the node's name),
-             * which may read another layer's cache (gemma3n). */
+             * which may read another layer's cache (kv_from_start). */
             int32_t k = t->src[1], root = g->t[k].view_src >= 0 ? g->t[k].view_src : k;
             int32_t il = t->il >= 0 ? t->il : g->t[root].il;
             if (il >= 0 && so.backend_of[g->nodes[i]] != layer_backend[il])
@@ -240,9 +240,9 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             g = &c->g;
         }
         g->names = names;
-        /* A graph has up to about ten tensors per weight (gpt-oss 8); a
-         * hint, bounded (11 MB) whatever a header claims, so a failure here
-         * is not one. */
+        /* A graph has up to about ten tensors per weight (8 in the MoE
+         * graphs with expert biases); a hint, bounded (11 MB) whatever a
+         * header claims, so a failure here is not one. */
         uint64_t hint = ggfit_model_n_tensors(pr->m) * 10 + 1024;
         (void)gg_reserve(g, (uint32_t)(hint < (1u << 16) ? hint : (1u << 16)));
         rc = ggfit__build_graph(g, &gp);

@@ -86,7 +86,7 @@ void ggfit__resolve_swa(proj *pr)
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
     uint64_t kv_size = pr->out->n_ctx_seq;
-    /* The window in force: the architecture's rule (llama4, exaone4, phi3),
+    /* The window in force: the architecture's rule (its window hook),
      * else the file's, else the architecture's default. */
     uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
                      : hp->n_swa      ? hp->n_swa

@@ -335,7 +335,7 @@ static ggfit_role global_role(const char *name, bool *output)
         *output = true;
         return GGFIT_ROLE_OUTPUT;
     }
-    /* gemma3n's AltUp projections are output-layer tensors in llama.cpp. */
+    /* AltUp's projections (altup_*) are output-layer tensors in llama.cpp. */
     if (starts(name, "altup_proj.") || starts(name, "altup_unembd_proj.")) {
         *output = true;
         return GGFIT_ROLE_OTHER;

@@ -14,7 +14,7 @@
 
 /* Layer of a tensor for placement: block index, n_layer for the output
  * layer, -1 for the input layer, unless the architecture places a tensor
- * outside the blocks with another layer (gemma3n, lfm2). */
+ * outside the blocks with another layer (its tensor_layer hook). */
 static int64_t placement_layer(const proj *pr, const ggfit_tensor *t)
 {
     if (t->layer >= 0)

@@ -1,8 +1,6 @@
 build-tsan/obj/common/params.o: src/common/params.c src/base/base.h \
-  include/ggfit.h src/devices/catalog.h
+  include/ggfit.h
 
 src/base/base.h:
 
 include/ggfit.h:
-
-src/devices/catalog.h:
