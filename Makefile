@@ -72,8 +72,9 @@ $(B)/tests:
 
 # Tests link the static library plus the in-tree GGUF writer.
 $(B)/tests/%: tests/%.c tests/gguf_writer.c tests/gguf_writer.h tests/recorded.c tests/recorded.h \
+              tests/arch_spec.c tests/arch_spec.h \
               tests/test_util.h $(B)/libggfit.a | $(B)/tests
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c tests/recorded.c $(B)/libggfit.a \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/gguf_writer.c tests/recorded.c tests/arch_spec.c $(B)/libggfit.a \
 	    $(LDLIBS) $(shell pkg-config --libs cmocka) -lz
 
 # NVML as the device tests see it: a library with NVML's real interface.

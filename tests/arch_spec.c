@@ -1,0 +1,245 @@
+/*
+ * arch_spec.c - small header-only models of an architecture, written from
+ * a spec (the tensors llama.cpp's load_tensors creates, small shapes), and
+ * the projections every architecture test runs on them (test_arch*.c).
+ */
+#include "arch_spec.h"
+
+void key_u32(model_spec *s, const char *suffix, uint32_t v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'u';
+    k->u = v;
+}
+
+void key_f32(model_spec *s, const char *suffix, float v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'f';
+    k->f = v;
+}
+
+void key_bool(model_spec *s, const char *suffix, bool v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'b';
+    k->u = v;
+}
+
+void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'a';
+    k->u = 4;
+    memcpy(k->a, v, sizeof k->a);
+}
+
+void key_str(model_spec *s, const char *suffix, const char *v)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 's';
+    k->s = v;
+}
+
+/* A tensor named fmt (with the layer for %d), F16 unless it is 1-D. */
+void tensor(model_spec *s, const char *fmt, int il, int64_t ne0, int64_t ne1,
+                   int64_t ne2)
+{
+    size_t i = s->n_t++;
+    snprintf(s->names[i], sizeof s->names[i], fmt, il);
+    gw_tensor_spec *t = &s->t[i];
+    t->name = s->names[i];
+    t->n_dims = ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
+    t->type = t->n_dims == 1 ? GGFIT_TYPE_F32 : GGFIT_TYPE_F16;
+    t->ne[0] = ne0;
+    t->ne[1] = ne1;
+    t->ne[2] = ne2;
+    t->ne[3] = 1;
+}
+
+/* The hparams every architecture here reads. */
+void spec_init(model_spec *s, const char *arch)
+{
+    memset(s, 0, sizeof *s);
+    s->arch = arch;
+    key_u32(s, "block_count", NL);
+    key_u32(s, "vocab_size", V);
+    key_u32(s, "context_length", 4096);
+    key_u32(s, "embedding_length", E);
+    key_u32(s, "feed_forward_length", F);
+    key_u32(s, "attention.head_count", NH);
+    key_u32(s, "attention.head_count_kv", NKV);
+    key_u32(s, "rope.dimension_count", HD);
+    key_f32(s, "attention.layer_norm_rms_epsilon", 1e-6f);
+}
+
+void write_spec(const model_spec *s, gw *w)
+{
+    memset(w, 0, sizeof *w);
+    gw_header(w, 3, s->n_t, s->n_kv + 4);
+    gw_kv_str(w, "general.architecture", s->arch);
+    gw_kv_str(w, "general.name", "tiny");
+    gw_kv_u32(w, "general.alignment", 32);
+    /* No tokenizer, as in the shipped layouts: llama.cpp then takes the
+     * vocabulary size from <arch>.vocab_size. */
+    gw_kv_str(w, "tokenizer.ggml.model", "none");
+    for (size_t i = 0; i < s->n_kv; i++) {
+        const kv *k = &s->kvs[i];
+        if (k->kind == 'u') {
+            gw_kv_u32(w, k->key, k->u);
+        } else if (k->kind == 'f') {
+            gw_kv_f32(w, k->key, k->f);
+        } else if (k->kind == 'a') {
+            gw_kv_arr_u32(w, k->key, k->a, k->u);
+        } else if (k->kind == 'g') {   /* f32 array: a holds the bits */
+            gw_key(w, k->key, GGFIT_GGUF_ARRAY);
+            gw_u32(w, GGFIT_GGUF_FLOAT32);
+            gw_u64(w, k->u);
+            for (uint32_t j = 0; j < k->u; j++)
+                gw_u32(w, k->a[j]);
+        } else if (k->kind == 'b') {
+            gw_key(w, k->key, GGFIT_GGUF_BOOL);
+            gw_u8(w, (uint8_t)k->u);
+        } else {
+            gw_kv_str(w, k->key, k->s);
+        }
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < s->n_t; i++) {
+        const gw_tensor_spec *t = &s->t[i];
+        gw_tensor(w, t->name, t->n_dims, t->ne, t->type, off);
+        uint64_t rows = (uint64_t)(t->ne[1] * t->ne[2] * t->ne[3]);
+        off += (ggfit_row_bytes(t->type, (uint64_t)t->ne[0]) * rows + 31) / 32 * 32;
+    }
+    gw_pad(w, 32);
+}
+
+/* Separate Q/K/V, with biases when asked; the output projection. */
+void attn_qkv(model_spec *s, int il, bool bias)
+{
+    tensor(s, "blk.%d.attn_q.weight", il, E, NH * HD, 1);
+    tensor(s, "blk.%d.attn_k.weight", il, E, NKV * HD, 1);
+    tensor(s, "blk.%d.attn_v.weight", il, E, NKV * HD, 1);
+    if (bias) {
+        tensor(s, "blk.%d.attn_q.bias", il, NH * HD, 1, 1);
+        tensor(s, "blk.%d.attn_k.bias", il, NKV * HD, 1, 1);
+        tensor(s, "blk.%d.attn_v.bias", il, NKV * HD, 1, 1);
+    }
+    tensor(s, "blk.%d.attn_output.weight", il, NH * HD, E, 1);
+}
+
+void ffn_swiglu(model_spec *s, int il)
+{
+    tensor(s, "blk.%d.ffn_gate.weight", il, E, F, 1);
+    tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+    tensor(s, "blk.%d.ffn_up.weight", il, E, F, 1);
+}
+
+void head(model_spec *s, bool output, bool output_bias)
+{
+    tensor(s, "token_embd.weight", 0, E, V, 1);
+    tensor(s, "output_norm.weight", 0, E, 1, 1);
+    if (output)
+        tensor(s, "output.weight", 0, E, V, 1);
+    if (output_bias)
+        tensor(s, "output.bias", 0, V, 1, 1);
+}
+
+uint64_t total(const ggfit_mem *m)
+{
+    return m->model + m->context + m->compute;
+}
+
+/* Layers split between two devices and the CPU, -ngl 0 to all in turn on
+ * one open model (whose kept graphs are re-targeted: rope factors change
+ * copies) and each on a freshly opened one: the same bytes. */
+void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept,
+                              uint32_t n_ctx)
+{
+    ggfit_device devs[2];
+    size_t n_dev = 0;
+    char *err = NULL;
+    assert_int_equal(ggfit_devices_parse("rpc:8GiB,rpc:4GiB", devs, 2, &n_dev, &err), GGFIT_OK);
+    for (int ngl = 0; ngl <= NL + 1; ngl++) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", ngl);
+        char flag[] = "-ngl";
+        char *argv[] = { flag, value };
+        int i = 0;
+        ggfit_params p;
+        ggfit_params_init(&p);
+        p.n_ctx = n_ctx;
+        assert_int_equal(ggfit_params_parse_arg(&p, 2, argv, &i, NULL, &err), GGFIT_OK);
+        ggfit_projection a, b;
+        if (ggfit_project(kept, &p, devs, n_dev, &a, NULL, &err) != GGFIT_OK)
+            fail_msg("%s -ngl %d: %s", s->arch, ngl, err);
+        ggfit_gguf *g = NULL;
+        ggfit_model *fresh = NULL;
+        assert_int_equal(ggfit_gguf_open_memory(w->data, w->len, "tiny.gguf", &g, &err), GGFIT_OK);
+        assert_int_equal(ggfit_model_from_gguf(g, &fresh, &err), GGFIT_OK);
+        if (ggfit_project(fresh, &p, devs, n_dev, &b, NULL, &err) != GGFIT_OK)
+            fail_msg("%s -ngl %d: %s", s->arch, ngl, err);
+        ggfit_model_free(fresh);
+        for (uint32_t d = 0; d < a.n_devices; d++)
+            if (total(&a.devices[d]) != total(&b.devices[d]))
+                fail_msg("%s -ngl %d: device %u: %llu bytes on a kept graph, %llu on a fresh one",
+                         s->arch, ngl, d, (unsigned long long)total(&a.devices[d]),
+                         (unsigned long long)total(&b.devices[d]));
+        assert_int_equal(total(&a.host), total(&b.host));
+    }
+}
+
+/* Projects the model under -fa on/off, on one RPC device and on the CPU:
+ * the graph must build every time. Then kept_equals_fresh. Returns the
+ * compute bytes of the last of the first. */
+uint64_t project_all(const model_spec *s, uint32_t n_ctx)
+{
+    gw w;
+    write_spec(s, &w);
+    /* GGFIT_ARCHS_DUMP=dir keeps the files, to look at with ggfit. */
+    static int n_dumped;
+    const char *dump = getenv("GGFIT_ARCHS_DUMP");
+    if (dump && *dump) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s-%d.gguf", dump, s->arch, n_dumped++);
+        assert_int_equal(gw_write_file(&w, path), 0);
+    }
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n_dev = 0;
+    assert_int_equal(ggfit_devices_parse("rpc:8GiB", devs, GGFIT_MAX_DEVICES, &n_dev, &err),
+                     GGFIT_OK);
+    assert_int_equal(n_dev, 1);
+    uint64_t compute = 0;
+    static const int fas[] = { GGFIT_FA_AUTO, GGFIT_FA_ON, GGFIT_FA_OFF };
+    for (size_t f = 0; f < sizeof fas / sizeof fas[0]; f++)
+        for (size_t nd = 0; nd <= 1; nd++) {
+            ggfit_params p;
+            ggfit_params_init(&p);
+            p.n_ctx = n_ctx;
+            p.flash_attn = fas[f];
+            ggfit_projection pr;
+            if (ggfit_project(m, &p, nd ? devs : NULL, nd, &pr, NULL, &err) != GGFIT_OK)
+                fail_msg("%s: %s", s->arch, err);
+            if (pr.compute_estimated)
+                fail_msg("%s (fa %d, %zu devices): compute estimated: %s", s->arch, fas[f], nd,
+                         pr.warning);
+            compute = pr.host.compute;
+            for (uint32_t d = 0; d < pr.n_devices; d++)
+                compute += pr.devices[d].compute;
+            assert_true(compute > 0);
+        }
+    kept_equals_fresh(s, &w, m, n_ctx);
+    ggfit_model_free(m);   /* and g, which it owns */
+    gw_free(&w);
+    return compute;
+}

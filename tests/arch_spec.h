@@ -1,0 +1,56 @@
+/*
+ * arch_spec.h - the specs of small models that the architecture tests
+ * (tests/test_archs.c, tests/test_arch_<family>.c) write and project.
+ * GGFIT_ARCHS_DUMP=DIR keeps each written header as DIR/<arch>-<n>.gguf,
+ * which is how data/tiny/ is made.
+ */
+#ifndef GGFIT_ARCH_SPEC_H
+#define GGFIT_ARCH_SPEC_H
+
+#include "gguf_writer.h"
+#include "test_util.h"
+
+enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4 };
+
+/* A header under construction: keys, then tensors. */
+typedef struct kv {
+    char key[96];
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array, 'g' f32 array */
+    uint32_t u;
+    uint32_t a[4];  /* 'a': u values */
+    float f;
+    const char *s;
+} kv;
+
+typedef struct model_spec {
+    const char *arch;
+    kv kvs[32];
+    size_t n_kv;
+    gw_tensor_spec t[768];
+    char names[768][64];
+    size_t n_t;
+} model_spec;
+
+void key_u32(model_spec *s, const char *suffix, uint32_t v);
+void key_f32(model_spec *s, const char *suffix, float v);
+void key_bool(model_spec *s, const char *suffix, bool v);
+void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4]);
+void key_str(model_spec *s, const char *suffix, const char *v);
+/* Keys under "<arch>." and tensors (fmt with %d = il), in file order. */
+void tensor(model_spec *s, const char *fmt, int il, int64_t ne0, int64_t ne1, int64_t ne2);
+/* A spec of arch with the usual keys (E, heads, NL blocks, ...); its file. */
+void spec_init(model_spec *s, const char *arch);
+void write_spec(const model_spec *s, gw *w);
+/* Common tensors: separate Q/K/V (+ biases), a SwiGLU FFN, embeddings and
+ * output. */
+void attn_qkv(model_spec *s, int il, bool bias);
+void ffn_swiglu(model_spec *s, int il);
+void head(model_spec *s, bool output, bool output_bias);
+/* The bytes of a row. Projections: project_all runs -fa auto/on/off on one
+ * RPC device and on the CPU, fails if compute is estimated, then checks
+ * kept graphs against fresh ones; returns the last compute bytes. */
+uint64_t total(const ggfit_mem *m);
+void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept, uint32_t n_ctx);
+uint64_t project_all(const model_spec *s, uint32_t n_ctx);
+
+#endif
