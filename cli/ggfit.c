@@ -16,6 +16,7 @@ static const char usage[] =
     "             [-fit on|off] [-fitt MIB,...] [-fitc N] [-fitp on] [--json]\n"
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
+    "       ggfit archs [--json | --markdown]\n"
     "       ggfit --version | --help\n"
     "\n"
     "commands:\n"
@@ -28,6 +29,8 @@ static const char usage[] =
     "            the model: architecture, sizes, and bytes per layer and role\n"
     "  devices   what ggfit sees on this machine: memory, CPU features and\n"
     "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
+    "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
+    "            figures for it are exact or estimated\n"
     "\n"
     "options:\n"
     "  --gpu SPEC         devices to plan for instead of this machine's: none,\n"
@@ -111,6 +114,24 @@ static int cmd_inspect(int argc, char **argv)
 
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
  * /sys under DIR instead (as GGFIT_SYSROOT does). */
+/* The architectures and what ggfit does with each. */
+static int cmd_archs(int argc, char **argv)
+{
+    bool json = false, markdown = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--markdown")) {
+            markdown = true;
+        } else {
+            fprintf(stderr, "ggfit: archs: unknown argument '%s'\n%s", argv[i], usage);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    return emit(json ? ggfit_archs_json() : markdown ? ggfit_archs_markdown() : ggfit_archs_text(),
+                json);
+}
+
 static int cmd_devices(int argc, char **argv)
 {
     ggfit_probe_options o = {NULL, NULL};
@@ -224,6 +245,8 @@ int main(int argc, char **argv)
         return cmd_inspect(argc - 2, argv + 2);
     if (!strcmp(argv[1], "devices"))
         return cmd_devices(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "archs"))
+        return cmd_archs(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

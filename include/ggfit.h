@@ -329,6 +329,38 @@ GGFIT_API char *ggfit_inspect_text(const ggfit_model *m);
  * memory. */
 GGFIT_API char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors);
 
+/* ------------------------------------------------------------------------
+ * Architectures: what ggfit does with each one llama.cpp loads
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_arch_status {
+    GGFIT_ARCH_EXACT = 0,     /* llama.cpp's rules and graph: every byte */
+    GGFIT_ARCH_NO_GRAPH = 1,  /* llama.cpp's memory rules, weights and KV
+                                 cache exact; no graph yet, compute estimated */
+    GGFIT_ARCH_GENERIC = 2,   /* not modelled: exact weights, the plain
+                                 transformer's KV cache and estimated compute */
+} ggfit_arch_status;
+
+typedef struct ggfit_arch_info {
+    const char *name;         /* general.architecture, as llama.cpp spells it */
+    ggfit_arch_status status;
+    const char *memory;       /* what it keeps per token: "KV cache", ... */
+    bool in_llama;            /* in llama.cpp's list at the reference version
+                                 (false: a name only older files carry) */
+} ggfit_arch_info;
+
+/* Every architecture llama.cpp knows (src/llama-arch.cpp, in its order),
+ * then those ggfit knows that llama.cpp no longer lists: i from 0 to
+ * ggfit_arch_count() - 1. The strings are static. */
+GGFIT_API size_t ggfit_arch_count(void);
+GGFIT_API ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out);
+
+/* The list as text, as JSON, or as the Markdown table README.md shows;
+ * NULL when out of memory. The caller frees it with ggfit_free(). */
+GGFIT_API char *ggfit_archs_text(void);
+GGFIT_API char *ggfit_archs_json(void);
+GGFIT_API char *ggfit_archs_markdown(void);
+
 
 /* ------------------------------------------------------------------------
  * Devices and llama.cpp parameters
@@ -382,7 +414,7 @@ GGFIT_API ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, 
  * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
 GGFIT_API ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes);
 
-/* ---- this machine (devices.c) -------------------------------------------- */
+/* ---- this machine (devices/discover.c) ---------------------------------- */
 
 typedef struct ggfit_host_info {
     uint64_t total;           /* bytes of system memory (MemTotal) */
@@ -416,7 +448,7 @@ GGFIT_API ggfit_status ggfit_devices_discover(const ggfit_probe_options *o, ggfi
 GGFIT_API char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
 GGFIT_API char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n);
 
-/* ---- described devices: the catalog (catalog.c) --------------------------- */
+/* ---- described devices: the catalog (devices/catalog.c) ----------------- */
 
 typedef struct ggfit_catalog_entry {
     const char *id;           /* "rtx-3090", "m3-pro-18gb" */
@@ -435,7 +467,7 @@ GGFIT_API const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
 /* The entry with this id (case-insensitive), or NULL. */
 GGFIT_API const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
 
-/* ---- llama.cpp RPC servers (rpc.c) ----------------------------------------- */
+/* ---- llama.cpp RPC servers (devices/rpc.c) ------------------------------ */
 
 /* Asks each rpc-server in endpoints ("host:port[,host:port...]") for its
  * devices and their free memory, with ggml's RPC protocol, as llama.cpp's

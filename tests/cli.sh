@@ -163,6 +163,15 @@ readme_example() {  # the first C block after README.md names examples/plan.c
         echo "README.md quotes examples/plan.c"
 }
 check readme-example 0 '^README.md quotes examples/plan.c$' -- readme_example
+
+readme_archs() {  # README.md's table of architectures is ggfit archs --markdown
+    sed -n '/^<!-- ggfit archs --markdown -->$/,/^<!-- end of ggfit archs -->$/p' README.md |
+        sed '1d;$d' | diff - "$tmp/archs.md" && echo "README.md lists every architecture"
+}
+"$ggfit" archs --markdown >"$tmp/archs.md"
+check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
+check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
+check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate
 plan=$(dirname "$ggfit")/plan
 same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     "$ggfit" "$@" >"$tmp/cli.out" 2>/dev/null

@@ -4,9 +4,12 @@
  * architecture whose graph it shares), and the lookup by
  * general.architecture. Adding an architecture is one file and one X()
  * here. Names are unique, so the order of the list does not matter.
+ * Beside them, every architecture llama.cpp loads, for the list of what
+ * ggfit does with each (ggfit_arch_get).
  */
 #include <string.h>
 
+#include "ggfit.h"
 #include "llama/arch.h"
 
 #define MODELS(X) \
@@ -40,4 +43,95 @@ const ggfit_arch *ggfit__arch(const char *name, bool *known)
         }
     *known = false;
     return &generic;
+}
+
+/* ---- every architecture llama.cpp knows -----------------------------------
+ * LLM_ARCH_NAMES in src/llama-arch.cpp at the reference version, in its
+ * order ("clip", a projector, is not a language model). */
+
+static const char *const llama_archs[] = {
+    "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan",
+    "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert",
+    "jina-bert-v2", "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2",
+    "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "qwen35",
+    "qwen35moe", "phi2", "phi3", "phimoe", "plamo", "plamo2", "plamo3", "codeshell", "orion",
+    "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n", "gemma4",
+    "gemma4-assistant", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba",
+    "falcon-h1", "xverse", "command-r", "cohere2", "cohere2moe", "dbrx", "olmo", "olmo2",
+    "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32",
+    "deepseek4", "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5", "t5encoder", "jais",
+    "jais2", "nemotron", "nemotron_h", "nemotron_h_moe", "exaone", "exaone4", "exaone-moe",
+    "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "granite", "granitemoe", "granitehybrid",
+    "chameleon", "wavtokenizer-dec", "plm", "bailingmoe", "bailingmoe2", "dots1", "arcee",
+    "afmoe", "laguna", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense",
+    "hunyuan_vl", "hy_v3", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker",
+    "llada", "llada-moe", "seed_oss", "grovemoe", "apertus", "minimax-m2", "minimax-m3",
+    "cogvlm", "rnd1", "pangu-embedded", "mistral3", "eagle3", "dflash", "mistral4",
+    "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear", "talkie",
+    "mellum", "nanbeige", "qwen3tts",
+};
+
+#define N_LLAMA (sizeof llama_archs / sizeof llama_archs[0])
+#define N_MODELS (sizeof models / sizeof models[0])
+
+static const ggfit_arch *row_of(const char *name)
+{
+    for (size_t i = 0; i < N_MODELS; i++)
+        if (strcmp(models[i]->name, name) == 0)
+            return models[i];
+    return NULL;
+}
+
+/* Rows of ggfit's that llama.cpp's list lacks (names older files carry)
+ * come after llama.cpp's names: the k-th such row, or NULL. */
+static const ggfit_arch *extra_row(size_t k)
+{
+    for (size_t i = 0; i < N_MODELS; i++) {
+        bool listed = false;
+        for (size_t j = 0; j < N_LLAMA && !listed; j++)
+            listed = strcmp(models[i]->name, llama_archs[j]) == 0;
+        if (!listed && k-- == 0)
+            return models[i];
+    }
+    return NULL;
+}
+
+size_t ggfit_arch_count(void)
+{
+    size_t n = N_LLAMA;
+    while (extra_row(n - N_LLAMA))
+        n++;
+    return n;
+}
+
+ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out)
+{
+    if (!out)
+        return GGFIT_EINVAL;
+    memset(out, 0, sizeof *out);
+    const ggfit_arch *a;
+    if (i < N_LLAMA) {
+        out->name = llama_archs[i];
+        out->in_llama = true;
+        a = row_of(out->name);
+    } else if (!(a = extra_row(i - N_LLAMA))) {
+        return GGFIT_EINVAL;
+    } else {
+        out->name = a->name;
+    }
+    if (!a) {
+        out->status = GGFIT_ARCH_GENERIC;
+        out->memory = "KV cache (generic rules)";
+        return GGFIT_OK;
+    }
+    out->status = a->build ? GGFIT_ARCH_EXACT : GGFIT_ARCH_NO_GRAPH;
+    static const char *const mem[] = {
+        [GGFIT_MEM_KV] = "KV cache", [GGFIT_MEM_RECURRENT] = "recurrent state",
+        [GGFIT_MEM_HYBRID] = "KV cache and recurrent state",
+    };
+    out->memory = (unsigned)a->mem < sizeof mem / sizeof mem[0] && mem[a->mem] ? mem[a->mem]
+                                                                             : "other";
+    if (a->mem == GGFIT_MEM_KV && a->swa_period)
+        out->memory = "KV cache, sliding window";
+    return GGFIT_OK;
 }

@@ -1,0 +1,77 @@
+/*
+ * archs.c - the list of architectures and what ggfit does with each, as a
+ * table, JSON, or the Markdown README.md shows (tests/cli.sh keeps the
+ * README's copy equal to it).
+ */
+#include <jansson.h>
+
+#include "base/base.h"
+
+static const char *const status_word[] = {
+    [GGFIT_ARCH_EXACT] = "exact",
+    [GGFIT_ARCH_NO_GRAPH] = "estimated compute",
+    [GGFIT_ARCH_GENERIC] = "estimated",
+};
+
+/* Why a status is what it is, in the words a user needs. */
+static const char *const status_reason[] = {
+    [GGFIT_ARCH_EXACT] = "weights, cache and compute buffers as llama.cpp's",
+    [GGFIT_ARCH_NO_GRAPH] = "llama.cpp's memory rules; its graph is not rebuilt yet",
+    [GGFIT_ARCH_GENERIC] = "no rules yet: weights exact, cache and compute from generic rules",
+};
+
+char *ggfit_archs_text(void)
+{
+    ggfit_sb sb = {0};
+    size_t n = ggfit_arch_count(), counts[3] = {0};
+    ggfit__sb_printf(&sb, "%-18s %-18s %s\n", "architecture", "status", "memory");
+    for (size_t i = 0; i < n; i++) {
+        ggfit_arch_info a;
+        if (ggfit_arch_get(i, &a) != GGFIT_OK)
+            continue;
+        counts[a.status]++;
+        ggfit__sb_printf(&sb, "%-18s %-18s %s%s\n", a.name, status_word[a.status], a.memory,
+                         a.in_llama ? "" : " (not in llama.cpp's list)");
+    }
+    ggfit__sb_printf(&sb, "%zu exact, %zu with estimated compute, %zu estimated\n", counts[0],
+                     counts[1], counts[2]);
+    return ggfit__sb_take(&sb);
+}
+
+char *ggfit_archs_markdown(void)
+{
+    ggfit_sb sb = {0};
+    size_t n = ggfit_arch_count(), counts[3] = {0};
+    ggfit__sb_printf(&sb, "| architecture | status | memory |\n|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        ggfit_arch_info a;
+        if (ggfit_arch_get(i, &a) != GGFIT_OK)
+            continue;
+        counts[a.status]++;
+        ggfit__sb_printf(&sb, "| %s%s | %s | %s |\n", a.name,
+                         a.in_llama ? "" : " (not in llama.cpp's list)", status_word[a.status],
+                         a.memory);
+    }
+    ggfit__sb_printf(&sb, "\n%zu exact, %zu with estimated compute, %zu estimated.\n", counts[0],
+                     counts[1], counts[2]);
+    return ggfit__sb_take(&sb);
+}
+
+char *ggfit_archs_json(void)
+{
+    json_t *list = json_array();
+    size_t n = ggfit_arch_count();
+    bool ok = list != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        ggfit_arch_info a;
+        if (ggfit_arch_get(i, &a) != GGFIT_OK)
+            continue;
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", a.name, "status",
+                              status_word[a.status], "reason", status_reason[a.status],
+                              "memory", a.memory, "in_llama", a.in_llama);
+        ok = o && json_array_append_new(list, o) == 0;
+    }
+    char *out = ok ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(list);
+    return out;
+}
