@@ -1,5 +1,5 @@
 /*
- * devices.c - this machine: system memory, CPU features and the GPUs
+ * discover.c - this machine: system memory, CPU features and the GPUs
  * llama.cpp's backends would see.
  *
  * Every probe reads files under a sysroot (ggfit_probe_options.sysroot, else

@@ -1,5 +1,5 @@
 /*
- * graph.c - see graph.h. Shapes, strides and view rules are ggml's
+ * ggml.c - see ggml.h. Shapes, strides and view rules are ggml's
  * (ggml/src/ggml.c), restated for the ops llama.cpp's graphs use.
  */
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * render_devices.c - renderers of what ggfit sees on a machine: the host
+ * devices.c - renderers of what ggfit sees on a machine: the host
  * and its devices, as a table (MiB) or JSON (bytes).
  */
 #include <stdio.h>

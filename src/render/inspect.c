@@ -1,5 +1,5 @@
 /*
- * render_inspect.c - two renderers of a model description: a readable
+ * inspect.c - two renderers of a model description: a readable
  * report with a per-layer table, and JSON with the same data in bytes.
  */
 #include <stdio.h>

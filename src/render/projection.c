@@ -1,5 +1,5 @@
 /*
- * render_project.c - renderers of a projection: llama.cpp's memory
+ * projection.c - renderers of a projection: llama.cpp's memory
  * breakdown table (MiB) and JSON (bytes).
  */
 #include <stdio.h>
