@@ -12,6 +12,8 @@ typedef enum ggfit_mem_kind {
     GGFIT_MEM_KV,          /* a KV cache (iSWA when the model has a window) */
     GGFIT_MEM_RECURRENT,   /* recurrent state only */
     GGFIT_MEM_HYBRID,      /* KV for attention layers, state for the rest */
+    GGFIT_MEM_NONE,        /* no memory module (create_memory gives nullptr):
+                              encoders such as BERT attend within the ubatch */
 } ggfit_mem_kind;
 
 typedef enum ggfit_rec_rule {
@@ -33,18 +35,34 @@ typedef struct ggfit_arch {
     const char *name;          /* general.architecture */
     ggfit_mem_kind mem;        /* llama_model::create_memory */
     ggfit_rec_rule rec;        /* which layers hold recurrent state */
+    /* GGFIT_REC_INTERVAL: full_attention_interval when the file gives none;
+     * 0: then every layer holds state. */
+    uint32_t rec_interval_default;
     uint32_t swa_period;       /* default sliding_window_pattern; 0: no SWA */
     bool swa_dense_first;      /* layer il%p == 0 is the dense one */
     uint32_t swa_default;      /* n_swa when the file gives none */
     bool swa_needs_window;     /* SWA only when sliding_window > 0 */
     bool nextn_kv;             /* NextN blocks still get KV cells */
+    /* NextN blocks follow the sliding-window pattern like the others (the
+     * pattern is set before nextn_predict_layers is read); else they are
+     * never sliding-window layers. */
+    bool swa_nextn_pattern;
     /* Only the first kv_from_start layers hold KV cells; each later layer
      * reads the cache of layer kv_from_start - 2 when it is a sliding-window
      * layer, else of layer kv_from_start - 1 (KV sharing). 0: every layer. */
     uint32_t kv_from_start;
+    /* kv_from_start as the file gives it (llama_hparams::
+     * n_layer_kv_from_start, Gemma 4); NULL: the kv_from_start field. */
+    uint32_t (*kv_from)(const ggfit_model *m);
+    /* Whether block il creates a copy of rope_freqs (load_tensors: Gemma 4's
+     * full-attention layers only); NULL: every block. */
+    bool (*rope_freqs_layer)(const ggfit_model *m, uint32_t il);
     /* The tied output's copy of token_embd is made before token_embd
      * itself, so it is never found in place: both are always loaded. */
     bool tied_output_copied;
+    /* No output matrix at all (encoders: the graph ends at the token
+     * embeddings), so token_embd is never copied to the output layer. */
+    bool no_output;
 
     /* llama.cpp's graph for a prompt ubatch (src/models/<arch>.cpp); NULL:
      * no graph yet, the compute buffers are estimated. It builds the whole

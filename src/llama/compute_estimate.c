@@ -21,7 +21,8 @@ void ggfit__project_compute_estimate(proj *pr)
         if (moe > F)
             F = moe;
     }
-    uint64_t n_kv = o->n_ctx_seq;
+    /* Without a memory module the keys are the ubatch's own tokens. */
+    uint64_t n_kv = pr->arch->mem == GGFIT_MEM_NONE ? U : o->n_ctx_seq;
     uint64_t mask = n_kv * U * (o->flash_attn ? 2 : 4);
     uint64_t small = 28 * U;
     uint64_t layer = 3 * F * U * 4 + 3 * E * U * 4 + mask + small;

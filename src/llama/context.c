@@ -17,6 +17,20 @@
 #include "llama/graph_cache.h"
 #include "llama/project.h"
 
+/* hparams.causal_attn: "<arch>.attention.causal", true when absent;
+ * encoders (BERT) say false. */
+static bool causal_attn(const proj *pr)
+{
+    const ggfit_gguf *g = ggfit_model_gguf(pr->m);
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.causal", pr->hp->arch);
+    int64_t i = ggfit_gguf_find_key(g, key);
+    ggfit_value v;
+    if (i < 0 || !ggfit_gguf_value(g, (uint64_t)i, &v) || v.type != GGFIT_GGUF_BOOL)
+        return true;
+    return v.u != 0;
+}
+
 /* The context, batch and streams llama_context makes of the flags
  * (llama_context ctor, cparams), and -fa\'s first word. */
 ggfit_status ggfit__resolve_sizes(proj *pr)
@@ -28,7 +42,9 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
         return ggfit__fail(pr->err, GGFIT_EINVAL,
                            "%s: the model gives no context_length; pass -c", ggfit__proj_path(pr));
     uint32_t n_seq = p->n_seq ? p->n_seq : 1;
-    uint64_t n_batch = p->n_batch < n_ctx ? p->n_batch : n_ctx;   /* causal models */
+    /* With causal attention the batch is limited by the context; without
+     * (an encoder) it is not. */
+    uint64_t n_batch = p->n_batch < n_ctx || !causal_attn(pr) ? p->n_batch : n_ctx;
     uint64_t n_ubatch = p->n_ubatch ? p->n_ubatch : n_batch;
     if (n_ubatch > n_batch)
         n_ubatch = n_batch;
@@ -277,8 +293,13 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
  * (gb_params.v_trans). */
 ggfit_status ggfit__resolve_flash_attn(proj *pr, const int32_t *placement)
 {
+    /* Without a memory module an FA node reads Q, K and V straight from the
+     * layer's products, which run on the CPU when an override puts the
+     * layer's weights there (one token is too few to offload them). */
+    bool weights_moved = pr->arch->mem == GGFIT_MEM_NONE && pr->n_rules > 0;
     if (pr->p->flash_attn != GGFIT_FA_AUTO || ggfit_type_is_quantized(pr->p->type_v) ||
-        pr->n_dev == 0 || (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer))
+        pr->n_dev == 0 ||
+        (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer && !weights_moved))
         return GGFIT_OK;
     ggfit_status rc = ggfit__graph_compute(pr, placement, true);
     if (rc == GGFIT_EUNSUPPORTED)

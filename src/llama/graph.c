@@ -1061,8 +1061,13 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
 {
     gg_graph *g = b->g;
     int64_t n_tokens = gb_ne(b, cur, 1), n_used = o->n_expert_used;
-    int32_t logits = gg_mul_mat(g, o->gate_inp, cur);
-    gb_cb(b, logits, "ffn_moe_logits", il);
+    int32_t logits;
+    if (o->has_logits_in) {
+        logits = o->logits_in;
+    } else {
+        logits = gg_mul_mat(g, o->gate_inp, cur);
+        gb_cb(b, logits, "ffn_moe_logits", il);
+    }
     if (o->gate_inp_b >= 0) {
         logits = gg_binary(g, GGFIT_OP_ADD, logits, o->gate_inp_b);
         gb_cb(b, logits, "ffn_moe_logits_biased", il);
@@ -1147,6 +1152,17 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
             gb_cb(b, gate, "ffn_moe_gate", il);
             gate = add_bias_id(b, gate, o->gate_exps_b, selected, "ffn_moe_gate_biased", il);
         }
+    }
+    if (o->act == GB_MOE_GELU) {   /* build_moe_ffn's LLM_FFN_GELU */
+        cur = gate < 0 ? gg_unary_op(g, GGFIT_OP_UNARY, up) : gg_glu_split(g, gate, up);
+        gb_cb(b, cur, gate < 0 ? "ffn_moe_gelu" : "ffn_moe_geglu", il);
+        return cur;
+    }
+    if (gate < 0 && o->act == GB_MOE_RELU_SQR) {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, up);
+        cur = gg_unary_op(g, GGFIT_OP_SQR, cur);
+        gb_cb(b, cur, "ffn_moe_relu_sqr", il);
+        return cur;
     }
     if (gate < 0) {
         cur = gg_unary_op(g, GGFIT_OP_UNARY, up);
@@ -1352,4 +1368,50 @@ ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
         return GGFIT_EUNSUPPORTED;
     gg_finish(g);
     return GGFIT_OK;
+}
+
+/* ---- no memory module (encoders: BERT and its kin) ------------------------ */
+
+int32_t gb_layer_norm(bctx *b, int32_t cur, int32_t w, int32_t bias, int il)
+{
+    gg_graph *g = b->g;
+    cur = gg_norm(g, cur);
+    if (w >= 0 || bias >= 0)
+        gb_cb(b, cur, "norm", il);
+    if (w >= 0) {
+        cur = gg_binary(g, GGFIT_OP_MUL, cur, w);
+        if (bias >= 0)
+            gb_cb(b, cur, "norm_w", il);
+    }
+    if (bias >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, bias);
+    return cur;
+}
+
+void gb_inputs_no_cache(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t nt = b->p->n_tokens;
+    uint32_t type = b->p->flash_attn ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32;
+    b->kq_mask = gg_input(g, gg_new_4d(g, type, nt, nt, 1, 1), NULL);
+    b->kq_mask_swa = -1;
+    if (b->p->swa)
+        b->kq_mask_swa = gg_input(g, gg_new_4d(g, type, nt, nt, 1, 1), NULL);
+}
+
+int32_t gb_attn_no_cache(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                         int il)
+{
+    gg_graph *g = b->g;
+    gg_expand(g, q);
+    gg_expand(g, k);
+    gg_expand(g, v);
+    bool swa = layer_swa(b, il) && b->kq_mask_swa >= 0;
+    int32_t cur = gb_attn_mha(b, q, k, v, swa ? b->kq_mask_swa : b->kq_mask, -1, il);
+    gb_cb(b, cur, "kqv_out", il);
+    if (wo >= 0)
+        cur = gg_mul_mat(g, wo, cur);
+    if (wo_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
+    return cur;
 }

@@ -134,6 +134,8 @@ enum {                          /* llama_expert_gating_func_type */
 enum {                          /* build_moe_ffn's type_op */
     GB_MOE_SILU = 0,            /* SwiGLU with gate experts, else SiLU */
     GB_MOE_SWIGLU_OAI = 1,      /* GPT-OSS's clamped SwiGLU: the same op, its own name */
+    GB_MOE_RELU_SQR = 2,        /* squared ReLU of up (no gate experts), Nemotron-H */
+    GB_MOE_GELU = 3,            /* GEGLU with gate experts, else GELU (Gemma 4) */
 };
 typedef struct gb_moe {
     int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
@@ -151,6 +153,10 @@ typedef struct gb_moe {
     float w_scale;              /* scales the weights unless 0 or 1 */
     int64_t n_expert, n_expert_used;
     uint32_t n_groups, n_group_used; /* expert groups (DeepSeek-V3); 0: none */
+    /* probs_in: the router logits, made by the caller (has_logits_in),
+     * instead of gate_inp times the input. */
+    bool has_logits_in;
+    int32_t logits_in;
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
@@ -188,5 +194,14 @@ enum {
     GB_LLAMA_TEMP = 4,          /* the attention temperature input scales Q */
 };
 void gb_build_llama_like(bctx *b, unsigned flags);
+
+/* Without a memory module (encoders): build_norm with LLM_NORM, its weight
+ * and bias optional (-1); build_attn_inp_no_cache, the n_tokens x n_tokens
+ * mask (and the SWA one when the model has SWA layers); build_attn on it,
+ * which expands q, k, v in that order and attends over the ubatch. */
+int32_t gb_layer_norm(bctx *b, int32_t cur, int32_t w, int32_t bias, int il);
+void gb_inputs_no_cache(bctx *b);
+int32_t gb_attn_no_cache(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                         int il);
 
 #endif

@@ -13,7 +13,7 @@
 bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
 {
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
-    if (li->nextn)
+    if (li->nextn && !pr->arch->swa_nextn_pattern)
         return false;
     if (pr->hp->has_swa_layers)
         return li->swa;
@@ -54,16 +54,22 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
 bool ggfit__layer_has_attn(const proj *pr, uint32_t il)
 {
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
+    if (pr->arch->mem == GGFIT_MEM_NONE)
+        return false;   /* no memory module: no layer has KV cells */
     if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
         return false;
-    if (pr->arch->kv_from_start && il >= pr->arch->kv_from_start)
+    uint32_t from = pr->arch->kv_from ? pr->arch->kv_from(pr->m) : pr->arch->kv_from_start;
+    if (from && il >= from)
         return false;   /* it reads an earlier layer's cache */
     switch (pr->arch->rec) {
     case GGFIT_REC_NONE: case GGFIT_REC_BOTH: return true;
     case GGFIT_REC_ALL: return false;
     case GGFIT_REC_NO_KV_HEADS: case GGFIT_REC_NEMOTRON_H: return li->n_head_kv > 0;
-    case GGFIT_REC_INTERVAL:
-        return pr->hp->full_attn_interval && (il + 1) % pr->hp->full_attn_interval == 0;
+    case GGFIT_REC_INTERVAL: {
+        uint32_t n = pr->hp->full_attn_interval ? pr->hp->full_attn_interval
+                                                : pr->arch->rec_interval_default;
+        return n && (il + 1) % n == 0;
+    }
     }
     return true;
 }

@@ -17,8 +17,11 @@ bool ggfit__layer_has_state(const proj *pr, uint32_t il)
     case GGFIT_REC_ALL: case GGFIT_REC_BOTH: return true;
     case GGFIT_REC_NO_KV_HEADS: return li->n_head_kv == 0;
     case GGFIT_REC_NEMOTRON_H: return li->n_head_kv == 0 && li->n_ff == 0;
-    case GGFIT_REC_INTERVAL:
-        return !pr->hp->full_attn_interval || (il + 1) % pr->hp->full_attn_interval != 0;
+    case GGFIT_REC_INTERVAL: {
+        uint32_t n = pr->hp->full_attn_interval ? pr->hp->full_attn_interval
+                                                : pr->arch->rec_interval_default;
+        return !n || (il + 1) % n != 0;
+    }
     }
     return false;
 }

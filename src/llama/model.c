@@ -393,7 +393,8 @@ static weight_op tensor_op(const ggfit_tensor *t)
     if (!strncmp(n, "rope_", 5))
         return OP_ROPE;
     if (t->role == GGFIT_ROLE_NORM || t->role == GGFIT_ROLE_OUTPUT_NORM || name_has(n, "norm") ||
-        name_has(n, "conv.weight") || name_has(n, "conv1d") || name_has(n, "ssm_a") ||
+        name_has(n, "conv.weight") || name_has(n, "conv1d") ||
+        (name_has(n, "ssm_a") && !name_has(n, "ssm_alpha")) ||
         name_has(n, "ssm_d.") ||
         name_has(n, "attn_sinks"))
         return OP_OTHER;

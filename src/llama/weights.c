@@ -69,6 +69,8 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
             int seen[GGFIT_MAX_BUFTS] = {0};
             int first = -1;
             for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
+                if (pr->arch->rope_freqs_layer && !pr->arch->rope_freqs_layer(m, il))
+                    continue;
                 int d = ggfit__dev_layer(pr, il);
                 b = d < 0 ? ggfit__select_cpu(pr, t->info, op) : ggfit__device_buft(pr, d);
                 if (first < 0)
@@ -93,7 +95,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
     }
     /* Tied embeddings: the output layer gets token_embd again, unless its
      * buffer type already holds it. */
-    if (!has_output && embd) {
+    if (!has_output && embd && !pr->arch->no_output) {
         int d = ggfit__dev_layer(pr, hp->n_layer);
         int target = ggfit__override_target(pr, embd->info->name, -1, embd_facts);
         int b = target >= 0 ? ggfit__device_buft(pr, target)

@@ -222,3 +222,12 @@ const ggfit_arch ggfit__model_deepseek2 = {
     .nextn_kv = true,
     .build = build_deepseek2,
 };
+
+/* mistral4: llama_model_mistral4 reuses deepseek2's hparams, tensors and
+ * graph. */
+const ggfit_arch ggfit__model_mistral4 = {
+    .name = "mistral4",
+    .mem = GGFIT_MEM_KV,
+    .nextn_kv = true,
+    .build = build_deepseek2,
+};

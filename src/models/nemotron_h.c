@@ -1,7 +1,8 @@
 /*
  * nemotron_h.c - src/models/nemotron-h.cpp: Nemotron-H, a hybrid of
  * Mamba2 layers (llm_build_mamba_base::build_mamba2_layer in
- * mamba-base.cpp), attention layers without RoPE and MLP-only layers.
+ * mamba-base.cpp), attention layers without RoPE and MLP-only layers,
+ * dense or MoE; nemotron_h_moe (nemotron-h-moe.cpp) runs the same graph.
  */
 #include "llama/graph.h"
 
@@ -16,15 +17,60 @@ static int32_t attention_layer(bctx *b, int32_t cur, int il)
     return cur;
 }
 
+/* build_ffn_layer, MoE: squared-ReLU experts (no gate) chosen by sigmoid
+ * over the router's logits, optionally in a smaller latent space
+ * (ffn_latent_down/up), plus a squared-ReLU shared expert on the input. */
+static int32_t moe_layer(bctx *b, int32_t cur, int il)
+{
+    gg_graph *g = b->g;
+    int32_t inp_emb = cur, inp_latent = cur, w;
+    if ((w = gb_weight(b, "blk.%d.ffn_latent_down.weight", il)) >= 0)
+        inp_latent = gg_mul_mat(g, w, cur);
+    gb_moe o = {
+        .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
+        .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
+        .gate_exps = -1,
+        .down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il),
+        .gate_up_exps = -1,
+        .exp_probs_b = gb_required(b, "blk.%d.exp_probs_b.bias", il),
+        .gate_inp_b = -1, .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
+        .act = GB_MOE_RELU_SQR,
+        .gating = GB_GATING_SIGMOID,
+        .norm_w = gb_key(b, "expert_weights_norm", 0) != 0,
+        .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
+        .n_expert = b->hp->n_expert,
+        .n_expert_used = b->hp->n_expert_used,
+        .n_groups = (uint32_t)gb_key(b, "expert_group_count", 0),
+        .n_group_used = (uint32_t)gb_key(b, "expert_group_used_count", 0),
+        .has_logits_in = true,
+    };
+    o.logits_in = gg_mul_mat(g, o.gate_inp, cur);
+    gb_cb(b, o.logits_in, "ffn_moe_logits", il);
+    int32_t moe_out = gb_moe_ffn_ex(b, inp_latent, &o, il);
+    gb_cb(b, moe_out, "ffn_moe_out", il);
+    if ((w = gb_weight(b, "blk.%d.ffn_latent_up.weight", il)) >= 0)
+        moe_out = gg_mul_mat(g, w, moe_out);
+    int32_t sh = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up_shexp.weight", il), inp_emb);
+    gb_cb(b, sh, "ffn_up", il);
+    sh = gg_unary_op(g, GGFIT_OP_UNARY, sh);
+    gb_cb(b, sh, "ffn_relu", il);
+    sh = gg_unary_op(g, GGFIT_OP_SQR, sh);
+    gb_cb(b, sh, "ffn_sqr(relu)", il);
+    sh = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down_shexp.weight", il), sh);
+    gb_cb(b, sh, "ffn_shexp", il);
+    cur = gg_binary(g, GGFIT_OP_ADD, moe_out, sh);
+    gb_cb(b, cur, "ffn_out", il);
+    gb_cb(b, cur, "l_out", il);
+    return cur;
+}
+
 /* build_ffn_layer, dense: build_ffn with a squared ReLU and no gate. */
 static int32_t ffn_layer(bctx *b, int32_t cur, int il)
 {
     gg_graph *g = b->g;
     int32_t w;
-    if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) >= 0) {
-        b->missing = true;   /* the MoE variant has no graph here */
-        return cur;
-    }
+    if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) >= 0)
+        return moe_layer(b, cur, il);
     cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
     gb_cb(b, cur, "ffn_up", il);
     if ((w = gb_weight(b, "blk.%d.ffn_up.bias", il)) >= 0) {
@@ -76,6 +122,15 @@ static void build_nemotron_h(bctx *b)
 /* Mamba2 layers have neither KV heads nor an FFN; attention layers have KV heads. */
 const ggfit_arch ggfit__model_nemotron_h = {
     .name = "nemotron_h",
+    .mem = GGFIT_MEM_HYBRID,
+    .rec = GGFIT_REC_NEMOTRON_H,
+    .build = build_nemotron_h,
+};
+
+/* nemotron_h_moe: llama_model_nemotron_h_moe reuses nemotron_h's hparams,
+ * tensors and graph; its FFN layers are the MoE ones. */
+const ggfit_arch ggfit__model_nemotron_h_moe = {
+    .name = "nemotron_h_moe",
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,

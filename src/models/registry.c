@@ -15,12 +15,13 @@
 #define MODELS(X) \
     X(apertus) X(bailingmoe2) X(cohere2) X(command_r) X(deepseek2) X(dots1) \
     X(ernie4_5) X(ernie4_5_moe) X(exaone4) X(falcon_h1) X(gemma) X(gemma2) \
-    X(gemma3) X(gemma3n) X(glm4) X(glm4moe) X(gptoss) X(granite) X(granitemoe) \
+    X(gemma3) X(gemma3n) X(gemma4) X(glm4) X(glm4moe) X(gptoss) X(granite) X(granitemoe) \
     X(granitehybrid) X(hunyuan_dense) X(hunyuan_moe) X(jamba) X(lfm2) X(lfm2moe) \
     X(llama) X(llama4) X(mamba) X(mamba2) X(minimax_m2) X(mistral3) X(mixtral) \
     X(nemotron_h) X(olmo2) X(phi3) X(plamo2) X(qwen2) X(qwen2moe) X(qwen3) \
-    X(qwen3moe) X(qwen3next) X(qwen3vl) X(qwen3vlmoe) X(seed_oss) X(smollm3) \
-    X(starcoder2)
+    X(qwen3moe) X(qwen3next) X(qwen35) X(qwen35moe) X(qwen3vl) X(qwen3vlmoe) X(seed_oss) X(smollm3) \
+    X(starcoder2) X(nemotron_h_moe) X(mistral4) X(olmoe) X(phimoe) X(qwen2vl) \
+    X(exaone_moe) X(bert) X(nomic_bert) X(nomic_bert_moe) X(jina_bert_v2) X(jina_bert_v3) X(modern_bert) X(eurobert)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)
@@ -128,6 +129,7 @@ ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out)
     static const char *const mem[] = {
         [GGFIT_MEM_KV] = "KV cache", [GGFIT_MEM_RECURRENT] = "recurrent state",
         [GGFIT_MEM_HYBRID] = "KV cache and recurrent state",
+        [GGFIT_MEM_NONE] = "none (encoder)",
     };
     out->memory = (unsigned)a->mem < sizeof mem / sizeof mem[0] && mem[a->mem] ? mem[a->mem]
                                                                              : "other";
