@@ -169,6 +169,7 @@ readme_archs() {  # README.md's table of architectures is ggfit archs --markdown
         sed '1d;$d' | diff - "$tmp/archs.md" && echo "README.md lists every architecture"
 }
 "$ggfit" archs --markdown >"$tmp/archs.md"
+check readme-archs 0 '^README.md lists every architecture$' -- readme_archs
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
 check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate

@@ -13,8 +13,9 @@ enum { NB = 4, FX = 128, FS = 256 };
 /* nk key heads and nv value heads of HD in the delta nets; every
  * interval-th layer attends (0: no key, llama.cpp's 4); n_mtp NextN blocks
  * after the NB others. */
-static void qwen35_spec(model_spec *s, bool moe, uint32_t nk, uint32_t nv, uint32_t interval,
-                        uint32_t n_mtp, bool output)
+static void qwen35_spec_recr(model_spec *s, bool moe, uint32_t nk, uint32_t nv,
+                             uint32_t interval, uint32_t n_mtp, bool output,
+                             const uint32_t recr[4])
 {
     static const uint32_t sections[4] = { 11, 11, 10, 0 };   /* HD / 2 */
     spec_init(s, moe ? "qwen35moe" : "qwen35");
@@ -30,6 +31,8 @@ static void qwen35_spec(model_spec *s, bool moe, uint32_t nk, uint32_t nv, uint3
         key_u32(s, "full_attention_interval", interval);
     else
         interval = 4;   /* llama.cpp's default */
+    if (recr)   /* attention.recurrent_layers: it decides over the interval */
+        key_arr4(s, "attention.recurrent_layers", recr);
     if (n_mtp)
         key_u32(s, "nextn_predict_layers", n_mtp);
     if (moe) {
@@ -41,7 +44,8 @@ static void qwen35_spec(model_spec *s, bool moe, uint32_t nk, uint32_t nv, uint3
     head(s, output, false);
     int64_t key_dim = HD * nk, value_dim = HD * nv;
     for (int il = 0; il < (int)(NB + n_mtp); il++) {
-        bool mtp = il >= NB, attn = mtp || (il + 1) % interval == 0;
+        bool mtp = il >= NB;
+        bool attn = mtp || (recr ? !recr[il] : (il + 1) % interval == 0);
         tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
         tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
         if (attn) {
@@ -95,6 +99,12 @@ static void quantize(model_spec *s)
     }
 }
 
+static void qwen35_spec(model_spec *s, bool moe, uint32_t nk, uint32_t nv, uint32_t interval,
+                        uint32_t n_mtp, bool output)
+{
+    qwen35_spec_recr(s, moe, nk, nv, interval, n_mtp, output, NULL);
+}
+
 static void test_qwen35(void **state)
 {
     (void)state;
@@ -133,6 +143,17 @@ static void test_qwen35_default_interval(void **state)
     project_all(&s, 0);
 }
 
+/* attention.recurrent_layers (4 blocks, so no MTP block here) overrides
+ * full_attention_interval: only layer 1 attends. */
+static void test_qwen35_recurrent_layers(void **state)
+{
+    (void)state;
+    static const uint32_t recr[4] = { 1, 0, 1, 1 };
+    model_spec s;
+    qwen35_spec_recr(&s, true, 2, 4, 2, 0, true, recr);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +161,7 @@ int main(void)
         cmocka_unit_test(test_qwen35moe),
         cmocka_unit_test(test_qwen35_q4_0),
         cmocka_unit_test(test_qwen35_default_interval),
+        cmocka_unit_test(test_qwen35_recurrent_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

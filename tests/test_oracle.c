@@ -7,11 +7,9 @@
  * CPU build with RPC, llama-fit-params -fitp on printing bytes): more flags
  * (-np 3, -ub 1, -b/-ub 1024, -ot, -sm none, ...) on the shipped layouts,
  * and the small generated models of the architectures without recorded
- * graphs (data/tiny/: qwen2, phi3, gemma2, granite, granitemoe, llama4,
- * mistral3, qwen2moe, smollm3, seed_oss, ernie4_5, ernie4_5-moe, qwen3vl,
- * qwen3vlmoe, cohere2, exaone4, olmo2, mamba, mamba2, jamba, granitehybrid,
- * glm4, lfm2moe, minimax-m2, dots1, hunyuan-moe, hunyuan-dense, falcon-h1,
- * bailingmoe2, apertus, gemma3n; written by test_archs and test_recurrent).
+ * graphs (data/tiny/<arch>-<n>.gguf, written by test_archs, test_recurrent
+ * and test_arch_<family> with GGFIT_ARCHS_DUMP; `ggfit archs` lists the
+ * architectures). The count of cases grows with each architecture added.
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>

@@ -246,8 +246,10 @@ static ggfit_status free_tensor(replay *r, size_t i)
 static bool same_layout(const ggfit_gt *a, const ggfit_gt *b)
 {
     /* ggml also compares strides; both tensors are galloc-owned, hence not
-     * views, hence contiguous, so type and shape decide. */
-    return a->type == b->type && memcmp(a->ne, b->ne, sizeof a->ne) == 0;
+     * views, hence contiguous, so type and shape decide, but for a copy of a
+     * strided view, which keeps the view's strides. */
+    return a->type == b->type && memcmp(a->ne, b->ne, sizeof a->ne) == 0 && !a->strided &&
+           !b->strided;
 }
 
 /* Tries to hand a source's memory to node i (rule 4). */

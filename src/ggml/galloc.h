@@ -84,6 +84,9 @@ typedef struct ggfit_gt {
     uint8_t op;           /* ggfit_op */
     bool allocated;       /* already has memory (weights, KV cache, views of
                              them): galloc neither places nor frees it */
+    bool strided;         /* a split input's copy that keeps a strided
+                             source's strides (ggml_dup_tensor_layout): no
+                             node has its layout, so none reuses it */
 } ggfit_gt;
 
 /* One backend's buffer type, as ggml-alloc sees it. */

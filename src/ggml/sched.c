@@ -518,6 +518,25 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
     return k;
 }
 
+/* Whether t's strides are not those of a contiguous tensor of its type and
+ * shape (ggml_are_same_layout compares them); false when the caller gave no
+ * strides (recorded graphs). */
+static bool strided(const ggfit_st *t)
+{
+    uint64_t nb = ggfit_row_bytes(t->type, ggfit_type_block_size(t->type));
+    if (t->nb[0] == 0)
+        return false;
+    if (t->nb[0] != nb)
+        return true;
+    nb = ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    for (int d = 1; d < 4; d++) {
+        if (t->nb[d] != nb)
+            return true;
+        nb *= (uint64_t)t->ne[d];
+    }
+    return false;
+}
+
 static void fill(sched *s, ggfit_sched_out *out)
 {
     const ggfit_st *t = s->t;
@@ -573,6 +592,7 @@ static void fill(sched *s, ggfit_sched_out *out)
             if (s->in->n_copies > 1)
                 g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
             g->backend = s->be[o];
+            g->strided = strided(src);
         }
     }
     /* Split inputs' copies are on the split's backend. */

@@ -63,6 +63,9 @@ typedef struct ggfit_arch {
     /* No output matrix at all (encoders: the graph ends at the token
      * embeddings), so token_embd is never copied to the output layer. */
     bool no_output;
+    /* Attention is never causal, whatever attention.causal says
+     * (load_arch_hparams sets causal_attn false). */
+    bool non_causal;
 
     /* llama.cpp's graph for a prompt ubatch (src/models/<arch>.cpp); NULL:
      * no graph yet, the compute buffers are estimated. It builds the whole

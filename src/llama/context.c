@@ -21,6 +21,8 @@
  * encoders (BERT) say false. */
 static bool causal_attn(const proj *pr)
 {
+    if (pr->arch->non_causal)
+        return false;
     const ggfit_gguf *g = ggfit_model_gguf(pr->m);
     char key[160];
     snprintf(key, sizeof key, "%s.attention.causal", pr->hp->arch);

@@ -66,6 +66,9 @@ bool ggfit__layer_has_attn(const proj *pr, uint32_t il)
     case GGFIT_REC_ALL: return false;
     case GGFIT_REC_NO_KV_HEADS: case GGFIT_REC_NEMOTRON_H: return li->n_head_kv > 0;
     case GGFIT_REC_INTERVAL: {
+        int r = ggfit__model_recurrent(pr->m, il);   /* attention.recurrent_layers */
+        if (r >= 0)
+            return r == 0;
         uint32_t n = pr->hp->full_attn_interval ? pr->hp->full_attn_interval
                                                 : pr->arch->rec_interval_default;
         return n && (il + 1) % n == 0;

@@ -18,6 +18,10 @@ bool ggfit__layer_has_state(const proj *pr, uint32_t il)
     case GGFIT_REC_NO_KV_HEADS: return li->n_head_kv == 0;
     case GGFIT_REC_NEMOTRON_H: return li->n_head_kv == 0 && li->n_ff == 0;
     case GGFIT_REC_INTERVAL: {
+        /* attention.recurrent_layers, when given, decides */
+        int r = ggfit__model_recurrent(pr->m, il);
+        if (r >= 0)
+            return r == 1;
         uint32_t n = pr->hp->full_attn_interval ? pr->hp->full_attn_interval
                                                 : pr->arch->rec_interval_default;
         return !n || (il + 1) % n != 0;

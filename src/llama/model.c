@@ -23,6 +23,7 @@ struct ggfit_model {
     int64_t *block_first;       /* per layer: its first tensor, -1 */
     int64_t *block_next;        /* per tensor: the next of its layer, -1 */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
+    uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
     struct model_cache *cache;  /* the last graph projected, shared by calls */
@@ -105,6 +106,38 @@ static ggfit_status get_u32(const loader *l, const char *suffix, uint32_t *out)
     if (!is_int_type(v.type) || v.i < 0 || v.u > UINT32_MAX)
         return bad_u32(l, key, &v);
     *out = (uint32_t)v.u;
+    return GGFIT_OK;
+}
+
+/* attention.recurrent_layers: which layers are recurrent, one integer (or
+ * bool) per layer or one for all (llama.cpp's get_key_or_arr into
+ * hparams.is_recr_impl); m->recurrent stays NULL when the key is absent. */
+static ggfit_status get_recurrent_layers(const loader *l)
+{
+    char key[256];
+    ggfit_value v, e;
+    ggfit_model *m = l->m;
+    if (!find(l, "attention.recurrent_layers", &v, key, sizeof key))
+        return GGFIT_OK;
+    if (v.type == GGFIT_GGUF_ARRAY && (!is_int_type(v.elem_type) || v.n != m->hp.n_layer))
+        return ggfit__fail(l->err, GGFIT_EFORMAT,
+                           "%s: key '%s' is an array of %llu %s, expected %u integers "
+                           "(one per layer)",
+                           l->path, key, (unsigned long long)v.n,
+                           ggfit_gguf_type_name(v.elem_type), m->hp.n_layer);
+    if (v.type != GGFIT_GGUF_ARRAY && !is_int_type(v.type))
+        return bad_u32(l, key, &v);
+    m->recurrent = ggfit__calloc(m->hp.n_layer ? m->hp.n_layer : 1, 1);
+    if (!m->recurrent)
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    if (v.type != GGFIT_GGUF_ARRAY) {
+        for (uint32_t il = 0; il < m->hp.n_layer; il++)
+            m->recurrent[il] = v.u != 0;
+        return GGFIT_OK;
+    }
+    ggfit_value_iter it = {0};
+    for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++)
+        m->recurrent[il] = e.u != 0;
     return GGFIT_OK;
 }
 
@@ -248,6 +281,8 @@ static ggfit_status read_hparams(loader *l)
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
         if ((rc = get_u32(l, scalars[i].key, (uint32_t *)((char *)hp + scalars[i].off))))
             return rc;
+    if ((rc = get_recurrent_layers(l)))
+        return rc;
     if (hp->n_nextn > hp->n_layer)
         return ggfit__fail(l->err, GGFIT_EFORMAT,
                            "%s: %s.nextn_predict_layers is %u, more than the %u blocks",
@@ -544,6 +579,7 @@ void ggfit_model_free(ggfit_model *m)
     free(m->block_first);
     free(m->block_next);
     free(m->facts);
+    free(m->recurrent);
     free(m);
 }
 
@@ -573,6 +609,11 @@ void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void 
 const uint16_t *ggfit__model_facts(const ggfit_model *m)
 {
     return m->facts;
+}
+
+int ggfit__model_recurrent(const ggfit_model *m, uint32_t il)
+{
+    return m->recurrent && il < m->hp.n_layer ? m->recurrent[il] : -1;
 }
 
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)

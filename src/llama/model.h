@@ -31,6 +31,10 @@ enum {
 };
 const uint16_t *ggfit__model_facts(const ggfit_model *m);
 
+/* Whether the file's attention.recurrent_layers marks layer il recurrent
+ * (1) or not (0); -1 when the file has no such key. */
+int ggfit__model_recurrent(const ggfit_model *m, uint32_t il);
+
 /* ggfit_project and ggfit_fit take a const model but keep the last graph
  * they built with it (llama/graph_cache.c), so that the next projection of
  * the same structure only re-targets buffer types. The model holds it

@@ -120,7 +120,7 @@ static void build(bctx *b, int kind)
     }
     gb_cb(b, inpL, "inp_embd", -1);
     inpL = gb_layer_norm(b, inpL, gb_required(b, "token_embd_norm.weight", 0),
-                      gb_required(b, "token_embd_norm.bias", 0), 0);
+                         gb_required(b, "token_embd_norm.bias", 0), 0);
     gb_cb(b, inpL, "inp_norm", 0);
 
     gb_inputs_no_cache(b);
@@ -146,13 +146,13 @@ static void build(bctx *b, int kind)
         gb_cb(b, k, "Kcur", il);
         gb_cb(b, v, "Vcur", il);
         cur = gb_attn_no_cache(b, gb_required(b, "blk.%d.attn_output.weight", il),
-                            gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, il);
+                               gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, il);
         gb_cb(b, cur, "kqv_out", il);
         if (il == n_layer - 1)
             gb_out_rows(b, &cur, &inpL);
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
         cur = gb_layer_norm(b, cur, gb_required(b, "blk.%d.attn_output_norm.weight", il),
-                         gb_required(b, "blk.%d.attn_output_norm.bias", il), il);
+                            gb_required(b, "blk.%d.attn_output_norm.bias", il), il);
         int32_t norm2 = gb_weight(b, "blk.%d.attn_norm_2.weight", il);
         if (norm2 >= 0) {
             cur = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
@@ -170,7 +170,7 @@ static void build(bctx *b, int kind)
                 .up_exps_b = -1, .gate_exps_b = -1, .down_exps_b = -1,
                 .act = GB_MOE_SILU,   /* GELU: the same unary op */
                 .gating = GB_GATING_SOFTMAX,
-                .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
+                .w_scale = 0,   /* expert_weights_scale is never read: 0 */
                 .n_expert = hp->n_expert, .n_expert_used = hp->n_expert_used,
             };
             cur = gb_moe_ffn_ex(b, cur, &o, il);
@@ -189,7 +189,7 @@ static void build(bctx *b, int kind)
         }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
         cur = gb_layer_norm(b, cur, gb_required(b, "blk.%d.layer_output_norm.weight", il),
-                         gb_required(b, "blk.%d.layer_output_norm.bias", il), il);
+                            gb_required(b, "blk.%d.layer_output_norm.bias", il), il);
         inpL = cur;
     }
     gb_cb(b, inpL, "result_embd", -1);

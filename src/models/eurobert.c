@@ -2,12 +2,16 @@
  * eurobert.c - src/models/eurobert.cpp: EuroBERT, a Llama-shaped encoder
  * without a memory module: RMS norms, RoPE, attention over the ubatch's own
  * tokens (n_tokens x n_tokens mask), SwiGLU, and the graph ends at the
- * normed token embeddings (no logits).
+ * normed token embeddings (no logits). NeoBERT (neo-bert.cpp) builds the
+ * same graph with a fused QKV, SwiGLU over the halves of a 2 n_ff up, and
+ * its final norm named enc.output_norm.
  */
+#include <string.h>
+
 #include "llama/graph.h"
 
-/* llama_model_eurobert::graph */
-static void build_eurobert(bctx *b)
+/* llama_model_eurobert::graph and llama_model_neo_bert::graph */
+static void build(bctx *b, bool neo)
 {
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
@@ -46,14 +50,34 @@ static void build_eurobert(bctx *b)
         gb_cb(b, ffn_inp, "ffn_inp", il);
         cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
         gb_cb(b, cur, "ffn_norm", il);
-        cur = gb_ffn_gated(b, cur, il);
+        cur = neo ? gb_ffn_gate_up(b, cur, il) : gb_ffn_gated(b, cur, il);
         gb_cb(b, cur, "ffn_out", il);
         inpL = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
     }
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    int32_t cur = gb_norm(b, inpL,
+                          gb_required(b, neo ? "enc.output_norm.weight" : "output_norm.weight", 0),
+                          -1);
     gb_cb(b, cur, "result_embd", -1);
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
     gg_expand(g, cur);
+}
+
+static void build_eurobert(bctx *b)
+{
+    build(b, false);
+}
+
+static void build_neo_bert(bctx *b)
+{
+    build(b, true);
+}
+
+/* load_tensors: NeoBERT's enc.output_norm is an output-layer tensor. */
+static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
+{
+    if (!strncmp(t->info->name, "enc.output_norm.", 16))
+        return ggfit_model_hparams(m)->n_layer;
+    return -2;
 }
 
 const ggfit_arch ggfit__model_eurobert = {
@@ -61,4 +85,12 @@ const ggfit_arch ggfit__model_eurobert = {
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_eurobert,
+};
+
+const ggfit_arch ggfit__model_neo_bert = {
+    .name = "neo-bert",
+    .mem = GGFIT_MEM_NONE,
+    .no_output = true,
+    .build = build_neo_bert,
+    .tensor_layer = tensor_layer,
 };

@@ -314,5 +314,6 @@ const ggfit_arch ggfit__model_qwen3next = {
     .name = "qwen3next",
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_INTERVAL,
+    .rec_interval_default = 4,   /* llama_model_qwen3next::load_arch_hparams */
     .build = build_qwen3next,
 };

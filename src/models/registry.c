@@ -21,7 +21,7 @@
     X(nemotron_h) X(olmo2) X(phi3) X(plamo2) X(qwen2) X(qwen2moe) X(qwen3) \
     X(qwen3moe) X(qwen3next) X(qwen35) X(qwen35moe) X(qwen3vl) X(qwen3vlmoe) X(seed_oss) X(smollm3) \
     X(starcoder2) X(nemotron_h_moe) X(mistral4) X(olmoe) X(phimoe) X(qwen2vl) \
-    X(exaone_moe) X(bert) X(nomic_bert) X(nomic_bert_moe) X(jina_bert_v2) X(jina_bert_v3) X(modern_bert) X(eurobert)
+    X(exaone_moe) X(bert) X(nomic_bert) X(nomic_bert_moe) X(jina_bert_v2) X(jina_bert_v3) X(modern_bert) X(eurobert) X(neo_bert) X(gemma_embedding)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)
