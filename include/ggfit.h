@@ -270,6 +270,9 @@ typedef struct ggfit_hparams {
     uint32_t ssm_n_group;     /* ssm.group_count */
     uint32_t full_attn_interval; /* full_attention_interval */
     uint32_t shortconv_l_cache;  /* shortconv.l_cache */
+    uint32_t wkv_head_size;   /* wkv.head_size (RWKV), 0 if absent */
+    uint32_t token_shift_count; /* token_shift_count (RWKV), default 2 */
+    uint32_t n_embd_head_kda; /* kda.head_dim (Kimi Linear), 0 if absent */
     uint32_t file_type;       /* general.file_type, 0 if absent */
 } ggfit_hparams;
 

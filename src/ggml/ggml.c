@@ -565,6 +565,17 @@ int32_t gg_clamp(gg_graph *g, int32_t a)
     return view_whole(g, a, GGFIT_OP_CLAMP);
 }
 
+/* ggml_add_inplace: a + b written over a, its result a view of a. */
+int32_t gg_add_inplace(gg_graph *g, int32_t a, int32_t b)
+{
+    int32_t i = view_whole(g, a, GGFIT_OP_ADD);
+    gg_tensor *t = &g->t[i];
+    t->src[0] = a;
+    t->src[1] = b;
+    t->n_src = 2;
+    return i;
+}
+
 int32_t gg_cpy(gg_graph *g, int32_t a, int32_t b)
 {
     int32_t i = view_whole(g, b, GGFIT_OP_CPY);

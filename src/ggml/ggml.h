@@ -114,6 +114,7 @@ uint64_t gg_nbytes(const gg_graph *g, int32_t t);
  * views (of a, and of the destination b), as ggml's in-place ops do. */
 int32_t gg_scale_inplace(gg_graph *g, int32_t a);
 int32_t gg_clamp(gg_graph *g, int32_t a);     /* in place, as ggml_clamp */
+int32_t gg_add_inplace(gg_graph *g, int32_t a, int32_t b); /* ggml_add_inplace */
 int32_t gg_cpy(gg_graph *g, int32_t a, int32_t b);
 int32_t gg_concat(gg_graph *g, int32_t a, int32_t b, int dim);
 int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c);

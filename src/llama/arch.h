@@ -47,6 +47,13 @@ typedef struct ggfit_arch {
      * pattern is set before nextn_predict_layers is read); else they are
      * never sliding-window layers. */
     bool swa_nextn_pattern;
+    /* Whether a tensor of a NextN block is loaded all the same (load_tensors
+     * creates it without TENSOR_SKIP: Step-3.5's optional MTP tensors), on
+     * the block's own device; NULL: none is. */
+    bool (*nextn_loaded)(const ggfit_model *m, const ggfit_tensor *t);
+    /* NextN blocks create their copy of rope_freqs too (Step-3.5: the
+     * copy is optional, so not skipped); else only the other blocks do. */
+    bool rope_freqs_nextn;
     /* Only the first kv_from_start layers hold KV cells; each later layer
      * reads the cache of layer kv_from_start - 2 when it is a sliding-window
      * layer, else of layer kv_from_start - 1 (KV sharing). 0: every layer. */
@@ -66,6 +73,9 @@ typedef struct ggfit_arch {
     /* Attention is never causal, whatever attention.causal says
      * (load_arch_hparams sets causal_attn false). */
     bool non_causal;
+    /* Flash attention is always off, whatever -fa says
+     * (llama_init_from_model: Grok); else as asked. */
+    bool no_flash_attn;
 
     /* llama.cpp's graph for a prompt ubatch (src/models/<arch>.cpp); NULL:
      * no graph yet, the compute buffers are estimated. It builds the whole
@@ -81,6 +91,14 @@ typedef struct ggfit_arch {
     /* Elements of one sequence's recurrent state per layer: r (conv) and s
      * (ssm), as llama_hparams::n_embd_r and n_embd_s; NULL: Mamba's. */
     void (*state_size)(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
+    /* A second K-only cache beside the main one, as many cells
+     * (llama_kv_cache_dsa: the lightning indexer's keys, one head): the
+     * values of layer il's rows, 0 where it has none; NULL: no such cache. */
+    uint32_t (*index_k)(const ggfit_model *m, uint32_t il);
+    /* The values of that second cache when it is a whole KV cache
+     * (llama_kv_cache_msa's indexer cache: one head of n_embd_head_v), 0
+     * where layer il has none; NULL: keys only. */
+    uint32_t (*index_v)(const ggfit_model *m, uint32_t il);
 } ggfit_arch;
 
 /* Rules for an architecture (src/models/registry.c); *known is false for

@@ -788,6 +788,13 @@ int32_t gb_state(bctx *b, int il, char which)
 {
     char name[GG_NAME];
     int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp), rs_rows(b) };
+    /* The row's own sizes (RWKV's token shift and wkv state), as the
+     * recurrent memory sizes the cache (memory_recurrent.c). */
+    if (b->p->arch->state_size) {
+        uint64_t r, s;
+        b->p->arch->state_size(b->hp, &r, &s);
+        ne[0] = (int64_t)(which == 'r' ? r : s);
+    }
     snprintf(name, sizeof name, "cache_%c_l%d", which, il);
     int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
@@ -811,6 +818,27 @@ int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg
     int32_t dst = gb_view_2d(b, s, state_size, n_rs - n_seqs, nb1, (uint64_t)n_seqs * nb1);
     gg_expand(g, gg_cpy(g, extra, dst));
     return out;
+}
+
+/* build_rwkv_token_shift_load: layer il's token shifts from its r state
+ * r_all (gb_state), n_embd x token_shift_count x n_seqs. */
+int32_t gb_rwkv_shift_load(bctx *b, int32_t r_all)
+{
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_embd_r = (int64_t)hp->token_shift_count * hp->n_embd;
+    int32_t ts = gb_rs(b, r_all, n_embd_r, NULL, NULL);
+    return gb_reshape_3d(b, ts, hp->n_embd, hp->token_shift_count, b->p->n_seqs);
+}
+
+/* build_rwkv_token_shift_store: the new token shifts ts into r_all, from
+ * the head (0 in the reserved graph), expanded. */
+void gb_rwkv_shift_store(bctx *b, int32_t ts, int32_t r_all)
+{
+    const ggfit_hparams *hp = b->hp;
+    int64_t n_seqs = b->p->n_seqs, n_embd_r = (int64_t)hp->token_shift_count * hp->n_embd;
+    int64_t n_src = hp->n_embd * n_seqs * hp->token_shift_count, n_dst = n_embd_r * n_seqs;
+    int32_t src = gg_view(b->g, ts, 1, &n_src, NULL, 0);
+    gg_expand(b->g, gg_cpy(b->g, src, gg_view(b->g, r_all, 1, &n_dst, NULL, 0)));
 }
 
 int32_t gb_cont(bctx *b, int32_t t)
@@ -1031,6 +1059,127 @@ int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il)
     return gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
 }
 
+/* llm_graph_context::build_ffn in general: any weight or bias may be -1
+ * (no up: the input itself; no gate: the activation of up), an activation
+ * of GB_FFN_*, the gate in parallel (par) or after up. */
+int32_t gb_build_ffn(bctx *b, int32_t cur, int32_t up, int32_t up_b, int32_t gate,
+                     int32_t gate_b, int32_t down, int32_t down_b, int act, bool par, int il)
+{
+    gg_graph *g = b->g;
+    int32_t tmp = up >= 0 ? gg_mul_mat(g, up, cur) : cur;
+    gb_cb(b, tmp, "ffn_up", il);
+    if (up_b >= 0) {
+        tmp = gg_binary(g, GGFIT_OP_ADD, tmp, up_b);
+        gb_cb(b, tmp, "ffn_up_b", il);
+    }
+    if (gate >= 0) {
+        cur = gg_mul_mat(g, gate, par ? cur : tmp);
+        gb_cb(b, cur, "ffn_gate", il);
+        if (gate_b >= 0) {
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, gate_b);
+            gb_cb(b, cur, "ffn_gate_b", il);
+        }
+    } else {
+        cur = tmp;
+    }
+    bool gate_par = gate >= 0 && par;
+    static const char *const glu[] = { "ffn_swiglu", "ffn_geglu", "ffn_reglu" };
+    static const char *const unary[] = { "ffn_silu", "ffn_gelu", "ffn_relu" };
+    if (act == GB_FFN_RELU_SQR) {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, cur);
+        gb_cb(b, cur, "ffn_relu", il);
+        cur = gg_unary_op(g, GGFIT_OP_SQR, cur);
+        gb_cb(b, cur, "ffn_sqr(relu)", il);
+    } else if (act == GB_FFN_SWIGLU) {   /* over the halves of one product */
+        const gg_tensor *t = &g->t[cur];
+        int64_t ne[4] = { t->ne[0] / 2, t->ne[1], t->ne[2], t->ne[3] };
+        cur = gg_op_shape(g, GGFIT_OP_GLU, t->type, 4, ne, 1, &cur);
+        gb_cb(b, cur, "ffn_swiglu", il);
+    } else if (gate_par) {
+        cur = gg_glu_split(g, cur, tmp);
+        gb_cb(b, cur, glu[act], il);
+        gate_par = false;
+    } else {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, cur);
+        gb_cb(b, cur, unary[act], il);
+    }
+    if (gate_par) {
+        cur = gg_binary(g, GGFIT_OP_MUL, cur, tmp);
+        gb_cb(b, cur, "ffn_gate_par", il);
+    }
+    if (down >= 0)
+        cur = gg_mul_mat(g, down, cur);
+    if (down_b >= 0) {
+        gb_cb(b, cur, "ffn_down", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, down_b);
+    }
+    return cur;
+}
+
+/* The attention of MiniCPM3 and PLM on a plain KV cache: Q's heads hold a
+ * part without RoPE then one with it; attn_kv_a_mqa gives a latent (normed
+ * by attn_kv_a_norm, then attn_kv_b: each head's key part and value) and
+ * one roped key part shared by the heads (repeated); keys and queries are
+ * the concatenations. v_flat: the values go to the cache as 2-D rows
+ * (PLM). */
+int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat, int il)
+{
+    gg_graph *g = b->g;
+    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+    int64_t nh = li->n_head, nt = b->p->n_tokens;
+    int64_t hk = b->hp->n_embd_head_k, hv = b->hp->n_embd_head_v;
+    int64_t rope = b->hp->n_rot, nope = hk - rope;
+    int64_t kv_lora = (int64_t)gb_key(b, "attention.kv_lora_rank", 0);
+    if (rope <= 0 || nope < 0 || kv_lora <= 0) {
+        b->missing = true;
+        return cur;
+    }
+    uint32_t tq = g->t[q].type;
+    int32_t q_nope = gb_view_3d(b, q, nope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
+                                ggfit_row_bytes(tq, (uint64_t)(hk * nh)), 0);
+    gb_cb(b, q_nope, "q_nope", il);
+    int32_t q_pe = gb_view_3d(b, q, rope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
+                              ggfit_row_bytes(tq, (uint64_t)(hk * nh)),
+                              ggfit_row_bytes(tq, (uint64_t)nope));
+    gb_cb(b, q_pe, "q_pe", il);
+    int32_t kvpe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
+    gb_cb(b, kvpe, "kv_pe_compresseed", il);
+    uint64_t nb1 = g->t[kvpe].nb[1];
+    int32_t kv_c = gb_view_2d(b, kvpe, kv_lora, nt, nb1, 0);
+    gb_cb(b, kv_c, "kv_compressed", il);
+    int32_t k_pe = gb_view_3d(b, kvpe, rope, 1, nt, nb1, nb1,
+                              ggfit_row_bytes(g->t[kvpe].type, (uint64_t)kv_lora));
+    gb_cb(b, k_pe, "k_pe", il);
+    kv_c = gb_norm(b, kv_c, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
+    gb_cb(b, kv_c, "kv_compressed", il);
+    int32_t kv = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_b.weight", il), kv_c);
+    gb_cb(b, kv, "kv", il);
+    uint32_t tkv = g->t[kv].type;
+    int32_t k_nope = gb_view_3d(b, kv, nope, nh, nt, ggfit_row_bytes(tkv, (uint64_t)(nope + hv)),
+                                ggfit_row_bytes(tkv, (uint64_t)(nh * (nope + hv))), 0);
+    gb_cb(b, k_nope, "k_nope", il);
+    int32_t v = gb_view_3d(b, kv, hv, nh, nt, ggfit_row_bytes(tkv, (uint64_t)(nope + hv)),
+                           ggfit_row_bytes(tkv, (uint64_t)((nope + hv) * nh)),
+                           ggfit_row_bytes(tkv, (uint64_t)nope));
+    gb_cb(b, v, "v_states", il);
+    v = gg_cont(g, v);
+    gb_cb(b, v, "v_states", il);
+    if (v_flat) {
+        v = gb_view_2d(b, v, hv * nh, nt, ggfit_row_bytes(tkv, (uint64_t)(hv * nh)), 0);
+        gb_cb(b, v, "v_states", il);
+    }
+    q_pe = gb_rope(b, q_pe, rf, il);
+    gb_cb(b, q_pe, "q_pe", il);
+    k_pe = gb_rope(b, k_pe, rf, il);
+    gb_cb(b, k_pe, "k_pe", il);
+    int32_t q_states = gg_concat(g, q_nope, q_pe, 0);
+    gb_cb(b, q_states, "q_states", il);
+    int32_t k_states = gg_concat(g, k_nope, gg_repeat(g, k_pe, q_pe), 0);
+    gb_cb(b, k_states, "k_states", il);
+    return gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q_states, k_states, v,
+                   -1, il);
+}
+
 /* DeepSeek-V3's group-limited routing: the experts of all but the
  * n_group_used groups with the best top-2 sums get -inf. */
 static int32_t moe_mask_groups(bctx *b, int32_t sel, const gb_moe *o, int il)
@@ -1169,6 +1318,17 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
         gb_cb(b, cur, "ffn_moe_silu", il);
         return cur;
     }
+    if (o->swiglu_limit > 1e-6f && o->act == GB_MOE_SILU && o->gate_up_exps < 0 && il >= 0) {
+        up = gg_clamp(g, up);
+        gb_cb(b, up, "ffn_moe_up_clamped", il);
+        int32_t act = gg_unary_op(g, GGFIT_OP_UNARY, gate);
+        gb_cb(b, act, "ffn_moe_silu", il);
+        act = gg_clamp(g, act);
+        gb_cb(b, act, "ffn_moe_silu_clamped", il);
+        cur = gg_binary(g, GGFIT_OP_MUL, act, up);
+        gb_cb(b, cur, "ffn_moe_swiglu_limited", il);
+        return cur;
+    }
     cur = gg_glu_split(g, gate, up);
     gb_cb(b, cur, o->act == GB_MOE_SWIGLU_OAI ? "ffn_moe_swiglu_oai" : "ffn_moe_swiglu", il);
     return cur;
@@ -1246,6 +1406,7 @@ void gb_build_llama_like(bctx *b, unsigned flags)
     bool qk_norm = (flags & GB_LLAMA_QK_NORM) != 0;
     bool long_short = (flags & GB_LLAMA_LONG_SHORT) != 0;
     bool temp = (flags & GB_LLAMA_TEMP) != 0;
+    bool any_qkv = (flags & GB_LLAMA_ANY_QKV) != 0;
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int64_t n_layer = hp->n_layer;
@@ -1264,7 +1425,10 @@ void gb_build_llama_like(bctx *b, unsigned flags)
         if (long_short && rf < 0)   /* LongRoPE's long or short factors */
             rf = gb_rope_factors_ls(b, il, rf_leaf);
         int32_t q, k, v;
-        gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
+        if (any_qkv)
+            gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, false, &q, &k, &v);
+        else
+            gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
         if (qk_norm) {
             q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il);
             gb_cb(b, q, "Qcur_normed", il);
@@ -1414,4 +1578,242 @@ int32_t gb_attn_no_cache(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k
     if (wo_b >= 0)
         cur = gg_binary(g, GGFIT_OP_ADD, cur, wo_b);
     return cur;
+}
+
+/* ---- the older transformers (GPT-2, Falcon, BLOOM, MPT, ...) ------------- */
+
+/* llm_graph_context::build_qkv with hparams.f_clamp_kqv (clamp: the
+ * architecture reads attention.clamp_kqv): the fused path (attn_qkv, its
+ * bias), else separate Q/K/V with optional biases, each product clamped
+ * when the file's clamp_kqv is above 0. Without a clamp: gb_qkv_fused
+ * when the layer has attn_qkv, else gb_qkv. */
+void gb_build_qkv_clamp(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
+                        bool clamp, int32_t *q, int32_t *k, int32_t *v)
+{
+    gg_graph *g = b->g;
+    int64_t hd = b->hp->n_embd_head_v, nt = b->p->n_tokens;
+    clamp = clamp && gb_key(b, "attention.clamp_kqv", 0) > 0;
+    if (!clamp) {
+        int32_t wqkv = gb_weight(b, "blk.%d.attn_qkv.weight", il);
+        if (wqkv >= 0)
+            gb_qkv_fused(b, cur, wqkv, il, n_head, n_head_kv, q, k, v);
+        else
+            gb_qkv(b, cur, il, n_head, n_head_kv, q, k, v);
+        return;
+    }
+    int32_t w = gb_weight(b, "blk.%d.attn_qkv.weight", il), bias;
+    if (w >= 0) {
+        int32_t qkv = gg_mul_mat(g, w, cur);
+        gb_cb(b, qkv, "wqkv", il);
+        if ((bias = gb_weight(b, "blk.%d.attn_qkv.bias", il)) >= 0) {
+            qkv = gg_binary(g, GGFIT_OP_ADD, qkv, bias);
+            gb_cb(b, qkv, "wqkv_b", il);
+        }
+        if (clamp) {
+            qkv = gg_clamp(g, qkv);
+            gb_cb(b, qkv, "wqkv_clamped", il);
+        }
+        uint32_t type = g->t[qkv].type;
+        uint64_t head = ggfit_row_bytes(type, (uint64_t)hd), nb1 = g->t[qkv].nb[1];
+        *q = gb_view_3d(b, qkv, hd, n_head, nt, head, nb1, 0);
+        *k = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
+                        ggfit_row_bytes(type, (uint64_t)(hd * n_head)));
+        *v = gb_view_3d(b, qkv, hd, n_head_kv, nt, head, nb1,
+                        ggfit_row_bytes(type, (uint64_t)(hd * (n_head + n_head_kv))));
+    } else {
+        static const char *const wn[3] = { "blk.%d.attn_q.weight", "blk.%d.attn_k.weight",
+                                           "blk.%d.attn_v.weight" };
+        static const char *const bn[3] = { "blk.%d.attn_q.bias", "blk.%d.attn_k.bias",
+                                           "blk.%d.attn_v.bias" };
+        static const char *const cn[3] = { "Qcur", "Kcur", "Vcur" };
+        static const char *const kn[3] = { "Qcur_clamped", "Kcur_clamped", "Vcur_clamped" };
+        int32_t *out[3] = { q, k, v };
+        for (int i = 0; i < 3; i++) {
+            int32_t t = gg_mul_mat(g, gb_required(b, wn[i], il), cur);
+            gb_cb(b, t, cn[i], il);
+            if ((bias = gb_weight(b, bn[i], il)) >= 0) {
+                t = gg_binary(g, GGFIT_OP_ADD, t, bias);
+                gb_cb(b, t, cn[i], il);
+            }
+            if (clamp) {
+                t = gg_clamp(g, t);
+                gb_cb(b, t, kn[i], il);
+            }
+            *out[i] = t;
+        }
+        *q = gb_reshape_3d(b, *q, hd, n_head, nt);
+        *k = gb_reshape_3d(b, *k, hd, n_head_kv, nt);
+        *v = gb_reshape_3d(b, *v, hd, n_head_kv, nt);
+    }
+    gb_cb(b, *q, "Qcur", il);
+    gb_cb(b, *k, "Kcur", il);
+    gb_cb(b, *v, "Vcur", il);
+}
+
+/* llm_graph_context::build_ffn on layer il's ffn_up, ffn_gate (a parallel
+ * gate when present) and ffn_down, each with its optional bias, and the
+ * optional activation scales (ffn.act, divided after GELU). */
+int32_t gb_ffn_act(bctx *b, int32_t cur, int il, int act)
+{
+    gg_graph *g = b->g;
+    int32_t w;
+    int32_t tmp = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
+    gb_cb(b, tmp, "ffn_up", il);
+    if ((w = gb_weight(b, "blk.%d.ffn_up.bias", il)) >= 0) {
+        tmp = gg_binary(g, GGFIT_OP_ADD, tmp, w);
+        gb_cb(b, tmp, "ffn_up_b", il);
+    }
+    int32_t gate = gb_weight(b, "blk.%d.ffn_gate.weight", il);
+    if (gate >= 0) {
+        cur = gg_mul_mat(g, gate, cur);
+        gb_cb(b, cur, "ffn_gate", il);
+        if ((w = gb_weight(b, "blk.%d.ffn_gate.bias", il)) >= 0) {
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
+            gb_cb(b, cur, "ffn_gate_b", il);
+        }
+        cur = gg_glu_split(g, cur, tmp);
+        gb_cb(b, cur, act == GB_FFN_GELU ? "ffn_geglu" : "ffn_swiglu", il);
+    } else {
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, tmp);
+        gb_cb(b, cur, act == GB_FFN_GELU ? "ffn_gelu" : "ffn_silu", il);
+        if (act == GB_FFN_GELU && (w = gb_weight(b, "blk.%d.ffn.act", il)) >= 0) {
+            cur = gg_binary(g, GGFIT_OP_DIV, cur, w);
+            gb_cb(b, cur, "ffn_act", il);
+        }
+    }
+    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
+    if ((w = gb_weight(b, "blk.%d.ffn_down.bias", il)) >= 0) {
+        gb_cb(b, cur, "ffn_down", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, w);
+    }
+    return cur;
+}
+
+/* The end of a graph with LayerNorm: output_norm (its bias optional), the
+ * output matrix and its optional bias, both outputs, expanded. */
+void gb_output_ln(bctx *b, int32_t inpL)
+{
+    gg_graph *g = b->g;
+    int32_t cur = gb_layer_norm(b, inpL, gb_required(b, "output_norm.weight", 0),
+                                gb_weight(b, "output_norm.bias", 0), -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    int32_t out_b = gb_weight(b, "output.bias", 0);
+    if (out_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, out_b);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
+/* build_inp_embd plus the learned positions (position_embd rows of the
+ * positions, added), as GPT-2, StarCoder and MPT begin; the positions and
+ * the KV cache's inputs are made first (gb_inputs_kv). */
+/* build_inp_embd with hparams.f_embedding_scale != 0 (Grok; Granite keeps
+ * its own copy): the selected token path, contiguous, is scaled before it
+ * is named "embd". */
+int32_t gb_inp_embd_scaled(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_tokens = b->p->n_tokens;
+    int32_t tokens = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, n_tokens), "inp_tokens");
+    int32_t embd = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, b->hp->n_embd, n_tokens),
+                            "inp_embd");
+    int32_t cur = gg_get_rows(g, gb_required(b, "token_embd.weight", 0), tokens);
+    gg_expand(g, cur);               /* ggml_build_forward_select */
+    gg_expand_no_compute(g, embd);
+    b->t_inp_embd = cur;
+    cur = gg_scale(g, cur);          /* get_rows is contiguous: no cont */
+    gb_cb(b, cur, "embd", -1);
+    gg_expand(g, cur);
+    return cur;
+}
+
+int32_t gb_inp_embd_pos(bctx *b, int32_t inpL)
+{
+    gg_graph *g = b->g;
+    int32_t pos = gg_get_rows(g, gb_required(b, "position_embd.weight", 0), b->inp_pos);
+    gb_cb(b, pos, "pos_embd", -1);
+    inpL = gg_binary(g, GGFIT_OP_ADD, inpL, pos);
+    gb_cb(b, inpL, "inpL", -1);
+    return inpL;
+}
+
+/* The GPT-2-like block stack that llama.cpp repeats for GPT-2, StarCoder,
+ * StarCoder 2, CodeShell, GPT-NeoX, BLOOM and MPT: LayerNorm with biases,
+ * build_qkv, attention with its output bias, a GELU FFN with biases. flags
+ * (GB_GPT_*) say how they differ. */
+void gb_build_gpt_like(bctx *b, unsigned flags)
+{
+    gg_graph *g = b->g;
+    int n_layer = (int)b->hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    if ((flags & GB_GPT_POS) || gb_weight(b, "position_embd.weight", 0) >= 0)
+        inpL = gb_inp_embd_pos(b, inpL);
+    if (flags & GB_GPT_TOK_NORM) {   /* BLOOM: the embeddings' norm, on layer 0 */
+        inpL = gb_layer_norm(b, inpL, gb_required(b, "token_embd_norm.weight", 0),
+                             gb_required(b, "token_embd_norm.bias", 0), 0);
+        gb_cb(b, inpL, "inp_norm", -1);
+    }
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int64_t hd = b->hp->n_embd_head_v, nt = b->p->n_tokens;
+        int32_t cur = gb_layer_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il),
+                                    gb_weight(b, "blk.%d.attn_norm.bias", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t q, k, v;
+        gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, (flags & GB_GPT_CLAMP) != 0,
+                           &q, &k, &v);
+        int32_t qn = gb_weight(b, "blk.%d.attn_q_norm.weight", il);
+        if (qn >= 0) {   /* MPT: LayerNorms over all of Q and of K */
+            /* ggml_reshape_2d asserts on the views of a fused QKV. */
+            if (!gg_is_contiguous(g, q) || !gg_is_contiguous(g, k))
+                b->missing = true;
+            q = gb_reshape_2d(b, q, hd * li->n_head, nt);
+            k = gb_reshape_2d(b, k, hd * li->n_head_kv, nt);
+            q = gb_layer_norm(b, q, qn, gb_weight(b, "blk.%d.attn_q_norm.bias", il), il);
+            gb_cb(b, q, "Qcur", il);
+            k = gb_layer_norm(b, k, gb_weight(b, "blk.%d.attn_k_norm.weight", il),
+                              gb_weight(b, "blk.%d.attn_k_norm.bias", il), il);
+            gb_cb(b, k, "Kcur", il);
+            q = gb_reshape_3d(b, q, hd, li->n_head, nt);
+            k = gb_reshape_3d(b, k, hd, li->n_head_kv, nt);
+        }
+        if (flags & GB_GPT_ROPE) {
+            q = gg_rope(g, q, b->inp_pos, -1);
+            k = gg_rope(g, k, b->inp_pos, -1);
+            gb_cb(b, q, "Qcur", il);
+            gb_cb(b, k, "Kcur", il);
+            gb_cb(b, v, "Vcur", il);
+        }
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
+                      gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpL);
+        if (flags & GB_GPT_PAR) {   /* GPT-NeoX's parallel residual */
+            int32_t attn_out = cur;
+            cur = gb_layer_norm(b, inpL, gb_required(b, "blk.%d.ffn_norm.weight", il),
+                                gb_weight(b, "blk.%d.ffn_norm.bias", il), il);
+            gb_cb(b, cur, "ffn_norm", il);
+            cur = gb_ffn_act(b, cur, il, GB_FFN_GELU);
+            gb_cb(b, cur, "ffn_out", il);
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
+            gb_cb(b, cur, "ffn_out", il);
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, attn_out);
+        } else {
+            int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpL);
+            gb_cb(b, ffn_inp, "ffn_inp", il);
+            cur = gb_layer_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il),
+                                gb_weight(b, "blk.%d.ffn_norm.bias", il), il);
+            gb_cb(b, cur, "ffn_norm", il);
+            cur = gb_ffn_act(b, cur, il, GB_FFN_GELU);
+            gb_cb(b, cur, "ffn_out", il);
+            cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        }
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    gb_output_ln(b, inpL);
 }

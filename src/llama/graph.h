@@ -67,6 +67,9 @@ int32_t gb_view_4d(bctx *b, int32_t t, int64_t a, int64_t c, int64_t d, int64_t 
 /* Inputs: build_inp_embd; the inputs of a plain KV cache (positions, k/v
  * indices, mask, rotations, output ids), in llama.cpp's creation order. */
 int32_t gb_inp_embd(bctx *b);
+/* build_inp_embd when hparams.f_embedding_scale != 0: the token rows
+ * scaled (no deepstack). */
+int32_t gb_inp_embd_scaled(bctx *b);
 void gb_inputs_kv(bctx *b);
 
 int32_t gb_norm(bctx *b, int32_t cur, int32_t w, int il);          /* RMS norm */
@@ -102,6 +105,11 @@ typedef int32_t (*gb_rows_fn)(bctx *b, int32_t states, int32_t ids, void *arg);
 void gb_inputs_rs(bctx *b);
 int32_t gb_state(bctx *b, int il, char which);
 int32_t gb_rs(bctx *b, int32_t s, int64_t state_size, gb_rows_fn rows, void *arg);
+/* RWKV's token shifts in the r state r_all of a layer (gb_state 'r'):
+ * build_rwkv_token_shift_load (n_embd x token_shift_count x n_seqs) and
+ * build_rwkv_token_shift_store (expands the copy of ts into r_all). */
+int32_t gb_rwkv_shift_load(bctx *b, int32_t r_all);
+void gb_rwkv_shift_store(bctx *b, int32_t ts, int32_t r_all);
 /* ggml_cont and ggml_cont_4d, named "<name> (cont)" as ggml names them
  * (gg_cont leaves them unnamed). */
 int32_t gb_cont(bctx *b, int32_t t);
@@ -157,6 +165,10 @@ typedef struct gb_moe {
      * instead of gate_inp times the input. */
     bool has_logits_in;
     int32_t logits_in;
+    /* hparams.swiglu_clamp_exp[il] (Step-3.5): with separate gate and up
+     * experts and SiLU, up is clamped, silu(gate) clamped, and the two
+     * multiplied; 0: the plain SwiGLU. */
+    float swiglu_limit;
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
@@ -180,6 +192,25 @@ int32_t gb_ffn_bias(bctx *b, int32_t cur, int il);
  * halves of an up of 2 n_ff rows. */
 int32_t gb_ffn_gate_up(bctx *b, int32_t cur, int il);
 
+/* build_ffn in general: up, gate and down with their biases, each -1 when
+ * absent; act one of GB_FFN_*; par: the gate reads the input (LLM_FFN_PAR),
+ * else up's output (LLM_FFN_SEQ). */
+enum {
+    GB_FFN_SILU = 0,            /* SwiGLU with a parallel gate */
+    GB_FFN_GELU = 1,            /* GEGLU with a parallel gate */
+    GB_FFN_RELU = 2,            /* ReGLU with a parallel gate */
+    GB_FFN_RELU_SQR = 3,        /* squared ReLU */
+    GB_FFN_SWIGLU = 4,          /* SwiGLU over the halves of one product */
+};
+int32_t gb_build_ffn(bctx *b, int32_t cur, int32_t up, int32_t up_b, int32_t gate,
+                     int32_t gate_b, int32_t down, int32_t down_b, int act, bool par, int il);
+
+/* MiniCPM3's and PLM's attention over Q (n_embd_head_k a head, its last
+ * n_rot values roped) and attn_kv_a_mqa's compressed keys and values, on a
+ * plain KV cache (frequency factors rf, -1: none); v_flat: the values
+ * stored as 2-D rows (PLM). */
+int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat, int il);
+
 /* The Mamba1 and Mamba2 mixers of layer il (build_mamba_layer and
  * build_mamba2_layer, graph_mamba.c): they read and store the layer's
  * recurrent state (gb_inputs_rs first), or set b->missing. */
@@ -192,6 +223,7 @@ enum {
     GB_LLAMA_QK_NORM = 1,       /* Q/K RMS norms before a plain RoPE (Qwen3) */
     GB_LLAMA_LONG_SHORT = 2,    /* LongRoPE's factors without rope_freqs */
     GB_LLAMA_TEMP = 4,          /* the attention temperature input scales Q */
+    GB_LLAMA_ANY_QKV = 8,       /* fused attn_qkv when the file has it (gb_build_qkv_clamp) */
 };
 void gb_build_llama_like(bctx *b, unsigned flags);
 
@@ -203,5 +235,31 @@ int32_t gb_layer_norm(bctx *b, int32_t cur, int32_t w, int32_t bias, int il);
 void gb_inputs_no_cache(bctx *b);
 int32_t gb_attn_no_cache(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                          int il);
+
+/* The older transformers: build_qkv on what create_tensor_qkv loaded (the
+ * fused path when the layer has attn_qkv, else separate Q/K/V), each
+ * product clamped when clamp (hparams.f_clamp_kqv, for the architectures
+ * that read attention.clamp_kqv) and the file's value is above 0;
+ * build_ffn on the layer's up, optional parallel gate and down, with their
+ * optional biases, GB_FFN_SILU or GB_FFN_GELU, and the optional
+ * activation scales; the end of a graph with LayerNorm
+ * (optional biases of output_norm and output); the learned positions added
+ * to the embeddings (after gb_inputs_kv). */
+void gb_build_qkv_clamp(bctx *b, int32_t cur, int il, int64_t n_head, int64_t n_head_kv,
+                        bool clamp, int32_t *q, int32_t *k, int32_t *v);
+int32_t gb_ffn_act(bctx *b, int32_t cur, int il, int act);
+void gb_output_ln(bctx *b, int32_t inpL);
+int32_t gb_inp_embd_pos(bctx *b, int32_t inpL);
+/* The GPT-2-like stack (GPT-2, StarCoder, StarCoder 2, CodeShell, GPT-NeoX,
+ * BLOOM, MPT): LayerNorm, build_qkv, attention, GELU FFN, biases where the
+ * file has them; learned positions whenever position_embd is there. */
+enum {
+    GB_GPT_POS = 1,             /* position_embd is required */
+    GB_GPT_ROPE = 2,            /* RoPE on Q and K */
+    GB_GPT_TOK_NORM = 4,        /* LayerNorm of the embeddings (BLOOM) */
+    GB_GPT_PAR = 8,             /* parallel attention and FFN residuals */
+    GB_GPT_CLAMP = 16,          /* attention.clamp_kqv clamps Q, K, V (MPT) */
+};
+void gb_build_gpt_like(bctx *b, unsigned flags);
 
 #endif

@@ -160,5 +160,33 @@ ggfit_status ggfit__project_kv(proj *pr)
             ggfit__add_context(pr, b, rv * cells * n_stream);
     }
 
+    /* A second K-only cache (llama_kv_cache_dsa's indexer keys), on the same
+     * devices, kv_size cells. */
+    for (uint32_t il = 0; pr->arch->index_k && il < hp->n_layer; il++) {
+        uint32_t nk = pr->arch->index_k(pr->m, il);
+        uint64_t rk = ggfit_row_bytes(p->type_k, nk);
+        if (nk && !rk)
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "%s: cache type %s needs rows that are whole blocks; layer %u "
+                               "has indexer K rows of %u", ggfit__proj_path(pr),
+                               ggfit_type_name(p->type_k), il, nk);
+        if (nk)
+            ggfit__add_context(pr, ggfit__context_buft(pr, il), rk * (uint64_t)kv_size * n_stream);
+    }
+
+    /* Its values, when it has them (every such layer has the same width, so
+     * a transposed cache pads nothing). */
+    for (uint32_t il = 0; pr->arch->index_v && il < hp->n_layer; il++) {
+        uint32_t nv = pr->arch->index_v(pr->m, il);
+        uint64_t rv = ggfit_row_bytes(p->type_v, nv);
+        if (nv && !rv)
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "%s: cache type %s needs rows that are whole blocks; layer %u "
+                               "has indexer V rows of %u", ggfit__proj_path(pr),
+                               ggfit_type_name(p->type_v), il, nv);
+        if (nv)
+            ggfit__add_context(pr, ggfit__context_buft(pr, il), rv * (uint64_t)kv_size * n_stream);
+    }
+
     return GGFIT_OK;
 }

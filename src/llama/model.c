@@ -277,7 +277,11 @@ static ggfit_status read_hparams(loader *l)
         { "ssm.group_count", offsetof(ggfit_hparams, ssm_n_group) },
         { "full_attention_interval", offsetof(ggfit_hparams, full_attn_interval) },
         { "shortconv.l_cache", offsetof(ggfit_hparams, shortconv_l_cache) },
+        { "wkv.head_size", offsetof(ggfit_hparams, wkv_head_size) },
+        { "token_shift_count", offsetof(ggfit_hparams, token_shift_count) },
+        { "kda.head_dim", offsetof(ggfit_hparams, n_embd_head_kda) },
     };
+    hp->token_shift_count = 2;   /* llama_hparams' default */
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
         if ((rc = get_u32(l, scalars[i].key, (uint32_t *)((char *)hp + scalars[i].off))))
             return rc;

@@ -74,6 +74,14 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     }
     bool known;
     pr.arch = ggfit__arch(pr.hp->arch, &known);
+    /* llama_init_from_model turns flash attention off for an architecture
+     * that cannot run it, before anything is sized. */
+    ggfit_params p_no_fa;
+    if (pr.arch->no_flash_attn && p->flash_attn != GGFIT_FA_OFF) {
+        p_no_fa = *p;
+        p_no_fa.flash_attn = GGFIT_FA_OFF;
+        pr.p = &p_no_fa;
+    }
     for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
         pr.dev_buft[d] = -1;
     ggfit_status rc = ggfit__setup_devices(&pr, devs, n);

@@ -60,7 +60,8 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
         if (placement)
             placement[i] = -1;
         /* NextN/MTP blocks are loaded only for speculative decoding. */
-        if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)
+        if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
+            !(pr->arch->nextn_loaded && pr->arch->nextn_loaded(m, t)))
             continue;
         weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
         int64_t layer = placement_layer(pr, t);
@@ -68,7 +69,8 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
             /* One copy per distinct buffer type among the blocks' layers. */
             int seen[GGFIT_MAX_BUFTS] = {0};
             int first = -1;
-            for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
+            uint32_t n_blocks = hp->n_layer - (pr->arch->rope_freqs_nextn ? 0 : hp->n_nextn);
+            for (uint32_t il = 0; il < n_blocks; il++) {
                 if (pr->arch->rope_freqs_layer && !pr->arch->rope_freqs_layer(m, il))
                     continue;
                 int d = ggfit__dev_layer(pr, il);

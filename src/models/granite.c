@@ -135,8 +135,10 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool r
     return cur;
 }
 
-/* llama_model_granite::graph */
-static void build_granite(bctx *b)
+/* llama_model_granite::graph; minicpm: MiniCPM's defaults (RoPE always,
+ * scales of 12 on the embeddings and 1.4 / sqrt(n_layer) on the residual
+ * branches unless the file says otherwise). */
+static void build_granite_like(bctx *b, bool minicpm)
 {
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
@@ -151,9 +153,10 @@ static void build_granite(bctx *b)
     int32_t rf_leaf[GGFIT_MAX_BUFTS];
     for (int i = 0; i < GGFIT_MAX_BUFTS; i++)
         rf_leaf[i] = -1;
-    bool rope = gb_key(b, "rope.scaling.finetuned", 1) != 0;
-    bool res_scale = gb_key(b, "residual_scale", 0) != 0;
-    int32_t inpL = gb_key(b, "embedding_scale", 0) != 0 ? inp_embd_scaled(b) : gb_inp_embd(b);
+    bool rope = minicpm || gb_key(b, "rope.scaling.finetuned", 1) != 0;
+    bool res_scale = gb_key(b, "residual_scale", minicpm ? 1.4 : 0) != 0;
+    bool emb_scale = gb_key(b, "embedding_scale", minicpm ? 12 : 0) != 0;
+    int32_t inpL = emb_scale ? inp_embd_scaled(b) : gb_inp_embd(b);
     /* Without RoPE llama.cpp builds no positions; the unused input never
      * joins the graph. */
     gb_inputs_kv(b);
@@ -169,6 +172,17 @@ static void build_granite(bctx *b)
     gg_expand(g, cur);
 }
 
+static void build_granite(bctx *b)
+{
+    build_granite_like(b, false);
+}
+
+/* llama_model_minicpm::graph is llama_model_granite::graph. */
+static void build_minicpm(bctx *b)
+{
+    build_granite_like(b, true);
+}
+
 const ggfit_arch ggfit__model_granite = {
     .name = "granite",
     .mem = GGFIT_MEM_KV,
@@ -180,4 +194,11 @@ const ggfit_arch ggfit__model_granitemoe = {
     .name = "granitemoe",
     .mem = GGFIT_MEM_KV,
     .build = build_granite,
+};
+
+/* minicpm: granite's graph under MiniCPM's defaults. */
+const ggfit_arch ggfit__model_minicpm = {
+    .name = "minicpm",
+    .mem = GGFIT_MEM_KV,
+    .build = build_minicpm,
 };

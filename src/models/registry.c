@@ -21,7 +21,15 @@
     X(nemotron_h) X(olmo2) X(phi3) X(plamo2) X(qwen2) X(qwen2moe) X(qwen3) \
     X(qwen3moe) X(qwen3next) X(qwen35) X(qwen35moe) X(qwen3vl) X(qwen3vlmoe) X(seed_oss) X(smollm3) \
     X(starcoder2) X(nemotron_h_moe) X(mistral4) X(olmoe) X(phimoe) X(qwen2vl) \
-    X(exaone_moe) X(bert) X(nomic_bert) X(nomic_bert_moe) X(jina_bert_v2) X(jina_bert_v3) X(modern_bert) X(eurobert) X(neo_bert) X(gemma_embedding)
+    X(exaone_moe) X(bert) X(nomic_bert) X(nomic_bert_moe) X(jina_bert_v2) X(jina_bert_v3) X(modern_bert) X(eurobert) X(neo_bert) X(gemma_embedding) \
+    X(rwkv6) X(rwkv6qwen2) X(rwkv7) X(arwkv7) X(plamo) X(plamo3) X(bitnet) \
+    X(step35) X(kimi_linear) X(minimax_m3) X(deepseek32) X(glm_dsa) \
+    X(falcon) X(gpt2) X(gptneox) X(bloom) X(mpt) X(starcoder) X(stablelm) X(refact) \
+    X(codeshell) X(phi2) X(qwen) \
+    X(internlm2) X(xverse) X(exaone) X(orion) X(arcee) X(maincoder) \
+    X(minicpm) X(olmo) X(nanbeige) X(mellum) \
+    X(bailingmoe) X(dbrx) X(arctic) X(grok) \
+    X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)

@@ -1,0 +1,55 @@
+/*
+ * arcee.c - src/models/arcee.cpp: Arcee (AFM), Llama's attention (RoPE
+ * with rope_freqs when present) and a squared-ReLU FFN without gate.
+ */
+#include "llama/graph.h"
+
+/* llama_model_arcee::graph */
+static void build_arcee(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_layer = b->hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t inpSA = inpL;
+        int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t rf = gb_rope_factors(b, il);
+        int32_t q, k, v;
+        gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, false, &q, &k, &v);
+        q = gb_rope(b, q, rf, il);
+        k = gb_rope(b, k, rf, il);
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
+        gb_cb(b, cur, "attn_out", il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpSA);
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+        gb_cb(b, cur, "ffn_norm", il);
+        /* build_ffn, LLM_FFN_RELU_SQR, LLM_FFN_SEQ */
+        cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
+        gb_cb(b, cur, "ffn_up", il);
+        cur = gg_unary_op(g, GGFIT_OP_UNARY, cur);
+        gb_cb(b, cur, "ffn_relu", il);
+        cur = gg_unary_op(g, GGFIT_OP_SQR, cur);
+        gb_cb(b, cur, "ffn_sqr(relu)", il);
+        cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
+        gb_cb(b, cur, "ffn_out", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    gb_output(b, inpL);
+}
+
+const ggfit_arch ggfit__model_arcee = {
+    .name = "arcee",
+    .mem = GGFIT_MEM_KV,
+    .build = build_arcee,
+};

@@ -1,0 +1,60 @@
+/*
+ * nemotron.c - src/models/nemotron.cpp: Nemotron (Minitron), LayerNorms
+ * with weights and biases, (partial) RoPE, an optional attention output
+ * bias, and a squared-ReLU FFN without gate, with optional biases.
+ */
+#include "llama/graph.h"
+
+/* llama_model_nemotron::graph */
+static void build_nemotron(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_layer = b->hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t inpSA = inpL;
+        int32_t cur = gb_layer_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il),
+                                    gb_required(b, "blk.%d.attn_norm.bias", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t q, k, v;
+        gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, false, &q, &k, &v);
+        q = gb_rope(b, q, -1, il);
+        k = gb_rope(b, k, -1, il);
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
+                      gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpSA);
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_layer_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il),
+                            gb_required(b, "blk.%d.ffn_norm.bias", il), il);
+        gb_cb(b, cur, "ffn_norm", il);
+        cur = gb_build_ffn(b, cur, gb_required(b, "blk.%d.ffn_up.weight", il),
+                           gb_weight(b, "blk.%d.ffn_up.bias", il), -1, -1,
+                           gb_required(b, "blk.%d.ffn_down.weight", il),
+                           gb_weight(b, "blk.%d.ffn_down.bias", il), GB_FFN_RELU_SQR, false, il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        gb_cb(b, cur, "ffn_out", il);
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    int32_t cur = gb_layer_norm(b, inpL, gb_required(b, "output_norm.weight", 0),
+                                gb_required(b, "output_norm.bias", 0), -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
+const ggfit_arch ggfit__model_nemotron = {
+    .name = "nemotron",
+    .mem = GGFIT_MEM_KV,
+    .build = build_nemotron,
+};

@@ -1,0 +1,54 @@
+/*
+ * olmo.c - src/models/olmo.cpp: OLMo (1), Llama's block with LayerNorms
+ * that have neither weight nor bias, plain RoPE, Q/K/V clamped when the
+ * file gives attention.clamp_kqv, and a SwiGLU FFN.
+ */
+#include "llama/graph.h"
+
+/* llama_model_olmo::graph */
+static void build_olmo(bctx *b)
+{
+    gg_graph *g = b->g;
+    int64_t n_layer = b->hp->n_layer;
+    bool clamp = gb_key(b, "attention.clamp_kqv", 0) > 0;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        int32_t inpSA = inpL;
+        int32_t cur = gb_layer_norm(b, inpL, -1, -1, il);
+        gb_cb(b, cur, "attn_norm", il);
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t q, k, v;
+        gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, clamp, &q, &k, &v);
+        q = gb_rope(b, q, -1, il);
+        k = gb_rope(b, k, -1, il);
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpSA);
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_layer_norm(b, ffn_inp, -1, -1, il);
+        gb_cb(b, cur, "ffn_norm", il);
+        cur = gb_ffn_gated(b, cur, il);
+        gb_cb(b, cur, "ffn_out", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    int32_t cur = gb_layer_norm(b, inpL, -1, -1, -1);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
+const ggfit_arch ggfit__model_olmo = {
+    .name = "olmo",
+    .mem = GGFIT_MEM_KV,
+    .build = build_olmo,
+};

@@ -1,0 +1,46 @@
+/*
+ * qwen.c - src/models/qwen.cpp: the first Qwen, the llama block with a
+ * fused QKV and its bias, RoPE, a SwiGLU FFN of n_ff/2.
+ */
+#include "llama/graph.h"
+
+/* llama_model_qwen::graph */
+static void build_qwen(bctx *b)
+{
+    gg_graph *g = b->g;
+    int n_layer = (int)b->hp->n_layer;
+    int32_t inpL = gb_inp_embd(b);
+    gb_inputs_kv(b);
+    for (int il = 0; il < n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+        int32_t inpSA = inpL;
+        int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+        gb_cb(b, cur, "attn_norm", il);
+        int32_t q, k, v;
+        gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, false, &q, &k, &v);
+        q = gg_rope(g, q, b->inp_pos, -1);
+        k = gg_rope(g, k, b->inp_pos, -1);
+        gb_cb(b, q, "Qcur", il);
+        gb_cb(b, k, "Kcur", il);
+        gb_cb(b, v, "Vcur", il);
+        cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
+        if (il == n_layer - 1)
+            gb_out_rows(b, &cur, &inpSA);
+        int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+        gb_cb(b, ffn_inp, "ffn_inp", il);
+        cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+        gb_cb(b, cur, "ffn_norm", il);
+        cur = gb_ffn_gated(b, cur, il);
+        gb_cb(b, cur, "ffn_out", il);
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+        gb_cb(b, cur, "l_out", il);
+        inpL = cur;
+    }
+    gb_output(b, inpL);
+}
+
+const ggfit_arch ggfit__model_qwen = {
+    .name = "qwen",
+    .mem = GGFIT_MEM_KV,
+    .build = build_qwen,
+};
