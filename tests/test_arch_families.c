@@ -924,6 +924,87 @@ static void test_laguna(void **state)
     project_all(&s, 0);
 }
 
+/* MiMo-V2: four blocks, the first dense, a window on three (pattern one
+ * value per block); wide: keys of 96 and values of 64, sinks, a value
+ * scale, separate Q/K/V; else fused QKV. */
+static void mimo2_spec(model_spec *s, bool wide)
+{
+    static const uint32_t swa[4] = { 1, 1, 0, 1 };
+    int64_t hk = wide ? 96 : HD, hv = HD;
+    spec_init(s, "mimo2");
+    s->kvs[0].u = 4;
+    key_u32(s, "attention.key_length", (uint32_t)hk);
+    key_u32(s, "attention.value_length", (uint32_t)hv);
+    key_u32(s, "attention.sliding_window", 128);
+    key_arr4(s, "attention.sliding_window_pattern", swa);
+    moe_keys(s);
+    key_u32(s, "expert_feed_forward_length", 128);
+    if (wide)
+        key_f32(s, "attention.value_scale", 0.5f);
+    head(s, true, false);
+    for (int il = 0; il < 4; il++) {
+        if (wide) {
+            tensor(s, "blk.%d.attn_q.weight", il, E, NH * hk, 1);
+            tensor(s, "blk.%d.attn_k.weight", il, E, NKV * hk, 1);
+            tensor(s, "blk.%d.attn_v.weight", il, E, NKV * hv, 1);
+        } else {
+            tensor(s, "blk.%d.attn_qkv.weight", il, E, (NH + 2 * NKV) * HD, 1);
+        }
+        tensor(s, "blk.%d.attn_output.weight", il, NH * hv, E, 1);
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (wide) {
+            tensor(s, "blk.%d.attn_sinks.weight", il, NH, 1, 1);
+        }
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (il == 0) {
+            ffn_swiglu(s, il);
+            continue;
+        }
+        experts(s, il, 128, true);
+        tensor(s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+    }
+}
+
+static void test_mimo2(void **state)
+{
+    (void)state;
+    model_spec s;
+    mimo2_spec(&s, true);
+    project_all(&s, 0);
+    mimo2_spec(&s, false);
+    project_all(&s, 0);
+}
+
+/* GroveMoE: eight experts in groups of two (four chunk experts). */
+static void test_grovemoe(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "grovemoe");
+    key_u32(&s, "expert_count", 8);
+    key_u32(&s, "expert_used_count", 2);
+    key_u32(&s, "expert_feed_forward_length", 128);
+    key_u32(&s, "expert_chunk_feed_forward_length", 64);
+    key_f32(&s, "expert_group_scale", 0.05f);
+    key_u32(&s, "experts_per_group", 2);
+    head(&s, false, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.attn_k_norm.weight", il, HD, 1, 1);
+        tensor(&s, "blk.%d.attn_q_norm.weight", il, HD, 1, 1);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(&s, "blk.%d.ffn_gate_inp.weight", il, E, 8, 1);
+        tensor(&s, "blk.%d.ffn_gate_exps.weight", il, E, 128, 8);
+        tensor(&s, "blk.%d.ffn_down_exps.weight", il, 128, E, 8);
+        tensor(&s, "blk.%d.ffn_up_exps.weight", il, E, 128, 8);
+        tensor(&s, "blk.%d.ffn_gate_chexps.weight", il, E, 64, 4);
+        tensor(&s, "blk.%d.ffn_down_chexps.weight", il, 64, E, 4);
+        tensor(&s, "blk.%d.ffn_up_chexps.weight", il, E, 64, 4);
+    }
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -958,6 +1039,8 @@ int main(void)
         cmocka_unit_test(test_afmoe),
         cmocka_unit_test(test_cohere2moe),
         cmocka_unit_test(test_laguna),
+        cmocka_unit_test(test_mimo2),
+        cmocka_unit_test(test_grovemoe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1234,12 +1234,22 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
     }
     if (o->select_logits)
         sel = logits;
+    if (o->sel_sigmoid) {   /* build_moe_ffn's GroveMoE branch */
+        sel = gg_unary_op(g, GGFIT_OP_UNARY, logits);
+        gb_cb(b, sel, "ffn_moe_probs_biased", il);
+    }
     if (o->n_groups > 1 && n_tokens > 0)
         sel = moe_mask_groups(b, sel, o, il);
     *selected = gg_argsort_top_k(g, sel, n_used);
     gb_cb(b, g->t[*selected].src[0], "ffn_moe_argsort", il);
     gb_cb(b, *selected, "ffn_moe_topk", il);
-    probs = gb_reshape_3d(b, probs, 1, o->n_expert, n_tokens);
+    if (o->sel_div > 1 && o->n_expert != o->sel_n_expert) {
+        int32_t f = gg_cpy_type(g, *selected, GGFIT_TYPE_F32);
+        *selected = gg_cpy_type(g, gg_scale(g, f), GGFIT_TYPE_I32);
+        probs = gb_reshape_3d(b, probs, 1, o->sel_n_expert, n_tokens);
+    } else {
+        probs = gb_reshape_3d(b, probs, 1, o->n_expert, n_tokens);
+    }
     int32_t w = gg_get_rows(g, probs, *selected);
     gb_cb(b, w, "ffn_moe_weights", il);
     if (o->gating == GB_GATING_SOFTMAX_WEIGHT) {
@@ -1338,7 +1348,8 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
 {
     gg_graph *g = b->g;
     int64_t n_embd = gb_ne(b, cur, 0), n_tokens = gb_ne(b, cur, 1);
-    int64_t n_parts = b->hp->n_expert_used;
+    /* GroveMoE's chunk experts use fewer than hparams.n_expert_used */
+    int64_t n_parts = o->sel_div > 1 ? o->n_expert_used : b->hp->n_expert_used;
     if (n_parts < 1 || n_parts > 256) {
         b->missing = true;   /* llama.cpp asserts 0 < n_expert_used <= 256 */
         return cur;

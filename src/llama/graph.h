@@ -169,6 +169,12 @@ typedef struct gb_moe {
      * experts and SiLU, up is clamped, silu(gate) clamped, and the two
      * multiplied; 0: the plain SwiGLU. */
     float swiglu_limit;
+    /* GroveMoE: the experts are chosen on sigmoid(logits), after any bias;
+     * sel_div > 1: the chosen ones, among sel_n_expert, are divided by
+     * sel_div (ggml_cast, ggml_scale, cast back: chunk experts) and the
+     * weights read from sel_n_expert probabilities. Zero: neither. */
+    bool sel_sigmoid;
+    int64_t sel_n_expert, sel_div;
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys

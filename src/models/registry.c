@@ -26,10 +26,11 @@
     X(step35) X(kimi_linear) X(minimax_m3) X(deepseek32) X(glm_dsa) \
     X(falcon) X(gpt2) X(gptneox) X(bloom) X(mpt) X(starcoder) X(stablelm) X(refact) \
     X(codeshell) X(phi2) X(qwen) \
+    X(dream) X(llada) X(llada_moe) X(rnd1) \
     X(internlm2) X(xverse) X(exaone) X(orion) X(arcee) X(maincoder) \
     X(minicpm) X(olmo) X(nanbeige) X(mellum) \
     X(bailingmoe) X(dbrx) X(arctic) X(grok) \
-    X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna)
+    X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna) X(mimo2) X(grovemoe)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)
