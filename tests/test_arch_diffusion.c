@@ -1,7 +1,7 @@
 /*
  * test_arch_diffusion.c - the graph builders of the diffusion language
  * models dream, llada, llada-moe and rnd1 (no memory module, non-causal
- * attention, an output head): small header-only models with the tensors
+ * attention, an output head), and of T5's encoder (t5encoder): small header-only models with the tensors
  * llama.cpp's load_tensors creates for each (names and shapes), projected
  * on one RPC device and on the CPU alone, with flash attention on and off;
  * the compute buffers must come from the graph. The same headers
@@ -128,6 +128,50 @@ static void test_rnd1(void **state)
     project_all(&s, 0);
 }
 
+/* ---- t5encoder ----------------------------------------------------------- */
+
+enum { N_BKTS = 32 };
+
+/* llama_model_t5encoder::load_arch_tensors: "enc." blocks, one KV head per
+ * head (Q is n_embd_k_gqa wide), a relative position bias on the first
+ * block (all: rel_all), a GEGLU gate (flan-T5) or ReLU. */
+static void t5encoder_spec(model_spec *s, bool output, bool gated, bool rel_all)
+{
+    spec_init(s, "t5encoder");
+    s->kvs[6].u = NH;   /* head_count_kv */
+    key_u32(s, "attention.relative_buckets_count", N_BKTS);
+    tensor(s, "token_embd.weight", 0, E, V, 1);
+    tensor(s, "enc.output_norm.weight", 0, E, 1, 1);
+    if (output)
+        tensor(s, "output.weight", 0, E, V, 1);
+    for (int il = 0; il < NL; il++) {
+        tensor(s, "enc.blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (il == 0 || rel_all) {
+            tensor(s, "enc.blk.%d.attn_rel_b.weight", il, NH, N_BKTS, 1);
+            s->t[s->n_t - 1].type = GGFIT_TYPE_F32;
+        }
+        tensor(s, "enc.blk.%d.attn_q.weight", il, E, NH * HD, 1);
+        tensor(s, "enc.blk.%d.attn_k.weight", il, E, NH * HD, 1);
+        tensor(s, "enc.blk.%d.attn_v.weight", il, E, NH * HD, 1);
+        tensor(s, "enc.blk.%d.attn_o.weight", il, NH * HD, E, 1);
+        tensor(s, "enc.blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (gated)
+            tensor(s, "enc.blk.%d.ffn_gate.weight", il, E, F, 1);
+        tensor(s, "enc.blk.%d.ffn_down.weight", il, F, E, 1);
+        tensor(s, "enc.blk.%d.ffn_up.weight", il, E, F, 1);
+    }
+}
+
+static void test_t5encoder(void **state)
+{
+    (void)state;
+    model_spec s;
+    t5encoder_spec(&s, false, true, false);   /* flan-T5: tied output, GEGLU */
+    project_all(&s, 0);
+    t5encoder_spec(&s, true, false, true);    /* T5: ReLU, a bias per block */
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_llada),
         cmocka_unit_test(test_llada_moe),
         cmocka_unit_test(test_rnd1),
+        cmocka_unit_test(test_t5encoder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

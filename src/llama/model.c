@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "llama/arch.h"
 #include "llama/model.h"
 #include "llama/patterns.h"
 
@@ -409,10 +408,12 @@ static int64_t block_index(const char *name, const char **rest)
 
 /* ---- tensor facts for placement ------------------------------------------ */
 
-/* The part of a block tensor's name after "blk.N.". */
+/* The part of a block tensor's name after "blk.N." (past an "enc." or
+ * "dec." prefix). */
 static const char *block_rest(const char *name)
 {
-    const char *dot = strchr(name + 4, '.');
+    const char *blk = strstr(name, "blk.");
+    const char *dot = strchr((blk ? blk : name) + 4, '.');
     return dot ? dot + 1 : name;
 }
 
@@ -481,7 +482,12 @@ static ggfit_status classify(loader *l)
         ggfit_tensor *t = &m->tensors[i];
         const char *rest = NULL;
         t->info = ggfit_gguf_tensor(m->g, i);
-        int64_t il = block_index(t->info->name, &rest);
+        /* An encoder's or decoder's blocks are "enc.blk.N." and "dec.blk.N."
+         * (llama-arch.cpp's LLM_TENSOR_ENC_* and _DEC_* names): block N too. */
+        const char *bname = t->info->name;
+        if (starts(bname, "enc.blk.") || starts(bname, "dec.blk."))
+            bname += 4;
+        int64_t il = block_index(bname, &rest);
         if (il >= (int64_t)m->hp.n_layer)
             return ggfit__fail(l->err, GGFIT_EFORMAT,
                                "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
@@ -626,7 +632,8 @@ int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const 
         return -1;
     for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i]) {
         const char *name = m->tensors[i].info->name;
-        const char *dot = strchr(name + 4, '.');   /* after "blk.N" */
+        const char *blk = strstr(name, "blk.");   /* past a block prefix */
+        const char *dot = strchr((blk ? blk : name) + 4, '.');   /* after "blk.N" */
         if (dot && strcmp(dot + 1, rest) == 0)
             return i;
     }

@@ -26,11 +26,12 @@
     X(step35) X(kimi_linear) X(minimax_m3) X(deepseek32) X(glm_dsa) \
     X(falcon) X(gpt2) X(gptneox) X(bloom) X(mpt) X(starcoder) X(stablelm) X(refact) \
     X(codeshell) X(phi2) X(qwen) \
-    X(dream) X(llada) X(llada_moe) X(rnd1) \
+    X(dream) X(llada) X(llada_moe) X(rnd1) X(t5encoder) \
     X(internlm2) X(xverse) X(exaone) X(orion) X(arcee) X(maincoder) \
     X(minicpm) X(olmo) X(nanbeige) X(mellum) \
     X(bailingmoe) X(dbrx) X(arctic) X(grok) \
-    X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna) X(mimo2) X(grovemoe)
+    X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna) X(mimo2) X(grovemoe) \
+    X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)
@@ -138,7 +139,7 @@ ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out)
     static const char *const mem[] = {
         [GGFIT_MEM_KV] = "KV cache", [GGFIT_MEM_RECURRENT] = "recurrent state",
         [GGFIT_MEM_HYBRID] = "KV cache and recurrent state",
-        [GGFIT_MEM_NONE] = "none (encoder)",
+        [GGFIT_MEM_NONE] = "none (no KV cache)",
     };
     out->memory = (unsigned)a->mem < sizeof mem / sizeof mem[0] && mem[a->mem] ? mem[a->mem]
                                                                              : "other";
