@@ -47,6 +47,7 @@ static const char usage[] =
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
     "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
     "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
+    "                     and llama-server's --embedding --rerank --pooling TYPE\n"
     "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
     "  --json             print JSON (bytes) instead of text\n"
     "  --tensors          with inspect --json, list every tensor\n";

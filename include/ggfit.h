@@ -350,6 +350,9 @@ typedef struct ggfit_arch_info {
     const char *memory;       /* what it keeps per token: "KV cache", ... */
     bool in_llama;            /* in llama.cpp's list at the reference version
                                  (false: a name only older files carry) */
+    const char *why;          /* why it is not exact (what llama.cpp does
+                                 with such files, what is missing); NULL:
+                                 exact, or no reason recorded */
 } ggfit_arch_info;
 
 /* Every architecture llama.cpp knows (src/llama-arch.cpp, in its order),
@@ -522,7 +525,22 @@ typedef struct ggfit_params {
     uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
     /* which flags the user set, for the fit */
     bool set_n_ctx, set_n_gpu_layers, set_tensor_split, set_overrides;
+    /* llama-server's embedding modes (common/arg.cpp, accepted by
+     * llama-server alone): --embedding/--embeddings sets embeddings (the
+     * graph then pools the last hidden states, and llama-server makes -b
+     * no larger than -ub); --rerank/--reranking sets embeddings and pooling
+     * rank; --pooling none|mean|cls|last|rank sets the pooling, which only
+     * changes memory with embeddings on. */
+    bool embeddings;
+    int pooling;              /* GGFIT_POOLING_*; UNSPECIFIED: the model's
+                                 <arch>.pooling_type, else none */
 } ggfit_params;
+
+/* llama_pooling_type's values. */
+enum {
+    GGFIT_POOLING_UNSPECIFIED = -1, GGFIT_POOLING_NONE = 0, GGFIT_POOLING_MEAN = 1,
+    GGFIT_POOLING_CLS = 2, GGFIT_POOLING_LAST = 3, GGFIT_POOLING_RANK = 4,
+};
 
 /* llama.cpp's defaults (common_params), with the host CPU features of the
  * reference machine (AVX2 and AVX512) until a device probe sets them. */
@@ -573,6 +591,9 @@ typedef struct ggfit_projection {
     ggfit_buft_mem bufts[GGFIT_MAX_BUFTS];
     bool compute_estimated;   /* compute bytes from formulas, not a graph */
     char warning[256];        /* empty, or what is estimated and why */
+    bool embeddings;          /* --embedding: the graph ends with pooling */
+    int32_t pooling;          /* with embeddings: the pooling in force
+                                 (GGFIT_POOLING_NONE..RANK) */
 } ggfit_projection;
 
 /* Projects llama.cpp's memory use for model m with params p on the n

@@ -1005,6 +1005,93 @@ static void test_grovemoe(void **state)
     project_all(&s, 0);
 }
 
+/* A window of 0: Cohere2-MoE and MiMo-V2 still get an iSWA cache (their
+ * load_arch_hparams sets swa_type whatever the window), its SWA cache
+ * n_ubatch cells. Last in the list, so the dumps before keep their
+ * numbers. */
+static void window0(model_spec *s)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s.attention.sliding_window", s->arch);
+    for (size_t i = 0; i < s->n_kv; i++)
+        if (!strcmp(s->kvs[i].key, key))
+            s->kvs[i].u = 0;
+}
+
+static void test_swa_window0(void **state)
+{
+    (void)state;
+    model_spec s;
+    cohere2moe_spec(&s, true);
+    window0(&s);
+    project_all(&s, 0);
+    mimo2_spec(&s, true);
+    window0(&s);
+    project_all(&s, 0);
+}
+
+/* Nanbeige looping its blocks: num_loops passes of NL layers each (their
+ * own KV cells and devices, the file's weights); the norm between passes,
+ * or none with skip_loop_final_norm. After the others, as above. */
+static void test_nanbeige_loops(void **state)
+{
+    (void)state;
+    model_spec s;
+    spec_init(&s, "nanbeige");
+    key_u32(&s, "num_loops", 2);
+    head(&s, false, false);
+    llama_blocks(&s, true);
+    project_all(&s, 0);
+    spec_init(&s, "nanbeige");
+    key_u32(&s, "num_loops", 3);
+    key_bool(&s, "skip_loop_final_norm", true);
+    head(&s, true, false);
+    llama_blocks(&s, false);
+    project_all(&s, 0);
+}
+
+/* Cohere2-MoE and MiMo-V2 without the window or the pattern: llama.cpp
+ * refuses the file ("key not found in model"), so does the projection. */
+static void refused_without(const char *arch, const char *key)
+{
+    model_spec s;
+    if (!strcmp(arch, "cohere2moe"))
+        cohere2moe_spec(&s, true);
+    else
+        mimo2_spec(&s, true);
+    char full[96];
+    snprintf(full, sizeof full, "%s.%s", arch, key);
+    for (size_t i = 0; i < s.n_kv; i++)
+        if (!strcmp(s.kvs[i].key, full)) {
+            memmove(&s.kvs[i], &s.kvs[i + 1], (s.n_kv - i - 1) * sizeof s.kvs[0]);
+            s.n_kv--;
+        }
+    gw w;
+    write_spec(&s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    ggfit_projection pr;
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_EFORMAT);
+    assert_non_null(strstr(err, full));
+    ggfit_free(err);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
+static void test_required_keys(void **state)
+{
+    (void)state;
+    refused_without("cohere2moe", "attention.sliding_window");
+    refused_without("cohere2moe", "attention.sliding_window_pattern");
+    refused_without("mimo2", "attention.sliding_window");
+    refused_without("mimo2", "attention.sliding_window_pattern");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1041,6 +1128,9 @@ int main(void)
         cmocka_unit_test(test_laguna),
         cmocka_unit_test(test_mimo2),
         cmocka_unit_test(test_grovemoe),
+        cmocka_unit_test(test_swa_window0),
+        cmocka_unit_test(test_nanbeige_loops),
+        cmocka_unit_test(test_required_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,9 @@
  * graphs (data/tiny/<arch>-<n>.gguf, written by test_archs, test_recurrent
  * and test_arch_<family> with GGFIT_ARCHS_DUMP; `ggfit archs` lists the
  * architectures). The count of cases grows with each architecture added.
+ * Lines with "tool": "llama-server" were measured by llama-server's fit
+ * (tools/servercmp.py --record): its embedding modes, --embedding,
+ * --rerank and --pooling, which llama-fit-params does not take.
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>
@@ -22,12 +25,18 @@ static const char *oracle_path(void)
     return p && *p ? p : "data/oracle/llamacpp.jsonl";
 }
 
-/* The model's path: a shipped layout, else a small generated one. */
+/* The model's path: a shipped layout, else a real-size one written by
+ * tools/mklayout.py (data/real), else a small generated one. */
 static void find_model(char *buf, size_t n, const char *file)
 {
     model_path(buf, n, file);
     FILE *f = fopen(buf, "rb");
     if (f) {
+        fclose(f);
+        return;
+    }
+    snprintf(buf, n, "data/real/%s", file);
+    if ((f = fopen(buf, "rb")) != NULL) {
         fclose(f);
         return;
     }

@@ -22,6 +22,7 @@ void ggfit_params_init(ggfit_params *p)
     p->split_mode = GGFIT_SPLIT_LAYER;
     p->use_mmap = true;
     p->cpu_features = GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
+    p->pooling = GGFIT_POOLING_UNSPECIFIED;
 }
 
 /* ---- llama.cpp flags ------------------------------------------------------- */
@@ -109,13 +110,18 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
         p->use_mmap = true;
     } else if (is(a, "--no-mmap", NULL, NULL)) {
         p->use_mmap = false;
+    } else if (is(a, "--embedding", "--embeddings", NULL)) {
+        p->embeddings = true;
+    } else if (is(a, "--rerank", "--reranking", NULL)) {
+        p->embeddings = true;   /* as llama.cpp's --rerank: both */
+        p->pooling = GGFIT_POOLING_RANK;
     } else {
         static const char *const with_value[] = {
             "-c", "--ctx-size", "-b", "--batch-size", "-ub", "--ubatch-size", "-np",
             "--parallel", "-fa", "--flash-attn", "-ctk", "--cache-type-k", "-ctv",
             "--cache-type-v", "-ngl", "--gpu-layers", "--n-gpu-layers", "-ts",
             "--tensor-split", "-sm", "--split-mode", "-mg", "--main-gpu", "-ot",
-            "--override-tensor", "-ncmoe", "--n-cpu-moe",
+            "--override-tensor", "-ncmoe", "--n-cpu-moe", "--pooling",
         };
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
@@ -197,6 +203,16 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
         } else if (is(a, "-ncmoe", "--n-cpu-moe", NULL)) {
             rc = parse_u32(a, v, &p->n_cpu_moe, err);
             p->set_overrides = true;
+        } else if (is(a, "--pooling", NULL, NULL)) {
+            static const char *const names[] = { "none", "mean", "cls", "last", "rank" };
+            int k = 0;
+            while (k < 5 && strcmp(v, names[k]))
+                k++;
+            if (k == 5)
+                rc = ggfit__fail(err, GGFIT_EINVAL,
+                                 "%s: expected none, mean, cls, last or rank, got '%s'", a, v);
+            else
+                p->pooling = GGFIT_POOLING_NONE + k;
         }
         if (rc)
             return rc;

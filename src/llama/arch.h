@@ -42,6 +42,10 @@ typedef struct ggfit_arch {
     bool swa_dense_first;      /* layer il%p == 0 is the dense one */
     uint32_t swa_default;      /* n_swa when the file gives none */
     bool swa_needs_window;     /* SWA only when sliding_window > 0 */
+    /* An iSWA cache even when the window is 0 (load_arch_hparams sets
+     * swa_type whatever sliding_window says: the SWA cache then holds
+     * n_ubatch cells, padded). */
+    bool swa_always;
     bool nextn_kv;             /* NextN blocks still get KV cells */
     /* NextN blocks follow the sliding-window pattern like the others (the
      * pattern is set before nextn_predict_layers is read); else they are
@@ -76,6 +80,24 @@ typedef struct ggfit_arch {
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;
+    /* The blocks' tensors are not named "blk.N." (WavTokenizer's "posnet.N."
+     * and "convnext.N."), so ggfit sees no tensors in the blocks; the graph
+     * is built all the same (its tensor_layer hook places them). */
+    bool blocks_unnamed;
+    /* llama_init_from_model refuses K and V caches of different types
+     * (DeepSeek V4); else any pair is taken. */
+    bool same_kv_types;
+    /* Keys load_arch_hparams requires (after "<arch>.", NULL-terminated):
+     * llama.cpp refuses a file without one ("key not found in model"), and
+     * so does the projection; NULL: none checked. */
+    const char *const *required_keys;
+    /* --pooling rank (llm_graph_context::build_pooling) pools the mean of
+     * the tokens and runs GELU in the classification head (ModernBERT);
+     * else it takes one token's row and runs tanh. */
+    bool rank_mean;
+    /* --pooling rank ends with a softmax over the labels (Qwen3's
+     * rerankers). */
+    bool rank_softmax;
 
     /* llama.cpp's graph for a prompt ubatch (src/models/<arch>.cpp); NULL:
      * no graph yet, the compute buffers are estimated. It builds the whole
@@ -99,6 +121,15 @@ typedef struct ggfit_arch {
      * (llama_kv_cache_msa's indexer cache: one head of n_embd_head_v), 0
      * where layer il has none; NULL: keys only. */
     uint32_t (*index_v)(const ggfit_model *m, uint32_t il);
+    /* DeepSeek V4's memory (llama_kv_cache_dsv4) instead of the KV cache
+     * above: layer il's compression ratio (0: none, 4: CSA, 128: HCA),
+     * index_k giving the lightning indexer's key length of the CSA layers;
+     * NULL: no such memory. */
+    uint32_t (*compress_ratio)(const ggfit_model *m, uint32_t il);
+    /* Why the row is not exact (no build; or, in REASONS(X) of registry.c,
+     * no rules at all), in a user's words, for `ggfit archs`; NULL: none
+     * recorded. */
+    const char *why;
 } ggfit_arch;
 
 /* Rules for an architecture (src/models/registry.c); *known is false for

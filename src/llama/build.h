@@ -42,6 +42,8 @@ typedef struct gb_params {
     bool pin_norms;             /* full offload: "norm" nodes go to their layer */
     bool no_kv_offload;         /* -nkvo: attention is pinned to the CPU */
     int32_t cpu_backend;        /* index of the CPU backend (the last) */
+    int32_t pooling;            /* --embedding: the pooling layer after the
+                                   graph (GGFIT_POOLING_*); -1 without */
 } gb_params;
 
 /* Where layer il's copy of a weight llama.cpp duplicates per layer (model

@@ -33,6 +33,25 @@ static bool causal_attn(const proj *pr)
     return v.u != 0;
 }
 
+/* The pooling llama_context uses with --embedding (its constructor):
+ * --pooling, else the model's <arch>.pooling_type (hparams.pooling_type,
+ * none when the file gives none). */
+static int32_t pooling_type(const proj *pr)
+{
+    if (pr->p->pooling != GGFIT_POOLING_UNSPECIFIED)
+        return pr->p->pooling;
+    const ggfit_gguf *g = ggfit_model_gguf(pr->m);
+    char key[160];
+    snprintf(key, sizeof key, "%s.pooling_type", pr->hp->arch);
+    int64_t i = ggfit_gguf_find_key(g, key);
+    ggfit_value v;
+    if (i < 0 || !ggfit_gguf_value(g, (uint64_t)i, &v))
+        return GGFIT_POOLING_NONE;
+    int64_t x = v.type == GGFIT_GGUF_INT8 || v.type == GGFIT_GGUF_INT16 ||
+                v.type == GGFIT_GGUF_INT32 || v.type == GGFIT_GGUF_INT64 ? v.i : (int64_t)v.u;
+    return x >= GGFIT_POOLING_NONE && x <= GGFIT_POOLING_RANK ? (int32_t)x : GGFIT_POOLING_NONE;
+}
+
 /* The context, batch and streams llama_context makes of the flags
  * (llama_context ctor, cparams), and -fa\'s first word. */
 ggfit_status ggfit__resolve_sizes(proj *pr)
@@ -44,9 +63,13 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
         return ggfit__fail(pr->err, GGFIT_EINVAL,
                            "%s: the model gives no context_length; pass -c", ggfit__proj_path(pr));
     uint32_t n_seq = p->n_seq ? p->n_seq : 1;
+    /* llama-server with embeddings (tools/server/server.cpp, llama_server):
+     * a prompt must fit in one ubatch, so -b is cut down to -ub. */
+    uint64_t n_batch = p->embeddings && p->n_ubatch && p->n_batch > p->n_ubatch ? p->n_ubatch
+                                                                                : p->n_batch;
     /* With causal attention the batch is limited by the context; without
      * (an encoder) it is not. */
-    uint64_t n_batch = p->n_batch < n_ctx || !causal_attn(pr) ? p->n_batch : n_ctx;
+    n_batch = n_batch < n_ctx || !causal_attn(pr) ? n_batch : n_ctx;
     uint64_t n_ubatch = p->n_ubatch ? p->n_ubatch : n_batch;
     if (n_ubatch > n_batch)
         n_ubatch = n_batch;
@@ -65,6 +88,11 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
     o->n_ubatch = (uint32_t)n_ubatch;
     o->n_seq = n_seq;
     o->n_stream = p->kv_unified ? 1 : n_seq;
+    /* --embedding: the graph pools; the output buffer that also grows
+     * (output_reserve: n_embd floats per sequence beside the logits) is not
+     * in llama.cpp's memory breakdown, so not in the projection either. */
+    o->embeddings = p->embeddings;
+    o->pooling = p->embeddings ? pooling_type(pr) : GGFIT_POOLING_NONE;
     /* -fa auto keeps flash attention on every backend ggfit models. */
     o->flash_attn = p->flash_attn != GGFIT_FA_OFF;
     if (!o->flash_attn && ggfit_type_is_quantized(p->type_v))
@@ -224,6 +252,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
          * scheduler first, which forgets every pin. */
         .pin_norms = probe && (pr->act > n_layer || n_tokens < 32),
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
+        .pooling = o->embeddings ? o->pooling : -1,
     };
     gg_graph local, *g = &local;
     gg_init(g);

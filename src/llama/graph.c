@@ -133,6 +133,11 @@ int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
 void gb_cb(bctx *b, int32_t t, const char *name, int il)
 {
     gg_cb(b->g, t, name, il);
+    /* The builders name the hidden states llama.cpp keeps as res->t_embd
+     * so, right before they set it. */
+    if (il < 0 && (!strcmp(name, "result_norm") || !strcmp(name, "result_embd") ||
+                   !strcmp(name, "final_norm_out")))
+        b->t_embd = t;
     if (b->p->pin_norms && il >= 0 && !strcmp(name, "norm")) {
         b->g->t[t].backend = b->p->layer_backend[il];
         b->g->t[t].pin_il = il;
@@ -557,6 +562,68 @@ int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t
     int32_t kk = get_k(b, ck, hk, n_head_kv);
     int32_t vv = get_v(b, cv, b->hp->n_embd_head_v, n_head_kv);
     int32_t cur = gb_attn_mha(b, q, kk, vv, b->kq_mask, sinks, il);
+    return attn_out(b, cur, b->v_rot, wo, wo_b, il);
+}
+
+/* build_attn_mha with a KQ bias (kq_b): never flash attention, whatever
+ * -fa says; kq_b is added to KQ before the soft max. */
+static int32_t attn_mha_kq_b(bctx *b, int32_t q, int32_t k, int32_t v, int32_t kq_b,
+                             int32_t mask, int il)
+{
+    gg_graph *g = b->g;
+    const gg_tensor *tq = &g->t[q], *tv = &g->t[v];
+    bool v_trans = tv->nb[1] > tv->nb[2];
+    int64_t n_stream = gb_ne(b, k, 3);
+    q = gb_view_4d(b, q, tq->ne[0], tq->ne[1], tq->ne[2] / n_stream, n_stream, tq->nb[1],
+                   tq->nb[2], tq->nb[3] / (uint64_t)n_stream, 0);
+    q = gg_permute(g, q, 0, 2, 1, 3);
+    k = gg_permute(g, k, 0, 2, 1, 3);
+    v = gg_permute(g, v, 0, 2, 1, 3);
+    int32_t kq = gg_mul_mat(g, k, q);
+    gb_cb(b, kq, "kq", il);
+    /* ggml_add repeats kq_b onto KQ: it must divide KQ's shape (several
+     * streams split the tokens, the bias does not: llama.cpp aborts). */
+    for (int d = 0; d < 4; d++)
+        if (gb_ne(b, kq_b, d) == 0 || gb_ne(b, kq, d) % gb_ne(b, kq_b, d) != 0)
+            b->missing = true;
+    kq = gg_binary(g, GGFIT_OP_ADD, kq, kq_b);
+    gb_cb(b, kq, "kq_plus_kq_b", il);
+    kq = gg_soft_max(g, kq, mask, -1);
+    gb_cb(b, kq, "kq_soft_max", il);
+    if (!v_trans) {
+        v = gg_cont(g, gg_transpose(g, v));
+        gb_cb(b, v, "v_cont", il);
+    }
+    int32_t kqv = gg_mul_mat(g, v, kq);
+    gb_cb(b, kqv, "kqv", il);
+    int32_t cur = gg_permute(g, kqv, 0, 2, 1, 3);
+    int64_t ne[2] = { gb_ne(b, cur, 0) * gb_ne(b, cur, 1), gb_ne(b, cur, 2) * gb_ne(b, cur, 3) };
+    cur = gg_cont_shape(g, cur, 2, ne);
+    if (b->p->no_kv_offload)
+        g->t[cur].backend = b->p->cpu_backend;
+    gg_expand(g, cur);
+    return cur;
+}
+
+/* gb_attn with a KQ bias kq_b (T5's decoder: relative positions). */
+int32_t gb_attn_kq_b(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t kq_b, int il)
+{
+    gg_graph *g = b->g;
+    rotate_qkv(b, b->k_rot, b->v_rot, &q, &k, &v);
+    gg_expand(g, q);
+    gg_expand(g, v);
+    gg_expand(g, k);
+
+    int32_t ck, cv;
+    kv_cache(b, il, &ck, &cv);
+    gg_expand(g, cpy_k(b, ck, k, b->k_idxs));
+    gg_expand(g, cpy_v(b, cv, v, b->v_idxs));
+
+    int64_t hk = b->hp->n_embd_head_k, n_head_kv = hk ? gb_ne(b, ck, 0) / hk : 0;
+    int32_t kk = get_k(b, ck, hk, n_head_kv);
+    int32_t vv = get_v(b, cv, b->hp->n_embd_head_v, n_head_kv);
+    int32_t cur = attn_mha_kq_b(b, q, kk, vv, kq_b, b->kq_mask, il);
     return attn_out(b, cur, b->v_rot, wo, wo_b, il);
 }
 
@@ -1226,6 +1293,8 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
         probs = gg_soft_max(g, logits, -1, -1);
     else if (o->gating == GB_GATING_SIGMOID)
         probs = gg_unary_op(g, GGFIT_OP_UNARY, logits);
+    else if (o->gating == GB_GATING_SQRT_SOFTPLUS)
+        probs = gg_unary_op(g, GGFIT_OP_SQRT, gg_unary_op(g, GGFIT_OP_UNARY, logits));
     gb_cb(b, probs, "ffn_moe_probs", il);
     int32_t sel = probs;
     if (o->exp_probs_b >= 0) {
@@ -1240,8 +1309,12 @@ static int32_t moe_weights(bctx *b, int32_t cur, const gb_moe *o, int il, int32_
     }
     if (o->n_groups > 1 && n_tokens > 0)
         sel = moe_mask_groups(b, sel, o, il);
-    *selected = gg_argsort_top_k(g, sel, n_used);
-    gb_cb(b, g->t[*selected].src[0], "ffn_moe_argsort", il);
+    if (o->has_selected_in) {
+        *selected = o->selected_in;
+    } else {
+        *selected = gg_argsort_top_k(g, sel, n_used);
+        gb_cb(b, g->t[*selected].src[0], "ffn_moe_argsort", il);
+    }
     gb_cb(b, *selected, "ffn_moe_topk", il);
     if (o->sel_div > 1 && o->n_expert != o->sel_n_expert) {
         int32_t f = gg_cpy_type(g, *selected, GGFIT_TYPE_F32);
@@ -1328,6 +1401,16 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
         gb_cb(b, cur, "ffn_moe_silu", il);
         return cur;
     }
+    if (o->swiglu_limit > 1e-6f && o->act == GB_MOE_SILU && o->gate_up_exps < 0 && il >= 0 &&
+        o->clamp_gate) {
+        up = gg_clamp(g, up);
+        gb_cb(b, up, "ffn_moe_up_clamped", il);
+        gate = gg_clamp(g, gate);
+        gb_cb(b, gate, "ffn_moe_gate_clamped", il);
+        cur = gg_glu_split(g, gate, up);
+        gb_cb(b, cur, "ffn_moe_swiglu_limited", il);
+        return cur;
+    }
     if (o->swiglu_limit > 1e-6f && o->act == GB_MOE_SILU && o->gate_up_exps < 0 && il >= 0) {
         up = gg_clamp(g, up);
         gb_cb(b, up, "ffn_moe_up_clamped", il);
@@ -1367,6 +1450,14 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
     }
     cur = moe_act(b, cur, o, selected, il);
     int32_t experts = gg_mul_mat_id(g, o->down_exps, cur, selected);
+    if (o->has_down_exps_s) {
+        int64_t n_exp = gb_ne(b, o->down_exps_s, 0);
+        int32_t sc = gb_reshape_3d(b, o->down_exps_s, 1, n_exp, 1);
+        int64_t ne[4] = { 1, n_exp, n_tokens, 1 };
+        sc = gg_op_shape(g, GGFIT_OP_REPEAT, g->t[sc].type, 4, ne, 1, &sc);
+        sc = gg_get_rows(g, sc, selected);
+        experts = gg_binary(g, GGFIT_OP_MUL, experts, sc);
+    }
     gb_cb(b, experts, "ffn_moe_down", il);
     experts = add_bias_id(b, experts, o->down_exps_b, selected, "ffn_moe_down_biased", il);
     if (!o->weight_before_ffn) {
@@ -1497,15 +1588,91 @@ void gb_build_llama_like(bctx *b, unsigned flags)
         }
         inpL = cur;
     }
-    gb_output(b, inpL);
+    if (b->output)
+        b->output(b, inpL);
+    else
+        gb_output(b, inpL);
 }
 
 /* ---- the graph of an architecture ---------------------------------------- */
 
+/* ---- embeddings ------------------------------------------------------------ */
+
+/* llm_graph_context::build_pooling over res->t_embd, then build_dense_out:
+ * the sentence-transformers projections dense_2 (and its bias) and dense_3
+ * when the model has them (only the architectures that load them can have
+ * them: llama.cpp refuses a file with tensors it does not create). The
+ * classification head's tensors (cls, cls.output, cls.norm) are the
+ * model's, when it has them. */
+static void gb_pooling(bctx *b)
+{
+    gg_graph *g = b->g;
+    const gb_params *p = b->p;
+    int32_t inp = b->t_embd, cur = inp;
+    if (inp < 0) {
+        b->missing = true;   /* llama.cpp asserts: no t_embd */
+        return;
+    }
+    int pooling = p->pooling;
+    bool mean = pooling == GGFIT_POOLING_MEAN ||
+                (pooling == GGFIT_POOLING_RANK && p->arch->rank_mean);
+    if (pooling != GGFIT_POOLING_NONE && mean) {
+        /* build_inp_mean: n_tokens x n_seqs_unq; the means as one matmul */
+        int32_t inp_mean = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, p->n_tokens, p->n_seqs),
+                                    "inp_mean");
+        int32_t t = gg_cont(g, gg_transpose(g, inp));
+        if (g->t[t].ne[0] != (int64_t)p->n_tokens) {
+            b->missing = true;   /* ggml_mul_mat asserts: fewer outputs than tokens */
+            return;
+        }
+        cur = gg_mul_mat(g, t, inp_mean);
+    } else if (pooling != GGFIT_POOLING_NONE) {
+        /* build_inp_cls: one row per sequence (CLS, LAST and RANK) */
+        int32_t inp_cls = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I32, p->n_seqs), "inp_cls");
+        cur = gg_get_rows(g, inp, inp_cls);
+    }
+    if (pooling == GGFIT_POOLING_RANK) {
+        int32_t w = gb_weight(b, "cls.weight", 0), w_b;
+        if (w >= 0) {
+            cur = gg_mul_mat(g, w, cur);
+            if ((w_b = gb_weight(b, "cls.bias", 0)) >= 0)
+                cur = gg_binary(g, GGFIT_OP_ADD, cur, w_b);
+            cur = gg_unary_op(g, GGFIT_OP_UNARY, cur);   /* GELU or tanh */
+            int32_t norm = gb_weight(b, "cls.norm.weight", 0);
+            if (norm >= 0)
+                cur = gb_layer_norm(b, cur, norm, -1, -1);
+        }
+        if ((w = gb_weight(b, "cls.output.weight", 0)) >= 0) {
+            cur = gg_mul_mat(g, w, cur);
+            if ((w_b = gb_weight(b, "cls.output.bias", 0)) >= 0)
+                cur = gg_binary(g, GGFIT_OP_ADD, cur, w_b);
+        }
+        if (p->arch->rank_softmax)
+            cur = gg_soft_max(g, cur, -1, -1);
+    }
+    gb_cb(b, cur, "result_embd_pooled", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;   /* llm_graph_result::set_outputs */
+    gg_expand(g, cur);
+
+    int32_t d2 = gb_weight(b, "dense_2.weight", 0), d2_b = gb_weight(b, "dense_2.bias", 0);
+    int32_t d3 = gb_weight(b, "dense_3.weight", 0);
+    if (d2 < 0 && d2_b < 0 && d3 < 0)
+        return;
+    if (d2 >= 0)
+        cur = gg_mul_mat(g, d2, cur);
+    if (d2_b >= 0)
+        cur = gg_binary(g, GGFIT_OP_ADD, cur, d2_b);
+    if (d3 >= 0)
+        cur = gg_mul_mat(g, d3, cur);
+    gb_cb(b, cur, "result_embd_pooled", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
 ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
 {
     bctx b = { .g = g, .p = p, .hp = ggfit_model_hparams(p->m),
-               .gguf = ggfit_model_gguf(p->m) };
+               .gguf = ggfit_model_gguf(p->m), .t_embd = -1 };
     /* The registry row's builder; the generic row of an architecture
      * llama.cpp has no rules for has none. */
     void (*build)(bctx *) = p->arch->build;
@@ -1516,8 +1683,8 @@ ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
      * thousands of empty ones). */
     if (ggfit_gguf_find_tensor(b.gguf, "token_embd.weight") < 0)
         return GGFIT_EUNSUPPORTED;
-    for (uint32_t il = 0; il < b.hp->n_layer; il++)
-        if (ggfit_model_layer(p->m, il)->n_bytes == 0)
+    for (uint32_t il = 0; il < b.hp->n_layer && !p->arch->blocks_unnamed; il++)
+        if (ggfit_model_layer(p->m, il)->n_bytes == 0 && ggfit__model_block_of(p->m, il) == il)
             return GGFIT_EUNSUPPORTED;
     uint64_t n = ggfit_model_n_tensors(p->m), n_all = n + 2 * (uint64_t)b.hp->n_layer;
     b.leaf_of = ggfit__malloc((size_t)(n_all ? n_all : 1) * sizeof *b.leaf_of);
@@ -1536,6 +1703,10 @@ ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
     }
     gg_new_1d(g, GGFIT_TYPE_F32, 1);
     build(&b);
+    /* llama_model::build_graph: with --embedding the pooling layer and the
+     * dense projections come after the architecture's graph. */
+    if (p->pooling >= 0 && !b.missing && !g->oom)
+        gb_pooling(&b);
     ggfit_free(b.leaf_of);
     if (g->oom)
         return GGFIT_ENOMEM;

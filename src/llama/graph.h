@@ -36,6 +36,13 @@ typedef struct bctx {
     int64_t n_pos_per_embd, n_deepstack;
     int32_t t_inp_embd;         /* res->t_inp_embd: the first n_embd of each row */
     int32_t *cache_k, *cache_v; /* per layer: its iSWA cache tensors once made, -1 */
+    /* gb_build_llama_like's end of the graph, from the last layer's output;
+     * NULL: gb_output (Qwen3-TTS pads its codec head's logits). */
+    void (*output)(struct bctx *b, int32_t inpL);
+    /* res->t_embd: the last hidden states (the tensor gb_cb names
+     * result_norm, result_embd or final_norm_out), which --embedding pools;
+     * -1 until named. */
+    int32_t t_embd;
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on
@@ -80,6 +87,10 @@ int32_t gb_attn_mha(bctx *b, int32_t q, int32_t k, int32_t v, int32_t mask, int3
                     int il);
 int32_t gb_attn(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                 int32_t sinks, int il);
+/* gb_attn with a KQ bias kq_b added before the soft max (T5's relative
+ * positions): build_attn_mha never uses flash attention then. */
+int32_t gb_attn_kq_b(bctx *b, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
+                     int32_t kq_b, int il);
 /* iSWA (llama_kv_cache_iswa): gb_inputs_kv with two caches (positions,
  * build_attn_inp_kv_iswa, output ids), and build_attn on the layer's cache,
  * the SWA one for GB_LAYER_SWA layers. */
@@ -138,6 +149,7 @@ enum {                          /* llama_expert_gating_func_type */
     GB_GATING_SOFTMAX = 1,
     GB_GATING_SIGMOID = 2,
     GB_GATING_SOFTMAX_WEIGHT = 3, /* softmax over the chosen experts' logits */
+    GB_GATING_SQRT_SOFTPLUS = 4,  /* sqrt(softplus(logits)) (DeepSeek V4) */
 };
 enum {                          /* build_moe_ffn's type_op */
     GB_MOE_SILU = 0,            /* SwiGLU with gate experts, else SiLU */
@@ -175,6 +187,19 @@ typedef struct gb_moe {
      * weights read from sel_n_expert probabilities. Zero: neither. */
     bool sel_sigmoid;
     int64_t sel_n_expert, sel_div;
+    /* selected_experts_in: the chosen experts, made by the caller (DeepSeek
+     * V4's hash layers: token id to experts), instead of the top-k. */
+    bool has_selected_in;
+    int32_t selected_in;
+    /* DeepSeek V4's swiglu_limit: up clamped, the gate clamped before the
+     * SwiGLU (not silu(gate) after), one SWIGLU op. */
+    bool clamp_gate;
+    /* The chosen experts' per-expert down scale (ffn_down_exps.scale,
+     * build_lora_mm_id's w_s, {n_expert}: Gemma 4): reshaped to
+     * {1, n_expert, 1}, repeated over the tokens, its rows of the chosen
+     * experts taken, the down product multiplied. */
+    bool has_down_exps_s;
+    int32_t down_exps_s;
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys

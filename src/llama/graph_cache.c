@@ -21,6 +21,7 @@ void ggfit__gkey_make(gkey *k, const gb_params *p)
     k->type_k = p->type_k;
     k->type_v = p->type_v;
     k->cpu_backend = p->cpu_backend;
+    k->pooling = p->pooling;
     k->swa = p->swa;
     k->flash_attn = p->flash_attn;
     k->v_trans = p->v_trans;

@@ -18,7 +18,7 @@ typedef struct gkey {
     const ggfit_model *m;
     uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
     uint32_t type_k, type_v;
-    int32_t cpu_backend;
+    int32_t cpu_backend, pooling;
     bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
     bool tied_copy;        /* the tied output has its own copy of token_embd */
 } gkey;

@@ -29,6 +29,19 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
+    for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.%s", hp->arch, *k);
+        if (ggfit_gguf_find_key(ggfit_model_gguf(pr->m), key) < 0)
+            return ggfit__fail(pr->err, GGFIT_EFORMAT,
+                               "%s: key not found in model: %s (llama.cpp refuses the file)",
+                               ggfit__proj_path(pr), key);
+    }
+    if (pr->arch->same_kv_types && p->type_k != p->type_v)
+        return ggfit__fail(pr->err, GGFIT_EINVAL,
+                           "%s: the model does not support different K (%s) and V (%s) cache "
+                           "types; llama.cpp refuses them", ggfit__proj_path(pr),
+                           ggfit_type_name(p->type_k), ggfit_type_name(p->type_v));
     if (p->flash_attn == GGFIT_FA_OFF)
         return GGFIT_OK;
     for (int kv = 0; kv < 2; kv++) {
@@ -101,7 +114,8 @@ void ggfit__resolve_swa(proj *pr)
                      : hp->n_swa      ? hp->n_swa
                                       : pr->arch->swa_default;
     uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
-    bool swa = n_swa > 0 && (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+    bool swa = (n_swa > 0 || pr->arch->swa_always) &&
+               (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
                !(pr->arch->swa_needs_window && hp->n_swa == 0);
     uint64_t size_swa = kv_size;
     if (swa && !p->swa_full) {
@@ -113,10 +127,87 @@ void ggfit__resolve_swa(proj *pr)
     pr->size_swa = size_swa;
 }
 
+/* K rows of n values of the cache type, or an error naming what. */
+static ggfit_status dsv4_row(proj *pr, uint32_t il, uint32_t n, const char *what, uint64_t *rk)
+{
+    *rk = ggfit_row_bytes(pr->p->type_k, n);
+    if (n && !*rk)
+        return ggfit__fail(pr->err, GGFIT_EINVAL,
+                           "%s: cache type %s needs rows that are whole blocks; layer %u "
+                           "has %s rows of %u", ggfit__proj_path(pr),
+                           ggfit_type_name(pr->p->type_k), il, what, n);
+    return GGFIT_OK;
+}
+
+/* One compressor state (llama_dsv4_comp_state): a kv and a score tensor,
+ * f32, rows x n per stream. */
+static void dsv4_state(proj *pr, int b, uint64_t n, uint64_t rows, uint64_t n_stream)
+{
+    for (int t = 0; t < 2; t++)
+        ggfit__add_context(pr, b, ggfit_row_bytes(GGFIT_TYPE_F32, n) * rows * n_stream);
+}
+
+/* llama_kv_cache_dsv4 (DeepSeek V4), one stream per sequence whatever -kvu
+ * says: a raw K-only cache of every layer, NextN blocks included
+ * (llama_kv_cache_iswa whose layers are all sliding-window, the window
+ * counted once); K-only caches of the compressed rows (kv_size / ratio
+ * rounded up, padded to 256) of the CSA (ratio 4) and HCA (128) layers
+ * and of the CSA layers' indexer keys (one head); and for the trunk's
+ * compressed layers the compressors' f32 states (llama_dsv4_comp_state:
+ * CSA 8 rows of 2 heads, HCA 128 rows of one, the indexer's 8 rows of 2
+ * indexer heads), no rollback snapshots (n_rs_seq 0). */
+static ggfit_status project_dsv4(proj *pr)
+{
+    const ggfit_hparams *hp = pr->hp;
+    const ggfit_projection *o = pr->out;
+    uint64_t n_stream = o->n_seq, kv_size = o->n_ctx_seq;
+    uint64_t raw = kv_size;
+    if (!pr->p->swa_full) {
+        uint64_t want = (uint64_t)hp->n_swa + o->n_ubatch;
+        raw = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
+    }
+    uint64_t csa = GGFIT_PAD((kv_size + 3) / 4, 256), hca = GGFIT_PAD((kv_size + 127) / 128, 256);
+    uint32_t n_trunk = hp->n_layer - hp->n_nextn;
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        uint32_t nk = hp->n_embd_head_k_swa * ggfit_model_layer(pr->m, il)->n_head_kv;
+        uint32_t ratio = pr->arch->compress_ratio(pr->m, il);
+        uint32_t ni = ratio == 4 && pr->arch->index_k ? pr->arch->index_k(pr->m, il) : 0;
+        uint64_t rk, ri;
+        ggfit_status rc = dsv4_row(pr, il, nk, "K", &rk);
+        if (!rc)
+            rc = dsv4_row(pr, il, ni, "indexer K", &ri);
+        if (rc)
+            return rc;
+        if (ratio != 0 && ratio != 4 && ratio != 128)
+            return ggfit__fail(pr->err, GGFIT_EINVAL,
+                               "%s: layer %u has compression ratio %u; llama.cpp knows 0, 4 "
+                               "and 128 only", ggfit__proj_path(pr), il, ratio);
+        int b = ggfit__context_buft(pr, il);
+        ggfit__add_context(pr, b, rk * raw * n_stream);
+        if (ratio == 4) {
+            ggfit__add_context(pr, b, rk * csa * n_stream);
+            ggfit__add_context(pr, b, ri * csa * n_stream);
+        } else if (ratio == 128) {
+            ggfit__add_context(pr, b, rk * hca * n_stream);
+        }
+        if (il >= n_trunk)
+            continue;
+        if (ratio == 4) {
+            dsv4_state(pr, b, 2 * (uint64_t)hp->n_embd_head_k, 8, n_stream);
+            dsv4_state(pr, b, 2 * (uint64_t)ni, 8, n_stream);
+        } else if (ratio == 128) {
+            dsv4_state(pr, b, hp->n_embd_head_k, 128, n_stream);
+        }
+    }
+    return GGFIT_OK;
+}
+
 /* The KV cache of every attention layer: K and V rows per cell and
  * stream, the SWA layers with the window's cells (llama_kv_cache ctor). */
 ggfit_status ggfit__project_kv(proj *pr)
 {
+    if (pr->arch->compress_ratio)
+        return project_dsv4(pr);
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
     ggfit_projection *o = pr->out;

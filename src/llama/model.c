@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "llama/arch.h"
 #include "llama/model.h"
 #include "llama/patterns.h"
 
@@ -26,6 +27,7 @@ struct ggfit_model {
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
     struct model_cache *cache;  /* the last graph projected, shared by calls */
+    uint32_t n_block_phys;      /* blocks in the file (< hp.n_layer: looped) */
 };
 
 /* What the model keeps for the projections (ggfit__model_keep_take). */
@@ -524,6 +526,65 @@ static ggfit_status classify(loader *l)
 
 /* ---- public interface --------------------------------------------------- */
 
+/* num_loops, for the architectures whose loader reads it: the file's
+ * blocks run num_loops times, each pass a layer of its own (n_layer_all =
+ * blocks * loops: its own KV cells and its own device), all passes reading
+ * the weights of the file's block il % blocks. The layers past the file's
+ * blocks hold no tensors. The list is here, not in the registry rows, so
+ * that the model description does not call up into the architectures. */
+static const char *const looping_archs[] = {
+    "nanbeige",   /* llama_model_nanbeige::load_arch_hparams */
+};
+
+static ggfit_status expand_loops(loader *l)
+{
+    ggfit_model *m = l->m;
+    ggfit_hparams *hp = &m->hp;
+    uint32_t n = hp->n_layer, loops = 1;
+    ggfit_status rc;
+    m->n_block_phys = n;
+    bool loops_read = false;
+    for (size_t i = 0; i < sizeof looping_archs / sizeof looping_archs[0]; i++)
+        loops_read |= !strcmp(hp->arch, looping_archs[i]);
+    if (!loops_read)
+        return GGFIT_OK;
+    if ((rc = get_u32(l, "num_loops", &loops)))
+        return rc;
+    if (loops <= 1 || n == 0)
+        return GGFIT_OK;
+    if ((uint64_t)n * loops > MAX_LAYERS)
+        return ggfit__fail(l->err, GGFIT_ELIMIT,
+                           "%s: %s.num_loops %u times %u blocks is more than ggfit's limit "
+                           "of %d layers", l->path, hp->arch, loops, n, MAX_LAYERS);
+    uint32_t all = n * loops;
+    ggfit_layer_info *layers = ggfit__calloc(all, sizeof *layers);
+    int64_t *first = ggfit__malloc(all * sizeof *first);
+    if (!layers || !first) {
+        free(layers);
+        free(first);
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    }
+    for (uint32_t il = 0; il < all; il++) {
+        layers[il] = m->layers[il % n];
+        first[il] = il < n ? m->block_first[il] : -1;
+        if (il >= n) {
+            layers[il].n_bytes = 0;
+            memset(layers[il].role_bytes, 0, sizeof layers[il].role_bytes);
+        }
+    }
+    free(m->layers);
+    free(m->block_first);
+    m->layers = layers;
+    m->block_first = first;
+    hp->n_layer = all;
+    return GGFIT_OK;
+}
+
+uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il)
+{
+    return m->n_block_phys && il >= m->n_block_phys ? il % m->n_block_phys : il;
+}
+
 ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
 {
     if (err)
@@ -554,6 +615,8 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
     ggfit_status rc = read_hparams(&l);
     if (!rc)
         rc = classify(&l);
+    if (!rc)
+        rc = expand_loops(&l);
     if (rc) {
         ggfit_model_free(m);
         return rc;

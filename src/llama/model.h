@@ -11,6 +11,11 @@
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
 
+/* The file's block whose weights layer il runs: il, except in a model that
+ * loops its blocks (Nanbeige's num_loops: layers past the file's blocks
+ * repeat them, il % blocks). */
+uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il);
+
 /* The ops llama.cpp probes a weight with, as far as placement cares. */
 typedef enum weight_op {
     OP_MUL_MAT,      /* 2-D matrix product: may be repacked */

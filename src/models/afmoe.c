@@ -81,7 +81,9 @@ static void build_afmoe(bctx *b)
     gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     /* build_attn_inp_kv_iswa needs the iSWA cache, which only a file with a
-     * sliding window gets. */
+     * sliding window gets: without one (no key, or 0) llama.cpp makes a
+     * plain cache, casts its context to the iSWA one and crashes
+     * (llama-fit-params: SIGSEGV), so there is no figure to match. */
     if (!b->p->swa) {
         b->missing = true;
         return;

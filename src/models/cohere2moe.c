@@ -90,8 +90,12 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool rms, uint32_t n_dense)
 static void build_cohere2moe(bctx *b)
 {
     gg_graph *g = b->g;
+    /* llama.cpp always makes the two caches (swa_always: a window of 0
+     * too); it refuses files without attention.sliding_window or
+     * sliding_window_pattern ("key not found in model"), so no SWA here
+     * means a pattern without sliding layers: no graph. */
     if (!b->p->swa) {
-        b->missing = true;   /* llama.cpp always makes the two caches */
+        b->missing = true;
         return;
     }
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
@@ -115,13 +119,22 @@ static void build_cohere2moe(bctx *b)
     gg_expand(g, cur);
 }
 
+/* load_arch_hparams requires both: the window (get_key) and, when the
+ * pattern is no period, a per-block array (get_key_or_arr). */
+static const char *const required_keys[] = {
+    "attention.sliding_window", "attention.sliding_window_pattern", NULL,
+};
+
 /* Three sliding-window layers in four after a dense one (the pattern as
  * the file gives it); the MTP blocks keep KV cells, never sliding. */
+
 const ggfit_arch ggfit__model_cohere2moe = {
     .name = "cohere2moe",
     .mem = GGFIT_MEM_KV,
+    .required_keys = required_keys,
     .swa_period = 4,
     .swa_dense_first = true,
+    .swa_always = true,
     .nextn_kv = true,
     .nextn_loaded = nextn_loaded,
     .build = build_cohere2moe,

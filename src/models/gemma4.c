@@ -193,6 +193,8 @@ static int32_t ffn_moe(bctx *b, int32_t attn_out, int32_t gate_inp, int il)
         o.up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il);
     }
     o.down_exps = gb_required(b, "blk.%d.ffn_down_exps.weight", il);
+    o.down_exps_s = gb_weight(b, "blk.%d.ffn_down_exps.scale", il);
+    o.has_down_exps_s = o.down_exps_s >= 0;
     if (b->missing)
         return moe;
     moe = gb_moe_ffn_ex(b, moe, &o, il);

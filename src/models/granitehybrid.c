@@ -74,7 +74,10 @@ static void build_granitehybrid(bctx *b)
         b->missing = true;   /* llama.cpp asserts equal head sizes */
         return;
     }
-    int32_t inpL = gb_inp_embd(b);
+    /* build_inp_embd scales by f_embedding_scale when the file has one
+     * (Granite 4.0-H: 12): a node of its own, which moves every later
+     * placement (seen on Granite-4.0-H-Tiny's real layout, data/real). */
+    int32_t inpL = gb_key(b, "embedding_scale", 0) != 0 ? gb_inp_embd_scaled(b) : gb_inp_embd(b);
     gb_inputs_rs(b);
     gb_inputs_kv(b);   /* its positions stand for build_inp_pos's */
     for (int il = 0; il < n_layer && !b->missing; il++) {

@@ -121,9 +121,12 @@ static void build(bctx *b, bool moe)
     cur = gb_norm(b, cur, gb_required(b, "token_embd_norm.weight", 0), -1);
     gb_cb(b, cur, "result_norm", -1);
     g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    /* with --embedding (cparams.embeddings) there are no logits */
+    if (b->p->pooling < 0) {
+        cur = gg_mul_mat(g, gb_output_weight(b), cur);
+        gb_cb(b, cur, "result_output", -1);
+        g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    }
     gg_expand(g, cur);
 }
 

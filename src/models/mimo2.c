@@ -95,8 +95,12 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool v_scale)
 /* llama_model_mimo2::graph */
 static void build_mimo2(bctx *b)
 {
+    /* llama.cpp always makes the two caches (swa_always: a window of 0
+     * too); it refuses files without attention.sliding_window or
+     * sliding_window_pattern ("key not found in model"), so no SWA here
+     * means a pattern without sliding layers: no graph. */
     if (!b->p->swa) {
-        b->missing = true;   /* llama.cpp always makes the two caches */
+        b->missing = true;
         return;
     }
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
@@ -109,9 +113,16 @@ static void build_mimo2(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams requires both (get_key, get_key_or_arr). */
+static const char *const required_keys[] = {
+    "attention.sliding_window", "attention.sliding_window_pattern", NULL,
+};
+
 /* The sliding-window pattern is the file's, one bool per block. */
 const ggfit_arch ggfit__model_mimo2 = {
     .name = "mimo2",
     .mem = GGFIT_MEM_KV,
+    .required_keys = required_keys,
+    .swa_always = true,
     .build = build_mimo2,
 };

@@ -90,4 +90,5 @@ const ggfit_arch ggfit__model_modern_bert = {
     .swa_needs_window = true,
     .build = build_modern_bert,
     .tensor_layer = tensor_layer,
+    .rank_mean = true,      /* build_pooling: the gte reranker's mean and GELU */
 };

@@ -14,8 +14,11 @@ static void build_plm(bctx *b)
     int64_t n_layer = b->hp->n_layer;
     /* With flash attention llama.cpp aborts here: the 2-D values reach
      * llama_kv_cache::cpy_v as n_tokens heads of one token, and
-     * ggml_set_rows asserts on the untransposed cache. There is no figure
-     * to reproduce. */
+     * ggml_set_rows asserts on the untransposed cache (GGML_ASSERT(a->ne[0]
+     * == b->ne[0])). -fa auto, the default, aborts the same way: the
+     * context reserves the graph with flash attention on first
+     * (sched_reserve, resolve_fused_ops). There is no figure to reproduce:
+     * only -fa off runs. */
     if (b->p->flash_attn) {
         b->missing = true;
         return;

@@ -14,4 +14,5 @@ const ggfit_arch ggfit__model_qwen3 = {
     .name = "qwen3",
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3,
+    .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */
 };

@@ -24,6 +24,7 @@ const ggfit_arch ggfit__model_qwen3vl = {
     .name = "qwen3vl",
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
+    .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */
 };
 
 /* qwen3vlmoe: the same graph, whose FFNs are experts. */

@@ -17,7 +17,7 @@
     X(ernie4_5) X(ernie4_5_moe) X(exaone4) X(falcon_h1) X(gemma) X(gemma2) \
     X(gemma3) X(gemma3n) X(gemma4) X(glm4) X(glm4moe) X(gptoss) X(granite) X(granitemoe) \
     X(granitehybrid) X(hunyuan_dense) X(hunyuan_moe) X(jamba) X(lfm2) X(lfm2moe) \
-    X(llama) X(llama4) X(mamba) X(mamba2) X(minimax_m2) X(mistral3) X(mixtral) \
+    X(llama) X(llama4) X(mamba) X(mamba2) X(minimax_m2) X(mistral3) \
     X(nemotron_h) X(olmo2) X(phi3) X(plamo2) X(qwen2) X(qwen2moe) X(qwen3) \
     X(qwen3moe) X(qwen3next) X(qwen35) X(qwen35moe) X(qwen3vl) X(qwen3vlmoe) X(seed_oss) X(smollm3) \
     X(starcoder2) X(nemotron_h_moe) X(mistral4) X(olmoe) X(phimoe) X(qwen2vl) \
@@ -31,14 +31,24 @@
     X(minicpm) X(olmo) X(nanbeige) X(mellum) \
     X(bailingmoe) X(dbrx) X(arctic) X(grok) \
     X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna) X(mimo2) X(grovemoe) \
-    X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon)
+    X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon) \
+    X(eagle3) \
+    X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4)
+
+/* Architectures ggfit has no rules for, each with its row's why only
+ * (src/models/<id>.c): projections take the generic rules as for any
+ * unknown name; `ggfit archs` says why. */
+#define REASONS(X) \
+    X(gptj) X(mixtral) X(gemma4_assistant) X(dflash)
 
 #define DECLARE(id) extern const ggfit_arch ggfit__model_##id;
 MODELS(DECLARE)
+REASONS(DECLARE)
 #undef DECLARE
 
 #define ROW(id) &ggfit__model_##id,
 static const ggfit_arch *const models[] = { MODELS(ROW) };
+static const ggfit_arch *const reasons[] = { REASONS(ROW) };
 #undef ROW
 
 /* Architectures not in the list get the plain transformer's rules and no
@@ -84,6 +94,7 @@ static const char *const llama_archs[] = {
 
 #define N_LLAMA (sizeof llama_archs / sizeof llama_archs[0])
 #define N_MODELS (sizeof models / sizeof models[0])
+#define N_REASONS (sizeof reasons / sizeof reasons[0])
 
 static const ggfit_arch *row_of(const char *name)
 {
@@ -93,16 +104,31 @@ static const ggfit_arch *row_of(const char *name)
     return NULL;
 }
 
+/* The reason-only row of a name, or NULL. */
+static const ggfit_arch *reason_of(const char *name)
+{
+    for (size_t i = 0; i < N_REASONS; i++)
+        if (strcmp(reasons[i]->name, name) == 0)
+            return reasons[i];
+    return NULL;
+}
+
+/* Row i of the models, then of the reasons; NULL past the end. */
+static const ggfit_arch *any_row(size_t i)
+{
+    return i < N_MODELS ? models[i] : i < N_MODELS + N_REASONS ? reasons[i - N_MODELS] : NULL;
+}
+
 /* Rows of ggfit's that llama.cpp's list lacks (names older files carry)
  * come after llama.cpp's names: the k-th such row, or NULL. */
 static const ggfit_arch *extra_row(size_t k)
 {
-    for (size_t i = 0; i < N_MODELS; i++) {
+    for (size_t i = 0; any_row(i); i++) {
         bool listed = false;
         for (size_t j = 0; j < N_LLAMA && !listed; j++)
-            listed = strcmp(models[i]->name, llama_archs[j]) == 0;
+            listed = strcmp(any_row(i)->name, llama_archs[j]) == 0;
         if (!listed && k-- == 0)
-            return models[i];
+            return any_row(i);
     }
     return NULL;
 }
@@ -130,12 +156,15 @@ ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out)
     } else {
         out->name = a->name;
     }
-    if (!a) {
+    const ggfit_arch *r = reason_of(out->name);
+    if (!a || a == r) {
         out->status = GGFIT_ARCH_GENERIC;
         out->memory = "KV cache (generic rules)";
+        out->why = r ? r->why : NULL;
         return GGFIT_OK;
     }
     out->status = a->build ? GGFIT_ARCH_EXACT : GGFIT_ARCH_NO_GRAPH;
+    out->why = a->build ? NULL : a->why;
     static const char *const mem[] = {
         [GGFIT_MEM_KV] = "KV cache", [GGFIT_MEM_RECURRENT] = "recurrent state",
         [GGFIT_MEM_HYBRID] = "KV cache and recurrent state",

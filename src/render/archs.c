@@ -20,6 +20,19 @@ static const char *const status_reason[] = {
     [GGFIT_ARCH_GENERIC] = "no rules yet: weights exact, cache and compute from generic rules",
 };
 
+/* Why a row is not exact: its own reason, else what its status implies
+ * (no reason recorded for it yet); NULL for an exact row. */
+static const char *why_of(const ggfit_arch_info *a)
+{
+    if (a->status == GGFIT_ARCH_EXACT)
+        return NULL;
+    if (a->why)
+        return a->why;
+    return a->status == GGFIT_ARCH_NO_GRAPH
+               ? "no reason recorded: its graph is not rebuilt yet"
+               : "no reason recorded: ggfit has no rules for it yet";
+}
+
 char *ggfit_archs_text(void)
 {
     ggfit_sb sb = {0};
@@ -32,6 +45,8 @@ char *ggfit_archs_text(void)
         counts[a.status]++;
         ggfit__sb_printf(&sb, "%-18s %-18s %s%s\n", a.name, status_word[a.status], a.memory,
                          a.in_llama ? "" : " (not in llama.cpp's list)");
+        if (why_of(&a))
+            ggfit__sb_printf(&sb, "%-18s why: %s\n", "", why_of(&a));
     }
     ggfit__sb_printf(&sb, "%zu exact, %zu with estimated compute, %zu estimated\n", counts[0],
                      counts[1], counts[2]);
@@ -42,15 +57,15 @@ char *ggfit_archs_markdown(void)
 {
     ggfit_sb sb = {0};
     size_t n = ggfit_arch_count(), counts[3] = {0};
-    ggfit__sb_printf(&sb, "| architecture | status | memory |\n|---|---|---|\n");
+    ggfit__sb_printf(&sb, "| architecture | status | memory | why not exact |\n|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
         ggfit_arch_info a;
         if (ggfit_arch_get(i, &a) != GGFIT_OK)
             continue;
         counts[a.status]++;
-        ggfit__sb_printf(&sb, "| %s%s | %s | %s |\n", a.name,
+        ggfit__sb_printf(&sb, "| %s%s | %s | %s | %s |\n", a.name,
                          a.in_llama ? "" : " (not in llama.cpp's list)", status_word[a.status],
-                         a.memory);
+                         a.memory, why_of(&a) ? why_of(&a) : "");
     }
     ggfit__sb_printf(&sb, "\n%zu exact, %zu with estimated compute, %zu estimated.\n", counts[0],
                      counts[1], counts[2]);
@@ -66,9 +81,9 @@ char *ggfit_archs_json(void)
         ggfit_arch_info a;
         if (ggfit_arch_get(i, &a) != GGFIT_OK)
             continue;
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", a.name, "status",
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:s?}", "name", a.name, "status",
                               status_word[a.status], "reason", status_reason[a.status],
-                              "memory", a.memory, "in_llama", a.in_llama);
+                              "memory", a.memory, "in_llama", a.in_llama, "why", why_of(&a));
         ok = o && json_array_append_new(list, o) == 0;
     }
     char *out = ok ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;

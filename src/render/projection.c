@@ -27,11 +27,21 @@ static void row(ggfit_sb *sb, const char *name, const ggfit_mem *m, const ggfit_
                          mib(self), mib(m->model), mib(m->context), mib(m->compute));
 }
 
+static const char *pooling_name(int32_t pooling)
+{
+    static const char *const names[] = { "none", "mean", "cls", "last", "rank" };
+    return pooling >= GGFIT_POOLING_NONE && pooling <= GGFIT_POOLING_RANK ? names[pooling]
+                                                                          : "none";
+}
+
 char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs)
 {
     ggfit_sb sb = {0};
-    ggfit__sb_printf(&sb, "memory breakdown [MiB], n_ctx %u, n_ubatch %u, flash attention %s\n",
+    ggfit__sb_printf(&sb, "memory breakdown [MiB], n_ctx %u, n_ubatch %u, flash attention %s",
                      pr->n_ctx, pr->n_ubatch, pr->flash_attn ? "on" : "off");
+    if (pr->embeddings)
+        ggfit__sb_printf(&sb, ", embeddings (pooling %s)", pooling_name(pr->pooling));
+    ggfit__sb_printf(&sb, "\n");
     ggfit__sb_printf(&sb, "  %-24s %9s %9s %9s %9s %9s %9s\n", "device", "total", "free", "self",
                      "model", "context", "compute");
     for (uint32_t d = 0; d < pr->n_devices; d++)
@@ -83,6 +93,10 @@ char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs
                      "cpu_extra", mem_json(&pr->cpu_extra), "buffer_types", bufts,
                      "compute_estimated", pr->compute_estimated, "warning", pr->warning);
     rows = bufts = NULL;
+    /* Only with --embedding, so that other projections print as before. */
+    if (root && pr->embeddings &&
+        json_object_set_new(root, "pooling", json_string(pooling_name(pr->pooling))))
+        goto done;
     if (root)
         out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:
