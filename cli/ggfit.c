@@ -1,8 +1,9 @@
 /*
  * ggfit.c - the command-line tool, a thin client of libggfit.
  *
- * Exit status: 0 success, 1 the answer is "no" (reserved for fits),
- * 2 bad input or usage.
+ * Exit status: 0 success (the plan fits the whole machine), 1 it does not
+ * fit, 2 bad input or usage, 3 the devices hold it but system memory does
+ * not.
  */
 #include <stdio.h>
 #include <string.h>
@@ -163,14 +164,14 @@ static int cmd_devices(int argc, char **argv)
                 json);
 }
 
-/* Prints a fit: the flags on stdout, the reasoning and the memory on
- * stderr; or everything as JSON. Exit 0 when it fits, 1 when it cannot. */
-static int print_fit(const ggfit_plan *pl, bool json)
+/* Prints a plan: the flags to use on stdout, the reasoning, the memory
+ * and the verdict on stderr; with -fitp on the memory and the verdict on
+ * stdout; or everything as JSON. The exit status is the plan's. */
+static int print_plan(const ggfit_plan *pl, bool json)
 {
-    const ggfit_fit_result *r = &pl->fit;
-    char *args = ggfit_fit_args(r, pl->devices, pl->n_devices);
-    char *out = json ? ggfit_fit_json(r, pl->devices, pl->n_devices)
-                     : ggfit_projection_text(&r->projection, pl->devices);
+    char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl);
+    char *args = ggfit_plan_args(pl);
+    int rc = ggfit_plan_exit_status(pl);
     if (!args || !out) {
         ggfit_free(args);
         ggfit_free(out);
@@ -179,18 +180,16 @@ static int print_fit(const ggfit_plan *pl, bool json)
     if (json) {
         fputs(out, stdout);
         fputc('\n', stdout);
+    } else if (pl->print_memory) {
+        fputs(out, stdout);
     } else {
-        if (r->log)
-            fputs(r->log, stderr);
-        fputs(out, stderr);   /* the memory of the result, or of the flags as given */
-        if (r->status == GGFIT_FIT_FAILED)
-            fprintf(stderr, "ggfit: cannot fit: %s\n", r->reason);
-        else
+        fputs(out, stderr);
+        if (args[0])
             printf("%s\n", args);
     }
     ggfit_free(args);
     ggfit_free(out);
-    return r->status == GGFIT_FIT_FAILED ? 1 : 0;
+    return rc;
 }
 
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
@@ -219,10 +218,7 @@ static int cmd_project(int argc, char **argv)
     }
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
-    if (plan.print_memory)
-        return emit(json ? ggfit_projection_json(&plan.projection, plan.devices)
-                         : ggfit_projection_text(&plan.projection, plan.devices), json);
-    rc = print_fit(&plan, json);
+    rc = print_plan(&plan, json);
     ggfit_plan_free(&plan);
     return rc;
 }

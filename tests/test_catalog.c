@@ -116,7 +116,7 @@ static void test_gpu_ids(void **state)
     assert_string_equal(d[0].name, "CUDA0");
     assert_int_equal(d[0].kind, GGFIT_BACKEND_CUDA);
     assert_int_equal(d[0].total, 24 * GiB);
-    assert_int_equal(d[0].free, 24 * GiB);
+    assert_int_equal(d[0].free, 24077 * MiB);   /* what a real 3090 reports */
     assert_string_equal(d[0].description, "NVIDIA GeForce RTX 3090");
     assert_true(d[0].bandwidth_gbs == 936.0);
     assert_false(d[0].unified);

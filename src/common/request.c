@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "verdict/verdict.h"
 
 void ggfit_request_init(ggfit_request *r)
 {
@@ -114,19 +115,47 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         (rc = ggfit_model_open(r->model, &m, err)))
         return rc;
     out->print_memory = r->print_memory;
+    out->host = r->host;
+    out->fit_options = r->fit;
+    const ggfit_params *judged = &r->params;
     if (r->print_memory) {
         rc = ggfit_project(m, &r->params, out->devices, out->n_devices, &out->projection, NULL,
                            err);
     } else {
         rc = ggfit_fit(m, &r->params, out->devices, out->n_devices, &r->fit, &out->fit, err);
         out->projection = out->fit.projection;
+        judged = &out->fit.params;
     }
+    /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
+    if (!rc)
+        rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
+                              &out->host, &out->fit_options, &out->verdict, err);
+    if (!rc && !r->print_memory && out->verdict.status == GGFIT_VERDICT_HOST)
+        rc = ggfit__refit_for_host(m, &r->params, out->devices, out->n_devices, &out->host,
+                                   &out->fit_options, &out->fit, &out->has_alternative,
+                                   &out->alternative, &out->alternative_verdict, err);
+    if (rc)
+        ggfit_plan_free(out);
     ggfit_model_free(m);
     return rc;
 }
 
 void ggfit_plan_free(ggfit_plan *plan)
 {
-    if (plan)
+    if (plan) {
         ggfit_fit_result_free(&plan->fit);
+        ggfit_fit_result_free(&plan->alternative);
+        plan->has_alternative = false;
+    }
+}
+
+int ggfit_plan_exit_status(const ggfit_plan *plan)
+{
+    if (plan->has_alternative)
+        return 0;
+    switch (plan->verdict.status) {
+    case GGFIT_VERDICT_FITS: return 0;
+    case GGFIT_VERDICT_HOST: return 3;
+    default: return 1;
+    }
 }

@@ -41,6 +41,53 @@ ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
     return GGFIT_EINVAL;
 }
 
+/* ---- what a driver leaves free ----------------------------------------------
+ *
+ * A GPU never reports all of its memory free: the driver's context takes
+ * its share before llama.cpp loads anything. What llama.cpp's fit works
+ * with is that free figure, so a device described by its size alone is
+ * given what a real one reports:
+ *
+ *   CUDA    total - 499 MiB. llama.cpp's fit-params example shows a 24 GB
+ *           card (24,576 MiB) reporting 24,077 MiB free; the CUDA context's
+ *           share is about constant across cards of one generation.
+ *   ROCm,   the same share: no published llama.cpp figure for them; the
+ *   Vulkan  runtime's context is of the same order (an assumption, said so).
+ *   Metal   none: the catalog's Metal memory is recommendedMaxWorkingSetSize,
+ *           which is what Metal reports free before a model is loaded.
+ *   RPC     none: an rpc-server reports its device's free memory itself, and
+ *           a described one is taken as reporting its size.
+ */
+static const struct {
+    ggfit_backend kind;
+    uint64_t reserve;
+    const char *source;
+} driver_share[] = {
+    { GGFIT_BACKEND_CUDA, (uint64_t)499 << 20,
+      "the CUDA context's share, as llama.cpp's example: 24,077 MiB free on a 24 GB card" },
+    { GGFIT_BACKEND_ROCM, (uint64_t)499 << 20,
+      "assumed like CUDA's context (no published ROCm figure)" },
+    { GGFIT_BACKEND_VULKAN, (uint64_t)499 << 20,
+      "assumed like CUDA's context (no published Vulkan figure)" },
+};
+
+uint64_t ggfit_driver_free(ggfit_backend kind, uint64_t total, char *why, size_t n)
+{
+    if (why && n)
+        why[0] = '\0';
+    for (size_t i = 0; i < sizeof driver_share / sizeof driver_share[0]; i++) {
+        if (driver_share[i].kind != kind)
+            continue;
+        uint64_t r = driver_share[i].reserve;
+        uint64_t free = total > r ? total - r : 0;
+        if (why && n)
+            snprintf(why, n, "free assumed %.0f of %.0f MiB: %s", (double)free / GGFIT_MiB,
+                     (double)total / GGFIT_MiB, driver_share[i].source);
+        return free;
+    }
+    return total;
+}
+
 ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
                                  char **err)
 {
@@ -99,13 +146,18 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
             snprintf(d->description, sizeof d->description, "%s", c->name);
             d->bandwidth_gbs = c->bandwidth_gbs;
             d->unified = c->system_memory != 0;
+            d->system_memory = c->system_memory;
         } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
                                size);
+        if (d->kind == GGFIT_BACKEND_METAL)
+            d->unified = true;   /* Apple silicon: one pool with the host */
         d->free = d->total;
         if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
             return ggfit__fail(err, GGFIT_EINVAL,
                                "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);
+        if (!slash)
+            d->free = ggfit_driver_free(d->kind, d->total, d->assumed, sizeof d->assumed);
         unsigned idx = count[d->kind]++;
         if (d->kind == GGFIT_BACKEND_METAL && idx == 0)
             snprintf(d->name, sizeof d->name, "Metal");
@@ -116,3 +168,27 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
     return GGFIT_OK;
 }
 
+
+/* ---- what a machine leaves free ---------------------------------------------
+ *
+ * Described by its total alone (--host-mem 64GiB, a Mac from the catalog),
+ * a machine is assumed to keep an eighth of its memory, at least 1 GiB and
+ * at most 4 GiB, for the system, the desktop and the other programs: an
+ * assumption, stated in every plan that uses it (give --host-mem
+ * TOTAL/FREE to replace it). A machine ggfit runs on reports its own
+ * (MemAvailable).
+ */
+uint64_t ggfit_host_free_assumed(uint64_t total, char *why, size_t n)
+{
+    uint64_t keep = total / 8;
+    if (keep < GGFIT__GIB(1))
+        keep = GGFIT__GIB(1);
+    if (keep > GGFIT__GIB(4))
+        keep = GGFIT__GIB(4);
+    uint64_t free = total > keep ? total - keep : 0;
+    if (why && n)
+        snprintf(why, n, "free assumed %.0f of %.0f MiB (the system and other programs keep "
+                 "%.0f MiB)", (double)free / GGFIT_MiB, (double)total / GGFIT_MiB,
+                 (double)keep / GGFIT_MiB);
+    return free;
+}
