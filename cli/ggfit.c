@@ -14,7 +14,8 @@
 
 static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
-    "             [-fit on|off] [-fitt MIB,...] [-fitc N] [-fitp on] [--json]\n"
+    "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
+    "             [-fitp on] [--json] [-q | -v]\n"
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit archs [--json | --markdown]\n"
@@ -22,10 +23,12 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  (none)    decide what llama.cpp's --fit decides: prints the flags to use\n"
-    "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout, the reasoning and\n"
-    "            the memory per device on stderr; exit 0 fits, 1 cannot, 2 bad\n"
-    "            input. -fitp on (--print-memory) prints llama.cpp's memory\n"
-    "            breakdown for the flags as given instead\n"
+    "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout; the memory per\n"
+    "            device, where the layers went and the verdict on the whole\n"
+    "            machine (GPUs, system memory, unified memory, Metal's span) on\n"
+    "            stderr; exit 0 fits, 1 does not, 3 the GPUs hold it but system\n"
+    "            memory does not, 2 bad input. -fitp on (--print-memory)\n"
+    "            reports the flags as given instead, on stdout\n"
     "  inspect   read a GGUF header (any shard of a split model) and describe\n"
     "            the model: architecture, sizes, and bytes per layer and role\n"
     "  devices   what ggfit sees on this machine: memory, CPU features and\n"
@@ -41,8 +44,10 @@ static const char usage[] =
     "                     (data/gpus.tsv): rtx-3090, h100-sxm, m3-pro-18gb ...\n"
     "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
     "                     asked over the network, come first (RPC0[host:port] ...)\n"
-    "  --host-mem SIZE    system memory available to llama.cpp (CPU-only fits);\n"
-    "                     default: what this machine has available\n"
+    "  --host-mem TOTAL[/FREE]  system memory of the machine planned for (with\n"
+    "                     TOTAL alone, 1/8 of it, 1 to 4 GiB, is kept for the\n"
+    "                     system); default: this machine's available memory, or\n"
+    "                     a catalog Mac's own\n"
     "  -fit on|off        fit (default on) or keep the flags as given\n"
     "  -fitt MIB,...      memory to keep free per device (default 1024)\n"
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
@@ -50,6 +55,8 @@ static const char usage[] =
     "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
     "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
     "  --json             print JSON (bytes) instead of text\n"
+    "  -q, --quiet        print the flags only\n"
+    "  -v, --verbose      print llama.cpp's whole log of the fit too\n"
     "  --tensors          with inspect --json, list every tensor\n";
 
 static int fail(const char *msg)
@@ -167,9 +174,9 @@ static int cmd_devices(int argc, char **argv)
 /* Prints a plan: the flags to use on stdout, the reasoning, the memory
  * and the verdict on stderr; with -fitp on the memory and the verdict on
  * stdout; or everything as JSON. The exit status is the plan's. */
-static int print_plan(const ggfit_plan *pl, bool json)
+static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
 {
-    char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl);
+    char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl, verbose);
     char *args = ggfit_plan_args(pl);
     int rc = ggfit_plan_exit_status(pl);
     if (!args || !out) {
@@ -183,9 +190,12 @@ static int print_plan(const ggfit_plan *pl, bool json)
     } else if (pl->print_memory) {
         fputs(out, stdout);
     } else {
-        fputs(out, stderr);
+        if (!quiet)
+            fputs(out, stderr);
         if (args[0])
             printf("%s\n", args);
+        else if (quiet)
+            fprintf(stderr, "ggfit: %s\n", pl->verdict.summary);
     }
     ggfit_free(args);
     ggfit_free(out);
@@ -199,7 +209,7 @@ static int cmd_project(int argc, char **argv)
 {
     ggfit_request req;
     ggfit_plan plan;
-    bool json = false;
+    bool json = false, quiet = false, verbose = false;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
@@ -209,16 +219,21 @@ static int cmd_project(int argc, char **argv)
             return report(rc, err);
         if (used)
             continue;
-        if (strcmp(argv[i], "--json")) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            verbose = true;
+        } else {
             fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
             return EXIT_BAD_INPUT;
         }
-        json = true;
         i++;
     }
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
-    rc = print_plan(&plan, json);
+    rc = print_plan(&plan, json, quiet, verbose);
     ggfit_plan_free(&plan);
     return rc;
 }

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
         goto fail;
     /* The flags to use or, with -fitp on, the memory and the verdict on the
      * whole machine; the exit status says whether it fits. */
-    char *text = plan.print_memory ? ggfit_plan_text(&plan) : ggfit_plan_args(&plan);
+    char *text = plan.print_memory ? ggfit_plan_text(&plan, false) : ggfit_plan_args(&plan);
     int rc = ggfit_plan_exit_status(&plan);
     ggfit_plan_free(&plan);   /* the log of the reasoning: not printed here */
     if (!text) {

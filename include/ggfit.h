@@ -753,6 +753,20 @@ typedef struct ggfit_span_fix {
     ggfit_verdict_status status; /* the verdict with it */
 } ggfit_span_fix;
 
+/* Where a run of blocks went, for the report in words. */
+typedef struct ggfit_layer_range {
+    uint32_t first, last;     /* blocks first..last; n_layer is the output
+                                 layer */
+    int32_t device;           /* its weights: index into the devices, -1 the
+                                 CPU (system RAM) */
+    int32_t experts;          /* its routed experts: a device, -1 the CPU,
+                                 -2 split between them; the block's device
+                                 when it has none */
+    bool output;              /* the output layer (first == last == n_layer) */
+} ggfit_layer_range;
+
+#define GGFIT_MAX_RANGES 48
+
 typedef struct ggfit_verdict {
     ggfit_verdict_status status;
     int32_t first_short;      /* index into pools of the first that fails */
@@ -766,6 +780,8 @@ typedef struct ggfit_verdict {
     uint32_t n_fixes;
     ggfit_span_fix fixes[3];  /* when the spans map more than the tensors */
     char summary[320];        /* one sentence in plain words */
+    uint32_t n_ranges;        /* blocks by where they went, in order */
+    ggfit_layer_range ranges[GGFIT_MAX_RANGES];
 } ggfit_verdict;
 
 /* The verdict on projection pr of model m, planned with params p on the n
@@ -844,6 +860,7 @@ typedef struct ggfit_plan {
     ggfit_projection projection; /* the memory of the plan: a copy of
                                  fit.projection, or with print_memory
                                  ggfit_project's for the flags as given */
+    ggfit_params asked;       /* the flags as given */
     ggfit_host_mem host;      /* the system memory planned with */
     ggfit_fit_options fit_options; /* the margins judged with */
     ggfit_verdict verdict;    /* the whole machine's, on projection */
@@ -860,12 +877,13 @@ typedef struct ggfit_plan {
  * smaller context fixes that). */
 GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
 
-/* The plan in words (stderr's report: the reasoning, the memory per device
- * with what is left once loaded, the verdict, what to change) and as JSON:
+/* The plan in words (stderr's report: the memory per device with what is
+ * left once loaded, where the layers went, the verdict, what to change;
+ * with_log first llama.cpp's whole log of the fit) and as JSON:
  * the fit's JSON (ggfit_fit_json: llama.cpp's decision, unchanged) or the
  * projection's, with "host" limits, "verdict" and "alternative" added. The
  * caller frees the text with ggfit_free(); NULL when out of memory. */
-GGFIT_API char *ggfit_plan_text(const ggfit_plan *plan);
+GGFIT_API char *ggfit_plan_text(const ggfit_plan *plan, bool with_log);
 GGFIT_API char *ggfit_plan_json(const ggfit_plan *plan);
 
 /* The flags the plan recommends, on one line (stdout's): the alternative's

@@ -80,7 +80,21 @@ check fit-gpt-oss-120b 0 '^-c 32768 -ngl 37 -ot "blk\\\.12\\\.ffn_(gate|up|gate_
 check fit-unchanged 0 '^-c 0 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
 check fit-log 0 'no changes needed' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -v
+check fit-report 0 '^verdict: fits: every device keeps its margin' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+check fit-quiet 0 '^-c 0 -ngl -1$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -q
+check host-short 3 'fits on the GPUs but not in system memory' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB
+check host-short-json 3 '"status": "host_short"' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB --json
+check mac-unified 1 'the GPU and the host share one memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m1-8gb
+check catalog-assumed 0 'CUDA0: free assumed 24077 of 24576 MiB' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 -c 4096 -fitp on
+check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB -c 8192 -ngl 20
 check fit-json 0 '"status": "fits"' -- \
@@ -124,7 +138,7 @@ check discovered-project 0 'ROCm0  *7168  *1884  *1024  *5284  ok' -- \
     env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -fitp on
 rm -r "$tmp/root/sys"
 check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
-    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -v
 
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off

@@ -115,6 +115,7 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         (rc = ggfit_model_open(r->model, &m, err)))
         return rc;
     out->print_memory = r->print_memory;
+    out->asked = r->params;
     out->host = r->host;
     out->fit_options = r->fit;
     const ggfit_params *judged = &r->params;

@@ -72,24 +72,84 @@ static void verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
     ggfit__sb_printf(sb, "verdict: %s\n", v->summary);
 }
 
-char *ggfit_plan_text(const ggfit_plan *pl)
+static const char *where(const ggfit_plan *pl, int32_t d)
+{
+    return d >= 0 && (size_t)d < pl->n_devices ? pl->devices[d].name : "system RAM (CPU)";
+}
+
+/* Where the layers went and the context, one line per decision. */
+static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_verdict *v = &pl->verdict;
+    const ggfit_projection *pr = &pl->projection;
+    uint32_t asked = pl->asked.n_ctx;
+    ggfit__sb_printf(sb, "placement:\n  context: %u tokens", pr->n_ctx);
+    if (!pl->print_memory && pl->fit.status == GGFIT_FIT_FITS && !pl->asked.set_n_ctx &&
+        asked != pr->n_ctx)
+        ggfit__sb_printf(sb, ", reduced by the fit from %s", asked ? "the -c given" :
+                                                             "the trained context");
+    ggfit__sb_printf(sb, "%s\n", pr->n_seq > 1 ? " over all sequences" : "");
+    for (uint32_t i = 0; i < v->n_ranges; i++) {
+        const ggfit_layer_range *r = &v->ranges[i];
+        char name[48];
+        if (r->output)
+            snprintf(name, sizeof name, "output layer");
+        else if (r->first == r->last)
+            snprintf(name, sizeof name, "layer %u", r->first);
+        else
+            snprintf(name, sizeof name, "layers %u-%u", r->first, r->last);
+        ggfit__sb_printf(sb, "  %s: %s", name, where(pl, r->device));
+        if (r->experts == -2)
+            ggfit__sb_printf(sb, ", part of the experts in system RAM");
+        else if (r->experts == -1 && r->device != -1)
+            ggfit__sb_printf(sb, ", experts in system RAM");
+        else if (r->experts != r->device)
+            ggfit__sb_printf(sb, ", experts on %s", where(pl, r->experts));
+        ggfit__sb_printf(sb, "\n");
+    }
+}
+
+/* What a failure of llama.cpp's fit means, and what to do. */
+static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_fit_result *r = &pl->fit;
+    ggfit__sb_printf(sb, "llama.cpp: failed to fit params to free device memory: %s\n",
+                     r->reason);
+    if (strstr(r->reason, "already set by user")) {
+        ggfit__sb_printf(sb, "what it means: llama.cpp's fit only chooses what you left "
+                             "unset; with -ngl, -ts, -ot, -cmoe or -ncmoe given it stops here "
+                             "and llama-server loads the flags as given.\n");
+        if (pl->verdict.status == GGFIT_VERDICT_FITS)
+            ggfit__sb_printf(sb, "as given they fit, so the load succeeds; the flags are "
+                                 "printed as they are\n");
+        else
+            ggfit__sb_printf(sb, "as given they do not fit, so the load runs out of memory: "
+                                 "drop the flag named above (or lower it) and let the fit "
+                                 "choose\n");
+    } else if (strstr(r->reason, "system memory")) {
+        ggfit__sb_printf(sb, "what it means: even at the smallest context (-fitc %u) the model "
+                             "does not fit in system memory\n", pl->fit_options.n_ctx_min);
+    } else if (strstr(r->reason, "-fit off")) {
+        ggfit__sb_printf(sb, "what it means: the flags as given leave a device short; "
+                             "-fit on lets llama.cpp choose\n");
+    }
+}
+
+char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
 {
     ggfit_sb sb = {0};
     const ggfit_fit_result *r = &pl->fit;
-    if (!pl->print_memory && r->log)
+    if (with_log && !pl->print_memory && r->log)
         ggfit__sb_printf(&sb, "%s", r->log);
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
         return NULL;
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
+    placement_text(&sb, pl);
     verdict_text(&sb, &pl->verdict, pl);
-    if (!pl->print_memory && r->status == GGFIT_FIT_FAILED) {
-        ggfit__sb_printf(&sb, "llama.cpp: cannot fit: %s\n", r->reason);
-        if (pl->verdict.status == GGFIT_VERDICT_FITS)
-            ggfit__sb_printf(&sb, "llama.cpp then loads the flags as given, and they fit: "
-                                  "they are printed as they are\n");
-    }
+    if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
+        failure_text(&sb, pl);
     if (pl->has_alternative) {
         char *a = ggfit_fit_args(r, pl->devices, pl->n_devices);
         char *b = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);

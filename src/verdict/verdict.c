@@ -73,10 +73,61 @@ static int32_t span_index(spans *sp, int32_t device, uint32_t shard)
     return (int32_t)sp->n++;
 }
 
-/* Where each tensor lands (a projection with placement), then the ranges
- * of the file the Metal devices hold. */
+/* Where the blocks went: runs of blocks on one device with their experts
+ * in one place (-3: nothing of the kind seen yet). */
+static ggfit_status layer_ranges(const ggfit_model *m, const ggfit_projection *pr,
+                                 const int32_t *place, ggfit_verdict *v)
+{
+    uint32_t nl = ggfit_model_hparams(m)->n_layer;
+    uint64_t nt = ggfit_model_n_tensors(m);
+    int32_t *dev = ggfit__malloc(2 * ((size_t)nl + 1) * sizeof *dev), *exp;
+    if (!dev)
+        return GGFIT_ENOMEM;
+    exp = dev + nl + 1;
+    for (uint32_t il = 0; il <= nl; il++)
+        dev[il] = exp[il] = -3;
+    for (uint64_t i = 0; i < nt; i++) {
+        const ggfit_tensor *t = ggfit_model_tensor(m, i);
+        uint32_t il = t->output_layer ? nl : (uint32_t)t->layer;
+        if (place[i] < 0 || (!t->output_layer && (t->layer < 0 || t->layer >= (int32_t)nl)))
+            continue;
+        int32_t at = pr->bufts[place[i]].device;
+        if (t->role == GGFIT_ROLE_EXPERTS)
+            exp[il] = exp[il] == -3 || exp[il] == at ? at : -2;
+        else if (dev[il] == -3 || t->role == GGFIT_ROLE_ATTENTION)
+            dev[il] = at;
+    }
+    for (uint32_t il = 0; il <= nl; il++) {
+        int32_t d = dev[il], e = exp[il];
+        if (d == -3 && e == -3)
+            continue;   /* nothing loaded (NextN blocks, a model without output) */
+        if (d == -3)
+            d = e >= -1 ? e : -1;
+        if (e == -3)
+            e = d;
+        ggfit_layer_range *r = v->n_ranges ? &v->ranges[v->n_ranges - 1] : NULL;
+        if (r && il != nl && r->last + 1 == il && r->device == d &&
+            r->experts == e) {
+            r->last = il;
+            continue;
+        }
+        if (v->n_ranges >= GGFIT_MAX_RANGES)
+            break;
+        r = &v->ranges[v->n_ranges++];
+        r->first = r->last = il;
+        r->device = d;
+        r->experts = e;
+        r->output = il == nl;
+    }
+    free(dev);
+    return GGFIT_OK;
+}
+
+/* Where each tensor lands (a projection with placement): the layers' runs,
+ * then the ranges of the file the Metal devices hold. */
 static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
-                                const ggfit_device *devs, size_t n, spans *sp, char **err)
+                                const ggfit_device *devs, size_t n, spans *sp, ggfit_verdict *v,
+                                char **err)
 {
     memset(sp, 0, sizeof *sp);
     uint64_t nt = ggfit_model_n_tensors(m);
@@ -87,7 +138,9 @@ static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
         goto done;
     if ((rc = ggfit_project(m, p, devs, n, pr, place, err)))
         goto done;
-    for (uint64_t i = 0; i < nt; i++) {
+    if ((rc = layer_ranges(m, pr, place, v)))
+        goto done;
+    for (uint64_t i = 0; i < nt && p->use_mmap; i++) {
         if (place[i] < 0)
             continue;
         const ggfit_buft_mem *b = &pr->bufts[place[i]];
@@ -105,7 +158,7 @@ static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
         s->tensors += t->n_bytes;
     }
     /* The CPU's mapped weights that the spans cover already. */
-    for (uint64_t i = 0; i < nt; i++) {
+    for (uint64_t i = 0; i < nt && sp->n; i++) {
         if (place[i] < 0 || pr->bufts[place[i]].device >= 0 || !pr->bufts[place[i]].is_host)
             continue;
         const ggfit_tensor_info *t = ggfit_model_tensor(m, i)->info;
@@ -260,7 +313,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
 
     spans sp = {0};
     bool metal = p->use_mmap && has_metal_weights(pr, devs);
-    if (metal && (rc = metal_spans(m, p, devs, n, &sp, err)))
+    if ((rc = metal_spans(m, p, devs, n, &sp, v, err)))
         return rc;
 
     bool unified = false;
