@@ -19,6 +19,7 @@ static const char usage[] =
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit archs [--json | --markdown]\n"
+    "       ggfit reorder IN OUT [--force]\n"
     "       ggfit --version | --help\n"
     "\n"
     "commands:\n"
@@ -35,6 +36,9 @@ static const char usage[] =
     "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
     "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
     "            figures for it are exact or estimated\n"
+    "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
+    "            offloads contiguous (blocks in order, output layer last), so\n"
+    "            that Metal's mapped span of a partial offload is its tensors\n"
     "\n"
     "options:\n"
     "  --gpu SPEC         devices to plan for instead of this machine's: none,\n"
@@ -118,6 +122,32 @@ static int cmd_inspect(int argc, char **argv)
     char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
     return emit(text, json);
+}
+
+/* Rewrites a model with what llama.cpp offloads contiguous in the file. */
+static int cmd_reorder(int argc, char **argv)
+{
+    const char *files[2];
+    int n = 0;
+    bool force = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--force")) {
+            force = true;
+        } else if (argv[i][0] == '-' || n == 2) {
+            fprintf(stderr, "ggfit reorder: unexpected argument '%s'\n%s", argv[i], usage);
+            return EXIT_BAD_INPUT;
+        } else {
+            files[n++] = argv[i];
+        }
+    }
+    if (n != 2)
+        return fail("reorder needs IN and OUT files");
+    char *err = NULL;
+    int rc = ggfit_reorder(files[0], files[1], force, &err);
+    if (rc)
+        return report(rc, err);
+    fprintf(stderr, "ggfit: wrote %s\n", files[1]);
+    return 0;
 }
 
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
@@ -258,6 +288,8 @@ int main(int argc, char **argv)
         return cmd_devices(argc - 2, argv + 2);
     if (!strcmp(argv[1], "archs"))
         return cmd_archs(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "reorder"))
+        return cmd_reorder(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

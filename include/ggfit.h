@@ -794,6 +794,17 @@ GGFIT_API ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params
                                         const ggfit_fit_options *opt, ggfit_verdict *out,
                                         char **err);
 
+/* Rewrites the model at in (all shards of a split model) as out with its
+ * tensors ordered so that what llama.cpp offloads is contiguous in the
+ * file: the input layer, the blocks in order, the output layer last, each
+ * layer's tensors as they were. Keys and tensor data are copied exactly.
+ * Each file is written under a temporary name and renamed into place when
+ * complete. A split model's out is named like NAME-00001-of-0000N.gguf
+ * and the other shards follow that pattern. Refused: a header-only or
+ * partial input (its tensor data is not there), out existing unless force,
+ * out being the input. */
+GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **err);
+
 /* ------------------------------------------------------------------------
  * Requests: the command line's plan, for any C program
  * ---------------------------------------------------------------------- */

@@ -93,6 +93,12 @@ check mac-unified 1 'the GPU and the host share one memory' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m1-8gb
 check catalog-assumed 0 'CUDA0: free assumed 24077 of 24576 MiB' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 -c 4096 -fitp on
+check reorder-header-only 2 'a header-only file or a partial download cannot be reordered' -- \
+    "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
+check reorder-usage 2 'reorder needs IN and OUT files' -- \
+    "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
+check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
+    "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
 check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "base/base.h"
+#include "gguf/gguf.h"
 
 #define GGUF_MAGIC "GGUF"
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -82,6 +83,7 @@ typedef struct shard {
     size_t len;
     uint64_t file_size;
     uint64_t data_offset;
+    size_t kv_end;       /* where the key/values end, the tensor infos start */
     uint32_t version;
     uint32_t alignment;
     kv *kvs;
@@ -698,6 +700,7 @@ static ggfit_status read_shard(reader *r, ggfit_gguf *g, shard *s)
                      (unsigned long long)n_tensors, (unsigned long long)left(r));
     if ((rc = parse_kvs(r, s, n_kv)) || (rc = parse_alignment(r, s)))
         return rc;
+    s->kv_end = r->pos;
 
     /* Room for this shard's tensors and a bigger name index. */
     uint64_t first = g->n_tensors, total = first + n_tensors;
@@ -1031,4 +1034,24 @@ const ggfit_tensor_info *ggfit_gguf_tensor(const ggfit_gguf *g, uint64_t i)
 int64_t ggfit_gguf_find_tensor(const ggfit_gguf *g, const char *name)
 {
     return index_find(&g->tensor_index, name, tensor_name, g);
+}
+
+/* ---- raw access for the rewriter (gguf/gguf.h) --------------------------- */
+
+bool ggfit__gguf_raw(const ggfit_gguf *g, uint32_t i, ggfit__gguf_shard_raw *out)
+{
+    if (!g || i >= g->n_shards)
+        return false;
+    const shard *s = &g->shards[i];
+    out->header = s->buf;
+    out->kv_end = s->kv_end;
+    out->version = s->version;
+    out->n_kv = s->n_kv;
+    out->n_tensors = s->n_tensors;
+    out->first_tensor = s->first_tensor;
+    out->file_size = s->file_size;
+    out->data_offset = s->data_offset;
+    out->alignment = s->alignment;
+    out->path = s->path;
+    return true;
 }
