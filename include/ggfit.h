@@ -747,7 +747,8 @@ typedef struct ggfit_span {
 
 /* A change that shrinks what Metal maps, with its effect. */
 typedef struct ggfit_span_fix {
-    char flags[160];          /* -ot "^output=CPU", --no-mmap, ggfit reorder */
+    char flags[160];          /* -ot "^output=CPU", ggfit reorder IN OUT,
+                                 --no-mmap */
     char what[160];           /* what it does, in words */
     uint64_t mapped;          /* what Metal maps with it (sum of spans) */
     ggfit_verdict_status status; /* the verdict with it */
@@ -778,7 +779,9 @@ typedef struct ggfit_verdict {
     uint64_t metal_mapped;    /* sum of the spans */
     uint64_t metal_tensors;   /* what llama.cpp's fit counts for them */
     uint32_t n_fixes;
-    ggfit_span_fix fixes[3];  /* when the spans map more than the tensors */
+    ggfit_span_fix fixes[3];  /* when the spans map clearly more than the
+                                 tensors: -ot "^output=CPU" when it helps,
+                                 ggfit reorder, --no-mmap */
     char summary[320];        /* one sentence in plain words */
     uint32_t n_ranges;        /* blocks by where they went, in order */
     ggfit_layer_range ranges[GGFIT_MAX_RANGES];

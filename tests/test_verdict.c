@@ -219,6 +219,41 @@ static void test_unified_experts(void **state)
     ggfit_plan_free(&b);
 }
 
+/* An APU from the catalog is a whole machine too: one pool, and the
+ * experts' place does not change what it holds. */
+static void test_apu_pool(void **state)
+{
+    (void)state;
+    char m[512];
+    model_path(m, sizeof m, "gpt-oss-120b-mxfp4.gguf");
+    ggfit_plan a, b;
+    const char *gpu[] = { "-m", m, "--gpu", "ryzen-ai-max-395-128gb", "-c", "32768", "-fitp",
+                          "on", "--no-repack", NULL };
+    const char *cpu[] = { "-m", m, "--gpu", "ryzen-ai-max-395-128gb", "-c", "32768", "-fitp",
+                          "on", "--no-repack", "--cpu-moe", NULL };
+    assert_int_equal(plan_of(&a, gpu), 0);
+    assert_int_equal(plan_of(&b, cpu), 0);
+    assert_int_equal(a.host.total, 128 * GiB);
+    assert_true(a.host.cpu_features & GGFIT_CPU_AVX2);
+    const ggfit_pool *ua = pool(&a.verdict, GGFIT_POOL_UNIFIED);
+    const ggfit_pool *ub = pool(&b.verdict, GGFIT_POOL_UNIFIED);
+    assert_non_null(ua);
+    assert_non_null(ub);
+    assert_true(a.verdict.pools[0].used > 4 * b.verdict.pools[0].used);   /* moved */
+    assert_true(ua->used > ub->used - 1024 * MiB && ua->used < ub->used + 1024 * MiB);
+    assert_int_equal(a.verdict.status, b.verdict.status);
+    ggfit_plan_free(&a);
+    ggfit_plan_free(&b);
+
+    /* DGX Spark: an integrated CUDA device reports the system's memory. */
+    ggfit_device d;
+    size_t n;
+    char *err = NULL;
+    assert_int_equal(ggfit_devices_parse("dgx-spark", &d, 1, &n, &err), 0);
+    assert_true(d.unified);
+    assert_int_equal(d.free, ggfit_host_free_assumed(128 * GiB, NULL, 0));
+}
+
 /* Metal maps one span per file: output first and blocks last maps the
  * whole file for a partial offload; stored last, only what it holds. */
 static ggfit_model *layout(bool output_first)
@@ -268,8 +303,22 @@ static void test_metal_span(void **state)
     assert_true(v->fixes[0].mapped < tensors);           /* the block alone */
     assert_string_equal(v->fixes[v->n_fixes - 1].flags, "--no-mmap");
     assert_int_equal(v->fixes[v->n_fixes - 1].mapped, tensors);
+    assert_string_equal(v->fixes[1].flags, "ggfit reorder IN OUT");
+    assert_true(v->fixes[1].mapped <= tensors);
     /* The device pool holds the span, not the tensors. */
     assert_true(v->pools[0].used >= v->metal_mapped);
+
+    /* The first fix applied: the span ends at the offloaded block. */
+    ggfit_params q = p;
+    snprintf(q.overrides[0].pattern, sizeof q.overrides[0].pattern, "^output");
+    snprintf(q.overrides[0].buffer, sizeof q.overrides[0].buffer, "CPU");
+    q.n_overrides = 1;
+    q.set_overrides = true;
+    uint64_t fixed = v->fixes[0].mapped;
+    metal_verdict(first, &q, v);
+    assert_int_equal(v->metal_mapped, fixed);
+    assert_int_equal(v->n_fixes, 0);
+    assert_true(v->metal_mapped < v->metal_tensors + 64 * MiB);
 
     metal_verdict(last, &p, v);
     assert_int_equal(v->n_spans, 1);
@@ -323,7 +372,7 @@ static void test_free_after(void **state)
     const ggfit_pool *d = &pl.verdict.pools[0];
     assert_true(d->free_after < 0);
     assert_int_equal(pl.verdict.status, GGFIT_VERDICT_NO_FIT);
-    char *t = ggfit_plan_text(&pl);
+    char *t = ggfit_plan_text(&pl, false);
     char want[64];
     snprintf(want, sizeof want, "%9.0f", (double)d->free_after / MiB);
     assert_non_null(strstr(t, want));
@@ -341,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_driver_free),
         cmocka_unit_test(test_mac_host),
         cmocka_unit_test(test_unified_experts),
+        cmocka_unit_test(test_apu_pool),
         cmocka_unit_test(test_metal_span),
         cmocka_unit_test(test_metal_span_cpu_moe),
         cmocka_unit_test(test_free_after),

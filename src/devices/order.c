@@ -36,14 +36,18 @@ static ggfit_status parse_host_mem(const char *v, ggfit_host_mem *h, char **err)
     return GGFIT_OK;
 }
 
-/* A Mac's CPU: every Apple silicon core has the dot-product extension;
- * i8mm came with the M2 (ARMv8.6). */
-static uint32_t mac_cpu_features(const ggfit_device *d)
+/* The CPU of a machine from the catalog, which decides repacking: Apple
+ * silicon has the dot-product extension, i8mm since the M2 (ARMv8.6);
+ * DGX Spark's Grace cores (Armv9.2) have both; an AMD APU is x86 (Zen 5:
+ * AVX2 and AVX-512). */
+static uint32_t machine_cpu_features(const ggfit_device *d)
 {
-    uint32_t f = GGFIT_CPU_NEON_DOTPROD;
-    if (!strstr(d->description, "Apple M1"))
-        f |= GGFIT_CPU_NEON_I8MM;
-    return f;
+    if (d->kind == GGFIT_BACKEND_METAL)
+        return GGFIT_CPU_NEON_DOTPROD |
+               (strstr(d->description, "Apple M1") ? 0u : (uint32_t)GGFIT_CPU_NEON_I8MM);
+    if (d->kind == GGFIT_BACKEND_CUDA)
+        return GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM;
+    return GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
 }
 
 ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max, size_t *n,
@@ -68,7 +72,8 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
             snprintf(out[d].name, sizeof out[d].name, "RPC%zu", k++);
     *n = n_rpc + n_gpu;
 
-    /* A Mac from the catalog is a whole machine: its memory is the host's. */
+    /* A Mac or an APU from the catalog is a whole machine: its memory is
+     * the host's. */
     const ggfit_device *mac = NULL;
     for (size_t d = n_rpc; d < *n; d++)
         if (out[d].unified && out[d].system_memory && !mac)
@@ -100,7 +105,7 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         char why[128];
         r->host.total = mac->system_memory;
         r->host.free = ggfit_host_free_assumed(mac->system_memory, why, sizeof why);
-        snprintf(r->host.source, sizeof r->host.source, "the %.40s's memory: %.110s",
+        snprintf(r->host.source, sizeof r->host.source, "the %.60s's memory: %.110s",
                  mac->description, why);
     } else {
         /* Described devices on this host, unless --host-mem describes
@@ -114,7 +119,7 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
     }
     if (mac && r->gpu) {
         /* Its CPU, not this machine's, decides the repacking. */
-        r->params.cpu_features = mac_cpu_features(mac);
+        r->params.cpu_features = machine_cpu_features(mac);
         r->host.cpu_features = r->params.cpu_features;
     }
     r->fit.host_free = r->host.free;

@@ -156,8 +156,18 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
         if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
             return ggfit__fail(err, GGFIT_EINVAL,
                                "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);
-        if (!slash)
+        if (!slash && d->unified && d->kind == GGFIT_BACKEND_CUDA && d->system_memory) {
+            /* An integrated CUDA device (DGX Spark) reports the system's
+             * available memory as free (ggml-cuda: MemAvailable on UMA). */
+            char why[112];
+            d->free = ggfit_host_free_assumed(d->system_memory, why, sizeof why);
+            if (d->free > d->total)
+                d->free = d->total;
+            snprintf(d->assumed, sizeof d->assumed, "integrated: reports the system's %.100s",
+                     why);
+        } else if (!slash) {
             d->free = ggfit_driver_free(d->kind, d->total, d->assumed, sizeof d->assumed);
+        }
         unsigned idx = count[d->kind]++;
         if (d->kind == GGFIT_BACKEND_METAL && idx == 0)
             snprintf(d->name, sizeof d->name, "Metal");

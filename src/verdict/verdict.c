@@ -242,9 +242,13 @@ static void summarize(ggfit_verdict *v, const ggfit_host_mem *host)
     }
 }
 
+/* How a verdict is judged: as the file is, with the fixes for its spans
+ * too, or as if the file were reordered (each span its tensors). */
+typedef enum judging { AS_IS, WITH_FIXES, REORDERED } judging;
+
 static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggfit_projection *pr,
                           const ggfit_device *devs, size_t n, const ggfit_host_mem *host,
-                          const ggfit_fit_options *opt, bool with_fixes, ggfit_verdict *v,
+                          const ggfit_fit_options *opt, judging how, ggfit_verdict *v,
                           char **err);
 
 /* Each change that shrinks what Metal maps, projected and judged. */
@@ -270,7 +274,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
         q->n_overrides++;
         q->set_overrides = true;
         if ((rc = ggfit_project(m, q, devs, n, pr, NULL, err)) ||
-            (rc = judge(m, q, pr, devs, n, host, opt, false, w, err)))
+            (rc = judge(m, q, pr, devs, n, host, opt, AS_IS, w, err)))
             goto done;
         if (w->metal_mapped < v->metal_mapped) {
             ggfit_span_fix *f = &v->fixes[v->n_fixes++];
@@ -281,12 +285,30 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
             f->status = w->status;
         }
     }
+    /* The file reordered (ggfit reorder): each span is its tensors. */
+    ggfit_projection *same = ggfit__malloc(sizeof *same);
+    if (!same) {
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = ggfit_project(m, p, devs, n, same, NULL, err);
+    if (!rc)
+        rc = judge(m, p, same, devs, n, host, opt, REORDERED, w, err);
+    free(same);
+    if (rc)
+        goto done;
+    ggfit_span_fix *r = &v->fixes[v->n_fixes++];
+    snprintf(r->flags, sizeof r->flags, "ggfit reorder IN OUT");
+    snprintf(r->what, sizeof r->what, "rewrites the file with the blocks in order and the "
+             "output layer last, so the span holds only the offloaded tensors");
+    r->mapped = w->metal_mapped;
+    r->status = w->status;
     /* Without mmap the weights are copied into Metal buffers of their own
      * size; the CPU's weights are then allocated, not mapped. */
     *q = *p;
     q->use_mmap = false;
     if ((rc = ggfit_project(m, q, devs, n, pr, NULL, err)) ||
-        (rc = judge(m, q, pr, devs, n, host, opt, false, w, err)))
+        (rc = judge(m, q, pr, devs, n, host, opt, AS_IS, w, err)))
         goto done;
     ggfit_span_fix *f = &v->fixes[v->n_fixes++];
     snprintf(f->flags, sizeof f->flags, "--no-mmap");
@@ -304,7 +326,7 @@ done:
 
 static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggfit_projection *pr,
                           const ggfit_device *devs, size_t n, const ggfit_host_mem *host,
-                          const ggfit_fit_options *opt, bool with_fixes, ggfit_verdict *v,
+                          const ggfit_fit_options *opt, judging how, ggfit_verdict *v,
                           char **err)
 {
     ggfit_status rc;
@@ -332,7 +354,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
             uint64_t span = 0, tensors = 0;
             for (uint32_t k = 0; k < sp.n; k++)
                 if (sp.s[k].device == pl->device) {
-                    span += sp.s[k].last - sp.s[k].first;
+                    span += how == REORDERED ? sp.s[k].tensors : sp.s[k].last - sp.s[k].first;
                     tensors += sp.s[k].tensors;
                 }
             v->metal_mapped += span;
@@ -403,7 +425,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
 
     /* Worth a word when the spans map clearly more than the tensors. */
     uint64_t excess = v->metal_mapped - v->metal_tensors;
-    if (with_fixes && metal && v->metal_mapped > v->metal_tensors &&
+    if (how == WITH_FIXES && metal && v->metal_mapped > v->metal_tensors &&
         excess > (v->metal_tensors / 20 > (64u << 20) ? v->metal_tensors / 20 : (64u << 20)))
         return span_fixes(m, p, devs, n, host, opt, v, err);
     return GGFIT_OK;
@@ -418,5 +440,5 @@ ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params *p,
         *err = NULL;
     if (!m || !p || !pr || !out || (n && !devs))
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_verdict_of: NULL argument");
-    return judge(m, p, pr, devs, n, host, opt, true, out, err);
+    return judge(m, p, pr, devs, n, host, opt, WITH_FIXES, out, err);
 }
