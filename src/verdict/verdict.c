@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "gguf/gguf.h"
+#include "llama/reorder.h"
 
 const char *ggfit_verdict_status_str(int status)
 {
@@ -49,6 +51,10 @@ static void pool_close(ggfit_pool *pl)
     uint64_t need = pl->used + pl->margin;
     pl->short_by = need > pl->free ? need - pl->free : 0;
 }
+
+/* How a verdict is judged: as the file is, with the fixes for its spans
+ * too, or as if the file were written by ggfit reorder. */
+typedef enum judging { AS_IS, WITH_FIXES, REORDERED } judging;
 
 /* The spans each Metal device maps, and the bytes of the CPU's mapped
  * weights that lie inside them (counted once in a unified pool). */
@@ -126,16 +132,31 @@ static ggfit_status layer_ranges(const ggfit_model *m, const ggfit_projection *p
 /* Where each tensor lands (a projection with placement): the layers' runs,
  * then the ranges of the file the Metal devices hold. */
 static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
-                                const ggfit_device *devs, size_t n, spans *sp, ggfit_verdict *v,
-                                char **err)
+                                const ggfit_device *devs, size_t n, judging how, spans *sp,
+                                ggfit_verdict *v, char **err)
 {
     memset(sp, 0, sizeof *sp);
     uint64_t nt = ggfit_model_n_tensors(m);
     int32_t *place = ggfit__malloc((nt ? nt : 1) * sizeof *place);
     ggfit_projection *pr = ggfit__malloc(sizeof *pr);
+    uint64_t *offs = ggfit__malloc((nt ? nt : 1) * sizeof *offs);
+    uint64_t *order = ggfit__malloc((nt ? nt : 1) * sizeof *order);
     ggfit_status rc = GGFIT_ENOMEM;
-    if (!place || !pr)
+    if (!place || !pr || !offs || !order)
         goto done;
+    /* Where each tensor's data is: in the file, or where ggfit reorder
+     * would put it. */
+    for (uint64_t i = 0; i < nt; i++)
+        offs[i] = ggfit_model_tensor(m, i)->info->offset;
+    if (how == REORDERED) {
+        const ggfit_gguf *g = ggfit_model_gguf(m);
+        for (uint32_t k = 0; k < ggfit_gguf_n_shards(g); k++) {
+            ggfit__gguf_shard_raw raw;
+            ggfit__gguf_raw(g, k, &raw);
+            uint64_t cnt = ggfit__reorder_shard(m, k, order);
+            ggfit__reorder_offsets(m, order, cnt, raw.alignment, offs);
+        }
+    }
     if ((rc = ggfit_project(m, p, devs, n, pr, place, err)))
         goto done;
     if ((rc = layer_ranges(m, pr, place, v)))
@@ -151,10 +172,10 @@ static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
         if (k < 0)
             continue;
         ggfit_span *s = &sp->s[k];
-        if (t->offset < s->first)
-            s->first = t->offset;
-        if (t->offset + t->n_bytes > s->last)
-            s->last = t->offset + t->n_bytes;
+        if (offs[i] < s->first)
+            s->first = offs[i];
+        if (offs[i] + t->n_bytes > s->last)
+            s->last = offs[i] + t->n_bytes;
         s->tensors += t->n_bytes;
     }
     /* The CPU's mapped weights that the spans cover already. */
@@ -163,8 +184,8 @@ static ggfit_status metal_spans(const ggfit_model *m, const ggfit_params *p,
             continue;
         const ggfit_tensor_info *t = ggfit_model_tensor(m, i)->info;
         for (uint32_t k = 0; k < sp->n; k++)
-            if (sp->s[k].shard == t->shard && t->offset >= sp->s[k].first &&
-                t->offset + t->n_bytes <= sp->s[k].last) {
+            if (sp->s[k].shard == t->shard && offs[i] >= sp->s[k].first &&
+                offs[i] + t->n_bytes <= sp->s[k].last) {
                 sp->cpu_inside += t->n_bytes;
                 break;
             }
@@ -175,6 +196,8 @@ done:
         ggfit__fail(err, rc, "out of memory");
     free(place);
     free(pr);
+    free(offs);
+    free(order);
     return rc;
 }
 
@@ -242,10 +265,6 @@ static void summarize(ggfit_verdict *v, const ggfit_host_mem *host)
     }
 }
 
-/* How a verdict is judged: as the file is, with the fixes for its spans
- * too, or as if the file were reordered (each span its tensors). */
-typedef enum judging { AS_IS, WITH_FIXES, REORDERED } judging;
-
 static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggfit_projection *pr,
                           const ggfit_device *devs, size_t n, const ggfit_host_mem *host,
                           const ggfit_fit_options *opt, judging how, ggfit_verdict *v,
@@ -299,8 +318,8 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
         goto done;
     ggfit_span_fix *r = &v->fixes[v->n_fixes++];
     snprintf(r->flags, sizeof r->flags, "ggfit reorder IN OUT");
-    snprintf(r->what, sizeof r->what, "rewrites the file with the blocks in order and the "
-             "output layer last, so the span holds only the offloaded tensors");
+    snprintf(r->what, sizeof r->what, "rewrites the file in llama.cpp's offload order (experts "
+             "first, then the blocks, the output layer last)");
     r->mapped = w->metal_mapped;
     r->status = w->status;
     /* Without mmap the weights are copied into Metal buffers of their own
@@ -335,7 +354,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
 
     spans sp = {0};
     bool metal = p->use_mmap && has_metal_weights(pr, devs);
-    if ((rc = metal_spans(m, p, devs, n, &sp, v, err)))
+    if ((rc = metal_spans(m, p, devs, n, how, &sp, v, err)))
         return rc;
 
     bool unified = false;
@@ -354,7 +373,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
             uint64_t span = 0, tensors = 0;
             for (uint32_t k = 0; k < sp.n; k++)
                 if (sp.s[k].device == pl->device) {
-                    span += how == REORDERED ? sp.s[k].tensors : sp.s[k].last - sp.s[k].first;
+                    span += sp.s[k].last - sp.s[k].first;
                     tensors += sp.s[k].tensors;
                 }
             v->metal_mapped += span;
