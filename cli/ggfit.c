@@ -5,6 +5,8 @@
  * fit, 2 bad input or usage, 3 the devices hold it but system memory does
  * not.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -268,7 +270,21 @@ static int cmd_project(int argc, char **argv)
     return rc;
 }
 
+static int run(int argc, char **argv);
+
+/* Output that could not be written (a full disk, a closed pipe) is a
+ * failure, not a success. */
 int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ggfit: cannot write the output: %s\n", strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);

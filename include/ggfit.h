@@ -537,6 +537,8 @@ typedef struct ggfit_params {
     uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
     /* which flags the user set, for the fit */
     bool set_n_ctx, set_n_gpu_layers, set_tensor_split, set_overrides;
+    uint32_t n_tensor_split;  /* values -ts gave (more than the devices is
+                                 llama.cpp's to ignore: a warning) */
 } ggfit_params;
 
 /* llama.cpp's defaults (common_params), with the host CPU features of the
@@ -812,6 +814,15 @@ GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force
  * Requests: the command line's plan, for any C program
  * ---------------------------------------------------------------------- */
 
+/* The llama.cpp program a plan is printed for (--for): its syntax, and the
+ * defaults that differ between them made explicit. */
+typedef enum ggfit_program {
+    GGFIT_FOR_SERVER = 0,     /* llama-server (the default) */
+    GGFIT_FOR_CLI = 1,        /* llama-cli */
+    GGFIT_FOR_FIT_PARAMS = 2, /* llama-fit-params' own line, as it prints it */
+    GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
+} ggfit_program;
+
 /* What the ggfit command line takes for a plan, so that a program gets the
  * CLI's answer from the same flags: ggfit_request_init, then
  * ggfit_request_parse_arg over argv (or set the fields), then
@@ -834,6 +845,7 @@ typedef struct ggfit_request {
     ggfit_probe_options probe; /* how this machine is probed; all NULL as
                                  ggfit_host_probe(NULL, ...) */
     ggfit_host_mem host;      /* set by ggfit_request_devices */
+    ggfit_program program;    /* --for server|cli|fit-params|bench */
 } ggfit_request;
 
 /* No flags given: llama.cpp's defaults (ggfit_params_init,
@@ -875,6 +887,8 @@ typedef struct ggfit_plan {
                                  fit.projection, or with print_memory
                                  ggfit_project's for the flags as given */
     ggfit_params asked;       /* the flags as given */
+    ggfit_program program;    /* the request's --for */
+    uint32_t n_layer;         /* the model's blocks */
     ggfit_host_mem host;      /* the system memory planned with */
     ggfit_fit_options fit_options; /* the margins judged with */
     ggfit_verdict verdict;    /* the whole machine's, on projection */
@@ -900,10 +914,26 @@ GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
 GGFIT_API char *ggfit_plan_text(const ggfit_plan *plan, bool with_log);
 GGFIT_API char *ggfit_plan_json(const ggfit_plan *plan);
 
-/* The flags the plan recommends, on one line (stdout's): the alternative's
- * when there is one, else the fit's (ggfit_fit_args), or "" when nothing
+/* The flags the plan recommends, on one line (stdout's), for the plan's
+ * program (ggfit_plan_argv joined by ggfit_argv_join), or "" when nothing
  * fits. The caller frees it with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_plan_args(const ggfit_plan *plan);
+
+/* The plan as an argv for prog, NULL-terminated (*n words): the fitted
+ * flags (the alternative's when there is one, the flags as given with
+ * -fitp on) and every memory setting the plan assumed (-b, -ub, -np, -kvu,
+ * -fa, -ctk, -ctv, -nkvo, --swa-full, --no-mmap, ...), with -np and
+ * -fit off made explicit for llama-server and llama-cli, so that the
+ * program uses the memory ggfit projected; for GGFIT_FOR_FIT_PARAMS the
+ * words of llama-fit-params' own line. Free with ggfit_argv_free(); NULL
+ * when out of memory. */
+GGFIT_API char **ggfit_plan_argv(const ggfit_plan *plan, ggfit_program prog, size_t *n);
+GGFIT_API void ggfit_argv_free(char **argv);
+
+/* An argv as one line that `xargs` and `$(...)` both split back into the
+ * same words (a word either would change is single-quoted). The caller
+ * frees it with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_argv_join(char *const *argv);
 
 /* Plans as the CLI does: GGFIT_EINVAL ("-m FILE is needed") without
  * r->model, else ggfit_request_devices (which updates r as it says), opens

@@ -72,19 +72,19 @@ fitted() {  # stdout only
     "$@" 2>/dev/null
 }
 check fit-qwen3-14b-40k 0 '^-c 40960 -ngl 27$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960 --for fit-params
 check fit-qwen3-14b-8k 0 '^-c 8192 -ngl 33$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192 --for fit-params
 check fit-gpt-oss-120b 0 '^-c 32768 -ngl 37 -ot "blk\\\.12\\\.ffn_(gate|up|gate_up|down)\.\*=CPU,blk\\\.13\\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU,' -- \
-    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB
+    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB --for fit-params
 check fit-unchanged 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB --for fit-params
 check fit-log 0 'no changes needed' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -v
 check fit-report 0 '^verdict: fits: every device keeps its margin' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
 check fit-quiet 0 '^-c 0 -ngl -1$' -- \
-    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -q
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -q --for fit-params
 check host-short 3 'fits on the GPUs but not in system memory' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB
 check host-short-json 3 '"status": "host_short"' -- \
@@ -99,6 +99,45 @@ check reorder-usage 2 'reorder needs IN and OUT files' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
 check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
     "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
+check plan-server 0 '^-c 8192 -ngl 33 -np 1 -ctk q8_0 -ctv q8_0 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -c 8192 -ctk q8_0 -ctv q8_0
+check plan-bench 0 '^-ngl 99 -ts 3/1 -fa 1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090,rtx-3090 -ts 3,1 -fa on --for bench
+check plan-json-argv 0 '"argv": \[$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 --json
+check plan-ncmoe-compact 0 ' -ncmoe 48 ' -- \
+    fitted "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3090 -ncmoe 1000 -c 4096 --host-mem 64GiB
+check bad-gpu-bare 2 "'24' has no unit: give one, e.g. 24GiB" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24
+check bad-gpu-4090 2 "did you mean rtx-4090" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 4090
+check bad-gpu-empty 2 "gpu: empty" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu ''
+check bad-gpu-zero 2 "has no memory" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 0GiB
+check bad-gpu-comma 2 "ends with a comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,
+check bad-ot-comma 2 "a trailing comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -ot 'exps=CPU,'
+check bad-rpc-comma 2 "ends with a comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc 127.0.0.1:1,
+check bad-ts-nan 2 "expected proportions like 3,1 (finite" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts nan,1
+check bad-ts-inf 2 "expected proportions like 3,1 (finite" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts inf,1
+check bad-batch 2 "-b: expected at least 1 token" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -b 0
+check bad-np 2 "expected 1 to 256 sequences" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -np 257
+check bad-fitp 2 "-fitp: expected on or off, got 'garbage'" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -fitp garbage
+check bad-ctx-huge 2 "-c: 4294967295 is too large" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -c 4294967295
+mkfifo "$tmp/fifo"
+check bad-fifo 2 "not a regular file" -- \
+    timeout 10 "$ggfit" -m "$tmp/fifo" --gpu 24GiB
+check full-disk 2 "cannot write the output" -- \
+    sh -c '"$0" -m "$1" --gpu 24GiB -q >/dev/full' "$ggfit" "$models/qwen3-0.6b-f16.gguf"
 check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \
@@ -110,7 +149,7 @@ check fit-bad-target 2 'fitt: expected MiB values' -- \
 
 # --gpu by catalog id (data/gpus.tsv).
 check catalog-fit 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 --for fit-params
 check catalog-mac 1 'Metal  *13640 ' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m3-pro-18gb -fitp on
 check catalog-kind 0 'Vulkan0  *24576 ' -- \
@@ -149,13 +188,13 @@ check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 Mi
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
 check fit-off-fits 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off --for fit-params
 
 # CPU only: the host's memory, this machine's or a described one.
 check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB --for fit-params
 check cpu-only-reduces 0 '^-c [0-9]* -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB/3GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB/3GiB --for fit-params
 check cpu-only-fails 1 'unable to fit model into system memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
 check host-mem-bad 2 "host-mem: bad size 'lots'" -- \
@@ -166,7 +205,7 @@ check host-mem-bad 2 "host-mem: bad size 'lots'" -- \
 check project-no-model 2 '^ggfit: -m FILE is needed$' -- "$ggfit" --gpu 8GiB -c 4096
 check project-no-value 2 '^ggfit: --gpu needs a value$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu
-check project-bad-fit 2 '^ggfit: -fit: expected on or off$' -- \
+check project-bad-fit 2 "^ggfit: -fit: expected on or off, got 'maybe'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit maybe
 check project-bad-fitc 2 '^ggfit: -fitc: expected a context size$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitc 12x
@@ -202,7 +241,7 @@ same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     cat "$tmp/plan.out"
     [ "$a" -eq "$b" ] && cmp -s "$tmp/cli.out" "$tmp/plan.out" && echo "same as the CLI (exit $a)"
 }
-check example-fit 0 '^-c 8192 -ngl 33$' -- \
+check example-fit 0 '^-c 8192 -ngl 33 -np 1 -fit off$' -- \
     "$plan" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
 check example-same-8k 0 '^same as the CLI (exit 0)$' -- \
     same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192

@@ -56,7 +56,7 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     const char *a = argv[*i];
     static const char *const with_value[] = {
         "-m", "--model", "--gpu", "--rpc", "--host-mem", "-fitp", "--fit-print", "-fit",
-        "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx",
+        "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx", "--for",
     };
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]) && *i + 1 >= argc)
@@ -70,13 +70,26 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     } else if (is(a, "--host-mem", NULL)) {
         r->host_mem = argv[++*i];
     } else if (is(a, "-fitp", "--fit-print")) {
-        r->print_memory = !strcmp(argv[++*i], "on");   /* anything else is off */
+        const char *v = argv[++*i];
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected on or off, got '%s'", a, v);
+        r->print_memory = !strcmp(v, "on");
+    } else if (is(a, "--for", NULL)) {
+        static const char *const progs[] = { "server", "cli", "fit-params", "bench" };
+        const char *v = argv[++*i];
+        size_t k = 0;
+        while (k < 4 && strcmp(v, progs[k]))
+            k++;
+        if (k == 4)
+            return ggfit__fail(err, GGFIT_EINVAL, "--for: expected server, cli, fit-params or "
+                                                  "bench, got '%s'", v);
+        r->program = (ggfit_program)k;
     } else if (is(a, "--print-memory", NULL)) {
         r->print_memory = true;
     } else if (is(a, "-fit", "--fit")) {
         const char *v = argv[++*i];
         if (strcmp(v, "on") && strcmp(v, "off"))
-            return ggfit__fail(err, GGFIT_EINVAL, "-fit: expected on or off");
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected on or off, got '%s'", a, v);
         r->fit.check_only = !strcmp(v, "off");
     } else if (is(a, "-fitt", "--fit-target")) {
         if ((rc = parse_margins(&r->fit, argv[++*i], err)))
@@ -116,6 +129,8 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         return rc;
     out->print_memory = r->print_memory;
     out->asked = r->params;
+    out->program = r->program;
+    out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;
     const ggfit_params *judged = &r->params;

@@ -88,18 +88,34 @@ uint64_t ggfit_driver_free(ggfit_backend kind, uint64_t total, char *why, size_t
     return total;
 }
 
+/* A size with a unit (24GiB, 24077MiB): a bare number is refused in --gpu,
+ * where "24" or "4090" is a mistake far more often than MiB. */
+static bool has_unit(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && isalpha((unsigned char)s[n - 1]);
+}
+
 ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
                                  char **err)
 {
     unsigned count[GGFIT_BACKEND_COUNT] = {0};
     *n = 0;
-    if (strcmp(spec, "none") == 0 || strcmp(spec, "") == 0)
+    if (strcmp(spec, "none") == 0)
         return GGFIT_OK;
+    size_t sl = strlen(spec);
+    if (sl == 0)
+        return ggfit__fail(err, GGFIT_EINVAL, "--gpu: empty (give none for the CPU alone, or "
+                                              "devices like 24GiB or rtx-3090)");
+    if (spec[sl - 1] == ',')
+        return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' ends with a comma", spec);
     const char *p = spec;
     while (*p) {
         char item[128];
         size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof item)
+        if (len == 0)
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: an empty item in '%s'", spec);
+        if (len >= sizeof item)
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad device '%.*s'", (int)len, p);
         memcpy(item, p, len);
         item[len] = '\0';
@@ -147,12 +163,27 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
             d->bandwidth_gbs = c->bandwidth_gbs;
             d->unified = c->system_memory != 0;
             d->system_memory = c->system_memory;
-        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
+        } else if (!has_unit(size)) {
+            char id[32];
+            snprintf(id, sizeof id, "rtx-%.20s", size);
+            if (ggfit_catalog_find(id))
+                return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
+                                   "%sGiB, or a catalog id: did you mean %s?", size, size, id);
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
+                               "%sGiB", size, size);
+        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK) {
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
                                size);
+        } else if (d->total < ((uint64_t)1 << 20)) {
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: a device of '%s' has no memory (give "
+                               "none for the CPU alone)", size);
+        }
         if (d->kind == GGFIT_BACKEND_METAL)
             d->unified = true;   /* Apple silicon: one pool with the host */
         d->free = d->total;
+        if (slash && !has_unit(slash + 1))
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: free size '%s' has no unit: give "
+                               "one, e.g. %sMiB", slash + 1, slash + 1);
         if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
             return ggfit__fail(err, GGFIT_EINVAL,
                                "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);

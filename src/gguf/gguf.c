@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "gguf/gguf.h"
@@ -748,17 +750,29 @@ static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *
 
 static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Opened without blocking, so that a FIFO or a device is refused rather
+     * than waited on; a regular file is then read as usual. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return ggfit__fail(err, GGFIT_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    int rc;
-    if (fstat(fileno(f), &st) != 0)
-        rc = ggfit__fail(err, GGFIT_EIO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = ggfit__fail(err, GGFIT_EIO, "%s: not a regular file", path);
-    else
-        rc = load_shard(g, s, path, f, NULL, (uint64_t)st.st_size, err);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int rc = errno && !S_ISDIR(st.st_mode) && fstat(fd, &st) != 0
+                 ? ggfit__fail(err, GGFIT_EIO, "%s: cannot stat: %s", path, strerror(errno))
+                 : ggfit__fail(err, GGFIT_EIO, "%s: %s", path,
+                               S_ISDIR(st.st_mode) ? "a directory, not a GGUF file"
+                               : "not a regular file (a pipe, a device or a socket)");
+        close(fd);
+        return rc;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int rc = ggfit__fail(err, GGFIT_EIO, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    int rc = load_shard(g, s, path, f, NULL, (uint64_t)st.st_size, err);
     fclose(f);
     return rc;
 }

@@ -21,15 +21,19 @@ static const char *const verdict_ids[] = { "fits", "no_fit", "host_short" };
 
 char *ggfit_plan_args(const ggfit_plan *pl)
 {
-    if (pl->has_alternative)
-        return ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
-    if (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS) {
+    if (!pl->has_alternative && (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)) {
         char *s = ggfit__malloc(1);
         if (s)
             s[0] = '\0';
         return s;
     }
-    return ggfit_fit_args(&pl->fit, pl->devices, pl->n_devices);
+    if (pl->program == GGFIT_FOR_FIT_PARAMS)   /* its own line, as it prints it */
+        return ggfit_fit_args(pl->has_alternative ? &pl->alternative : &pl->fit, pl->devices,
+                              pl->n_devices);
+    char **argv = ggfit_plan_argv(pl, pl->program, NULL);
+    char *line = argv ? ggfit_argv_join(argv) : NULL;
+    ggfit_argv_free(argv);
+    return line;
 }
 
 /* ---- text ----------------------------------------------------------------- */
@@ -217,6 +221,29 @@ fail:
     return NULL;
 }
 
+/* The plan's words for its program, as an array (empty when it does not
+ * fit): what an exec() takes, with no quoting to undo. */
+static json_t *argv_json(const ggfit_plan *pl)
+{
+    json_t *a = json_array();
+    if (!a || (!pl->has_alternative &&
+               (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)))
+        return a;
+    char **w = ggfit_plan_argv(pl, pl->program, NULL);
+    for (size_t i = 0; w && w[i]; i++)
+        if (json_array_append_new(a, json_string(w[i]))) {
+            json_decref(a);
+            a = NULL;
+            break;
+        }
+    if (!w) {
+        json_decref(a);
+        a = NULL;
+    }
+    ggfit_argv_free(w);
+    return a;
+}
+
 char *ggfit_plan_json(const ggfit_plan *pl)
 {
     char *base = pl->print_memory ? ggfit_projection_json(&pl->projection, pl->devices)
@@ -254,6 +281,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "verdict", verdict_json(&pl->verdict)) ||
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
+        json_object_set_new(root, "argv", argv_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
