@@ -234,6 +234,29 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
     return rc;
 }
 
+/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
+ * the program decides the syntax the plan is printed in. */
+static int program_of(ggfit_request *req, int argc, char **argv, int *i)
+{
+    static const struct { const char *name; ggfit_program prog; } progs[] = {
+        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
+        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
+    };
+    if (++*i >= argc)
+        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
+    const char *base = strrchr(argv[*i], '/');
+    base = base ? base + 1 : argv[*i];
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
+        if (!strcmp(base, progs[k].name)) {
+            req->program = progs[k].prog;
+            (*i)++;
+            return 0;
+        }
+    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
+                    "llama-bench\n", argv[*i]);
+    return EXIT_BAD_INPUT;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -245,19 +268,28 @@ static int cmd_project(int argc, char **argv)
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
+    /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
+    if ((rc = ggfit_request_env(&req, &err)))
+        return report(rc, err);
     for (int i = 1; i < argc;) {
         bool used;
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (used)
-            continue;
+        /* ggfit's own first (-v is also llama.cpp's --verbose) */
         if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
             quiet = true;
         } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--")) {
+            /* a whole llama.cpp command: its program, then its flags */
+            if ((rc = program_of(&req, argc, argv, &i)))
+                return rc;
+            continue;
         } else {
+            if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+                return report(rc, err);
+            if (used)
+                continue;
             fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
             return EXIT_BAD_INPUT;
         }

@@ -823,6 +823,8 @@ typedef enum ggfit_program {
     GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
 } ggfit_program;
 
+#define GGFIT_MAX_IGNORED 64
+
 /* What the ggfit command line takes for a plan, so that a program gets the
  * CLI's answer from the same flags: ggfit_request_init, then
  * ggfit_request_parse_arg over argv (or set the fields), then
@@ -846,7 +848,22 @@ typedef struct ggfit_request {
                                  ggfit_host_probe(NULL, ...) */
     ggfit_host_mem host;      /* set by ggfit_request_devices */
     ggfit_program program;    /* --for server|cli|fit-params|bench */
+    /* Flags of llama.cpp's programs that ggfit recognised and did not
+     * apply: those with no effect on memory (--port, -t, --jinja), and
+     * those whose memory ggfit does not count yet (--mmproj, -md, --lora):
+     * pointers into argv, the first GGFIT_MAX_IGNORED of each. */
+    const char *ignored[GGFIT_MAX_IGNORED];
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED];
+    uint32_t n_not_counted;
 } ggfit_request;
+
+/* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
+ * (LLAMA_ARG_CTX_SIZE=8192 is -c 8192; LLAMA_ARG_NO_MMAP=1 is --no-mmap),
+ * for every flag ggfit_request_parse_arg takes. Call it before parsing the
+ * command line, so that a flag wins over its variable, as in llama.cpp. A
+ * bad value is GGFIT_EINVAL naming the variable. */
+GGFIT_API ggfit_status ggfit_request_env(ggfit_request *r, char **err);
 
 /* No flags given: llama.cpp's defaults (ggfit_params_init,
  * ggfit_fit_options_init), fitting on, this machine's devices. */
@@ -856,10 +873,14 @@ GGFIT_API void ggfit_request_init(ggfit_request *r);
  * *i past what it used: llama.cpp's flags (ggfit_params_parse_arg),
  * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE,
  * -fit/--fit on|off, -fitt/--fit-target MIB,..., -fitc/--fit-ctx N,
- * -fitp/--fit-print on|off and --print-memory. Another flag is the caller's
- * to judge, as in ggfit_params_parse_arg: with used, GGFIT_OK with *used
- * false and *i unchanged (the CLI then takes --json); with used NULL,
- * GGFIT_EINVAL. A missing or bad value is GGFIT_EINVAL with a message. */
+ * -fitp/--fit-print on|off, --print-memory and --for PROGRAM. Any other
+ * flag of llama.cpp's programs (common/arg.cpp: --port, -t, --jinja, ...)
+ * is taken with its values and listed in r->ignored (or r->not_counted
+ * when it changes memory in a way ggfit does not count yet). Another flag
+ * is the caller's to judge, as in ggfit_params_parse_arg: with used,
+ * GGFIT_OK with *used false and *i unchanged (the CLI then takes --json);
+ * with used NULL, GGFIT_EINVAL. A missing or bad value is GGFIT_EINVAL
+ * with a message. */
 GGFIT_API ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
                                                bool *used, char **err);
 
@@ -889,6 +910,9 @@ typedef struct ggfit_plan {
     ggfit_params asked;       /* the flags as given */
     ggfit_program program;    /* the request's --for */
     uint32_t n_layer;         /* the model's blocks */
+    char notes[1024];         /* what the plan did not take into account:
+                                 flags ignored or not counted, -ts values
+                                 beyond the devices; one line each */
     ggfit_host_mem host;      /* the system memory planned with */
     ggfit_fit_options fit_options; /* the margins judged with */
     ggfit_verdict verdict;    /* the whole machine's, on projection */

@@ -138,6 +138,30 @@ check bad-fifo 2 "not a regular file" -- \
     timeout 10 "$ggfit" -m "$tmp/fifo" --gpu 24GiB
 check full-disk 2 "cannot write the output" -- \
     sh -c '"$0" -m "$1" --gpu 24GiB -q >/dev/full' "$ggfit" "$models/qwen3-0.6b-f16.gguf"
+check paste-server 0 '^-c 16384 -ngl 99 -np 1 -fit off$' -- \
+    fitted "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 --temp 0.7 --top-k 40 --top-p 0.9 \
+    --min-p 0.05 --repeat-penalty 1.1 -ngl 99 --metrics --no-webui --api-key secret \
+    --alias qwen -tb 8 --timeout 600 --threads-http 4 --slot-save-path /tmp --cont-batching
+check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
+    "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
+check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
+    "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 --mmproj mm.gguf -md d.gguf
+check paste-bench 0 '^-ngl 99 -fa 1$' -- \
+    fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
+check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
+    "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
+check env-ctx 0 '^-c 8192 -ngl all -np 1 -fit off$' -- \
+    fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
+check env-flag-wins 0 '^-c 4096 ' -- \
+    fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 -c 4096
+check env-no-mmap 0 ' --no-mmap -fit off$' -- \
+    fitted env LLAMA_ARG_NO_MMAP=1 "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090
+check env-bad 2 "LLAMA_ARG_CTX_SIZE: -c: expected a non-negative integer, got 'lots'" -- \
+    env LLAMA_ARG_CTX_SIZE=lots "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090
+check ts-more-than-devices 0 '^note: -ts gives 3 proportions for 2 devices' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090,rtx-3090 -ts 1,2,3 -c 4096
 check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \

@@ -99,6 +99,12 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
     /* Flags without a value. */
     if (is(a, "-kvu", "--kv-unified", NULL)) {
         p->kv_unified = true;
+    } else if (is(a, "-no-kvu", "--no-kv-unified", NULL)) {
+        p->kv_unified = false;
+    } else if (is(a, "-kvo", "--kv-offload", NULL)) {
+        p->no_kv_offload = false;
+    } else if (is(a, "--repack", NULL, NULL)) {
+        p->no_repack = false;
     } else if (is(a, "--swa-full", NULL, NULL)) {
         p->swa_full = true;
     } else if (is(a, "-cmoe", "--cpu-moe", NULL)) {

@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "verdict/verdict.h"
+#include "common/llama_args.h"
 
 void ggfit_request_init(ggfit_request *r)
 {
@@ -101,6 +102,18 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
         if (*end || end == v || n > UINT32_MAX)
             return ggfit__fail(err, GGFIT_EINVAL, "-fitc: expected a context size");
         r->fit.n_ctx_min = (uint32_t)n;
+    } else if (ggfit__llama_arg_values(a) >= 0) {
+        /* one of llama.cpp's other flags: taken, and noted */
+        int nv = ggfit__llama_arg_values(a);
+        if (*i + nv >= argc)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
+        if (ggfit__llama_arg_counts_memory(a)) {
+            if (r->n_not_counted < GGFIT_MAX_IGNORED)
+                r->not_counted[r->n_not_counted++] = a;
+        } else if (r->n_ignored < GGFIT_MAX_IGNORED) {
+            r->ignored[r->n_ignored++] = a;
+        }
+        *i += nv;
     } else if (!used) {
         return ggfit__fail(err, GGFIT_EINVAL, "unknown argument '%s'", a);
     } else {
@@ -109,6 +122,34 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     }
     (*i)++;
     return GGFIT_OK;
+}
+
+/* What the plan leaves out, in words. */
+static void notes(const ggfit_request *r, ggfit_plan *out)
+{
+    size_t k = 0, cap = sizeof out->notes;
+    out->notes[0] = '\0';
+    if (r->n_ignored) {
+        k += (size_t)snprintf(out->notes + k, cap - k, "ignored (no effect on memory):");
+        for (uint32_t i = 0; i < r->n_ignored && k < cap; i++)
+            k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->ignored[i]);
+        if (k < cap)
+            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
+    }
+    if (r->n_not_counted && k < cap) {
+        k += (size_t)snprintf(out->notes + k, cap - k, "not counted yet (they add memory ggfit "
+                                                       "does not project):");
+        for (uint32_t i = 0; i < r->n_not_counted && k < cap; i++)
+            k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
+        if (k < cap)
+            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
+    }
+    uint32_t nd = 0;
+    for (size_t d = 0; d < out->n_devices; d++)
+        nd += out->devices[d].total || out->devices[d].free;
+    if (r->params.n_tensor_split > nd && nd > 0 && k < cap)
+        snprintf(out->notes + k, cap - k, "-ts gives %u proportions for %u devices: llama.cpp "
+                 "uses the first %u\n", r->params.n_tensor_split, nd, nd);
 }
 
 ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
@@ -130,6 +171,7 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     out->print_memory = r->print_memory;
     out->asked = r->params;
     out->program = r->program;
+    notes(r, out);
     out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;

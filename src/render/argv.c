@@ -254,8 +254,8 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     add(&w, "-ngl");
     if (p->n_gpu_layers == GGFIT_NGL_ALL)
         add(&w, bench ? "999" : "all");
-    else if (p->n_gpu_layers == GGFIT_NGL_AUTO)
-        add(&w, bench ? "99" : "auto");
+    else if (p->n_gpu_layers == GGFIT_NGL_AUTO)   /* with the fit off: every layer */
+        add(&w, bench ? "99" : "all");
     else
         add(&w, "%d", p->n_gpu_layers);
     size_t nd = pl->n_devices;

@@ -152,6 +152,11 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     ggfit_free(table);
     placement_text(&sb, pl);
     verdict_text(&sb, &pl->verdict, pl);
+    for (const char *p = pl->notes; *p;) {
+        size_t n = strcspn(p, "\n");
+        ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
     if (pl->has_alternative) {
@@ -221,6 +226,20 @@ fail:
     return NULL;
 }
 
+static json_t *lines_of(const char *text)
+{
+    json_t *a = json_array();
+    for (const char *p = text; a && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return a;
+}
+
 /* The plan's words for its program, as an array (empty when it does not
  * fit): what an exec() takes, with no quoting to undo. */
 static json_t *argv_json(const ggfit_plan *pl)
@@ -282,6 +301,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||
+        json_object_set_new(root, "notes", lines_of(pl->notes)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
