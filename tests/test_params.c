@@ -78,7 +78,14 @@ static void test_bad_flags(void **state)
         { "-ctk q3_k", "unsupported cache type 'q3_k'" },
         { "-ot nothing", "expected PATTERN=BUFFER" },
         { "-ot =CPU", "expected PATTERN=BUFFER" },
-        { "-np 0", "at least 1 sequence" },
+        { "-np 0", "expected 1 to 256 sequences" },
+        { "-np 257", "expected 1 to 256 sequences (llama.cpp's LLAMA_MAX_SEQ), got '257'" },
+        { "-b 0", "-b: expected at least 1 token, got '0'" },
+        { "-ub 0", "-ub: expected at least 1 token, got '0'" },
+        { "-ts nan,1", "expected proportions like 3,1 (finite, not negative)" },
+        { "-ts 1,", "expected proportions like 3,1 (finite, not negative)" },
+        { "-ot exps=CPU,", "a trailing comma" },
+        { "-c 4294967295", "-c: 4294967295 is too large (at most 4294967040" },
         { "-sm diagonal", "expected none, layer or row" },
         { "-ts 1,x", "expected proportions" },
     };
@@ -204,8 +211,8 @@ static void test_request_flags(void **state)
     assert_int_equal(r.fit.margin[1], 2ull << 30);
     assert_int_equal(r.fit.n_ctx_min, 2048);
     assert_true(r.params.n_ctx == 8192 && r.params.set_n_ctx && r.params.n_gpu_layers == 4);
-    /* Later flags win, as in llama.cpp; -fitp anything but on is off. */
-    assert_null(parse_request(&r, "--model b.gguf -fit off -fit on --print-memory -fitp no",
+    /* Later flags win, as in llama.cpp; -fitp takes on or off. */
+    assert_null(parse_request(&r, "--model b.gguf -fit off -fit on --print-memory -fitp off",
                               &rc, &err));
     assert_string_equal(r.model, "b.gguf");
     assert_false(r.fit.check_only || r.print_memory);

@@ -760,7 +760,7 @@ static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char *
         int rc = errno && !S_ISDIR(st.st_mode) && fstat(fd, &st) != 0
                  ? ggfit__fail(err, GGFIT_EIO, "%s: cannot stat: %s", path, strerror(errno))
                  : ggfit__fail(err, GGFIT_EIO, "%s: %s", path,
-                               S_ISDIR(st.st_mode) ? "a directory, not a GGUF file"
+                               S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
                                : "not a regular file (a pipe, a device or a socket)");
         close(fd);
         return rc;
