@@ -676,6 +676,18 @@ GGFIT_API char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *de
  * Verdict: the whole machine, beside llama.cpp's decision
  * ---------------------------------------------------------------------- */
 
+/* A change to the flags as given that makes the plan fit (the nearest
+ * changes, when a set flag stops llama.cpp's fit or the flags do not fit). */
+typedef struct ggfit_change {
+    char flags[192];          /* what to change: "-ngl 31", "-c 24576",
+                                 "-ctk q8_0 -ctv q8_0 -c 32768" */
+    uint32_t n_changes;       /* flags changed: fewest first */
+    ggfit_params params;      /* the flags with the change made */
+    uint64_t worst_left;      /* bytes left on the tightest device or pool */
+} ggfit_change;
+
+#define GGFIT_MAX_CHANGES 6
+
 /* llama.cpp's fit only looks at the GPUs' margins. The verdict also asks
  * whether the host holds what stays there (weights not mapped from the
  * file, KV and compute buffers on the host, CPU_REPACK, and the mmap'ed
@@ -922,6 +934,11 @@ typedef struct ggfit_plan {
     bool has_alternative;
     ggfit_fit_result alternative;
     ggfit_verdict alternative_verdict;
+    /* When the plan does not fit (the flags as given, with llama.cpp's fit
+     * stopped by a set flag, off, or -fitp on): the nearest changes that
+     * fit, fewest first, each projected and judged. */
+    size_t n_changes;
+    ggfit_change changes[GGFIT_MAX_CHANGES];
 } ggfit_plan;
 
 /* The exit status the CLI gives a plan: 0 it fits (on the whole machine),

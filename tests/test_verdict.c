@@ -381,6 +381,73 @@ static void test_free_after(void **state)
     ggfit_plan_free(&pl);
 }
 
+/* Flags as constraints: with a set flag that stops llama.cpp's fit and
+ * flags that do not fit, the nearest changes that fit, each one checked
+ * here by projecting it and judging the whole machine. */
+static void check_changes(const char *model, const char *const *flags, size_t want_min)
+{
+    char m[512];
+    model_path(m, sizeof m, model);
+    const char *args[24];
+    size_t k = 0;
+    args[k++] = "-m";
+    args[k++] = m;
+    for (; *flags; flags++)
+        args[k++] = *flags;
+    args[k] = NULL;
+    ggfit_plan pl;
+    assert_int_equal(plan_of(&pl, args), 0);
+    assert_int_not_equal(pl.verdict.status, GGFIT_VERDICT_FITS);
+    assert_true(pl.verdict.first_short >= 0);
+    assert_true(pl.verdict.pools[pl.verdict.first_short].short_by > 0);
+    assert_true(pl.n_changes >= want_min);
+    for (size_t i = 0; i < pl.n_changes; i++) {
+        ggfit_projection pr;
+        ggfit_verdict *v = malloc(sizeof *v);
+        ggfit_model *mo;
+        char *err = NULL;
+        assert_int_equal(ggfit_model_open(m, &mo, &err), 0);
+        assert_int_equal(ggfit_project(mo, &pl.changes[i].params, pl.devices, pl.n_devices, &pr,
+                                       NULL, &err), 0);
+        assert_int_equal(ggfit_verdict_of(mo, &pl.changes[i].params, &pr, pl.devices,
+                                          pl.n_devices, &pl.host, &pl.fit_options, v, &err), 0);
+        if (v->status != GGFIT_VERDICT_FITS)
+            fail_msg("%s: '%s' does not fit: %s", model, pl.changes[i].flags, v->summary);
+        if (i)   /* fewest changes first */
+            assert_true(pl.changes[i].n_changes >= pl.changes[i - 1].n_changes);
+        free(v);
+        ggfit_model_free(mo);
+    }
+    char *t = ggfit_plan_text(&pl, false);
+    if (want_min)
+        assert_non_null(strstr(t, "nearest changes that fit"));
+    ggfit_free(t);
+    ggfit_plan_free(&pl);
+}
+
+static void test_nearest_changes(void **state)
+{
+    (void)state;
+    const char *a[] = { "--gpu", "rtx-3090", "-ngl", "99", "-c", "32768", "--host-mem",
+                        "64GiB", NULL };
+    check_changes("qwen3-14b-f16.gguf", a, 1);
+    const char *b[] = { "--gpu", "rtx-3090", "-ngl", "99", "-c", "32768", "--host-mem",
+                        "96GiB", NULL };
+    check_changes("gpt-oss-120b-mxfp4.gguf", b, 2);   /* -ngl, -ncmoe */
+    const char *c[] = { "--gpu", "rtx-4060", "-c", "65536", "-ncmoe", "8", "--host-mem",
+                        "64GiB", NULL };
+    check_changes("qwen3-30b-a3b-Q4_K_M.gguf", c, 1);
+    const char *d[] = { "--gpu", "rtx-3060-12gb", "-c", "131072", "-fitp", "on", "--host-mem",
+                        "64GiB", NULL };
+    check_changes("llama-3.1-8b-Q4_K_M.gguf", d, 2);  /* -c, the cache, -ngl */
+    const char *e[] = { "--gpu", "rtx-4060", "-cmoe", "-c", "131072", "-np", "4",
+                        "--host-mem", "128GiB", NULL };
+    check_changes("gpt-oss-120b-mxfp4.gguf", e, 3);   /* -ngl, -c, the cache */
+    const char *f[] = { "--gpu", "rtx-4060", "-ot", "exps=CUDA0", "-c", "16384", "--host-mem",
+                        "64GiB", NULL };
+    check_changes("qwen3-30b-a3b-Q4_K_M.gguf", f, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_metal_span),
         cmocka_unit_test(test_metal_span_cpu_moe),
         cmocka_unit_test(test_free_after),
+        cmocka_unit_test(test_nearest_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,11 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         rc = ggfit__refit_for_host(m, &r->params, out->devices, out->n_devices, &out->host,
                                    &out->fit_options, &out->fit, &out->has_alternative,
                                    &out->alternative, &out->alternative_verdict, err);
+    /* Not fitting, and nothing found that does: the nearest changes. */
+    if (!rc && !out->has_alternative && out->verdict.status != GGFIT_VERDICT_FITS)
+        rc = ggfit__nearest(m, judged, &out->projection, out->devices, out->n_devices,
+                            &out->host, &out->fit_options, out->changes, GGFIT_MAX_CHANGES,
+                            &out->n_changes, err);
     if (rc)
         ggfit_plan_free(out);
     ggfit_model_free(m);

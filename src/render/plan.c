@@ -159,6 +159,16 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     }
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
+    if (pl->n_changes) {
+        ggfit__sb_printf(&sb, "nearest changes that fit (each projected):");
+        for (size_t i = 0; i < pl->n_changes; i++)
+            ggfit__sb_printf(&sb, "%s %s (%.0f MiB to spare)", i ? "; or" : "",
+                             pl->changes[i].flags, mib(pl->changes[i].worst_left));
+        ggfit__sb_printf(&sb, "\n");
+    } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative) {
+        ggfit__sb_printf(&sb, "no single change of -ngl, -c, the cache type or -ncmoe fits: "
+                              "more memory or a smaller quant is needed\n");
+    }
     if (pl->has_alternative) {
         char *a = ggfit_fit_args(r, pl->devices, pl->n_devices);
         char *b = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
@@ -224,6 +234,21 @@ fail:
     json_decref(spans);
     json_decref(fixes);
     return NULL;
+}
+
+static json_t *changes_json(const ggfit_plan *pl)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < pl->n_changes; i++) {
+        const ggfit_change *c = &pl->changes[i];
+        if (json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "change", c->flags,
+                                               "flags_changed", (json_int_t)c->n_changes,
+                                               "spare", (json_int_t)c->worst_left))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
 }
 
 static json_t *lines_of(const char *text)
@@ -302,6 +327,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||
         json_object_set_new(root, "notes", lines_of(pl->notes)) ||
+        json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -28,6 +28,7 @@
 #include "base/base.h"
 #include "gguf/gguf.h"
 #include "llama/reorder.h"
+#include "verdict/verdict.h"
 
 const char *ggfit_verdict_status_str(int status)
 {
@@ -460,4 +461,12 @@ ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params *p,
     if (!m || !p || !pr || !out || (n && !devs))
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_verdict_of: NULL argument");
     return judge(m, p, pr, devs, n, host, opt, WITH_FIXES, out, err);
+}
+
+ggfit_status ggfit__verdict_quick(const ggfit_model *m, const ggfit_params *p,
+                                  const ggfit_projection *pr, const ggfit_device *devs, size_t n,
+                                  const ggfit_host_mem *host, const ggfit_fit_options *opt,
+                                  ggfit_verdict *out, char **err)
+{
+    return judge(m, p, pr, devs, n, host, opt, AS_IS, out, err);
 }

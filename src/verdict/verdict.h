@@ -17,4 +17,19 @@ ggfit_status ggfit__refit_for_host(const ggfit_model *m, const ggfit_params *p,
                                    const ggfit_fit_result *first, bool *found,
                                    ggfit_fit_result *alt, ggfit_verdict *altv, char **err);
 
+/* verdict.c: the verdict without the Metal fixes (one projection less
+ * per fix), for searches that judge many plans. */
+ggfit_status ggfit__verdict_quick(const ggfit_model *m, const ggfit_params *p,
+                                  const ggfit_projection *pr, const ggfit_device *devs, size_t n,
+                                  const ggfit_host_mem *host, const ggfit_fit_options *opt,
+                                  ggfit_verdict *out, char **err);
+
+/* nearest.c: when the flags as given do not fit the whole machine, the
+ * nearest changes that do, fewest first, each verified by a projection:
+ * into out (at most max), *n of them. */
+ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
+                            const ggfit_projection *pr, const ggfit_device *devs, size_t n_devs,
+                            const ggfit_host_mem *host, const ggfit_fit_options *opt,
+                            ggfit_change *out, size_t max, size_t *n, char **err);
+
 #endif
