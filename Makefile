@@ -53,6 +53,14 @@ $(B)/obj/%.o: src/%.c
 $(B)/obj/devices/catalog.o: $(B)/catalog_data.h
 $(B)/obj/devices/catalog.o: CFLAGS += -I$(B)
 
+# llama.cpp's flags (data/llama_args.tsv, from tools/llama_args.py), so that
+# a pasted llama-server command line is understood.
+%/llama_args_data.h: data/llama_args.tsv scripts/gen_llama_args.awk
+	mkdir -p $(@D)
+	awk -f scripts/gen_llama_args.awk data/llama_args.tsv >$@.tmp && mv $@.tmp $@
+$(B)/obj/common/llama_args.o: $(B)/llama_args_data.h
+$(B)/obj/common/llama_args.o: CFLAGS += -I$(B)
+
 $(B)/libggfit.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
@@ -64,7 +72,7 @@ $(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
 
 # The README's C program, linked with the shared library as a program outside
 # the tree would be (ggfit.h's exports only); tests/cli.sh runs it.
-$(B)/plan: examples/plan.c $(B)/libggfit.so
+$(B)/plan: examples/plan.c include/ggfit.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
 $(B)/tests:
@@ -112,7 +120,7 @@ valgrind: all $(TEST_BIN)
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
 fuzz-build: build-fuzz/fuzz_gguf
-build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h build-fuzz/catalog_data.h
+build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
 	mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
 

@@ -1,9 +1,12 @@
 /*
  * ggfit.c - the command-line tool, a thin client of libggfit.
  *
- * Exit status: 0 success, 1 the answer is "no" (reserved for fits),
- * 2 bad input or usage.
+ * Exit status: 0 success (the plan fits the whole machine), 1 it does not
+ * fit, 2 bad input or usage, 3 the devices hold it but system memory does
+ * not.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,24 +16,31 @@
 
 static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
-    "             [-fit on|off] [-fitt MIB,...] [-fitc N] [-fitp on] [--json]\n"
+    "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
+    "             [-fitp on] [--json] [-q | -v]\n"
     "       ggfit inspect -m FILE [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit archs [--json | --markdown]\n"
+    "       ggfit reorder IN OUT [--force]\n"
     "       ggfit --version | --help\n"
     "\n"
     "commands:\n"
     "  (none)    decide what llama.cpp's --fit decides: prints the flags to use\n"
-    "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout, the reasoning and\n"
-    "            the memory per device on stderr; exit 0 fits, 1 cannot, 2 bad\n"
-    "            input. -fitp on (--print-memory) prints llama.cpp's memory\n"
-    "            breakdown for the flags as given instead\n"
+    "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout; the memory per\n"
+    "            device, where the layers went and the verdict on the whole\n"
+    "            machine (GPUs, system memory, unified memory, Metal's span) on\n"
+    "            stderr; exit 0 fits, 1 does not, 3 the GPUs hold it but system\n"
+    "            memory does not, 2 bad input. -fitp on (--print-memory)\n"
+    "            reports the flags as given instead, on stdout\n"
     "  inspect   read a GGUF header (any shard of a split model) and describe\n"
     "            the model: architecture, sizes, and bytes per layer and role\n"
     "  devices   what ggfit sees on this machine: memory, CPU features and\n"
     "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
     "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
     "            figures for it are exact or estimated\n"
+    "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
+    "            offloads contiguous (blocks in order, output layer last), so\n"
+    "            that Metal's mapped span of a partial offload is its tensors\n"
     "\n"
     "options:\n"
     "  --gpu SPEC         devices to plan for instead of this machine's: none,\n"
@@ -40,8 +50,10 @@ static const char usage[] =
     "                     (data/gpus.tsv): rtx-3090, h100-sxm, m3-pro-18gb ...\n"
     "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
     "                     asked over the network, come first (RPC0[host:port] ...)\n"
-    "  --host-mem SIZE    system memory available to llama.cpp (CPU-only fits);\n"
-    "                     default: what this machine has available\n"
+    "  --host-mem TOTAL[/FREE]  system memory of the machine planned for (with\n"
+    "                     TOTAL alone, 1/8 of it, 1 to 4 GiB, is kept for the\n"
+    "                     system); default: this machine's available memory, or\n"
+    "                     a catalog Mac's own\n"
     "  -fit on|off        fit (default on) or keep the flags as given\n"
     "  -fitt MIB,...      memory to keep free per device (default 1024)\n"
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
@@ -50,6 +62,8 @@ static const char usage[] =
     "                     and llama-server's --embedding --rerank --pooling TYPE\n"
     "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
     "  --json             print JSON (bytes) instead of text\n"
+    "  -q, --quiet        print the flags only\n"
+    "  -v, --verbose      print llama.cpp's whole log of the fit too\n"
     "  --tensors          with inspect --json, list every tensor\n";
 
 static int fail(const char *msg)
@@ -113,6 +127,32 @@ static int cmd_inspect(int argc, char **argv)
     return emit(text, json);
 }
 
+/* Rewrites a model with what llama.cpp offloads contiguous in the file. */
+static int cmd_reorder(int argc, char **argv)
+{
+    const char *files[2];
+    int n = 0;
+    bool force = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--force")) {
+            force = true;
+        } else if (argv[i][0] == '-' || n == 2) {
+            fprintf(stderr, "ggfit reorder: unexpected argument '%s'\n%s", argv[i], usage);
+            return EXIT_BAD_INPUT;
+        } else {
+            files[n++] = argv[i];
+        }
+    }
+    if (n != 2)
+        return fail("reorder needs IN and OUT files");
+    char *err = NULL;
+    int rc = ggfit_reorder(files[0], files[1], force, &err);
+    if (rc)
+        return report(rc, err);
+    fprintf(stderr, "ggfit: wrote %s\n", files[1]);
+    return 0;
+}
+
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
  * /sys under DIR instead (as GGFIT_SYSROOT does). */
 /* The architectures and what ggfit does with each. */
@@ -164,14 +204,14 @@ static int cmd_devices(int argc, char **argv)
                 json);
 }
 
-/* Prints a fit: the flags on stdout, the reasoning and the memory on
- * stderr; or everything as JSON. Exit 0 when it fits, 1 when it cannot. */
-static int print_fit(const ggfit_plan *pl, bool json)
+/* Prints a plan: the flags to use on stdout, the reasoning, the memory
+ * and the verdict on stderr; with -fitp on the memory and the verdict on
+ * stdout; or everything as JSON. The exit status is the plan's. */
+static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
 {
-    const ggfit_fit_result *r = &pl->fit;
-    char *args = ggfit_fit_args(r, pl->devices, pl->n_devices);
-    char *out = json ? ggfit_fit_json(r, pl->devices, pl->n_devices)
-                     : ggfit_projection_text(&r->projection, pl->devices);
+    char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl, verbose);
+    char *args = ggfit_plan_args(pl);
+    int rc = ggfit_plan_exit_status(pl);
     if (!args || !out) {
         ggfit_free(args);
         ggfit_free(out);
@@ -180,18 +220,42 @@ static int print_fit(const ggfit_plan *pl, bool json)
     if (json) {
         fputs(out, stdout);
         fputc('\n', stdout);
+    } else if (pl->print_memory) {
+        fputs(out, stdout);
     } else {
-        if (r->log)
-            fputs(r->log, stderr);
-        fputs(out, stderr);   /* the memory of the result, or of the flags as given */
-        if (r->status == GGFIT_FIT_FAILED)
-            fprintf(stderr, "ggfit: cannot fit: %s\n", r->reason);
-        else
+        if (!quiet)
+            fputs(out, stderr);
+        if (args[0])
             printf("%s\n", args);
+        else if (quiet)
+            fprintf(stderr, "ggfit: %s\n", pl->verdict.summary);
     }
     ggfit_free(args);
     ggfit_free(out);
-    return r->status == GGFIT_FIT_FAILED ? 1 : 0;
+    return rc;
+}
+
+/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
+ * the program decides the syntax the plan is printed in. */
+static int program_of(ggfit_request *req, int argc, char **argv, int *i)
+{
+    static const struct { const char *name; ggfit_program prog; } progs[] = {
+        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
+        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
+    };
+    if (++*i >= argc)
+        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
+    const char *base = strrchr(argv[*i], '/');
+    base = base ? base + 1 : argv[*i];
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
+        if (!strcmp(base, progs[k].name)) {
+            req->program = progs[k].prog;
+            (*i)++;
+            return 0;
+        }
+    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
+                    "llama-bench\n", argv[*i]);
+    return EXIT_BAD_INPUT;
 }
 
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
@@ -201,34 +265,59 @@ static int cmd_project(int argc, char **argv)
 {
     ggfit_request req;
     ggfit_plan plan;
-    bool json = false;
+    bool json = false, quiet = false, verbose = false;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
+    /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
+    if ((rc = ggfit_request_env(&req, &err)))
+        return report(rc, err);
     for (int i = 1; i < argc;) {
         bool used;
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (used)
+        /* ggfit's own first (-v is also llama.cpp's --verbose) */
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            verbose = true;
+        } else if (!strcmp(argv[i], "--")) {
+            /* a whole llama.cpp command: its program, then its flags */
+            if ((rc = program_of(&req, argc, argv, &i)))
+                return rc;
             continue;
-        if (strcmp(argv[i], "--json")) {
+        } else {
+            if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+                return report(rc, err);
+            if (used)
+                continue;
             fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
             return EXIT_BAD_INPUT;
         }
-        json = true;
         i++;
     }
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
-    if (plan.print_memory)
-        return emit(json ? ggfit_projection_json(&plan.projection, plan.devices)
-                         : ggfit_projection_text(&plan.projection, plan.devices), json);
-    rc = print_fit(&plan, json);
+    rc = print_plan(&plan, json, quiet, verbose);
     ggfit_plan_free(&plan);
     return rc;
 }
 
+static int run(int argc, char **argv);
+
+/* Output that could not be written (a full disk, a closed pipe) is a
+ * failure, not a success. */
 int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ggfit: cannot write the output: %s\n", strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);
@@ -248,6 +337,8 @@ int main(int argc, char **argv)
         return cmd_devices(argc - 2, argv + 2);
     if (!strcmp(argv[1], "archs"))
         return cmd_archs(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "reorder"))
+        return cmd_reorder(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

@@ -1,9 +1,10 @@
 /*
  * plan.c - the ggfit command line's answer from C: llama.cpp's flags and
- * ggfit's in, the flags to use out (exit 0), or why they cannot fit (1).
+ * ggfit's in, the flags to use out (exit 0), or why they cannot fit (1;
+ * 3: the GPUs hold it, system memory does not).
  *
  *   cc plan.c -lggfit -o plan
- *   ./plan -m data/models/qwen3-14b-f16.gguf --gpu cuda:24077MiB -c 8192
+ *   ./plan -m data/models/qwen3-14b-f16.gguf --gpu rtx-3090 -c 8192
  *   -c 8192 -ngl 33
  */
 #include <stdio.h>
@@ -21,21 +22,23 @@ int main(int argc, char **argv)
             goto fail;
     if (ggfit_request_plan(&req, &plan, &err) != GGFIT_OK)
         goto fail;
+    /* The flags to use or, with -fitp on, the memory and the verdict on the
+     * whole machine; the exit status says whether it fits. */
+    char *text = plan.print_memory ? ggfit_plan_text(&plan, false) : ggfit_plan_args(&plan);
+    int rc = ggfit_plan_exit_status(&plan);
     ggfit_plan_free(&plan);   /* the log of the reasoning: not printed here */
-    if (!plan.print_memory && plan.fit.status == GGFIT_FIT_FAILED) {
-        fprintf(stderr, "cannot fit: %s\n", plan.fit.reason);
-        return 1;
-    }
-    /* The flags to use or, with -fitp on, the memory of the flags as given. */
-    char *text = plan.print_memory ? ggfit_projection_text(&plan.projection, plan.devices)
-                                   : ggfit_fit_args(&plan.fit, plan.devices, plan.n_devices);
     if (!text) {
         fputs("out of memory\n", stderr);
         return 2;
     }
-    printf(plan.print_memory ? "%s" : "%s\n", text);
+    if (plan.print_memory)
+        fputs(text, stdout);
+    else if (text[0])
+        printf("%s\n", text);
+    else
+        fprintf(stderr, "cannot fit: %s\n", plan.verdict.summary);
     ggfit_free(text);
-    return 0;
+    return rc;
 fail:
     fprintf(stderr, "%s\n", err ? err : "out of memory");
     ggfit_free(err);

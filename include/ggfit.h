@@ -403,6 +403,10 @@ typedef struct ggfit_device {
     bool unified;             /* shares one pool with system memory (Apple
                                  silicon, APUs): not counted twice */
     char endpoint[64];        /* rpc: "host:port" of its rpc-server */
+    uint64_t system_memory;   /* unified: bytes of the one pool it shares
+                                 with the host (a Mac's memory); 0 unknown */
+    char assumed[160];        /* how free was chosen when it was neither
+                                 measured nor given; empty otherwise */
 } ggfit_device;
 
 /* Parses --gpu: "none", or a comma list of [KIND:]SIZE[/FREE] with KIND
@@ -412,9 +416,20 @@ typedef struct ggfit_device {
  * entry's memory, backend, name (description), bandwidth and unified flag;
  * a KIND prefix overrides the backend. An unknown id is GGFIT_EINVAL with
  * close ids in *err. Devices are named as llama.cpp names them
- * (CUDA0, CUDA1, ROCm0, Vulkan0, Metal, RPC0 ...). Returns the count in *n. */
+ * (CUDA0, CUDA1, ROCm0, Vulkan0, Metal, RPC0 ...). Returns the count in *n.
+ * Without /FREE a CUDA, ROCm or Vulkan device is given the free memory a
+ * real driver leaves (ggfit_driver_free; the device's assumed says so);
+ * Metal's total is already what Metal reports free, and an rpc device's
+ * size is taken as its rpc-server would report it. */
 GGFIT_API ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max,
                                            size_t *n, char **err);
+
+/* The free memory a device of this backend and total size reports once a
+ * driver is loaded and before a model is (CUDA: 24,077 of 24,576 MiB on a
+ * 24 GB card, llama.cpp's own figure); the data and their sources are in
+ * devices/spec.c. why (may be NULL) receives a sentence saying what was
+ * assumed, or "" when nothing is (Metal, rpc). */
+GGFIT_API uint64_t ggfit_driver_free(ggfit_backend kind, uint64_t total, char *why, size_t n);
 
 /* Parses a size ("24GiB", "24077MiB", "24000MB", "512", "1.5TiB"; a bare
  * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
@@ -534,6 +549,8 @@ typedef struct ggfit_params {
     bool embeddings;
     int pooling;              /* GGFIT_POOLING_*; UNSPECIFIED: the model's
                                  <arch>.pooling_type, else none */
+    uint32_t n_tensor_split;  /* values -ts gave (more than the devices is
+                                 llama.cpp's to ignore: a warning) */
 } ggfit_params;
 
 /* llama_pooling_type's values. */
@@ -677,8 +694,169 @@ GGFIT_API char *ggfit_fit_args(const ggfit_fit_result *r, const ggfit_device *de
 GGFIT_API char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 
 /* ------------------------------------------------------------------------
+ * Verdict: the whole machine, beside llama.cpp's decision
+ * ---------------------------------------------------------------------- */
+
+/* A change to the flags as given that makes the plan fit (the nearest
+ * changes, when a set flag stops llama.cpp's fit or the flags do not fit). */
+typedef struct ggfit_change {
+    char flags[192];          /* what to change: "-ngl 31", "-c 24576",
+                                 "-ctk q8_0 -ctv q8_0 -c 32768" */
+    uint32_t n_changes;       /* flags changed: fewest first */
+    ggfit_params params;      /* the flags with the change made */
+    uint64_t worst_left;      /* bytes left on the tightest device or pool */
+} ggfit_change;
+
+#define GGFIT_MAX_CHANGES 6
+
+/* llama.cpp's fit only looks at the GPUs' margins. The verdict also asks
+ * whether the host holds what stays there (weights not mapped from the
+ * file, KV and compute buffers on the host, CPU_REPACK, and the mmap'ed
+ * weights, which must stay in RAM not to page), whether one pool shared by
+ * a unified-memory GPU and the host holds both, and what Metal really maps
+ * (one span of the file per backend, not the tensors' bytes). */
+
+/* System memory, as the plan assumes it. */
+typedef struct ggfit_host_mem {
+    uint64_t total;           /* bytes; 0 when unknown */
+    uint64_t free;            /* bytes llama.cpp may use */
+    uint32_t cpu_features;    /* GGFIT_CPU_* of that machine */
+    char source[192];         /* "this machine", "--host-mem 64GiB", ... and
+                                 what was assumed ("free assumed ...") */
+} ggfit_host_mem;
+
+/* The system memory a machine with total bytes leaves free to llama.cpp
+ * when nothing else is known (--host-mem TOTAL, a Mac from the catalog):
+ * total less what the system and the desktop keep, a stated assumption
+ * (devices/spec.c). why (may be NULL) receives the sentence. */
+GGFIT_API uint64_t ggfit_host_free_assumed(uint64_t total, char *why, size_t n);
+
+typedef enum ggfit_verdict_status {
+    GGFIT_VERDICT_FITS = 0,   /* every device keeps its margin and the host
+                                 (and a unified pool) holds the rest */
+    GGFIT_VERDICT_NO_FIT = 1, /* a device, or the pool a unified-memory GPU
+                                 shares with the host, is short */
+    GGFIT_VERDICT_HOST = 2,   /* the devices keep their margins, but system
+                                 memory does not hold what stays there */
+} ggfit_verdict_status;
+
+/* "fits", "does not fit", "host memory short"; NULL when out of range. */
+GGFIT_API const char *ggfit_verdict_status_str(int status);
+
+typedef enum ggfit_pool_kind {
+    GGFIT_POOL_DEVICE = 0,    /* a device's own memory */
+    GGFIT_POOL_HOST = 1,      /* system memory */
+    GGFIT_POOL_UNIFIED = 2,   /* one memory shared by unified devices and the
+                                 host: each device's use plus the host's */
+} ggfit_pool_kind;
+
+typedef struct ggfit_pool {
+    ggfit_pool_kind kind;
+    char name[80];            /* "CUDA0", "Host", "unified memory" */
+    int32_t device;           /* index into the devices; -1 otherwise */
+    uint64_t total;           /* bytes; 0 when unknown */
+    uint64_t free;            /* free before loading */
+    uint64_t used;            /* what the plan puts there; Metal with mmap:
+                                 the mapped span in place of the weights */
+    uint64_t mapped;          /* of used: weights mapped from the file (host:
+                                 page cache that must stay resident; Metal:
+                                 the wired span) */
+    uint64_t margin;          /* kept free: -fitt on devices, 0 elsewhere */
+    int64_t free_after;       /* free - used: llama.cpp's "free" once loaded */
+    uint64_t short_by;        /* used + margin - free when positive: fails */
+} ggfit_pool;
+
+#define GGFIT_MAX_POOLS (GGFIT_MAX_DEVICES + 2)
+#define GGFIT_MAX_SPANS 64
+
+/* What Metal maps of one file: with mmap, llama.cpp hands each backend one
+ * buffer over [first, last) of the file's data, from the first byte of the
+ * first tensor it holds there to the last byte of the last one
+ * (llama_model_loader::get_mapping_range), and Metal wires all of it. */
+typedef struct ggfit_span {
+    int32_t device;           /* index into the devices */
+    uint32_t shard;           /* the file (split models: one span each) */
+    uint64_t first, last;     /* bytes from the shard's data offset */
+    uint64_t tensors;         /* bytes of the tensors the device holds there */
+} ggfit_span;
+
+/* A change that shrinks what Metal maps, with its effect. */
+typedef struct ggfit_span_fix {
+    char flags[160];          /* -ot "^output=CPU", ggfit reorder IN OUT,
+                                 --no-mmap */
+    char what[160];           /* what it does, in words */
+    uint64_t mapped;          /* what Metal maps with it (sum of spans) */
+    ggfit_verdict_status status; /* the verdict with it */
+} ggfit_span_fix;
+
+/* Where a run of blocks went, for the report in words. */
+typedef struct ggfit_layer_range {
+    uint32_t first, last;     /* blocks first..last; n_layer is the output
+                                 layer */
+    int32_t device;           /* its weights: index into the devices, -1 the
+                                 CPU (system RAM) */
+    int32_t experts;          /* its routed experts: a device, -1 the CPU,
+                                 -2 split between them; the block's device
+                                 when it has none */
+    bool output;              /* the output layer (first == last == n_layer) */
+} ggfit_layer_range;
+
+#define GGFIT_MAX_RANGES 48
+
+typedef struct ggfit_verdict {
+    ggfit_verdict_status status;
+    int32_t first_short;      /* index into pools of the first that fails */
+    uint32_t n_pools;
+    ggfit_pool pools[GGFIT_MAX_POOLS]; /* devices, Host, then the unified
+                                 pool when a device shares one */
+    uint32_t n_spans;
+    ggfit_span spans[GGFIT_MAX_SPANS];
+    uint64_t metal_mapped;    /* sum of the spans */
+    uint64_t metal_tensors;   /* what llama.cpp's fit counts for them */
+    uint32_t n_fixes;
+    ggfit_span_fix fixes[3];  /* when the spans map clearly more than the
+                                 tensors: -ot "^output=CPU" when it helps,
+                                 ggfit reorder, --no-mmap */
+    char summary[320];        /* one sentence in plain words */
+    uint32_t n_ranges;        /* blocks by where they went, in order */
+    ggfit_layer_range ranges[GGFIT_MAX_RANGES];
+} ggfit_verdict;
+
+/* The verdict on projection pr of model m, planned with params p on the n
+ * devices and the host: margins per device as opt gives them (-fitt), the
+ * host's and a unified pool's sums, Metal's spans (and the fixes, each
+ * projected and judged) when p maps the file. */
+GGFIT_API ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params *p,
+                                        const ggfit_projection *pr, const ggfit_device *devs,
+                                        size_t n, const ggfit_host_mem *host,
+                                        const ggfit_fit_options *opt, ggfit_verdict *out,
+                                        char **err);
+
+/* Rewrites the model at in (all shards of a split model) as out with its
+ * tensors ordered so that what llama.cpp offloads is contiguous in the
+ * file: the input layer, the blocks in order, the output layer last, each
+ * layer's tensors as they were. Keys and tensor data are copied exactly.
+ * Each file is written under a temporary name and renamed into place when
+ * complete. A split model's out is named like NAME-00001-of-0000N.gguf
+ * and the other shards follow that pattern. Refused: a header-only or
+ * partial input (its tensor data is not there), out existing unless force,
+ * out being the input. */
+GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **err);
+
+/* ------------------------------------------------------------------------
  * Requests: the command line's plan, for any C program
  * ---------------------------------------------------------------------- */
+
+/* The llama.cpp program a plan is printed for (--for): its syntax, and the
+ * defaults that differ between them made explicit. */
+typedef enum ggfit_program {
+    GGFIT_FOR_SERVER = 0,     /* llama-server (the default) */
+    GGFIT_FOR_CLI = 1,        /* llama-cli */
+    GGFIT_FOR_FIT_PARAMS = 2, /* llama-fit-params' own line, as it prints it */
+    GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
+} ggfit_program;
+
+#define GGFIT_MAX_IGNORED 64
 
 /* What the ggfit command line takes for a plan, so that a program gets the
  * CLI's answer from the same flags: ggfit_request_init, then
@@ -693,14 +871,32 @@ typedef struct ggfit_request {
     const char *gpu;          /* --gpu (ggfit_devices_parse), or NULL: this
                                  machine's devices */
     const char *rpc;          /* --rpc "host:port[,...]", or NULL */
-    const char *host_mem;     /* --host-mem (ggfit_size_parse), or NULL:
-                                 this machine's available memory */
+    const char *host_mem;     /* --host-mem TOTAL[/FREE] (ggfit_size_parse),
+                                 or NULL: this machine's memory (or, for a
+                                 Mac from the catalog, the Mac's) */
     bool print_memory;        /* -fitp on, --print-memory: project the flags
                                  as given instead of fitting them */
     int rpc_timeout_ms;       /* per rpc-server connection and reply, 5000 */
     ggfit_probe_options probe; /* how this machine is probed; all NULL as
                                  ggfit_host_probe(NULL, ...) */
+    ggfit_host_mem host;      /* set by ggfit_request_devices */
+    ggfit_program program;    /* --for server|cli|fit-params|bench */
+    /* Flags of llama.cpp's programs that ggfit recognised and did not
+     * apply: those with no effect on memory (--port, -t, --jinja), and
+     * those whose memory ggfit does not count yet (--mmproj, -md, --lora):
+     * pointers into argv, the first GGFIT_MAX_IGNORED of each. */
+    const char *ignored[GGFIT_MAX_IGNORED];
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED];
+    uint32_t n_not_counted;
 } ggfit_request;
+
+/* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
+ * (LLAMA_ARG_CTX_SIZE=8192 is -c 8192; LLAMA_ARG_NO_MMAP=1 is --no-mmap),
+ * for every flag ggfit_request_parse_arg takes. Call it before parsing the
+ * command line, so that a flag wins over its variable, as in llama.cpp. A
+ * bad value is GGFIT_EINVAL naming the variable. */
+GGFIT_API ggfit_status ggfit_request_env(ggfit_request *r, char **err);
 
 /* No flags given: llama.cpp's defaults (ggfit_params_init,
  * ggfit_fit_options_init), fitting on, this machine's devices. */
@@ -710,10 +906,14 @@ GGFIT_API void ggfit_request_init(ggfit_request *r);
  * *i past what it used: llama.cpp's flags (ggfit_params_parse_arg),
  * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE,
  * -fit/--fit on|off, -fitt/--fit-target MIB,..., -fitc/--fit-ctx N,
- * -fitp/--fit-print on|off and --print-memory. Another flag is the caller's
- * to judge, as in ggfit_params_parse_arg: with used, GGFIT_OK with *used
- * false and *i unchanged (the CLI then takes --json); with used NULL,
- * GGFIT_EINVAL. A missing or bad value is GGFIT_EINVAL with a message. */
+ * -fitp/--fit-print on|off, --print-memory and --for PROGRAM. Any other
+ * flag of llama.cpp's programs (common/arg.cpp: --port, -t, --jinja, ...)
+ * is taken with its values and listed in r->ignored (or r->not_counted
+ * when it changes memory in a way ggfit does not count yet). Another flag
+ * is the caller's to judge, as in ggfit_params_parse_arg: with used,
+ * GGFIT_OK with *used false and *i unchanged (the CLI then takes --json);
+ * with used NULL, GGFIT_EINVAL. A missing or bad value is GGFIT_EINVAL
+ * with a message. */
 GGFIT_API ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
                                                bool *used, char **err);
 
@@ -740,7 +940,62 @@ typedef struct ggfit_plan {
     ggfit_projection projection; /* the memory of the plan: a copy of
                                  fit.projection, or with print_memory
                                  ggfit_project's for the flags as given */
+    ggfit_params asked;       /* the flags as given */
+    ggfit_program program;    /* the request's --for */
+    uint32_t n_layer;         /* the model's blocks */
+    char notes[1024];         /* what the plan did not take into account:
+                                 flags ignored or not counted, -ts values
+                                 beyond the devices; one line each */
+    ggfit_host_mem host;      /* the system memory planned with */
+    ggfit_fit_options fit_options; /* the margins judged with */
+    ggfit_verdict verdict;    /* the whole machine's, on projection */
+    /* When llama.cpp's fit leaves the host short and the context was not
+     * set: the largest context (down to -fitc) whose fit the host holds,
+     * as llama.cpp itself reduces the context first. */
+    bool has_alternative;
+    ggfit_fit_result alternative;
+    ggfit_verdict alternative_verdict;
+    /* When the plan does not fit (the flags as given, with llama.cpp's fit
+     * stopped by a set flag, off, or -fitp on): the nearest changes that
+     * fit, fewest first, each projected and judged. */
+    size_t n_changes;
+    ggfit_change changes[GGFIT_MAX_CHANGES];
 } ggfit_plan;
+
+/* The exit status the CLI gives a plan: 0 it fits (on the whole machine),
+ * 1 it does not, 3 the devices hold it but system memory does not (and no
+ * smaller context fixes that). */
+GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
+
+/* The plan in words (stderr's report: the memory per device with what is
+ * left once loaded, where the layers went, the verdict, what to change;
+ * with_log first llama.cpp's whole log of the fit) and as JSON:
+ * the fit's JSON (ggfit_fit_json: llama.cpp's decision, unchanged) or the
+ * projection's, with "host" limits, "verdict" and "alternative" added. The
+ * caller frees the text with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_plan_text(const ggfit_plan *plan, bool with_log);
+GGFIT_API char *ggfit_plan_json(const ggfit_plan *plan);
+
+/* The flags the plan recommends, on one line (stdout's), for the plan's
+ * program (ggfit_plan_argv joined by ggfit_argv_join), or "" when nothing
+ * fits. The caller frees it with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_plan_args(const ggfit_plan *plan);
+
+/* The plan as an argv for prog, NULL-terminated (*n words): the fitted
+ * flags (the alternative's when there is one, the flags as given with
+ * -fitp on) and every memory setting the plan assumed (-b, -ub, -np, -kvu,
+ * -fa, -ctk, -ctv, -nkvo, --swa-full, --no-mmap, ...), with -np and
+ * -fit off made explicit for llama-server and llama-cli, so that the
+ * program uses the memory ggfit projected; for GGFIT_FOR_FIT_PARAMS the
+ * words of llama-fit-params' own line. Free with ggfit_argv_free(); NULL
+ * when out of memory. */
+GGFIT_API char **ggfit_plan_argv(const ggfit_plan *plan, ggfit_program prog, size_t *n);
+GGFIT_API void ggfit_argv_free(char **argv);
+
+/* An argv as one line that `xargs` and `$(...)` both split back into the
+ * same words (a word either would change is single-quoted). The caller
+ * frees it with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_argv_join(char *const *argv);
 
 /* Plans as the CLI does: GGFIT_EINVAL ("-m FILE is needed") without
  * r->model, else ggfit_request_devices (which updates r as it says), opens

@@ -36,9 +36,11 @@ function cstr(s) {
         sysmem = "GGFIT__GIB(" sys ")"
     } else {
         if (mem !~ /^[1-9][0-9]*$/) fail("memory '" mem "' is not a whole number of GiB")
-        if (sys != "-") fail("system memory is for Macs; '-' for a GPU")
+        if (sys != "-" && sys !~ /^[1-9][0-9]*$/)
+            fail("system memory is a whole number of GiB (unified memory), or '-' for a GPU")
+        if (sys != "-" && sys + 0 < mem + 0) fail("a unified GPU has at most the system's memory")
         memory = "GGFIT__GIB(" mem ")"
-        sysmem = "0"
+        sysmem = sys == "-" ? "0" : "GGFIT__GIB(" sys ")"
     }
     rows[n++] = sprintf("    { %s, %s, %s, %s, %s, %s, %s },", cstr(id), cstr(name),
                         kinds[kind], memory, sysmem, bw + 0 == int(bw) ? bw ".0" : bw, cstr(src))

@@ -72,26 +72,109 @@ fitted() {  # stdout only
     "$@" 2>/dev/null
 }
 check fit-qwen3-14b-40k 0 '^-c 40960 -ngl 27$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960 --for fit-params
 check fit-qwen3-14b-8k 0 '^-c 8192 -ngl 33$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192 --for fit-params
 check fit-gpt-oss-120b 0 '^-c 32768 -ngl 37 -ot "blk\\\.12\\\.ffn_(gate|up|gate_up|down)\.\*=CPU,blk\\\.13\\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU,' -- \
-    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24077MiB -c 32768
+    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB --for fit-params
 check fit-unchanged 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB --for fit-params
 check fit-log 0 'no changes needed' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -v
+check fit-report 0 '^verdict: fits: every device keeps its margin' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
+check fit-quiet 0 '^-c 0 -ngl -1$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -q --for fit-params
+check host-short 3 'fits on the GPUs but not in system memory' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB
+check host-short-json 3 '"status": "host_short"' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB --json
+check mac-unified 1 'the GPU and the host share one memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m1-8gb
+check catalog-assumed 0 'CUDA0: free assumed 24077 of 24576 MiB' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 -c 4096 -fitp on
+check reorder-header-only 2 'a header-only file or a partial download cannot be reordered' -- \
+    "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
+check reorder-usage 2 'reorder needs IN and OUT files' -- \
+    "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
+check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
+    "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
+check plan-server 0 '^-c 8192 -ngl 33 -np 1 -ctk q8_0 -ctv q8_0 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -c 8192 -ctk q8_0 -ctv q8_0
+check plan-bench 0 '^-ngl 99 -ts 3/1 -fa 1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090,rtx-3090 -ts 3,1 -fa on --for bench
+check plan-json-argv 0 '"argv": \[$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 --json
+check plan-ncmoe-compact 0 ' -ncmoe 48 ' -- \
+    fitted "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3090 -ncmoe 1000 -c 4096 --host-mem 64GiB
+check bad-gpu-bare 2 "'24' has no unit: give one, e.g. 24GiB" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24
+check bad-gpu-4090 2 "did you mean rtx-4090" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 4090
+check bad-gpu-empty 2 "gpu: empty" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu ''
+check bad-gpu-zero 2 "has no memory" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 0GiB
+check bad-gpu-comma 2 "ends with a comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,
+check bad-ot-comma 2 "a trailing comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -ot 'exps=CPU,'
+check bad-rpc-comma 2 "ends with a comma" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc 127.0.0.1:1,
+check bad-ts-nan 2 "expected proportions like 3,1 (finite" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts nan,1
+check bad-ts-inf 2 "expected proportions like 3,1 (finite" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts inf,1
+check bad-batch 2 "-b: expected at least 1 token" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -b 0
+check bad-np 2 "expected 1 to 256 sequences" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -np 257
+check bad-fitp 2 "-fitp: expected on or off, got 'garbage'" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -fitp garbage
+check bad-ctx-huge 2 "-c: 4294967295 is too large" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -c 4294967295
+mkfifo "$tmp/fifo"
+check bad-fifo 2 "not a regular file" -- \
+    timeout 10 "$ggfit" -m "$tmp/fifo" --gpu 24GiB
+check full-disk 2 "cannot write the output" -- \
+    sh -c '"$0" -m "$1" --gpu 24GiB -q >/dev/full' "$ggfit" "$models/qwen3-0.6b-f16.gguf"
+check paste-server 0 '^-c 16384 -ngl 99 -np 1 -fit off$' -- \
+    fitted "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 --temp 0.7 --top-k 40 --top-p 0.9 \
+    --min-p 0.05 --repeat-penalty 1.1 -ngl 99 --metrics --no-webui --api-key secret \
+    --alias qwen -tb 8 --timeout 600 --threads-http 4 --slot-save-path /tmp --cont-batching
+check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
+    "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
+check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
+    "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 --mmproj mm.gguf -md d.gguf
+check paste-bench 0 '^-ngl 99 -fa 1$' -- \
+    fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
+check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
+    "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
+check env-ctx 0 '^-c 8192 -ngl all -np 1 -fit off$' -- \
+    fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
+check env-flag-wins 0 '^-c 4096 ' -- \
+    fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 -c 4096
+check env-no-mmap 0 ' --no-mmap -fit off$' -- \
+    fitted env LLAMA_ARG_NO_MMAP=1 "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090
+check env-bad 2 "LLAMA_ARG_CTX_SIZE: -c: expected a non-negative integer, got 'lots'" -- \
+    env LLAMA_ARG_CTX_SIZE=lots "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090
+check ts-more-than-devices 0 '^note: -ts gives 3 proportions for 2 devices' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090,rtx-3090 -ts 1,2,3 -c 4096
+check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB -c 8192 -ngl 20
 check fit-json 0 '"status": "fits"' -- \
-    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960 --json
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960 --json
 check fit-bad-target 2 'fitt: expected MiB values' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitt lots
 
 # --gpu by catalog id (data/gpus.tsv).
 check catalog-fit 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
-check catalog-mac 0 'Metal  *13640 ' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 --for fit-params
+check catalog-mac 1 'Metal  *13640 ' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m3-pro-18gb -fitp on
 check catalog-kind 0 'Vulkan0  *24576 ' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu vulkan:rtx-3090 -fitp on
@@ -120,25 +203,25 @@ check devices-no-root 2 "$tmp/none/proc/meminfo: cannot read" -- \
 check devices-unknown-arg 2 "ggfit devices: unknown argument '--frobnicate'" -- \
     "$ggfit" devices --frobnicate
 # Without --gpu the fit plans for the discovered devices and host memory.
-check discovered-project 0 'ROCm0  *8192  *7168 ' -- \
+check discovered-project 0 'ROCm0  *7168  *1884  *1024  *5284  ok' -- \
     env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -fitp on
 rm -r "$tmp/root/sys"
 check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
-    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -v
 
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
 check fit-off-fits 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off --for fit-params
 
 # CPU only: the host's memory, this machine's or a described one.
 check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB --for fit-params
 check cpu-only-reduces 0 '^-c [0-9]* -ngl -1$' -- \
-    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB/3GiB --for fit-params
 check cpu-only-fails 1 'unable to fit model into system memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
-check host-mem-bad 2 'host-mem: expected a size' -- \
+check host-mem-bad 2 "host-mem: bad size 'lots'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem lots
 
 # The flags ggfit adds to llama.cpp's, parsed by the library: each message
@@ -146,7 +229,7 @@ check host-mem-bad 2 'host-mem: expected a size' -- \
 check project-no-model 2 '^ggfit: -m FILE is needed$' -- "$ggfit" --gpu 8GiB -c 4096
 check project-no-value 2 '^ggfit: --gpu needs a value$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu
-check project-bad-fit 2 '^ggfit: -fit: expected on or off$' -- \
+check project-bad-fit 2 "^ggfit: -fit: expected on or off, got 'maybe'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit maybe
 check project-bad-fitc 2 '^ggfit: -fitc: expected a context size$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitc 12x
@@ -170,6 +253,12 @@ readme_archs() {  # README.md's table of architectures is ggfit archs --markdown
 }
 "$ggfit" archs --markdown >"$tmp/archs.md"
 check readme-archs 0 '^README.md lists every architecture$' -- readme_archs
+# README's examples are real output (they run ./build/ggfit: the plain build).
+case "$ggfit" in
+build/ggfit|./build/ggfit|"$PWD/build/ggfit")
+    check readme-examples 0 '^README examples are real output$' -- \
+        python3 tools/readme_examples.py --check ;;
+esac
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
 check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate
@@ -182,14 +271,14 @@ same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     cat "$tmp/plan.out"
     [ "$a" -eq "$b" ] && cmp -s "$tmp/cli.out" "$tmp/plan.out" && echo "same as the CLI (exit $a)"
 }
-check example-fit 0 '^-c 8192 -ngl 33$' -- \
-    "$plan" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+check example-fit 0 '^-c 8192 -ngl 33 -np 1 -fit off$' -- \
+    "$plan" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
 check example-same-8k 0 '^same as the CLI (exit 0)$' -- \
-    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 8192
+    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
 check example-same-40k 0 '^same as the CLI (exit 0)$' -- \
-    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24077MiB -c 40960
+    same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960
 check example-same-ot 0 '^same as the CLI (exit 0)$' -- \
-    same_as_cli -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24077MiB -c 32768
+    same_as_cli -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB
 check example-same-print 0 '^same as the CLI (exit 0)$' -- \
     same_as_cli -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rpc:81920MiB,rpc:81920MiB \
     -c 8192 -ts 3,1 -fitp on

@@ -127,6 +127,12 @@ void gw_tensor(gw *w, const char *name, uint32_t n_dims, const int64_t *ne,
 void gw_tiny_model(gw *w, const char *arch, uint32_t n_layer, uint32_t n_embd,
                    uint32_t n_ff, uint32_t n_vocab, uint32_t type)
 {
+    gw_tiny_model_order(w, arch, n_layer, n_embd, n_ff, n_vocab, type, false);
+}
+
+void gw_tiny_model_order(gw *w, const char *arch, uint32_t n_layer, uint32_t n_embd,
+                         uint32_t n_ff, uint32_t n_vocab, uint32_t type, bool output_first)
+{
     char key[128], name[64];
     uint64_t n_tensors = 3 + (uint64_t)n_layer * 9;
     gw_header(w, 3, n_tensors, 8);
@@ -157,14 +163,20 @@ void gw_tiny_model(gw *w, const char *arch, uint32_t n_layer, uint32_t n_embd,
         gw_tensor(w, (nm), (b) == 1 ? 1 : 2, ne, (t), off); \
         off += (ggfit_row_bytes((t), (uint64_t)(a)) * (uint64_t)(b) + 31) / 32 * 32; \
     } while (0)
+    if (output_first) {
+        TENSOR("output_norm.weight", GGFIT_TYPE_F32, n_embd, 1);
+        TENSOR("output.weight", type, n_embd, n_vocab);
+    }
     TENSOR("token_embd.weight", type, n_embd, n_vocab);
     for (uint32_t il = 0; il < n_layer; il++)
         for (size_t k = 0; k < sizeof per / sizeof per[0]; k++) {
             snprintf(name, sizeof name, per[k].fmt, il);
             TENSOR(name, per[k].type, per[k].ne0, per[k].ne1);
         }
-    TENSOR("output_norm.weight", GGFIT_TYPE_F32, n_embd, 1);
-    TENSOR("output.weight", type, n_embd, n_vocab);
+    if (!output_first) {
+        TENSOR("output_norm.weight", GGFIT_TYPE_F32, n_embd, 1);
+        TENSOR("output.weight", type, n_embd, n_vocab);
+    }
 #undef TENSOR
     gw_pad(w, 32);
 }

@@ -6,6 +6,7 @@
 #ifndef GGUF_WRITER_H
 #define GGUF_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,9 @@ typedef struct gw_tensor_spec {
 /* Writes a llama-like model with n_layer blocks of the given sizes. */
 void gw_tiny_model(gw *w, const char *arch, uint32_t n_layer, uint32_t n_embd,
                    uint32_t n_ff, uint32_t n_vocab, uint32_t type);
+/* The same with the output layer stored first in the file, or last. */
+void gw_tiny_model_order(gw *w, const char *arch, uint32_t n_layer, uint32_t n_embd,
+                         uint32_t n_ff, uint32_t n_vocab, uint32_t type, bool output_first);
 
 /* Writes w to path; returns 0 on success. */
 int gw_write_file(const gw *w, const char *path);

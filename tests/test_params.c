@@ -78,7 +78,14 @@ static void test_bad_flags(void **state)
         { "-ctk q3_k", "unsupported cache type 'q3_k'" },
         { "-ot nothing", "expected PATTERN=BUFFER" },
         { "-ot =CPU", "expected PATTERN=BUFFER" },
-        { "-np 0", "at least 1 sequence" },
+        { "-np 0", "expected 1 to 256 sequences" },
+        { "-np 257", "expected 1 to 256 sequences (llama.cpp's LLAMA_MAX_SEQ), got '257'" },
+        { "-b 0", "-b: expected at least 1 token, got '0'" },
+        { "-ub 0", "-ub: expected at least 1 token, got '0'" },
+        { "-ts nan,1", "expected proportions like 3,1 (finite, not negative)" },
+        { "-ts 1,", "expected proportions like 3,1 (finite, not negative)" },
+        { "-ot exps=CPU,", "a trailing comma" },
+        { "-c 4294967295", "-c: 4294967295 is too large (at most 4294967040" },
         { "-sm diagonal", "expected none, layer or row" },
         { "-ts 1,x", "expected proportions" },
     };
@@ -204,8 +211,8 @@ static void test_request_flags(void **state)
     assert_int_equal(r.fit.margin[1], 2ull << 30);
     assert_int_equal(r.fit.n_ctx_min, 2048);
     assert_true(r.params.n_ctx == 8192 && r.params.set_n_ctx && r.params.n_gpu_layers == 4);
-    /* Later flags win, as in llama.cpp; -fitp anything but on is off. */
-    assert_null(parse_request(&r, "--model b.gguf -fit off -fit on --print-memory -fitp no",
+    /* Later flags win, as in llama.cpp; -fitp takes on or off. */
+    assert_null(parse_request(&r, "--model b.gguf -fit off -fit on --print-memory -fitp off",
                               &rc, &err));
     assert_string_equal(r.model, "b.gguf");
     assert_false(r.fit.check_only || r.print_memory);
@@ -276,21 +283,25 @@ static void test_request_devices(void **state)
     ggfit_status rc;
     char *err = NULL;
     /* Described devices, and a described host: nothing is probed. */
-    parse_request(&r, "--gpu rpc:8GiB,cuda:8GiB,rpc:4GiB --host-mem 64GiB", &rc, &err);
+    parse_request(&r, "--gpu rpc:8GiB,cuda:8GiB,rpc:4GiB --host-mem 64GiB/60GiB", &rc, &err);
     r.params.cpu_features = 0;
     assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
     assert_int_equal(n, 3);
     assert_string_equal(d[0].name, "RPC0");
     assert_string_equal(d[1].name, "CUDA0");
     assert_string_equal(d[2].name, "RPC1");
-    assert_int_equal(r.fit.host_free, 64ull << 30);
+    assert_int_equal(r.fit.host_free, 60ull << 30);
+    assert_int_equal(r.host.total, 64ull << 30);
     assert_int_equal(r.params.cpu_features, 0);
+    assert_int_equal(d[1].free, (8ull << 30) - (499ull << 20));   /* a real driver's */
+    assert_int_equal(d[0].free, 8ull << 30);                      /* as an rpc-server says */
     assert_int_equal(ggfit_request_devices(&r, d, 2, &n, &err), GGFIT_EINVAL);
     assert_string_equal(err, "--gpu: more than 2 devices");
     ggfit_free(err);
     parse_request(&r, "--gpu none --host-mem lots", &rc, &err);
     assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_EINVAL);
-    assert_string_equal(err, "--host-mem: expected a size like 64GiB");
+    assert_string_equal(err, "--host-mem: bad size 'lots' (a size like 64GiB, or TOTAL/FREE "
+                             "with FREE <= TOTAL)");
     ggfit_free(err);
 
     /* No --gpu: this machine, here a fake root with 4 GiB (512 MiB
@@ -310,7 +321,11 @@ static void test_request_devices(void **state)
     assert_int_equal(n, 0);
     assert_int_equal(r.params.cpu_features, GGFIT_CPU_AVX2);
     assert_int_equal(r.fit.host_free, 512ull << 20);
-    r.host_mem = "3GiB";
+    r.host_mem = "3GiB";   /* a total: the system is assumed to keep 1 GiB */
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(r.fit.host_free, 2ull << 30);
+    assert_non_null(strstr(r.host.source, "free assumed"));
+    r.host_mem = "3GiB/3GiB";
     assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
     assert_int_equal(r.fit.host_free, 3ull << 30);
     /* Described devices without --host-mem: the host is still probed. */
@@ -334,7 +349,7 @@ static void test_request_plan(void **state)
     char *err = NULL, line[512], model[256];
     model_path(model, sizeof model, "qwen3-14b-f16.gguf");
 
-    parse_request(&r, "--gpu cuda:24077MiB -c 8192", &rc, &err);
+    parse_request(&r, "--gpu cuda:24576MiB/24077MiB -c 8192", &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_EINVAL);
     assert_string_equal(err, "-m FILE is needed");
     ggfit_free(err);
@@ -345,7 +360,7 @@ static void test_request_plan(void **state)
     ggfit_free(err);
 
     /* llama.cpp's documented example, as the CLI answers it. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192", model);
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_false(plan.print_memory);
@@ -359,7 +374,7 @@ static void test_request_plan(void **state)
     ggfit_free(plan.fit.log);
 
     /* -fit off: the flags as given only checked. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192 -fit off", model);
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192 -fit off", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_int_equal(plan.fit.status, GGFIT_FIT_FAILED);
@@ -367,7 +382,7 @@ static void test_request_plan(void **state)
     ggfit_free(plan.fit.log);
 
     /* -fitp on: the projection of the flags as given, and no fit. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24077MiB -c 8192 -fitp on", model);
+    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192 -fitp on", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_true(plan.print_memory);

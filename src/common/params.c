@@ -2,6 +2,7 @@
  * params.c - llama.cpp's flags (common/arg.cpp names and defaults).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,10 @@ static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char 
     /* A comma list of PATTERN=BUFFER; the pattern is everything before the
      * last '=' of each item, as llama.cpp splits it. */
     const char *s = v;
+    size_t vl = strlen(v);
+    if (vl == 0 || v[vl - 1] == ',')
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected PATTERN=BUFFER[,...], got '%s'%s",
+                           flag, v, vl ? " (a trailing comma)" : "");
     while (*s) {
         size_t len = strcspn(s, ",");
         const char *eq = NULL;
@@ -95,6 +100,12 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
     /* Flags without a value. */
     if (is(a, "-kvu", "--kv-unified", NULL)) {
         p->kv_unified = true;
+    } else if (is(a, "-no-kvu", "--no-kv-unified", NULL)) {
+        p->kv_unified = false;
+    } else if (is(a, "-kvo", "--kv-offload", NULL)) {
+        p->no_kv_offload = false;
+    } else if (is(a, "--repack", NULL, NULL)) {
+        p->no_repack = false;
     } else if (is(a, "--swa-full", NULL, NULL)) {
         p->swa_full = true;
     } else if (is(a, "-cmoe", "--cpu-moe", NULL)) {
@@ -138,15 +149,28 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
         ggfit_status rc = GGFIT_OK;
         if (is(a, "-c", "--ctx-size", NULL)) {
             rc = parse_u32(a, v, &p->n_ctx, err);
+            /* llama.cpp pads the context to 256 cells in a uint32_t */
+            if (!rc && p->n_ctx > UINT32_MAX - 255)
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: %s is too large (at most %u: the "
+                                 "context is padded to a multiple of 256)", a, v,
+                                 UINT32_MAX - 255);
             p->set_n_ctx = true;
         } else if (is(a, "-b", "--batch-size", NULL)) {
             rc = parse_u32(a, v, &p->n_batch, err);
+            if (!rc && p->n_batch == 0)
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
+                                 a, v);
         } else if (is(a, "-ub", "--ubatch-size", NULL)) {
             rc = parse_u32(a, v, &p->n_ubatch, err);
+            if (!rc && p->n_ubatch == 0)
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
+                                 a, v);
         } else if (is(a, "-np", "--parallel", NULL)) {
             rc = parse_u32(a, v, &p->n_seq, err);
-            if (!rc && p->n_seq == 0)
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: at least 1 sequence", a);
+            /* LLAMA_MAX_SEQ (src/llama-cparams.h) */
+            if (!rc && (p->n_seq == 0 || p->n_seq > 256))
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected 1 to 256 sequences (llama.cpp's "
+                                 "LLAMA_MAX_SEQ), got '%s'", a, v);
         } else if (is(a, "-fa", "--flash-attn", NULL)) {
             if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "enabled"))
                 p->flash_attn = GGFIT_FA_ON;
@@ -176,14 +200,19 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
             while (*s && !rc) {
                 char *end;
                 double x = strtod(s, &end);
-                if (end == s || x < 0 || (*end && *end != ',' && *end != '/') ||
+                if (end == s || !isfinite(x) || x < 0 || x > 1e9 ||
+                    (*end && *end != ',' && *end != '/') || (*end && !end[1]) ||
                     k >= GGFIT_MAX_DEVICES)
-                    rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1, got '%s'",
-                                     a, v);
+                    rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1 "
+                                     "(finite, not negative), got '%s'", a, v);
                 else
                     p->tensor_split[k++] = (float)x;
                 s = *end ? end + 1 : end;
             }
+            if (!rc && k == 0)
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1, got ''",
+                                 a);
+            p->n_tensor_split = (uint32_t)k;
             p->set_tensor_split = true;
         } else if (is(a, "-sm", "--split-mode", NULL)) {
             if (!strcmp(v, "none"))

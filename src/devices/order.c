@@ -2,12 +2,53 @@
  * order.c - which devices a request plans for, in llama.cpp's order, and
  * which host: the rpc-servers' devices first (llama.cpp adds --rpc servers
  * before it enumerates its local backends), then the described (--gpu) or
- * discovered ones; the host memory of CPU-only fits and the CPU features
- * that decide weight repacking come from this machine unless described.
+ * discovered ones; the host's memory and the CPU features that decide
+ * weight repacking come from this machine unless described (--host-mem,
+ * or a Mac from the catalog, which is a whole machine).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "base/base.h"
+
+/* --host-mem TOTAL[/FREE]. */
+static ggfit_status parse_host_mem(const char *v, ggfit_host_mem *h, char **err)
+{
+    char buf[64];
+    const char *slash = strchr(v, '/');
+    size_t len = slash ? (size_t)(slash - v) : strlen(v);
+    if (len == 0 || len >= sizeof buf)
+        return ggfit__fail(err, GGFIT_EINVAL, "--host-mem: expected a size like 64GiB or "
+                                              "64GiB/50GiB (total/free)");
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    if (ggfit_size_parse(buf, &h->total) != GGFIT_OK || h->total == 0 ||
+        (slash && (ggfit_size_parse(slash + 1, &h->free) != GGFIT_OK || h->free > h->total)))
+        return ggfit__fail(err, GGFIT_EINVAL, "--host-mem: bad size '%s' (a size like 64GiB, "
+                                              "or TOTAL/FREE with FREE <= TOTAL)", v);
+    if (slash) {
+        snprintf(h->source, sizeof h->source, "--host-mem %s", v);
+    } else {
+        char why[128];
+        h->free = ggfit_host_free_assumed(h->total, why, sizeof why);
+        snprintf(h->source, sizeof h->source, "--host-mem %s: %s", v, why);
+    }
+    return GGFIT_OK;
+}
+
+/* The CPU of a machine from the catalog, which decides repacking: Apple
+ * silicon has the dot-product extension, i8mm since the M2 (ARMv8.6);
+ * DGX Spark's Grace cores (Armv9.2) have both; an AMD APU is x86 (Zen 5:
+ * AVX2 and AVX-512). */
+static uint32_t machine_cpu_features(const ggfit_device *d)
+{
+    if (d->kind == GGFIT_BACKEND_METAL)
+        return GGFIT_CPU_NEON_DOTPROD |
+               (strstr(d->description, "Apple M1") ? 0u : (uint32_t)GGFIT_CPU_NEON_I8MM);
+    if (d->kind == GGFIT_BACKEND_CUDA)
+        return GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM;
+    return GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
+}
 
 ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max, size_t *n,
                                    char **err)
@@ -19,6 +60,7 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
     if (!r || !out || !n)
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_devices: NULL argument");
     *n = 0;
+    memset(&r->host, 0, sizeof r->host);
     if (r->rpc && (rc = ggfit_rpc_query(r->rpc, r->rpc_timeout_ms, out, max, &n_rpc, err)))
         return rc;
     if (r->gpu && (rc = ggfit_devices_parse(r->gpu, out + n_rpc, max - n_rpc, &n_gpu, err)))
@@ -30,25 +72,56 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
             snprintf(out[d].name, sizeof out[d].name, "RPC%zu", k++);
     *n = n_rpc + n_gpu;
 
+    /* A Mac or an APU from the catalog is a whole machine: its memory is
+     * the host's. */
+    const ggfit_device *mac = NULL;
+    for (size_t d = n_rpc; d < *n; d++)
+        if (out[d].unified && out[d].system_memory && !mac)
+            mac = &out[d];
+
     ggfit_host_info host;
     if (!r->gpu) {
         /* No --gpu: this machine's devices (after the rpc-servers', as in
-         * llama.cpp), its CPU features, and its memory for CPU-only fits. */
+         * llama.cpp), its CPU features and its memory. */
         size_t n_local = 0;
         if ((rc = ggfit_host_probe(&r->probe, &host, err)) ||
             (rc = ggfit_devices_discover(&r->probe, out + *n, max - *n, &n_local, err)))
             return rc;
         *n += n_local;
         r->params.cpu_features = host.cpu_features;
-        r->fit.host_free = host.available;
-    } else if (!r->host_mem) {
-        /* Described devices: CPU-only fits still need a host; this one's
-         * memory, unless --host-mem describes another. */
+        r->host.total = host.total;
+        r->host.free = host.available;
+        r->host.cpu_features = host.cpu_features;
+        snprintf(r->host.source, sizeof r->host.source, "this machine (%s)",
+                 host.cpu_name[0] ? host.cpu_name : "MemAvailable");
+        if (r->host_mem && (rc = parse_host_mem(r->host_mem, &r->host, err)))
+            return rc;
+        r->host.cpu_features = host.cpu_features;
+    } else if (r->host_mem) {
+        if ((rc = parse_host_mem(r->host_mem, &r->host, err)))
+            return rc;
+        r->host.cpu_features = r->params.cpu_features;
+    } else if (mac) {
+        char why[128];
+        r->host.total = mac->system_memory;
+        r->host.free = ggfit_host_free_assumed(mac->system_memory, why, sizeof why);
+        snprintf(r->host.source, sizeof r->host.source, "the %.60s's memory: %.110s",
+                 mac->description, why);
+    } else {
+        /* Described devices on this host, unless --host-mem describes
+         * another. */
         if ((rc = ggfit_host_probe(&r->probe, &host, err)))
             return rc;
-        r->fit.host_free = host.available;
+        r->host.total = host.total;
+        r->host.free = host.available;
+        r->host.cpu_features = r->params.cpu_features;
+        snprintf(r->host.source, sizeof r->host.source, "this machine's");
     }
-    if (r->host_mem && ggfit_size_parse(r->host_mem, &r->fit.host_free) != GGFIT_OK)
-        return ggfit__fail(err, GGFIT_EINVAL, "--host-mem: expected a size like 64GiB");
+    if (mac && r->gpu) {
+        /* Its CPU, not this machine's, decides the repacking. */
+        r->params.cpu_features = machine_cpu_features(mac);
+        r->host.cpu_features = r->params.cpu_features;
+    }
+    r->fit.host_free = r->host.free;
     return GGFIT_OK;
 }

@@ -401,6 +401,8 @@ ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device
     *n = 0;
     if (!endpoints || !*endpoints)
         return ggfit__fail(err, GGFIT_EINVAL, "--rpc: expected host:port[,host:port...]");
+    if (endpoints[strlen(endpoints) - 1] == ',')
+        return ggfit__fail(err, GGFIT_EINVAL, "--rpc: '%s' ends with a comma", endpoints);
     if (timeout_ms <= 0)
         return ggfit__fail(err, GGFIT_EINVAL, "rpc: the timeout must be positive, not %d ms",
                            timeout_ms);

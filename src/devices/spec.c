@@ -41,18 +41,81 @@ ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
     return GGFIT_EINVAL;
 }
 
+/* ---- what a driver leaves free ----------------------------------------------
+ *
+ * A GPU never reports all of its memory free: the driver's context takes
+ * its share before llama.cpp loads anything. What llama.cpp's fit works
+ * with is that free figure, so a device described by its size alone is
+ * given what a real one reports:
+ *
+ *   CUDA    total - 499 MiB. llama.cpp's fit-params example shows a 24 GB
+ *           card (24,576 MiB) reporting 24,077 MiB free; the CUDA context's
+ *           share is about constant across cards of one generation.
+ *   ROCm,   the same share: no published llama.cpp figure for them; the
+ *   Vulkan  runtime's context is of the same order (an assumption, said so).
+ *   Metal   none: the catalog's Metal memory is recommendedMaxWorkingSetSize,
+ *           which is what Metal reports free before a model is loaded.
+ *   RPC     none: an rpc-server reports its device's free memory itself, and
+ *           a described one is taken as reporting its size.
+ */
+static const struct {
+    ggfit_backend kind;
+    uint64_t reserve;
+    const char *source;
+} driver_share[] = {
+    { GGFIT_BACKEND_CUDA, (uint64_t)499 << 20,
+      "the CUDA context's share, as llama.cpp's example: 24,077 MiB free on a 24 GB card" },
+    { GGFIT_BACKEND_ROCM, (uint64_t)499 << 20,
+      "assumed like CUDA's context (no published ROCm figure)" },
+    { GGFIT_BACKEND_VULKAN, (uint64_t)499 << 20,
+      "assumed like CUDA's context (no published Vulkan figure)" },
+};
+
+uint64_t ggfit_driver_free(ggfit_backend kind, uint64_t total, char *why, size_t n)
+{
+    if (why && n)
+        why[0] = '\0';
+    for (size_t i = 0; i < sizeof driver_share / sizeof driver_share[0]; i++) {
+        if (driver_share[i].kind != kind)
+            continue;
+        uint64_t r = driver_share[i].reserve;
+        uint64_t free = total > r ? total - r : 0;
+        if (why && n)
+            snprintf(why, n, "free assumed %.0f of %.0f MiB: %s", (double)free / GGFIT_MiB,
+                     (double)total / GGFIT_MiB, driver_share[i].source);
+        return free;
+    }
+    return total;
+}
+
+/* A size with a unit (24GiB, 24077MiB): a bare number is refused in --gpu,
+ * where "24" or "4090" is a mistake far more often than MiB. */
+static bool has_unit(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && isalpha((unsigned char)s[n - 1]);
+}
+
 ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max, size_t *n,
                                  char **err)
 {
     unsigned count[GGFIT_BACKEND_COUNT] = {0};
     *n = 0;
-    if (strcmp(spec, "none") == 0 || strcmp(spec, "") == 0)
+    if (strcmp(spec, "none") == 0)
         return GGFIT_OK;
+    size_t sl = strlen(spec);
+    if (sl == 0)
+        return ggfit__fail(err, GGFIT_EINVAL, "--gpu: empty (give none for the CPU alone, or "
+                                              "devices like 24GiB or rtx-3090)");
+    if (spec[sl - 1] == ',')
+        return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' ends with a comma", spec);
     const char *p = spec;
     while (*p) {
         char item[128];
         size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof item)
+        if (len == 0)
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: an empty item in '%s'", spec);
+        if (len >= sizeof item)
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad device '%.*s'", (int)len, p);
         memcpy(item, p, len);
         item[len] = '\0';
@@ -99,13 +162,43 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
             snprintf(d->description, sizeof d->description, "%s", c->name);
             d->bandwidth_gbs = c->bandwidth_gbs;
             d->unified = c->system_memory != 0;
-        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK)
+            d->system_memory = c->system_memory;
+        } else if (!has_unit(size)) {
+            char id[32];
+            snprintf(id, sizeof id, "rtx-%.20s", size);
+            if (ggfit_catalog_find(id))
+                return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
+                                   "%sGiB, or a catalog id: did you mean %s?", size, size, id);
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
+                               "%sGiB", size, size);
+        } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK) {
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
                                size);
+        } else if (d->total < ((uint64_t)1 << 20)) {
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: a device of '%s' has no memory (give "
+                               "none for the CPU alone)", size);
+        }
+        if (d->kind == GGFIT_BACKEND_METAL)
+            d->unified = true;   /* Apple silicon: one pool with the host */
         d->free = d->total;
+        if (slash && !has_unit(slash + 1))
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: free size '%s' has no unit: give "
+                               "one, e.g. %sMiB", slash + 1, slash + 1);
         if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
             return ggfit__fail(err, GGFIT_EINVAL,
                                "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);
+        if (!slash && d->unified && d->kind == GGFIT_BACKEND_CUDA && d->system_memory) {
+            /* An integrated CUDA device (DGX Spark) reports the system's
+             * available memory as free (ggml-cuda: MemAvailable on UMA). */
+            char why[112];
+            d->free = ggfit_host_free_assumed(d->system_memory, why, sizeof why);
+            if (d->free > d->total)
+                d->free = d->total;
+            snprintf(d->assumed, sizeof d->assumed, "integrated: reports the system's %.100s",
+                     why);
+        } else if (!slash) {
+            d->free = ggfit_driver_free(d->kind, d->total, d->assumed, sizeof d->assumed);
+        }
         unsigned idx = count[d->kind]++;
         if (d->kind == GGFIT_BACKEND_METAL && idx == 0)
             snprintf(d->name, sizeof d->name, "Metal");
@@ -116,3 +209,27 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
     return GGFIT_OK;
 }
 
+
+/* ---- what a machine leaves free ---------------------------------------------
+ *
+ * Described by its total alone (--host-mem 64GiB, a Mac from the catalog),
+ * a machine is assumed to keep an eighth of its memory, at least 1 GiB and
+ * at most 4 GiB, for the system, the desktop and the other programs: an
+ * assumption, stated in every plan that uses it (give --host-mem
+ * TOTAL/FREE to replace it). A machine ggfit runs on reports its own
+ * (MemAvailable).
+ */
+uint64_t ggfit_host_free_assumed(uint64_t total, char *why, size_t n)
+{
+    uint64_t keep = total / 8;
+    if (keep < GGFIT__GIB(1))
+        keep = GGFIT__GIB(1);
+    if (keep > GGFIT__GIB(4))
+        keep = GGFIT__GIB(4);
+    uint64_t free = total > keep ? total - keep : 0;
+    if (why && n)
+        snprintf(why, n, "free assumed %.0f of %.0f MiB (the system and other programs keep "
+                 "%.0f MiB)", (double)free / GGFIT_MiB, (double)total / GGFIT_MiB,
+                 (double)keep / GGFIT_MiB);
+    return free;
+}

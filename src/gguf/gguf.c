@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/base.h"
+#include "gguf/gguf.h"
 
 #define GGUF_MAGIC "GGUF"
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -82,6 +85,7 @@ typedef struct shard {
     size_t len;
     uint64_t file_size;
     uint64_t data_offset;
+    size_t kv_end;       /* where the key/values end, the tensor infos start */
     uint32_t version;
     uint32_t alignment;
     kv *kvs;
@@ -698,6 +702,7 @@ static ggfit_status read_shard(reader *r, ggfit_gguf *g, shard *s)
                      (unsigned long long)n_tensors, (unsigned long long)left(r));
     if ((rc = parse_kvs(r, s, n_kv)) || (rc = parse_alignment(r, s)))
         return rc;
+    s->kv_end = r->pos;
 
     /* Room for this shard's tensors and a bigger name index. */
     uint64_t first = g->n_tensors, total = first + n_tensors;
@@ -745,17 +750,29 @@ static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *
 
 static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Opened without blocking, so that a FIFO or a device is refused rather
+     * than waited on; a regular file is then read as usual. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return ggfit__fail(err, GGFIT_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    int rc;
-    if (fstat(fileno(f), &st) != 0)
-        rc = ggfit__fail(err, GGFIT_EIO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = ggfit__fail(err, GGFIT_EIO, "%s: not a regular file", path);
-    else
-        rc = load_shard(g, s, path, f, NULL, (uint64_t)st.st_size, err);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int rc = errno && !S_ISDIR(st.st_mode) && fstat(fd, &st) != 0
+                 ? ggfit__fail(err, GGFIT_EIO, "%s: cannot stat: %s", path, strerror(errno))
+                 : ggfit__fail(err, GGFIT_EIO, "%s: %s", path,
+                               S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
+                               : "not a regular file (a pipe, a device or a socket)");
+        close(fd);
+        return rc;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int rc = ggfit__fail(err, GGFIT_EIO, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    int rc = load_shard(g, s, path, f, NULL, (uint64_t)st.st_size, err);
     fclose(f);
     return rc;
 }
@@ -1031,4 +1048,24 @@ const ggfit_tensor_info *ggfit_gguf_tensor(const ggfit_gguf *g, uint64_t i)
 int64_t ggfit_gguf_find_tensor(const ggfit_gguf *g, const char *name)
 {
     return index_find(&g->tensor_index, name, tensor_name, g);
+}
+
+/* ---- raw access for the rewriter (gguf/gguf.h) --------------------------- */
+
+bool ggfit__gguf_raw(const ggfit_gguf *g, uint32_t i, ggfit__gguf_shard_raw *out)
+{
+    if (!g || i >= g->n_shards)
+        return false;
+    const shard *s = &g->shards[i];
+    out->header = s->buf;
+    out->kv_end = s->kv_end;
+    out->version = s->version;
+    out->n_kv = s->n_kv;
+    out->n_tensors = s->n_tensors;
+    out->first_tensor = s->first_tensor;
+    out->file_size = s->file_size;
+    out->data_offset = s->data_offset;
+    out->alignment = s->alignment;
+    out->path = s->path;
+    return true;
 }

@@ -18,10 +18,11 @@ static double mib(uint64_t b)
 static void row(ggfit_sb *sb, const char *name, const ggfit_mem *m, const ggfit_device *dev)
 {
     uint64_t self = m->model + m->context + m->compute;
+    /* free as llama.cpp's breakdown means it: what is left once loaded */
     if (dev)
         ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", name,
-                         mib(dev->total), mib(dev->free), mib(self), mib(m->model),
-                         mib(m->context), mib(m->compute));
+                         mib(dev->total), ((double)dev->free - (double)self) / GGFIT_MiB,
+                         mib(self), mib(m->model), mib(m->context), mib(m->compute));
     else
         ggfit__sb_printf(sb, "  %-24s %9s %9s %9.0f %9.0f %9.0f %9.0f\n", name, "", "",
                          mib(self), mib(m->model), mib(m->context), mib(m->compute));

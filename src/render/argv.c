@@ -1,0 +1,404 @@
+/*
+ * argv.c - a plan as the command line of the llama.cpp program that will
+ * run it: every setting that changes memory use and that the plan assumed
+ * (the fitted ones, the user's, and the defaults that differ between
+ * llama.cpp's programs), so that `ggfit ... | xargs llama-server -m M`
+ * uses exactly the memory ggfit projected. llama-fit-params' own line is
+ * ggfit_fit_args (render/flags.c); this is the plan's.
+ *
+ * Words are printed so that both `xargs` and `$(...)` pass them unchanged:
+ * the fit's -ot patterns are written without backslashes or quotes (a dot
+ * as [.], no trailing .*, which std::regex_search does not need), and a
+ * word that still holds a character either would change is single-quoted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "llama/patterns.h"
+
+typedef struct words {
+    char **v;
+    size_t n, cap;
+    bool oom;
+} words;
+
+static void add(words *w, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+
+static void add(words *w, const char *fmt, ...)
+{
+    if (w->oom)
+        return;
+    if (w->n + 2 > w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 32;
+        char **v = ggfit__realloc(w->v, cap * sizeof *v);
+        if (!v) {
+            w->oom = true;
+            return;
+        }
+        w->v = v;
+        w->cap = cap;
+    }
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = len >= 0 ? ggfit__malloc((size_t)len + 1) : NULL;
+    if (!s) {
+        va_end(aq);
+        w->oom = true;
+        return;
+    }
+    vsnprintf(s, (size_t)len + 1, fmt, aq);
+    va_end(aq);
+    w->v[w->n++] = s;
+    w->v[w->n] = NULL;
+}
+
+void ggfit_argv_free(char **argv)
+{
+    for (size_t i = 0; argv && argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+/* A regex written without backslashes where that means the same: "\." is
+ * "[.]" and a trailing ".*" adds nothing to a search. */
+static void plain_regex(char *out, size_t n, const char *re)
+{
+    size_t k = 0, len = strlen(re);
+    if (len >= 2 && !strcmp(re + len - 2, ".*") && (len < 3 || re[len - 3] != '\\'))
+        len -= 2;
+    for (size_t i = 0; i < len && k + 4 < n; i++) {
+        if (re[i] == '\\' && i + 1 < len && re[i + 1] == '.') {
+            memcpy(out + k, "[.]", 3);
+            k += 3;
+            i++;
+        } else {
+            out[k++] = re[i];
+        }
+    }
+    out[k] = '\0';
+}
+
+/* A pattern of one block, "blk\.N\.TAIL": N and TAIL. */
+static bool block_pattern(const char *re, uint32_t *il, const char **tail)
+{
+    if (strncmp(re, "blk\\.", 5) || re[5] < '0' || re[5] > '9')
+        return false;
+    char *end;
+    unsigned long n = strtoul(re + 5, &end, 10);
+    if (n > 100000 || strncmp(end, "\\.", 2))
+        return false;
+    *il = (uint32_t)n;
+    *tail = end + 2;
+    return true;
+}
+
+/* The blocks lo..hi as one regex alternative per decade: 13..35 is
+ * "1[3-9]|2[0-9]|3[0-5]". */
+static void range_regex(ggfit_sb *sb, uint32_t lo, uint32_t hi)
+{
+    bool first = true;
+    for (uint32_t d = lo / 10; d <= hi / 10; d++) {
+        uint32_t a = d * 10 > lo ? d * 10 : lo, b = d * 10 + 9 < hi ? d * 10 + 9 : hi;
+        ggfit__sb_printf(sb, "%s", first ? "" : "|");
+        first = false;
+        if (d)
+            ggfit__sb_printf(sb, "%u", d);
+        if (a == b)
+            ggfit__sb_printf(sb, "%u", a % 10);
+        else
+            ggfit__sb_printf(sb, "[%u-%u]", a % 10, b % 10);
+    }
+}
+
+/* The overrides, -cmoe and -ncmoe as one -ot value (llama-bench: groups of
+ * one, ';' between overrides). Runs of consecutive blocks with the same
+ * pattern and buffer become one pattern over the range, as the fit's
+ * per-block patterns are printed by llama.cpp one by one. -cmoe and -ncmoe
+ * stay flags of their own where the program has them. */
+static void overrides(words *w, const ggfit_params *p, bool bench, uint32_t n_layer)
+{
+    ggfit_sb sb = {0};
+    char re[600];
+    const char *sep = bench ? ";" : ",";
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n_overrides; i++, k++) {
+        const ggfit_override *o = &p->overrides[i];
+        uint32_t il, jl;
+        const char *tail, *tail2;
+        uint32_t j = i;
+        if (block_pattern(o->pattern, &il, &tail)) {
+            while (j + 1 < p->n_overrides &&
+                   block_pattern(p->overrides[j + 1].pattern, &jl, &tail2) &&
+                   jl == il + (j + 1 - i) && !strcmp(tail, tail2) &&
+                   !strcmp(o->buffer, p->overrides[j + 1].buffer))
+                j++;
+        }
+        if (j > i) {
+            ggfit__sb_printf(&sb, "%sblk[.](", k ? sep : "");
+            range_regex(&sb, il, il + (j - i));
+            plain_regex(re, sizeof re, tail);
+            ggfit__sb_printf(&sb, ")[.]%s=%s", re, o->buffer);
+            i = j;
+            continue;
+        }
+        plain_regex(re, sizeof re, o->pattern);
+        ggfit__sb_printf(&sb, "%s%s=%s", k ? sep : "", re, o->buffer);
+    }
+    if (bench && p->cpu_moe) {
+        plain_regex(re, sizeof re, GGFIT_FFN_EXPS_REGEX);
+        ggfit__sb_printf(&sb, "%s%s=CPU", k++ ? sep : "", re);
+    }
+    bool oom = sb.oom;
+    char *s = ggfit__sb_take(&sb);   /* NULL when empty, or out of memory */
+    if (oom || (k && !s)) {
+        w->oom = true;
+        free(s);
+        return;
+    }
+    if (k) {
+        add(w, "-ot");
+        add(w, "%s", s);
+    }
+    free(s);
+    if (p->cpu_moe && !bench)
+        add(w, "-cmoe");
+    if (p->n_cpu_moe && !p->cpu_moe) {
+        /* more layers than the model has is every layer: print that */
+        add(w, "-ncmoe");
+        add(w, "%u", p->n_cpu_moe < n_layer ? p->n_cpu_moe : n_layer);
+    }
+}
+
+static const char *type_name(uint32_t t)
+{
+    static char buf[GGFIT_TYPE_COUNT][16];
+    const char *n = ggfit_type_name(t);
+    if (!n || t >= GGFIT_TYPE_COUNT)
+        return "f16";
+    size_t i = 0;
+    for (; n[i] && i + 1 < sizeof buf[t]; i++)
+        buf[t][i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] - 'A' + 'a' : n[i]);
+    buf[t][i] = '\0';
+    return buf[t];
+}
+
+/* The flags the plan chose, and the memory flags it assumed. */
+static const ggfit_params *chosen(const ggfit_plan *pl)
+{
+    if (pl->has_alternative)
+        return &pl->alternative.params;
+    if (pl->print_memory)
+        return &pl->asked;
+    return &pl->fit.params;
+}
+
+char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
+{
+    words w = {0};
+    const ggfit_params *p = chosen(pl);
+    ggfit_params def;
+    ggfit_params_init(&def);
+    bool bench = prog == GGFIT_FOR_BENCH;
+    if (n_out)
+        *n_out = 0;
+    if (prog == GGFIT_FOR_FIT_PARAMS) {
+        /* llama-fit-params' own line, split into words as a shell would */
+        const ggfit_fit_result *r = pl->has_alternative ? &pl->alternative : &pl->fit;
+        char *line = ggfit_fit_args(r, pl->devices, pl->n_devices);
+        if (!line)
+            return NULL;
+        for (char *s = line; *s;) {
+            while (*s == ' ')
+                s++;
+            if (!*s)
+                break;
+            bool quoted = *s == '"';
+            char *start = s + quoted, *end = quoted ? strchr(start, '"') : strchr(start, ' ');
+            if (!end)
+                end = start + strlen(start);
+            add(&w, "%.*s", (int)(end - start), start);
+            s = *end ? end + 1 : end;
+        }
+        free(line);
+        goto done;
+    }
+
+    /* rpc-servers the devices came from, each once */
+    ggfit_sb rpc = {0};
+    size_t n_rpc = 0;
+    for (size_t d = 0; d < pl->n_devices; d++) {
+        const ggfit_device *dv = &pl->devices[d];
+        bool dup = false;
+        for (size_t e = 0; e < d && !dup; e++)
+            dup = !strcmp(pl->devices[e].endpoint, dv->endpoint);
+        if (dv->kind == GGFIT_BACKEND_RPC && dv->endpoint[0] && !dup)
+            ggfit__sb_printf(&rpc, "%s%s", n_rpc++ ? "," : "", dv->endpoint);
+    }
+    w.oom |= rpc.oom;
+    char *eps = ggfit__sb_take(&rpc);
+    if (n_rpc && eps) {
+        add(&w, "--rpc");
+        add(&w, "%s", eps);
+    }
+    free(eps);
+
+    if (!bench) {
+        add(&w, "-c");
+        add(&w, "%u", p->n_ctx);
+    }
+    add(&w, "-ngl");
+    if (p->n_gpu_layers == GGFIT_NGL_ALL)
+        add(&w, bench ? "999" : "all");
+    else if (p->n_gpu_layers == GGFIT_NGL_AUTO)   /* with the fit off: every layer */
+        add(&w, bench ? "99" : "all");
+    else
+        add(&w, "%d", p->n_gpu_layers);
+    size_t nd = pl->n_devices;
+    while (nd > 1 && p->tensor_split[nd - 1] == 0.0f)
+        nd--;
+    if (nd > 1) {
+        ggfit_sb sb = {0};
+        for (size_t d = 0; d < nd; d++)
+            ggfit__sb_printf(&sb, "%s%g", d ? (bench ? "/" : ",") : "", p->tensor_split[d]);
+        char *ts = ggfit__sb_take(&sb);
+        if (ts) {
+            add(&w, "-ts");
+            add(&w, "%s", ts);
+        }
+        free(ts);
+    }
+    overrides(&w, p, bench, pl->n_layer);
+    if (p->split_mode != def.split_mode) {
+        add(&w, "-sm");
+        add(&w, "%s", p->split_mode == GGFIT_SPLIT_NONE ? "none" : "row");
+    }
+    if (p->main_gpu != def.main_gpu) {
+        add(&w, "-mg");
+        add(&w, "%d", p->main_gpu);
+    }
+    if (p->n_batch != def.n_batch) {
+        add(&w, "-b");
+        add(&w, "%u", p->n_batch);
+    }
+    if (p->n_ubatch != def.n_ubatch) {
+        add(&w, "-ub");
+        add(&w, "%u", p->n_ubatch);
+    }
+    /* llama-server's default is -np auto (4 slots): say what was planned */
+    if (!bench && (prog == GGFIT_FOR_SERVER || p->n_seq != def.n_seq)) {
+        add(&w, "-np");
+        add(&w, "%u", p->n_seq);
+    }
+    if (p->kv_unified && !bench)
+        add(&w, "-kvu");
+    if (p->flash_attn != GGFIT_FA_AUTO) {
+        add(&w, "-fa");
+        add(&w, bench ? (p->flash_attn == GGFIT_FA_ON ? "1" : "0")
+                      : (p->flash_attn == GGFIT_FA_ON ? "on" : "off"));
+    }
+    if (p->type_k != def.type_k) {
+        add(&w, "-ctk");
+        add(&w, "%s", type_name(p->type_k));
+    }
+    if (p->type_v != def.type_v) {
+        add(&w, "-ctv");
+        add(&w, "%s", type_name(p->type_v));
+    }
+    if (p->no_kv_offload) {
+        add(&w, "-nkvo");
+        if (bench)
+            add(&w, "1");
+    }
+    if (p->swa_full && !bench)
+        add(&w, "--swa-full");
+    if (!p->use_mmap) {
+        if (bench) {
+            add(&w, "-mmp");
+            add(&w, "0");
+        } else {
+            add(&w, "--no-mmap");
+        }
+    }
+    if (p->no_repack && !bench)
+        add(&w, "--no-repack");
+    if (p->no_host) {
+        add(&w, "--no-host");
+        if (bench)
+            add(&w, "1");
+    }
+    /* llama-server's embedding modes (llama-bench: -embd 1) */
+    static const char *const pooling[] = { "none", "mean", "cls", "last", "rank" };
+    bool rerank = p->embeddings && p->pooling == GGFIT_POOLING_RANK;
+    if (p->embeddings && bench) {
+        add(&w, "-embd");
+        add(&w, "1");
+    } else if (rerank && prog == GGFIT_FOR_SERVER) {
+        add(&w, "--rerank");
+    } else if (p->embeddings && prog == GGFIT_FOR_SERVER) {
+        add(&w, "--embedding");
+    }
+    if (prog == GGFIT_FOR_SERVER && !rerank && p->pooling >= GGFIT_POOLING_NONE &&
+        p->pooling <= GGFIT_POOLING_RANK) {
+        add(&w, "--pooling");
+        add(&w, "%s", pooling[p->pooling]);
+    }
+    /* The flags are the plan: llama.cpp's own fit would change them. */
+    if (!bench) {
+        add(&w, "-fit");
+        add(&w, "off");
+    }
+done:
+    if (w.oom) {
+        ggfit_argv_free(w.v);
+        return NULL;
+    }
+    if (!w.v) {   /* an empty line */
+        w.v = ggfit__calloc(1, sizeof *w.v);
+        if (!w.v)
+            return NULL;
+    }
+    if (n_out)
+        *n_out = w.n;
+    return w.v;
+}
+
+/* Whether xargs and $(...) both pass the word unchanged. */
+static bool bare(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                    "_-.,:;=/+^$()|[]@%", *s))
+            return false;
+    return true;
+}
+
+char *ggfit_argv_join(char *const *argv)
+{
+    ggfit_sb sb = {0};
+    for (size_t i = 0; argv && argv[i]; i++) {
+        if (i)
+            ggfit__sb_printf(&sb, " ");
+        if (bare(argv[i])) {
+            ggfit__sb_printf(&sb, "%s", argv[i]);
+            continue;
+        }
+        ggfit__sb_printf(&sb, "'");
+        for (const char *s = argv[i]; *s; s++)
+            ggfit__sb_printf(&sb, *s == '\'' ? "'\\''" : "%c", *s);
+        ggfit__sb_printf(&sb, "'");
+    }
+    if (!sb.buf && !sb.oom) {
+        char *e = ggfit__malloc(1);
+        if (e)
+            e[0] = '\0';
+        return e;
+    }
+    return ggfit__sb_take(&sb);
+}

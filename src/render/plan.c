@@ -1,0 +1,346 @@
+/*
+ * plan.c - renderers of a whole plan: llama.cpp's decision and memory
+ * (the fit and projection renderers), then ggfit's verdict on the whole
+ * machine beside it, in words for a person and as JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+static double mib(uint64_t b)
+{
+    return (double)b / GGFIT_MiB;
+}
+
+static const char *const pool_kinds[] = { "device", "host", "unified" };
+static const char *const verdict_ids[] = { "fits", "no_fit", "host_short" };
+
+char *ggfit_plan_args(const ggfit_plan *pl)
+{
+    if (!pl->has_alternative && (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)) {
+        char *s = ggfit__malloc(1);
+        if (s)
+            s[0] = '\0';
+        return s;
+    }
+    if (pl->program == GGFIT_FOR_FIT_PARAMS)   /* its own line, as it prints it */
+        return ggfit_fit_args(pl->has_alternative ? &pl->alternative : &pl->fit, pl->devices,
+                              pl->n_devices);
+    char **argv = ggfit_plan_argv(pl, pl->program, NULL);
+    char *line = argv ? ggfit_argv_join(argv) : NULL;
+    ggfit_argv_free(argv);
+    return line;
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+static void verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
+{
+    ggfit__sb_printf(sb, "whole machine [MiB] (ggfit's verdict; llama.cpp's fit looks at the "
+                         "GPUs' margins only)\n");
+    ggfit__sb_printf(sb, "  %-24s %9s %9s %9s %11s  %s\n", "memory", "free", "used", "margin",
+                     "left after", "");
+    for (uint32_t i = 0; i < v->n_pools; i++) {
+        const ggfit_pool *p = &v->pools[i];
+        char state[64];
+        if (p->short_by)
+            snprintf(state, sizeof state, "short by %.0f", mib(p->short_by));
+        else
+            snprintf(state, sizeof state, "ok");
+        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %11.0f  %s\n", p->name, mib(p->free),
+                         mib(p->used), mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
+    }
+    for (uint32_t i = 0; i < v->n_pools; i++)
+        if (v->pools[i].kind == GGFIT_POOL_HOST && v->pools[i].mapped)
+            ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are weights mapped from the "
+                                 "file, which must stay in memory not to be read from disk\n",
+                             mib(v->pools[i].mapped));
+    for (size_t d = 0; d < pl->n_devices; d++)
+        if (pl->devices[d].assumed[0])
+            ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, pl->devices[d].assumed);
+    if (pl->host.source[0])
+        ggfit__sb_printf(sb, "  system memory: %s\n", pl->host.source);
+    if (v->n_spans) {
+        ggfit__sb_printf(sb, "  Metal maps %.0f MiB of the file for %.0f MiB of tensors (one "
+                             "span per file, from its first to its last tensor there)\n",
+                         mib(v->metal_mapped), mib(v->metal_tensors));
+        for (uint32_t i = 0; i < v->n_fixes; i++)
+            ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n", v->fixes[i].flags,
+                             v->fixes[i].what, mib(v->fixes[i].mapped),
+                             ggfit_verdict_status_str(v->fixes[i].status));
+    }
+    ggfit__sb_printf(sb, "verdict: %s\n", v->summary);
+}
+
+static const char *where(const ggfit_plan *pl, int32_t d)
+{
+    return d >= 0 && (size_t)d < pl->n_devices ? pl->devices[d].name : "system RAM (CPU)";
+}
+
+/* Where the layers went and the context, one line per decision. */
+static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_verdict *v = &pl->verdict;
+    const ggfit_projection *pr = &pl->projection;
+    uint32_t asked = pl->asked.n_ctx;
+    ggfit__sb_printf(sb, "placement:\n  context: %u tokens", pr->n_ctx);
+    if (!pl->print_memory && pl->fit.status == GGFIT_FIT_FITS && !pl->asked.set_n_ctx &&
+        asked != pr->n_ctx)
+        ggfit__sb_printf(sb, ", reduced by the fit from %s", asked ? "the -c given" :
+                                                             "the trained context");
+    ggfit__sb_printf(sb, "%s\n", pr->n_seq > 1 ? " over all sequences" : "");
+    for (uint32_t i = 0; i < v->n_ranges; i++) {
+        const ggfit_layer_range *r = &v->ranges[i];
+        char name[48];
+        if (r->output)
+            snprintf(name, sizeof name, "output layer");
+        else if (r->first == r->last)
+            snprintf(name, sizeof name, "layer %u", r->first);
+        else
+            snprintf(name, sizeof name, "layers %u-%u", r->first, r->last);
+        ggfit__sb_printf(sb, "  %s: %s", name, where(pl, r->device));
+        if (r->experts == -2)
+            ggfit__sb_printf(sb, ", part of the experts in system RAM");
+        else if (r->experts == -1 && r->device != -1)
+            ggfit__sb_printf(sb, ", experts in system RAM");
+        else if (r->experts != r->device)
+            ggfit__sb_printf(sb, ", experts on %s", where(pl, r->experts));
+        ggfit__sb_printf(sb, "\n");
+    }
+}
+
+/* What a failure of llama.cpp's fit means, and what to do. */
+static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_fit_result *r = &pl->fit;
+    ggfit__sb_printf(sb, "llama.cpp: failed to fit params to free device memory: %s\n",
+                     r->reason);
+    if (strstr(r->reason, "already set by user")) {
+        ggfit__sb_printf(sb, "what it means: llama.cpp's fit only chooses what you left "
+                             "unset; with -ngl, -ts, -ot, -cmoe or -ncmoe given it stops here "
+                             "and llama-server loads the flags as given.\n");
+        if (pl->verdict.status == GGFIT_VERDICT_FITS)
+            ggfit__sb_printf(sb, "as given they fit, so the load succeeds; the flags are "
+                                 "printed as they are\n");
+        else
+            ggfit__sb_printf(sb, "as given they do not fit, so the load runs out of memory: "
+                                 "drop the flag named above (or lower it) and let the fit "
+                                 "choose\n");
+    } else if (strstr(r->reason, "system memory")) {
+        ggfit__sb_printf(sb, "what it means: even at the smallest context (-fitc %u) the model "
+                             "does not fit in system memory\n", pl->fit_options.n_ctx_min);
+    } else if (strstr(r->reason, "-fit off")) {
+        ggfit__sb_printf(sb, "what it means: the flags as given leave a device short; "
+                             "-fit on lets llama.cpp choose\n");
+    }
+}
+
+/* llama.cpp's fit left the host short and no smaller context helped. */
+static bool host_refit_failed(const ggfit_plan *pl)
+{
+    return !pl->print_memory && !pl->has_alternative &&
+           pl->verdict.status == GGFIT_VERDICT_HOST && pl->fit.status != GGFIT_FIT_FAILED &&
+           !pl->fit.params.set_n_ctx && pl->n_changes == 0;
+}
+
+char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
+{
+    ggfit_sb sb = {0};
+    const ggfit_fit_result *r = &pl->fit;
+    if (with_log && !pl->print_memory && r->log)
+        ggfit__sb_printf(&sb, "%s", r->log);
+    char *table = ggfit_projection_text(&pl->projection, pl->devices);
+    if (!table)
+        return NULL;
+    ggfit__sb_printf(&sb, "%s", table);
+    ggfit_free(table);
+    placement_text(&sb, pl);
+    verdict_text(&sb, &pl->verdict, pl);
+    for (const char *p = pl->notes; *p;) {
+        size_t n = strcspn(p, "\n");
+        ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+    if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
+        failure_text(&sb, pl);
+    if (pl->n_changes) {
+        ggfit__sb_printf(&sb, "nearest changes that fit (each projected):");
+        for (size_t i = 0; i < pl->n_changes; i++)
+            ggfit__sb_printf(&sb, "%s %s (%.0f MiB to spare)", i ? "; or" : "",
+                             pl->changes[i].flags, mib(pl->changes[i].worst_left));
+        ggfit__sb_printf(&sb, "\n");
+    } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative &&
+               !host_refit_failed(pl)) {
+        ggfit__sb_printf(&sb, "no single change of -ngl, -c, the cache type or -ncmoe fits: "
+                              "more memory or a smaller quant is needed\n");
+    }
+    if (pl->has_alternative) {
+        char *a = ggfit_fit_args(r, pl->devices, pl->n_devices);
+        char *b = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
+        if (a && b)
+            ggfit__sb_printf(&sb, "llama.cpp's fit (%s) leaves the host short; the largest "
+                                  "context the whole machine holds: %s (%s)\n", a, b,
+                             pl->alternative_verdict.summary);
+        ggfit_free(a);
+        ggfit_free(b);
+    } else if (host_refit_failed(pl)) {
+        ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
+                              "or take a smaller quant\n", pl->fit_options.n_ctx_min);
+    }
+    return ggfit__sb_take(&sb);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static json_t *verdict_json(const ggfit_verdict *v)
+{
+    json_t *pools = json_array(), *spans = json_array(), *fixes = json_array();
+    json_t *o = NULL;
+    if (!pools || !spans || !fixes)
+        goto fail;
+    for (uint32_t i = 0; i < v->n_pools; i++) {
+        const ggfit_pool *p = &v->pools[i];
+        json_t *j = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+                              "name", p->name, "kind", pool_kinds[p->kind],
+                              "device", p->device >= 0 ? json_integer(p->device) : json_null(),
+                              "total", (json_int_t)p->total, "free", (json_int_t)p->free,
+                              "used", (json_int_t)p->used, "mapped", (json_int_t)p->mapped,
+                              "margin", (json_int_t)p->margin,
+                              "free_after", (json_int_t)p->free_after,
+                              "short_by", (json_int_t)p->short_by, "ok", p->short_by == 0);
+        if (!j || json_array_append_new(pools, j))
+            goto fail;
+    }
+    for (uint32_t i = 0; i < v->n_spans; i++) {
+        const ggfit_span *s = &v->spans[i];
+        json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I}", "device", (json_int_t)s->device,
+                              "shard", (json_int_t)s->shard, "first", (json_int_t)s->first,
+                              "last", (json_int_t)s->last, "tensors", (json_int_t)s->tensors);
+        if (!j || json_array_append_new(spans, j))
+            goto fail;
+    }
+    for (uint32_t i = 0; i < v->n_fixes; i++) {
+        const ggfit_span_fix *f = &v->fixes[i];
+        json_t *j = json_pack("{s:s, s:s, s:I, s:s}", "flags", f->flags, "what", f->what,
+                              "mapped", (json_int_t)f->mapped, "status",
+                              verdict_ids[f->status]);
+        if (!j || json_array_append_new(fixes, j))
+            goto fail;
+    }
+    o = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "status",
+                  verdict_ids[v->status], "summary", v->summary, "short",
+                  v->first_short >= 0 ? json_string(v->pools[v->first_short].name) : json_null(),
+                  "pools", pools, "metal_mapped", (json_int_t)v->metal_mapped, "metal_tensors",
+                  (json_int_t)v->metal_tensors, "metal_spans", spans, "metal_fixes", fixes);
+    return o;
+fail:
+    json_decref(pools);
+    json_decref(spans);
+    json_decref(fixes);
+    return NULL;
+}
+
+static json_t *changes_json(const ggfit_plan *pl)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < pl->n_changes; i++) {
+        const ggfit_change *c = &pl->changes[i];
+        if (json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "change", c->flags,
+                                               "flags_changed", (json_int_t)c->n_changes,
+                                               "spare", (json_int_t)c->worst_left))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static json_t *lines_of(const char *text)
+{
+    json_t *a = json_array();
+    for (const char *p = text; a && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return a;
+}
+
+/* The plan's words for its program, as an array (empty when it does not
+ * fit): what an exec() takes, with no quoting to undo. */
+static json_t *argv_json(const ggfit_plan *pl)
+{
+    json_t *a = json_array();
+    if (!a || (!pl->has_alternative &&
+               (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)))
+        return a;
+    char **w = ggfit_plan_argv(pl, pl->program, NULL);
+    for (size_t i = 0; w && w[i]; i++)
+        if (json_array_append_new(a, json_string(w[i]))) {
+            json_decref(a);
+            a = NULL;
+            break;
+        }
+    if (!w) {
+        json_decref(a);
+        a = NULL;
+    }
+    ggfit_argv_free(w);
+    return a;
+}
+
+char *ggfit_plan_json(const ggfit_plan *pl)
+{
+    char *base = pl->print_memory ? ggfit_projection_json(&pl->projection, pl->devices)
+                                  : ggfit_fit_json(&pl->fit, pl->devices, pl->n_devices);
+    char *args = ggfit_plan_args(pl), *out = NULL;
+    json_t *root = base ? json_loads(base, 0, NULL) : NULL;
+    ggfit_free(base);
+    if (!root || !args)
+        goto done;
+    json_t *devs = json_object_get(root, "devices");
+    for (size_t i = 0; devs && i < json_array_size(devs); i++) {
+        json_t *d = json_array_get(devs, i);
+        const ggfit_pool *p = i < pl->verdict.n_pools ? &pl->verdict.pools[i] : NULL;
+        const ggfit_device *dev = p && p->device >= 0 ? &pl->devices[p->device] : NULL;
+        if (p && json_object_set_new(d, "free_after", json_integer(p->free_after)))
+            goto done;
+        if (dev && dev->assumed[0] &&
+            json_object_set_new(d, "assumed", json_string(dev->assumed)))
+            goto done;
+    }
+    json_t *alt = json_null();
+    if (pl->has_alternative) {
+        char *a = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
+        alt = a ? json_pack("{s:s, s:I, s:I, s:o}", "args", a, "n_ctx",
+                            (json_int_t)pl->alternative.projection.n_ctx, "n_gpu_layers",
+                            (json_int_t)pl->alternative.params.n_gpu_layers, "verdict",
+                            verdict_json(&pl->alternative_verdict))
+                : NULL;
+        ggfit_free(a);
+    }
+    if (json_object_set_new(root, "system_memory",
+                            json_pack("{s:I, s:I, s:s}", "total", (json_int_t)pl->host.total,
+                                      "free", (json_int_t)pl->host.free, "source",
+                                      pl->host.source)) ||
+        json_object_set_new(root, "verdict", verdict_json(&pl->verdict)) ||
+        json_object_set_new(root, "alternative", alt) ||
+        json_object_set_new(root, "plan_args", json_string(args)) ||
+        json_object_set_new(root, "argv", argv_json(pl)) ||
+        json_object_set_new(root, "notes", lines_of(pl->notes)) ||
+        json_object_set_new(root, "changes", changes_json(pl)) ||
+        json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
+        goto done;
+    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(root);
+    ggfit_free(args);
+    return out;
+}

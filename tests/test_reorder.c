@@ -1,0 +1,230 @@
+/*
+ * test_reorder.c - ggfit reorder: small models with real data rewritten
+ * with the output layer last, every tensor's bytes read back identical,
+ * Metal's span shrunk to the tensors, and the refusals (header-only input,
+ * an existing output, a failed write that leaves nothing behind).
+ */
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "gguf_writer.h"
+
+#define MiB (1ull << 20)
+
+static char dir[256];
+
+/* A llama-like model with its output layer stored first, and data: each
+ * byte of the data section is a function of its position. */
+static void write_model(const char *path, uint32_t n_layer, uint32_t n_embd, bool with_data)
+{
+    gw w = {0};
+    gw_tiny_model_order(&w, "llama", n_layer, n_embd, 2 * n_embd, 1000, GGFIT_TYPE_F16, true);
+    ggfit_gguf *g;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "m", &g, &err), 0);
+    uint64_t end = 0;
+    for (uint64_t i = 0; i < ggfit_gguf_n_tensors(g); i++) {
+        const ggfit_tensor_info *t = ggfit_gguf_tensor(g, i);
+        if (t->offset + t->n_bytes > end)
+            end = t->offset + t->n_bytes;
+    }
+    uint64_t data = ggfit_gguf_data_offset(g, 0);
+    ggfit_gguf_close(g);
+    assert_int_equal(w.len, data);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(w.data, 1, w.len, f), w.len);
+    for (uint64_t k = 0; with_data && k < end; k++)
+        fputc((int)((k * 2654435761u) >> 13 & 0xff), f);
+    assert_int_equal(fclose(f), 0);
+    gw_free(&w);
+}
+
+static unsigned char *tensor_bytes(const char *path, const ggfit_gguf *g, const char *name,
+                                   uint64_t *n)
+{
+    const ggfit_tensor_info *t = ggfit_gguf_tensor(g, (uint64_t)ggfit_gguf_find_tensor(g, name));
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char *b = malloc(t->n_bytes);
+    assert_int_equal(fseek(f, (long)(ggfit_gguf_data_offset(g, t->shard) + t->offset), SEEK_SET),
+                     0);
+    assert_int_equal(fread(b, 1, t->n_bytes, f), t->n_bytes);
+    fclose(f);
+    *n = t->n_bytes;
+    return b;
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char in[320], out[320];
+    snprintf(in, sizeof in, "%s/in.gguf", dir);
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    write_model(in, 4, 256, true);
+    char *err = NULL;
+    assert_int_equal(ggfit_reorder(in, out, false, &err), 0);
+
+    ggfit_gguf *a, *b;
+    assert_int_equal(ggfit_gguf_open(in, &a, &err), 0);
+    assert_int_equal(ggfit_gguf_open(out, &b, &err), 0);
+    assert_int_equal(ggfit_gguf_n_tensors(a), ggfit_gguf_n_tensors(b));
+    assert_int_equal(ggfit_gguf_n_kv(a), ggfit_gguf_n_kv(b));
+    uint64_t nt = ggfit_gguf_n_tensors(b);
+    assert_string_equal(ggfit_gguf_tensor(a, 0)->name, "output_norm.weight");
+    assert_string_equal(ggfit_gguf_tensor(b, 0)->name, "token_embd.weight");
+    assert_string_equal(ggfit_gguf_tensor(b, nt - 1)->name, "output.weight");
+    for (uint64_t i = 0; i < nt; i++) {
+        const ggfit_tensor_info *t = ggfit_gguf_tensor(a, i);
+        uint64_t na, nb;
+        unsigned char *x = tensor_bytes(in, a, t->name, &na);
+        unsigned char *y = tensor_bytes(out, b, t->name, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(x, y, na);
+        free(x);
+        free(y);
+    }
+    /* Reordering again changes nothing. */
+    char again[320];
+    snprintf(again, sizeof again, "%s/again.gguf", dir);
+    assert_int_equal(ggfit_reorder(out, again, false, &err), 0);
+    struct stat s1, s2;
+    assert_int_equal(stat(out, &s1), 0);
+    assert_int_equal(stat(again, &s2), 0);
+    assert_int_equal(s1.st_size, s2.st_size);
+    ggfit_gguf_close(a);
+    ggfit_gguf_close(b);
+    unlink(again);
+
+    /* Refusals: an existing output without --force, the input itself. */
+    assert_int_equal(ggfit_reorder(in, out, false, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "exists (--force replaces it)"));
+    ggfit_free(err);
+    assert_int_equal(ggfit_reorder(in, out, true, &err), 0);
+    assert_int_equal(ggfit_reorder(in, in, true, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "the output is the input"));
+    ggfit_free(err);
+    unlink(in);
+    unlink(out);
+}
+
+/* Metal's span of a partial offload: the whole file before, the tensors
+ * after. */
+static uint64_t span_of(const char *path, uint64_t *tensors)
+{
+    ggfit_model *m;
+    char *err = NULL;
+    assert_int_equal(ggfit_model_open(path, &m, &err), 0);
+    ggfit_device d;
+    size_t n;
+    assert_int_equal(ggfit_devices_parse("m3-max-64gb", &d, 1, &n, &err), 0);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 512;
+    p.n_gpu_layers = 2;
+    ggfit_projection pr;
+    ggfit_verdict *v = malloc(sizeof *v);
+    ggfit_host_mem host = { 64ull << 30, 60ull << 30, 0, "test" };
+    ggfit_fit_options o;
+    ggfit_fit_options_init(&o);
+    assert_int_equal(ggfit_project(m, &p, &d, 1, &pr, NULL, &err), 0);
+    assert_int_equal(ggfit_verdict_of(m, &p, &pr, &d, 1, &host, &o, v, &err), 0);
+    uint64_t span = v->metal_mapped;
+    *tensors = v->metal_tensors;
+    free(v);
+    ggfit_model_free(m);
+    return span;
+}
+
+static void test_span_shrinks(void **state)
+{
+    (void)state;
+    char in[320], out[320];
+    snprintf(in, sizeof in, "%s/span-in.gguf", dir);
+    snprintf(out, sizeof out, "%s/span-out.gguf", dir);
+    write_model(in, 8, 512, true);
+    char *err = NULL;
+    assert_int_equal(ggfit_reorder(in, out, false, &err), 0);
+    uint64_t t_in, t_out;
+    uint64_t before = span_of(in, &t_in), after = span_of(out, &t_out);
+    assert_int_equal(t_in, t_out);
+    assert_true(before > 2 * t_in);
+    assert_true(after >= t_out && after < t_out + 4096);
+    unlink(in);
+    unlink(out);
+}
+
+static void test_header_only_refused(void **state)
+{
+    (void)state;
+    char in[320], out[320];
+    snprintf(in, sizeof in, "%s/hdr.gguf", dir);
+    snprintf(out, sizeof out, "%s/hdr-out.gguf", dir);
+    write_model(in, 2, 256, false);
+    char *err = NULL;
+    assert_int_equal(ggfit_reorder(in, out, false, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "header-only file or a partial download"));
+    ggfit_free(err);
+    assert_int_not_equal(access(out, F_OK), 0);
+    unlink(in);
+}
+
+/* A write that fails (here the file-size limit, as a full disk would)
+ * leaves neither the output nor a temporary file. */
+static void test_write_failure(void **state)
+{
+    (void)state;
+    char in[320], out[320];
+    snprintf(in, sizeof in, "%s/big.gguf", dir);
+    snprintf(out, sizeof out, "%s/big-out.gguf", dir);
+    write_model(in, 4, 512, true);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = { 1 << 20, 1 << 20 };
+        setrlimit(RLIMIT_FSIZE, &rl);
+        char *err = NULL;
+        int rc = ggfit_reorder(in, out, false, &err);
+        _exit(rc == GGFIT_EIO && err && strstr(err, "write failed") ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_not_equal(access(out, F_OK), 0);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        assert_null(strstr(e->d_name, ".tmp."));
+    closedir(d);
+    unlink(in);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/ggfit-reorder-%d", (int)getpid());
+    return mkdir(dir, 0700);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_span_shrinks),
+        cmocka_unit_test(test_header_only_refused),
+        cmocka_unit_test(test_write_failure),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
