@@ -22,6 +22,14 @@ rpc-server on the CPU backend, started here on a free port):
 and prints every row (devices, then Host) where model, context or compute
 bytes differ. The exit status is 1 when any differ.
 
+--fit compares the fit decisions instead: with 1 to N RPC devices,
+    llama-fit-params -m MODEL --rpc EP,... FLAGS
+    build/ggfit -m MODEL --rpc EP,... FLAGS --json   (its "args")
+each asking the same rpc-servers for their free memory (this machine's, as
+the CPU backend reports it), and prints every case where the printed flags
+differ (a boundary case can differ when the free memory moved between the
+two runs: rerun it).
+
 --record FILE appends llama.cpp's rows of every case it ran, one JSON object
 a line ({"model", "devices", "args", "rows": [[name, model, context,
 compute], ...]}): tests/test_oracle.c holds ggfit to them.
@@ -83,6 +91,30 @@ def llama_rows(bindir, model, eps, flags):
     return rows, None
 
 
+def llama_fit(bindir, model, eps, flags):
+    cmd = [os.path.join(bindir, 'llama-fit-params'), '-m', model, '--rpc', ','.join(eps)]
+    r = subprocess.run(cmd + flags.split(), capture_output=True, text=True)
+    lines = [l for l in r.stdout.splitlines() if l.startswith('-')]
+    return lines[-1].strip() if lines else 'refused: ' + ' '.join(r.stderr.strip().splitlines()[-1:])
+
+
+def ggfit_fit(ggfit, model, eps, flags):
+    """llama.cpp's decision as ggfit makes it: the JSON's status and args
+    (what llama-fit-params prints), whatever ggfit's own verdict says."""
+    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + ['--json']
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        return 'refused: ' + ' '.join(r.stderr.strip().splitlines()[-1:])
+    if j.get('status') == 'failed':
+        return 'refused: ' + j.get('reason', '')
+    line = j.get('args', '')
+    if line.startswith('--rpc '):
+        line = line.split(' ', 2)[2] if line.count(' ') >= 2 else ''
+    return line
+
+
 def ggfit_rows(ggfit, model, n_dev, flags):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
     cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + \
@@ -103,6 +135,7 @@ def main():
     bindir, n_max, flag_sets, models = None, 1, [], []
     ggfit = os.path.join(ROOT, 'build/ggfit')
     record = None
+    fit = False
     while args:
         a = args.pop(0)
         if a == '--llama':
@@ -111,6 +144,8 @@ def main():
             record = open(args.pop(0), 'a')
         elif a == '--ggfit':
             ggfit = args.pop(0)
+        elif a == '--fit':
+            fit = True
         elif a == '--devices':
             n_max = int(args.pop(0))
         elif a == '--flags':
@@ -129,8 +164,20 @@ def main():
             sparse = os.path.join(tmp, os.path.basename(model))
             shutil.copyfile(model, sparse)
             os.truncate(sparse, 1 << 40)
-            for n_dev in range(n_max + 1):
+            for n_dev in range(1 if fit else 0, n_max + 1):
                 for flags in flag_sets:
+                    if fit:
+                        want = llama_fit(bindir, sparse, eps[:n_dev], flags)
+                        got = ggfit_fit(ggfit, model, eps[:n_dev], flags)
+                        if want.startswith('refused') and got.startswith('refused'):
+                            n_same += 1
+                        elif want != got:
+                            print('%s, %d devices, %s:\n  llama.cpp %s\n  ggfit     %s' %
+                                  (os.path.basename(model), n_dev, flags, want[:300], got[:300]))
+                            n_diff += 1
+                        else:
+                            n_same += 1
+                        continue
                     label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
                                                      '' if n_dev == 1 else 's', flags)
                     want, werr = llama_rows(bindir, sparse, eps[:n_dev], flags)
