@@ -138,11 +138,28 @@ check bad-fifo 2 "not a regular file" -- \
     timeout 10 "$ggfit" -m "$tmp/fifo" --gpu 24GiB
 check full-disk 2 "cannot write the output" -- \
     sh -c '"$0" -m "$1" --gpu 24GiB -q >/dev/full' "$ggfit" "$models/qwen3-0.6b-f16.gguf"
-check paste-server 0 '^-c 16384 -ngl 99 -np 1 -fit off$' -- \
+check paste-server 0 '^-c 16384 -ngl 99 -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 --temp 0.7 --top-k 40 --top-p 0.9 \
     --min-p 0.05 --repeat-penalty 1.1 -ngl 99 --metrics --no-webui --api-key secret \
     --alias qwen -tb 8 --timeout 600 --threads-http 4 --slot-save-path /tmp --cont-batching
+# --for server plans as llama-server fits (-np auto = 4 slots and -kvu, one
+# output per slot reserved): llama-server itself fits -c 18688 here
+# (tools/servercmp.py --fit-mib 12288), llama-fit-params -c 17664.
+check server-fit 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB --for server
+check server-default-fit 0 '^-c 17664 -ngl all -np 1 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB
+check server-compute 0 '"compute": 180365344' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:80GiB --for server -fitp on --json
+check server-prompt-cache 0 "Host: 8192 MiB of what it uses are llama-server's prompt cache" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB --for server
+check server-cache-short 3 "prompt cache: --cache-ram 6712 leaves system memory enough" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server
+check server-cache-ram 0 '^-c 18688 -ngl all -np 4 -kvu --cache-ram 6712 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server -cram 6712
+check server-np 0 '^-c 18944 -ngl all -np 2 -fit off$' -- \
+    fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np 2
 check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
     "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
@@ -264,9 +281,11 @@ check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
 check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate
 plan=$(dirname "$ggfit")/plan
 same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
-    "$ggfit" "$@" >"$tmp/cli.out" 2>/dev/null
+    # (a fixed host, so that this machine's memory cannot move between them;
+    # a --host-mem given later wins)
+    "$ggfit" --host-mem 64GiB/60GiB "$@" >"$tmp/cli.out" 2>/dev/null
     a=$?
-    "$plan" "$@" >"$tmp/plan.out" 2>/dev/null
+    "$plan" --host-mem 64GiB/60GiB "$@" >"$tmp/plan.out" 2>/dev/null
     b=$?
     cat "$tmp/plan.out"
     [ "$a" -eq "$b" ] && cmp -s "$tmp/cli.out" "$tmp/plan.out" && echo "same as the CLI (exit $a)"
@@ -286,6 +305,120 @@ check example-same-cpu-only 0 '^same as the CLI (exit 1)$' -- \
     same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
 check example-same-bad-gpu 0 '^same as the CLI (exit 2)$' -- \
     same_as_cli -m "$models/qwen3-0.6b-f16.gguf" --gpu tpu:8GiB
+
+# --fit-around: the set flags kept, the rest fitted around them; the
+# printed flags, run again (they end in -fit off), fit as they are.
+around_again() {  # around_again MODEL GPU FLAGS...: the plan's flags, planned again
+    m=$1 g=$2
+    shift 2
+    line=$("$ggfit" -m "$m" --gpu "$g" --host-mem 64GiB "$@" --fit-around 2>/dev/null) || return 1
+    set -f
+    # shellcheck disable=SC2086
+    "$ggfit" -m "$m" --gpu "$g" --host-mem 64GiB $line --json | grep '"status": "unchanged"'
+    rc=$?
+    set +f
+    return $rc
+}
+check fit-around-ngl 0 '^-c 65536 -ngl 99 -ts 13,24 -ot blk\[.\]12\[.\]ffn_down=CUDA1,' -- \
+    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -c 65536 --fit-around
+check fit-around-report 0 '^--fit-around: kept as given: -c 65536 -ngl 99; fitted around them: -ts 13,24, -ot with 14 tensor overrides' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -c 65536 --fit-around
+check fit-around-json 0 '"args": "-c 65536 -ngl 99"' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -c 65536 --fit-around --json
+check fit-around-json-key 0 '"fit_around": {' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -c 65536 --fit-around --json
+check fit-around-off 1 'drop the flag named above' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -c 65536
+check fit-around-again-ngl 0 '"status": "unchanged"' -- \
+    around_again "$models/gpt-oss-120b-mxfp4.gguf" rtx-3090 -ngl 99 -c 65536
+check fit-around-again-ts 0 '"status": "unchanged"' -- \
+    around_again "$models/gpt-oss-120b-mxfp4.gguf" rtx-3090,rtx-3090 -ts 3,1
+check fit-around-ts 0 ' -ts 3,1 ' -- \
+    fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ts 3,1 --fit-around
+check fit-around-again-ot 0 '"status": "unchanged"' -- \
+    around_again "$models/qwen3-30b-a3b-Q4_K_M.gguf" rtx-4060 -ot ffn_up_exps=CPU -c 32768
+check fit-around-again-ncmoe 0 '"status": "unchanged"' -- \
+    around_again "$models/qwen3-30b-a3b-Q4_K_M.gguf" rtx-4060 -ncmoe 10
+check fit-around-again-dense 0 '"status": "unchanged"' -- \
+    around_again "$models/qwen3-14b-Q4_K_M.gguf" rtx-4060,rtx-4060 -ngl 99
+check fit-around-dense-ts 1 'nothing fits around them: -ngl 99 and -ts 1,1 fix where every layer of this dense model goes' -- \
+    "$ggfit" -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
+    -ngl 99 -ts 1,1 -c 32768 --fit-around
+check fit-around-ngl0 1 '-ngl 0 keeps every layer in system memory' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 1GiB --host-mem 64GiB -ngl 0 --fit-around
+
+# Remote models: the header over HTTP from nginx on 127.0.0.1
+# (tests/http_server.sh, as test_remote.c), and Hugging Face's -hf against
+# a hub laid out as files (HF_ENDPOINT).
+srv=$tmp/http
+mkdir -p "$srv"
+port=$(sh tests/http_server.sh start "$srv" "$models" 2>"$tmp/http.err")
+http_rc=$?
+if [ "$http_rc" -eq 0 ]; then
+    url=http://127.0.0.1:$port
+    GGFIT_CACHE_DIR=$tmp/cache
+    export GGFIT_CACHE_DIR
+    same_remote() {  # same_remote URL FILE FLAGS...: stdout and exit of both
+        u=$1 f=$2
+        shift 2
+        "$ggfit" -m "$f" "$@" >"$tmp/local.out" 2>/dev/null
+        a=$?
+        env HF_ENDPOINT="$url" "$ggfit" $u "$@" >"$tmp/remote.out" 2>/dev/null
+        b=$?
+        cat "$tmp/remote.out"
+        [ "$a" -eq "$b" ] && cmp -s "$tmp/local.out" "$tmp/remote.out" && echo "same as the file (exit $a)"
+    }
+    check remote-plan 0 '^same as the file (exit 0)$' -- \
+        same_remote "-m $url/files/gpt-oss-120b-mxfp4.gguf" "$models/gpt-oss-120b-mxfp4.gguf" \
+        --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB
+    check remote-plan-mu 0 '^same as the file (exit 0)$' -- \
+        same_remote "-mu $url/redirect/qwen3-14b-f16.gguf" "$models/qwen3-14b-f16.gguf" \
+        --gpu cuda:24576MiB/24077MiB -c 8192 --for fit-params
+    check remote-inspect 0 '687, 63,374,323,968 B of data' -- \
+        "$ggfit" inspect -m "$url/norange/big.gguf"
+    check remote-404 2 "$url/files/none.gguf: HTTP 404: no such file" -- \
+        "$ggfit" -m "$url/files/none.gguf" --gpu 8GiB
+    check remote-gated 2 'HTTP 401 .*set HF_TOKEN' -- \
+        "$ggfit" inspect -m "$url/gated/model.gguf"
+    check remote-stalled 2 'the transfer stalled' -- \
+        env GGFIT_HTTP_STALL_TIMEOUT_MS=1000 "$ggfit" inspect -m "$url/slow/qwen3-0.6b-f16.gguf"
+    check hf-default 0 '^same as the file (exit 0)$' -- \
+        same_remote "-hf ggfit/Qwen3-GGUF" "$models/qwen3-14b-Q4_K_M.gguf" --gpu cuda:8GiB -c 8192
+    check hf-quant 0 '/resolve/0123456789abcdef0123456789abcdef01234567/Qwen3-0.6B-Q8_0.gguf$' -- \
+        env HF_ENDPOINT="$url" "$ggfit" inspect -hf ggfit/Qwen3-GGUF:q8_0
+    check hf-file 0 '"name": "Qwen3-30B-A3B"' -- \
+        env MODEL_ENDPOINT="$url" HF_ENDPOINT=http://127.0.0.1:1 "$ggfit" inspect --json \
+        -hf ggfit/Qwen3-GGUF -hff Qwen3-30B-A3B-Q4_K_M.gguf
+    check hf-no-quant 2 "ggfit/Qwen3-GGUF: no GGUF file for the quant 'IQ1_S'; its GGUF files: Qwen3-0.6B-F16.gguf" -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF:IQ1_S --gpu 8GiB
+    check hf-gated 2 'gated-GGUF/refs: HTTP 401 .*set HF_TOKEN' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/gated-GGUF --gpu 8GiB
+    check hf-bad-repo 2 'invalid Hugging Face repository' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf qwen3 --gpu 8GiB
+    # the headers read above are in the cache: --offline needs no server
+    sh tests/http_server.sh stop "$srv"
+    check remote-offline 0 '^same as the file (exit 0)$' -- \
+        same_remote "-m $url/files/gpt-oss-120b-mxfp4.gguf --offline" \
+        "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB
+    check hf-offline 0 '^same as the file (exit 0)$' -- \
+        same_remote "-hf ggfit/Qwen3-GGUF --offline" "$models/qwen3-14b-Q4_K_M.gguf" \
+        --gpu cuda:8GiB -c 8192
+    check remote-offline-miss 2 'not in the cache' -- \
+        "$ggfit" inspect -m "$url/files/llama-3.1-8b-Q4_K_M.gguf" --offline
+    unset GGFIT_CACHE_DIR
+elif [ "$http_rc" -eq 77 ]; then
+    echo "cli: nginx is not installed: the remote checks are skipped (scripts/deps.sh test installs it)"
+else
+    failn=$((failn + 1))
+    echo "FAIL http-server: tests/http_server.sh could not start nginx:"
+    sed 's/^/    /' "$tmp/http.err" | head -20
+fi
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
