@@ -8,7 +8,7 @@
 #   make bench      timing of header reading and description
 
 CC      ?= cc
-PKGS     = jansson libpcre2-8
+PKGS     = jansson libpcre2-8 libcurl
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wvla -Wundef \

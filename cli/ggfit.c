@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ggfit.h"
 
@@ -18,7 +20,7 @@ static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
     "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
     "             [-fitp on] [--json] [-q | -v]\n"
-    "       ggfit inspect -m FILE [--json [--tensors]]\n"
+    "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit archs [--json | --markdown]\n"
     "       ggfit reorder IN OUT [--force]\n"
@@ -57,10 +59,24 @@ static const char usage[] =
     "  -fit on|off        fit (default on) or keep the flags as given\n"
     "  -fitt MIB,...      memory to keep free per device (default 1024)\n"
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
+    "  --fit-around       where llama.cpp's fit stops at a set -ngl, -ts, -ot,\n"
+    "                     -cmoe or -ncmoe, keep them and fit the rest around them\n"
+    "  --for PROGRAM      print the plan for cli, bench or fit-params; server\n"
+    "                     plans as llama-server's own fit (-np auto = 4 slots\n"
+    "                     -kvu, one output per slot, --cache-ram on the host);\n"
+    "                     default: llama-fit-params' plan, for llama-server -np 1\n"
+    "  -- llama-server ... a whole command line (as --for server)\n"
     "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
     "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
     "                     and llama-server's --embedding --rerank --pooling TYPE\n"
-    "  -m, --model FILE   the GGUF file; a header-only file is enough\n"
+    "  -m, --model FILE   the GGUF file; a header-only file is enough; an\n"
+    "                     http(s):// URL (-mu URL too) reads the header only\n"
+    "  -hf USER/MODEL[:QUANT]  a Hugging Face repo's GGUF, chosen as llama.cpp\n"
+    "                     does (default Q4_K_M, then Q8_0); -hff FILE names the\n"
+    "                     file; HF_TOKEN (-hft) for gated models; HF_ENDPOINT\n"
+    "                     or MODEL_ENDPOINT for another hub\n"
+    "  --offline          remote headers from the cache only (GGFIT_CACHE_DIR,\n"
+    "                     else $XDG_CACHE_HOME/ggfit or ~/.cache/ggfit)\n"
     "  --json             print JSON (bytes) instead of text\n"
     "  -q, --quiet        print the flags only\n"
     "  -v, --verbose      print llama.cpp's whole log of the fit too\n"
@@ -92,18 +108,56 @@ static int emit(char *text, bool json)
     return 0;
 }
 
+/* A model by path, URL (-m URL, -mu URL) or Hugging Face repo (-hf, -hff):
+ * the token (-hft, else HF_TOKEN) goes to Hugging Face only. */
+static int open_model(const char *path, const char *hf, const char *hff, const char *token,
+                      bool offline, ggfit_model **m, char **err)
+{
+    if (!hf && !ggfit_is_url(path))
+        return ggfit_model_open(path, m, err);
+    ggfit_remote_options o;
+    ggfit_remote_options_init(&o);
+    o.offline = offline;
+    o.progress = isatty(STDERR_FILENO);
+    if (!hf)
+        return ggfit_model_open_url(path, &o, NULL, m, err);
+    o.token = token ? token : getenv("HF_TOKEN");
+    ggfit_hf_model h;
+    int rc = ggfit_hf_resolve(hf, hff, &o, NULL, &h, err);
+    if (rc)
+        return rc;
+    rc = ggfit_model_open_url(h.url, &o, NULL, m, err);
+    ggfit_hf_model_free(&h);
+    return rc;
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
-    const char *path = NULL;
-    bool json = false, tensors = false;
+    const char *path = NULL, *hf = NULL, *hff = NULL, *token = NULL;
+    bool json = false, tensors = false, offline = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+        if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-mu") ||
+            !strcmp(a, "--model-url")) {
             if (++i >= argc)
                 return fail("-m needs a file name");
             path = argv[i];
+        } else if (!strcmp(a, "-hf") || !strcmp(a, "-hfr") || !strcmp(a, "--hf-repo")) {
+            if (++i >= argc)
+                return fail("-hf needs a repository");
+            hf = argv[i];
+        } else if (!strcmp(a, "-hff") || !strcmp(a, "--hf-file")) {
+            if (++i >= argc)
+                return fail("-hff needs a file");
+            hff = argv[i];
+        } else if (!strcmp(a, "-hft") || !strcmp(a, "--hf-token")) {
+            if (++i >= argc)
+                return fail("-hft needs a token");
+            token = argv[i];
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--offline")) {
+            offline = true;
         } else if (!strcmp(a, "--tensors")) {
             tensors = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -114,12 +168,12 @@ static int cmd_inspect(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
     }
-    if (!path)
+    if (!path && !hf)
         return fail("inspect needs -m FILE");
 
     ggfit_model *m;
     char *err = NULL;
-    int rc = ggfit_model_open(path, &m, &err);
+    int rc = open_model(path, hf, hff, token, offline, &m, &err);
     if (rc)
         return report(rc, err);
     char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);

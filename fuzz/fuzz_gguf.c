@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "ggfit.h"
+#include "base/base.h"
+#include "gguf/gguf.h"
 
 #define MAX_DEPTH 8   /* gguf.c refuses arrays nested deeper than this */
 
@@ -155,6 +157,52 @@ static void walk_model(ggfit_gguf *g)
     ggfit_model_free(m);
 }
 
+/* The remote path's reader (src/remote/ feeds it over HTTP): the same
+ * bytes given in small pieces, as range requests bring them. */
+typedef struct mem_src { const uint8_t *data; size_t size; } mem_src;
+
+static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char **err)
+{
+    mem_src *m = ctx;
+    if (strcmp(name, "fuzz.gguf") != 0)   /* a split model's other shard */
+        return ggfit__fail(err, GGFIT_EIO, "%s: no such shard", name);
+    *size = m->size;
+    return GGFIT_OK;
+}
+
+static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
+                             char **err)
+{
+    mem_src *m = ctx;
+    (void)err;
+    CHECK(offset <= m->size);
+    *got = n < m->size - offset ? n : (size_t)(m->size - offset);
+    memcpy(dst, m->data + offset, *got);
+    return GGFIT_OK;
+}
+
+static void walk_source(const uint8_t *data, size_t size, const ggfit_gguf *mem)
+{
+    mem_src m = { data, size };
+    ggfit__gguf_source src = { &m, 16 + size % 256, src_open, src_read };
+    ggfit_gguf *g = NULL;
+    char *err = NULL;
+    if (ggfit__gguf_open_source("fuzz.gguf", &src, &g, &err) != GGFIT_OK) {
+        CHECK(err != NULL && g == NULL);
+        /* refused only where the file is: a split model's other shards */
+        CHECK(mem == NULL || ggfit_gguf_find_key(mem, "split.count") >= 0 ||
+              ggfit_gguf_find_key(mem, "split.no") >= 0);
+        ggfit_free(err);
+        return;
+    }
+    CHECK(mem != NULL);
+    CHECK(ggfit_gguf_n_tensors(g) == ggfit_gguf_n_tensors(mem));
+    CHECK(ggfit_gguf_n_kv(g) == ggfit_gguf_n_kv(mem));
+    CHECK(ggfit_gguf_tensor_bytes(g) == ggfit_gguf_tensor_bytes(mem));
+    CHECK(ggfit_gguf_data_offset(g, 0) == ggfit_gguf_data_offset(mem, 0));
+    ggfit_gguf_close(g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -165,9 +213,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(err != NULL && g == NULL);
         CHECK(strncmp(err, "fuzz.gguf: ", 11) == 0);
         ggfit_free(err);
+        walk_source(data, size, NULL);
         return 0;
     }
     CHECK(err == NULL);
+    walk_source(data, size, g);
     walk_gguf(g);
     walk_model(g);
     return 0;

@@ -551,6 +551,20 @@ typedef struct ggfit_params {
                                  <arch>.pooling_type, else none */
     uint32_t n_tensor_split;  /* values -ts gave (more than the devices is
                                  llama.cpp's to ignore: a warning) */
+    bool set_n_seq;           /* -np was given (llama-server's default is
+                                 auto: 4 slots and a unified cache) */
+    /* The outputs the compute graph is reserved for (common_params
+     * n_outputs_max -> llama_context cparams.n_outputs_max): 0 is -b, as
+     * llama-fit-params and llama-cli reserve; llama-server sets one per
+     * slot (server_n_outputs_max, ggfit_params_server). An encoder-decoder
+     * (T5) always reserves -b. */
+    uint32_t n_outputs_max;
+    /* llama-server's prompt cache (--cache-ram MiB, server_prompt_cache):
+     * host memory beyond llama.cpp's fit, counted in the verdict's Host
+     * pool. 0 none (ggfit_params_init: llama-fit-params has no cache), -1
+     * no size limit (then at most the context's tokens: the KV cache's
+     * size once more). */
+    int32_t cache_ram_mib;
 } ggfit_params;
 
 /* llama_pooling_type's values. */
@@ -571,6 +585,15 @@ GGFIT_API void ggfit_params_init(ggfit_params *p);
  * '--frobnicate'"). *used is true after every flag it knows. */
 GGFIT_API ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i,
                                               bool *used, char **err);
+
+/* What llama-server does to the flags before its fit (tools/server/
+ * server.cpp and server-context.cpp): with embeddings -b is cut to -ub
+ * (already ggfit's everywhere); -np not given is auto: 4 slots and -kvu
+ * (the context is then one unified cache of -c tokens, every slot may use
+ * all of it); n_outputs_max = slots x (1 + the draft's tokens), at most -b
+ * (-b with --embedding or a --pooling other than none); cache_ram_mib its
+ * --cache-ram (8192 when not given: pass cache_ram_mib < -1). */
+GGFIT_API void ggfit_params_server(ggfit_params *p, int32_t cache_ram_mib);
 
 /* ------------------------------------------------------------------------
  * Projection: what llama.cpp allocates, per buffer type and device
@@ -656,6 +679,10 @@ typedef struct ggfit_fit_options {
     uint64_t host_free;       /* CPU-only fits: system memory available */
     bool check_only;          /* -fit off: only say whether the flags as
                                  given keep every margin (FAILED if not) */
+    bool fit_around;          /* --fit-around: where llama.cpp aborts because
+                                 -ngl, -ts, -ot, -cmoe or -ncmoe are set, keep
+                                 them and fit the unset flags around them
+                                 (FITS, or FAILED with the reason) */
 } ggfit_fit_options;
 
 GGFIT_API void ggfit_fit_options_init(ggfit_fit_options *o);
@@ -820,6 +847,8 @@ typedef struct ggfit_verdict {
     char summary[320];        /* one sentence in plain words */
     uint32_t n_ranges;        /* blocks by where they went, in order */
     ggfit_layer_range ranges[GGFIT_MAX_RANGES];
+    uint64_t prompt_cache;    /* llama-server's prompt cache (params'
+                                 cache_ram_mib), in the Host pool's used */
 } ggfit_verdict;
 
 /* The verdict on projection pr of model m, planned with params p on the n
@@ -850,10 +879,18 @@ GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force
 /* The llama.cpp program a plan is printed for (--for): its syntax, and the
  * defaults that differ between them made explicit. */
 typedef enum ggfit_program {
-    GGFIT_FOR_SERVER = 0,     /* llama-server (the default) */
+    GGFIT_FOR_DEFAULT = 0,    /* no --for: planned with llama-fit-params'
+                                 rules (what check.py and the oracle hold),
+                                 printed for llama-server with -np 1 and
+                                 -fit off so that it uses that memory */
     GGFIT_FOR_CLI = 1,        /* llama-cli */
     GGFIT_FOR_FIT_PARAMS = 2, /* llama-fit-params' own line, as it prints it */
     GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
+    GGFIT_FOR_SERVER = 4,     /* --for server, ggfit -- llama-server: planned
+                                 and printed as llama-server itself fits
+                                 (ggfit_params_server: -np auto = 4 slots
+                                 and -kvu, its n_outputs_max, --cache-ram
+                                 in the host's verdict) */
 } ggfit_program;
 
 #define GGFIT_MAX_IGNORED 64
@@ -889,6 +926,18 @@ typedef struct ggfit_request {
     uint32_t n_ignored;
     const char *not_counted[GGFIT_MAX_IGNORED];
     uint32_t n_not_counted;
+    int32_t cache_ram_mib;    /* -cram/--cache-ram as given; -2 not given
+                                 (llama-server's default, 8192): counted
+                                 with --for server alone */
+    /* Remote models (ggfit_gguf_open_url, ggfit_hf_resolve): -hf, -hfr,
+     * --hf-repo user/model[:quant]; -hff, --hf-file FILE; -hft, --hf-token
+     * (HF_TOKEN); -mu, --model-url URL. An -m URL is read over HTTP too;
+     * -hf wins over -mu, which wins over -m, as in llama.cpp. */
+    const char *hf_repo;
+    const char *hf_file;
+    const char *hf_token;
+    const char *model_url;
+    bool offline;             /* --offline: remote headers from the cache only */
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -906,7 +955,7 @@ GGFIT_API void ggfit_request_init(ggfit_request *r);
  * *i past what it used: llama.cpp's flags (ggfit_params_parse_arg),
  * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE,
  * -fit/--fit on|off, -fitt/--fit-target MIB,..., -fitc/--fit-ctx N,
- * -fitp/--fit-print on|off, --print-memory and --for PROGRAM. Any other
+ * -fitp/--fit-print on|off, --print-memory, --fit-around and --for PROGRAM. Any other
  * flag of llama.cpp's programs (common/arg.cpp: --port, -t, --jinja, ...)
  * is taken with its values and listed in r->ignored (or r->not_counted
  * when it changes memory in a way ggfit does not count yet). Another flag
@@ -960,6 +1009,15 @@ typedef struct ggfit_plan {
      * fit, fewest first, each projected and judged. */
     size_t n_changes;
     ggfit_change changes[GGFIT_MAX_CHANGES];
+    /* --fit-around, when llama.cpp's fit stopped at a set flag (its
+     * decision stays in fit): the set flags kept as given and the unset
+     * ones fitted around them. When that fits the whole machine it is the
+     * alternative (has_alternative; around_fitted says what was chosen),
+     * else around_reason says why not. */
+    bool fit_around;          /* tried */
+    char around_kept[512];    /* "-c 65536 -ngl 99", as given */
+    char around_fitted[256];  /* "-ts 20,17, 12 tensor overrides ..." */
+    char around_reason[320];  /* empty when it fits */
 } ggfit_plan;
 
 /* The exit status the CLI gives a plan: 0 it fits (on the whole machine),
@@ -1009,6 +1067,108 @@ GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, cha
 /* Frees what a plan holds (its fit's log); the struct itself is the
  * caller's. NULL does nothing. */
 GGFIT_API void ggfit_plan_free(ggfit_plan *plan);
+
+/* ------------------------------------------------------------------------
+ * Before the download: remote models (remote/)
+ *
+ * Only the header is read, with HTTP range requests grown until the tensor
+ * infos are complete (a real header is 20 KB to 15 MB): the first request
+ * asks for first_bytes, each later one for the next quarter of what is
+ * held (at least first_bytes). A server that ignores Range (200 and the
+ * whole file) is cut off once the bytes asked for have arrived.
+ * ---------------------------------------------------------------------- */
+
+typedef struct ggfit_remote_options {
+    const char *token;        /* sent as "Authorization: Bearer TOKEN" to the
+                                 URL's host (not to another host a redirect
+                                 leads to), or NULL */
+    uint32_t connect_timeout_ms; /* per connection; GGFIT_HTTP_CONNECT_TIMEOUT_MS,
+                                 default 10000 */
+    uint32_t stall_timeout_ms;/* a transfer under 1 KiB/s this long fails;
+                                 GGFIT_HTTP_STALL_TIMEOUT_MS, default 30000
+                                 (whole seconds, rounded up) */
+    uint64_t first_bytes;     /* the first request's bytes and the least
+                                 asked for later; GGFIT_HTTP_FIRST_BYTES,
+                                 default 1 MiB */
+    /* The cache of fetched headers and Hugging Face API replies, keyed by
+     * URL: GGFIT_CACHE_DIR, else $XDG_CACHE_HOME/ggfit, else
+     * ~/.cache/ggfit; "" for none. A header is taken from it without a
+     * request when its URL names a commit (Hugging Face's
+     * resolve/COMMIT/FILE), else when the server answers 304 to its ETag
+     * (If-None-Match). */
+    char cache_dir[1024];
+    bool offline;             /* the cache only, no network (--offline) */
+    bool progress;            /* a progress line on stderr when reading
+                                 takes over a second (the CLI's, on a
+                                 terminal); default off */
+} ggfit_remote_options;
+
+/* What the reading cost: requests made (redirects not counted) and body
+ * bytes received (error replies included). */
+typedef struct ggfit_remote_stats {
+    uint64_t requests;
+    uint64_t bytes;
+} ggfit_remote_stats;
+
+/* The defaults, with the GGFIT_HTTP_* and cache variables above applied. */
+GGFIT_API void ggfit_remote_options_init(ggfit_remote_options *o);
+
+/* Whether s is an http:// or https:// URL (what -m takes as remote). */
+GGFIT_API bool ggfit_is_url(const char *s);
+
+/* ggfit_gguf_open over HTTP(S): the header of the GGUF at url (any shard
+ * of a split model: NAME-00001-of-00003.gguf, whose other shards' headers
+ * are read from the same place). o NULL: ggfit_remote_options_init's;
+ * stats (may be NULL) adds what was transferred. Network and HTTP errors
+ * are GGFIT_EIO with a message saying what happened: 401/403 a gated or
+ * private model (set HF_TOKEN), 404 no such file, 429 rate limited, a
+ * refused connection, a timeout, a stalled transfer, a redirect loop. */
+GGFIT_API ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
+                                           ggfit_remote_stats *stats, ggfit_gguf **out,
+                                           char **err);
+
+/* ggfit_model_open over HTTP(S): ggfit_gguf_open_url, then
+ * ggfit_model_from_gguf. */
+GGFIT_API ggfit_status ggfit_model_open_url(const char *url, const ggfit_remote_options *o,
+                                            ggfit_remote_stats *stats, ggfit_model **out,
+                                            char **err);
+
+/* Hugging Face's endpoint as llama.cpp finds it: MODEL_ENDPOINT, else
+ * HF_ENDPOINT, else https://huggingface.co/; always ending in '/'. The
+ * caller frees it with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_hf_endpoint(void);
+
+/* A Hugging Face repository's model as llama.cpp's -hf picks it. */
+typedef struct ggfit_hf_model {
+    char *repo;               /* user/model */
+    char *tag;                /* the quant asked for (-hf repo:TAG), or "" */
+    char *commit;             /* the main branch's commit (or the first
+                                 branch's when there is no main) */
+    char *file;               /* the file chosen, its path in the repo (the
+                                 first shard of a split model) */
+    char *url;                /* ENDPOINT/user/model/resolve/COMMIT/FILE */
+    char *mmproj;             /* the multimodal projector llama.cpp would
+                                 take along, or NULL */
+    char *mmproj_url;
+    char **files;             /* every file of the repo, as listed */
+    size_t n_files;
+} ggfit_hf_model;
+
+/* Resolves -hf user/model[:quant] (and -hff FILE, which wins over the
+ * quant; NULL when not given) as llama.cpp does: the branch's commit
+ * (ENDPOINT/api/models/REPO/refs), the repo's files
+ * (ENDPOINT/api/models/REPO/tree/COMMIT?recursive=true), then -hff's file,
+ * or the first model file (no mmproj, imatrix, mtp-, eagle3-, dflash-,
+ * dspark-; a split model's first shard) whose path holds the quant
+ * followed by '.' or '-' (case-insensitive), or without a quant Q4_K_M,
+ * then Q8_0, then the first model file. o->token is sent only when it is a
+ * Hugging Face token (hf_...), as llama.cpp does. No match is GGFIT_EIO
+ * naming the repo's GGUF files. Free out with ggfit_hf_model_free(). */
+GGFIT_API ggfit_status ggfit_hf_resolve(const char *repo_tag, const char *file,
+                                        const ggfit_remote_options *o,
+                                        ggfit_remote_stats *stats, ggfit_hf_model *out,
+                                        char **err);
+GGFIT_API void ggfit_hf_model_free(ggfit_hf_model *m);
 
 #ifdef __cplusplus
 }

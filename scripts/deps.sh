@@ -1,13 +1,15 @@
 #!/bin/sh
 # deps.sh [build|test] - installs the Debian packages ggfit needs.
 #   build: compiler, make, pkg-config and the libraries libggfit links
+#          (jansson, PCRE2, libcurl)
 #   test:  build, plus cmocka, clang with its sanitizer and fuzzer
-#          runtimes, valgrind and python3 (the reference checker)
+#          runtimes, valgrind, python3 (the reference checker) and nginx
+#          (the HTTP server the remote-model tests start on 127.0.0.1)
 set -e
 what=${1:-test}
-pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev"
+pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev"
 if [ "$what" = test ]; then
-    pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3"
+    pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx"
 fi
 missing=
 for p in $pkgs; do

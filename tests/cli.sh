@@ -158,6 +158,11 @@ check server-cache-short 3 "prompt cache: --cache-ram 6712 leaves system memory 
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server
 check server-cache-ram 0 '^-c 18688 -ngl all -np 4 -kvu --cache-ram 6712 -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server -cram 6712
+check server-cache-env 0 '^-c 18688 -ngl all -np 4 -kvu --cache-ram 2048 -fit off$' -- \
+    env LLAMA_ARG_CACHE_RAM=2048 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB \
+    --host-mem 64GiB --for server -q
+check server-np-auto 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
+    fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np -1
 check server-np 0 '^-c 18944 -ngl all -np 2 -fit off$' -- \
     fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np 2
 check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
@@ -350,6 +355,9 @@ check fit-around-again-dense 0 '"status": "unchanged"' -- \
 check fit-around-dense-ts 1 'nothing fits around them: -ngl 99 and -ts 1,1 fix where every layer of this dense model goes' -- \
     "$ggfit" -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -ts 1,1 -c 32768 --fit-around
+check fit-around-fit-off 1 '^--fit-around: -fit off checks the flags as given' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 64GiB -ngl 99 \
+    -fit off --fit-around
 check fit-around-ngl0 1 '-ngl 0 keeps every layer in system memory' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 1GiB --host-mem 64GiB -ngl 0 --fit-around
 
@@ -399,6 +407,10 @@ if [ "$http_rc" -eq 0 ]; then
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF:IQ1_S --gpu 8GiB
     check hf-gated 2 'gated-GGUF/refs: HTTP 401 .*set HF_TOKEN' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/gated-GGUF --gpu 8GiB
+    check hf-mmproj-note 0 "note: -hf: llama.cpp also loads the repo's mmproj-Qwen3-F16.gguf" -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192
+    check hf-no-mmproj 0 'note: ignored (no effect on memory): --no-mmproj$' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
     check hf-bad-repo 2 'invalid Hugging Face repository' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf qwen3 --gpu 8GiB
     # the headers read above are in the cache: --offline needs no server

@@ -116,6 +116,26 @@ static void dsv4_spec(model_spec *s, uint32_t n_block, uint32_t n_nextn, const u
     }
 }
 
+/* Key suffix of s as an f32 array of one value per block (kind 'g'), as
+ * real files write swiglu_clamp_exp (arr[f32,43]): in place when the key
+ * is there, else added. */
+static void key_f32_arr4(model_spec *s, const char *suffix, const float v[4])
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", s->arch, suffix);
+    kv *k = NULL;
+    for (size_t i = 0; i < s->n_kv && !k; i++)
+        if (!strcmp(s->kvs[i].key, key))
+            k = &s->kvs[i];
+    if (!k) {
+        k = &s->kvs[s->n_kv++];
+        snprintf(k->key, sizeof k->key, "%s", key);
+    }
+    k->kind = 'g';
+    k->u = 4;
+    memcpy(k->a, v, sizeof k->a);
+}
+
 static void test_deepseek4(void **state)
 {
     (void)state;
@@ -128,6 +148,15 @@ static void test_deepseek4(void **state)
      * compressor state), two hash layers. */
     static const uint32_t r1[4] = { 128, 4, 0, 4 };
     dsv4_spec(&s, 4, 1, r1, 2, HK, 64);
+    project_all(&s, 0);
+    /* The clamps per layer (get_key_or_arr: an array of block_count values),
+     * 0 where a layer does not clamp; the shared experts' their own. */
+    static const uint32_t r2[4] = { 0, 4, 128, 128 };
+    static const float clamp_exp[4] = { 10.0f, 0.0f, 7.5f, 10.0f };
+    static const float clamp_shexp[4] = { 0.0f, 10.0f, 10.0f, 2.0f };
+    dsv4_spec(&s, 4, 0, r2, 1, 64, 32);
+    key_f32_arr4(&s, "swiglu_clamp_exp", clamp_exp);
+    key_f32_arr4(&s, "swiglu_clamp_shexp", clamp_shexp);
     project_all(&s, 0);
 }
 

@@ -74,12 +74,37 @@ static void assert_estimated(const model_spec *s)
     gw_free(&w);
 }
 
+/* --embedding: llama.cpp's build_pooling asserts (EAGLE-3 sets no
+ * res->t_embd); the projection refuses, naming the assert. */
+static void assert_embedding_refused(const model_spec *s)
+{
+    gw w;
+    write_spec(s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 4096;
+    p.embeddings = true;
+    ggfit_projection pr;
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_EINVAL);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "missing result_norm/result_embd tensor"));
+    ggfit_free(err);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
 static void test_eagle3(void **state)
 {
     (void)state;
     model_spec s;
     eagle3_spec(&s, false, false, false, true, true, false);
     project_all(&s, 0);
+    assert_embedding_refused(&s);
     eagle3_spec(&s, true, true, true, true, true, false);   /* both norms, rope factors */
     project_all(&s, 0);
     eagle3_spec(&s, false, false, false, false, true, false);   /* the target's embeddings */

@@ -130,7 +130,7 @@ static void test_programs(void **state)
     ggfit_argv_free(w);
     ggfit_free(fp);
 
-    w = ggfit_plan_argv(&pl, GGFIT_FOR_SERVER, &n);
+    w = ggfit_plan_argv(&pl, GGFIT_FOR_DEFAULT, &n);
     bool np = false, ctk = false, fit_off = false;
     for (size_t i = 0; i + 1 < n; i++) {
         np |= !strcmp(w[i], "-np") && !strcmp(w[i + 1], "1");

@@ -12,7 +12,9 @@
  * architectures). The count of cases grows with each architecture added.
  * Lines with "tool": "llama-server" were measured by llama-server's fit
  * (tools/servercmp.py --record): its embedding modes, --embedding,
- * --rerank and --pooling, which llama-fit-params does not take.
+ * --rerank and --pooling, which llama-fit-params does not take, and (args
+ * ending "--for server") llama-server's own rules: -np auto, one output
+ * per slot reserved (ggfit_params_server).
  * Every row must match to the byte: weights, cache and compute buffers.
  */
 #include <jansson.h>
@@ -52,11 +54,20 @@ static void parse_args(ggfit_params *p, const char *args)
     for (char *tok = strtok(buf, " "); tok && argc < 64; tok = strtok(NULL, " "))
         argv[argc++] = tok;
     ggfit_params_init(p);
+    bool server = false;
     for (int i = 0; i < argc;) {
         char *err = NULL;
+        /* "--for server": llama-server's own rules (ggfit_params_server) */
+        if (!strcmp(argv[i], "--for") && i + 1 < argc && !strcmp(argv[i + 1], "server")) {
+            server = true;
+            i += 2;
+            continue;
+        }
         if (ggfit_params_parse_arg(p, argc, argv, &i, NULL, &err) != GGFIT_OK)
             fail_msg("%s: %s", args, err ? err : "unknown flag");
     }
+    if (server)
+        ggfit_params_server(p, -2);
 }
 
 static bool row_equal(const ggfit_mem *m, json_t *row)

@@ -10,7 +10,9 @@ The description (see data/real/*.json):
 
   {"arch": "qwen35",                      general.architecture
    "name": "Qwen3.5-27B",                 general.name
-   "vars": {"E": 5120, "L": 64, ...},     names usable in expressions
+   "vars": {"E": 5120, "L": 64, ...},     names usable in expressions (a
+                                          string "=expr" is evaluated over
+                                          the vars listed before it)
    "keys": {"block_count": "=L",          "<arch>." is prefixed unless the
             "general.file_type": 15,      key has a known top-level prefix
             ...},                         (general., tokenizer.)
@@ -199,6 +201,8 @@ def q4km_types(tensors, n_expert, default):
 
 def build(desc):
     env = dict(desc.get('vars', {}))
+    for k, v in list(env.items()):   # a var "=expr" is evaluated over the vars before it
+        env[k] = ev(v, env)
     arch = desc['arch']
     keys = [('general.architecture', arch, None), ('general.name', desc.get('name', arch), None),
             ('general.alignment', ALIGN, 'u32')]

@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
 """usage: tools/servercmp.py --llama DIR [--llama-src SRC] [--ggfit BIN] [--devices N]
-                            [--flags "..."]... [--record FILE] [--verbose] MODEL...
+                            [--flags "..."]... [--fit-mib N] [--record FILE] [--verbose]
+                            MODEL...
 
-Compares ggfit's projection with llama-server's, byte for byte, for the
-flags only llama-server takes: --embedding (--embeddings), --rerank
-(--reranking) and --pooling {none,mean,cls,last,rank}. llama-fit-params
-refuses them (common/arg.cpp lists them for the server alone), so
+Compares ggfit --for server with llama-server's own fit, byte for byte:
+llama-server's rules (-np auto = 4 slots and -kvu, n_outputs_max one per
+slot, -b cut to -ub with embeddings) and the flags only llama-server takes:
+--embedding (--embeddings), --rerank (--reranking) and --pooling
+{none,mean,cls,last,rank}. llama-fit-params refuses those (common/arg.cpp
+lists them for the server alone) and plans with its own rules, so
 tools/llamacmp.py cannot check them.
+
+--fit-mib N compares the fit decisions instead: the shim makes every
+device but the CPU report N MiB free and total to llama-server (the
+rpc-servers would report this machine's memory), lets the fit run and
+prints what common_fit_params chose (context, -ngl, -ts, overrides); ggfit
+plans the same flags with --gpu rpc:NMiB,... --for server (its host limit:
+this machine's memory, as llama-server's). A row is printed for each case
+where the context or the layers differ.
 
 DIR is a llama.cpp build directory holding bin/llama-server and
 bin/ggml-rpc-server; SRC the llama.cpp source it was built from (default
@@ -24,20 +35,20 @@ For each model, flag set and 0 to N RPC devices (rpc-servers on the CPU
 backend, started here), it runs
     LD_PRELOAD=shim.so llama-server -m MODEL [--rpc EP,...] FLAGS --port P
     build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS' -fitp on --json
-where FLAGS' is FLAGS plus "-np 4 -kvu" when FLAGS has no -np: llama-server's
-default -np is auto, which it turns into 4 sequences and a unified cache
-(tools/server/server.cpp), while ggfit's default is llama-fit-params' (1).
+where FLAGS' is FLAGS plus "--for server": ggfit then plans as llama-server
+(ggfit_params_server: default -np auto, which llama-server turns into 4
+sequences and a unified cache, tools/server/server.cpp; the graph reserved
+for one output per slot), while ggfit's default is llama-fit-params'.
 It prints every row where model, context or compute bytes differ and ends
 with "N same, M differ"; the exit status is 1 when any differ. A case where
 llama-server fails (an assert in its graph, a draft model that needs a
 target) while ggfit says its compute buffers are estimated (it has no graph
 for it either) is counted apart, not compared (--verbose lists them).
 
-Without embeddings llama-server also reserves fewer outputs than
+Without embeddings llama-server reserves fewer outputs than
 llama-fit-params (server-context.cpp server_n_outputs_max: one per
-sequence, unless --embedding or a --pooling other than none is given), which
-ggfit does not model: so every default flag set here has --embedding,
---rerank or a pooling other than none.
+sequence, unless --embedding or a --pooling other than none is given):
+--for server does the same, and the default flag sets have both kinds.
 
 --record FILE appends llama-server's rows of every case, one JSON object a
 line ({"model", "devices", "args", "rows", "tool": "llama-server"}), args
@@ -59,7 +70,8 @@ DEFAULT_FLAGS = [
     '-c 4096 --embedding --pooling mean', '-c 4096 --embedding --pooling cls',
     '-c 4096 --embedding --pooling last', '-c 4096 --rerank', '-c 4096 --embedding -np 1',
     '-c 4096 --embedding -fa off', '-c 4096 --embedding --pooling mean -ub 64 -np 2',
-    '-c 4096 --pooling mean',
+    '-c 4096 --pooling mean', '-c 4096', '-c 4096 -np 1', '-c 4096 -np 2', '-c 4096 -fa off',
+    '-c 4096 -ub 64', '-c 4096 -b 256 -ub 256 -np 8',
 ]
 
 
@@ -73,7 +85,8 @@ def build_shim(src, tmp):
     return out
 
 
-def server_rows(bindir, shim, model, eps, flags):
+def run_server(bindir, shim, model, eps, flags, fit_mib=None):
+    """llama-server under the shim; the lines it wrote, or None and why."""
     cmd = [os.path.join(bindir, 'llama-server'), '-m', model]
     if eps:
         cmd += ['--rpc', ','.join(eps)]
@@ -82,18 +95,56 @@ def server_rows(bindir, shim, model, eps, flags):
     if os.path.exists(out):
         os.remove(out)
     env = dict(os.environ, LD_PRELOAD=shim, GGFIT_SHIM_OUT=out)
+    if fit_mib is not None:
+        env.update(GGFIT_SHIM_FIT='1', GGFIT_SHIM_DEV_MIB=str(fit_mib))
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
         return None, ['llama-server did not measure within 300 s']
-    rows = []
     lines = open(out).read().splitlines() if os.path.exists(out) else []
+    if not lines:
+        return None, r.stderr.strip().splitlines()[-3:]
+    return lines, None
+
+
+def server_fit(bindir, shim, model, eps, flags, fit_mib):
+    """llama-server's fit: (n_ctx, n_gpu_layers, tensor split, overrides)."""
+    lines, err = run_server(bindir, shim, model, eps, flags, fit_mib)
+    for line in lines or []:
+        parts = line.split()
+        if len(parts) == 6 and parts[0] == 'ggfit-fit':
+            ts = [float(x) for x in parts[4].split(',')][:len(eps)]
+            return (int(parts[2]), int(parts[3]), ts, int(parts[5])), None
+    return None, err or lines
+
+
+def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
+    gpu = ','.join(['rpc:%dMiB' % fit_mib] * n_dev) if n_dev else 'none'
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + ['--json']
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        return None, r.stderr.strip().splitlines()[-3:]
+    ts = [float(x) for x in (j.get('tensor_split') or [])][:n_dev]
+    # the context as the fit leaves it in cparams (llama-fit-params' -c: 0 is
+    # the trained context, left as asked)
+    words = (j.get('args') or '').split()
+    n_ctx = int(words[words.index('-c') + 1]) if '-c' in words else j['n_ctx']
+    return (n_ctx, j['n_gpu_layers'], ts, len(j.get('overrides') or [])), None
+
+
+def server_rows(bindir, shim, model, eps, flags):
+    lines, err = run_server(bindir, shim, model, eps, flags)
+    if lines is None:
+        return None, err
+    rows = []
     for line in lines:
         parts = line.split()
         if len(parts) == 5 and parts[0] == 'ggfit-shim' and all(p.isdigit() for p in parts[2:]):
             rows.append((parts[1], [int(p) for p in parts[2:]]))
     if not rows:
-        return None, r.stderr.strip().splitlines()[-3:]
+        return None, lines[-3:]
     return rows, None
 
 
@@ -114,17 +165,45 @@ def ggfit_rows(ggfit, model, n_dev, flags):
 
 
 def ggfit_flags(flags):
-    words = flags.split()
-    if '-np' not in words and '--parallel' not in words:
-        words += ['-np', '4', '-kvu']
-    return ' '.join(words)
+    return ' '.join(flags.split() + ['--for', 'server'])
+
+
+def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mib):
+    n_same = n_diff = 0
+    for model in models:
+        sparse = os.path.join(tmp, os.path.basename(model))
+        shutil.copyfile(model, sparse)
+        os.truncate(sparse, 1 << 40)
+        for n_dev in range(1, n_max + 1):
+            for flags in flag_sets:
+                label = '%s, %d x %d MiB, %s' % (os.path.basename(model), n_dev, fit_mib, flags)
+                want, werr = server_fit(bindir, shim, sparse, eps[:n_dev], flags, fit_mib)
+                got, gerr = ggfit_fit(ggfit, model, n_dev, ggfit_flags(flags), fit_mib)
+                if want is None or got is None:
+                    if want is None and got is None:
+                        continue
+                    print('%s: llama-server %s, ggfit %s' % (label, werr or want, gerr or got))
+                    n_diff += 1
+                    continue
+                # -ngl: llama.cpp leaves -1 (all) when nothing had to move
+                same = want[0] == got[0] and want[3] == got[3] and \
+                    (want[1] == got[1] or {want[1], got[1]} <= {-1, 999}) and \
+                    (n_dev < 2 or all(abs(a - b) < 1e-3 for a, b in zip(want[2], got[2])))
+                print('%s: llama-server -c %d -ngl %d -ts %s ot %d; ggfit -c %d -ngl %d -ts %s '
+                      'ot %d%s' % (label, want[0], want[1], want[2], want[3], got[0], got[1],
+                                   got[2], got[3], '' if same else '  DIFFER'))
+                n_same += same
+                n_diff += not same
+        os.remove(sparse)
+    print('%d same, %d differ' % (n_same, n_diff))
+    return 1 if n_diff else 0
 
 
 def main():
     args = sys.argv[1:]
     bindir, src, n_max, flag_sets, models = None, '/work/llama-src', 1, [], []
     ggfit = os.path.join(ROOT, 'build/ggfit')
-    record, verbose = None, False
+    record, verbose, fit_mib = None, False, None
     while args:
         a = args.pop(0)
         if a == '--llama':
@@ -137,6 +216,8 @@ def main():
             ggfit = args.pop(0)
         elif a == '--devices':
             n_max = int(args.pop(0))
+        elif a == '--fit-mib':
+            fit_mib = int(args.pop(0))
         elif a == '--verbose':
             verbose = True
         elif a == '--flags':
@@ -151,6 +232,15 @@ def main():
     shim = build_shim(src, tmp)
     procs, eps = start_servers(bindir, n_max)
     n_same = n_diff = n_fail = 0
+    if fit_mib is not None:
+        try:
+            return compare_fits(bindir, shim, ggfit, tmp, models, max(n_max, 1), eps,
+                                flag_sets if flag_sets is not DEFAULT_FLAGS else ['-c 0', ''],
+                                fit_mib)
+        finally:
+            for p in procs:
+                p.terminate()
+            shutil.rmtree(tmp, ignore_errors=True)
     try:
         for model in models:
             sparse = os.path.join(tmp, os.path.basename(model))

@@ -12,6 +12,13 @@
 // out), prefixed "ggfit-shim", to $GGFIT_SHIM_OUT (else stderr), and exits:
 // the server never loads the model.
 //
+// Fit mode (servercmp.py --fit-mib N): with GGFIT_SHIM_FIT set the
+// measurement passes through; ggml_backend_dev_memory reports every device
+// but the CPU with $GGFIT_SHIM_DEV_MIB MiB free and total (the rpc-servers
+// would report this machine's memory); and common_fit_params, once the real
+// one has fitted, prints "ggfit-fit STATUS N_CTX N_GPU_LAYERS TS0,TS1,...
+// N_OVERRIDES" and exits: llama-server's own fit decision.
+//
 // Built by tools/servercmp.py:
 //   g++ -shared -fPIC -I LLAMA_SRC/include -I LLAMA_SRC/ggml/include \
 //       -I LLAMA_SRC/src servercmp_shim.cpp -o shim.so -ldl
@@ -34,6 +41,9 @@ llama_memory_breakdown llama_get_memory_breakdown(const struct llama_context * c
         _exit(3);
     }
     llama_memory_breakdown mb = real(ctx);
+    if (getenv("GGFIT_SHIM_FIT")) {
+        return mb;   // fit mode: the fit goes on, common_fit_params prints its result
+    }
 
     const llama_model * model = llama_get_model(ctx);
     const int nd = llama_model_n_devices(model);
@@ -69,6 +79,54 @@ llama_memory_breakdown llama_get_memory_breakdown(const struct llama_context * c
                 i < nd ? ggml_backend_dev_name(llama_model_get_device(model, i)) : "Host",
                 rows[i].model, rows[i].context, rows[i].compute);
     }
+    fflush(out);
+    _exit(0);
+}
+
+extern "C" void ggml_backend_dev_memory(ggml_backend_dev_t dev, size_t * free, size_t * total) {
+    using fn_t = void (*)(ggml_backend_dev_t, size_t *, size_t *);
+    static fn_t real = (fn_t) dlsym(RTLD_NEXT, "ggml_backend_dev_memory");
+    real(dev, free, total);
+    const char * mib = getenv("GGFIT_SHIM_DEV_MIB");
+    if (mib && ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_CPU) {
+        *free = *total = (size_t) strtoull(mib, nullptr, 10) << 20;
+    }
+}
+
+// common/fit.h (not included: libllama-common's headers are not needed for
+// the one call); the return type is an enum, not part of the mangled name.
+int common_fit_params(const char * path_model, llama_model_params * mparams,
+                      llama_context_params * cparams, float * tensor_split,
+                      llama_model_tensor_buft_override * tensor_buft_overrides, size_t * margins,
+                      uint32_t n_ctx_min, ggml_log_level log_level) {
+    using fn_t = int (*)(const char *, llama_model_params *, llama_context_params *, float *,
+                         llama_model_tensor_buft_override *, size_t *, uint32_t, ggml_log_level);
+    static fn_t real = (fn_t) dlsym(RTLD_NEXT,
+        "_Z17common_fit_paramsPKcP18llama_model_paramsP20llama_context_paramsPfP32llama_model_tensor_buft_overridePmj14ggml_log_level");
+    if (!real) {
+        fprintf(stderr, "ggfit-shim: common_fit_params not found\n");
+        _exit(3);
+    }
+    int status = real(path_model, mparams, cparams, tensor_split, tensor_buft_overrides, margins,
+                      n_ctx_min, log_level);
+    if (!getenv("GGFIT_SHIM_FIT")) {
+        return status;
+    }
+    const char * path = getenv("GGFIT_SHIM_OUT");
+    FILE * out = path ? fopen(path, "w") : stderr;
+    if (!out) {
+        _exit(3);
+    }
+    size_t n_ot = 0;
+    while (mparams->tensor_buft_overrides && mparams->tensor_buft_overrides[n_ot].pattern) {
+        n_ot++;
+    }
+    fprintf(out, "ggfit-fit %d %u %d ", status, cparams->n_ctx, mparams->n_gpu_layers);
+    const size_t nd = llama_max_devices() < 16 ? llama_max_devices() : 16;
+    for (size_t i = 0; i < nd; i++) {
+        fprintf(out, "%s%g", i ? "," : "", mparams->tensor_split ? mparams->tensor_split[i] : 0.0f);
+    }
+    fprintf(out, " %zu\n", n_ot);
     fflush(out);
     _exit(0);
 }

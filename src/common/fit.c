@@ -55,6 +55,17 @@ typedef struct fitter {
     ggfit_sb log;
     char **err;
     uint32_t n_proj;
+    /* --fit-around (zero/defaults otherwise): the user's -ot kept in front
+     * of the fit's, the layers the fit places (hp_ngl + 1, or -ngl's), the
+     * user's -ts kept as given, and blocks whose experts -cmoe/-ncmoe
+     * already put in system memory left to those flags */
+    uint32_t n_keep;
+    uint32_t budget;
+    bool keep_ts;
+    bool around;
+    int32_t ngl_user;         /* -ngl as given, written when all are placed */
+    ngl_t last[GGFIT_MAX_DEVICES]; /* the layers the fit ended with */
+    int last_overflow[GGFIT_MAX_DEVICES];
 } fitter;
 
 void ggfit_fit_options_init(ggfit_fit_options *o)
@@ -112,14 +123,16 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
     p->n_gpu_layers = 0;
     for (size_t d = 0; d < f->nd; d++) {
         p->n_gpu_layers += (int32_t)ngl[d].n_layer;
-        if (f->nd > 1)
+        if (f->nd > 1 && !f->keep_ts)
             p->tensor_split[d] = (float)ngl[d].n_layer;
     }
     uint32_t il0 = f->hp_ngl + 1 - (uint32_t)p->n_gpu_layers;
-    p->n_overrides = 0;
+    p->n_overrides = f->n_keep;
     for (size_t d = 0; d < f->nd; d++) {
         il0 += ngl[d].n_layer - ngl[d].n_part;
         for (uint32_t il = il0; il < il0 + ngl[d].n_part; il++) {
+            if (f->around && (p->cpu_moe || il < p->n_cpu_moe))
+                continue;   /* -cmoe/-ncmoe place these experts already */
             if (p->n_overrides >= GGFIT_MAX_OVERRIDES)
                 return ggfit__fail(f->err, GGFIT_ELIMIT,
                                    "the fit needs more than %d tensor overrides",
@@ -132,6 +145,10 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
         }
         il0 += ngl[d].n_part;
     }
+    /* --fit-around with -ngl set: every layer placed is -ngl as given (99,
+     * all, or a model's MTP blocks too, which the fit's count leaves out) */
+    if (f->around && f->ngl_user != GGFIT_NGL_AUTO && (uint32_t)p->n_gpu_layers == f->budget)
+        p->n_gpu_layers = f->ngl_user;
     return GGFIT_OK;
 }
 
@@ -326,7 +343,7 @@ static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const i
     logf_(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
                             : "filling dense-only layers back-to-front:");
     for (int id = (int)nd - 1; id >= 0; id--) {
-        uint32_t unassigned = f->hp_ngl + 1;
+        uint32_t unassigned = f->budget;
         for (size_t jd = (size_t)id + 1; jd < nd; jd++)
             unassigned -= ngl[jd].n_layer;
         ngl_t hi[GGFIT_MAX_DEVICES];
@@ -540,10 +557,14 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
     if (f->hp_nex > 0) {
         ggfit_params p = f->p;
         int64_t m[GGFIT_MAX_DEVICES];
-        p.n_overrides = 1;
-        snprintf(p.overrides[0].pattern, sizeof p.overrides[0].pattern,
+        if (f->n_keep >= GGFIT_MAX_OVERRIDES)
+            return ggfit__fail(f->err, GGFIT_ELIMIT, "the fit needs more than %d tensor "
+                               "overrides", GGFIT_MAX_OVERRIDES);
+        ggfit_override *all = &p.overrides[f->n_keep];
+        p.n_overrides = f->n_keep + 1;
+        snprintf(all->pattern, sizeof all->pattern,
                  "blk\\.\\d+\\.ffn_(up|down|gate_up|gate)_(ch|)exps");
-        snprintf(p.overrides[0].buffer, sizeof p.overrides[0].buffer, "CPU");
+        snprintf(all->buffer, sizeof all->buffer, "CPU");
         logf_(f, "getting device memory data with all MoE tensors moved to system memory:");
         if ((rc = project(f, &p, m, NULL, NULL)))
             return rc;
@@ -569,7 +590,375 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
     rc = set_flags(f, ngl, overflow, &f->p);
     if (!rc)
         out->status = GGFIT_FIT_FITS;
+    if (f->around) {
+        memcpy(f->last, ngl, nd * sizeof *ngl);
+        memcpy(f->last_overflow, overflow, nd * sizeof *overflow);
+    }
     return rc;
+}
+
+/* ---- --fit-around: the unset flags fitted around the set ones ------------ */
+
+static bool all_fit(const fitter *f, const int64_t *mem, const int64_t *target)
+{
+    for (size_t d = 0; d < f->nd; d++)
+        if (mem[d] > target[d])
+            return false;
+    return true;
+}
+
+/* Layers per device for -ngl n with the user's -ts, as llama.cpp splits
+ * them (llama/split.c: each offloaded layer goes to the device whose share
+ * of the cumulative proportions it falls in). */
+static void ts_counts(const fitter *f, uint32_t n, ngl_t *ngl)
+{
+    const ggfit_hparams *hp = ggfit_model_hparams(f->m);
+    float split[GGFIT_MAX_DEVICES], cum[GGFIT_MAX_DEVICES], sum = 0, acc = 0;
+    for (size_t d = 0; d < f->nd; d++) {
+        split[d] = f->p.tensor_split[d] > 0 ? f->p.tensor_split[d] : 0.0f;
+        sum += split[d];
+    }
+    for (size_t d = 0; d < f->nd; d++) {
+        acc += split[d];
+        cum[d] = sum > 0 ? acc / sum : (float)(d + 1) / (float)f->nd;
+        ngl[d] = (ngl_t){ .overflow = LF_MOE };
+    }
+    uint32_t total = hp->n_layer + 1, start = total - n;
+    for (uint32_t il = start; il < total; il++) {
+        float x = (float)(il - start) / (float)n;
+        size_t d = 0;
+        while (d + 1 < f->nd && !(x < cum[d]))
+            d++;
+        ngl[d].n_layer++;
+    }
+}
+
+static void ts_text(const ggfit_params *p, size_t nd, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t d = 0; d < nd && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%g", d ? "," : "", p->tensor_split[d]);
+}
+
+/* The fewest partial layers (experts in system memory) on device d that
+ * keep it within its target, and for the first of them the largest part
+ * that stays (up and gate, or up). *ok false when even all do not. */
+static ggfit_status ts_experts(fitter *f, size_t d, ngl_t *ngl, const int *overflow,
+                               const int64_t *target, bool *ok)
+{
+    int64_t mem[GGFIT_MAX_DEVICES];
+    ggfit_status rc;
+    uint32_t good = ngl[d].n_layer, bad;
+    ngl[d].n_part = 0;
+    ngl[d].overflow = LF_MOE;
+    if ((rc = memory_for(f, ngl, overflow, mem)))
+        return rc;
+    *ok = true;
+    if (mem[d] <= target[d])
+        return GGFIT_OK;
+    bad = 0;
+    while (good - bad > 1) {
+        uint32_t mid = bad + (good - bad) / 2;
+        ngl[d].n_part = mid;
+        if ((rc = memory_for(f, ngl, overflow, mem)))
+            return rc;
+        if (mem[d] <= target[d])
+            good = mid;
+        else
+            bad = mid;
+    }
+    ngl[d].n_part = good;
+    static const fraction more[] = { LF_GATE, LF_UP };
+    for (size_t i = 0; i < 2; i++) {
+        ngl[d].overflow = more[i];
+        if ((rc = memory_for(f, ngl, overflow, mem)))
+            return rc;
+        if (mem[d] <= target[d])
+            return GGFIT_OK;
+    }
+    ngl[d].overflow = LF_MOE;
+    return GGFIT_OK;
+}
+
+/* -ts kept: the largest -ngl in [lo, hi] whose layers, split as -ts says,
+ * keep every device within its target, with (MoE) the experts of the
+ * fewest layers per device in system memory. */
+static ggfit_status around_ts(fitter *f, uint32_t lo, uint32_t hi, const int64_t *target,
+                              bool *found)
+{
+    size_t nd = f->nd;
+    int overflow[GGFIT_MAX_DEVICES];
+    ngl_t ngl[GGFIT_MAX_DEVICES];
+    int64_t mem[GGFIT_MAX_DEVICES];
+    ggfit_status rc;
+    for (size_t d = 0; d < nd; d++)
+        overflow[d] = -1;
+    *found = false;
+    for (uint32_t n = hi; n >= lo && n > 0; n--) {
+        ts_counts(f, n, ngl);
+        for (size_t d = 0; f->hp_nex && d < nd; d++)
+            ngl[d].n_part = ngl[d].n_layer;
+        if ((rc = memory_for(f, ngl, overflow, mem)))
+            return rc;
+        if (!all_fit(f, mem, target))
+            continue;
+        if (f->hp_nex) {
+            for (size_t d = 0; d < nd; d++) {
+                bool ok;
+                if (ngl[d].n_layer && (rc = ts_experts(f, d, ngl, overflow, target, &ok)))
+                    return rc;
+            }
+            if ((rc = memory_for(f, ngl, overflow, mem)))
+                return rc;
+            /* the devices share little (compute buffers): where one is now
+             * over, its experts all go back to system memory */
+            for (size_t d = 0; d < nd && !all_fit(f, mem, target); d++)
+                if (mem[d] > target[d]) {
+                    ngl[d].n_part = ngl[d].n_layer;
+                    ngl[d].overflow = LF_MOE;
+                    if ((rc = memory_for(f, ngl, overflow, mem)))
+                        return rc;
+                }
+            if (!all_fit(f, mem, target))
+                continue;
+        }
+        logf_(f, "fit around: -ngl %u with the -ts given", n);
+        *found = true;
+        memcpy(f->last, ngl, nd * sizeof *ngl);
+        memcpy(f->last_overflow, overflow, nd * sizeof *overflow);
+        return set_flags(f, ngl, overflow, &f->p);
+    }
+    return GGFIT_OK;
+}
+
+/* llama.cpp's steps judge one device at a time; the others change a little
+ * with it (compute buffers, the output layer, MTP blocks -ngl adds). Where
+ * a device ends over its target: its first partial layer gives all its
+ * FFN experts to system memory, then one more layer does; without experts
+ * to move (dense) and with -ts unset, a layer moves to the device with the
+ * most room. *ok false when nothing is left to move. */
+static ggfit_status repair(fitter *f, const int64_t *target, bool *ok)
+{
+    size_t nd = f->nd;
+    ngl_t *ngl = f->last;
+    int *overflow = f->last_overflow;
+    int64_t mem[GGFIT_MAX_DEVICES];
+    ggfit_status rc;
+    *ok = false;
+    for (uint32_t step = 0; step < 4 * (f->hp_ngl + 1) * (uint32_t)nd; step++) {
+        ggfit_params p = f->p;
+        if ((rc = set_flags(f, ngl, overflow, &p)) || (rc = project(f, &p, mem, NULL, NULL)))
+            return rc;
+        size_t d = 0;
+        while (d < nd && mem[d] <= target[d])
+            d++;
+        if (d == nd) {
+            f->p = p;
+            *ok = true;
+            return GGFIT_OK;
+        }
+        if (f->hp_nex && ngl[d].n_part > 0 && (ngl[d].overflow != LF_MOE || overflow[d] >= 0)) {
+            ngl[d].overflow = LF_MOE;
+            overflow[d] = -1;
+        } else if (f->hp_nex && ngl[d].n_part < ngl[d].n_layer) {
+            ngl[d].n_part++;
+        } else if (!f->keep_ts && nd > 1 && ngl[d].n_layer > 0) {
+            size_t e = nd;
+            for (size_t k = 0; k < nd; k++)
+                if (k != d && mem[k] < target[k] && (e == nd || target[k] - mem[k] >
+                                                                  target[e] - mem[e]))
+                    e = k;
+            if (e == nd)
+                return GGFIT_OK;
+            if (ngl[d].n_part == ngl[d].n_layer)
+                ngl[d].n_part--;
+            ngl[d].n_layer--;
+            ngl[e].n_layer++;
+            if (f->hp_nex)
+                ngl[e].n_part++;   /* it comes without its experts */
+        } else {
+            return GGFIT_OK;
+        }
+        logf_(f, "fit around: %s over its target by %lld MiB, moved more to system memory or "
+                 "another device", f->devs[d].name, (long long)((mem[d] - target[d]) / MiB));
+    }
+    return GGFIT_OK;
+}
+
+/* One fit around the set flags at the context in f->p: GGFIT_OK with
+ * *ok, or with reason[] saying why not. */
+static ggfit_status around_once(fitter *f, const ggfit_params *user, bool set_ngl, bool set_ts,
+                                uint32_t n, const int64_t *target, ggfit_fit_result *out,
+                                bool *ok, char *reason, size_t rn)
+{
+    size_t nd = f->nd;
+    char ts[96];
+    ts_text(user, nd, ts, sizeof ts);
+    uint32_t ctx = f->p.n_ctx ? f->p.n_ctx : f->hp_nct;
+    const char *ctx_note = user->set_n_ctx ? " (-c as given)"
+                           : f->p.n_ctx ? "" : " (the trained size)";
+    ggfit_status rc;
+    *ok = false;
+    reason[0] = '\0';
+    f->budget = f->hp_ngl + 1;
+    f->keep_ts = set_ts;
+    if (set_ts) {
+        bool found;
+        if ((rc = around_ts(f, set_ngl ? n : 1, n, target, &found)))
+            return rc;
+        if (!found) {
+            if (!f->hp_nex && set_ngl)
+                snprintf(reason, rn, "-ngl %d and -ts %s fix where every layer of this dense "
+                         "model goes: only the context was left to fit, and at %u%s it does "
+                         "not", user->n_gpu_layers, ts, ctx, ctx_note);
+            else if (set_ngl)
+                snprintf(reason, rn, "-ngl %d with -ts %s does not fit the devices%s at "
+                         "context %u%s", user->n_gpu_layers, ts,
+                         f->hp_nex ? " even with every expert in system memory" : "", ctx,
+                         ctx_note);
+            else
+                snprintf(reason, rn, "with -ts %s not even one layer fits the devices%s at "
+                         "context %u%s", ts,
+                         f->hp_nex ? " with its experts in system memory" : "", ctx, ctx_note);
+            return GGFIT_OK;
+        }
+    } else {
+        f->budget = n;
+        if ((rc = fit_layers(f, out)))
+            return rc;
+        out->status = GGFIT_FIT_FAILED;
+        if (set_ngl && (uint32_t)f->p.n_gpu_layers < n) {
+            snprintf(reason, rn, "-ngl %d does not fit: the devices hold %d of the %u layers "
+                     "it offloads%s at context %u%s", user->n_gpu_layers, f->p.n_gpu_layers, n,
+                     f->hp_nex ? " even with their experts in system memory" : "", ctx,
+                     ctx_note);
+            return GGFIT_OK;
+        }
+    }
+    /* every device keeps its margin, or it is no fit */
+    bool fixed;
+    if ((rc = repair(f, target, &fixed)))
+        return rc;
+    if (set_ngl)   /* as given: 99 and all mean every layer, as the fit's count */
+        f->p.n_gpu_layers = user->n_gpu_layers;
+    int64_t mem[GGFIT_MAX_DEVICES];
+    if ((rc = project(f, &f->p, mem, NULL, NULL)))
+        return rc;
+    for (size_t d = 0; d < nd; d++)
+        if (mem[d] > target[d]) {
+            snprintf(reason, rn, "the flags fitted around the set ones leave %s %lld MiB short "
+                     "of its margin at context %u%s", f->devs[d].name,
+                     (long long)((mem[d] - target[d]) / MiB), ctx, ctx_note);
+            return GGFIT_OK;
+        }
+    *ok = true;
+    return GGFIT_OK;
+}
+
+/* Called where llama.cpp aborts because the user set -ngl, -ts, -ot, -cmoe
+ * or -ncmoe: keeps those and fits what is unset around them, with
+ * llama.cpp's own steps where they apply; when those do not fit and -c
+ * was not set, the largest context (a multiple of 256, down to -fitc)
+ * with which they do. */
+static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_result *out)
+{
+    size_t nd = f->nd;
+    bool set_ngl = user->n_gpu_layers != GGFIT_NGL_AUTO, set_ts = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++)
+        set_ts |= user->tensor_split[d] != 0.0f;
+    uint32_t all = f->hp_ngl + 1;
+    uint32_t n = !set_ngl || user->n_gpu_layers == GGFIT_NGL_ALL ||
+                         user->n_gpu_layers < 0 || (uint32_t)user->n_gpu_layers >= all
+                     ? all : (uint32_t)user->n_gpu_layers;
+    ggfit_status rc = GGFIT_OK;
+    out->status = GGFIT_FIT_FAILED;
+#define FAIL(...) do { \
+        snprintf(out->reason, sizeof out->reason, __VA_ARGS__); \
+        ggfit__sb_printf(&f->log, "common_fit_params: fit around the set flags: %s\n", \
+                         out->reason); \
+        return GGFIT_OK; \
+    } while (0)
+    if (set_ngl && user->n_gpu_layers == 0)
+        FAIL("-ngl 0 keeps every layer in system memory: there is nothing to place on the "
+             "devices around it");
+    if (nd > 1 && user->split_mode == GGFIT_SPLIT_ROW)
+        FAIL("-sm row splits every layer across the devices: llama.cpp's fit does not place "
+             "layers for it, so there is nothing to fit around");
+    if (user->n_overrides >= GGFIT_MAX_OVERRIDES)
+        FAIL("the -ot given use every tensor override: none is left for the fit");
+    f->around = true;
+    f->n_keep = user->n_overrides;
+    f->ngl_user = user->n_gpu_layers;
+    logf_(f, "fit around the set flags:%s%s%s%s", set_ngl ? " -ngl" : "", set_ts ? " -ts" : "",
+          user->n_overrides ? " -ot" : "",
+          user->cpu_moe ? " -cmoe" : user->n_cpu_moe ? " -ncmoe" : "");
+    int64_t target[GGFIT_MAX_DEVICES];
+    for (size_t d = 0; d < nd; d++)
+        target[d] = f->free[d] - f->margin[d];
+    const ggfit_params base = f->p;   /* after llama.cpp's context step */
+    char reason[sizeof out->reason], first[sizeof out->reason];
+    bool ok;
+    if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, first,
+                          sizeof first)))
+        goto done;
+    uint32_t cur = base.n_ctx ? base.n_ctx : f->hp_nct, lo = f->n_ctx_min;
+    bool smaller = !ok && !user->set_n_ctx && lo != UINT32_MAX && cur > lo;
+    if (smaller) {
+        /* the context too: the largest that fits, as llama.cpp would
+         * give it up before the set flags */
+        const uint32_t step = 256;
+        ggfit_params good_p;
+        f->p = base;
+        f->p.n_ctx = lo;
+        logf_(f, "fit around: the set flags do not fit at context %u, trying %u", cur, lo);
+        if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, reason,
+                              sizeof reason)))
+            goto done;
+        if (ok) {
+            good_p = f->p;
+            uint32_t good = lo, bad = cur;
+            while (bad - good > step) {
+                uint32_t mid = good + (bad - good) / 2;
+                mid -= mid % step;
+                if (mid <= good)
+                    break;
+                f->p = base;
+                f->p.n_ctx = mid;
+                if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, reason,
+                                      sizeof reason)))
+                    goto done;
+                if (ok) {
+                    good = mid;
+                    good_p = f->p;
+                } else {
+                    bad = mid;
+                }
+            }
+            f->p = good_p;
+            ok = true;
+            logf_(f, "fit around: context reduced to %u", good);
+        }
+    }
+done:
+    if (rc == GGFIT_ELIMIT) {
+        if (f->err) {
+            ggfit_free(*f->err);
+            *f->err = NULL;
+        }
+        f->p = *user;
+        FAIL("the overrides given and the fit's own need more than %d tensor overrides",
+             GGFIT_MAX_OVERRIDES);
+    }
+    if (rc)
+        return rc;
+    if (!ok && smaller)
+        FAIL("%.200s, nor at %u (-fitc)", first, lo);
+    if (!ok)
+        FAIL("%s", first);
+#undef FAIL
+    out->status = GGFIT_FIT_FITS;
+    return GGFIT_OK;
 }
 
 ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
@@ -604,6 +993,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     f->hp_ngl = hp->n_layer - hp->n_nextn;
     f->hp_nct = hp->n_ctx_train;
     f->hp_nex = hp->n_expert;
+    f->budget = f->hp_ngl + 1;
     /* Devices that report no memory are not used (as llama.cpp's fit);
      * with -sm none the model has only the main one. orig[] maps back. */
     ggfit_device used[GGFIT_MAX_DEVICES];
@@ -656,7 +1046,9 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         const char *why = f->nd == 0 ? "was unable to fit model into system memory by reducing "
                                        "context, abort"
                                      : locked(f, p, buf, sizeof buf);
-        if (why) {
+        if (why && opt->fit_around && strstr(why, "already set by user")) {
+            rc = fit_around(f, p, out);
+        } else if (why) {
             out->status = GGFIT_FIT_FAILED;
             snprintf(out->reason, sizeof out->reason, "%s", why);
             ggfit__sb_printf(&f->log, "common_fit_params: failed to fit params to free device "

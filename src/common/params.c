@@ -165,8 +165,14 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
             if (!rc && p->n_ubatch == 0)
                 rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
                                  a, v);
+        } else if (is(a, "-np", "--parallel", NULL) && !strcmp(v, "-1")) {
+            /* llama-server's auto (its default): 4 slots and -kvu there
+             * (ggfit_params_server); elsewhere the default, 1 */
+            p->n_seq = 1;
+            p->set_n_seq = false;
         } else if (is(a, "-np", "--parallel", NULL)) {
             rc = parse_u32(a, v, &p->n_seq, err);
+            p->set_n_seq = !rc;
             /* LLAMA_MAX_SEQ (src/llama-cparams.h) */
             if (!rc && (p->n_seq == 0 || p->n_seq > 256))
                 rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected 1 to 256 sequences (llama.cpp's "
@@ -248,4 +254,36 @@ ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int 
     }
     (*i)++;
     return GGFIT_OK;
+}
+
+/* llama-server's own changes to the flags before it fits them. */
+void ggfit_params_server(ggfit_params *p, int32_t cache_ram_mib)
+{
+    /* tools/server/server.cpp: "n_parallel is set to auto, using
+     * n_parallel = 4 and kv_unified = true" (common/arg.cpp gives the
+     * server -np -1). The context stays -c tokens (0: the trained
+     * context), one cache shared by the slots. */
+    if (!p->set_n_seq) {
+        p->n_seq = 4;
+        p->kv_unified = true;
+        p->set_n_seq = true;
+    }
+    /* server-context.cpp server_n_outputs_max: every ubatch token's output
+     * with embeddings or a pooling, else one per slot and draft token
+     * (common_speculative_n_max: 0 without a draft, which ggfit does not
+     * count), from the -b that server.cpp already cut to -ub for
+     * embeddings. */
+    uint32_t n_batch = p->embeddings && p->n_ubatch && p->n_batch > p->n_ubatch ? p->n_ubatch
+                                                                                : p->n_batch;
+    if (p->embeddings ||
+        (p->pooling != GGFIT_POOLING_UNSPECIFIED && p->pooling != GGFIT_POOLING_NONE)) {
+        p->n_outputs_max = n_batch;
+    } else {
+        uint64_t n_out = (uint64_t)p->n_seq * 1u;
+        p->n_outputs_max = n_out < n_batch ? (uint32_t)n_out : n_batch;
+        if (p->n_outputs_max == 0)
+            p->n_outputs_max = 1;
+    }
+    /* common_params cache_ram_mib = 8192 */
+    p->cache_ram_mib = cache_ram_mib < -1 ? 8192 : cache_ram_mib;
 }

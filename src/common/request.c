@@ -12,6 +12,7 @@
 #include "base/base.h"
 #include "verdict/verdict.h"
 #include "common/llama_args.h"
+#include "remote/remote.h"
 
 void ggfit_request_init(ggfit_request *r)
 {
@@ -19,6 +20,7 @@ void ggfit_request_init(ggfit_request *r)
     ggfit_params_init(&r->params);
     ggfit_fit_options_init(&r->fit);
     r->rpc_timeout_ms = 5000;
+    r->cache_ram_mib = -2;
 }
 
 static bool is(const char *a, const char *s1, const char *s2)
@@ -59,12 +61,24 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     static const char *const with_value[] = {
         "-m", "--model", "--gpu", "--rpc", "--host-mem", "-fitp", "--fit-print", "-fit",
         "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx", "--for",
+        "-hf", "-hfr", "--hf-repo", "-hff", "--hf-file", "-hft", "--hf-token",
+        "-mu", "--model-url",
     };
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]) && *i + 1 >= argc)
             return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
     if (is(a, "-m", "--model")) {
         r->model = argv[++*i];
+    } else if (is(a, "-hf", "-hfr") || is(a, "--hf-repo", NULL)) {
+        r->hf_repo = argv[++*i];
+    } else if (is(a, "-hff", "--hf-file")) {
+        r->hf_file = argv[++*i];
+    } else if (is(a, "-hft", "--hf-token")) {
+        r->hf_token = argv[++*i];
+    } else if (is(a, "-mu", "--model-url")) {
+        r->model_url = argv[++*i];
+    } else if (is(a, "--offline", NULL)) {
+        r->offline = true;
     } else if (is(a, "--gpu", NULL)) {
         r->gpu = argv[++*i];
     } else if (is(a, "--rpc", NULL)) {
@@ -77,17 +91,22 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
             return ggfit__fail(err, GGFIT_EINVAL, "%s: expected on or off, got '%s'", a, v);
         r->print_memory = !strcmp(v, "on");
     } else if (is(a, "--for", NULL)) {
-        static const char *const progs[] = { "server", "cli", "fit-params", "bench" };
+        static const struct { const char *name; ggfit_program prog; } progs[] = {
+            { "server", GGFIT_FOR_SERVER }, { "cli", GGFIT_FOR_CLI },
+            { "fit-params", GGFIT_FOR_FIT_PARAMS }, { "bench", GGFIT_FOR_BENCH },
+        };
         const char *v = argv[++*i];
         size_t k = 0;
-        while (k < 4 && strcmp(v, progs[k]))
+        while (k < 4 && strcmp(v, progs[k].name))
             k++;
         if (k == 4)
             return ggfit__fail(err, GGFIT_EINVAL, "--for: expected server, cli, fit-params or "
                                                   "bench, got '%s'", v);
-        r->program = (ggfit_program)k;
+        r->program = progs[k].prog;
     } else if (is(a, "--print-memory", NULL)) {
         r->print_memory = true;
+    } else if (is(a, "--fit-around", NULL)) {
+        r->fit.fit_around = true;
     } else if (is(a, "-fit", "--fit")) {
         const char *v = argv[++*i];
         if (strcmp(v, "on") && strcmp(v, "off"))
@@ -103,6 +122,18 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
         if (*end || end == v || n > UINT32_MAX)
             return ggfit__fail(err, GGFIT_EINVAL, "-fitc: expected a context size");
         r->fit.n_ctx_min = (uint32_t)n;
+    } else if (is(a, "-cram", "--cache-ram") && *i + 1 < argc) {
+        /* llama-server's prompt cache: counted with --for server, noted
+         * as not counted otherwise */
+        const char *v = argv[++*i];
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < -1 || n > INT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected MiB, 0 or -1, got '%s'", a, v);
+        r->cache_ram_mib = (int32_t)n;
+        /* a literal: a from LLAMA_ARG_CACHE_RAM does not outlive the call */
+        if (r->n_not_counted < GGFIT_MAX_IGNORED)
+            r->not_counted[r->n_not_counted++] = is(a, "-cram", NULL) ? "-cram" : "--cache-ram";
     } else if (ggfit__llama_arg_values(a) >= 0) {
         /* one of llama.cpp's other flags: taken, and noted */
         int nv = ggfit__llama_arg_values(a);
@@ -137,11 +168,16 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
         if (k < cap)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
-    if (r->n_not_counted && k < cap) {
+    /* --for server counts llama-server's prompt cache (--cache-ram) */
+    uint32_t n_nc = 0;
+    for (uint32_t i = 0; i < r->n_not_counted; i++)
+        n_nc += !(r->program == GGFIT_FOR_SERVER && is(r->not_counted[i], "-cram", "--cache-ram"));
+    if (n_nc && k < cap) {
         k += (size_t)snprintf(out->notes + k, cap - k, "not counted yet (they add memory ggfit "
                                                        "does not project):");
         for (uint32_t i = 0; i < r->n_not_counted && k < cap; i++)
-            k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
+            if (!(r->program == GGFIT_FOR_SERVER && is(r->not_counted[i], "-cram", "--cache-ram")))
+                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
         if (k < cap)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
@@ -153,6 +189,123 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
                  "uses the first %u\n", r->params.n_tensor_split, nd, nd);
 }
 
+/* The flags --fit-around kept (those llama.cpp's fit stops at, and -c),
+ * as given. */
+static void kept_text(const ggfit_params *p, size_t nd, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (p->set_n_ctx)
+        PUT(" -c %u", p->n_ctx);
+    if (p->n_gpu_layers == GGFIT_NGL_ALL)
+        PUT(" -ngl all");
+    else if (p->n_gpu_layers != GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++)
+        ts |= p->tensor_split[d] != 0.0f;
+    for (size_t d = 0; ts && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    for (uint32_t i = 0; i < p->n_overrides; i++)
+        PUT("%s%s=%s", i ? "," : " -ot ", p->overrides[i].pattern, p->overrides[i].buffer);
+    if (p->cpu_moe)
+        PUT(" -cmoe");
+    else if (p->n_cpu_moe)
+        PUT(" -ncmoe %u", p->n_cpu_moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+}
+
+/* What the fit chose around them: the context, -ngl and -ts where unset,
+ * and the overrides it added after the user's. */
+static void fitted_text(const ggfit_params *asked, const ggfit_fit_result *a, size_t nd,
+                        char *buf, size_t n)
+{
+    const ggfit_params *p = &a->params;
+    size_t k = 0;
+    buf[0] = '\0';
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (!asked->set_n_ctx)
+        PUT(" -c %u", a->projection.n_ctx);
+    if (asked->n_gpu_layers == GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false, ts_asked = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++) {
+        ts |= p->tensor_split[d] != 0.0f;
+        ts_asked |= asked->tensor_split[d] != 0.0f;
+    }
+    for (size_t d = 0; ts && !ts_asked && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    uint32_t added = p->n_overrides - asked->n_overrides, moe = 0;
+    for (uint32_t i = asked->n_overrides; i < p->n_overrides; i++)
+        moe += strstr(p->overrides[i].pattern, "exps") != NULL;
+    if (added)
+        PUT("%s-ot with %u tensor override%s%s (the experts of %u block%s, part of the FFN of "
+            "%u) to system RAM or the next device", k ? ", " : " ", added,
+            added > 1 ? "s" : "", asked->n_overrides ? " after yours" : "", moe,
+            moe == 1 ? "" : "s", added - moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+    if (!buf[0])
+        snprintf(buf, n, "nothing: the set flags fit as they are");
+}
+
+/* --fit-around: the fit with the set flags kept (ggfit_fit with
+ * fit_around), judged on the whole machine; a smaller context when only
+ * the host is short, as for llama.cpp's own fit (verdict/refit.c). */
+static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggfit_params *p,
+                               ggfit_plan *out, char **err)
+{
+    ggfit_fit_result *a = ggfit__calloc(1, sizeof *a);
+    ggfit_verdict *v = ggfit__calloc(1, sizeof *v);
+    ggfit_status rc = a && v ? GGFIT_OK : ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    out->fit_around = true;
+    kept_text(p, out->n_devices, out->around_kept, sizeof out->around_kept);
+    if (!rc)
+        rc = ggfit_fit(m, p, out->devices, out->n_devices, &r->fit, a, err);
+    bool have = !rc;
+    if (!rc && a->status == GGFIT_FIT_FAILED)
+        snprintf(out->around_reason, sizeof out->around_reason, "%s", a->reason);
+    else if (!rc)
+        rc = ggfit_verdict_of(m, &a->params, &a->projection, out->devices, out->n_devices,
+                              &out->host, &out->fit_options, v, err);
+    if (!rc && a->status != GGFIT_FIT_FAILED && v->status == GGFIT_VERDICT_HOST) {
+        bool found = false;
+        ggfit_fit_result *b = ggfit__calloc(1, sizeof *b);
+        ggfit_verdict *bv = ggfit__calloc(1, sizeof *bv);
+        if (!b || !bv)
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        else
+            rc = ggfit__refit_for_host(m, p, out->devices, out->n_devices, &out->host, &r->fit,
+                                       a, &found, b, bv, err);
+        if (!rc && found) {
+            ggfit_fit_result_free(a);
+            *a = *b;
+            *v = *bv;
+        }
+        free(b);
+        free(bv);
+    }
+    if (!rc && a->status != GGFIT_FIT_FAILED && v->status != GGFIT_VERDICT_FITS)
+        snprintf(out->around_reason, sizeof out->around_reason, "the flags fitted around the "
+                 "set ones keep every device's margin, but not the whole machine: %.200s",
+                 v->summary);
+    if (!rc && a->status != GGFIT_FIT_FAILED && v->status == GGFIT_VERDICT_FITS) {
+        fitted_text(p, a, out->n_devices, out->around_fitted, sizeof out->around_fitted);
+        out->alternative = *a;
+        out->alternative_verdict = *v;
+        out->has_alternative = true;
+    } else if (have) {
+        ggfit_fit_result_free(a);
+    }
+    free(a);
+    free(v);
+    return rc;
+}
+
 ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
 {
     ggfit_model *m = NULL;
@@ -162,26 +315,35 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     if (!r || !out)
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
     memset(out, 0, sizeof *out);
-    if (!r->model)
+    if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
     /* The devices come before the model, so that a bad --gpu is reported
      * before a missing file, as the CLI always has. */
+    char mmproj[512] = "";
     if ((rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
-        (rc = ggfit_model_open(r->model, &m, err)))
+        (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err)))
         return rc;
+    /* --for server: the flags as llama-server changes them before its fit */
+    ggfit_params params = r->params;
+    if (r->program == GGFIT_FOR_SERVER)
+        ggfit_params_server(&params, r->cache_ram_mib);
     out->print_memory = r->print_memory;
-    out->asked = r->params;
+    out->asked = params;
     out->program = r->program;
     notes(r, out);
+    ggfit__mmproj_note(r, mmproj, out->notes, sizeof out->notes);
     out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;
-    const ggfit_params *judged = &r->params;
+    const ggfit_params *judged = &params;
     if (r->print_memory) {
-        rc = ggfit_project(m, &r->params, out->devices, out->n_devices, &out->projection, NULL,
+        rc = ggfit_project(m, &params, out->devices, out->n_devices, &out->projection, NULL,
                            err);
     } else {
-        rc = ggfit_fit(m, &r->params, out->devices, out->n_devices, &r->fit, &out->fit, err);
+        /* llama.cpp's own decision, whatever --fit-around says */
+        ggfit_fit_options own = r->fit;
+        own.fit_around = false;
+        rc = ggfit_fit(m, &params, out->devices, out->n_devices, &own, &out->fit, err);
         out->projection = out->fit.projection;
         judged = &out->fit.params;
     }
@@ -190,9 +352,21 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
                               &out->host, &out->fit_options, &out->verdict, err);
     if (!rc && !r->print_memory && out->verdict.status == GGFIT_VERDICT_HOST)
-        rc = ggfit__refit_for_host(m, &r->params, out->devices, out->n_devices, &out->host,
+        rc = ggfit__refit_for_host(m, &params, out->devices, out->n_devices, &out->host,
                                    &out->fit_options, &out->fit, &out->has_alternative,
                                    &out->alternative, &out->alternative_verdict, err);
+    /* --fit-around: where llama.cpp aborts on a set flag, the set flags
+     * kept and the rest fitted around them, as the plan. */
+    if (!rc && !r->print_memory && r->fit.fit_around && !out->has_alternative &&
+        out->fit.status == GGFIT_FIT_FAILED && strstr(out->fit.reason, "already set by user"))
+        rc = fit_around(m, r, &params, out, err);
+    else if (!rc && r->fit.fit_around && (r->print_memory || r->fit.check_only)) {
+        out->fit_around = true;   /* nothing is fitted: say so */
+        kept_text(&params, out->n_devices, out->around_kept, sizeof out->around_kept);
+        snprintf(out->around_reason, sizeof out->around_reason, "%s the flags as given: "
+                 "nothing is fitted, so nothing is fitted around them",
+                 r->print_memory ? "-fitp on projects" : "-fit off checks");
+    }
     /* Not fitting, and nothing found that does: the nearest changes. */
     if (!rc && !out->has_alternative && out->verdict.status != GGFIT_VERDICT_FITS)
         rc = ggfit__nearest(m, judged, &out->projection, out->devices, out->n_devices,
@@ -287,7 +461,13 @@ ggfit_status ggfit_request_env(ggfit_request *r, char **err)
         argv[argc] = NULL;
         int k = 0;
         bool used;
+        /* A variable ggfit does not apply is not a flag the user typed: it
+         * goes in no note (and its name, in a local buffer, must not be
+         * kept). */
+        uint32_t n_ignored = r->n_ignored, n_not_counted = r->n_not_counted;
         ggfit_status rc = ggfit_request_parse_arg(r, argc, argv, &k, &used, err);
+        r->n_ignored = n_ignored;
+        r->n_not_counted = n_not_counted;
         if (rc) {
             /* say where the value came from */
             char *inner = err ? *err : NULL;

@@ -108,6 +108,7 @@ struct ggfit_gguf {
     uint64_t tensor_bytes;
     index_set key_index;     /* over shards[0].kvs */
     index_set tensor_index;  /* over tensors */
+    const ggfit__gguf_source *src; /* while opening from a source, else NULL */
 };
 
 static uint64_t hash_str(const char *s)
@@ -176,7 +177,8 @@ static const char *tensor_name(const void *ctx, int64_t i)
 /* ---- the bounded reader --------------------------------------------------- */
 
 typedef struct reader {
-    FILE *f;             /* NULL when reading from memory */
+    FILE *f;             /* NULL when reading from memory or a source */
+    const ggfit__gguf_source *src; /* bytes asked of a source (remote/) */
     const char *name;    /* for messages */
     uint64_t size;       /* bytes in the file */
     unsigned char *buf;
@@ -230,6 +232,16 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
         want = r->size;
     if (want > GGFIT_MAX_HEADER_BYTES)
         want = GGFIT_MAX_HEADER_BYTES;
+    if (r->src) {
+        /* A source (a remote file): each read is a request, so the step
+         * is the source's first read, then a quarter of what is held. */
+        uint64_t step = r->src->chunk > r->len / 4 ? r->src->chunk : r->len / 4;
+        want = end > r->len + step ? end : r->len + step;
+        if (want > r->size)
+            want = r->size;
+        if (want > GGFIT_MAX_HEADER_BYTES)
+            want = GGFIT_MAX_HEADER_BYTES;
+    }
     if (want > r->cap) {
         unsigned char *p = ggfit__realloc(r->buf, (size_t)want);
         if (!p)
@@ -238,7 +250,20 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
         r->buf = p;
         r->cap = (size_t)want;
     }
-    size_t got = fread(r->buf + r->len, 1, (size_t)want - r->len, r->f);
+    size_t got = 0;
+    if (r->src) {
+        int rc = r->src->read(r->src->ctx, r->len, r->buf + r->len, (size_t)want - r->len,
+                              &got, r->err);
+        if (rc)
+            return rc;
+        r->len += got;
+        if (r->len < end)
+            return ggfit__fail(r->err, GGFIT_EIO, "%s: the server sent %llu bytes, the "
+                               "header needs %llu", r->name, (unsigned long long)r->len,
+                               (unsigned long long)end);
+        return GGFIT_OK;
+    }
+    got = fread(r->buf + r->len, 1, (size_t)want - r->len, r->f);
     r->len += got;
     if (r->len < end)
         return ggfit__fail(r->err, GGFIT_EIO, "%s: read failed at offset %llu: %s",
@@ -750,6 +775,21 @@ static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *
 
 static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
 {
+    if (g->src) {
+        /* A source's shard: its size, then its bytes as the reader needs them. */
+        uint64_t size = 0;
+        int rc = g->src->open(g->src->ctx, path, &size, err);
+        if (rc)
+            return rc;
+        reader r = { .src = g->src, .name = path, .size = size, .err = err };
+        if (!(s->path = ggfit__strndup(path, strlen(path))))
+            return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", path);
+        rc = read_shard(&r, g, s);
+        s->buf = r.buf;
+        s->len = r.len;
+        s->file_size = size;
+        return rc;
+    }
     /* Opened without blocking, so that a FIFO or a device is refused rather
      * than waited on; a regular file is then read as usual. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -927,7 +967,8 @@ static ggfit_gguf *gguf_new(void)
     return g;
 }
 
-ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
+static ggfit_status gguf_open(const char *path, const ggfit__gguf_source *src,
+                              ggfit_gguf **out, char **err)
 {
     if (err)
         *err = NULL;
@@ -937,6 +978,7 @@ ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
     ggfit_gguf *g = gguf_new();
     if (!g)
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", path);
+    g->src = src;
     uint64_t no = 0, count = 1;
     int rc = open_shard(g, &g->shards[0], path, err);
     if (!rc)
@@ -957,12 +999,29 @@ ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
     }
     if (!rc)
         rc = finish(g, err);
+    g->src = NULL;
     if (rc) {
         ggfit_gguf_close(g);
         return rc;
     }
     *out = g;
     return GGFIT_OK;
+}
+
+ggfit_status ggfit_gguf_open(const char *path, ggfit_gguf **out, char **err)
+{
+    return gguf_open(path, NULL, out, err);
+}
+
+ggfit_status ggfit__gguf_open_source(const char *name, const ggfit__gguf_source *src,
+                                     ggfit_gguf **out, char **err)
+{
+    if (!src) {
+        if (err)
+            *err = NULL;
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_gguf_open: NULL argument");
+    }
+    return gguf_open(name, src, out, err);
 }
 
 ggfit_status ggfit_gguf_open_memory(const void *data, size_t size, const char *name,
@@ -1067,5 +1126,6 @@ bool ggfit__gguf_raw(const ggfit_gguf *g, uint32_t i, ggfit__gguf_shard_raw *out
     out->data_offset = s->data_offset;
     out->alignment = s->alignment;
     out->path = s->path;
+    out->header_len = s->len;
     return true;
 }

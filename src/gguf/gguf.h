@@ -15,6 +15,7 @@ typedef struct ggfit__gguf_shard_raw {
     uint64_t first_tensor;       /* index of its first tensor in the file */
     uint64_t data_offset;
     uint64_t file_size;
+    size_t header_len;           /* bytes of header held (from the magic on) */
 } ggfit__gguf_shard_raw;
 
 /* Shard i's raw header; false when i is out of range. */
@@ -29,5 +30,29 @@ bool ggfit__gguf_raw(const ggfit_gguf *g, uint32_t i, ggfit__gguf_shard_raw *out
  * header-only file, a partial download) is refused. */
 ggfit_status ggfit__gguf_rewrite(const ggfit_gguf *g, uint32_t i, const uint64_t *order,
                                  const char *out_path, bool force, char **err);
+
+/* A header read from somewhere else than a file (remote/: over HTTP), as
+ * the file reader reads a file: the shard's size first, then bytes at
+ * increasing offsets as the parser needs them, so that nothing past the
+ * tensor infos is asked for. */
+typedef struct ggfit__gguf_source {
+    void *ctx;
+    /* The first read's size and the least the reader asks for at a time
+     * (it asks for a quarter of what it holds when that is more). */
+    uint64_t chunk;
+    /* Starts reading the shard `name` (the name given, or a split model's
+     * other shard's, NAME-0000k-of-0000N.gguf): its size in bytes
+     * (UINT64_MAX when not known). */
+    ggfit_status (*open)(void *ctx, const char *name, uint64_t *size, char **err);
+    /* Reads n bytes at offset of the shard last opened into dst; *got
+     * fewer only where the shard ends. */
+    ggfit_status (*read)(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
+                         char **err);
+} ggfit__gguf_source;
+
+/* ggfit_gguf_open on a source: the model `name` (any shard of a split
+ * model) and, for a split model, its other shards. */
+ggfit_status ggfit__gguf_open_source(const char *name, const ggfit__gguf_source *src,
+                                     ggfit_gguf **out, char **err);
 
 #endif

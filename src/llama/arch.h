@@ -7,6 +7,7 @@
 #define GGFIT_ARCH_H
 
 #include "ggfit.h"
+#include "llama/model.h"   /* weight_op */
 
 typedef enum ggfit_mem_kind {
     GGFIT_MEM_KV,          /* a KV cache (iSWA when the model has a window) */
@@ -130,6 +131,20 @@ typedef struct ggfit_arch {
      * no rules at all), in a user's words, for `ggfit archs`; NULL: none
      * recorded. */
     const char *why;
+    /* Weight t as load_tensors creates it, where that is not what its name
+     * and the file's shape say: the op its tensor info gives (llm_tensor_
+     * info_for: DeepSeek V4's compressor_ape are GET_ROWS), returned (op:
+     * the name's), and the shape create_tensor asks for when it reshapes
+     * the file's (TENSOR_ALLOW_RESHAPE: attn_output_a, 3-D), written into
+     * created (a copy of t's info). select_weight_buft probes the CPU list
+     * (CPU_REPACK or CPU) with both; placement is the name's. NULL: the
+     * name's op, the file's shape. */
+    weight_op (*weight_probe)(const ggfit_model *m, const ggfit_tensor *t, weight_op op,
+                              ggfit_tensor_info *created);
+    /* llama.cpp aborts with --embedding (the graph sets no res->t_embd, so
+     * build_pooling's assert fires: EAGLE-3): the reason, in the refusal's
+     * words; NULL: --embedding pools the graph's hidden states. */
+    const char *embeddings_abort;
 } ggfit_arch;
 
 /* Rules for an architecture (src/models/registry.c); *known is false for

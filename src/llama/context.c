@@ -33,6 +33,16 @@ static bool causal_attn(const proj *pr)
     return v.u != 0;
 }
 
+/* llama_model_has_encoder: T5, T5ENCODER, EAGLE3, DFLASH. */
+static bool has_encoder(const proj *pr)
+{
+    static const char *const names[] = { "t5", "t5encoder", "eagle3", "dflash" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(pr->arch->name, names[i]))
+            return true;
+    return false;
+}
+
 /* The pooling llama_context uses with --embedding (its constructor):
  * --pooling, else the model's <arch>.pooling_type (hparams.pooling_type,
  * none when the file gives none). */
@@ -99,6 +109,10 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
         return ggfit__fail(pr->err, GGFIT_EINVAL,
                            "a quantized V cache (-ctv %s) needs flash attention (-fa on)",
                            ggfit_type_name(p->type_v));
+    /* The graph reserve then aborts in build_pooling (llama-graph.cpp). */
+    if (p->embeddings && pr->arch->embeddings_abort)
+        return ggfit__fail(pr->err, GGFIT_EINVAL, "%s: --embedding: %s", ggfit__proj_path(pr),
+                           pr->arch->embeddings_abort);
     return GGFIT_OK;
 }
 
@@ -234,6 +248,11 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
     /* The outputs stay as asked (n_outputs_max is n_batch, never less)
      * when the tokens are rounded up to a multiple of the sequences. */
     uint32_t n_outputs = n_tokens;
+    /* sched_reserve: n_outputs_pp = min(n_tokens, cparams.n_outputs_max),
+     * n_outputs_max being -b unless the flags set it (llama-server: one
+     * per slot) and the model has no encoder (llama_model_has_encoder). */
+    if (pr->p->n_outputs_max && pr->p->n_outputs_max < n_outputs && !has_encoder(pr))
+        n_outputs = pr->p->n_outputs_max;
     n_tokens = (n_tokens + n_seqs - 1) / n_seqs * n_seqs;
     if (probe)   /* the FA probe: one token per sequence, FA on */
         n_tokens = n_outputs = n_seqs;

@@ -119,7 +119,11 @@ void ggfit__resolve_swa(proj *pr)
                !(pr->arch->swa_needs_window && hp->n_swa == 0);
     uint64_t size_swa = kv_size;
     if (swa && !p->swa_full) {
-        uint64_t want = (uint64_t)n_swa * (p->kv_unified ? p->n_seq : 1) + pr->out->n_ubatch;
+        /* A unified cache holds every sequence's window; llama_kv_cache_dsv4
+         * (compress_ratio) keeps one stream per sequence whatever -kvu says,
+         * so its raw cache (and the graph's view of it) counts one. */
+        bool unified = p->kv_unified && !pr->arch->compress_ratio;
+        uint64_t want = (uint64_t)n_swa * (unified ? p->n_seq : 1) + pr->out->n_ubatch;
         size_swa = GGFIT_PAD(want < kv_size ? want : kv_size, 256);
     }
     pr->swa = swa;

@@ -25,18 +25,29 @@ static int64_t placement_layer(const proj *pr, const ggfit_tensor *t)
     return il == -2 ? -1 : il;
 }
 
+/* The CPU list's choice for weight t (select_weight_buft), probed with the
+ * op and shape load_tensors creates it with (the weight_probe hook). */
+static int select_cpu(proj *pr, const ggfit_tensor *t, weight_op op)
+{
+    if (!pr->arch->weight_probe)
+        return ggfit__select_cpu(pr, t->info, op);
+    ggfit_tensor_info created = *t->info;
+    op = pr->arch->weight_probe(pr->m, t, op, &created);
+    return ggfit__select_cpu(pr, &created, op);
+}
+
 static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
                         uint16_t facts)
 {
     int target = ggfit__override_target(pr, t->info->name, t->layer, facts);
     if (target == -1)
-        return ggfit__select_cpu(pr, t->info, op);
+        return select_cpu(pr, t, op);
     if (target >= 0)
         return ggfit__device_buft(pr, target);
     if (layer < 0 || op == OP_GET_ROWS)
-        return ggfit__select_cpu(pr, t->info, op);
+        return select_cpu(pr, t, op);
     int d = ggfit__dev_layer(pr, (uint32_t)layer);
-    return d < 0 ? ggfit__select_cpu(pr, t->info, op) : ggfit__device_buft(pr, d);
+    return d < 0 ? select_cpu(pr, t, op) : ggfit__device_buft(pr, d);
 }
 
 static void add_model(proj *pr, int b, const ggfit_tensor_info *t)

@@ -43,6 +43,56 @@ static uint32_t key_elem(const ggfit_model *m, const char *suffix, uint32_t j, u
     return (uint32_t)(is_signed ? (uint64_t)e.i : e.u);
 }
 
+/* llama_model_loader::get_key_or_arr of a float key, element il: an array
+ * of FLOAT32 with one value per block (block_count, NextN blocks included:
+ * another length is refused) or one scalar for every layer. False when
+ * the key is absent or llama.cpp would refuse it. */
+static bool key_f32_layer(const ggfit_model *m, const char *suffix, uint32_t il, float *out)
+{
+    const ggfit_gguf *g = ggfit_model_gguf(m);
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", hp->arch, suffix);
+    int64_t i = ggfit_gguf_find_key(g, key);
+    ggfit_value v, e;
+    if (i < 0 || !ggfit_gguf_value(g, (uint64_t)i, &v))
+        return false;
+    if (v.type != GGFIT_GGUF_ARRAY) {
+        switch (v.type) {
+        case GGFIT_GGUF_FLOAT32: case GGFIT_GGUF_FLOAT64: *out = (float)v.f; return true;
+        case GGFIT_GGUF_INT8: case GGFIT_GGUF_INT16: case GGFIT_GGUF_INT32:
+        case GGFIT_GGUF_INT64: *out = (float)v.i; return true;
+        case GGFIT_GGUF_UINT8: case GGFIT_GGUF_UINT16: case GGFIT_GGUF_UINT32:
+        case GGFIT_GGUF_UINT64: case GGFIT_GGUF_BOOL: *out = (float)v.u; return true;
+        default: return false;
+        }
+    }
+    if (v.elem_type != GGFIT_GGUF_FLOAT32 || v.n != hp->n_layer || il >= v.n)
+        return false;
+    ggfit_value_iter it = { 0 };
+    for (uint32_t k = 0; ggfit_value_next(&v, &it, &e); k++)
+        if (k == il) {
+            *out = (float)e.f;
+            return true;
+        }
+    return false;
+}
+
+/* hparams.swiglu_clamp_exp[il] and swiglu_clamp_shexp[il] (the latter the
+ * former's when absent); false when llama.cpp would refuse the keys. */
+static bool clamps(const ggfit_model *m, uint32_t il, float *lim, float *lim_sh)
+{
+    if (!key_f32_layer(m, "swiglu_clamp_exp", il, lim))
+        return false;
+    char key[160];
+    snprintf(key, sizeof key, "%s.swiglu_clamp_shexp", ggfit_model_hparams(m)->arch);
+    if (ggfit_gguf_find_key(ggfit_model_gguf(m), key) < 0) {
+        *lim_sh = *lim;
+        return true;
+    }
+    return key_f32_layer(m, "swiglu_clamp_shexp", il, lim_sh);
+}
+
 /* hparams.dsv4_compress_ratios[il] (attention.compress_ratios, one per
  * block, NextN blocks included). */
 static uint32_t compress_ratio(const ggfit_model *m, uint32_t il)
@@ -72,7 +122,6 @@ typedef struct dsv4 {
     int64_t ns;                 /* streams: the caches' and the graph's */
     int64_t n_raw, n_csa, n_hca; /* cells of the raw, CSA/indexer, HCA caches */
     uint32_t top_k;
-    float clamp_exp, clamp_shexp;
     int32_t tokens, k_idxs, mask_raw, rot_raw;
     comp_in csa, hca, lid;
 } dsv4;
@@ -536,6 +585,8 @@ static int32_t dsv4_ffn(bctx *b, const dsv4 *d, int32_t cur, int il)
 {
     gg_graph *g = b->g;
     bool hash = (uint32_t)il < (uint32_t)gb_key(b, "hash_layer_count", 0);
+    float clamp_exp = 0, clamp_shexp = 0;
+    clamps(b->p->m, (uint32_t)il, &clamp_exp, &clamp_shexp);
     gb_moe o = {
         .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
         .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
@@ -547,7 +598,7 @@ static int32_t dsv4_ffn(bctx *b, const dsv4 *d, int32_t cur, int il)
         .norm_w = gb_key(b, "expert_weights_norm", 0) != 0,
         .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
         .n_expert = b->hp->n_expert, .n_expert_used = b->hp->n_expert_used,
-        .swiglu_limit = d->clamp_exp, .clamp_gate = true,
+        .swiglu_limit = clamp_exp, .clamp_gate = true,
     };
     if (hash) {
         o.has_selected_in = true;
@@ -561,7 +612,7 @@ static int32_t dsv4_ffn(bctx *b, const dsv4 *d, int32_t cur, int il)
     int32_t up = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up_shexp.weight", il), cur);
     int32_t gate = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate_shexp.weight", il), cur);
     int32_t act;
-    if (d->clamp_shexp > 1e-6f) {
+    if (clamp_shexp > 1e-6f) {
         up = gg_clamp(g, up);
         gate = gg_clamp(g, gate);
     }
@@ -586,20 +637,26 @@ static void build_deepseek4(bctx *b)
         .ih = (int64_t)gb_key(b, "attention.indexer.key_length", 0),
         .n_ih = (int64_t)gb_key(b, "attention.indexer.head_count", 0),
         .top_k = (uint32_t)gb_key(b, "attention.indexer.top_k", 0),
-        .clamp_exp = (float)gb_key(b, "swiglu_clamp_exp", 0),
         .ns = p->n_seqs ? p->n_seqs : 1,
         .n_raw = p->n_kv_swa,
     };
-    d.clamp_shexp = (float)gb_key(b, "swiglu_clamp_shexp", d.clamp_exp);
     d.nope = d.hk - d.rot;
     d.n_csa = (int64_t)GGFIT_PAD((p->n_kv + CSA - 1) / CSA, 256);
     d.n_hca = (int64_t)GGFIT_PAD((p->n_kv + HCA - 1) / HCA, 256);
-    /* Gated by what the graph asserts or this builder reads as a scalar. */
+    /* Gated by what the graph asserts, and by clamp keys llama.cpp reads
+     * (per layer or one for all) or refuses. */
     if (n_layer < 1 || d.nope < 1 || d.hc != 4 || d.n_groups < 1 || d.n_head % d.n_groups ||
         hp->n_embd_head_v != hp->n_embd_head_k || d.ih <= d.rot || d.n_ih < 1 || d.top_k < 1 ||
-        d.nt % d.ns || gb_key(b, "swiglu_clamp_exp", -1) < 0 || hp->n_head_kv_max != 1) {
+        d.nt % d.ns || hp->n_head_kv_max != 1) {
         b->missing = true;
         return;
+    }
+    for (int il = 0; il < n_layer; il++) {
+        float ce, cs;
+        if (!clamps(p->m, (uint32_t)il, &ce, &cs)) {
+            b->missing = true;
+            return;
+        }
     }
     bool has_csa = false, has_hca = false;
     for (uint32_t il = 0; il < hp->n_layer; il++) {
@@ -677,6 +734,38 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
     return strncmp(t->info->name, "output_hc_", 10) ? -2 : (int64_t)ggfit_model_hparams(m)->n_layer;
 }
 
+static bool name_ends(const char *name, const char *tail)
+{
+    size_t n = strlen(name), k = strlen(tail);
+    return n >= k && !strcmp(name + n - k, tail);
+}
+
+/* load_tensors' tensors where the name and the file's shape mislead: the
+ * compressors' position embeddings (attn_/indexer_compressor_ape) and the
+ * hash layers' tid2eid are GET_ROWS weights (llm_tensor_info_for), which
+ * CPU_REPACK does not take; attn_output_a is created 3-D {n_head *
+ * head / o_groups, o_lora_rank, o_groups} from the file's 2-D
+ * (TENSOR_ALLOW_RESHAPE), which CPU_REPACK's 2-D products refuse. */
+static weight_op weight_probe(const ggfit_model *m, const ggfit_tensor *t, weight_op op,
+                              ggfit_tensor_info *created)
+{
+    const char *n = t->info->name;
+    if (t->layer < 0)
+        return op;
+    if (name_ends(n, "compressor_ape.weight") || name_ends(n, ".ffn_gate_tid2eid.weight"))
+        return OP_GET_ROWS;
+    if (name_ends(n, ".attn_output_a.weight")) {
+        int64_t groups = (int64_t)key_elem(m, "attention.output_group_count", 0, 0);
+        int64_t rank = (int64_t)key_elem(m, "attention.output_lora_rank", 0, 0);
+        if (groups < 1 || rank < 1 || created->ne[1] != groups * rank || created->ne[2] != 1)
+            return op;
+        created->ne[1] = rank;
+        created->ne[2] = groups;
+        created->n_dims = groups > 1 ? 3 : rank > 1 ? 2 : 1;
+    }
+    return op;
+}
+
 const ggfit_arch ggfit__model_deepseek4 = {
     .name = "deepseek4",
     .mem = GGFIT_MEM_KV,
@@ -687,4 +776,5 @@ const ggfit_arch ggfit__model_deepseek4 = {
     /* the raw cache's window cells (n_kv_swa); no layer is marked SWA */
     .swa_period = 1, .swa_dense_first = true,
     .build = build_deepseek4,
+    .weight_probe = weight_probe,
 };

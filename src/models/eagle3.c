@@ -64,9 +64,10 @@ static void build_eagle3(bctx *b)
     cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
     gb_cb(b, cur, "eagle3_prenorm", il);
     g->t[cur].flags |= GGFIT_TF_OUTPUT;   /* res->t_h_nextn */
-    /* result_norm is no output here (res->t_embd stays unset). */
+    /* result_norm is no output here and res->t_embd stays unset (gg_cb:
+     * gb_cb would take it for t_embd), so --embedding aborts. */
     cur = gb_norm(b, cur, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
+    gg_cb(g, cur, "result_norm", -1);
     cur = gg_mul_mat(g, gb_output_weight(b), cur);
     int32_t d2t = gb_weight(b, "d2t", 0);
     if (d2t < 0) {
@@ -102,4 +103,7 @@ const ggfit_arch ggfit__model_eagle3 = {
     .mem = GGFIT_MEM_KV,
     .build = build_eagle3,
     .tensor_layer = tensor_layer,
+    .embeddings_abort = "llama.cpp aborts (llama-graph.cpp build_pooling: GGML_ASSERT(inp != "
+                        "nullptr && \"missing result_norm/result_embd tensor\")): EAGLE-3's "
+                        "graph keeps no hidden states to pool",
 };

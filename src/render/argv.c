@@ -261,7 +261,9 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     size_t nd = pl->n_devices;
     while (nd > 1 && p->tensor_split[nd - 1] == 0.0f)
         nd--;
-    if (nd > 1) {
+    /* "-ts 1,0" is "-ts 1": everything on the first device, which no -ts
+     * (a split by free memory) is not */
+    if (nd > 1 || (nd == 1 && pl->n_devices > 1 && p->tensor_split[0] != 0.0f)) {
         ggfit_sb sb = {0};
         for (size_t d = 0; d < nd; d++)
             ggfit__sb_printf(&sb, "%s%g", d ? (bench ? "/" : ",") : "", p->tensor_split[d]);
@@ -290,7 +292,8 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "%u", p->n_ubatch);
     }
     /* llama-server's default is -np auto (4 slots): say what was planned */
-    if (!bench && (prog == GGFIT_FOR_SERVER || p->n_seq != def.n_seq)) {
+    bool server = prog == GGFIT_FOR_DEFAULT || prog == GGFIT_FOR_SERVER;
+    if (!bench && (server || p->n_seq != def.n_seq)) {
         add(&w, "-np");
         add(&w, "%u", p->n_seq);
     }
@@ -337,12 +340,17 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     if (p->embeddings && bench) {
         add(&w, "-embd");
         add(&w, "1");
-    } else if (rerank && prog == GGFIT_FOR_SERVER) {
+    } else if (rerank && server) {
         add(&w, "--rerank");
-    } else if (p->embeddings && prog == GGFIT_FOR_SERVER) {
+    } else if (p->embeddings && server) {
         add(&w, "--embedding");
     }
-    if (prog == GGFIT_FOR_SERVER && !rerank && p->pooling >= GGFIT_POOLING_NONE &&
+    /* --for server: the prompt cache planned, when not llama-server's 8192 */
+    if (prog == GGFIT_FOR_SERVER && p->cache_ram_mib != 8192) {
+        add(&w, "--cache-ram");
+        add(&w, "%d", p->cache_ram_mib);
+    }
+    if (server && !rerank && p->pooling >= GGFIT_POOLING_NONE &&
         p->pooling <= GGFIT_POOLING_RANK) {
         add(&w, "--pooling");
         add(&w, "%s", pooling[p->pooling]);

@@ -59,6 +59,10 @@ static void verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
             ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are weights mapped from the "
                                  "file, which must stay in memory not to be read from disk\n",
                              mib(v->pools[i].mapped));
+    if (v->prompt_cache)
+        ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are llama-server's prompt cache "
+                             "(--cache-ram; 0 turns it off), beyond llama.cpp's fit\n",
+                         mib(v->prompt_cache));
     for (size_t d = 0; d < pl->n_devices; d++)
         if (pl->devices[d].assumed[0])
             ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, pl->devices[d].assumed);
@@ -126,6 +130,9 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
         if (pl->verdict.status == GGFIT_VERDICT_FITS)
             ggfit__sb_printf(sb, "as given they fit, so the load succeeds; the flags are "
                                  "printed as they are\n");
+        else if (pl->fit_around && pl->has_alternative)
+            ggfit__sb_printf(sb, "as given they do not fit; --fit-around keeps them and fits "
+                                 "the unset flags around them (below)\n");
         else
             ggfit__sb_printf(sb, "as given they do not fit, so the load runs out of memory: "
                                  "drop the flag named above (or lower it) and let the fit "
@@ -153,6 +160,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     const ggfit_fit_result *r = &pl->fit;
     if (with_log && !pl->print_memory && r->log)
         ggfit__sb_printf(&sb, "%s", r->log);
+    if (with_log && pl->fit_around && pl->has_alternative && pl->alternative.log)
+        ggfit__sb_printf(&sb, "--fit-around: the fit around the set flags:\n%s",
+                         pl->alternative.log);
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
         return NULL;
@@ -164,6 +174,19 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
         p += n + (p[n] == '\n');
+    }
+    /* --for server: the prompt cache alone can make up the host's lack */
+    for (uint32_t i = 0; i < pl->verdict.n_pools && pl->verdict.prompt_cache; i++) {
+        const ggfit_pool *h = &pl->verdict.pools[i];
+        if (h->kind != GGFIT_POOL_HOST || !h->short_by)
+            continue;
+        uint64_t keep = h->short_by < pl->verdict.prompt_cache
+                            ? (pl->verdict.prompt_cache - h->short_by) >> 20 : 0;
+        ggfit__sb_printf(&sb, "note: %.0f MiB of the host's use are llama-server's prompt cache: "
+                              "--cache-ram %llu %s\n", mib(pl->verdict.prompt_cache),
+                         (unsigned long long)keep,
+                         keep ? "leaves system memory enough" : "turns it off, and that is "
+                                "not enough alone");
     }
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
@@ -178,7 +201,18 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         ggfit__sb_printf(&sb, "no single change of -ngl, -c, the cache type or -ncmoe fits: "
                               "more memory or a smaller quant is needed\n");
     }
-    if (pl->has_alternative) {
+    if (pl->has_alternative && pl->fit_around) {
+        const ggfit_verdict *av = &pl->alternative_verdict;
+        ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; fitted around them: %s; the "
+                              "printed flags are that plan (%s)\n", pl->around_kept,
+                         pl->around_fitted, av->summary);
+        ggfit__sb_printf(&sb, "  with it [MiB]:");
+        for (uint32_t i = 0; i < av->n_pools; i++)
+            ggfit__sb_printf(&sb, "%s %s %.0f used, %.0f left", i ? ";" : "",
+                             av->pools[i].name, mib(av->pools[i].used),
+                             (double)av->pools[i].free_after / GGFIT_MiB);
+        ggfit__sb_printf(&sb, "\n");
+    } else if (pl->has_alternative) {
         char *a = ggfit_fit_args(r, pl->devices, pl->n_devices);
         char *b = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
         if (a && b)
@@ -187,6 +221,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
                              pl->alternative_verdict.summary);
         ggfit_free(a);
         ggfit_free(b);
+    } else if (pl->fit_around && pl->around_reason[0] &&
+               (pl->print_memory || pl->fit_options.check_only)) {
+        ggfit__sb_printf(&sb, "--fit-around: %s\n", pl->around_reason);
+    } else if (pl->fit_around && pl->around_reason[0]) {
+        ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; nothing fits around them: %s\n",
+                         pl->around_kept, pl->around_reason);
     } else if (host_refit_failed(pl)) {
         ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
                               "or take a smaller quant\n", pl->fit_options.n_ctx_min);
@@ -236,6 +276,12 @@ static json_t *verdict_json(const ggfit_verdict *v)
                   v->first_short >= 0 ? json_string(v->pools[v->first_short].name) : json_null(),
                   "pools", pools, "metal_mapped", (json_int_t)v->metal_mapped, "metal_tensors",
                   (json_int_t)v->metal_tensors, "metal_spans", spans, "metal_fixes", fixes);
+    /* --for server: llama-server's prompt cache, in the Host pool's used */
+    if (o && v->prompt_cache &&
+        json_object_set_new(o, "prompt_cache", json_integer((json_int_t)v->prompt_cache))) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 fail:
     json_decref(pools);
@@ -337,6 +383,13 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "notes", lines_of(pl->notes)) ||
         json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
+        goto done;
+    /* only with --fit-around, so that other plans' JSON is as it was */
+    if (pl->fit_around &&
+        json_object_set_new(root, "fit_around",
+                            json_pack("{s:s, s:b, s:s, s:s}", "kept", pl->around_kept, "fits",
+                                      pl->has_alternative, "fitted", pl->around_fitted,
+                                      "reason", pl->around_reason)))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:

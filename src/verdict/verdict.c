@@ -405,6 +405,18 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
     h->total = host ? host->total : 0;
     h->free = host ? host->free : 0;
     h->used = mem_sum(&pr->host) + mem_sum(&pr->cpu_extra);
+    /* llama-server's prompt cache (server_prompt_cache): states of past
+     * prompts in host memory up to --cache-ram MiB, or without a limit up
+     * to the context's tokens (limit_tokens = n_ctx), about the KV cache
+     * once more. Not in llama.cpp's fit. */
+    if (p->cache_ram_mib > 0) {
+        v->prompt_cache = (uint64_t)p->cache_ram_mib << 20;
+    } else if (p->cache_ram_mib == -1) {
+        v->prompt_cache = pr->host.context + pr->cpu_extra.context;
+        for (uint32_t d = 0; d < pr->n_devices; d++)
+            v->prompt_cache += pr->devices[d].context;
+    }
+    h->used += v->prompt_cache;
     h->mapped = cpu_mapped(p, pr);
     /* CPU-only: llama.cpp's fit keeps its margin in system memory. */
     h->margin = pr->n_devices == 0 ? margin_of(opt, 0) : 0;

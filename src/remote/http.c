@@ -1,0 +1,791 @@
+/*
+ * http.c - a GGUF header over HTTP(S), with libcurl.
+ *
+ * The header is read as a file is (gguf.c's reader, through a
+ * ggfit__gguf_source): the first request asks for the first MiB with a
+ * Range header, and each later one for the bytes the parser needs next, so
+ * that nothing past the tensor infos is transferred. A server that ignores
+ * Range answers 200 with the whole file: the transfer is cut as soon as the
+ * bytes asked for have arrived, so a 60 GB model costs its header (plus
+ * one socket buffer), never a download. Redirects are followed (Hugging
+ * Face answers resolve URLs with its CDN's); connecting and a stalled
+ * transfer have timeouts; HTTP errors become messages that say what to do.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/base.h"
+#include "gguf/gguf.h"
+#include "remote/remote.h"
+
+#define FIRST_BYTES ((uint64_t)1 << 20)
+#define ERROR_BODY 2048        /* bytes of an error reply kept for the message */
+#define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
+
+/* ---- options ------------------------------------------------------------- */
+
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return dflt;
+    unsigned long n = strtoul(v, &end, 10);
+    return *end || n == 0 || n > UINT32_MAX ? dflt : (uint32_t)n;
+}
+
+void ggfit_remote_options_init(ggfit_remote_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = env_u32("GGFIT_HTTP_CONNECT_TIMEOUT_MS", 10000);
+    o->stall_timeout_ms = env_u32("GGFIT_HTTP_STALL_TIMEOUT_MS", 30000);
+    o->first_bytes = env_u32("GGFIT_HTTP_FIRST_BYTES", (uint32_t)FIRST_BYTES);
+    const char *c = getenv("GGFIT_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+               *h = getenv("HOME");
+    if (c)
+        snprintf(o->cache_dir, sizeof o->cache_dir, "%s", c);
+    else if (x && x[0] == '/')
+        snprintf(o->cache_dir, sizeof o->cache_dir, "%s/ggfit", x);
+    else if (h && h[0] == '/')
+        snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/ggfit", h);
+}
+
+/* ---- the cache ------------------------------------------------------------------ */
+
+/* One file per URL, named by its hash: a text head (the URL, to tell
+ * collisions apart, the ETag, the file's size, the bytes held), then the
+ * bytes. */
+static void cache_path(const ggfit_remote_options *o, const char *url, char *out, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (const char *p = url; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    snprintf(out, n, "%s/%016llx", o->cache_dir, (unsigned long long)h);
+}
+
+bool ggfit__cache_load(const ggfit_remote_options *o, const char *url, char *etag,
+                       size_t etag_n, uint64_t *size, unsigned char **bytes, size_t *n)
+{
+    char path[1100], line[4200];
+    unsigned long long sz, len;
+    *bytes = NULL;
+    *n = 0;
+    if (!o->cache_dir[0])
+        return false;
+    cache_path(o, url, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    bool ok = fgets(line, sizeof line, f) && !strcmp(line, "ggfit-cache 1\n") &&
+              fgets(line, sizeof line, f) && !strncmp(line, "url ", 4) &&
+              strlen(line) == strlen(url) + 5 && !strncmp(line + 4, url, strlen(url)) &&
+              fgets(line, sizeof line, f) && !strncmp(line, "etag ", 5);
+    if (ok) {
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(etag, etag_n, "%s", line + 5);
+        ok = fgets(line, sizeof line, f) && sscanf(line, "size %llu", &sz) == 1 &&
+             fgets(line, sizeof line, f) && sscanf(line, "bytes %llu", &len) == 1 &&
+             len <= GGFIT_MAX_HEADER_BYTES && len <= sz;
+    }
+    if (ok && (*bytes = ggfit__malloc(len ? (size_t)len : 1)) &&
+        fread(*bytes, 1, (size_t)len, f) == len) {
+        *size = sz;
+        *n = (size_t)len;
+    } else {
+        free(*bytes);
+        *bytes = NULL;
+        ok = false;
+    }
+    fclose(f);
+    return ok;
+}
+
+static void mkdirs(const char *dir)
+{
+    char p[1100];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    mkdir(p, 0755);
+}
+
+void ggfit__cache_store(const ggfit_remote_options *o, const char *url, const char *etag,
+                        uint64_t size, const void *bytes, size_t n)
+{
+    char path[1100], tmp[1200];
+    if (!o->cache_dir[0] || strchr(url, '\n') || strchr(etag, '\n'))
+        return;
+    mkdirs(o->cache_dir);
+    cache_path(o, url, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    fprintf(f, "ggfit-cache 1\nurl %s\netag %s\nsize %llu\nbytes %zu\n", url, etag,
+            (unsigned long long)size, n);
+    bool ok = fwrite(bytes, 1, n, f) == n;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+bool ggfit_is_url(const char *s)
+{
+    return s && (!strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8));
+}
+
+/* ---- one request ------------------------------------------------------------ */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (curl_init_rc == CURLE_OK)
+        atexit(curl_cleanup);
+}
+
+/* The progress line of one model's reading (o->progress). */
+typedef struct progress {
+    double start;             /* CLOCK_MONOTONIC seconds */
+    uint64_t before;          /* bytes of earlier requests */
+    double shown_at;          /* when the line was last written */
+    bool shown;
+    const char *name;
+} progress;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A transfer: the body bytes [offset, offset + n) of the reply go to dst,
+ * the rest is counted and dropped; an error reply's first bytes are kept. */
+typedef struct xfer {
+    CURL *c;
+    uint64_t offset;
+    unsigned char *dst;
+    size_t want, got;
+    uint64_t pos;             /* body bytes of this reply seen so far */
+    long code;
+    bool stopped;             /* cut by us: everything asked for is here */
+    bool bad_range;           /* a 206 for other bytes than asked */
+    bool too_big;             /* a GET body past its limit */
+    /* headers of the last reply (a redirect's are forgotten) */
+    bool has_range;
+    uint64_t range_start, range_total;   /* range_total UINT64_MAX: "*" */
+    char etag[256];
+    const char *if_none_match;           /* an ETag to send, or NULL */
+    char error_body[ERROR_BODY];
+    size_t error_len;
+    /* the progress line: when the reading began, what came before */
+    const struct progress *progress;
+    /* a whole body (ggfit__http_get): grown up to max */
+    char *body;
+    size_t body_len, body_cap, body_max;
+    ggfit_remote_stats *stats;
+} xfer;
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = size * n;
+    char line[256];
+    size_t k = len < sizeof line - 1 ? len : sizeof line - 1;
+    memcpy(line, p, k);
+    line[k] = '\0';
+    if (!strncmp(line, "HTTP/", 5)) {
+        x->has_range = false;   /* a new reply (after a redirect or a 100) */
+        x->code = 0;
+        x->etag[0] = '\0';
+    } else if (!strncasecmp(line, "etag:", 5)) {
+        const char *v = line + 5;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(x->etag, sizeof x->etag, "%.*s", (int)strcspn(v, "\r\n"), v);
+    } else if (!strncasecmp(line, "content-range:", 14)) {
+        const char *v = line + 14;
+        unsigned long long a, b, t;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        if (sscanf(v, "bytes %llu-%llu/%llu", &a, &b, &t) == 3) {
+            x->has_range = true;
+            x->range_start = a;
+            x->range_total = t;
+        } else if (sscanf(v, "bytes %llu-%llu/*", &a, &b) == 2) {
+            x->has_range = true;
+            x->range_start = a;
+            x->range_total = UINT64_MAX;
+        } else if (sscanf(v, "bytes */%llu", &t) == 1) {
+            x->has_range = true;
+            x->range_start = UINT64_MAX;
+            x->range_total = t;
+        }
+    }
+    return len;
+}
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    const struct xfer *x = ud;
+    progress *pg = (progress *)(uintptr_t)x->progress;
+    (void)dltotal;
+    (void)ultotal;
+    (void)ulnow;
+    double t = now_s();
+    if (pg && t - pg->start > 1.0 && t - pg->shown_at >= 0.25) {
+        pg->shown_at = t;
+        fprintf(stderr, "\rggfit: reading the header of %s: %.1f MiB", pg->name,
+                (double)(pg->before + (uint64_t)dlnow) / GGFIT_MiB);
+        pg->shown = true;
+    }
+    return 0;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = size * n;
+    if (x->stats)
+        x->stats->bytes += len;
+    if (!x->code)
+        curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->code);
+    if (x->code >= 300) {
+        size_t k = sizeof x->error_body - 1 - x->error_len;
+        if (k > len)
+            k = len;
+        memcpy(x->error_body + x->error_len, p, k);
+        x->error_len += k;
+        x->error_body[x->error_len] = '\0';
+        return x->error_len + 1 >= sizeof x->error_body ? 0 : len;
+    }
+    if (x->body_max) {
+        /* the whole body, bounded */
+        if (x->body_len + len > x->body_max) {
+            x->too_big = true;
+            return 0;
+        }
+        if (x->body_len + len + 1 > x->body_cap) {
+            size_t cap = x->body_cap ? x->body_cap : 65536;
+            while (cap < x->body_len + len + 1)
+                cap *= 2;
+            char *b = ggfit__realloc(x->body, cap);
+            if (!b)
+                return 0;
+            x->body = b;
+            x->body_cap = cap;
+        }
+        memcpy(x->body + x->body_len, p, len);
+        x->body_len += len;
+        x->body[x->body_len] = '\0';
+        return len;
+    }
+    /* Where this piece is in the file: a 206 starts at its Content-Range,
+     * a 200 at 0. */
+    uint64_t start = x->code != 206 ? 0 : x->has_range ? x->range_start : x->offset;
+    if (x->code == 206 && x->pos == 0 && start > x->offset) {
+        x->bad_range = true;
+        return 0;
+    }
+    uint64_t at = start + x->pos, end = at + len;
+    uint64_t lo = at > x->offset ? at : x->offset;
+    uint64_t hi = x->offset + x->want;
+    if (end < hi)
+        hi = end;
+    if (lo < hi) {
+        memcpy(x->dst + (lo - x->offset), p + (lo - at), (size_t)(hi - lo));
+        x->got = (size_t)(lo - x->offset + (hi - lo));
+    }
+    x->pos += len;
+    if (x->got >= x->want && end > x->offset + x->want) {
+        x->stopped = true;   /* more than asked for: cut the transfer */
+        return 0;
+    }
+    if (x->got >= x->want && x->code != 206) {
+        x->stopped = true;
+        return 0;
+    }
+    return len;
+}
+
+/* The message of an HTTP error reply, e.g. Hugging Face's {"error": "..."}. */
+static void error_detail(const xfer *x, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *e = strstr(x->error_body, "\"error\"");
+    if (e && (e = strchr(e + 7, '"'))) {
+        size_t k = 0;
+        for (e++; *e && *e != '"' && k + 1 < n; e++)
+            out[k++] = *e;
+        out[k] = '\0';
+    }
+}
+
+static ggfit_status http_error(const char *url, const ggfit_remote_options *o, const xfer *x,
+                               char **err)
+{
+    char detail[256], said[300];
+    error_detail(x, detail, sizeof detail);
+    snprintf(said, sizeof said, detail[0] ? " (%s)" : "%s", detail);
+    switch (x->code) {
+    case 401:
+    case 403:
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld%s: access denied: %s", url, x->code,
+                           said, o && o->token && o->token[0]
+                           ? "the token (HF_TOKEN or -hft) was refused or has no access to "
+                             "this model (a gated model's terms are accepted on its page)"
+                           : "the model is gated or private: set HF_TOKEN to a Hugging Face "
+                             "token with access to it (a gated model's terms are accepted "
+                             "on its page)");
+    case 404:
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP 404%s: no such file", url, said);
+    case 429:
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP 429%s: rate limited by the server; wait "
+                           "and try again (a token, HF_TOKEN, raises Hugging Face's limit)",
+                           url, said);
+    default:
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld%s", url, x->code, said);
+    }
+}
+
+/* One GET of url into x: the Range asked for when range, the whole body
+ * otherwise. Fails on network errors and HTTP errors (416 excepted). */
+static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options *o,
+                            bool range, xfer *x, char **err)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char range_s[64], auth[512];
+    struct curl_slist *hdr = NULL, *h;
+    bool ok = true;
+    x->c = c;
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "ggfit/" GGFIT_VERSION);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)STALL_BYTES_PER_S);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)((o->stall_timeout_ms + 999) / 1000));
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+    if (x->progress) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
+    if (range) {
+        snprintf(range_s, sizeof range_s, "%llu-%llu", (unsigned long long)x->offset,
+                 (unsigned long long)(x->offset + x->want - 1));
+        curl_easy_setopt(c, CURLOPT_RANGE, range_s);
+    }
+    if (o->token && o->token[0]) {
+        /* curl sends a header set here to the URL's host only, not to the
+         * host a redirect leads to. */
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", o->token);
+        ok = (h = curl_slist_append(hdr, auth)) != NULL;
+        hdr = h ? h : hdr;
+    }
+    if (ok && (h = curl_slist_append(hdr, "Accept-Encoding: identity")))
+        hdr = h;
+    else
+        ok = false;
+    if (ok && x->if_none_match && x->if_none_match[0]) {
+        char inm[300];
+        snprintf(inm, sizeof inm, "If-None-Match: %s", x->if_none_match);
+        ok = (h = curl_slist_append(hdr, inm)) != NULL;
+        hdr = h ? h : hdr;
+    }
+    if (!ok) {
+        curl_slist_free_all(hdr);
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    if (x->stats)
+        x->stats->requests++;
+    CURLcode rc = curl_easy_perform(c);
+    /* nothing of this frame is left with the handle */
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    curl_slist_free_all(hdr);
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    if (code)
+        x->code = code;
+    if (rc == CURLE_WRITE_ERROR && x->stopped)
+        rc = CURLE_OK;
+    if (x->bad_range)
+        return ggfit__fail(err, GGFIT_EIO, "%s: the server sent bytes from %llu when asked "
+                           "for bytes from %llu", url, (unsigned long long)x->range_start,
+                           (unsigned long long)x->offset);
+    if (x->too_big)
+        return ggfit__fail(err, GGFIT_ELIMIT, "%s: the reply is longer than %zu bytes", url,
+                           x->body_max);
+    if (x->code >= 400 && x->code != 416 && (rc == CURLE_OK || rc == CURLE_WRITE_ERROR))
+        return http_error(url, o, x, err);
+    switch (rc) {
+    case CURLE_OK:
+        break;
+    case CURLE_OPERATION_TIMEDOUT: {
+        curl_off_t connected = 0;
+        curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
+        if (x->code || x->pos || connected > 0)
+            return ggfit__fail(err, GGFIT_EIO, "%s: the transfer stalled (under %d bytes/s for "
+                               "%u s): %s", url, STALL_BYTES_PER_S,
+                               (o->stall_timeout_ms + 999) / 1000, errbuf);
+        return ggfit__fail(err, GGFIT_EIO, "%s: cannot connect in time: %s", url,
+                           errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    }
+    case CURLE_TOO_MANY_REDIRECTS:
+        return ggfit__fail(err, GGFIT_EIO, "%s: too many redirects (a redirect loop?): %s", url,
+                           errbuf);
+    case CURLE_WRITE_ERROR:
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
+    default:
+        return ggfit__fail(err, GGFIT_EIO, "%s: %s", url,
+                           errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    }
+    if (x->code >= 300 && x->code != 416 && !(x->code == 304 && x->if_none_match))
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld: not followed", url, x->code);
+    return GGFIT_OK;
+}
+
+static ggfit_status curl_new(CURL **c, const char *url, char **err)
+{
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK || !(*c = curl_easy_init()))
+        return ggfit__fail(err, GGFIT_EIO, "%s: libcurl could not start: %s", url,
+                           curl_easy_strerror(curl_init_rc));
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit__http_get(const char *url, const ggfit_remote_options *o, size_t max,
+                             char **body, size_t *len, long *code, ggfit_remote_stats *stats,
+                             char **err)
+{
+    CURL *c;
+    *body = NULL;
+    *len = 0;
+    *code = 0;
+    ggfit_status rc = curl_new(&c, url, err);
+    if (rc)
+        return rc;
+    xfer *x = ggfit__calloc(1, sizeof *x);
+    if (!x) {
+        curl_easy_cleanup(c);
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
+    }
+    x->body_max = max;
+    x->stats = stats;
+    rc = perform(c, url, o, false, x, err);
+    *code = x->code;
+    if (!rc && !x->body && !(x->body = ggfit__calloc(1, 1)))
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
+    if (rc) {
+        free(x->body);
+    } else {
+        *body = x->body;
+        *len = x->body_len;
+    }
+    free(x);
+    curl_easy_cleanup(c);
+    return rc;
+}
+
+/* ---- the reader's source ------------------------------------------------------ */
+
+typedef struct remote {
+    CURL *c;
+    const ggfit_remote_options *o;
+    ggfit_remote_stats *stats;
+    char *url;                /* the shard being read */
+    char *at;                 /* where its first request led (redirects) */
+    uint64_t size;
+    bool no_range;            /* the server sends whole files (200) */
+    unsigned char *first;     /* bytes fetched ahead: [first_off, + first_len) */
+    uint64_t first_off;
+    size_t first_len;
+    progress pg;              /* the progress line when o->progress */
+    /* the shards read over the network, to be cached once all are read */
+    struct fetched { char *url; char etag[256]; uint64_t size; } *fetched;
+    size_t n_fetched;
+} remote;
+
+/* A URL of Hugging Face's that names a commit: .../resolve/<40 hex>/... */
+static bool immutable(const char *url)
+{
+    const char *r = strstr(url, "/resolve/");
+    if (!r)
+        return false;
+    r += 9;
+    for (int i = 0; i < 40; i++)
+        if (!((r[i] >= '0' && r[i] <= '9') || (r[i] >= 'a' && r[i] <= 'f')))
+            return false;
+    return r[40] == '/';
+}
+
+/* Bytes [offset, offset + n) of the current shard into dst. */
+static ggfit_status fetch(remote *rm, uint64_t offset, void *dst, size_t n, size_t *got,
+                          uint64_t *size, const char *if_none_match, char *etag, long *code,
+                          char **err)
+{
+    xfer *x = ggfit__calloc(1, sizeof *x);
+    if (!x)
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", rm->url);
+    x->offset = offset;
+    x->dst = dst;
+    x->want = n;
+    x->stats = rm->stats;
+    x->if_none_match = if_none_match;
+    x->progress = rm->o->progress ? &rm->pg : NULL;
+    ggfit_status rc = perform(rm->c, rm->at ? rm->at : rm->url, rm->o, true, x, err);
+    rm->pg.before += x->pos;
+    if (etag)
+        snprintf(etag, 256, "%s", x->etag);
+    if (code)
+        *code = x->code;
+    if (!rc && x->code == 200)
+        rm->no_range = true;
+    if (!rc && size) {
+        curl_off_t cl = -1;
+        if (x->has_range && x->range_total != UINT64_MAX)
+            *size = x->range_total;
+        else if (x->code == 200 &&
+                 curl_easy_getinfo(rm->c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+                 cl >= 0)
+            *size = (uint64_t)cl;
+        else if (x->code == 200 && !x->stopped)
+            *size = x->pos;   /* the whole body came */
+        else
+            *size = UINT64_MAX;
+    }
+    *got = x->got;
+    free(x);
+    return rc;
+}
+
+static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char **err)
+{
+    remote *rm = ctx;
+    free(rm->url);
+    free(rm->at);
+    free(rm->first);
+    rm->at = NULL;
+    rm->first = NULL;
+    rm->first_off = 0;
+    rm->first_len = 0;
+    rm->no_range = false;
+    if (!(rm->url = ggfit__strndup(name, strlen(name))))
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
+    /* From the cache: without a request when the URL names a commit (or
+     * offline), else when the server says the ETag still holds. */
+    char etag[256] = "";
+    unsigned char *cached = NULL;
+    size_t cached_n = 0;
+    uint64_t cached_size = 0;
+    bool have = ggfit__cache_load(rm->o, name, etag, sizeof etag, &cached_size, &cached,
+                                  &cached_n);
+    if (have && (rm->o->offline || immutable(name) || !etag[0])) {
+        if (!rm->o->offline && !immutable(name)) {
+            have = false;   /* no ETag to ask with: read anew */
+            free(cached);
+        } else {
+            rm->first = cached;
+            rm->first_len = cached_n;
+            rm->size = *size = cached_size;
+            return GGFIT_OK;
+        }
+    }
+    if (rm->o->offline)
+        return ggfit__fail(err, GGFIT_EIO, "%s: not in the cache (%s), and --offline reads "
+                           "nothing else", name, rm->o->cache_dir[0] ? rm->o->cache_dir
+                                                                     : "no cache");
+    uint64_t n = rm->o->first_bytes ? rm->o->first_bytes : FIRST_BYTES;
+    if (n > GGFIT_MAX_HEADER_BYTES)
+        n = GGFIT_MAX_HEADER_BYTES;
+    if (!(rm->first = ggfit__malloc((size_t)n))) {
+        free(cached);
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
+    }
+    long code = 0;
+    char got_etag[256] = "";
+    ggfit_status rc = fetch(rm, 0, rm->first, (size_t)n, &rm->first_len, &rm->size,
+                            have ? etag : NULL, got_etag, &code, err);
+    if (!rc && code == 304 && have) {
+        free(rm->first);
+        rm->first = cached;
+        rm->first_len = cached_n;
+        rm->size = *size = cached_size;
+        return GGFIT_OK;
+    }
+    free(cached);
+    if (rc)
+        return rc;
+    if (code == 304)
+        return ggfit__fail(err, GGFIT_EIO, "%s: HTTP 304 to a request without an ETag", name);
+    struct fetched *fs = ggfit__realloc(rm->fetched, (rm->n_fetched + 1) * sizeof *fs);
+    if (!fs || !(fs[rm->n_fetched].url = ggfit__strndup(name, strlen(name)))) {
+        if (fs)
+            rm->fetched = fs;
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
+    }
+    rm->fetched = fs;
+    snprintf(fs[rm->n_fetched].etag, sizeof fs[rm->n_fetched].etag, "%s", got_etag);
+    rm->n_fetched++;
+    /* Later requests go where the first one was sent (Hugging Face's CDN),
+     * without the redirect. */
+    char *eff = NULL;
+    if (curl_easy_getinfo(rm->c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff &&
+        strcmp(eff, rm->url) && !(rm->at = ggfit__strndup(eff, strlen(eff))))
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
+    if (rm->size != UINT64_MAX && rm->first_len > rm->size)
+        rm->first_len = (size_t)rm->size;
+    if (rm->size == UINT64_MAX && rm->first_len < n)
+        rm->size = rm->first_len;   /* the reply ended: that is the file */
+    *size = rm->size;
+    return GGFIT_OK;
+}
+
+static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
+                             char **err)
+{
+    remote *rm = ctx;
+    unsigned char *d = dst;
+    *got = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (offset >= rm->first_off && offset < rm->first_off + rm->first_len) {
+            size_t k = (size_t)(rm->first_off + rm->first_len - offset);
+            if (k > n - *got)
+                k = n - *got;
+            memcpy(d + *got, rm->first + (offset - rm->first_off), k);
+            *got += k;
+            offset += k;
+        }
+        if (*got == n || pass == 1)
+            return GGFIT_OK;
+        /* The reader never asks for the same bytes twice: the ones held are
+         * not needed any more. */
+        free(rm->first);
+        rm->first = NULL;
+        rm->first_len = 0;
+        size_t want = n - *got;
+        if (!rm->no_range) {
+            size_t more = 0;
+            ggfit_status rc = fetch(rm, offset, d + *got, want, &more, NULL, NULL, NULL, NULL,
+                                    err);
+            *got += more;
+            return rc;
+        }
+        /* A server that sends the whole file from its start each time: ask
+         * for as much again as has been read, so that the bytes sent add up
+         * to twice the header, not to its square. */
+        if (want < offset)
+            want = offset > GGFIT_MAX_HEADER_BYTES ? (size_t)GGFIT_MAX_HEADER_BYTES
+                                                    : (size_t)offset;
+        if (rm->size != UINT64_MAX && offset + want > rm->size)
+            want = (size_t)(rm->size - offset);
+        if (want < n - *got)
+            want = n - *got;
+        if (!(rm->first = ggfit__malloc(want)))
+            return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", rm->url);
+        rm->first_off = offset;
+        ggfit_status rc = fetch(rm, offset, rm->first, want, &rm->first_len, NULL, NULL, NULL,
+                                NULL, err);
+        if (rc)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
+                                 ggfit_remote_stats *stats, ggfit_gguf **out, char **err)
+{
+    ggfit_remote_options dflt;
+    if (err)
+        *err = NULL;
+    if (!url || !out)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_gguf_open_url: NULL argument");
+    *out = NULL;
+    if (!ggfit_is_url(url))
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: not an http:// or https:// URL", url);
+    if (!o) {
+        ggfit_remote_options_init(&dflt);
+        o = &dflt;
+    }
+    remote rm = { .o = o, .stats = stats, .pg = { .start = now_s(), .name = url } };
+    ggfit_status rc = curl_new(&rm.c, url, err);
+    if (rc)
+        return rc;
+    ggfit__gguf_source src = {
+        .ctx = &rm,
+        .chunk = o->first_bytes ? o->first_bytes : FIRST_BYTES,
+        .open = src_open,
+        .read = src_read,
+    };
+    rc = ggfit__gguf_open_source(url, &src, out, err);
+    if (rm.pg.shown && !rc)
+        fprintf(stderr, "\rggfit: read the header of %s: %.1f MiB\n", url,
+                (double)rm.pg.before / GGFIT_MiB);
+    else if (rm.pg.shown)
+        fputc('\n', stderr);
+    /* Every shard read over the network goes to the cache: the header's
+     * bytes, up to where the tensor data begins. */
+    for (size_t i = 0; i < rm.n_fetched; i++) {
+        for (uint32_t k = 0; !rc && k < ggfit_gguf_n_shards(*out); k++) {
+            ggfit__gguf_shard_raw raw;
+            if (!ggfit__gguf_raw(*out, k, &raw) || strcmp(raw.path, rm.fetched[i].url))
+                continue;
+            size_t len = raw.header_len < raw.data_offset ? raw.header_len
+                                                          : (size_t)raw.data_offset;
+            ggfit__cache_store(o, raw.path, rm.fetched[i].etag, raw.file_size, raw.header,
+                               len);
+        }
+        free(rm.fetched[i].url);
+    }
+    free(rm.fetched);
+    free(rm.url);
+    free(rm.at);
+    free(rm.first);
+    curl_easy_cleanup(rm.c);
+    return rc;
+}
+
+ggfit_status ggfit_model_open_url(const char *url, const ggfit_remote_options *o,
+                                  ggfit_remote_stats *stats, ggfit_model **out, char **err)
+{
+    ggfit_gguf *g;
+    if (out)
+        *out = NULL;
+    ggfit_status rc = ggfit_gguf_open_url(url, o, stats, &g, err);
+    if (rc)
+        return rc;
+    return ggfit_model_from_gguf(g, out, err);
+}
