@@ -35,7 +35,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench clean malformed
+.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench clean malformed speedcheck
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit
 
@@ -136,6 +136,10 @@ malformed: $(B)/mkmalformed
 
 $(B)/mkmalformed: tests/mkmalformed.c tests/gguf_writer.c tests/gguf_writer.h | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ tests/mkmalformed.c tests/gguf_writer.c
+
+# The speed model against published llama-bench figures (not part of test).
+speedcheck: all
+	python3 tools/speedcheck.py --ggfit $(B)/ggfit
 
 bench: all $(B)/bench
 	$(B)/bench $(MODELS)

@@ -82,6 +82,29 @@ static const char usage[] =
     "  -v, --verbose      print llama.cpp's whole log of the fit too\n"
     "  --tensors          with inspect --json, list every tensor\n";
 
+/* After usage with --help (one string literal holds at most 4095 bytes). */
+static const char usage_more[] =
+    "\n"
+    "       ggfit bench -m FILE [flags as above] [-p N] [-n N] [-d N] [--json]\n"
+    "  bench     what llama-bench would report (pp and tg tokens/s) for the plan:\n"
+    "            bytes per token against bandwidth, FLOPs against throughput\n"
+    "            (ggfit bench -h)\n";
+
+/* Which quant? (after usage with --help, as usage_more) */
+static const char usage_quants[] =
+    "\n"
+    "       ggfit -hf USER/MODEL[:QUANT] --list [flags as above] [--json]\n"
+    "       ggfit -m FILE -m FILE ... [flags as above] [--json]\n"
+    "  --list    which quant?: plan every model file of the repo (split models\n"
+    "            once; with :QUANT those of that quant) for this machine or the\n"
+    "            --gpu given, and print one row each, best first: fits with\n"
+    "            everything on the GPUs, then with part in system RAM (the\n"
+    "            largest file first), then host short, then no fit (the\n"
+    "            smallest first); then the best one's flags. Without --list,\n"
+    "            -hf USER/MODEL picks as llama.cpp does. Two or more -m (or\n"
+    "            one with --list) list those files the same way; exit status\n"
+    "            the best one's plan's\n";
+
 static int fail(const char *msg)
 {
     fprintf(stderr, "ggfit: %s\n", msg);
@@ -319,9 +342,14 @@ static int cmd_project(int argc, char **argv)
 {
     ggfit_request req;
     ggfit_plan plan;
-    bool json = false, quiet = false, verbose = false;
+    bool json = false, quiet = false, verbose = false, list = false;
     char *err = NULL;
     int rc;
+    /* every -m given: two or more (or --list) plan each, best first */
+    const char **models = calloc((size_t)argc, sizeof *models);
+    size_t n_models = 0;
+    if (!models)
+        return fail("out of memory");
     ggfit_request_init(&req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
     if ((rc = ggfit_request_env(&req, &err)))
@@ -335,26 +363,152 @@ static int cmd_project(int argc, char **argv)
             quiet = true;
         } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--list")) {
+            list = true;
         } else if (!strcmp(argv[i], "--")) {
             /* a whole llama.cpp command: its program, then its flags */
-            if ((rc = program_of(&req, argc, argv, &i)))
+            if ((rc = program_of(&req, argc, argv, &i))) {
+                free(models);
                 return rc;
+            }
             continue;
         } else {
-            if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+            if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc)
+                models[n_models++] = argv[i + 1];
+            if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err))) {
+                free(models);
                 return report(rc, err);
+            }
             if (used)
                 continue;
+            free(models);
             fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
             return EXIT_BAD_INPUT;
         }
         i++;
     }
+    if (list || n_models > 1) {
+        /* which quant?: -hf USER/MODEL --list, or several -m */
+        ggfit_quant_list l;
+        if (req.hf_repo)
+            n_models = 0;
+        rc = ggfit_request_quants(&req, models, n_models, &l, &err);
+        free(models);
+        if (rc)
+            return report(rc, err);
+        rc = emit(json ? ggfit_quant_list_json(&l) : ggfit_quant_list_text(&l), json);
+        if (!rc)
+            rc = ggfit_quant_list_exit_status(&l);
+        ggfit_quant_list_free(&l);
+        return rc;
+    }
+    free(models);
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
     rc = print_plan(&plan, json, quiet, verbose);
     ggfit_plan_free(&plan);
     return rc;
+}
+
+/* ggfit bench: the plan's predicted llama-bench speeds (the library's
+ * ggfit_bench); llama-bench's -p, -n, -d and the model's constants. */
+static const char bench_usage[] =
+    "usage: ggfit bench -m FILE [--gpu DEVICES] [placement flags] [-p N] [-n N] [-d N]\n"
+    "                   [constants] [--as-type TYPE] [--json]\n"
+    "  predicts what llama-bench reports (pp and tg tokens/s) for the plan: the\n"
+    "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...). Generation:\n"
+    "  bytes read per token on each device against its bandwidth, the devices in\n"
+    "  series; prompt: FLOPs against each device's throughput, and the weights in\n"
+    "  system RAM copied to the GPU once per ubatch.\n"
+    "  -p N, -n N, -d N    llama-bench's prompt, generated tokens, depth (512, 128, 0)\n"
+    "  constants           --bandwidth GBS (every GPU), --host-bw GBS, --efficiency F,\n"
+    "                      --host-efficiency F, --fixed-ms MS, --link-bw GBS,\n"
+    "                      --tflops T, --host-tflops T, --pp-efficiency F\n"
+    "  --as-type TYPE      count the weights as another quant (F16, Q8_0, ...)\n";
+
+static int cmd_bench(int argc, char **argv)
+{
+    ggfit_request req;
+    ggfit_speed_options so;
+    ggfit_speed sp;
+    bool json = false;
+    char *err = NULL;
+    int rc;
+    ggfit_request_init(&req);
+    ggfit_speed_options_init(&so);
+    if ((rc = ggfit_request_env(&req, &err)))
+        return report(rc, err);
+    static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
+                                          "--host-efficiency", "--fixed-ms", "--link-bw",
+                                          "--tflops", "--host-tflops", "--pp-efficiency" };
+    double *dvals[] = { &so.bandwidth_gbs, &so.host_bw_gbs, &so.efficiency, &so.host_efficiency,
+                        &so.fixed_ms, &so.link_gbs, &so.tflops, &so.host_tflops,
+                        &so.pp_efficiency };
+    for (int i = 0; i < argc;) {
+        const char *a = argv[i];
+        bool used, mine = false;
+        if (!strcmp(a, "--json")) {
+            json = true;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(bench_usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-d") || !strcmp(a, "--as-type")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ggfit bench: %s needs a value\n", a);
+                return EXIT_BAD_INPUT;
+            }
+            const char *v = argv[i + 1];
+            if (!strcmp(a, "--as-type")) {
+                so.as_type = ggfit_type_from_name(v);
+                if (so.as_type < 0) {
+                    fprintf(stderr, "ggfit bench: unknown type '%s'\n", v);
+                    return EXIT_BAD_INPUT;
+                }
+            } else {
+                char *end;
+                unsigned long x = strtoul(v, &end, 10);
+                if (*end || end == v || x > 10000000) {
+                    fprintf(stderr, "ggfit bench: bad value for %s: '%s'\n", a, v);
+                    return EXIT_BAD_INPUT;
+                }
+                *(a[1] == 'p' ? &so.n_prompt : a[1] == 'n' ? &so.n_gen : &so.depth) = (uint32_t)x;
+            }
+            i += 2;
+            continue;
+        }
+        for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
+            if (!strcmp(a, dflags[k])) {
+                char *end;
+                if (i + 1 >= argc || (*dvals[k] = strtod(argv[i + 1], &end), *end) ||
+                    end == argv[i + 1] || *dvals[k] < 0) {
+                    fprintf(stderr, "ggfit bench: %s needs a number >= 0\n", a);
+                    return EXIT_BAD_INPUT;
+                }
+                mine = true;
+            }
+        if (mine) {
+            i += 2;
+            continue;
+        }
+        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+            return report(rc, err);
+        if (!used) {
+            fprintf(stderr, "ggfit bench: unknown argument '%s'\n%s", a, bench_usage);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    /* llama-bench's context: the prompt, the generated tokens and the depth */
+    if (!req.params.set_n_ctx) {
+        req.params.n_ctx = so.depth + so.n_prompt + so.n_gen;
+        req.params.set_n_ctx = true;
+    }
+    if ((rc = ggfit_bench(&req, &so, &sp, &err)))
+        return report(rc, err);
+    return emit(json ? ggfit_speed_json(&sp) : ggfit_speed_text(&sp), json);
 }
 
 static int run(int argc, char **argv);
@@ -383,6 +537,8 @@ static int run(int argc, char **argv)
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(usage, stdout);
+        fputs(usage_more, stdout);
+        fputs(usage_quants, stdout);
         return 0;
     }
     if (!strcmp(argv[1], "inspect"))
@@ -393,6 +549,8 @@ static int run(int argc, char **argv)
         return cmd_archs(argc - 2, argv + 2);
     if (!strcmp(argv[1], "reorder"))
         return cmd_reorder(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "bench"))
+        return cmd_bench(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

@@ -683,6 +683,14 @@ typedef struct ggfit_fit_options {
                                  -ngl, -ts, -ot, -cmoe or -ncmoe are set, keep
                                  them and fit the unset flags around them
                                  (FITS, or FAILED with the reason) */
+    /* Bytes something else loaded beside the model takes (llama-server's
+     * draft model, -md): extra_used[d] on devs[d], added to that device's
+     * fit target as llama-server adds it (tools/server/server-context.cpp
+     * load_model: fit_params_target[i] += the draft's model + context +
+     * compute) and to its pool in the verdict; extra_host in the verdict's
+     * Host pool only (llama-server adds nothing to the fit for the host). */
+    uint64_t extra_used[GGFIT_MAX_DEVICES];
+    uint64_t extra_host;
 } ggfit_fit_options;
 
 GGFIT_API void ggfit_fit_options_init(ggfit_fit_options *o);
@@ -920,7 +928,8 @@ typedef struct ggfit_request {
     ggfit_program program;    /* --for server|cli|fit-params|bench */
     /* Flags of llama.cpp's programs that ggfit recognised and did not
      * apply: those with no effect on memory (--port, -t, --jinja), and
-     * those whose memory ggfit does not count yet (--mmproj, -md, --lora):
+     * those whose memory ggfit does not count yet (--mmproj, --lora; -md
+     * but with --for server):
      * pointers into argv, the first GGFIT_MAX_IGNORED of each. */
     const char *ignored[GGFIT_MAX_IGNORED];
     uint32_t n_ignored;
@@ -938,6 +947,14 @@ typedef struct ggfit_request {
     const char *hf_token;
     const char *model_url;
     bool offline;             /* --offline: remote headers from the cache only */
+    /* llama-server's draft model (-md, --spec-draft-model FILE) and its
+     * flags (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, under every name
+     * common/arg.cpp gives them) in the target's fields of draft
+     * (n_gpu_layers, type_k, type_v, overrides, cpu_moe, n_cpu_moe; the
+     * rest is ggfit_params_init's and unused). Counted with --for server
+     * alone: llama-fit-params and llama-cli fit no draft. */
+    const char *draft_model;
+    ggfit_params draft;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -1018,6 +1035,17 @@ typedef struct ggfit_plan {
     char around_kept[512];    /* "-c 65536 -ngl 99", as given */
     char around_fitted[256];  /* "-ts 20,17, 12 tensor overrides ..." */
     char around_reason[320];  /* empty when it fits */
+    /* --for server with -md: the draft model as llama-server measures it
+     * before its fit (common_base_params_to_speculative: the target's
+     * flags as given, with the draft's -ngld, -otd, -ctkd/-ctvd (F16 by
+     * default), one output per slot, at the target's -c: -c 0 is the
+     * draft's own trained context). Its bytes per device are in
+     * fit_options.extra_used (the fit's targets and the verdict's pools),
+     * its host bytes in extra_host. */
+    bool has_draft;
+    const char *draft_model;
+    ggfit_params draft_params;
+    ggfit_projection draft;
 } ggfit_plan;
 
 /* The exit status the CLI gives a plan: 0 it fits (on the whole machine),
@@ -1169,6 +1197,194 @@ GGFIT_API ggfit_status ggfit_hf_resolve(const char *repo_tag, const char *file,
                                         ggfit_remote_stats *stats, ggfit_hf_model *out,
                                         char **err);
 GGFIT_API void ggfit_hf_model_free(ggfit_hf_model *m);
+
+/* ------------------------------------------------------------------------
+ * Speed: tokens per second of a plan (speed/)
+ *
+ * Generation is bandwidth-bound: per token each device reads its dense
+ * weights, the routed experts at n_expert_used / n_expert of their bytes
+ * (shared experts in full), one row of the token embedding and the KV
+ * cache at the depth; its time is bytes / (peak bandwidth x efficiency)
+ * plus a fixed cost per token. Devices run in series along the layers
+ * (llama.cpp's layer split); the activations crossing between devices are
+ * added at the link's bandwidth. Prompt processing is compute-bound: FLOPs
+ * per token (2 per weight read, attention growing with the depth) against
+ * each device's throughput x efficiency; weights in system RAM are copied
+ * to the first GPU once per ubatch (llama.cpp's op offload, ubatch >= 32)
+ * and computed there. The constants and their sources are in
+ * src/speed/constants.c.
+ * ---------------------------------------------------------------------- */
+
+typedef struct ggfit_speed_options {
+    uint32_t n_prompt;        /* llama-bench -p, 512 */
+    uint32_t n_gen;           /* llama-bench -n, 128 */
+    uint32_t depth;           /* llama-bench -d, 0: tokens already in the cache */
+    double bandwidth_gbs;     /* --bandwidth: every GPU's peak GB/s; 0: the device's */
+    double host_bw_gbs;       /* --host-bw: system memory's peak GB/s; 0: default */
+    double efficiency;        /* --efficiency: fraction of a GPU's peak; 0: backend's */
+    double host_efficiency;   /* --host-efficiency: of the host's peak; 0: default */
+    double fixed_ms;          /* --fixed-ms: per token per GPU; < 0: backend's */
+    double link_gbs;          /* --link-bw: host-GPU and GPU-GPU link GB/s; 0: default */
+    double tflops;            /* --tflops: every GPU's dense FP16 TFLOPS; 0: table */
+    double host_tflops;       /* --host-tflops: the CPU's; 0: default */
+    double pp_efficiency;     /* --pp-efficiency: of the TFLOPS; 0: backend's */
+    int32_t as_type;          /* --as-type: count the 2-D weights as this
+                                 ggfit_type (another quant of the same
+                                 model); -1: as in the file */
+} ggfit_speed_options;
+
+GGFIT_API void ggfit_speed_options_init(ggfit_speed_options *o);
+
+/* One device along the layers, or the host (device -1). */
+typedef struct ggfit_speed_leg {
+    char name[96];            /* "CUDA0", "Metal", "CPU" */
+    char description[128];    /* the device's, or "system memory" */
+    char klass[16];           /* its constants' class: "default", "hbm", "host" */
+    int32_t device;           /* index into the devices; -1 the host */
+    uint32_t n_layers;        /* blocks with tensors here */
+    double bandwidth_gbs;     /* peak, as used */
+    double efficiency;        /* fraction of the peak reached: quantized weights */
+    double efficiency_float;  /* F32/F16/BF16 weights and the KV cache */
+    double fixed_ms;          /* per token: the backend's per layer here
+                                 (--fixed-ms: shared among the GPUs by layers) */
+    uint64_t weight_bytes;    /* weights read per generated token */
+    uint64_t weight_bytes_float; /* of which float (F32, F16, BF16) */
+    uint64_t kv_bytes;        /* KV cache read per generated token */
+    uint64_t bytes_per_token; /* the two */
+    double ms_per_token;      /* bytes / (bandwidth x efficiency) + fixed */
+    double flops_per_token;   /* prompt processing, at the prompt's depth */
+    double flops_float;       /* of which float weights' */
+    double flops_attn;        /* of which attention's */
+    double tflops;            /* peak dense throughput, as used */
+    double pp_efficiency;     /* quantized weights' */
+    double pp_efficiency_float;
+    double pp_efficiency_attn;
+    uint64_t offload_bytes;   /* host: weights copied to the GPU per ubatch */
+    double pp_ms;             /* time of the whole prompt here */
+} ggfit_speed_leg;
+
+#define GGFIT_MAX_LEGS (GGFIT_MAX_DEVICES + 1)
+
+typedef struct ggfit_speed {
+    uint32_t n_prompt, n_gen, depth, n_ubatch;
+    double pp_tps;            /* llama-bench's pp<n_prompt> */
+    double tg_tps;            /* llama-bench's tg<n_gen> */
+    double tg_ms_per_token;
+    double pp_ms;
+    uint32_t n_legs;          /* devices in order, then the host when used */
+    ggfit_speed_leg legs[GGFIT_MAX_LEGS];
+    uint32_t n_crossings;     /* device changes along the layers per token */
+    uint32_t n_gpu_crossings; /* of which from a GPU to a GPU (each adds a
+                                 synchronisation's latency) */
+    bool pipelined;           /* the prompt's ubatches overlap across GPUs */
+    uint64_t link_bytes_per_token; /* activations crossing: n_embd F32 each */
+    double link_gbs;
+    double link_ms_per_token;
+    double link_offload_ms;   /* prompt: the op offload's copies */
+    char assumptions[512];    /* the constants not from the devices, in words */
+} ggfit_speed;
+
+/* The speed of model m run with params p (whose projection pr and
+ * placement ggfit_project gave) on the n devices. */
+GGFIT_API ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
+                                      const ggfit_projection *pr, const int32_t *placement,
+                                      const ggfit_device *devs, size_t n,
+                                      const ggfit_speed_options *o, ggfit_speed *out,
+                                      char **err);
+
+/* ggfit bench: plans the request (the fitted plan, or the flags as given
+ * when llama.cpp's fit keeps them), projects it with its placement and
+ * gives its speed. */
+GGFIT_API ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o,
+                                   ggfit_speed *out, char **err);
+
+/* The speed as text (a table of the legs) and as JSON ({"pp_tps",
+ * "tg_tps", "devices": [{"name", "bytes_per_token", "ms_per_token", ...}],
+ * "host": {...}, "link": {...}}). Free with ggfit_free(); NULL when out of
+ * memory. */
+GGFIT_API char *ggfit_speed_text(const ggfit_speed *s);
+GGFIT_API char *ggfit_speed_json(const ggfit_speed *s);
+
+/* ------------------------------------------------------------------------
+ * Which quant? Several models planned for one machine, best first
+ * ---------------------------------------------------------------------- */
+
+/* How a model's plan ranks (the order of ggfit_quant_list): lower first. */
+typedef enum ggfit_quant_rank {
+    GGFIT_RANK_ALL_ON_DEVICES = 0, /* fits at the context asked (-c, else the
+                                 trained one), every layer and expert on
+                                 the GPUs (or no GPU planned for) */
+    GGFIT_RANK_LESS_CONTEXT = 1, /* the same at the smaller context llama.cpp's
+                                 fit chose (-c not given): ranked with the
+                                 above, by size */
+    GGFIT_RANK_PART_IN_RAM = 2, /* fits, layers or experts in system RAM */
+    GGFIT_RANK_HOST_SHORT = 3, /* the devices hold it, system memory not */
+    GGFIT_RANK_NO_FIT = 4,    /* does not fit */
+    GGFIT_RANK_ERROR = 5,     /* its header could not be read or planned */
+} ggfit_quant_rank;
+
+/* "fits", "fits, less context", "fits, part in RAM", "host memory short",
+ * "does not fit", "error"; NULL when out of range. */
+GGFIT_API const char *ggfit_quant_rank_str(int rank);
+
+/* One model of the list: a repo's file (split models once) or an -m. */
+typedef struct ggfit_quant {
+    char *name;               /* the repo's path of the file (the first
+                                 shard), or the -m as given */
+    char *url;                /* where it was read from, or NULL (a local
+                                 file) */
+    char tag[64];             /* the quant its name holds ("Q4_K_M"), or "" */
+    uint32_t n_shards;
+    uint64_t size;            /* bytes of the file(s): headers and tensor
+                                 data, as the headers give them */
+    ggfit_quant_rank rank;
+    ggfit_status status;      /* GGFIT_OK: plan holds its plan */
+    char *error;              /* else why not */
+    ggfit_plan *plan;         /* ggfit_request_plan's, or NULL */
+    /* from the plan (its alternative when the host needed one): */
+    uint32_t n_ctx;           /* the context planned */
+    uint32_t n_ctx_asked;     /* -c, else the model's trained context */
+    int32_t n_gpu_layers;     /* layers offloaded, output layer included */
+    uint32_t n_layer;         /* the model's blocks */
+    uint32_t expert_blocks_in_ram; /* blocks on a GPU whose routed experts
+                                 stay in system RAM (-ot, -ncmoe) */
+} ggfit_quant;
+
+typedef struct ggfit_quant_list {
+    char *repo;               /* -hf's user/model, or NULL (local files) */
+    char *commit;             /* its commit, or NULL */
+    size_t n;
+    ggfit_quant *quants;      /* best first: all on the GPUs (either
+                                 context), then part in RAM, host short, no
+                                 fit, errors; among those that fit the
+                                 largest file first (the best quality that
+                                 fits), among the others the smallest first
+                                 (the nearest to fitting); equal ones in
+                                 the order given */
+} ggfit_quant_list;
+
+/* Plans every model for the request's machine (its --gpu, --rpc,
+ * --host-mem, llama.cpp flags), best first: with r->hf_repo, every model
+ * file of the repo (ggfit_hf_resolve's listing; with a quant, those whose
+ * name holds it), each header read from ENDPOINT/REPO/resolve/COMMIT/FILE
+ * (through the cache); else the n models given (files or URLs; r->model
+ * is not used). A model whose header cannot be read is a row with its
+ * error (GGFIT_RANK_ERROR), not a failure; bad devices or no model are.
+ * Free out with ggfit_quant_list_free(). */
+GGFIT_API ggfit_status ggfit_request_quants(ggfit_request *r, const char *const *models,
+                                            size_t n, ggfit_quant_list *out, char **err);
+GGFIT_API void ggfit_quant_list_free(ggfit_quant_list *l);
+
+/* The exit status the CLI gives a list: the best one's plan's
+ * (ggfit_plan_exit_status), 1 when none could be planned. */
+GGFIT_API int ggfit_quant_list_exit_status(const ggfit_quant_list *l);
+
+/* The list as a table (one row per model: rank, file, quant, size, verdict,
+ * context, -ngl, experts in RAM; then the best one's flags) and as JSON
+ * (every row with its plan's JSON). The caller frees it with ggfit_free();
+ * NULL when out of memory. */
+GGFIT_API char *ggfit_quant_list_text(const ggfit_quant_list *l);
+GGFIT_API char *ggfit_quant_list_json(const ggfit_quant_list *l);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,23 @@ check exports 0 '^exports: public only$' -- exports "$(dirname "$ggfit")/libggfi
 
 check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:81920MiB -c 4096 -fitp on
+# several -m: each planned, best first (a single -m keeps its plan)
+check quants-local 0 '^  1  .*/qwen3-14b-Q4_K_M.gguf  *Q4_K_M .* fits, less context' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
+    -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
+check quants-local-best 0 "^  -m $models/qwen3-14b-Q4_K_M.gguf -c 14592 -ngl all" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
+    -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
+check quants-local-none 3 'best: none fits this machine' -- \
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" -m "$models/gpt-oss-120b-mxfp4.gguf" \
+    --gpu 4GiB --host-mem 8GiB -c 8192
+check quants-local-error 0 'cannot open' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$tmp/none.gguf" --gpu 8GiB --host-mem 16GiB
+check quants-local-json 0 '"expert_blocks_in_ram": 22' -- \
+    "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" -m "$models/qwen3-0.6b-f16.gguf" \
+    --gpu 12GiB --host-mem 32GiB --json
+check quants-single-list 0 '^1 model, planned for' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --list --gpu 8GiB --host-mem 16GiB
 check project-json 0 '"context": 469762048' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:80GiB -c 4096 -fitp on --json
 check project-bad-gpu 2 "unknown kind 'tpu'" -- \
@@ -165,6 +182,26 @@ check server-np-auto 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np -1
 check server-np 0 '^-c 18944 -ngl all -np 2 -fit off$' -- \
     fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np 2
+# a draft model (-md) as llama-server fits it: measured at the target's -c
+# (-c 0: the draft's trained context), its bytes added to the device's fit
+# target; llama-server itself fits -c 8704 here (tools/servercmp.py --draft)
+check server-draft 0 '^-c 8704 -ngl all -np 1 -md .*qwen3-0.6b-f16.gguf -fit off$' -- \
+    fitted "$ggfit" --gpu rpc:16384MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    -md "$models/qwen3-0.6b-f16.gguf" -np 1
+check server-draft-rows 0 '^  RPC0 .* 16384 .* 5683 .* 1137 .* 4480 .* 66$' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --host-mem 64GiB --for server \
+    -np 1 -md "$models/qwen3-0.6b-f16.gguf"
+check server-draft-json 0 '"context": 4697620480' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server -np 1 \
+    -md "$models/qwen3-0.6b-f16.gguf" --json
+check server-draft-flags 0 ' -md .*qwen3-0.6b-f16.gguf -ngld 20 -ctkd q8_0 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB,rpc:16384MiB --for server \
+    -md "$models/qwen3-0.6b-f16.gguf" --spec-draft-ngl 20 -ctkd q8_0
+check server-draft-vocab 0 "^note: -md: the draft's vocabulary (128256 tokens) is 23680 tokens from" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:81920MiB --for server \
+    -md "$models/llama-3.1-8b-Q4_K_M.gguf"
+check server-draft-missing 2 'none.gguf: cannot open' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server -md "$tmp/none.gguf"
 check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
     "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
@@ -413,6 +450,13 @@ if [ "$http_rc" -eq 0 ]; then
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
     check hf-bad-repo 2 'invalid Hugging Face repository' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf qwen3 --gpu 8GiB
+    # which quant?: -hf USER/MODEL --list, best first
+    check quants-hf 0 '^best: Qwen3-30B-A3B-Q4_K_M.gguf' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --list --gpu cuda:24GiB \
+        --host-mem 64GiB
+    check quants-hf-json 0 '"status": "fits_part_in_ram"' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF:Q4_K_M --list --gpu cuda:24GiB \
+        --host-mem 64GiB --json
     # the headers read above are in the cache: --offline needs no server
     sh tests/http_server.sh stop "$srv"
     check remote-offline 0 '^same as the file (exit 0)$' -- \
@@ -423,6 +467,10 @@ if [ "$http_rc" -eq 0 ]; then
         --gpu cuda:8GiB -c 8192
     check remote-offline-miss 2 'not in the cache' -- \
         "$ggfit" inspect -m "$url/files/llama-3.1-8b-Q4_K_M.gguf" --offline
+    # the listing again, every header and API reply from the cache
+    check quants-hf-offline 0 'Qwen3-Split-Q6_K-00001-of-00002.gguf (2 files)  Q6_K' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --list --gpu cuda:24GiB \
+        --host-mem 64GiB --offline
     unset GGFIT_CACHE_DIR
 elif [ "$http_rc" -eq 77 ]; then
     echo "cli: nginx is not installed: the remote checks are skipped (scripts/deps.sh test installs it)"

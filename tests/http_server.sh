@@ -15,7 +15,8 @@
 # (start DIR MODELS) it first lays out DIR/www: /files/ holds MODELS/*.gguf
 # and big.gguf (gpt-oss-120b's header in a sparse 4 GiB file), and the hub
 # holds the repo ggfit/Qwen3-GGUF (six quants, an mmproj, an imatrix, a
-# split model whose shards the C test writes into /cdn/ggfit/Qwen3-GGUF/)
+# split model of two shards that tests/mksplit.py writes from
+# llama-3.1-8b's header)
 # and ggfit/gated-GGUF (401).
 set -e
 cmd=$1
@@ -49,6 +50,9 @@ if [ -n "$models" ]; then
     cp "$models/qwen3-14b-Q4_K_M.gguf" "$hub/Qwen3-14B-Q4_K_M.gguf"
     cp "$models/qwen3-30b-a3b-Q4_K_M.gguf" "$hub/Qwen3-30B-A3B-Q4_K_M.gguf"
     cp "$models/qwen3-next-80b-a3b-Q4_K_M.gguf" "$hub/Qwen3-Next-80B-A3B-Q4_K_M.gguf"
+    # the split model: llama-3.1-8b's header dealt into two shards
+    python3 "$(dirname "$0")/mksplit.py" "$models/llama-3.1-8b-Q4_K_M.gguf" \
+        "$hub/Qwen3-Split-Q6_K" 2
     cp "$models/qwen3-0.6b-f16.gguf" "$hub/imatrix-Qwen3-14B-Q4_K_M.gguf"
     cp "$models/qwen3-0.6b-f16.gguf" "$hub/mmproj-Qwen3-F16.gguf"
     echo "# Qwen3" >"$hub/README.md"

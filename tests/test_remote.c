@@ -694,6 +694,128 @@ static void test_request(void **state)
     ggfit_free(want);
 }
 
+/* Which quant?: every model of the fake hub's repo planned, best first,
+ * each the same plan as the local file's; the second listing comes from
+ * the cache. */
+static void parse_all(ggfit_request *r, const char *const *args, int n)
+{
+    char *err = NULL;
+    ggfit_request_init(r);
+    for (int i = 0; i < n;) {
+        bool used;
+        if (ggfit_request_parse_arg(r, n, (char **)(uintptr_t)args, &i, &used, &err))
+            fail_msg("%s", err);
+        assert_true(used);
+    }
+}
+
+static void test_quants(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    ggfit_request r;
+    ggfit_quant_list l;
+    char *err = NULL;
+    const char *a[] = { "-hf", "ggfit/Qwen3-GGUF", "--gpu", "cuda:24GiB", "--host-mem",
+                        "64GiB", "--offline" };
+    parse_all(&r, a, 6);
+    if (ggfit_request_quants(&r, NULL, 0, &l, &err))
+        fail_msg("%s", err);
+    /* seven models: no mmproj, no imatrix, the split model once */
+    assert_int_equal(l.n, 7);
+    assert_string_equal(l.repo, "ggfit/Qwen3-GGUF");
+    assert_string_equal(l.commit, "0123456789abcdef0123456789abcdef01234567");
+    static const char *const order[] = {
+        "Qwen3-30B-A3B-Q4_K_M.gguf", "Qwen3-14B-Q4_K_M.gguf",
+        "Qwen3-Split-Q6_K-00001-of-00002.gguf", "Qwen3-0.6B-F16.gguf", "Qwen3-0.6B-Q8_0.gguf",
+        "Qwen3-Next-80B-A3B-Q4_K_M.gguf", "Qwen3-14B-F16.gguf",
+    };
+    for (size_t i = 0; i < 7; i++) {
+        const ggfit_quant *q = &l.quants[i];
+        assert_string_equal(q->name, order[i]);
+        assert_int_equal(q->status, GGFIT_OK);
+        assert_non_null(q->plan);
+        assert_non_null(strstr(q->url, "/resolve/0123456789abcdef0123456789abcdef01234567/"));
+        if (i > 0 && q->rank == l.quants[i - 1].rank)
+            assert_true(q->size <= l.quants[i - 1].size);
+        if (i > 0)
+            assert_true(q->rank >= l.quants[i - 1].rank);
+    }
+    assert_int_equal(l.quants[0].rank, GGFIT_RANK_ALL_ON_DEVICES);
+    assert_string_equal(l.quants[0].tag, "Q4_K_M");
+    assert_int_equal(l.quants[2].n_shards, 2);
+    assert_string_equal(l.quants[2].tag, "Q6_K");
+    assert_int_equal(l.quants[5].rank, GGFIT_RANK_PART_IN_RAM);
+    assert_true(l.quants[5].expert_blocks_in_ram > 0);
+    assert_int_equal(l.quants[6].rank, GGFIT_RANK_PART_IN_RAM);
+    assert_true(l.quants[6].n_gpu_layers < 42);
+    assert_int_equal(ggfit_quant_list_exit_status(&l), 0);
+    /* each row is the local file's plan */
+    char local[512];
+    model_path(local, sizeof local, "qwen3-14b-Q4_K_M.gguf");
+    const char *b[] = { "-m", local, "--gpu", "cuda:24GiB", "--host-mem", "64GiB" };
+    char *want = plan_args(b, 6), *got = ggfit_plan_args(l.quants[1].plan);
+    assert_string_equal(got, want);
+    ggfit_free(got);
+    ggfit_free(want);
+    char *text = ggfit_quant_list_text(&l), *json = ggfit_quant_list_json(&l);
+    assert_non_null(strstr(text, "best: Qwen3-30B-A3B-Q4_K_M.gguf\n  -hf ggfit/Qwen3-GGUF "
+                                 "-hff Qwen3-30B-A3B-Q4_K_M.gguf -c 0 -ngl all"));
+    assert_non_null(strstr(text, "Qwen3-Split-Q6_K-00001-of-00002.gguf (2 files)"));
+    assert_non_null(strstr(json, "\"name\": \"Qwen3-30B-A3B-Q4_K_M.gguf\""));
+    assert_non_null(strstr(json, "\"status\": \"fits_part_in_ram\""));
+    ggfit_free(text);
+    ggfit_free(json);
+    ggfit_quant_list_free(&l);
+
+    /* --offline: the headers and the API replies all from the cache now */
+    parse_all(&r, a, 7);
+    if (ggfit_request_quants(&r, NULL, 0, &l, &err))
+        fail_msg("%s", err);
+    assert_int_equal(l.n, 7);
+    for (size_t i = 0; i < 7; i++)
+        assert_int_equal(l.quants[i].status, GGFIT_OK);
+    ggfit_quant_list_free(&l);
+
+    /* a quant: only its files */
+    a[1] = "ggfit/Qwen3-GGUF:q4_k_m";
+    parse_all(&r, a, 6);
+    if (ggfit_request_quants(&r, NULL, 0, &l, &err))
+        fail_msg("%s", err);
+    assert_int_equal(l.n, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(l.quants[i].tag, "Q4_K_M");
+    ggfit_quant_list_free(&l);
+    a[1] = "ggfit/Qwen3-GGUF:IQ1_S";
+    parse_all(&r, a, 6);
+    assert_int_equal(ggfit_request_quants(&r, NULL, 0, &l, &err), GGFIT_EIO);
+    assert_non_null(strstr(err, "no GGUF file for the quant 'IQ1_S'"));
+    ggfit_free(err);
+    /* -hff names one file: not a list */
+    const char *c[] = { "-hf", "ggfit/Qwen3-GGUF", "-hff", "Qwen3-14B-F16.gguf" };
+    parse_all(&r, c, 4);
+    assert_int_equal(ggfit_request_quants(&r, NULL, 0, &l, &err), GGFIT_EINVAL);
+    ggfit_free(err);
+
+    /* URLs and files in one list; an unreadable one is a row, last */
+    char url[512], missing[512];
+    snprintf(url, sizeof url, "%s/files/qwen3-0.6b-f16.gguf", base);
+    snprintf(missing, sizeof missing, "%s/files/none.gguf", base);
+    const char *models[] = { missing, url, local };
+    parse_all(&r, b + 2, 4);
+    if (ggfit_request_quants(&r, models, 3, &l, &err))
+        fail_msg("%s", err);
+    assert_int_equal(l.n, 3);
+    assert_null(l.repo);
+    assert_string_equal(l.quants[0].name, local);
+    assert_null(l.quants[0].url);
+    assert_string_equal(l.quants[1].name, url);
+    assert_string_equal(l.quants[2].name, missing);
+    assert_int_equal(l.quants[2].rank, GGFIT_RANK_ERROR);
+    assert_non_null(strstr(l.quants[2].error, "404"));
+    ggfit_quant_list_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_hf_resolve),
         cmocka_unit_test(test_hf_endpoint),
         cmocka_unit_test(test_request),
+        cmocka_unit_test(test_quants),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -111,7 +111,7 @@ static void measured(void **state)
 static void fitted(void **state)
 {
     (void)state;
-    ggfit_plan pl, def;
+    static ggfit_plan pl, def;   /* 900 KB each: off the stack */
     const char *const server[] = { "--for", "server" };
     plan_of(&pl, server, 2);
     plan_of(&def, NULL, 0);
@@ -133,7 +133,7 @@ static void fitted(void **state)
         words[n++] = t;
     words[n++] = "--for";
     words[n++] = "server";
-    ggfit_plan again;
+    static ggfit_plan again;
     plan_of(&again, words, n);
     assert_int_equal(again.projection.n_ctx, 18688);
     assert_memory_equal(&again.projection.devices[0], &pl.projection.devices[0],

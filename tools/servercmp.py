@@ -50,6 +50,18 @@ llama-fit-params (server-context.cpp server_n_outputs_max: one per
 sequence, unless --embedding or a --pooling other than none is given):
 --for server does the same, and the default flag sets have both kinds.
 
+--draft FILE adds a draft model (-md FILE, a sparse copy for llama-server)
+to every case. llama-server measures the draft before its fit
+(server-context.cpp load_model: common_get_device_memory_data on
+common_base_params_to_speculative's params), so the shim's first
+measurement is the draft's: the rows compared are then the draft's
+(ggfit's JSON "draft"). With --fit-mib the fit with the draft's bytes in
+the targets is compared; the shim shifts the targets back one slot
+(GGFIT_SHIM_GPU_ORDER: a CPU build lists the CPU first, so llama-server
+adds RPC device i's bytes at slot i + 1) so that llama-server plans as on
+a GPU machine, as ggfit does, and each case also prints both fits'
+targets in MiB.
+
 --record FILE appends llama-server's rows of every case, one JSON object a
 line ({"model", "devices", "args", "rows", "tool": "llama-server"}), args
 being FLAGS' (what ggfit replays): tests/test_oracle.c holds ggfit to them.
@@ -85,7 +97,7 @@ def build_shim(src, tmp):
     return out
 
 
-def run_server(bindir, shim, model, eps, flags, fit_mib=None):
+def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False):
     """llama-server under the shim; the lines it wrote, or None and why."""
     cmd = [os.path.join(bindir, 'llama-server'), '-m', model]
     if eps:
@@ -97,6 +109,8 @@ def run_server(bindir, shim, model, eps, flags, fit_mib=None):
     env = dict(os.environ, LD_PRELOAD=shim, GGFIT_SHIM_OUT=out)
     if fit_mib is not None:
         env.update(GGFIT_SHIM_FIT='1', GGFIT_SHIM_DEV_MIB=str(fit_mib))
+    if gpu_order:
+        env.update(GGFIT_SHIM_GPU_ORDER='1')
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
@@ -107,15 +121,24 @@ def run_server(bindir, shim, model, eps, flags, fit_mib=None):
     return lines, None
 
 
-def server_fit(bindir, shim, model, eps, flags, fit_mib):
+SERVER_MARGINS = []
+
+
+def server_fit(bindir, shim, model, eps, flags, fit_mib, gpu_order=False):
     """llama-server's fit: (n_ctx, n_gpu_layers, tensor split, overrides)."""
-    lines, err = run_server(bindir, shim, model, eps, flags, fit_mib)
+    lines, err = run_server(bindir, shim, model, eps, flags, fit_mib, gpu_order)
+    for line in lines or []:
+        if line.startswith('ggfit-margins'):
+            SERVER_MARGINS[:] = [int(x) for x in line.split()[1:]][:len(eps)]
     for line in lines or []:
         parts = line.split()
         if len(parts) == 6 and parts[0] == 'ggfit-fit':
             ts = [float(x) for x in parts[4].split(',')][:len(eps)]
             return (int(parts[2]), int(parts[3]), ts, int(parts[5])), None
     return None, err or lines
+
+
+GGFIT_MARGINS = []
 
 
 def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
@@ -127,6 +150,12 @@ def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
     except ValueError:
         return None, r.stderr.strip().splitlines()[-3:]
     ts = [float(x) for x in (j.get('tensor_split') or [])][:n_dev]
+    GGFIT_MARGINS[:] = [p['margin'] for p in j['verdict']['pools'] if p['kind'] == 'device']
+    # with a draft the margins are 1024 MiB + the draft's bytes per device
+    if j.get('draft'):
+        for i, d in enumerate(j['draft']['projection']['devices']):
+            if i < len(GGFIT_MARGINS):
+                GGFIT_MARGINS[i] += d['model'] + d['context'] + d['compute']
     # the context as the fit leaves it in cparams (llama-fit-params' -c: 0 is
     # the trained context, left as asked)
     words = (j.get('args') or '').split()
@@ -148,9 +177,9 @@ def server_rows(bindir, shim, model, eps, flags):
     return rows, None
 
 
-def ggfit_rows(ggfit, model, n_dev, flags):
-    """ggfit's rows, and whether its compute buffers are estimated (no
-    graph for the configuration)."""
+def ggfit_rows(ggfit, model, n_dev, flags, draft=False):
+    """ggfit's rows (the draft's with draft), and whether its compute
+    buffers are estimated (no graph for the configuration)."""
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
     cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + ['-fitp', 'on', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -158,6 +187,8 @@ def ggfit_rows(ggfit, model, n_dev, flags):
         j = json.loads(r.stdout)
     except ValueError:
         return None, r.stderr.strip().splitlines()[-3:], False
+    if draft:
+        j = j['draft']['projection']
     rows = [(d['name'], [d['model'], d['context'], d['compute']]) for d in j['devices']]
     h = j['host']
     rows.append(('Host', [h['model'], h['context'], h['compute']]))
@@ -168,7 +199,8 @@ def ggfit_flags(flags):
     return ' '.join(flags.split() + ['--for', 'server'])
 
 
-def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mib):
+def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mib,
+                 draft=None):
     n_same = n_diff = 0
     for model in models:
         sparse = os.path.join(tmp, os.path.basename(model))
@@ -177,8 +209,17 @@ def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mi
         for n_dev in range(1, n_max + 1):
             for flags in flag_sets:
                 label = '%s, %d x %d MiB, %s' % (os.path.basename(model), n_dev, fit_mib, flags)
-                want, werr = server_fit(bindir, shim, sparse, eps[:n_dev], flags, fit_mib)
-                got, gerr = ggfit_fit(ggfit, model, n_dev, ggfit_flags(flags), fit_mib)
+                sflags, gflags = flags, ggfit_flags(flags)
+                if draft:
+                    sflags += ' -md ' + draft[1]
+                    gflags += ' -md ' + draft[0]
+                want, werr = server_fit(bindir, shim, sparse, eps[:n_dev], sflags, fit_mib,
+                                        gpu_order=bool(draft))
+                got, gerr = ggfit_fit(ggfit, model, n_dev, gflags, fit_mib)
+                if draft and want and got:
+                    print('%s: targets MiB: llama-server %s, ggfit %s' % (
+                        label, [round(m / 2**20, 2) for m in SERVER_MARGINS],
+                        [round(m / 2**20, 2) for m in GGFIT_MARGINS]))
                 if want is None or got is None:
                     if want is None and got is None:
                         continue
@@ -203,7 +244,7 @@ def main():
     args = sys.argv[1:]
     bindir, src, n_max, flag_sets, models = None, '/work/llama-src', 1, [], []
     ggfit = os.path.join(ROOT, 'build/ggfit')
-    record, verbose, fit_mib = None, False, None
+    record, verbose, fit_mib, draft = None, False, None, None
     while args:
         a = args.pop(0)
         if a == '--llama':
@@ -218,6 +259,8 @@ def main():
             n_max = int(args.pop(0))
         elif a == '--fit-mib':
             fit_mib = int(args.pop(0))
+        elif a == '--draft':
+            draft = args.pop(0)
         elif a == '--verbose':
             verbose = True
         elif a == '--flags':
@@ -232,11 +275,16 @@ def main():
     shim = build_shim(src, tmp)
     procs, eps = start_servers(bindir, n_max)
     n_same = n_diff = n_fail = 0
+    if draft:
+        sparse_draft = os.path.join(tmp, 'draft-' + os.path.basename(draft))
+        shutil.copyfile(draft, sparse_draft)
+        os.truncate(sparse_draft, 1 << 40)
+        draft = (draft, sparse_draft)
     if fit_mib is not None:
         try:
             return compare_fits(bindir, shim, ggfit, tmp, models, max(n_max, 1), eps,
                                 flag_sets if flag_sets is not DEFAULT_FLAGS else ['-c 0', ''],
-                                fit_mib)
+                                fit_mib, draft)
         finally:
             for p in procs:
                 p.terminate()
@@ -249,10 +297,14 @@ def main():
             for n_dev in range(n_max + 1):
                 for flags in flag_sets:
                     gflags = ggfit_flags(flags)
+                    sflags = flags
+                    if draft:
+                        sflags += ' -md ' + draft[1]
+                        gflags += ' -md ' + draft[0]
                     label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
                                                      '' if n_dev == 1 else 's', flags)
-                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], flags)
-                    got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags)
+                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags)
+                    got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags, bool(draft))
                     if record and want is not None:
                         record.write(json.dumps({'model': os.path.basename(model), 'devices': n_dev,
                                                  'args': gflags,

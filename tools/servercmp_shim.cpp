@@ -101,6 +101,17 @@ int common_fit_params(const char * path_model, llama_model_params * mparams,
                       uint32_t n_ctx_min, ggml_log_level log_level) {
     using fn_t = int (*)(const char *, llama_model_params *, llama_context_params *, float *,
                          llama_model_tensor_buft_override *, size_t *, uint32_t, ggml_log_level);
+    // GGFIT_SHIM_GPU_ORDER: llama-server adds a draft's (or projector's)
+    // bytes to fit_params_target at the device's index in ggml's device
+    // list, where a CPU build lists the CPU first (every RPC device one slot
+    // on); shift the targets back so that device i's are at i, as on a GPU
+    // machine (what ggfit plans)
+    if (getenv("GGFIT_SHIM_GPU_ORDER") && margins) {
+        const size_t nm = llama_max_devices();
+        for (size_t i = 0; i + 1 < nm; i++) {
+            margins[i] = margins[i + 1];
+        }
+    }
     static fn_t real = (fn_t) dlsym(RTLD_NEXT,
         "_Z17common_fit_paramsPKcP18llama_model_paramsP20llama_context_paramsPfP32llama_model_tensor_buft_overridePmj14ggml_log_level");
     if (!real) {
@@ -127,6 +138,11 @@ int common_fit_params(const char * path_model, llama_model_params * mparams,
         fprintf(out, "%s%g", i ? "," : "", mparams->tensor_split ? mparams->tensor_split[i] : 0.0f);
     }
     fprintf(out, " %zu\n", n_ot);
+    fprintf(out, "ggfit-margins");
+    for (size_t i = 0; margins && i < nd; i++) {
+        fprintf(out, " %zu", margins[i]);
+    }
+    fprintf(out, "\n");
     fflush(out);
     _exit(0);
 }

@@ -1019,6 +1019,9 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     for (size_t d = 0; d < nm; d++) {
         uint64_t mg = opt->n_margins == 0 ? (uint64_t)1024 << 20
                       : opt->margin[d < opt->n_margins ? d : opt->n_margins - 1];
+        /* llama-server adds a draft's bytes per device to the target */
+        if (f->nd)
+            mg += opt->extra_used[orig[d]];
         f->margin[d] = (int64_t)mg;
         f->free[d] = f->nd ? (int64_t)f->devs[d].free : (int64_t)opt->host_free;
     }

@@ -49,11 +49,9 @@ int ggfit__llama_arg_values(const char *a)
  * so instead of calling them harmless. */
 static const char *const not_counted[] = {
     "--mmproj", "-mm", "--mmproj-url", "-mmu", "--lora", "--lora-scaled", "--control-vector",
-    "--control-vector-scaled", "-md", "--model-draft", "-ngld", "--gpu-layers-draft",
-    "--n-gpu-layers-draft", "-ctkd", "--cache-type-k-draft", "-ctvd", "--cache-type-v-draft",
-    "-otd", "--override-tensor-draft", "-cmoed", "--cpu-moe-draft", "-ncmoed",
-    "--n-cpu-moe-draft", "-cram", "--cache-ram", "-ctxcp", "--ctx-checkpoints",
-    "--swa-checkpoints", "-dev", "--device", "-devd", "--device-draft", "--override-kv",
+    "--control-vector-scaled", "-cram", "--cache-ram", "-ctxcp", "--ctx-checkpoints",
+    "--swa-checkpoints", "-dev", "--device", "-devd", "--device-draft", "--spec-draft-device",
+    "--override-kv",
     "-nopo",
     "--no-op-offload", "--spec-type", "-hf", "-hfr", "--hf-repo", "-hff", "--hf-file",
 };

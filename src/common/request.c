@@ -13,11 +13,13 @@
 #include "verdict/verdict.h"
 #include "common/llama_args.h"
 #include "remote/remote.h"
+#include "common/draft.h"
 
 void ggfit_request_init(ggfit_request *r)
 {
     memset(r, 0, sizeof *r);
     ggfit_params_init(&r->params);
+    ggfit_params_init(&r->draft);
     ggfit_fit_options_init(&r->fit);
     r->rpc_timeout_ms = 5000;
     r->cache_ram_mib = -2;
@@ -58,6 +60,13 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
         return rc;
 
     const char *a = argv[*i];
+    /* llama-server's draft model and its flags (common/draft.c): counted
+     * with --for server, noted as not counted otherwise */
+    if (ggfit__draft_parse_arg(r, argc, argv, i, &rc, err)) {
+        if (!rc && r->n_not_counted < GGFIT_MAX_IGNORED)
+            r->not_counted[r->n_not_counted++] = a;
+        return rc;
+    }
     static const char *const with_value[] = {
         "-m", "--model", "--gpu", "--rpc", "--host-mem", "-fitp", "--fit-print", "-fit",
         "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx", "--for",
@@ -169,15 +178,19 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
     /* --for server counts llama-server's prompt cache (--cache-ram) */
+    /* and the draft model (-md and its flags, common/draft.c) */
+#define SERVER_COUNTS(a) (r->program == GGFIT_FOR_SERVER && \
+                          (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a)))
     uint32_t n_nc = 0;
     for (uint32_t i = 0; i < r->n_not_counted; i++)
-        n_nc += !(r->program == GGFIT_FOR_SERVER && is(r->not_counted[i], "-cram", "--cache-ram"));
+        n_nc += !SERVER_COUNTS(r->not_counted[i]);
     if (n_nc && k < cap) {
         k += (size_t)snprintf(out->notes + k, cap - k, "not counted yet (they add memory ggfit "
                                                        "does not project):");
         for (uint32_t i = 0; i < r->n_not_counted && k < cap; i++)
-            if (!(r->program == GGFIT_FOR_SERVER && is(r->not_counted[i], "-cram", "--cache-ram")))
+            if (!SERVER_COUNTS(r->not_counted[i]))
                 k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
+#undef SERVER_COUNTS
         if (k < cap)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
@@ -262,10 +275,11 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
     ggfit_fit_result *a = ggfit__calloc(1, sizeof *a);
     ggfit_verdict *v = ggfit__calloc(1, sizeof *v);
     ggfit_status rc = a && v ? GGFIT_OK : ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    (void)r;   /* its fit options are out->fit_options (a draft's bytes added) */
     out->fit_around = true;
     kept_text(p, out->n_devices, out->around_kept, sizeof out->around_kept);
     if (!rc)
-        rc = ggfit_fit(m, p, out->devices, out->n_devices, &r->fit, a, err);
+        rc = ggfit_fit(m, p, out->devices, out->n_devices, &out->fit_options, a, err);
     bool have = !rc;
     if (!rc && a->status == GGFIT_FIT_FAILED)
         snprintf(out->around_reason, sizeof out->around_reason, "%s", a->reason);
@@ -279,8 +293,8 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
         if (!b || !bv)
             rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         else
-            rc = ggfit__refit_for_host(m, p, out->devices, out->n_devices, &out->host, &r->fit,
-                                       a, &found, b, bv, err);
+            rc = ggfit__refit_for_host(m, p, out->devices, out->n_devices, &out->host,
+                                       &out->fit_options, a, &found, b, bv, err);
         if (!rc && found) {
             ggfit_fit_result_free(a);
             *a = *b;
@@ -323,6 +337,15 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     if ((rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
         (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err)))
         return rc;
+    rc = ggfit__plan_model(r, m, mmproj, out, err);
+    ggfit_model_free(m);
+    return rc;
+}
+
+ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
+                               ggfit_plan *out, char **err)
+{
+    ggfit_status rc;
     /* --for server: the flags as llama-server changes them before its fit */
     ggfit_params params = r->params;
     if (r->program == GGFIT_FOR_SERVER)
@@ -335,13 +358,18 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;
+    /* --for server -md: the draft measured, its bytes added to the fit's
+     * targets and the verdict's pools (common/draft.c) */
+    if (r->program == GGFIT_FOR_SERVER && r->draft_model &&
+        (rc = ggfit__draft_plan(r, m, &params, out, err)))
+        return rc;
     const ggfit_params *judged = &params;
     if (r->print_memory) {
         rc = ggfit_project(m, &params, out->devices, out->n_devices, &out->projection, NULL,
                            err);
     } else {
         /* llama.cpp's own decision, whatever --fit-around says */
-        ggfit_fit_options own = r->fit;
+        ggfit_fit_options own = out->fit_options;
         own.fit_around = false;
         rc = ggfit_fit(m, &params, out->devices, out->n_devices, &own, &out->fit, err);
         out->projection = out->fit.projection;
@@ -374,7 +402,6 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
                             &out->n_changes, err);
     if (rc)
         ggfit_plan_free(out);
-    ggfit_model_free(m);
     return rc;
 }
 

@@ -242,6 +242,31 @@ static const char *best_mmproj(char **files, size_t n, const char *model)
     return best;
 }
 
+void ggfit__quant_tag(const char *path, char tag[64])
+{
+    split_info si;
+    split_info_of(base_name(path), &si);
+    memcpy(tag, si.tag, sizeof si.tag);
+}
+
+size_t ggfit__hf_model_files(const ggfit_hf_model *m, const char *tag, const char **out,
+                             uint32_t *shards, char (*tags)[64], size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->n_files && k < max; i++) {
+        const char *f = m->files[i];
+        split_info si;
+        if (!is_model_file(f) || !first_shard(f) || (tag && tag[0] && !has_tag(f, tag)))
+            continue;
+        split_info_of(base_name(f), &si);
+        out[k] = f;
+        shards[k] = si.count > 0 ? (uint32_t)si.count : 1;
+        memcpy(tags[k], si.tag, sizeof si.tag);
+        k++;
+    }
+    return k;
+}
+
 /* ---- the API ------------------------------------------------------------------- */
 
 void ggfit_hf_model_free(ggfit_hf_model *m)

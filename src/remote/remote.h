@@ -34,6 +34,24 @@ bool ggfit__hf_token_valid(const char *token);
 ggfit_status ggfit__request_model(const ggfit_request *r, ggfit_model **out, char *mmproj,
                                   size_t n, char **err);
 
+/* request.c: ggfit_request_plan with the model already open and the
+ * devices already in out->devices (r->host set by ggfit_request_devices);
+ * mmproj as ggfit__request_model gave it ("" for none). */
+ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
+                               ggfit_plan *out, char **err);
+
+/* The model files of a resolved repo (m->files), split models once (their
+ * first shard), in the repo's order, only those whose path holds tag when
+ * tag is not "": at most max pointers into m->files in out, each one's
+ * shard count in shards and its quant (upper case, from the name; "" when
+ * none) in tags[i] (64 bytes each). Returns how many. */
+size_t ggfit__hf_model_files(const ggfit_hf_model *m, const char *tag, const char **out,
+                             uint32_t *shards, char (*tags)[64], size_t max);
+
+/* The quant a file's name holds ("Q4_K_M" from a/b-Q4_K_M-00001-of-00002.gguf;
+ * "" when none), upper case, into tag (64 bytes). */
+void ggfit__quant_tag(const char *path, char tag[64]);
+
 /* Appends to notes (a plan's) that llama-server and llama-cli load the
  * mmproj -hf found as well (not llama-fit-params nor llama-bench), unless
  * --no-mmproj or --mmproj says otherwise. */

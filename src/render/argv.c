@@ -355,6 +355,46 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "--pooling");
         add(&w, "%s", pooling[p->pooling]);
     }
+    /* --for server -md: the draft model and the draft's flags planned */
+    if (prog == GGFIT_FOR_SERVER && pl->has_draft) {
+        const ggfit_params *d = &pl->draft_params;
+        add(&w, "-md");
+        add(&w, "%s", pl->draft_model);
+        if (d->n_gpu_layers != GGFIT_NGL_AUTO) {
+            add(&w, "-ngld");
+            if (d->n_gpu_layers == GGFIT_NGL_ALL)
+                add(&w, "all");
+            else
+                add(&w, "%d", d->n_gpu_layers);
+        }
+        if (d->type_k != def.type_k) {
+            add(&w, "-ctkd");
+            add(&w, "%s", type_name(d->type_k));
+        }
+        if (d->type_v != def.type_v) {
+            add(&w, "-ctvd");
+            add(&w, "%s", type_name(d->type_v));
+        }
+        if (d->n_overrides) {
+            ggfit_sb ot = {0};
+            for (uint32_t i = 0; i < d->n_overrides; i++)
+                ggfit__sb_printf(&ot, "%s%s=%s", i ? "," : "", d->overrides[i].pattern,
+                                 d->overrides[i].buffer);
+            w.oom |= ot.oom;
+            char *s = ggfit__sb_take(&ot);
+            if (s) {
+                add(&w, "-otd");
+                add(&w, "%s", s);
+            }
+            free(s);
+        }
+        if (d->cpu_moe) {
+            add(&w, "-cmoed");
+        } else if (d->n_cpu_moe) {
+            add(&w, "-ncmoed");
+            add(&w, "%u", d->n_cpu_moe);
+        }
+    }
     /* The flags are the plan: llama.cpp's own fit would change them. */
     if (!bench) {
         add(&w, "-fit");

@@ -168,6 +168,19 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         return NULL;
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
+    /* --for server -md: the draft, as llama-server measures it */
+    if (pl->has_draft) {
+        char *dt = ggfit_projection_text(&pl->draft, pl->devices);
+        if (!dt) {
+            free(ggfit__sb_take(&sb));
+            return NULL;
+        }
+        ggfit__sb_printf(&sb, "draft model %s (-md), measured as llama-server does before its "
+                              "fit (the target's -c, the draft's -ngld/-ctkd/-ctvd/-otd); its "
+                              "bytes on each device are added to that device's fit target, "
+                              "and counted below:\n%s", pl->draft_model, dt);
+        ggfit_free(dt);
+    }
     placement_text(&sb, pl);
     verdict_text(&sb, &pl->verdict, pl);
     for (const char *p = pl->notes; *p;) {
@@ -384,6 +397,16 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
         goto done;
+    /* --for server -md: the draft's projection (devices[], host, in bytes) */
+    if (pl->has_draft) {
+        char *dj = ggfit_projection_json(&pl->draft, pl->devices);
+        json_t *dp = dj ? json_loads(dj, 0, NULL) : NULL;
+        ggfit_free(dj);
+        if (!dp || json_object_set_new(root, "draft",
+                                       json_pack("{s:s, s:o}", "model", pl->draft_model,
+                                                 "projection", dp)))
+            goto done;
+    }
     /* only with --fit-around, so that other plans' JSON is as it was */
     if (pl->fit_around &&
         json_object_set_new(root, "fit_around",

@@ -370,6 +370,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
         pl->free = dev->free;
         pl->used = mem_sum(&pr->devices[d]);
         pl->margin = margin_of(opt, d);
+        uint64_t extra = opt ? opt->extra_used[pr->device_of[d]] : 0;   /* a draft model */
         if (metal && dev->kind == GGFIT_BACKEND_METAL) {
             uint64_t span = 0, tensors = 0;
             for (uint32_t k = 0; k < sp.n; k++)
@@ -383,6 +384,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
             pl->mapped = span;
             (void)tensors;
         }
+        pl->used += extra;
         pool_close(pl);
         if (dev->unified) {
             unified = true;
@@ -417,6 +419,8 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
             v->prompt_cache += pr->devices[d].context;
     }
     h->used += v->prompt_cache;
+    if (opt)
+        h->used += opt->extra_host;   /* a draft model's host buffers */
     h->mapped = cpu_mapped(p, pr);
     /* CPU-only: llama.cpp's fit keeps its margin in system memory. */
     h->margin = pr->n_devices == 0 ? margin_of(opt, 0) : 0;

@@ -1,0 +1,58 @@
+/*
+ * speed.h - the speed model's constants (speed_constants.c), shared by the
+ * model (speed.c) and its renderers (speed_render.c).
+ */
+#ifndef GGFIT_SPEED_H
+#define GGFIT_SPEED_H
+
+#include "ggfit.h"
+
+typedef struct ggfit__speed_backend {
+    double efficiency;        /* of peak bandwidth, generation: quantized weights */
+    double efficiency_float;  /* the same for F32/F16/BF16 weights and the KV cache */
+    double fixed_ms_layer;    /* per token per layer on the device */
+    double pp_efficiency;     /* of dense FP16 TFLOPS, prompt: quantized weights */
+    double pp_efficiency_float; /* float weights */
+    double pp_efficiency_attn;  /* attention (KQ, softmax, KQV) */
+} ggfit__speed_backend;
+
+/* The constants of a device of this backend and description; *klass (may
+ * be NULL) receives its class: "default", "hbm" or "host". */
+const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const char *description,
+                                                    const char **klass);
+
+/* A device's dense FP16 TFLOPS from the table, else bandwidth x
+ * GGFIT__SPEED_FLOP_PER_BYTE (*from_table false). */
+double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *from_table);
+
+/* Defaults, stated assumptions (overridable):
+ * - host memory: dual-channel DDR5-5600, 89.6 GB/s theoretical
+ *   (2 channels x 8 bytes x 5600 MT/s; ../shared/speed/devices.csv gives
+ *   ~89 GB/s for it);
+ * - host efficiency 65%: the worked example (shared/background/002) says
+ *   real DRAM reads on gather-heavy expert matmuls land at 60-70% of the
+ *   theoretical peak; its own figures use 100% (--host-efficiency 1);
+ * - host compute 1 TFLOPS for prompt processing on the CPU (a 16-core
+ *   AVX-512 desktop's order of magnitude; no row of the calibration
+ *   measures it);
+ * - PCIe 4.0 x16: 25 GB/s measured (31.5 theoretical), as the worked
+ *   example takes it; an rpc device: 1 Gbit/s Ethernet, 0.125 GB/s;
+ * - a GPU missing from the TFLOPS table: 150 FLOP per byte of bandwidth
+ *   (an RTX 3090's 142 TFLOPS / 936 GB/s). */
+/* - a token crossing from one GPU to the next (peer copy and event
+ *   synchronisation): chosen on calibration.csv's RTX 4090 x1/x2/x4/x8
+ *   rows (tg falls 0.1-0.35 ms per GPU added); crossings to and from the
+ *   host are counted by bandwidth alone, as the worked example does;
+ * - pipeline parallelism: with every layer on 2+ GPUs (layer split), the
+ *   ubatches of one batch overlap across the GPUs as llama.cpp's scheduler
+ *   runs them (GGML_SCHED_MAX_COPIES = 4 copies of the inputs). */
+#define GGFIT__SPEED_GPU_CROSS_MS 0.12
+#define GGFIT__SPEED_SCHED_COPIES 4
+#define GGFIT__SPEED_HOST_BW 89.6
+#define GGFIT__SPEED_HOST_EFF 0.65
+#define GGFIT__SPEED_HOST_TFLOPS 1.0
+#define GGFIT__SPEED_LINK_GBS 25.0
+#define GGFIT__SPEED_RPC_GBS 0.125
+#define GGFIT__SPEED_FLOP_PER_BYTE 150.0
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * speed_render.c - a speed estimate in words and as JSON.
+ */
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+char *ggfit_speed_text(const ggfit_speed *s)
+{
+    ggfit_sb sb = { 0 };
+    ggfit__sb_printf(&sb, "predicted llama-bench speed: pp%u %.1f t/s, tg%u %.1f t/s (depth %u)\n",
+                     s->n_prompt, s->pp_tps, s->n_gen, s->tg_tps, s->depth);
+    ggfit__sb_printf(&sb, "  %-10s %6s %9s %5s %8s %12s %10s %8s %10s\n", "leg", "layers",
+                     "GB/s", "eff", "fixed", "read/token", "ms/token", "TFLOPS", "prompt ms");
+    for (uint32_t i = 0; i < s->n_legs; i++) {
+        const ggfit_speed_leg *g = &s->legs[i];
+        ggfit__sb_printf(&sb, "  %-10s %6u %9.1f %4.0f%% %5.2f ms %9.1f MB %10.2f %8.1f %10.1f\n",
+                         g->name, g->n_layers, g->bandwidth_gbs, g->efficiency * 100, g->fixed_ms,
+                         g->bytes_per_token / 1e6, g->ms_per_token, g->tflops, g->pp_ms);
+    }
+    ggfit__sb_printf(&sb, "  link: %u crossings per token, %.1f KiB of activations at %.1f GB/s: "
+                          "%.3f ms per token",
+                     s->n_crossings, s->link_bytes_per_token / 1024.0, s->link_gbs,
+                     s->link_ms_per_token);
+    if (s->link_offload_ms > 0)
+        ggfit__sb_printf(&sb, "; prompt: weights in system RAM copied to the GPU per ubatch of "
+                              "%u (op offload): %.1f ms",
+                         s->n_ubatch, s->link_offload_ms);
+    ggfit__sb_printf(&sb, "\n  generation %.2f ms per token; the devices run in series\n",
+                     s->tg_ms_per_token);
+    ggfit__sb_printf(&sb, "  assumed: %s\n", s->assumptions);
+    return ggfit__sb_take(&sb);
+}
+
+static json_t *leg_json(const ggfit_speed_leg *g)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:I, "
+                     "s:f}",
+                     "name", g->name, "description", g->description, "class", g->klass, "device", (int)g->device,
+                     "layers", (int)g->n_layers, "bandwidth_gbs", g->bandwidth_gbs, "efficiency",
+                     g->efficiency, "fixed_ms", g->fixed_ms, "weight_bytes_per_token",
+                     (json_int_t)g->weight_bytes, "kv_bytes_per_token", (json_int_t)g->kv_bytes,
+                     "bytes_per_token", (json_int_t)g->bytes_per_token, "ms_per_token",
+                     g->ms_per_token, "flops_per_token", g->flops_per_token, "tflops", g->tflops,
+                     "pp_efficiency", g->pp_efficiency, "offload_bytes_per_ubatch",
+                     (json_int_t)g->offload_bytes, "pp_ms", g->pp_ms);
+    json_t *more = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f}", "efficiency_float",
+                             g->efficiency_float, "weight_bytes_float",
+                             (json_int_t)g->weight_bytes_float, "flops_float", g->flops_float,
+                             "flops_attn", g->flops_attn, "pp_efficiency_float",
+                             g->pp_efficiency_float, "pp_efficiency_attn", g->pp_efficiency_attn);
+    if (!o || !more || json_object_update(o, more)) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(more);
+    return o;
+}
+
+char *ggfit_speed_json(const ggfit_speed *s)
+{
+    json_t *root = json_pack("{s:f, s:f, s:i, s:i, s:i, s:i, s:f, s:f, s:b}", "pp_tps", s->pp_tps,
+                             "tg_tps", s->tg_tps, "n_prompt", (int)s->n_prompt, "n_gen",
+                             (int)s->n_gen, "depth", (int)s->depth, "n_ubatch", (int)s->n_ubatch,
+                             "tg_ms_per_token", s->tg_ms_per_token, "pp_ms", s->pp_ms,
+                             "pipelined", s->pipelined);
+    json_t *devs = json_array();
+    json_t *host = NULL;
+    char *out = NULL;
+    if (!root || !devs)
+        goto done;
+    for (uint32_t i = 0; i < s->n_legs; i++) {
+        json_t *l = leg_json(&s->legs[i]);
+        if (!l)
+            goto done;
+        if (s->legs[i].device < 0)
+            host = l;
+        else if (json_array_append_new(devs, l))
+            goto done;
+    }
+    if (json_object_set_new(root, "devices", devs)) {
+        devs = NULL;
+        goto done;
+    }
+    devs = NULL;
+    if (json_object_set_new(root, "host", host ? host : json_null())) {
+        host = NULL;
+        goto done;
+    }
+    host = NULL;
+    if (json_object_set_new(root, "link",
+                            json_pack("{s:i, s:i, s:I, s:f, s:f, s:f}", "crossings_per_token",
+                                      (int)s->n_crossings, "gpu_crossings_per_token",
+                                      (int)s->n_gpu_crossings, "bytes_per_token",
+                                      (json_int_t)s->link_bytes_per_token, "gbs", s->link_gbs,
+                                      "ms_per_token", s->link_ms_per_token, "offload_ms",
+                                      s->link_offload_ms)) ||
+        json_object_set_new(root, "assumptions", json_string(s->assumptions)))
+        goto done;
+    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(host);
+    json_decref(devs);
+    json_decref(root);
+    return out;
+}

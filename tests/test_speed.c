@@ -1,0 +1,121 @@
+/*
+ * test_speed.c - the speed model (src/speed/) against the worked example of
+ * shared/background/002: gpt-oss-120b at 32K on an RTX 3090 (936 GB/s) with
+ * the experts of 25 layers in dual-channel DDR5-6000 (96 GB/s), with that
+ * text's constants (79% of peak + 0.74 ms per token for consumer CUDA, 100%
+ * of the DDR peak): GPU leg ~3.8 ms for ~2.27 GB, CPU leg ~13.8 ms for
+ * ~1.33 GB, ~57 tok/s, ~562 KiB per token over PCIe.
+ */
+#include "test_util.h"
+
+static void speed_of(const char *file, ggfit_params *p, const char *gpu,
+                     const ggfit_speed_options *o, ggfit_speed *sp)
+{
+    char path[512];
+    model_path(path, sizeof path, file);
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_model_open(path, &m, &err), GGFIT_OK);
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n = 0;
+    if (gpu)
+        assert_int_equal(ggfit_devices_parse(gpu, devs, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    ggfit_projection *pr = calloc(1, sizeof *pr);
+    int32_t *pl = calloc(ggfit_model_n_tensors(m), sizeof *pl);
+    assert_non_null(pr);
+    assert_non_null(pl);
+    assert_int_equal(ggfit_project(m, p, devs, n, pr, pl, &err), GGFIT_OK);
+    assert_int_equal(ggfit_speed_of(m, p, pr, pl, devs, n, o, sp, &err), GGFIT_OK);
+    free(pl);
+    free(pr);
+    ggfit_model_free(m);
+}
+
+static void assert_near(double got, double want, double tol)
+{
+    if (got - want > tol || want - got > tol) {
+        print_error("got %.4f, want %.4f +- %.4f\n", got, want, tol);
+        fail();
+    }
+}
+
+static void test_worked_example(void **state)
+{
+    (void)state;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 32768;
+    p.n_gpu_layers = GGFIT_NGL_ALL;
+    p.n_cpu_moe = 25;
+    p.set_n_ctx = p.set_n_gpu_layers = true;
+    ggfit_speed_options o;
+    ggfit_speed_options_init(&o);
+    o.n_gen = 0;              /* the text counts no KV cache read */
+    o.efficiency = 0.79;
+    o.fixed_ms = 0.74;
+    o.host_bw_gbs = 96;
+    o.host_efficiency = 1.0;
+    ggfit_speed sp;
+    speed_of("gpt-oss-120b-mxfp4.gguf", &p, "rtx-3090", &o, &sp);
+    assert_int_equal(sp.n_legs, 2);
+    const ggfit_speed_leg *gpu = &sp.legs[0], *cpu = &sp.legs[1];
+    assert_string_equal(gpu->name, "CUDA0");
+    assert_int_equal(cpu->device, -1);
+    assert_near(gpu->bandwidth_gbs, 936, 0);
+    assert_near(gpu->bytes_per_token / 1e9, 2.27, 0.01);
+    assert_near(gpu->ms_per_token, 3.8, 0.05);
+    assert_near(cpu->bytes_per_token / 1e9, 1.33, 0.01);
+    /* 25 layers x 53,015,040 bytes of routed experts read per token, and
+     * the token embedding's row (2880 Q8_0: 3060 bytes; the input layer
+     * stays on the CPU) */
+    assert_int_equal(cpu->weight_bytes, 25 * 53015040ull + 3060);
+    assert_near(cpu->ms_per_token, 13.8, 0.05);
+    assert_near(sp.tg_tps, 57, 0.5);
+    /* 25 layers x 2 crossings x 2880 F32 = 576,000 bytes, ~562 KiB */
+    assert_int_equal(sp.n_crossings, 50);
+    assert_int_equal(sp.link_bytes_per_token, 576000);
+    assert_near(sp.link_bytes_per_token / 1024.0, 562.5, 0.1);
+    /* prompt processing: the experts in RAM cross PCIe once per ubatch */
+    assert_true(cpu->offload_bytes > 25 * 1696481280ull * 99 / 100);
+    assert_true(sp.pp_tps > 0 && sp.pp_tps < 1000);
+}
+
+/* Dense, all on one GPU: tg is the weights over the bandwidth; the KV
+ * cache's read grows with depth, so tg falls; another quant reads more. */
+static void test_dense_depth_and_type(void **state)
+{
+    (void)state;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 40960;
+    p.set_n_ctx = true;
+    ggfit_speed_options o;
+    ggfit_speed_options_init(&o);
+    ggfit_speed a, b, c;
+    speed_of("llama-3.1-8b-Q4_K_M.gguf", &p, "rtx-4090", &o, &a);
+    o.depth = 32768;
+    speed_of("llama-3.1-8b-Q4_K_M.gguf", &p, "rtx-4090", &o, &b);
+    o.depth = 0;
+    o.as_type = GGFIT_TYPE_F16;
+    speed_of("llama-3.1-8b-Q4_K_M.gguf", &p, "rtx-4090", &o, &c);
+    /* the GPU, and the host with the token embedding's row */
+    assert_int_equal(a.n_legs, 2);
+    assert_int_equal(a.legs[1].device, -1);
+    assert_true(a.legs[1].weight_bytes < 20000);
+    assert_int_equal(a.n_crossings, 0);
+    assert_true(a.legs[0].weight_bytes > 4.5e9 && a.legs[0].weight_bytes < 5.0e9);
+    assert_true(b.tg_tps < a.tg_tps && b.pp_tps < a.pp_tps);
+    /* 32 layers x 8 heads x 128 x 2 (K, V) x 2 bytes x 32832 cells */
+    assert_int_equal(b.legs[0].kv_bytes, 32ull * 8 * 256 * 2 * (32768 + 64));
+    assert_true(c.legs[0].weight_bytes > 15.0e9 && c.legs[0].weight_bytes < 16.5e9);
+    assert_true(c.tg_tps < a.tg_tps / 2.5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_dense_depth_and_type),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
