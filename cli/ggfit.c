@@ -352,8 +352,10 @@ static int cmd_project(int argc, char **argv)
         return fail("out of memory");
     ggfit_request_init(&req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
-    if ((rc = ggfit_request_env(&req, &err)))
+    if ((rc = ggfit_request_env(&req, &err))) {
+        free(models);
         return report(rc, err);
+    }
     for (int i = 1; i < argc;) {
         bool used;
         /* ggfit's own first (-v is also llama.cpp's --verbose) */
