@@ -49,7 +49,7 @@ static void round_trip(const char *model, const char *gpu, const char *flags)
     ggfit_request r;
     ggfit_request_init(&r);
     assert_int_equal(parse_into(&r, argv, argc), 0);
-    ggfit_plan a;
+    static ggfit_plan a;
     char *err = NULL;
     assert_int_equal(ggfit_request_plan(&r, &a, &err), 0);
     if (a.verdict.status != GGFIT_VERDICT_FITS) {
@@ -68,7 +68,7 @@ static void round_trip(const char *model, const char *gpu, const char *flags)
     ggfit_request r2;
     ggfit_request_init(&r2);
     assert_int_equal(parse_into(&r2, argv, argc), 0);
-    ggfit_plan b;
+    static ggfit_plan b;
     assert_int_equal(ggfit_request_plan(&r2, &b, &err), 0);
     assert_int_equal(b.fit.status, GGFIT_FIT_UNCHANGED);
     same_memory(&a.projection, &b.projection, what);
@@ -114,7 +114,7 @@ static void test_programs(void **state)
     ggfit_request r;
     ggfit_request_init(&r);
     assert_int_equal(parse_into(&r, argv, 14), 0);
-    ggfit_plan pl;
+    static ggfit_plan pl;
     char *err = NULL;
     assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
     char *fp = ggfit_fit_args(&pl.fit, pl.devices, pl.n_devices);

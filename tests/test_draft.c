@@ -43,7 +43,7 @@ static void plan_of(ggfit_plan *pl, const char *gpu, const char *const *words, i
 static void measured(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *const w[] = { "--for", "server", "-np", "1" };
     plan_of(&pl, "rpc:16384MiB", w, 4);
     assert_true(pl.has_draft);
@@ -77,7 +77,7 @@ static void measured(void **state)
 static void two_devices(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *const w[] = { "--for", "server", "-c", "0", "-ngld", "20" };
     plan_of(&pl, "rpc:16384MiB,rpc:16384MiB", w, 6);
     assert_int_equal(pl.draft.n_devices, 2);
@@ -97,7 +97,7 @@ static void two_devices(void **state)
 static void not_server(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *const w[] = { "-ctkd", "q8_0", "--spec-draft-type-v", "q8_0" };
     plan_of(&pl, "rpc:16384MiB", w, 4);
     assert_false(pl.has_draft);

@@ -97,7 +97,7 @@ static void verify(const ggfit_plan *pl, const char *model, const char *gpu)
     for (size_t i = 0; i < n && k < 63; i++)
         args[k++] = w[i];
     args[k] = NULL;
-    ggfit_plan again;
+    static ggfit_plan again;
     assert_int_equal(plan_of(&again, args), 0);
     assert_int_equal(again.fit.status, GGFIT_FIT_UNCHANGED);
     assert_int_equal(again.verdict.status, GGFIT_VERDICT_FITS);
@@ -118,7 +118,7 @@ static void verify(const ggfit_plan *pl, const char *model, const char *gpu)
 static void test_ngl_ctx_one_gpu(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *f[] = { "-ngl", "99", "-c", "65536", NULL };
     around(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090", f);
     verify(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090");
@@ -149,7 +149,7 @@ static void test_ngl_ctx_one_gpu(void **state)
 static void test_ngl_two_gpus_as_llama(void **state)
 {
     (void)state;
-    ggfit_plan pl, own;
+    static ggfit_plan pl, own;
     const char *f[] = { "-ngl", "99", "-c", "65536", NULL };
     around(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090,rtx-3090", f);
     verify(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090,rtx-3090");
@@ -177,7 +177,7 @@ static void test_ngl_two_gpus_as_llama(void **state)
 static void test_ts_kept(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *f[] = { "-ts", "3,1", NULL };
     around(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090,rtx-3090", f);
     verify(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090,rtx-3090");
@@ -233,7 +233,7 @@ static void test_ts_kept(void **state)
 static void test_overrides_kept(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *f[] = { "-ot", "ffn_up_exps=CPU", "-c", "32768", NULL };
     around(&pl, "qwen3-30b-a3b-Q4_K_M.gguf", "rtx-4060", f);
     verify(&pl, "qwen3-30b-a3b-Q4_K_M.gguf", "rtx-4060");
@@ -267,7 +267,7 @@ static void test_overrides_kept(void **state)
 static void test_dense_ngl(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *f[] = { "-ngl", "99", NULL };
     around(&pl, "qwen3-14b-Q4_K_M.gguf", "rtx-4060,rtx-4060", f);
     verify(&pl, "qwen3-14b-Q4_K_M.gguf", "rtx-4060,rtx-4060");
@@ -281,7 +281,7 @@ static void test_dense_ngl(void **state)
 static void test_no_meaning(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *f[] = { "-ngl", "99", "-ts", "1,1", "-c", "32768", NULL };
     around(&pl, "llama-3.3-70b-Q4_K_M.gguf", "rtx-3090,rtx-3090", f);
     assert_false(pl.has_alternative);
@@ -322,7 +322,7 @@ static void test_default_unchanged(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "gpt-oss-120b-mxfp4.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *a[] = { "-m", m, "--gpu", "rtx-3090", "--host-mem", HOST, "-ngl", "99", NULL };
     assert_int_equal(plan_of(&pl, a), 0);
     assert_false(pl.fit_around);

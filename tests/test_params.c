@@ -344,7 +344,7 @@ static void test_request_plan(void **state)
 {
     (void)state;
     ggfit_request r;
-    ggfit_plan plan;
+    static ggfit_plan plan;
     ggfit_status rc;
     char *err = NULL, line[512], model[256];
     model_path(model, sizeof model, "qwen3-14b-f16.gguf");

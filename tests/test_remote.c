@@ -647,7 +647,7 @@ static void test_hf_endpoint(void **state)
 static char *plan_args(const char *const *args, int n)
 {
     ggfit_request r;
-    ggfit_plan p;
+    static ggfit_plan p;
     char *err = NULL;
     ggfit_request_init(&r);
     for (int i = 0; i < n;) {

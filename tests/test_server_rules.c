@@ -88,7 +88,7 @@ static void plan_of(ggfit_plan *pl, const char *const *words, int n)
 static void measured(void **state)
 {
     (void)state;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *const server[] = { "--for", "server", "-fitp", "on" };
     plan_of(&pl, server, 4);
     assert_int_equal(pl.projection.n_devices, 1);

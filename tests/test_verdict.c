@@ -55,7 +55,7 @@ static void test_host_short(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "gpt-oss-120b-mxfp4.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *args[] = { "-m", m, "--gpu", "rtx-3090", "--host-mem", "16GiB", NULL };
     assert_int_equal(plan_of(&pl, args), 0);
     assert_int_not_equal(pl.fit.status, GGFIT_FIT_FAILED);   /* llama.cpp's decision */
@@ -91,7 +91,7 @@ static void test_huge_context(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "qwen3-0.6b-f16.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *args[] = { "-m", m, "--gpu", "none", "--host-mem", "64GiB", "-c", "100000000",
                            "-fitp", "on", NULL };
     assert_int_equal(plan_of(&pl, args), 0);
@@ -108,7 +108,7 @@ static void test_refit_context(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "llama-3.1-8b-Q4_K_M.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *args[] = { "-m", m, "--gpu", "rtx-3060-12gb", "--host-mem", "16GiB/14GiB",
                            "-nkvo", NULL };
     assert_int_equal(plan_of(&pl, args), 0);
@@ -168,7 +168,7 @@ static void test_mac_host(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "qwen3-14b-Q4_K_M.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *args[] = { "-m", m, "--gpu", "m1-8gb", "-fitp", "on", NULL };
     assert_int_equal(plan_of(&pl, args), 0);
     assert_int_equal(pl.host.total, 8 * GiB);
@@ -198,7 +198,7 @@ static void test_unified_experts(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "qwen3-30b-a3b-Q4_K_M.gguf");
-    ggfit_plan a, b;
+    static ggfit_plan a, b;
     const char *gpu[] = { "-m", m, "--gpu", "m3-pro-18gb", "-c", "4096", "-fitp", "on",
                           "--no-mmap", NULL };
     const char *cpu[] = { "-m", m, "--gpu", "m3-pro-18gb", "-c", "4096", "-fitp", "on",
@@ -226,7 +226,7 @@ static void test_apu_pool(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "gpt-oss-120b-mxfp4.gguf");
-    ggfit_plan a, b;
+    static ggfit_plan a, b;
     const char *gpu[] = { "-m", m, "--gpu", "ryzen-ai-max-395-128gb", "-c", "32768", "-fitp",
                           "on", "--no-repack", NULL };
     const char *cpu[] = { "-m", m, "--gpu", "ryzen-ai-max-395-128gb", "-c", "32768", "-fitp",
@@ -345,7 +345,7 @@ static void test_metal_span_cpu_moe(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "gpt-oss-20b-mxfp4.gguf");
-    ggfit_plan a, b;
+    static ggfit_plan a, b;
     const char *all[] = { "-m", m, "--gpu", "m3-pro-18gb", "-c", "4096", "-fitp", "on", NULL };
     const char *moe[] = { "-m", m, "--gpu", "m3-pro-18gb", "-c", "4096", "-fitp", "on",
                           "--cpu-moe", NULL };
@@ -365,7 +365,7 @@ static void test_free_after(void **state)
     (void)state;
     char m[512];
     model_path(m, sizeof m, "qwen3-14b-f16.gguf");
-    ggfit_plan pl;
+    static ggfit_plan pl;
     const char *args[] = { "-m", m, "--gpu", "8GiB/8GiB", "-fitp", "on", "-c", "4096",
                            "--host-mem", "64GiB/60GiB", NULL };
     assert_int_equal(plan_of(&pl, args), 0);
@@ -395,7 +395,7 @@ static void check_changes(const char *model, const char *const *flags, size_t wa
     for (; *flags; flags++)
         args[k++] = *flags;
     args[k] = NULL;
-    ggfit_plan pl;
+    static ggfit_plan pl;
     assert_int_equal(plan_of(&pl, args), 0);
     assert_int_not_equal(pl.verdict.status, GGFIT_VERDICT_FITS);
     assert_true(pl.verdict.first_short >= 0);
