@@ -170,12 +170,16 @@ static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char *
     return GGFIT_OK;
 }
 
-static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
-                             char **err)
+/* Gives what is asked for, sometimes no more than the least asked for, as
+ * a source that skips read-ahead (a cached header) does. */
+static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t min, size_t n,
+                             size_t *got, char **err)
 {
     mem_src *m = ctx;
     (void)err;
-    CHECK(offset <= m->size);
+    CHECK(offset <= m->size && min <= n);
+    if ((offset + m->size) % 3 == 0)
+        n = min;
     *got = n < m->size - offset ? n : (size_t)(m->size - offset);
     memcpy(dst, m->data + offset, *got);
     return GGFIT_OK;

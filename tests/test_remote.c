@@ -477,6 +477,37 @@ static void open_counted(const char *url, const ggfit_remote_options *o, ggfit_r
     ggfit_gguf_close(g);
 }
 
+/* A real-size tokenizer (12.9 MB of header, tools/mkvocab.py) in front of
+ * 60 GB of sparse data: read for its header's size plus at most one
+ * request's slack (the first MiB), and again from the cache for nothing. */
+static void test_tokenizer_header(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char cmd[1024], served[128], url[256], *err = NULL;
+    snprintf(served, sizeof served, "%s/www/files/vocab.gguf", dir);
+    snprintf(cmd, sizeof cmd, "python3 tools/mkvocab.py %s/gpt-oss-120b-mxfp4.gguf %s && "
+             "truncate -s 60G %s", models_dir(), served, served);
+    assert_int_equal(system(cmd), 0);
+    ggfit_remote_options o;
+    ggfit_remote_stats st;
+    ggfit_gguf *g;
+    opts(&o);
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache-vocab", dir);
+    snprintf(url, sizeof url, "%s/files/vocab.gguf", base);
+    memset(&st, 0, sizeof st);
+    if (ggfit_gguf_open_url(url, &o, &st, &g, &err))
+        fail_msg("%s", err);
+    uint64_t data = ggfit_gguf_data_offset(g, 0);
+    ggfit_gguf_close(g);
+    assert_true(data > ((uint64_t)12 << 20));
+    if (st.bytes > data + ((uint64_t)1 << 20) || st.bytes > data * 11 / 10)
+        fail_msg("%llu bytes received for a %llu-byte header", (unsigned long long)st.bytes,
+                 (unsigned long long)data);
+    open_counted(url, &o, &st);
+    assert_int_equal(st.bytes, 0);
+}
+
 static void test_cache(void **state)
 {
     (void)state;
@@ -822,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_range_reads),
         cmocka_unit_test(test_redirect),
         cmocka_unit_test(test_range_ignored),
+        cmocka_unit_test(test_tokenizer_header),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_misbehaving),
         cmocka_unit_test(test_malformed),

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -55,21 +56,46 @@ const char *ggfit_gguf_type_name(uint32_t type)
 
 /* ---- little-endian decoding ---------------------------------------------- */
 
-static uint16_t le16(const unsigned char *p)
+/* On a little-endian machine a load (the tokenizer's 650,000 string
+ * lengths are read here); elsewhere assembled from bytes. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint16_t le16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint32_t le32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint64_t le64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+#else
+static inline uint16_t le16(const unsigned char *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static uint32_t le32(const unsigned char *p)
+static inline uint32_t le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
            (uint32_t)p[3] << 24;
 }
 
-static uint64_t le64(const unsigned char *p)
+static inline uint64_t le64(const unsigned char *p)
 {
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
+#endif
 
 /* ---- data structures ------------------------------------------------------ */
 
@@ -83,6 +109,7 @@ typedef struct shard {
     char *path;
     unsigned char *buf;  /* the header bytes (and maybe some data after) */
     size_t len;
+    bool mapped;         /* buf is the file mapped (len bytes), not malloc'd */
     uint64_t file_size;
     uint64_t data_offset;
     size_t kv_end;       /* where the key/values end, the tensor infos start */
@@ -184,6 +211,9 @@ typedef struct reader {
     unsigned char *buf;
     size_t len, cap;     /* bytes read into buf, bytes allocated */
     size_t pos;          /* parse position */
+    uint64_t expect;     /* bytes past pos the parser expects to need (an
+                            array's estimate), so that a source is asked for
+                            them in one request; 0: unknown */
     char **err;
 } reader;
 
@@ -233,9 +263,14 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
     if (want > GGFIT_MAX_HEADER_BYTES)
         want = GGFIT_MAX_HEADER_BYTES;
     if (r->src) {
-        /* A source (a remote file): each read is a request, so the step
-         * is the source's first read, then a quarter of what is held. */
-        uint64_t step = r->src->chunk > r->len / 4 ? r->src->chunk : r->len / 4;
+        /* A source (a remote file): each read is a request. It asks for
+         * what the parser expects to need, else for the source's chunk: a
+         * header then costs its size plus at most one chunk, where growing
+         * by a fraction of what is held would overshoot a 13 MB tokenizer
+         * by megabytes. */
+        uint64_t step = r->src->chunk;
+        if (r->pos + r->expect > r->len + step)
+            step = r->pos + r->expect - r->len;
         want = end > r->len + step ? end : r->len + step;
         if (want > r->size)
             want = r->size;
@@ -252,8 +287,8 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
     }
     size_t got = 0;
     if (r->src) {
-        int rc = r->src->read(r->src->ctx, r->len, r->buf + r->len, (size_t)want - r->len,
-                              &got, r->err);
+        int rc = r->src->read(r->src->ctx, r->len, r->buf + r->len, (size_t)(end - r->len),
+                              (size_t)want - r->len, &got, r->err);
         if (rc)
             return rc;
         r->len += got;
@@ -321,6 +356,40 @@ static ggfit_status check_value_type(reader *r, uint32_t type, uint64_t at,
     return GGFIT_OK;
 }
 
+/* Walks over n strings, a tokenizer's hundreds of thousands of them: in
+ * the bytes already held each length is read in place; a string that
+ * crosses their end goes through rd_str, which asks for more (or fails with
+ * its message). */
+static ggfit_status skip_strings(reader *r, uint64_t n)
+{
+    size_t start = r->pos;
+    for (uint64_t i = 0; i < n; i++) {
+        /* Locals, not r's fields: each length's load is all the loop waits for. */
+        const unsigned char *buf = r->buf;
+        size_t pos = r->pos, held = r->len;
+        for (; i < n && held - pos >= 8; i++) {
+            uint64_t len = le64(buf + pos);
+            if (len > held - pos - 8)
+                break;
+            pos += 8 + (size_t)len;
+        }
+        r->pos = pos;
+        if (i == n)
+            break;
+        /* At the edge: the rest of the array is expected to be as long,
+         * per string, as what was walked of it. */
+        size_t at;
+        uint64_t len;
+        if (i > 0)
+            r->expect = (uint64_t)((double)(r->pos - start) / (double)i * (double)(n - i));
+        int rc = rd_str(r, &at, &len, "string value");
+        r->expect = 0;
+        if (rc)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
 /* Walks over one value of the given type, checking it. */
 static ggfit_status skip_value(reader *r, uint32_t type, int depth, const char *key)
 {
@@ -361,6 +430,8 @@ static ggfit_status skip_value(reader *r, uint32_t type, int depth, const char *
         r->pos += (size_t)(n * min);
         return GGFIT_OK;
     }
+    if (et == GGFIT_GGUF_STRING)
+        return skip_strings(r, n);
     for (uint64_t i = 0; i < n; i++)
         if ((rc = skip_value(r, et, depth + 1, key)))
             return rc;
@@ -451,7 +522,10 @@ static void shard_free(shard *s)
     for (uint64_t i = 0; i < s->n_kv; i++)
         free(s->kvs[i].key);
     free(s->kvs);
-    free(s->buf);
+    if (s->mapped)
+        munmap(s->buf, s->len);
+    else
+        free(s->buf);
     free(s->path);
 }
 
@@ -773,6 +847,21 @@ static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *
     return rc;
 }
 
+/* Reads a shard from its file's mapping, which the shard then owns. */
+static ggfit_status map_shard(ggfit_gguf *g, shard *s, const char *path, void *map,
+                              size_t len, uint64_t size, char **err)
+{
+    reader r = { .name = path, .size = size, .buf = map, .len = len, .cap = len,
+                 .err = err };
+    s->buf = map;
+    s->len = len;
+    s->mapped = true;
+    s->file_size = size;
+    if (!(s->path = ggfit__strndup(path, strlen(path))))
+        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", path);
+    return read_shard(&r, g, s);
+}
+
 static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char **err)
 {
     if (g->src) {
@@ -804,6 +893,18 @@ static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char *
                                : "not a regular file (a pipe, a device or a socket)");
         close(fd);
         return rc;
+    }
+    /* A local file is mapped: the parser walks the tokenizer's arrays in
+     * the page cache instead of a copy of them (a real tokenizer is 13 MB
+     * of header), and only what it walks is ever read. The mapping stops at
+     * the header limit, past which need() refuses to go. */
+    uint64_t map_len = (uint64_t)st.st_size < GGFIT_MAX_HEADER_BYTES
+                       ? (uint64_t)st.st_size : GGFIT_MAX_HEADER_BYTES;
+    void *map = map_len ? mmap(NULL, (size_t)map_len, PROT_READ, MAP_PRIVATE, fd, 0)
+                        : MAP_FAILED;
+    if (map != MAP_FAILED) {
+        close(fd);
+        return map_shard(g, s, path, map, (size_t)map_len, (uint64_t)st.st_size, err);
     }
     int flags = fcntl(fd, F_GETFL);
     FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");

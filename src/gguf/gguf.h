@@ -44,10 +44,12 @@ typedef struct ggfit__gguf_source {
      * other shard's, NAME-0000k-of-0000N.gguf): its size in bytes
      * (UINT64_MAX when not known). */
     ggfit_status (*open)(void *ctx, const char *name, uint64_t *size, char **err);
-    /* Reads n bytes at offset of the shard last opened into dst; *got
-     * fewer only where the shard ends. */
-    ggfit_status (*read)(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
-                         char **err);
+    /* Reads up to n bytes at offset of the shard last opened into dst: at
+     * least min of them (min <= n), fewer only where the shard ends. The
+     * rest is read-ahead, which a source may skip when it would cost a
+     * request (a cached header is complete: nothing past it is needed). */
+    ggfit_status (*read)(void *ctx, uint64_t offset, void *dst, size_t min, size_t n,
+                         size_t *got, char **err);
 } ggfit__gguf_source;
 
 /* ggfit_gguf_open on a source: the model `name` (any shard of a split

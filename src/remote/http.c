@@ -12,6 +12,7 @@
  * transfer have timeouts; HTTP errors become messages that say what to do.
  */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -26,6 +27,9 @@
 #include "gguf/gguf.h"
 #include "remote/remote.h"
 
+#ifndef CURL_LIB
+#define CURL_LIB "libcurl.so.4"   /* the soname of libcurl's ABI 4 */
+#endif
 #define FIRST_BYTES ((uint64_t)1 << 20)
 #define ERROR_BODY 2048        /* bytes of an error reply kept for the message */
 #define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
@@ -148,17 +152,62 @@ bool ggfit_is_url(const char *s)
 
 /* ---- one request ------------------------------------------------------------ */
 
+/*
+ * libcurl is loaded when the first URL is read, not linked: with the ~35
+ * libraries it pulls in (TLS, Kerberos, LDAP, ...) it would double the
+ * start-up of every run, and most runs read local files. The table holds
+ * the few entry points used here; curl.h still gives the types.
+ */
+static struct {
+    CURLcode (*global_init)(long flags);
+    void (*global_cleanup)(void);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *c);
+    void (*easy_reset)(CURL *c);
+    CURLcode (*easy_perform)(CURL *c);
+    CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+    CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+    const char *(*easy_strerror)(CURLcode rc);
+    struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+    void (*slist_free_all)(struct curl_slist *l);
+} cu;
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+static char curl_load_error[256];
 
 static void curl_cleanup(void)
 {
-    curl_global_cleanup();
+    cu.global_cleanup();
 }
+
+/* dlsym returns void *; POSIX guarantees it converts to a function pointer. */
+#define CURL_SYM(field, name) \
+    (*(void **)&cu.field = dlsym(lib, name)) != NULL
 
 static void curl_init(void)
 {
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    void *lib = dlopen(CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(curl_load_error, sizeof curl_load_error, "%s", dlerror());
+        return;
+    }
+    if (!(CURL_SYM(global_init, "curl_global_init") &&
+          CURL_SYM(global_cleanup, "curl_global_cleanup") &&
+          CURL_SYM(easy_init, "curl_easy_init") &&
+          CURL_SYM(easy_cleanup, "curl_easy_cleanup") &&
+          CURL_SYM(easy_reset, "curl_easy_reset") &&
+          CURL_SYM(easy_perform, "curl_easy_perform") &&
+          CURL_SYM(easy_setopt, "curl_easy_setopt") &&
+          CURL_SYM(easy_getinfo, "curl_easy_getinfo") &&
+          CURL_SYM(easy_strerror, "curl_easy_strerror") &&
+          CURL_SYM(slist_append, "curl_slist_append") &&
+          CURL_SYM(slist_free_all, "curl_slist_free_all"))) {
+        snprintf(curl_load_error, sizeof curl_load_error, "%s: %s", CURL_LIB, dlerror());
+        dlclose(lib);
+        return;
+    }
+    curl_init_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
     if (curl_init_rc == CURLE_OK)
         atexit(curl_cleanup);
 }
@@ -270,7 +319,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     if (x->stats)
         x->stats->bytes += len;
     if (!x->code)
-        curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->code);
+        cu.easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->code);
     if (x->code >= 300) {
         size_t k = sizeof x->error_body - 1 - x->error_len;
         if (k > len)
@@ -379,65 +428,65 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
     struct curl_slist *hdr = NULL, *h;
     bool ok = true;
     x->c = c;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    cu.easy_reset(c);
+    cu.easy_setopt(c, CURLOPT_URL, url);
+    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    cu.easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    cu.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #endif
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "ggfit/" GGFIT_VERSION);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)STALL_BYTES_PER_S);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)((o->stall_timeout_ms + 999) / 1000));
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+    cu.easy_setopt(c, CURLOPT_USERAGENT, "ggfit/" GGFIT_VERSION);
+    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
+    cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)STALL_BYTES_PER_S);
+    cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)((o->stall_timeout_ms + 999) / 1000));
+    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    cu.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(c, CURLOPT_HEADERDATA, x);
+    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(c, CURLOPT_WRITEDATA, x);
     if (x->progress) {
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        cu.easy_setopt(c, CURLOPT_XFERINFODATA, x);
+        cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     }
     if (range) {
         snprintf(range_s, sizeof range_s, "%llu-%llu", (unsigned long long)x->offset,
                  (unsigned long long)(x->offset + x->want - 1));
-        curl_easy_setopt(c, CURLOPT_RANGE, range_s);
+        cu.easy_setopt(c, CURLOPT_RANGE, range_s);
     }
     if (o->token && o->token[0]) {
         /* curl sends a header set here to the URL's host only, not to the
          * host a redirect leads to. */
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", o->token);
-        ok = (h = curl_slist_append(hdr, auth)) != NULL;
+        ok = (h = cu.slist_append(hdr, auth)) != NULL;
         hdr = h ? h : hdr;
     }
-    if (ok && (h = curl_slist_append(hdr, "Accept-Encoding: identity")))
+    if (ok && (h = cu.slist_append(hdr, "Accept-Encoding: identity")))
         hdr = h;
     else
         ok = false;
     if (ok && x->if_none_match && x->if_none_match[0]) {
         char inm[300];
         snprintf(inm, sizeof inm, "If-None-Match: %s", x->if_none_match);
-        ok = (h = curl_slist_append(hdr, inm)) != NULL;
+        ok = (h = cu.slist_append(hdr, inm)) != NULL;
         hdr = h ? h : hdr;
     }
     if (!ok) {
-        curl_slist_free_all(hdr);
+        cu.slist_free_all(hdr);
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
     }
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     if (x->stats)
         x->stats->requests++;
-    CURLcode rc = curl_easy_perform(c);
+    CURLcode rc = cu.easy_perform(c);
     /* nothing of this frame is left with the handle */
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-    curl_slist_free_all(hdr);
+    cu.easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    cu.slist_free_all(hdr);
     long code = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     if (code)
         x->code = code;
     if (rc == CURLE_WRITE_ERROR && x->stopped)
@@ -456,13 +505,13 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
         break;
     case CURLE_OPERATION_TIMEDOUT: {
         curl_off_t connected = 0;
-        curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
+        cu.easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
         if (x->code || x->pos || connected > 0)
             return ggfit__fail(err, GGFIT_EIO, "%s: the transfer stalled (under %d bytes/s for "
                                "%u s): %s", url, STALL_BYTES_PER_S,
                                (o->stall_timeout_ms + 999) / 1000, errbuf);
         return ggfit__fail(err, GGFIT_EIO, "%s: cannot connect in time: %s", url,
-                           errbuf[0] ? errbuf : curl_easy_strerror(rc));
+                           errbuf[0] ? errbuf : cu.easy_strerror(rc));
     }
     case CURLE_TOO_MANY_REDIRECTS:
         return ggfit__fail(err, GGFIT_EIO, "%s: too many redirects (a redirect loop?): %s", url,
@@ -471,7 +520,7 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
     default:
         return ggfit__fail(err, GGFIT_EIO, "%s: %s", url,
-                           errbuf[0] ? errbuf : curl_easy_strerror(rc));
+                           errbuf[0] ? errbuf : cu.easy_strerror(rc));
     }
     if (x->code >= 300 && x->code != 416 && !(x->code == 304 && x->if_none_match))
         return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld: not followed", url, x->code);
@@ -481,9 +530,12 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
 static ggfit_status curl_new(CURL **c, const char *url, char **err)
 {
     pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK || !(*c = curl_easy_init()))
+    if (curl_load_error[0])
+        return ggfit__fail(err, GGFIT_EIO, "%s: reading a URL needs libcurl, which could not "
+                           "be loaded (%s); install libcurl4", url, curl_load_error);
+    if (curl_init_rc != CURLE_OK || !(*c = cu.easy_init()))
         return ggfit__fail(err, GGFIT_EIO, "%s: libcurl could not start: %s", url,
-                           curl_easy_strerror(curl_init_rc));
+                           cu.easy_strerror(curl_init_rc));
     return GGFIT_OK;
 }
 
@@ -500,7 +552,7 @@ ggfit_status ggfit__http_get(const char *url, const ggfit_remote_options *o, siz
         return rc;
     xfer *x = ggfit__calloc(1, sizeof *x);
     if (!x) {
-        curl_easy_cleanup(c);
+        cu.easy_cleanup(c);
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
     }
     x->body_max = max;
@@ -516,7 +568,7 @@ ggfit_status ggfit__http_get(const char *url, const ggfit_remote_options *o, siz
         *len = x->body_len;
     }
     free(x);
-    curl_easy_cleanup(c);
+    cu.easy_cleanup(c);
     return rc;
 }
 
@@ -579,7 +631,7 @@ static ggfit_status fetch(remote *rm, uint64_t offset, void *dst, size_t n, size
         if (x->has_range && x->range_total != UINT64_MAX)
             *size = x->range_total;
         else if (x->code == 200 &&
-                 curl_easy_getinfo(rm->c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+                 cu.easy_getinfo(rm->c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
                  cl >= 0)
             *size = (uint64_t)cl;
         else if (x->code == 200 && !x->stopped)
@@ -663,7 +715,7 @@ static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char *
     /* Later requests go where the first one was sent (Hugging Face's CDN),
      * without the redirect. */
     char *eff = NULL;
-    if (curl_easy_getinfo(rm->c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff &&
+    if (cu.easy_getinfo(rm->c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff &&
         strcmp(eff, rm->url) && !(rm->at = ggfit__strndup(eff, strlen(eff))))
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
     if (rm->size != UINT64_MAX && rm->first_len > rm->size)
@@ -674,8 +726,8 @@ static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char *
     return GGFIT_OK;
 }
 
-static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t n, size_t *got,
-                             char **err)
+static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t min, size_t n,
+                             size_t *got, char **err)
 {
     remote *rm = ctx;
     unsigned char *d = dst;
@@ -689,7 +741,8 @@ static ggfit_status src_read(void *ctx, uint64_t offset, void *dst, size_t n, si
             *got += k;
             offset += k;
         }
-        if (*got == n || pass == 1)
+        /* Read-ahead past the bytes held is not worth a request. */
+        if (*got == n || *got >= min || pass == 1)
             return GGFIT_OK;
         /* The reader never asks for the same bytes twice: the ones held are
          * not needed any more. */
@@ -774,7 +827,7 @@ ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
     free(rm.url);
     free(rm.at);
     free(rm.first);
-    curl_easy_cleanup(rm.c);
+    cu.easy_cleanup(rm.c);
     return rc;
 }
 
