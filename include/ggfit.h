@@ -1101,9 +1101,12 @@ GGFIT_API void ggfit_plan_free(ggfit_plan *plan);
  *
  * Only the header is read, with HTTP range requests grown until the tensor
  * infos are complete (a real header is 20 KB to 15 MB): the first request
- * asks for first_bytes, each later one for the next quarter of what is
- * held (at least first_bytes). A server that ignores Range (200 and the
- * whole file) is cut off once the bytes asked for have arrived.
+ * asks for first_bytes, each later one for what the reader expects to need
+ * (the rest of the array or of the tensor infos being read, at the size of
+ * what was read of it, plus a sixteenth and a KiB), else for first_bytes
+ * more. A header then costs its size plus about one first request. A
+ * server that ignores Range (200 and the whole file) is cut off once the
+ * bytes asked for have arrived.
  * ---------------------------------------------------------------------- */
 
 typedef struct ggfit_remote_options {
@@ -1115,9 +1118,9 @@ typedef struct ggfit_remote_options {
     uint32_t stall_timeout_ms;/* a transfer under 1 KiB/s this long fails;
                                  GGFIT_HTTP_STALL_TIMEOUT_MS, default 30000
                                  (whole seconds, rounded up) */
-    uint64_t first_bytes;     /* the first request's bytes and the least
-                                 asked for later; GGFIT_HTTP_FIRST_BYTES,
-                                 default 1 MiB */
+    uint64_t first_bytes;     /* the first request's bytes, and a later
+                                 one's when the reader has no estimate;
+                                 GGFIT_HTTP_FIRST_BYTES, default 32 KiB */
     /* The cache of fetched headers and Hugging Face API replies, keyed by
      * URL: GGFIT_CACHE_DIR, else $XDG_CACHE_HOME/ggfit, else
      * ~/.cache/ggfit; "" for none. A header is taken from it without a

@@ -264,14 +264,15 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
         want = GGFIT_MAX_HEADER_BYTES;
     if (r->src) {
         /* A source (a remote file): each read is a request. It asks for
-         * what the parser expects to need, else for the source's chunk: a
-         * header then costs its size plus at most one chunk, where growing
-         * by a fraction of what is held would overshoot a 13 MB tokenizer
-         * by megabytes. */
-        uint64_t step = r->src->chunk;
-        if (r->pos + r->expect > r->len + step)
-            step = r->pos + r->expect - r->len;
-        want = end > r->len + step ? end : r->len + step;
+         * what the parser expects to need (and a sixteenth and a KiB more,
+         * so that an estimate a little short costs no extra request), else
+         * for the source's chunk: a header then costs its size plus about
+         * one chunk, where growing by a fraction of what is held would
+         * overshoot a 13 MB tokenizer by megabytes. */
+        uint64_t expect = r->expect + r->expect / 16 + 1024;
+        want = r->expect ? r->pos + expect : r->len + r->src->chunk;
+        if (want < end)
+            want = end;
         if (want > r->size)
             want = r->size;
         if (want > GGFIT_MAX_HEADER_BYTES)
@@ -633,9 +634,14 @@ static ggfit_status parse_alignment(reader *r, shard *s)
 static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t first)
 {
     int rc;
+    size_t start = r->pos;
     for (uint64_t i = 0; i < s->n_tensors; i++) {
         ggfit_tensor_info *t = &g->tensors[first + i];
         uint64_t at = r->pos, n;
+        /* The infos still to come, at the size of those read (a source asks
+         * for them in one request). */
+        if (i > 0)
+            r->expect = (r->pos - start) / i * (s->n_tensors - i);
         size_t name;
         if ((rc = rd_str(r, &name, &n, "tensor name")))
             return rc;
@@ -700,6 +706,7 @@ static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t f
         if ((rc = rd_u64(r, &t->offset, "tensor data offset")))
             return rc;
     }
+    r->expect = 0;
     return GGFIT_OK;
 }
 

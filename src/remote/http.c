@@ -30,7 +30,7 @@
 #ifndef CURL_LIB
 #define CURL_LIB "libcurl.so.4"   /* the soname of libcurl's ABI 4 */
 #endif
-#define FIRST_BYTES ((uint64_t)1 << 20)
+#define FIRST_BYTES ((uint64_t)32 << 10)
 #define ERROR_BODY 2048        /* bytes of an error reply kept for the message */
 #define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
 
