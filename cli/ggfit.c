@@ -88,7 +88,19 @@ static const char usage_more[] =
     "       ggfit bench -m FILE [flags as above] [-p N] [-n N] [-d N] [--json]\n"
     "  bench     what llama-bench would report (pp and tg tokens/s) for the plan:\n"
     "            bytes per token against bandwidth, FLOPs against throughput\n"
-    "            (ggfit bench -h)\n";
+    "            (ggfit bench -h)\n"
+    "       ggfit sweep -m FILE [flags as above] [--over ctx|ngl|ncmoe] [--svg FILE]\n"
+    "  sweep     memory and predicted tokens/s against the context, -ngl or\n"
+    "            -ncmoe, as a table, --csv, --json and an SVG picture (ggfit sweep -h)\n"
+    "       ggfit -m FILE [flags as above] --objective speed|pp [--min-ctx N]\n"
+    "             [--quant-cache] [bench's constants]\n"
+    "  --objective speed  the plan with the fastest predicted generation (pp: prompt)\n"
+    "            that fits, at a context of at least --min-ctx (default 4096), beside\n"
+    "            llama.cpp's own (--objective context, the default: the largest\n"
+    "            context); tries llama.cpp's fit, -ngl, -ncmoe, -ts filling the\n"
+    "            fastest GPU first, -fa off, and with --quant-cache a q8_0 cache;\n"
+    "            its flags on stdout, both plans and their speeds on stderr\n"
+    "       ggfit devices --measure: this machine's host memory read bandwidth\n";
 
 /* Which quant? (after usage with --help, as usage_more) */
 static const char usage_quants[] =
@@ -253,7 +265,7 @@ static int cmd_archs(int argc, char **argv)
 static int cmd_devices(int argc, char **argv)
 {
     ggfit_probe_options o = {NULL, NULL};
-    bool json = false;
+    bool json = false, measure = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--sysroot")) {
@@ -262,6 +274,8 @@ static int cmd_devices(int argc, char **argv)
             o.sysroot = argv[i];
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--measure")) {
+            measure = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
@@ -277,8 +291,18 @@ static int cmd_devices(int argc, char **argv)
     int rc = ggfit_host_probe(&o, &host, &err);
     if (rc || (rc = ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)))
         return report(rc, err);
-    return emit(json ? ggfit_devices_json(&host, devs, n) : ggfit_devices_text(&host, devs, n),
-                json);
+    if (!measure)
+        return emit(json ? ggfit_devices_json(&host, devs, n)
+                         : ggfit_devices_text(&host, devs, n), json);
+    /* --measure: this machine's memory read, beside the model's assumption */
+    ggfit_host_bw bw;
+    if ((rc = ggfit_host_measure(0, &bw, &err)))
+        return report(rc, err);
+    if (json)
+        return emit(ggfit_devices_json_measured(&host, devs, n, &bw), true);
+    if ((rc = emit(ggfit_devices_text(&host, devs, n), false)))
+        return rc;
+    return emit(ggfit_host_bw_text(&bw), false);
 }
 
 /* Prints a plan: the flags to use on stdout, the reasoning, the memory
@@ -335,6 +359,58 @@ static int program_of(ggfit_request *req, int argc, char **argv, int *i)
     return EXIT_BAD_INPUT;
 }
 
+static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
+                      bool *used);
+
+/* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
+ * stdout (the comparison on stderr), or JSON. */
+static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo, bool json,
+                         bool quiet)
+{
+    ggfit_fastest *f = calloc(1, sizeof *f);   /* two plans: large for a stack */
+    char *err = NULL;
+    if (!f)
+        return fail("out of memory");
+    int rc = ggfit_request_fastest(req, fo, f, &err);
+    if (rc) {
+        free(f);
+        return report(rc, err);
+    }
+    const ggfit_plan *pl = f->faster && f->has_best_plan ? &f->best : &f->own;
+    char *out = json ? ggfit_fastest_json(f) : ggfit_fastest_text(f);
+    char *args = ggfit_plan_args(pl);
+    rc = f->found ? 0 : ggfit_plan_exit_status(&f->own);
+    if (!out || !args) {
+        rc = fail("out of memory");
+    } else if (json) {
+        printf("%s\n", out);
+    } else {
+        if (!quiet)
+            fputs(out, stderr);
+        if (args[0])
+            printf("%s\n", args);
+    }
+    ggfit_free(out);
+    ggfit_free(args);
+    ggfit_fastest_free(f);
+    free(f);
+    return rc;
+}
+
+/* --objective's value */
+static int objective_of(const char *v, ggfit_objective *o)
+{
+    if (!strcmp(v, "speed") || !strcmp(v, "tg"))
+        *o = GGFIT_OBJECTIVE_TG;
+    else if (!strcmp(v, "pp"))
+        *o = GGFIT_OBJECTIVE_PP;
+    else if (!strcmp(v, "context"))
+        *o = GGFIT_OBJECTIVE_CONTEXT;
+    else
+        return fail("--objective: expected speed, pp or context");
+    return 0;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -343,8 +419,12 @@ static int cmd_project(int argc, char **argv)
     ggfit_request req;
     ggfit_plan plan;
     bool json = false, quiet = false, verbose = false, list = false;
+    bool speed_consts = false;
+    ggfit_fastest_options fo;
     char *err = NULL;
     int rc;
+    ggfit_fastest_options_init(&fo);
+    fo.objective = GGFIT_OBJECTIVE_CONTEXT;
     /* every -m given: two or more (or --list) plan each, best first */
     const char **models = calloc((size_t)argc, sizeof *models);
     size_t n_models = 0;
@@ -367,6 +447,34 @@ static int cmd_project(int argc, char **argv)
             verbose = true;
         } else if (!strcmp(argv[i], "--list")) {
             list = true;
+        } else if (!strcmp(argv[i], "--objective") || !strcmp(argv[i], "--min-ctx")) {
+            char *end;
+            unsigned long x = 0;
+            if (i + 1 >= argc) {
+                free(models);
+                return fail("--objective and --min-ctx need a value");
+            }
+            rc = argv[i][2] == 'o' ? objective_of(argv[i + 1], &fo.objective) : 0;
+            if (argv[i][2] == 'm' && ((x = strtoul(argv[i + 1], &end, 10)), *end ||
+                                      end == argv[i + 1] || x == 0 || x > 100000000))
+                rc = fail("--min-ctx: expected a number of tokens");
+            if (rc) {
+                free(models);
+                return rc;
+            }
+            if (argv[i][2] == 'm')
+                fo.n_ctx_min = (uint32_t)x;
+            i += 2;
+            continue;
+        } else if (!strcmp(argv[i], "--quant-cache")) {
+            fo.quant_cache = true;
+        } else if ((rc = speed_flag(&fo.speed, "", argc, argv, &i, &used)) || used) {
+            if (rc) {
+                free(models);
+                return rc;
+            }
+            speed_consts = true;
+            continue;
         } else if (!strcmp(argv[i], "--")) {
             /* a whole llama.cpp command: its program, then its flags */
             if ((rc = program_of(&req, argc, argv, &i))) {
@@ -405,6 +513,11 @@ static int cmd_project(int argc, char **argv)
         return rc;
     }
     free(models);
+    if (fo.objective == GGFIT_OBJECTIVE_CONTEXT && (speed_consts || fo.n_ctx_min || fo.quant_cache))
+        return fail("--min-ctx, --quant-cache and the speed constants (--host-bw ...) go with "
+                    "--objective speed|pp (the constants also with bench and sweep)");
+    if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
+        return print_fastest(&req, &fo, json, quiet);
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
         return report(rc, err);
     rc = print_plan(&plan, json, quiet, verbose);
@@ -428,6 +541,34 @@ static const char bench_usage[] =
     "                      --tflops T, --host-tflops T, --pp-efficiency F\n"
     "  --as-type TYPE      count the weights as another quant (F16, Q8_0, ...)\n";
 
+/* The speed model's constants (bench, sweep, --objective): *used says
+ * whether argv[*i] was one (and *i moved past its value); 0, or the exit
+ * status of a bad value. */
+static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
+                      bool *used)
+{
+    static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
+                                          "--host-efficiency", "--fixed-ms", "--link-bw",
+                                          "--tflops", "--host-tflops", "--pp-efficiency" };
+    double *dvals[] = { &so->bandwidth_gbs, &so->host_bw_gbs, &so->efficiency,
+                        &so->host_efficiency, &so->fixed_ms, &so->link_gbs, &so->tflops,
+                        &so->host_tflops, &so->pp_efficiency };
+    *used = false;
+    for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
+        if (!strcmp(argv[*i], dflags[k])) {
+            char *end;
+            if (*i + 1 >= argc || (*dvals[k] = strtod(argv[*i + 1], &end), *end) ||
+                end == argv[*i + 1] || *dvals[k] < 0) {
+                fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
+                return EXIT_BAD_INPUT;
+            }
+            *i += 2;
+            *used = true;
+            return 0;
+        }
+    return 0;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     ggfit_request req;
@@ -440,12 +581,6 @@ static int cmd_bench(int argc, char **argv)
     ggfit_speed_options_init(&so);
     if ((rc = ggfit_request_env(&req, &err)))
         return report(rc, err);
-    static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
-                                          "--host-efficiency", "--fixed-ms", "--link-bw",
-                                          "--tflops", "--host-tflops", "--pp-efficiency" };
-    double *dvals[] = { &so.bandwidth_gbs, &so.host_bw_gbs, &so.efficiency, &so.host_efficiency,
-                        &so.fixed_ms, &so.link_gbs, &so.tflops, &so.host_tflops,
-                        &so.pp_efficiency };
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
         bool used, mine = false;
@@ -482,20 +617,10 @@ static int cmd_bench(int argc, char **argv)
             i += 2;
             continue;
         }
-        for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
-            if (!strcmp(a, dflags[k])) {
-                char *end;
-                if (i + 1 >= argc || (*dvals[k] = strtod(argv[i + 1], &end), *end) ||
-                    end == argv[i + 1] || *dvals[k] < 0) {
-                    fprintf(stderr, "ggfit bench: %s needs a number >= 0\n", a);
-                    return EXIT_BAD_INPUT;
-                }
-                mine = true;
-            }
-        if (mine) {
-            i += 2;
+        if ((rc = speed_flag(&so, " bench", argc, argv, &i, &mine)))
+            return rc;
+        if (mine)
             continue;
-        }
         if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
             return report(rc, err);
         if (!used) {
@@ -511,6 +636,108 @@ static int cmd_bench(int argc, char **argv)
     if ((rc = ggfit_bench(&req, &so, &sp, &err)))
         return report(rc, err);
     return emit(json ? ggfit_speed_json(&sp) : ggfit_speed_text(&sp), json);
+}
+
+/* ggfit sweep: memory and predicted speed against the context, -ngl or
+ * -ncmoe (the library's ggfit_request_sweep), as a table, CSV, JSON, and
+ * an SVG picture. */
+static const char sweep_usage[] =
+    "usage: ggfit sweep -m FILE [--gpu DEVICES] [flags] [--over ctx|ngl|ncmoe]\n"
+    "                   [--svg FILE] [--csv | --json] [-p N] [-n N] [constants]\n"
+    "  for each context (512 doubling to the trained one, llama.cpp's fit at each),\n"
+    "  -ngl (0 to all) or -ncmoe (0 to every block; -ngl all) at -c (default 4096):\n"
+    "  memory per device and system memory, whether it fits, and predicted pp and\n"
+    "  tg tokens/s (tg with an empty and a full cache). --svg FILE draws them;\n"
+    "  the constants are bench's (ggfit bench -h).\n";
+
+static int cmd_sweep(int argc, char **argv)
+{
+    ggfit_request req;
+    ggfit_speed_options so;
+    ggfit_sweep_axis axis = GGFIT_SWEEP_CTX;
+    const char *svg = NULL;
+    bool json = false, csv = false;
+    char *err = NULL;
+    int rc;
+    ggfit_request_init(&req);
+    ggfit_speed_options_init(&so);
+    if ((rc = ggfit_request_env(&req, &err)))
+        return report(rc, err);
+    for (int i = 0; i < argc;) {
+        const char *a = argv[i];
+        bool used;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(sweep_usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
+            *(a[2] == 'j' ? &json : &csv) = true;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--over") || !strcmp(a, "--svg") || !strcmp(a, "-p") || !strcmp(a, "-n")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ggfit sweep: %s needs a value\n", a);
+                return EXIT_BAD_INPUT;
+            }
+            const char *v = argv[i + 1];
+            if (!strcmp(a, "--svg")) {
+                svg = v;
+            } else if (!strcmp(a, "--over")) {
+                if (!strcmp(v, "ctx") || !strcmp(v, "context"))
+                    axis = GGFIT_SWEEP_CTX;
+                else if (!strcmp(v, "ngl"))
+                    axis = GGFIT_SWEEP_NGL;
+                else if (!strcmp(v, "ncmoe"))
+                    axis = GGFIT_SWEEP_NCMOE;
+                else
+                    return fail("sweep --over: expected ctx, ngl or ncmoe");
+            } else {
+                char *end;
+                unsigned long x = strtoul(v, &end, 10);
+                if (*end || end == v || x == 0 || x > 1000000) {
+                    fprintf(stderr, "ggfit sweep: bad value for %s: '%s'\n", a, v);
+                    return EXIT_BAD_INPUT;
+                }
+                *(a[1] == 'p' ? &so.n_prompt : &so.n_gen) = (uint32_t)x;
+            }
+            i += 2;
+            continue;
+        }
+        if ((rc = speed_flag(&so, " sweep", argc, argv, &i, &used)))
+            return rc;
+        if (used)
+            continue;
+        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
+            return report(rc, err);
+        if (!used) {
+            fprintf(stderr, "ggfit sweep: unknown argument '%s'\n%s", a, sweep_usage);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    ggfit_sweep *sw = calloc(1, sizeof *sw);
+    if (!sw)
+        return fail("out of memory");
+    if ((rc = ggfit_request_sweep(&req, axis, &so, sw, &err))) {
+        free(sw);
+        return report(rc, err);
+    }
+    if (svg) {
+        char *pic = ggfit_sweep_svg(sw);
+        FILE *f = pic ? fopen(svg, "w") : NULL;
+        if (!f || fputs(pic, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "ggfit sweep: cannot write %s\n", svg);
+            ggfit_free(pic);
+            free(sw);
+            return EXIT_BAD_INPUT;
+        }
+        ggfit_free(pic);
+        fprintf(stderr, "ggfit: wrote %s\n", svg);
+    }
+    rc = emit(json ? ggfit_sweep_json(sw) : csv ? ggfit_sweep_csv(sw) : ggfit_sweep_text(sw),
+              json);
+    free(sw);
+    return rc;
 }
 
 static int run(int argc, char **argv);
@@ -553,6 +780,8 @@ static int run(int argc, char **argv)
         return cmd_reorder(argc - 2, argv + 2);
     if (!strcmp(argv[1], "bench"))
         return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "sweep"))
+        return cmd_sweep(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);

@@ -565,6 +565,19 @@ typedef struct ggfit_params {
      * no size limit (then at most the context's tokens: the KV cache's
      * size once more). */
     int32_t cache_ram_mib;
+    /* llama-server's speculative decoding as the model and its contexts
+     * see it (common/common.cpp common_model_params_to_llama, ...
+     * _context_params_to_llama): load_mtp, --spec-type draft-mtp: the
+     * NextN blocks' tensors are loaded where the architecture has an MTP
+     * head, and the fit counts the NextN blocks among its layers; ctx_mtp:
+     * the context is the MTP draft context (LLAMA_CONTEXT_TYPE_MTP: its
+     * own memory and graph, on the target's weights); n_rs_seq: recurrent
+     * state snapshots per sequence for rollback (cparams.n_rs_seq: the
+     * draft's tokens with draft-mtp and the other types that need them),
+     * kept on the architectures that roll back (Qwen 3.5), else 0. */
+    bool load_mtp;
+    bool ctx_mtp;
+    uint32_t n_rs_seq;
 } ggfit_params;
 
 /* llama_pooling_type's values. */
@@ -901,6 +914,63 @@ typedef enum ggfit_program {
                                  in the host's verdict) */
 } ggfit_program;
 
+/* ------------------------------------------------------------------------
+ * Multimodal projectors (--mmproj), as llama.cpp's mtmd measures them
+ * (tools/mtmd/mtmd.cpp mtmd_get_memory_usage: each encoder of the file,
+ * vision and audio, built with no allocation; per device its weights plus
+ * the compute buffer of its warmup graph, clip.cpp). src/mtmd/.
+ * ---------------------------------------------------------------------- */
+
+typedef struct ggfit_mmproj ggfit_mmproj;   /* an opened projector file */
+
+typedef struct ggfit_mmproj_params {
+    bool use_gpu;             /* --mmproj-offload (default true) */
+    int flash_attn;           /* -fa: GGFIT_FA_AUTO, _OFF, _ON */
+    int32_t image_min_tokens; /* --image-min-tokens; 0: the type's */
+    int32_t image_max_tokens; /* --image-max-tokens; 0: the type's */
+    bool warmup;              /* --warmup (default true); --no-warmup skips
+                                 the warmup graph: no compute buffer is
+                                 reserved, only the weights count */
+} ggfit_mmproj_params;
+
+/* llama-server's defaults: offloaded, -fa auto, the type's token limits. */
+GGFIT_API void ggfit_mmproj_params_init(ggfit_mmproj_params *p);
+
+#define GGFIT_MMPROJ_MAX_ENCODERS 2
+
+/* One encoder (clip context) of a projector file. */
+typedef struct ggfit_mmproj_encoder {
+    char projector[32];       /* clip.projector_type: "qwen2.5vl_merger" */
+    bool audio;               /* the audio encoder, else the vision one */
+    uint32_t warmup;          /* the warmup graph's image side in pixels
+                                 (audio: its frames) */
+    bool flash_attn;          /* the warmup graph ran with flash attention */
+    bool compute_estimated;   /* no graph for this type: estimated */
+    int32_t device;           /* index into devs it runs on; -1 the CPU */
+    uint64_t weights;         /* bytes of its tensors (on device) */
+    uint64_t compute;         /* its backend's compute buffer (on device) */
+    uint64_t cpu_compute;     /* the CPU backend's beside a device (inputs) */
+} ggfit_mmproj_encoder;
+
+typedef struct ggfit_mmproj_usage {
+    size_t n_encoders;
+    ggfit_mmproj_encoder enc[GGFIT_MMPROJ_MAX_ENCODERS];
+    uint64_t device[GGFIT_MAX_DEVICES]; /* weights + compute per device */
+    uint64_t cpu;             /* the CPU's weights + compute */
+} ggfit_mmproj_usage;
+
+/* Opens a projector GGUF (a file llama.cpp's clip_init takes: clip.* keys,
+ * vision and/or audio encoder). Reads the header only. */
+GGFIT_API ggfit_status ggfit_mmproj_open(const char *path, ggfit_mmproj **out, char **err);
+GGFIT_API void ggfit_mmproj_free(ggfit_mmproj *mm);
+
+/* Measures it as mtmd_get_memory_usage does on devs: with use_gpu each
+ * encoder runs on the first device (ggml's first GPU), else on the CPU.
+ * GGFIT_EUNSUPPORTED for a projector type llama.cpp does not know. */
+GGFIT_API ggfit_status ggfit_mmproj_measure(const ggfit_mmproj *mm, const ggfit_mmproj_params *p,
+                                            const ggfit_device *devs, size_t n_devs,
+                                            ggfit_mmproj_usage *out, char **err);
+
 #define GGFIT_MAX_IGNORED 64
 
 /* What the ggfit command line takes for a plan, so that a program gets the
@@ -955,6 +1025,24 @@ typedef struct ggfit_request {
      * alone: llama-fit-params and llama-cli fit no draft. */
     const char *draft_model;
     ggfit_params draft;
+    /* llama-server's multimodal projector (-mm, --mmproj FILE) and its
+     * flags (--no-mmproj-offload, --image-min-tokens, --image-max-tokens;
+     * -fa is the model's): counted with --for server alone, as
+     * server-context.cpp adds mtmd_get_memory_usage's bytes to the fit
+     * targets (common/mmproj.c). */
+    const char *mmproj;
+    ggfit_mmproj_params mmproj_params;
+    /* The rest of llama-server's speculative decoding (common/draft.c):
+     * --spec-type's types (one bit per common_speculative_type, appended
+     * as arg.cpp appends them), the draft tokens of each type
+     * (--spec-draft-n-max 3, --spec-ngram-{simple,map-k,map-k4v}-size-m
+     * 48, --spec-ngram-mod-n-max 64; --spec-default) and -devd's devices
+     * ("none", or names comma-separated; empty: the target's). */
+    uint32_t spec_types;
+    int32_t spec_draft_n_max;
+    uint32_t spec_size_m[3];
+    int32_t spec_mod_n_max;
+    char draft_devices[256];
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -998,6 +1086,20 @@ GGFIT_API ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out
  * projection of the flags as given. Render it with ggfit_fit_args or
  * ggfit_fit_json (fit, devices, n_devices), or ggfit_projection_text or
  * _json (projection, devices). */
+/* A plan's predicted llama-bench speeds (speed/: ggfit_speed_of with
+ * ggfit_speed_options_init's defaults, pp512 and tg128 at depth 0, an
+ * empty cache) for the flags it prints, or for the flags as given when it
+ * prints none. */
+typedef struct ggfit_plan_speed {
+    bool ok;                  /* computed (false: the model could not be
+                                 projected with the plan's flags) */
+    uint32_t n_prompt, n_gen; /* llama-bench's -p, -n */
+    uint32_t depth;           /* tokens already in the cache (llama-bench -d) */
+    double pp_tps;            /* prompt tokens per second */
+    double tg_tps;            /* generated tokens per second */
+    uint64_t host_bytes_per_token; /* read from system memory per token */
+} ggfit_plan_speed;
+
 typedef struct ggfit_plan {
     ggfit_device devices[GGFIT_MAX_DEVICES]; /* ggfit_request_devices' */
     size_t n_devices;
@@ -1046,6 +1148,22 @@ typedef struct ggfit_plan {
     const char *draft_model;
     ggfit_params draft_params;
     ggfit_projection draft;
+    /* --for server with --mmproj: the projector as llama-server measures
+     * it before its fit (mtmd_get_memory_usage); its bytes per device are
+     * in fit_options.extra_used, its CPU bytes in extra_host. */
+    bool has_mmproj;
+    char mmproj[512];         /* the file; -hf: the repo's, loaded with it */
+    bool mmproj_auto;         /* -hf's projector (no -mm in the printed flags) */
+    ggfit_mmproj_params mmproj_params;   /* as measured (-fa: the model's) */
+    ggfit_mmproj_usage mmproj_usage;
+    /* --spec-type draft-mtp without -md: draft is the MTP context on the
+     * target (context and compute only are added: the weights are the
+     * target's); draft_model is then the target's file. */
+    bool draft_mtp;
+    /* --for server: the speculative flags given (--spec-type ... -devd),
+     * as the plan's command line repeats them; empty: none */
+    char spec_args[320];
+    ggfit_plan_speed speed;   /* the plan's predicted speeds (speed/) */
 } ggfit_plan;
 
 /* The exit status the CLI gives a plan: 0 it fits (on the whole machine),
@@ -1307,6 +1425,171 @@ GGFIT_API ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *
  * memory. */
 GGFIT_API char *ggfit_speed_text(const ggfit_speed *s);
 GGFIT_API char *ggfit_speed_json(const ggfit_speed *s);
+
+/* This machine's host memory bandwidth (ggfit devices --measure): a buffer
+ * of buffer_bytes (0: 128 MiB) read by one thread, then by one per CPU,
+ * each for about 50 ms. GPU memory is not measured. */
+typedef struct ggfit_host_bw {
+    double single_gbs;        /* one thread, GB/s (1e9 bytes) */
+    double all_gbs;           /* n_threads threads together */
+    uint32_t n_threads;       /* the CPUs online */
+    uint64_t buffer_bytes;
+    uint32_t passes;          /* over the buffer, per phase */
+    double ms;                /* the whole measurement, the buffer's filling
+                                 included */
+    uint64_t checksum;        /* of what was read (keeps the reads) */
+} ggfit_host_bw;
+
+GGFIT_API ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out,
+                                          char **err);
+
+/* The measurement in words, beside the speed model's assumption; and
+ * ggfit_devices_json with it added as "host_bandwidth". Free with
+ * ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_host_bw_text(const ggfit_host_bw *b);
+GGFIT_API char *ggfit_devices_json_measured(const ggfit_host_info *host,
+                                            const ggfit_device *devs, size_t n,
+                                            const ggfit_host_bw *b);
+
+/* ------------------------------------------------------------------------
+ * The fastest plan that fits (--objective speed)
+ * ---------------------------------------------------------------------- */
+
+/* What a plan is chosen for. llama.cpp's own objective is the largest
+ * context that fits (its fit reduces the context first, then offloads
+ * less); speed is ggfit's. */
+typedef enum ggfit_objective {
+    GGFIT_OBJECTIVE_CONTEXT = 0, /* --objective context: llama.cpp's plan */
+    GGFIT_OBJECTIVE_TG = 1,   /* --objective speed: generation tokens/s */
+    GGFIT_OBJECTIVE_PP = 2,   /* --objective pp: prompt tokens/s */
+} ggfit_objective;
+
+typedef struct ggfit_fastest_options {
+    ggfit_objective objective;
+    uint32_t n_ctx_min;       /* --min-ctx: the smallest context a plan may
+                                 have; 0: 4096, or the trained context when
+                                 smaller; a -c given wins */
+    bool quant_cache;         /* --quant-cache: a q8_0 K and V cache may be
+                                 tried when -ctk/-ctv are not given */
+    ggfit_speed_options speed; /* the constants the speeds use */
+} ggfit_fastest_options;
+
+/* ggfit_speed_options_init's speeds, objective GGFIT_OBJECTIVE_TG. */
+GGFIT_API void ggfit_fastest_options_init(ggfit_fastest_options *o);
+
+/* One plan the search tried, at the smallest context. */
+typedef struct ggfit_fastest_candidate {
+    char what[96];            /* "-c 4096 -ngl all -ncmoe 14", "llama.cpp's
+                                 fit at -c 4096 -fa off" */
+    bool fits;                /* the whole machine holds it */
+    uint32_t n_ctx;
+    int32_t n_gpu_layers;     /* offloaded, output layer included */
+    double pp_tps, tg_tps;
+} ggfit_fastest_candidate;
+
+#define GGFIT_MAX_CANDIDATES 32
+
+typedef struct ggfit_fastest {
+    ggfit_objective objective;
+    uint32_t n_ctx_min;       /* the context the placements were tried at */
+    bool has_own;             /* own holds a plan to free */
+    ggfit_plan own;           /* llama.cpp's plan (ggfit_request_plan) */
+    ggfit_plan_speed own_speed; /* its speeds with the options' constants
+                                 (ok false when it prints no flags) */
+    bool found;               /* some plan fits (llama.cpp's or another) */
+    bool faster;              /* another plan beats llama.cpp's (by more
+                                 than 0.5%, or llama.cpp's does not fit) */
+    bool has_best_plan;       /* best holds that plan, at the largest
+                                 context its placement leaves room for
+                                 (with -fit off: the flags as they are) */
+    ggfit_plan best;
+    ggfit_plan_speed best_speed; /* the chosen plan's: own_speed when not
+                                 faster */
+    char best_what[96];       /* how it was found, or "llama.cpp's plan" */
+    size_t n_candidates;
+    ggfit_fastest_candidate candidates[GGFIT_MAX_CANDIDATES];
+} ggfit_fastest;
+
+/* Plans the request as llama.cpp would (out->own), then with the
+ * objective: at the smallest context (o->n_ctx_min, or -c), for the
+ * request's flash attention (and off when it is auto) and cache types (and
+ * q8_0 with o->quant_cache): llama.cpp's fit, the most whole layers on the
+ * GPUs (-ngl), and for MoE models every layer on the GPUs with the fewest
+ * blocks' experts in system RAM (-ncmoe); placement flags the request sets
+ * are kept. Each is judged on the whole machine and given its speed; the
+ * best that fits, when it beats llama.cpp's plan, is planned again at the
+ * largest context its placement leaves room for (out->best). With
+ * GGFIT_OBJECTIVE_CONTEXT only own is planned. Free with
+ * ggfit_fastest_free(). */
+GGFIT_API ggfit_status ggfit_request_fastest(ggfit_request *r, const ggfit_fastest_options *o,
+                                             ggfit_fastest *out, char **err);
+GGFIT_API void ggfit_fastest_free(ggfit_fastest *f);
+
+/* The two plans side by side with their speeds and flags, then the plans
+ * tried; and as JSON ({"objective", "llama_cpp": {...}, "fastest": {...},
+ * "candidates": [...]}). Free with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_fastest_text(const ggfit_fastest *f);
+GGFIT_API char *ggfit_fastest_json(const ggfit_fastest *f);
+
+/* ------------------------------------------------------------------------
+ * ggfit sweep: memory and speed against one setting
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_sweep_axis {
+    GGFIT_SWEEP_CTX = 0,      /* the context, 512 doubling to the trained
+                                 one, each with llama.cpp's fit at -c */
+    GGFIT_SWEEP_NGL = 1,      /* -ngl 0 to every layer, at the context */
+    GGFIT_SWEEP_NCMOE = 2,    /* -ngl all -ncmoe 0 to n_layer, at the context */
+} ggfit_sweep_axis;
+
+typedef struct ggfit_sweep_point {
+    uint32_t x;               /* the context, -ngl or -ncmoe */
+    bool fitted;              /* CTX: llama.cpp's fit found a placement
+                                 (else the flags as given are shown) */
+    bool fits;                /* the whole machine holds it */
+    uint32_t n_ctx;           /* as llama.cpp pads it */
+    int32_t n_gpu_layers;     /* offloaded, output layer included */
+    double pp_tps;            /* prompt, at depth 0 */
+    double tg_tps;            /* generation, at depth 0 (an empty cache) */
+    double tg_tps_full;       /* generation with the cache full: at depth
+                                 n_ctx - n_gen */
+    uint64_t used[GGFIT_MAX_POOLS]; /* bytes per pool of the verdict */
+} ggfit_sweep_point;
+
+#define GGFIT_MAX_SWEEP 64
+
+typedef struct ggfit_sweep {
+    ggfit_sweep_axis axis;
+    char model[256];          /* the file's name, without its folders */
+    char machine[256];        /* "CUDA0 NVIDIA GeForce RTX 3090, 124 GiB free RAM" */
+    uint32_t n_layer, n_ctx_train;
+    uint32_t n_ctx;           /* NGL, NCMOE: the context (-c, else 4096) */
+    uint32_t n_prompt, n_gen; /* the speeds' llama-bench -p, -n */
+    uint32_t n_pools;
+    char pool_names[GGFIT_MAX_POOLS][80];
+    uint64_t pool_limits[GGFIT_MAX_POOLS]; /* free minus margin: the most a
+                                 plan may use there */
+    bool pool_host[GGFIT_MAX_POOLS]; /* system memory (the picture's scale
+                                 leaves its limit out when far above) */
+    size_t n_points;
+    ggfit_sweep_point points[GGFIT_MAX_SWEEP];
+} ggfit_sweep;
+
+/* Plans the request's model at every value of the axis (at most
+ * GGFIT_MAX_SWEEP, evenly spaced), each judged on the whole machine and
+ * given its speeds with o's constants. */
+GGFIT_API ggfit_status ggfit_request_sweep(ggfit_request *r, ggfit_sweep_axis axis,
+                                           const ggfit_speed_options *o, ggfit_sweep *out,
+                                           char **err);
+
+/* The sweep as a table, CSV (one row per point, bytes), JSON, and an SVG
+ * picture (tokens/s and memory per device against the setting, the
+ * devices' limits dashed, points that do not fit hollow). Free with
+ * ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_sweep_text(const ggfit_sweep *s);
+GGFIT_API char *ggfit_sweep_csv(const ggfit_sweep *s);
+GGFIT_API char *ggfit_sweep_json(const ggfit_sweep *s);
+GGFIT_API char *ggfit_sweep_svg(const ggfit_sweep *s);
 
 /* ------------------------------------------------------------------------
  * Which quant? Several models planned for one machine, best first

@@ -197,9 +197,46 @@ check server-draft-json 0 '"context": 4697620480' -- \
 check server-draft-flags 0 ' -md .*qwen3-0.6b-f16.gguf -ngld 20 -ctkd q8_0 -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB,rpc:16384MiB --for server \
     -md "$models/qwen3-0.6b-f16.gguf" --spec-draft-ngl 20 -ctkd q8_0
-check server-draft-vocab 0 "^note: -md: the draft's vocabulary (128256 tokens) is 23680 tokens from" -- \
+# -md alone runs no speculative type: llama-server loads the draft, then
+# frees it (the shipped layouts have no tokenizer, so draft-simple's
+# vocabulary check passes them, as llama.cpp's does)
+check server-draft-no-type 0 "^note: -md without --spec-type draft-simple: llama-server measures" -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:81920MiB --for server \
     -md "$models/llama-3.1-8b-Q4_K_M.gguf"
+# --mmproj under --for server: the projector's bytes (mtmd_get_memory_usage)
+# in the fit target: -c 6144, llama-server's own fit (tools/servercmp.py
+# --mmproj --fit-mib 12288; 18688 without it, and with --no-mmproj-offload)
+check server-mmproj 0 '^-c 6144 -ngl all -np 4 -kvu -mm data/real/mmproj-qwen2.5-vl-7b-f16.gguf -fit off$' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --for server \
+    --mmproj data/real/mmproj-qwen2.5-vl-7b-f16.gguf
+check server-mmproj-no-offload 0 '^-c 18688 .* --no-mmproj-offload -fit off$' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --for server \
+    --mmproj data/real/mmproj-qwen2.5-vl-7b-f16.gguf --no-mmproj-offload
+check server-mmproj-json 0 '"weights": 1355636736' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --for server \
+    -mm data/real/mmproj-qwen2.5-vl-7b-f16.gguf --json
+check mmproj-fit-params-not-counted 0 '^note: not counted yet .*: -mm' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB \
+    -mm data/real/mmproj-qwen2.5-vl-7b-f16.gguf
+# an MTP context (--spec-type draft-mtp) on a NextN model: its context and
+# compute in the fit targets, the NextN block in the fit's layers (-ngl 50
+# on 49 blocks: llama-server's own fit, tools/servercmp.py --mtp --fit-mib)
+check server-mtp 0 '^-c 4096 -ngl 50 -ts 25,25 .* -np 4 -kvu --spec-type draft-mtp -fit off$' -- \
+    "$ggfit" -m "$models/qwen3-next-80b-a3b-Q4_K_M.gguf" --gpu rpc:24576MiB,rpc:24576MiB \
+    --host-mem 128GiB --for server --spec-type draft-mtp
+check server-mtp-json 0 '"mtp": true' -- \
+    "$ggfit" -m "$models/glm-4.5-air-Q4_K_M.gguf" --gpu rpc:81920MiB --for server -c 4096 \
+    --spec-type draft-mtp --json
+check server-mtp-no-nextn 2 'has no NextN blocks' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server --spec-type draft-mtp
+check server-spec-type-bad 2 'unknown speculative type: mtp' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server --spec-type mtp
+check server-spec-devd 0 ' -md .*qwen3-0.6b-f16.gguf --spec-type draft-simple -devd RPC1 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB,rpc:16384MiB --for server \
+    -md "$models/qwen3-0.6b-f16.gguf" --spec-type draft-simple -devd RPC1
+check server-spec-devd-bad 2 '-devd: invalid device: CUDA3' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server \
+    -md "$models/qwen3-0.6b-f16.gguf" -devd CUDA3
 check server-draft-missing 2 'none.gguf: cannot open' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server -md "$tmp/none.gguf"
 check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
@@ -209,6 +246,44 @@ check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
     "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 --mmproj mm.gguf -md d.gguf
 check paste-bench 0 '^-ngl 99 -fa 1$' -- \
     fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
+# speeds: every plan's, the fastest plan that fits, the sweep and its picture
+check plan-speed 0 '^predicted speed: pp512 [0-9]* t/s, tg128 [0-9.]* t/s (llama-bench at depth 0' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
+check plan-speed-json 0 '"of": "plan"' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --json
+check objective-speed 0 '^-c 131072 -ngl all -ts 33 -np 1 -fit off$' -- \
+    "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
+    --objective speed -q
+check objective-speed-report 0 '^  fastest        131072 .* -ts 33 ' -- \
+    "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
+    --objective speed
+check objective-json 0 '"faster": true' -- \
+    "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
+    --objective speed --json
+check objective-min-ctx 0 'contexts of at least 8192$' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB \
+    --objective speed --min-ctx 8192
+check objective-bad 2 'expected speed, pp or context' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --objective fast
+check speed-constants-alone 2 'go with --objective speed|pp (the constants also with bench and sweep)' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --host-bw 50
+check sweep-table 0 '^     40960    40960     29   yes' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
+check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --csv
+check sweep-ngl 0 '^         0     4096      0' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --over ngl
+check sweep-dense-ncmoe 2 'the model has no experts' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --over ncmoe
+sweep_svg() {  # the README's picture is what ggfit sweep draws today
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB \
+        --svg "$tmp/sweep.svg" >/dev/null 2>&1 &&
+        cmp -s "$tmp/sweep.svg" docs/sweep-qwen3-14b-rtx-3060.svg &&
+        echo "the README's picture is ggfit sweep's"
+}
+check sweep-svg 0 "^the README's picture is ggfit sweep's$" -- sweep_svg
+check devices-measure 0 'host memory bandwidth, measured .* 1 thread [0-9.]* GB/s' -- \
+    "$ggfit" devices --measure
 check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
     "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
 check env-ctx 0 '^-c 8192 -ngl all -np 1 -fit off$' -- \
@@ -448,6 +523,10 @@ if [ "$http_rc" -eq 0 ]; then
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192
     check hf-no-mmproj 0 'note: ignored (no effect on memory): --no-mmproj$' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
+    # --for server counts the repo's projector: read over HTTP and measured
+    check hf-mmproj-server 0 '"projector": "qwen2.5vl_merger"' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --for server \
+        --json
     check hf-bad-repo 2 'invalid Hugging Face repository' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf qwen3 --gpu 8GiB
     # which quant?: -hf USER/MODEL --list, best first

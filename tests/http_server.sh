@@ -54,7 +54,8 @@ if [ -n "$models" ]; then
     python3 "$(dirname "$0")/mksplit.py" "$models/llama-3.1-8b-Q4_K_M.gguf" \
         "$hub/Qwen3-Split-Q6_K" 2
     cp "$models/qwen3-0.6b-f16.gguf" "$hub/imatrix-Qwen3-14B-Q4_K_M.gguf"
-    cp "$models/qwen3-0.6b-f16.gguf" "$hub/mmproj-Qwen3-F16.gguf"
+    # a projector llama-server measures along (--for server counts it)
+    cp "$(dirname "$0")/../data/tiny/mmproj-qwen25vl-0.gguf" "$hub/mmproj-Qwen3-F16.gguf"
     echo "# Qwen3" >"$hub/README.md"
     printf '{"branches":[{"name":"dev","ref":"refs/heads/dev","targetCommit":"%s"},{"name":"main","ref":"refs/heads/main","targetCommit":"%s"}],"tags":[],"converts":[]}\n' \
         fedcba9876543210fedcba9876543210fedcba98 "$commit" \

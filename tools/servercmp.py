@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """usage: tools/servercmp.py --llama DIR [--llama-src SRC] [--ggfit BIN] [--devices N]
                             [--flags "..."]... [--fit-mib N] [--record FILE] [--verbose]
-                            MODEL...
+                            [--draft FILE] [--mtp] [--rows draft|target] MODEL...
 
 Compares ggfit --for server with llama-server's own fit, byte for byte:
 llama-server's rules (-np auto = 4 slots and -kvu, n_outputs_max one per
@@ -62,9 +62,34 @@ adds RPC device i's bytes at slot i + 1) so that llama-server plans as on
 a GPU machine, as ggfit does, and each case also prints both fits'
 targets in MiB.
 
+--mtp adds --spec-type draft-mtp to every flag set: llama-server then
+measures an MTP context on the target first (context and compute: the
+weights are the target's, loaded with load_mtp), compared with ggfit's
+JSON "draft" (its "mtp" true). --rows target compares the target's own
+rows instead, with a draft or an MTP context present (the shim lets the
+first measurement pass, GGFIT_SHIM_SKIP=2: its breakdown and its print,
+and prints the fit's): the target's n_outputs_max with the draft tokens (--spec-type, --spec-draft-
+n-max) and its NextN weights with load_mtp. -devd and the other
+speculative flags go in --flags.
+
 --record FILE appends llama-server's rows of every case, one JSON object a
 line ({"model", "devices", "args", "rows", "tool": "llama-server"}), args
 being FLAGS' (what ggfit replays): tests/test_oracle.c holds ggfit to them.
+With --draft or --mtp each line also says whose rows they are ("rows_of":
+"draft" or "target"); record those in data/oracle/spec.jsonl, which
+tests/test_spec.c replays as whole plans (the speculative flags are not
+llama-fit-params' flags that test_oracle.c parses).
+With --fit-mib it appends llama-server's fit instead ({"model", "devices",
+"fit_mib", "args", "fit": {"n_ctx", "ngl", "ts", "n_ot"}}; not with a draft,
+a projector or MTP): data/oracle/server_fit.jsonl, which
+tests/test_oracle_fit.c holds ggfit to.
+
+--mmproj FILE (with --fit-mib) adds a multimodal projector (-mm FILE, a
+sparse copy for llama-server) to every case: llama-server measures it
+before its fit (server-context.cpp load_model: mtmd_get_memory_usage) and
+adds its bytes per device to the targets, shifted as for a draft (the shim
+shifts them back, GGFIT_SHIM_GPU_ORDER); ggfit plans with --for server
+--mmproj FILE. tools/mtmdcmp.py compares the projector's bytes themselves.
 """
 import json
 import os
@@ -97,7 +122,7 @@ def build_shim(src, tmp):
     return out
 
 
-def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False):
+def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False, skip=0):
     """llama-server under the shim; the lines it wrote, or None and why."""
     cmd = [os.path.join(bindir, 'llama-server'), '-m', model]
     if eps:
@@ -111,6 +136,8 @@ def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False):
         env.update(GGFIT_SHIM_FIT='1', GGFIT_SHIM_DEV_MIB=str(fit_mib))
     if gpu_order:
         env.update(GGFIT_SHIM_GPU_ORDER='1')
+    if skip:
+        env.update(GGFIT_SHIM_SKIP=str(skip))
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
@@ -122,6 +149,7 @@ def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False):
 
 
 SERVER_MARGINS = []
+MMPROJ = []   # --mmproj: the file, then its sparse copy
 
 
 def server_fit(bindir, shim, model, eps, flags, fit_mib, gpu_order=False):
@@ -152,10 +180,17 @@ def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
     ts = [float(x) for x in (j.get('tensor_split') or [])][:n_dev]
     GGFIT_MARGINS[:] = [p['margin'] for p in j['verdict']['pools'] if p['kind'] == 'device']
     # with a draft the margins are 1024 MiB + the draft's bytes per device
-    if j.get('draft'):
-        for i, d in enumerate(j['draft']['projection']['devices']):
+    if j.get('draft'):   # at the target's index of each draft device (-devd)
+        names = [d['name'] for d in j['devices']]
+        for d in j['draft']['projection']['devices']:
+            i = names.index(d['name']) if d['name'] in names else len(GGFIT_MARGINS)
             if i < len(GGFIT_MARGINS):
-                GGFIT_MARGINS[i] += d['model'] + d['context'] + d['compute']
+                own = 0 if j['draft'].get('mtp') else d['model']   # MTP: the target's
+                GGFIT_MARGINS[i] += own + d['context'] + d['compute']
+    if j.get('mmproj'):   # and the projector's
+        for i, d in enumerate(j['mmproj']['devices']):
+            if i < len(GGFIT_MARGINS):
+                GGFIT_MARGINS[i] += d['bytes']
     # the context as the fit leaves it in cparams (llama-fit-params' -c: 0 is
     # the trained context, left as asked)
     words = (j.get('args') or '').split()
@@ -163,8 +198,8 @@ def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
     return (n_ctx, j['n_gpu_layers'], ts, len(j.get('overrides') or [])), None
 
 
-def server_rows(bindir, shim, model, eps, flags):
-    lines, err = run_server(bindir, shim, model, eps, flags)
+def server_rows(bindir, shim, model, eps, flags, skip=0):
+    lines, err = run_server(bindir, shim, model, eps, flags, skip=skip)
     if lines is None:
         return None, err
     rows = []
@@ -200,7 +235,7 @@ def ggfit_flags(flags):
 
 
 def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mib,
-                 draft=None):
+                 draft=None, mtp=False, record=None):
     n_same = n_diff = 0
     for model in models:
         sparse = os.path.join(tmp, os.path.basename(model))
@@ -213,10 +248,19 @@ def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mi
                 if draft:
                     sflags += ' -md ' + draft[1]
                     gflags += ' -md ' + draft[0]
+                if MMPROJ:
+                    sflags += ' -mm ' + MMPROJ[1]
+                    gflags += ' -mm ' + MMPROJ[0]
                 want, werr = server_fit(bindir, shim, sparse, eps[:n_dev], sflags, fit_mib,
-                                        gpu_order=bool(draft))
+                                        gpu_order=bool(draft or MMPROJ or mtp))
                 got, gerr = ggfit_fit(ggfit, model, n_dev, gflags, fit_mib)
-                if draft and want and got:
+                if record and want is not None and not (draft or MMPROJ or mtp):
+                    record.write(json.dumps({'model': os.path.basename(model), 'devices': n_dev,
+                                             'fit_mib': fit_mib, 'args': gflags,
+                                             'fit': {'n_ctx': want[0], 'ngl': want[1],
+                                                     'ts': want[2], 'n_ot': want[3]},
+                                             'tool': 'llama-server'}) + '\n')
+                if (draft or MMPROJ or mtp) and want and got:
                     print('%s: targets MiB: llama-server %s, ggfit %s' % (
                         label, [round(m / 2**20, 2) for m in SERVER_MARGINS],
                         [round(m / 2**20, 2) for m in GGFIT_MARGINS]))
@@ -245,6 +289,7 @@ def main():
     bindir, src, n_max, flag_sets, models = None, '/work/llama-src', 1, [], []
     ggfit = os.path.join(ROOT, 'build/ggfit')
     record, verbose, fit_mib, draft = None, False, None, None
+    mtp, rows = False, None
     while args:
         a = args.pop(0)
         if a == '--llama':
@@ -261,6 +306,12 @@ def main():
             fit_mib = int(args.pop(0))
         elif a == '--draft':
             draft = args.pop(0)
+        elif a == '--mmproj':
+            MMPROJ.append(args.pop(0))
+        elif a == '--mtp':
+            mtp = True
+        elif a == '--rows':
+            rows = args.pop(0)
         elif a == '--verbose':
             verbose = True
         elif a == '--flags':
@@ -270,11 +321,23 @@ def main():
     if not bindir or not models:
         print(__doc__)
         return 2
+    if fit_mib is not None and not flag_sets:
+        flag_sets = ['-c 0', '']
     flag_sets = flag_sets or DEFAULT_FLAGS
+    if mtp:   # an MTP context on the target, measured before it
+        flag_sets = [f + ' --spec-type draft-mtp' for f in flag_sets]
+    # the rows compared: the draft's (or the MTP context's), measured
+    # first; or the target's, measured next (the shim skips the first)
+    rows = rows or ('draft' if draft or mtp else 'target')
+    skip = 2 if rows == 'target' and (draft or mtp) else 0   # measured, then printed
     tmp = tempfile.mkdtemp(prefix='servercmp-')
     shim = build_shim(src, tmp)
     procs, eps = start_servers(bindir, n_max)
     n_same = n_diff = n_fail = 0
+    if MMPROJ:
+        MMPROJ.append(os.path.join(tmp, 'mmproj-' + os.path.basename(MMPROJ[0])))
+        shutil.copyfile(MMPROJ[0], MMPROJ[1])
+        os.truncate(MMPROJ[1], 1 << 40)
     if draft:
         sparse_draft = os.path.join(tmp, 'draft-' + os.path.basename(draft))
         shutil.copyfile(draft, sparse_draft)
@@ -283,8 +346,7 @@ def main():
     if fit_mib is not None:
         try:
             return compare_fits(bindir, shim, ggfit, tmp, models, max(n_max, 1), eps,
-                                flag_sets if flag_sets is not DEFAULT_FLAGS else ['-c 0', ''],
-                                fit_mib, draft)
+                                flag_sets, fit_mib, draft, mtp, record)
         finally:
             for p in procs:
                 p.terminate()
@@ -303,13 +365,16 @@ def main():
                         gflags += ' -md ' + draft[0]
                     label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
                                                      '' if n_dev == 1 else 's', flags)
-                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags)
-                    got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags, bool(draft))
+                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags, skip)
+                    got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags,
+                                                      rows == 'draft')
                     if record and want is not None:
-                        record.write(json.dumps({'model': os.path.basename(model), 'devices': n_dev,
-                                                 'args': gflags,
-                                                 'rows': [[n] + v for n, v in want],
-                                                 'tool': 'llama-server'}) + '\n')
+                        line = {'model': os.path.basename(model), 'devices': n_dev,
+                                'args': gflags, 'rows': [[n] + v for n, v in want],
+                                'tool': 'llama-server'}
+                        if draft or mtp:   # whose rows: tests/test_spec.c replays these
+                            line['rows_of'] = rows
+                        record.write(json.dumps(line) + '\n')
                     if want is None and estimated:
                         n_fail += 1   # llama-server fails, ggfit has no graph
                         if verbose:

@@ -12,6 +12,10 @@
 // out), prefixed "ggfit-shim", to $GGFIT_SHIM_OUT (else stderr), and exits:
 // the server never loads the model.
 //
+// With GGFIT_SHIM_SKIP=N the first N measurements pass through and the
+// next is printed (servercmp.py --rows target: the target's, measured in
+// the fit after the draft's or the MTP context's).
+//
 // Fit mode (servercmp.py --fit-mib N): with GGFIT_SHIM_FIT set the
 // measurement passes through; ggml_backend_dev_memory reports every device
 // but the CPU with $GGFIT_SHIM_DEV_MIB MiB free and total (the rpc-servers
@@ -43,6 +47,14 @@ llama_memory_breakdown llama_get_memory_breakdown(const struct llama_context * c
     llama_memory_breakdown mb = real(ctx);
     if (getenv("GGFIT_SHIM_FIT")) {
         return mb;   // fit mode: the fit goes on, common_fit_params prints its result
+    }
+    // GGFIT_SHIM_SKIP=N: the first N measurements pass through (with a
+    // draft or an MTP context the server measures that first, then the
+    // target in its fit): the next one is printed
+    static int n_seen = 0;
+    const char * skip = getenv("GGFIT_SHIM_SKIP");
+    if (skip && n_seen++ < atoi(skip)) {
+        return mb;
     }
 
     const llama_model * model = llama_get_model(ctx);

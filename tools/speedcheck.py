@@ -198,6 +198,50 @@ def fit(samples):
     return out
 
 
+# The MoE rows with experts in system RAM (--n-cpu-moe): llmfit's, on an
+# RTX 2080 (448 GB/s, 8 GiB; not in the catalog) beside quad-channel DDR4
+# (~102 GB/s as the row says). llmfit's avgTps counts prompt processing in
+# the time, so it is a floor of the generation speed; for Qwen3-30B-A3B the
+# row quotes llama-server's own generation figure (PR 755: 36.7 tok/s).
+MOE_RAM = {
+    'Qwen3-30B-A3B-Instruct-2507-Q4_K_M': ('qwen3-30b-a3b-Q4_K_M.gguf', 36.7),
+    'gpt-oss-20b-MXFP4': ('gpt-oss-20b-mxfp4.gguf', None),
+    'DeepSeek-Coder-V2-Lite-Instruct-Q4_K_M': ('deepseek-v2-lite-Q4_K_M.gguf', None),
+}
+
+
+def moe_ram_check(path, ggfit, verbose):
+    """ggfit bench on the rows with experts in system RAM, reported on
+    their own: against llama-server's generation figure where the row has
+    one, else against llmfit's avgTps (a floor)."""
+    rows = [r for r in csv.DictReader(open(path))
+            if 'cpu-moe' in r['n_cpu_moe_or_ot'] and r['model'] in MOE_RAM]
+    if not rows:
+        return
+    print('MoE rows with experts in system RAM (--n-cpu-moe; llmfit, RTX 2080 + DDR4 '
+          '102 GB/s), ggfit bench -c 4096 -ngl 99 -ncmoe N --bandwidth 448 --host-bw 102:')
+    errs = []
+    for r in rows:
+        layout, tg_server = MOE_RAM[r['model']]
+        n = r['n_cpu_moe_or_ot'].split()[-1]
+        args = [ggfit, 'bench', '-m', os.path.join(ROOT, 'data/models', layout), '--gpu',
+                'cuda:8GiB', '--bandwidth', '448', '--host-bw', '102', '--host-mem', '64GiB',
+                '-c', '4096', '-ngl', '99', '-ncmoe', n, '--json']
+        j = run(args)
+        floor = num(r['tg_tps'])
+        if tg_server:
+            errs.append(err(j['tg_tps'], tg_server))
+            what = 'llama-server %.1f t/s: error %.1f%%' % (tg_server, 100 * errs[-1])
+        else:
+            what = 'llmfit avgTps %.1f t/s (a floor): ggfit %s it' % (
+                floor, 'above' if j['tg_tps'] >= floor else 'BELOW')
+        print('  %-40s -ncmoe %-3s ggfit tg %6.1f t/s; %s' % (r['model'][:40], n, j['tg_tps'],
+                                                             what))
+    if errs:
+        print('  median absolute error where a generation figure exists: %.1f%% (%d row%s)' % (
+            100 * statistics.median(errs), len(errs), '' if len(errs) == 1 else 's'))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--ggfit', default=os.path.join(ROOT, 'build/ggfit'))
@@ -237,6 +281,7 @@ def main():
     if not any('experts in RAM' in g for g in errs):
         print('  MoE rows with experts in system RAM: none among the rows used '
               '(the calibration has them only from llmfit, left out above)')
+    moe_ram_check(a.csv, a.ggfit, a.verbose)
     if a.fit:
         print('constants chosen per backend (median over all its rows):')
         for be, (ct, et, cp, ep) in fit(samples).items():

@@ -8,6 +8,7 @@
  * are not added. There is no separate draft context: the draft is measured
  * at the target's -c (0: the draft's own trained context).
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +43,121 @@ static bool is_md(const char *a)
     return !strcmp(a, "-md") || !strcmp(a, "--model-draft") || !strcmp(a, "--spec-draft-model");
 }
 
+/* common_speculative_type, in its order, by --spec-type's names
+ * (common/speculative.cpp). */
+enum {
+    SPEC_NONE, SPEC_DRAFT_SIMPLE, SPEC_DRAFT_EAGLE3, SPEC_DRAFT_MTP, SPEC_DRAFT_DFLASH,
+    SPEC_DRAFT_DSPARK, SPEC_NGRAM_SIMPLE, SPEC_NGRAM_MAP_K, SPEC_NGRAM_MAP_K4V, SPEC_NGRAM_MOD,
+    SPEC_NGRAM_CACHE, SPEC_COUNT
+};
+static const char *const spec_names[SPEC_COUNT] = {
+    "none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+    "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
+};
+#define SPEC_BIT(t) (1u << (t))
+/* the types that run a draft context (common_params_speculative
+ * need_n_rs_seq: they roll the target's recurrent state back) */
+#define SPEC_CTX_TYPES (SPEC_BIT(SPEC_DRAFT_MTP) | SPEC_BIT(SPEC_DRAFT_EAGLE3) | \
+                        SPEC_BIT(SPEC_DRAFT_DFLASH) | SPEC_BIT(SPEC_DRAFT_DSPARK))
+
+/* The speculative flags besides the draft's memory flags: how many draft
+ * tokens a slot can verify at once. */
+static const char *const size_m_flags[3] = {
+    "--spec-ngram-simple-size-m", "--spec-ngram-map-k-size-m", "--spec-ngram-map-k4v-size-m",
+};
+
+static bool is_devd(const char *a)
+{
+    return !strcmp(a, "-devd") || !strcmp(a, "--device-draft") ||
+           !strcmp(a, "--spec-draft-device");
+}
+
+static int size_m_row(const char *a)
+{
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(a, size_m_flags[k]))
+            return k;
+    return -1;
+}
+
+static bool is_spec(const char *a)
+{
+    return !strcmp(a, "--spec-type") || !strcmp(a, "--spec-draft-n-max") ||
+           !strcmp(a, "--spec-ngram-mod-n-max") || !strcmp(a, "--spec-default") ||
+           size_m_row(a) >= 0 || is_devd(a);
+}
+
 bool ggfit__draft_flag(const char *a)
 {
-    return is_md(a) || draft_row(a) >= 0;
+    return is_md(a) || draft_row(a) >= 0 || is_spec(a);
+}
+
+void ggfit__spec_init(ggfit_request *r)
+{
+    /* common_params_speculative's defaults */
+    r->spec_types = SPEC_BIT(SPEC_NONE);
+    r->spec_draft_n_max = 3;
+    r->spec_size_m[0] = r->spec_size_m[1] = r->spec_size_m[2] = 48;
+    r->spec_mod_n_max = 64;
+}
+
+/* --spec-type a,b,...: every name known, else llama.cpp refuses the flag
+ * ("unknown speculative type"); "none" among them adds nothing. */
+static ggfit_status parse_types(ggfit_request *r, const char *v, char **err)
+{
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        int t = 0;
+        while (t < SPEC_COUNT && (strlen(spec_names[t]) != n || strncmp(v, spec_names[t], n)))
+            t++;
+        if (t == SPEC_COUNT)
+            return ggfit__fail(err, GGFIT_EINVAL, "--spec-type: unknown speculative type: "
+                               "%.*s (llama.cpp takes %s, %s, ...)", (int)n, v, spec_names[1],
+                               spec_names[3]);
+        r->spec_types |= SPEC_BIT(t);
+        v += n + (v[n] == ',');
+    }
+    return GGFIT_OK;
+}
+
+static ggfit_status parse_int(const char *a, const char *v, int32_t lo, int32_t hi,
+                              int32_t *out, char **err)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number from %d to %d, got '%s'",
+                           a, lo, hi, v);
+    *out = (int32_t)x;
+    return GGFIT_OK;
+}
+
+/* One of the flags of is_spec at argv[*i]; *i is on its value (if any). */
+static ggfit_status parse_spec(ggfit_request *r, const char *a, const char *v, char **err)
+{
+    int32_t x;
+    ggfit_status rc = GGFIT_OK;
+    int k = size_m_row(a);
+    if (!strcmp(a, "--spec-default")) {
+        r->spec_types |= SPEC_BIT(SPEC_NGRAM_MOD);   /* ngram-mod, n_max 64 */
+        r->spec_mod_n_max = 64;
+    } else if (!strcmp(a, "--spec-type")) {
+        rc = parse_types(r, v, err);
+    } else if (!strcmp(a, "--spec-draft-n-max")) {
+        if (!(rc = parse_int(a, v, INT32_MIN, INT32_MAX, &x, err)))
+            r->spec_draft_n_max = x;
+    } else if (!strcmp(a, "--spec-ngram-mod-n-max")) {
+        if (!(rc = parse_int(a, v, 0, 1024, &x, err)))
+            r->spec_mod_n_max = x;
+    } else if (k >= 0) {
+        if (!(rc = parse_int(a, v, 0, 65535, &x, err)))
+            r->spec_size_m[k] = (uint32_t)x;
+    } else if (strlen(v) >= sizeof r->draft_devices || !*v) {
+        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none or devices' names", a);
+    } else {
+        snprintf(r->draft_devices, sizeof r->draft_devices, "%s", v);   /* -devd */
+    }
+    return rc;
 }
 
 bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
@@ -59,6 +172,17 @@ bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggf
         }
         r->draft_model = argv[++*i];
         (*i)++;
+        return true;
+    }
+    if (is_spec(a)) {
+        bool flag = !strcmp(a, "--spec-default");
+        if (!flag && *i + 1 >= argc) {
+            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
+            return true;
+        }
+        *rc = parse_spec(r, a, flag ? "" : argv[*i + 1], err);
+        if (!*rc)
+            *i += flag ? 1 : 2;
         return true;
     }
     int k = draft_row(a);
@@ -92,67 +216,372 @@ bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggf
     return true;
 }
 
+/* common_speculative_n_max: the most tokens any type given drafts. */
+static uint32_t spec_n_max(const ggfit_request *r)
+{
+    int32_t n = 0;
+    for (int t = SPEC_DRAFT_SIMPLE; t < SPEC_COUNT; t++) {
+        if (!(r->spec_types & SPEC_BIT(t)))
+            continue;
+        int32_t v = t <= SPEC_DRAFT_DSPARK ? r->spec_draft_n_max
+                  : t == SPEC_NGRAM_MOD    ? r->spec_mod_n_max
+                  : t == SPEC_NGRAM_CACHE  ? 8
+                                           : (int32_t)r->spec_size_m[t - SPEC_NGRAM_SIMPLE];
+        n = v > n ? v : n;
+    }
+    return (uint32_t)n;
+}
+
+bool ggfit__spec_has_draft(const ggfit_request *r)
+{
+    return r->draft_model || (r->spec_types & SPEC_BIT(SPEC_DRAFT_MTP));
+}
+
+void ggfit__spec_params(const ggfit_request *r, ggfit_params *p)
+{
+    /* server_n_outputs_max: one output per slot and draft token, at most
+     * -b (with embeddings or a pooling ggfit_params_server's -b stays) */
+    uint32_t n_max = spec_n_max(r);
+    bool every = p->embeddings ||
+                 (p->pooling != GGFIT_POOLING_UNSPECIFIED && p->pooling != GGFIT_POOLING_NONE);
+    if (!every && n_max) {
+        uint64_t n_out = (uint64_t)p->n_seq * (1 + n_max);
+        p->n_outputs_max = n_out < p->n_batch ? (uint32_t)n_out : p->n_batch;
+        if (p->n_outputs_max == 0)
+            p->n_outputs_max = 1;
+    }
+    /* common_model_params_to_llama: load_mtp with draft-mtp among the
+     * types; common_context_params_to_llama: n_rs_seq = need_n_rs_seq() */
+    p->load_mtp = (r->spec_types & SPEC_BIT(SPEC_DRAFT_MTP)) != 0;
+    p->n_rs_seq = (r->spec_types & SPEC_CTX_TYPES) && r->spec_draft_n_max > 0
+                  ? (uint32_t)r->spec_draft_n_max : 0;
+}
+
+void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan *out)
+{
+    /* DeepSeek V4 rolls its compressed cache back too (n_rs_seq in
+     * llama_kv_cache_dsv4), and its MTP context is an iSWA cache of the
+     * NextN blocks: neither is reproduced */
+    size_t n = strlen(out->notes);
+    bool dsv4 = !strcmp(ggfit_model_hparams(m)->arch, "deepseek4");
+    if (dsv4 && (r->spec_types & SPEC_CTX_TYPES) && n < sizeof out->notes)
+        snprintf(out->notes + n, sizeof out->notes - n, "--spec-type: DeepSeek V4's rollback "
+                 "snapshots (n_rs_seq %d) and its MTP context's cache are not counted yet\n",
+                 r->spec_draft_n_max);
+}
+
+/* A string key of g, or "" (its bytes are not NUL-terminated). */
+static void key_str(const ggfit_gguf *g, const char *key, char *out, size_t cap)
+{
+    ggfit_value v;
+    int64_t k = ggfit_gguf_find_key(g, key);
+    out[0] = '\0';
+    if (k >= 0 && ggfit_gguf_value(g, (uint64_t)k, &v) && v.type == GGFIT_GGUF_STRING)
+        snprintf(out, cap, "%.*s", (int)(v.n < cap ? v.n : cap - 1), v.str);
+}
+
+/* An integer or bool key of g, or dflt. */
+static int64_t key_int(const ggfit_gguf *g, const char *key, int64_t dflt)
+{
+    ggfit_value v;
+    int64_t k = ggfit_gguf_find_key(g, key);
+    if (k < 0 || !ggfit_gguf_value(g, (uint64_t)k, &v) || v.type == GGFIT_GGUF_STRING ||
+        v.type == GGFIT_GGUF_ARRAY)
+        return dflt;
+    return v.type == GGFIT_GGUF_INT8 || v.type == GGFIT_GGUF_INT16 ||
+           v.type == GGFIT_GGUF_INT32 || v.type == GGFIT_GGUF_INT64 ? v.i : (int64_t)v.u;
+}
+
+/* What llama_vocab reads of a file for the check below: the type
+ * (tokenizer.ggml.model), add_bos/add_eos and the BOS/EOS ids, with the
+ * defaults llama_vocab::impl::load gives each type when the file has no
+ * key (a BPE vocabulary's add_bos depends on its pre-tokenizer: known only
+ * from the key), and the tokens. Without a tokenizer ("none", "no_vocab")
+ * it reads nothing more: no BOS/EOS, <arch>.vocab_size dummy tokens. */
+typedef struct vocab {
+    char model[32];
+    bool none;                /* LLAMA_VOCAB_TYPE_NONE */
+    int add_bos, add_eos;     /* -1: not known */
+    int64_t bos, eos;
+    ggfit_value tokens;
+    bool has_tokens;
+    uint64_t n_tokens;
+} vocab;
+
+static void vocab_of(const ggfit_model *m, vocab *v)
+{
+    const ggfit_gguf *g = ggfit_model_gguf(m);
+    key_str(g, "tokenizer.ggml.model", v->model, sizeof v->model);
+    const char *t = v->model;
+    v->none = !strcmp(t, "none") || !strcmp(t, "no_vocab");
+    if (v->none) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.vocab_size", ggfit_model_hparams(m)->arch);
+        v->add_bos = v->add_eos = 0;
+        v->bos = v->eos = -1;
+        v->has_tokens = false;
+        v->n_tokens = (uint64_t)key_int(g, key, 0);
+        return;
+    }
+    bool spm = !strcmp(t, "llama"), wpm = !strcmp(t, "bert"), bpe = !strcmp(t, "gpt2"),
+         ugm = !strcmp(t, "t5");
+    int add_bos = spm || wpm ? 1 : ugm || !strcmp(t, "rwkv") ? 0 : bpe ? -1 : 0;
+    int add_eos = ugm ? 1 : bpe ? -1 : 0;
+    int64_t bos = spm || !strcmp(t, "plamo2") ? 1 : wpm ? 101 : bpe ? 11 : -1;
+    int64_t eos = spm || !strcmp(t, "plamo2") ? 2 : bpe ? 11 : ugm ? 1 : -1;
+    v->add_bos = (int)key_int(g, "tokenizer.ggml.add_bos_token", add_bos);
+    v->add_eos = (int)key_int(g, "tokenizer.ggml.add_eos_token", add_eos);
+    v->bos = key_int(g, "tokenizer.ggml.bos_token_id", bos);
+    v->eos = key_int(g, "tokenizer.ggml.eos_token_id", eos);
+    int64_t k = ggfit_gguf_find_key(g, "tokenizer.ggml.tokens");
+    v->has_tokens = k >= 0 && ggfit_gguf_value(g, (uint64_t)k, &v->tokens) &&
+                    v->tokens.type == GGFIT_GGUF_ARRAY;
+    v->n_tokens = v->has_tokens ? v->tokens.n : 0;
+}
+
+/* The first token from id 5 (SPEC_VOCAB_CHECK_START_TOKEN_ID) whose text
+ * differs, or -1. */
+static int64_t first_token_diff(const vocab *a, const vocab *b)
+{
+    ggfit_value_iter ia = {0}, ib = {0};
+    ggfit_value ta, tb;
+    for (int64_t id = 0; ggfit_value_next(&a->tokens, &ia, &ta) &&
+                         ggfit_value_next(&b->tokens, &ib, &tb); id++)
+        if (id >= 5 && (ta.n != tb.n || memcmp(ta.str, tb.str, ta.n)))
+            return id;
+    return -1;
+}
+
+/* common/speculative.cpp common_speculative_are_compatible, which the
+ * draft-simple type runs once the draft is loaded (after the fit): why
+ * the vocabularies are refused, in out (empty: compatible, or not known:
+ * then unknown says what was not checked); *aborts when the comparison of
+ * the tokens' texts would assert (llama_vocab::token_get_text on a file
+ * without a tokenizer). */
+static void vocab_check(const ggfit_model *tgt, const ggfit_model *dft, char *out, size_t cap,
+                        char *unknown, size_t ucap, bool *aborts)
+{
+    vocab t, d;
+    vocab_of(tgt, &t);
+    vocab_of(dft, &d);
+    out[0] = unknown[0] = '\0';
+    *aborts = false;
+    if (strcmp(t.model, d.model)) {
+        snprintf(out, cap, "its vocabulary type (%s) is not the target's (%s)", d.model,
+                 t.model);
+        return;
+    }
+    for (int e = 0; e < 2; e++) {
+        int at = e ? t.add_eos : t.add_bos, ad = e ? d.add_eos : d.add_bos;
+        int64_t it = e ? t.eos : t.bos, id = e ? d.eos : d.bos;
+        if (at < 0 || ad < 0) {
+            snprintf(unknown, ucap, "add_%s_token", e ? "eos" : "bos");
+            continue;
+        }
+        if (at != ad || (at && it != id)) {
+            snprintf(out, cap, "its %s token is not the target's (add %d - %d, id %lld - "
+                     "%lld)", e ? "EOS" : "BOS", at, ad, (long long)it, (long long)id);
+            return;
+        }
+    }
+    uint64_t nt = t.n_tokens, nd = d.n_tokens;
+    uint64_t diff = nt > nd ? nt - nd : nd - nt;
+    if (diff > 128) {   /* SPEC_VOCAB_MAX_SIZE_DIFFERENCE */
+        snprintf(out, cap, "its vocabulary (%llu tokens) is %llu tokens from the target's "
+                 "(%llu), more than 128", (unsigned long long)nd, (unsigned long long)diff,
+                 (unsigned long long)nt);
+        return;
+    }
+    *aborts = t.none && (nt < nd ? nt : nd) > 5;
+    int64_t id = t.has_tokens && d.has_tokens ? first_token_diff(&t, &d) : -1;
+    if (id >= 0)
+        snprintf(out, cap, "its token %lld is not the target's", (long long)id);
+}
+
+static void add_note(ggfit_plan *out, const char *fmt, ...)
+{
+    size_t k = strlen(out->notes);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < sizeof out->notes)
+        vsnprintf(out->notes + k, sizeof out->notes - k, fmt, ap);
+    va_end(ap);
+}
+
+/* -devd: the draft's devices, by their names (an rpc device also by
+ * "RPCn" without its endpoint), "none" for none; their index among the
+ * target's in at[]. */
+static ggfit_status draft_devices(const ggfit_request *r, const ggfit_plan *out,
+                                  ggfit_device *devs, uint32_t *at, size_t *n, char **err)
+{
+    *n = 0;
+    if (!strcmp(r->draft_devices, "none"))
+        return GGFIT_OK;
+    for (const char *v = r->draft_devices; *v;) {
+        size_t len = strcspn(v, ","), j = 0;
+        for (; j < out->n_devices; j++) {
+            const char *name = out->devices[j].name;
+            size_t nl = strcspn(name, "[");
+            if ((strlen(name) == len || nl == len) && !strncmp(name, v, len))
+                break;
+        }
+        if (j == out->n_devices || *n >= GGFIT_MAX_DEVICES)
+            return ggfit__fail(err, GGFIT_EINVAL, "-devd: invalid device: %.*s", (int)len, v);
+        at[*n] = (uint32_t)j;
+        devs[(*n)++] = out->devices[j];
+        v += len + (v[len] == ',');
+    }
+    return GGFIT_OK;
+}
+
 ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target,
                                const ggfit_params *params, ggfit_plan *out, char **err)
 {
     ggfit_model *dm = NULL;
-    ggfit_status rc = ggfit_model_open(r->draft_model, &dm, err);
-    if (rc)
+    ggfit_status rc;
+    bool mtp = (r->spec_types & SPEC_BIT(SPEC_DRAFT_MTP)) != 0;
+    if (r->draft_model && (rc = ggfit_model_open(r->draft_model, &dm, err)))
         return rc;
-    /* common_base_params_to_speculative: the target's params, with the
-     * draft's devices (-devd: not taken, the same devices), -ngld (default
-     * -1, llama.cpp's default placement), -otd (with -cmoed/-ncmoed, which
-     * common/arg.cpp turns into the draft's overrides), -ctkd/-ctvd (F16
-     * by default, not the target's -ctk/-ctv) and n_outputs_max =
-     * n_parallel; the context as given (the fit has not run yet). */
+    const ggfit_model *model = dm ? dm : target;
+    /* an MTP context: on the target, or on -md's model (llama_init_from_model
+     * refuses one on a model without NextN blocks; the server then fails
+     * to start: "failed to create MTP context") */
+    if (mtp && !ggfit_model_hparams(model)->n_nextn) {
+        rc = ggfit__fail(err, GGFIT_EINVAL, "--spec-type draft-mtp: the %s has no NextN blocks "
+                         "(%s.nextn_predict_layers): llama-server cannot create its MTP "
+                         "context and fails to start", dm ? "draft model" : "model",
+                         ggfit_model_hparams(model)->arch);
+        ggfit_model_free(dm);
+        return rc;
+    }
+    /* common_base_params_to_speculative: the target's params; with a
+     * draft model its -devd (empty: the same devices), -ngld (default -1,
+     * llama.cpp's default placement), -otd (with -cmoed/-ncmoed, which
+     * common/arg.cpp turns into the draft's overrides); always -ctkd/-ctvd
+     * (F16 by default, not the target's -ctk/-ctv) and n_outputs_max =
+     * n_parallel; load_model then makes n_rs_seq 0, and with draft-mtp
+     * the context an MTP one. The context as given (the fit has not run
+     * yet). */
     ggfit_params d = *params;
-    d.n_gpu_layers = r->draft.n_gpu_layers;
-    d.set_n_gpu_layers = r->draft.set_n_gpu_layers;
+    if (dm) {
+        d.n_gpu_layers = r->draft.n_gpu_layers;
+        d.set_n_gpu_layers = r->draft.set_n_gpu_layers;
+        memcpy(d.overrides, r->draft.overrides, sizeof d.overrides);
+        d.n_overrides = r->draft.n_overrides;
+        d.set_overrides = r->draft.set_overrides;
+        d.cpu_moe = r->draft.cpu_moe;
+        d.n_cpu_moe = r->draft.n_cpu_moe;
+    }
     d.type_k = r->draft.type_k;
     d.type_v = r->draft.type_v;
-    memcpy(d.overrides, r->draft.overrides, sizeof d.overrides);
-    d.n_overrides = r->draft.n_overrides;
-    d.set_overrides = r->draft.set_overrides;
-    d.cpu_moe = r->draft.cpu_moe;
-    d.n_cpu_moe = r->draft.n_cpu_moe;
     d.n_outputs_max = d.n_seq;
-    rc = ggfit_project(dm, &d, out->devices, out->n_devices, &out->draft, NULL, err);
-    /* common/speculative.cpp common_speculative_are_compatible, after the
-     * fit and the load: vocabularies more than 128 tokens apart
-     * (SPEC_VOCAB_MAX_SIZE_DIFFERENCE) are refused (the vocab type and
-     * BOS/EOS checks are not made here) */
-    uint32_t nv_t = ggfit_model_hparams(target)->n_vocab, nv_d = ggfit_model_hparams(dm)->n_vocab;
-    uint32_t diff = nv_t > nv_d ? nv_t - nv_d : nv_d - nv_t;
-    size_t k = strlen(out->notes);
-    if (!rc && diff > 128 && k < sizeof out->notes)
-        snprintf(out->notes + k, sizeof out->notes - k, "-md: the draft's vocabulary (%u tokens) "
-                 "is %u tokens from the target's (%u): llama-server refuses the draft after "
-                 "its fit (more than 128 apart)\n", nv_d, diff, nv_t);
+    d.n_rs_seq = 0;
+    d.ctx_mtp = mtp;
+    /* llama_init_from_model refuses different K and V types on an MLA
+     * model (and DeepSeek V4): the measurement fails, then the load, and
+     * llama-server does not start */
+    const ggfit_hparams *dh = ggfit_model_hparams(model);
+    bool mla = (dh->n_embd_head_k_mla && dh->n_embd_head_v_mla) || !strcmp(dh->arch, "deepseek4");
+    if (mla && d.type_k != d.type_v) {
+        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the %s does not support different K (%s) "
+                         "and V (%s) cache types (-ctkd, -ctvd): llama-server fails to create "
+                         "it and does not start", dm ? "-md" : "--spec-type draft-mtp",
+                         dm ? "draft model" : "MTP context", ggfit_type_name(d.type_k),
+                         ggfit_type_name(d.type_v));
+        ggfit_model_free(dm);
+        return rc;
+    }
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    uint32_t at[GGFIT_MAX_DEVICES];
+    size_t n_devs = out->n_devices;
+    for (size_t j = 0; j < n_devs; j++) {
+        devs[j] = out->devices[j];
+        at[j] = (uint32_t)j;
+    }
+    rc = dm && r->draft_devices[0] ? draft_devices(r, out, devs, at, &n_devs, err) : GGFIT_OK;
+    if (!rc && (rc = ggfit_project(model, &d, devs, n_devs, &out->draft, NULL, err)) && err &&
+        *err) {
+        /* the server's measurement fails, then its load: it does not start */
+        char *why = *err;
+        *err = NULL;
+        rc = ggfit__fail(err, rc, "%s: the %s cannot be made (llama-server does not start): "
+                         "%s", dm ? "-md" : "--spec-type draft-mtp",
+                         dm ? "draft model's context" : "MTP context", why);
+        ggfit_free(why);
+    }
+    for (uint32_t j = 0; !rc && j < out->draft.n_devices; j++)
+        out->draft.device_of[j] = at[out->draft.device_of[j]];   /* the target's indices */
+    char why[192], unknown[32];
+    bool simple = (r->spec_types & SPEC_BIT(SPEC_DRAFT_SIMPLE)) != 0, aborts;
+    if (!rc && dm && simple) {
+        vocab_check(target, dm, why, sizeof why, unknown, sizeof unknown, &aborts);
+        if (aborts)
+            add_note(out, "-md: neither file has a tokenizer: llama-server aborts when "
+                     "draft-simple compares their tokens after its fit (GGML_ASSERT in "
+                     "llama_vocab::token_get_text); model files with one are compared\n");
+        else if (why[0])
+            add_note(out, "-md: %s: llama-server refuses the draft after its fit "
+                     "(common_speculative_are_compatible) and serves without speculative "
+                     "decoding; its bytes were counted in the fit all the same\n", why);
+        else if (unknown[0])
+            add_note(out, "-md: the vocabularies' %s is not in the files: that check of "
+                     "llama-server's is not made here\n", unknown);
+    }
+    if (!rc && dm && !simple && !mtp)
+        add_note(out, "-md without --spec-type draft-simple: llama-server measures and loads "
+                 "the draft (counted here), then finds no type to run and frees it\n");
+    if (!rc && !dm && out->draft.compute_estimated)
+        add_note(out, "--spec-type draft-mtp: ggfit has no graph for %s's MTP head yet: the MTP "
+                 "context's compute buffers are estimated\n", ggfit_model_hparams(model)->arch);
     bool rpc = false;
     for (size_t j = 0; j < out->n_devices; j++)
         rpc |= out->devices[j].kind == GGFIT_BACKEND_RPC;
-    k = strlen(out->notes);
-    if (!rc && rpc && k < sizeof out->notes)
-        snprintf(out->notes + k, sizeof out->notes - k, "-md: planned as on a GPU machine, the "
-                 "draft's bytes on each device added to that device's fit target; a CPU build "
-                 "of llama-server with RPC devices lists the CPU first and adds them one device "
-                 "on (the last device's are lost)\n");
+    if (!rc && rpc)
+        add_note(out, "%s: planned as on a GPU machine, the draft's bytes on each device added "
+                 "to that device's fit target; a CPU build of llama-server with RPC devices "
+                 "lists the CPU first and adds them one device on (the last device's are "
+                 "lost)\n", dm ? "-md" : "--spec-type draft-mtp");
+    bool own_weights = dm != NULL;
     ggfit_model_free(dm);
     if (rc)
         return rc;
     out->has_draft = true;
-    out->draft_model = r->draft_model;
+    out->draft_mtp = !r->draft_model;
+    out->draft_model = r->draft_model ? r->draft_model : NULL;
     out->draft_params = d;
-    /* the draft's devices' bytes, at their index among the devices (on a
+    /* the draft's devices' bytes, at their index among the target's (on a
      * GPU machine, the index in ggml's device list the server adds them
-     * at); the Host row is not added to the fit, only to the verdict */
+     * at); an MTP context's weights are the target's: not added. The Host
+     * row is not added to the fit, only to the verdict */
     for (uint32_t j = 0; j < out->draft.n_devices; j++) {
         const ggfit_mem *mm = &out->draft.devices[j];
         out->fit_options.extra_used[out->draft.device_of[j]] +=
-            mm->model + mm->context + mm->compute;
+            (own_weights ? mm->model : 0) + mm->context + mm->compute;
     }
-    out->fit_options.extra_host += out->draft.host.model + out->draft.host.context +
-                                   out->draft.host.compute + out->draft.cpu_extra.model +
-                                   out->draft.cpu_extra.context + out->draft.cpu_extra.compute;
+    const ggfit_mem *h = &out->draft.host, *c = &out->draft.cpu_extra;
+    out->fit_options.extra_host += (own_weights ? h->model + c->model : 0) + h->context +
+                                   h->compute + c->context + c->compute;
     return GGFIT_OK;
+}
+
+void ggfit__spec_args(const ggfit_request *r, char *out, size_t cap)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (int t = SPEC_DRAFT_SIMPLE; t < SPEC_COUNT && k < cap; t++)
+        if (r->spec_types & SPEC_BIT(t))
+            k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "," : "--spec-type ",
+                                  spec_names[t]);
+    if (r->spec_draft_n_max != 3 && k < cap)
+        k += (size_t)snprintf(out + k, cap - k, "%s--spec-draft-n-max %d", k ? " " : "",
+                              r->spec_draft_n_max);
+    if (r->spec_mod_n_max != 64 && k < cap)
+        k += (size_t)snprintf(out + k, cap - k, "%s--spec-ngram-mod-n-max %d", k ? " " : "",
+                              r->spec_mod_n_max);
+    for (int j = 0; j < 3 && k < cap; j++)
+        if (r->spec_size_m[j] != 48)
+            k += (size_t)snprintf(out + k, cap - k, "%s%s %u", k ? " " : "", size_m_flags[j],
+                                  r->spec_size_m[j]);
+    if (r->draft_model && r->draft_devices[0] && k < cap)
+        snprintf(out + k, cap - k, "%s-devd %s", k ? " " : "", r->draft_devices);
 }

@@ -6,8 +6,11 @@
 
 #include "ggfit.h"
 
-/* Takes argv[*i] when it is -md or one of the draft's memory flags
- * (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, by any of their names):
+/* Takes argv[*i] when it is -md, one of the draft's memory flags
+ * (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, by any of their names) or
+ * a speculative flag that changes memory (--spec-type, -devd,
+ * --spec-draft-n-max, --spec-ngram-*-size-m, --spec-ngram-mod-n-max,
+ * --spec-default):
  * sets r->draft_model or r->draft, advances *i past the flag and its
  * value and returns true (*rc the parse's status). false: not one. */
 bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
@@ -16,14 +19,32 @@ bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggf
 /* Whether a is the name of one of the flags above. */
 bool ggfit__draft_flag(const char *a);
 
-/* --for server with -md: the draft's params from the target's (params,
- * after ggfit_params_server), as common_base_params_to_speculative makes
- * them, its projection on out->devices, and its bytes in
- * out->fit_options.extra_used / extra_host (when llama-server fits:
- * r->fit.check_only off and not print_memory, the fit targets; the
- * verdict's pools always). Sets out->has_draft, draft_model, draft_params
- * and draft; a note when the vocabularies' sizes differ by more than
- * llama.cpp allows (then llama-server refuses the draft after the fit). */
+/* common_params_speculative's defaults in r (ggfit_request_init). */
+void ggfit__spec_init(ggfit_request *r);
+
+/* Whether llama-server measures a draft before its fit: -md, or an MTP
+ * context (--spec-type draft-mtp). */
+bool ggfit__spec_has_draft(const ggfit_request *r);
+
+/* --for server: the target's params as the speculative flags change them
+ * (after ggfit_params_server): n_outputs_max one per slot and draft token
+ * (server_n_outputs_max, common_speculative_n_max) and load_mtp. */
+void ggfit__spec_params(const ggfit_request *r, ggfit_params *p);
+
+/* --for server: what the speculative flags change that is not counted. */
+void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan *out);
+
+/* The speculative flags given, as a command line repeats them. */
+void ggfit__spec_args(const ggfit_request *r, char *out, size_t cap);
+
+/* --for server with -md or --spec-type draft-mtp: the draft's params
+ * from the target's (params, after ggfit__spec_params), as
+ * common_base_params_to_speculative makes them, its projection (on -devd's
+ * devices) and its bytes in out->fit_options.extra_used / extra_host (the
+ * fit targets and the verdict's pools; an MTP context's weights are the
+ * target's: not added). Sets out->has_draft, draft_mtp, draft_model,
+ * draft_params and draft; notes what llama-server does after its fit
+ * (vocabularies refused by draft-simple, a draft no type runs). */
 ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target,
                                const ggfit_params *params, ggfit_plan *out, char **err);
 

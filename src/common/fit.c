@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "llama/graph_cache.h"
 #include "llama/project.h"
 #include "llama/patterns.h"
@@ -155,7 +156,8 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
 /* Memory per device with the given layers per device (get_memory_for_layers). */
 static ggfit_status memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t *mem)
 {
-    ggfit_params p = f->p;
+    ggfit_params p;
+    ggfit__params_copy(&p, &f->p);
     ggfit_status rc = set_flags(f, ngl, overflow, &p);
     if (!rc)
         rc = project(f, &p, mem, NULL, NULL);
@@ -987,10 +989,11 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     }
     f->m = m;
-    f->p = *p;
+    ggfit__params_copy(&f->p, p);   /* f is zeroed: the rest of its overrides too */
     f->err = err;
     f->n_ctx_min = p->set_n_ctx && p->n_ctx == 0 ? UINT32_MAX : opt->n_ctx_min;
-    f->hp_ngl = hp->n_layer - hp->n_nextn;
+    /* common_get_device_memory_data: load_mtp counts the NextN blocks */
+    f->hp_ngl = hp->n_layer - (p->load_mtp ? 0 : hp->n_nextn);
     f->hp_nct = hp->n_ctx_train;
     f->hp_nex = hp->n_expert;
     f->budget = f->hp_ngl + 1;
@@ -1066,7 +1069,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
             ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free "
                                       "device memory\n");
         else
-            f->p = *p;
+            ggfit__params_copy(&f->p, p);
         if (p->split_mode == GGFIT_SPLIT_NONE && f->nd > 0)
             f->p.main_gpu = 0;   /* f->devs holds the main device alone */
         rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,
@@ -1076,7 +1079,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         for (uint32_t d = 0; d < out->projection.n_devices; d++)
             out->projection.device_of[d] = orig[out->projection.device_of[d]];
     }
-    out->params = f->p;
+    ggfit__params_copy(&out->params, &f->p);   /* out is zeroed, as f */
     out->params.main_gpu = p->main_gpu;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);

@@ -3,12 +3,23 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "base/base.h"
+#include "common/params.h"
+
+void ggfit__params_copy(ggfit_params *dst, const ggfit_params *src)
+{
+    const size_t head = offsetof(ggfit_params, overrides), tail = head + sizeof src->overrides;
+    size_t n = src->n_overrides < GGFIT_MAX_OVERRIDES ? src->n_overrides : GGFIT_MAX_OVERRIDES;
+    memcpy(dst, src, head);
+    memcpy(dst->overrides, src->overrides, n * sizeof *src->overrides);
+    memcpy((char *)dst + tail, (const char *)src + tail, sizeof *src - tail);
+}
 
 void ggfit_params_init(ggfit_params *p)
 {

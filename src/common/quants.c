@@ -147,11 +147,16 @@ static int group(ggfit_quant_rank r)
     return r == GGFIT_RANK_LESS_CONTEXT ? GGFIT_RANK_ALL_ON_DEVICES : (int)r;
 }
 
-/* a before b: by group; fitting ones the largest first, others the smallest. */
+/* a before b: by group; fitting ones the largest first (with part in
+ * system RAM the fastest predicted generation first: there the bytes read
+ * from RAM decide the speed, not the size), others the smallest. */
 static bool before(const ggfit_quant *a, const ggfit_quant *b)
 {
     if (group(a->rank) != group(b->rank))
         return group(a->rank) < group(b->rank);
+    if (a->rank == GGFIT_RANK_PART_IN_RAM && a->plan->speed.ok && b->plan->speed.ok &&
+        a->plan->speed.tg_tps != b->plan->speed.tg_tps)
+        return a->plan->speed.tg_tps > b->plan->speed.tg_tps;
     if (a->rank <= GGFIT_RANK_PART_IN_RAM)
         return a->size > b->size;
     if (a->rank < GGFIT_RANK_ERROR)

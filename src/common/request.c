@@ -4,6 +4,7 @@
  * the plan they ask for. The devices themselves are ordered and probed in
  * devices/order.c.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +15,16 @@
 #include "common/llama_args.h"
 #include "remote/remote.h"
 #include "common/draft.h"
+#include "common/mmproj.h"
+#include "speed/speed.h"
 
 void ggfit_request_init(ggfit_request *r)
 {
     memset(r, 0, sizeof *r);
     ggfit_params_init(&r->params);
     ggfit_params_init(&r->draft);
+    ggfit_mmproj_params_init(&r->mmproj_params);
+    ggfit__spec_init(r);
     ggfit_fit_options_init(&r->fit);
     r->rpc_timeout_ms = 5000;
     r->cache_ram_mib = -2;
@@ -65,6 +70,17 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     if (ggfit__draft_parse_arg(r, argc, argv, i, &rc, err)) {
         if (!rc && r->n_not_counted < GGFIT_MAX_IGNORED)
             r->not_counted[r->n_not_counted++] = a;
+        return rc;
+    }
+    /* llama-server's projector and its flags (common/mmproj.c): counted
+     * with --for server, the file noted as not counted otherwise, the
+     * flags as without effect (as they have none without the file) */
+    if (ggfit__mmproj_parse_arg(r, argc, argv, i, &rc, err)) {
+        bool file = ggfit__mmproj_file_flag(a);
+        if (!rc && file && r->n_not_counted < GGFIT_MAX_IGNORED)
+            r->not_counted[r->n_not_counted++] = a;
+        else if (!rc && !file && r->n_ignored < GGFIT_MAX_IGNORED)
+            r->ignored[r->n_ignored++] = a;
         return rc;
     }
     static const char *const with_value[] = {
@@ -170,17 +186,25 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
 {
     size_t k = 0, cap = sizeof out->notes;
     out->notes[0] = '\0';
-    if (r->n_ignored) {
+    /* --for server with --mmproj counts the projector's flags */
+#define MMPROJ_COUNTS(a) (r->program == GGFIT_FOR_SERVER && r->mmproj && \
+                          (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a)))
+    uint32_t n_ign = 0;
+    for (uint32_t i = 0; i < r->n_ignored; i++)
+        n_ign += !MMPROJ_COUNTS(r->ignored[i]);
+    if (n_ign) {
         k += (size_t)snprintf(out->notes + k, cap - k, "ignored (no effect on memory):");
         for (uint32_t i = 0; i < r->n_ignored && k < cap; i++)
-            k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->ignored[i]);
+            if (!MMPROJ_COUNTS(r->ignored[i]))
+                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->ignored[i]);
         if (k < cap)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
     /* --for server counts llama-server's prompt cache (--cache-ram) */
     /* and the draft model (-md and its flags, common/draft.c) */
-#define SERVER_COUNTS(a) (r->program == GGFIT_FOR_SERVER && \
-                          (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a)))
+#define SERVER_COUNTS(a) ((r->program == GGFIT_FOR_SERVER && \
+                          (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a))) || \
+                          MMPROJ_COUNTS(a))
     uint32_t n_nc = 0;
     for (uint32_t i = 0; i < r->n_not_counted; i++)
         n_nc += !SERVER_COUNTS(r->not_counted[i]);
@@ -191,6 +215,7 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
             if (!SERVER_COUNTS(r->not_counted[i]))
                 k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
 #undef SERVER_COUNTS
+#undef MMPROJ_COUNTS
         if (k < cap)
             k += (size_t)snprintf(out->notes + k, cap - k, "\n");
     }
@@ -328,7 +353,12 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         *err = NULL;
     if (!r || !out)
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
-    memset(out, 0, sizeof *out);
+    /* All zero but the nearest changes, which are read only below n_changes:
+     * they are most of the plan (a copy of the flags each), and zeroing them
+     * would touch pages a run seldom uses (each fresh page is a fault). */
+    const size_t changes = offsetof(ggfit_plan, changes), after = changes + sizeof out->changes;
+    memset(out, 0, changes);
+    memset((char *)out + after, 0, sizeof *out - after);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
     /* The devices come before the model, so that a bad --gpu is reported
@@ -348,20 +378,34 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     ggfit_status rc;
     /* --for server: the flags as llama-server changes them before its fit */
     ggfit_params params = r->params;
-    if (r->program == GGFIT_FOR_SERVER)
+    if (r->program == GGFIT_FOR_SERVER) {
         ggfit_params_server(&params, r->cache_ram_mib);
+        ggfit__spec_params(r, &params);   /* and the speculative flags */
+        ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
+    }
     out->print_memory = r->print_memory;
     out->asked = params;
     out->program = r->program;
     notes(r, out);
     ggfit__mmproj_note(r, mmproj, out->notes, sizeof out->notes);
+    if (r->program == GGFIT_FOR_SERVER)
+        ggfit__spec_notes(r, m, out);
     out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;
-    /* --for server -md: the draft measured, its bytes added to the fit's
-     * targets and the verdict's pools (common/draft.c) */
-    if (r->program == GGFIT_FOR_SERVER && r->draft_model &&
+    /* --for server -md (or an MTP context): the draft measured, its bytes
+     * added to the fit's targets and the verdict's pools (common/draft.c) */
+    if (r->program == GGFIT_FOR_SERVER && ggfit__spec_has_draft(r) &&
         (rc = ggfit__draft_plan(r, m, &params, out, err)))
+        return rc;
+    /* --for server --mmproj: the projector measured, its bytes added the
+     * same way (common/mmproj.c) */
+    if (r->program == GGFIT_FOR_SERVER && r->mmproj &&
+        (rc = ggfit__mmproj_plan(r, &params, out, err)))
+        return rc;
+    /* and the one -hf found, which llama-server loads along */
+    if (r->program == GGFIT_FOR_SERVER && ggfit__mmproj_auto(r, mmproj) &&
+        (rc = ggfit__mmproj_plan_hf(r, mmproj, &params, out, err)))
         return rc;
     const ggfit_params *judged = &params;
     if (r->print_memory) {
@@ -400,6 +444,9 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         rc = ggfit__nearest(m, judged, &out->projection, out->devices, out->n_devices,
                             &out->host, &out->fit_options, out->changes, GGFIT_MAX_CHANGES,
                             &out->n_changes, err);
+    /* the predicted speeds of the flags it prints (speed/) */
+    if (!rc)
+        rc = ggfit__plan_speed(m, out, err);
     if (rc)
         ggfit_plan_free(out);
     return rc;

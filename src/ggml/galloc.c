@@ -379,15 +379,15 @@ static ggfit_status release_sources(replay *r, size_t i)
         if (p < 0)
             continue;
         tstate *ps = &r->st[p];
-        ps->n_children--;
-        if (ps->n_children != 0 || ps->n_views != 0)
+        /* The decrement's own result is tested: reloading both counts as
+         * one word, as compilers like to, would wait on the store. */
+        if (--ps->n_children != 0 || ps->n_views != 0)
             continue;
         int rc = GGFIT_OK;
         if (t[p].view_src >= 0) {
             /* A view holds its source; the source goes with its last view. */
             tstate *vs = &r->st[t[p].view_src];
-            vs->n_views--;
-            if (vs->n_views == 0 && vs->n_children == 0 && vs->own)
+            if (--vs->n_views == 0 && vs->n_children == 0 && vs->own)
                 rc = free_tensor(r, (size_t)t[p].view_src);
         } else if (ps->own) {
             rc = free_tensor(r, (size_t)p);

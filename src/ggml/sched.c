@@ -7,6 +7,7 @@
  * per-tensor state lives in flat arrays of that size, so no pass looks
  * anything up.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,19 +542,24 @@ static void fill(sched *s, ggfit_sched_out *out)
 {
     const ggfit_st *t = s->t;
     size_t n_out = out->n_leafs + out->n_nodes;
-    /* Every entry starts as this (padding zero), copied whole. */
-    static const ggfit_gt blank = { .view_src = -1, .op = GGFIT_OP_NONE,
-                                    .src = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
-    _Static_assert(GGFIT_GALLOC_MAX_SRC == 10, "blank.src lists every slot");
     for (size_t k = 0; k < n_out; k++) {
         int32_t o = out->origin[k];
         const ggfit_st *src = &t[o];
         ggfit_gt *g = &out->t[k];
-        /* Copies and views have their source's type, shape and size. */
-        *g = blank;
+        /* Every field is written here, the empty ones too: a whole-struct
+         * copy of a blank entry costs more than the rest of the loop. The
+         * small fields after src are cleared with the padding, so that
+         * equal graphs are equal byte for byte. Copies and views have their
+         * source's type, shape and size. */
         g->size = src->size;
-        g->type = src->type;
         memcpy(g->ne, src->ne, sizeof g->ne);
+        g->type = src->type;
+        g->flags = 0;
+        g->view_src = -1;
+        g->view_offs = 0;
+        memset(g->src, 0xff, sizeof g->src);   /* every slot -1 */
+        memset(&g->n_src, 0, sizeof *g - offsetof(ggfit_gt, n_src));
+        g->op = GGFIT_OP_NONE;
         int kd = out->kind[k];
         if (kd == GGFIT_SCHED_ORIG) {
             g->flags = src->flags;

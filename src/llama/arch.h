@@ -56,6 +56,19 @@ typedef struct ggfit_arch {
      * creates it without TENSOR_SKIP: Step-3.5's optional MTP tensors), on
      * the block's own device; NULL: none is. */
     bool (*nextn_loaded)(const ggfit_model *m, const ggfit_tensor *t);
+    /* An MTP head (the architecture's load_tensors reads ml.load_mtp, its
+     * graph has a DECODER_MTP type): with load_mtp (--spec-type draft-mtp)
+     * the NextN blocks' tensors are loaded, on their blocks' devices; an
+     * MTP context (ctx_mtp) runs build_mtp (NULL: its compute is
+     * estimated) on a plain KV cache of the NextN blocks alone when
+     * mtp_kv_nextn, else on the architecture's own memory. */
+    bool mtp;
+    bool mtp_kv_nextn;
+    void (*build_mtp)(struct bctx *b);
+    /* The recurrent state keeps n_rs_seq snapshots a sequence for rollback
+     * (llm_arch_supports_rs_rollback): 1 + n_rs_seq rows a sequence, and
+     * the graph writes each; else n_rs_seq is 0. */
+    bool rs_rollback;
     /* NextN blocks create their copy of rope_freqs too (Step-3.5: the
      * copy is optional, so not skipped); else only the other blocks do. */
     bool rope_freqs_nextn;

@@ -44,6 +44,8 @@ typedef struct gb_params {
     int32_t cpu_backend;        /* index of the CPU backend (the last) */
     int32_t pooling;            /* --embedding: the pooling layer after the
                                    graph (GGFIT_POOLING_*); -1 without */
+    bool mtp;                   /* an MTP context: the arch's build_mtp */
+    uint32_t n_rs_seq;          /* recurrent snapshots a sequence (rs_rollback) */
 } gb_params;
 
 /* Where layer il's copy of a weight llama.cpp duplicates per layer (model

@@ -272,6 +272,8 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
         .pin_norms = probe && (pr->act > n_layer || n_tokens < 32),
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
         .pooling = o->embeddings ? o->pooling : -1,
+        .mtp = pr->p->ctx_mtp,
+        .n_rs_seq = pr->arch->rs_rollback ? pr->p->n_rs_seq : 0,
     };
     gg_graph local, *g = &local;
     gg_init(g);
@@ -341,6 +343,23 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
  * quantized V cache turns auto into on, with no probe. The cache was made
  * for flash attention either way, so its V stays untransposed
  * (gb_params.v_trans). */
+/* With no layer offloaded and no override, every weight and cache is in
+ * system memory; on devices that never take an op from the CPU (RPC) no
+ * node then has a reason to leave it: rule 1 of the scheduler puts all
+ * that has memory on the CPU, its sweeps carry the CPU to every other node
+ * (the graph builders never mark an op unsupported), so each FA node runs
+ * where its layer does and the probe would keep flash attention. It is
+ * skipped there, which spares a fit that starts from -ngl 0 a second graph. */
+static bool probe_keeps_fa(const proj *pr)
+{
+    if (pr->act != 0 || pr->n_rules != 0)
+        return false;
+    for (uint32_t d = 0; d < pr->n_dev; d++)
+        if (ggfit__backend(pr->devs[d]->kind)->offload != GGFIT_OFFLOAD_NEVER)
+            return false;
+    return true;
+}
+
 ggfit_status ggfit__resolve_flash_attn(proj *pr, const int32_t *placement)
 {
     /* Without a memory module an FA node reads Q, K and V straight from the
@@ -349,7 +368,8 @@ ggfit_status ggfit__resolve_flash_attn(proj *pr, const int32_t *placement)
     bool weights_moved = pr->arch->mem == GGFIT_MEM_NONE && pr->n_rules > 0;
     if (pr->p->flash_attn != GGFIT_FA_AUTO || ggfit_type_is_quantized(pr->p->type_v) ||
         pr->n_dev == 0 ||
-        (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer && !weights_moved))
+        (!pr->p->no_kv_offload && pr->act > pr->hp->n_layer && !weights_moved) ||
+        probe_keeps_fa(pr))
         return GGFIT_OK;
     ggfit_status rc = ggfit__graph_compute(pr, placement, true);
     if (rc == GGFIT_EUNSUPPORTED)

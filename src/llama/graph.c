@@ -854,7 +854,9 @@ void gb_inputs_rs(bctx *b)
 int32_t gb_state(bctx *b, int il, char which)
 {
     char name[GG_NAME];
-    int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp), rs_rows(b) };
+    /* one row a sequence, and n_rs_seq snapshots of it after */
+    int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp),
+                      rs_rows(b) * (1 + (int64_t)b->p->n_rs_seq) };
     /* The row's own sizes (RWKV's token shift and wkv state), as the
      * recurrent memory sizes the cache (memory_recurrent.c). */
     if (b->p->arch->state_size) {
@@ -1676,6 +1678,10 @@ ggfit_status ggfit__build_graph(gg_graph *g, const gb_params *p)
     /* The registry row's builder; the generic row of an architecture
      * llama.cpp has no rules for has none. */
     void (*build)(bctx *) = p->arch->build;
+    /* an MTP context on an architecture with an MTP head runs its head's
+     * graph (llm_graph_type DECODER_MTP); the others' their own graph */
+    if (p->mtp && p->arch->mtp)
+        build = p->arch->build_mtp;
     if (!build)
         return GGFIT_EUNSUPPORTED;
     /* llama.cpp cannot load a model without its embeddings or with empty

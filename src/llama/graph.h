@@ -293,4 +293,17 @@ enum {
 };
 void gb_build_gpt_like(bctx *b, unsigned flags);
 
+/* MTP heads (graph_mtp.c): the token's embedding rows (the NextN block's
+ * embed_tokens, else token_embd) and the hidden-state input, as the
+ * DECODER_MTP graphs create them; their RMS norms joined and projected by
+ * nextn.eh_proj (block il); the shared head: the output rows picked before
+ * the norm (ROWS_FIRST, h_nextn unnormed), after it (ROWS_NORMED) or not
+ * (ROWS_NONE: picked earlier), the RMS norm (norm_w, -1:
+ * nextn.shared_head_norm, else output_norm), shared_head_head else the
+ * output matrix, expanded. */
+enum { GB_MTP_ROWS_NONE, GB_MTP_ROWS_NORMED, GB_MTP_ROWS_FIRST };
+void gb_mtp_embd(bctx *b, int il, int32_t *emb, int32_t *h);
+int32_t gb_mtp_eh_proj(bctx *b, int il, int32_t emb, int32_t h);
+void gb_mtp_head(bctx *b, int32_t cur, int il, int rows, int32_t norm_w);
+
 #endif

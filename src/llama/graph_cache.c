@@ -1,6 +1,7 @@
 /*
  * graph_cache.c - keys, slots and re-targeting of the kept graphs.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,8 @@ void ggfit__gkey_make(gkey *k, const gb_params *p)
     k->v_trans = p->v_trans;
     k->no_kv_offload = p->no_kv_offload;
     k->pin_norms = p->pin_norms;
+    k->mtp = p->mtp;
+    k->n_rs_seq = p->n_rs_seq;
     /* A tied output reads token_embd where it is, or a copy of it in the
      * output's buffer type: one leaf more (gb_output_weight). */
     const ggfit_gguf *g = ggfit_model_gguf(p->m);
@@ -100,6 +103,89 @@ int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t
     return changed;
 }
 
+/* The key of a projection's inputs: the model, the flags and the devices,
+ * byte for byte, except that only the overrides in use count, their
+ * strings zero-padded (set_flags writes a pattern over an older one and
+ * leaves its tail), so that equal flags make equal keys. Returns the
+ * key's size, 0 when out of memory. */
+static size_t pmemo_key(ggfit__buf *b, const ggfit_model *m, const ggfit_params *p,
+                        const ggfit_device *devs, size_t n)
+{
+    const size_t head = offsetof(ggfit_params, overrides),
+                 tail = offsetof(ggfit_params, overrides) + sizeof p->overrides;
+    size_t n_ov = p->n_overrides < GGFIT_MAX_OVERRIDES ? p->n_overrides : GGFIT_MAX_OVERRIDES;
+    size_t size = sizeof m + sizeof n + head + (sizeof *p - tail) +
+                  n_ov * sizeof(ggfit_override) + n * sizeof *devs;
+    char *k = ggfit__buf_get(b, size);
+    if (!k)
+        return 0;
+    memcpy(k, &m, sizeof m);
+    k += sizeof m;
+    memcpy(k, &n, sizeof n);
+    k += sizeof n;
+    memcpy(k, p, head);
+    k += head;
+    memcpy(k, (const char *)p + tail, sizeof *p - tail);
+    k += sizeof *p - tail;
+    memset(k, 0, n_ov * sizeof(ggfit_override));
+    for (size_t i = 0; i < n_ov; i++, k += sizeof(ggfit_override)) {
+        const ggfit_override *o = &p->overrides[i];
+        memcpy(k, o->pattern, strnlen(o->pattern, sizeof o->pattern));
+        memcpy(k + sizeof o->pattern, o->buffer, strnlen(o->buffer, sizeof o->buffer));
+    }
+    if (n)
+        memcpy(k, devs, n * sizeof *devs);
+    return size;
+}
+
+bool ggfit__pmemo_find(struct ggfit__gcache *c, const ggfit_model *m, const ggfit_params *p,
+                       const ggfit_device *devs, size_t n, ggfit_projection *out,
+                       int32_t *placement)
+{
+    c->n_memo_key = 0;
+    if (getenv("GGFIT_DEBUG_GRAPH"))
+        return false;
+    size_t size = pmemo_key(&c->memo_key, m, p, devs, n);
+    for (int k = 0; size && k < PMEMO_SLOTS; k++) {
+        pmemo *e = &c->memo[k];
+        if (e->n_key != size || memcmp(e->key.p, c->memo_key.p, size) != 0)
+            continue;
+        e->used = ++c->clock;
+        *out = e->out;
+        if (placement)
+            memcpy(placement, e->placement.p, ggfit_model_n_tensors(m) * sizeof *placement);
+        return true;
+    }
+    c->n_memo_key = size;
+    return false;
+}
+
+void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
+                      const int32_t *placement, uint64_t n_tensors)
+{
+    if (c->n_memo_key == 0)
+        return;
+    pmemo *e = &c->memo[0];
+    for (int k = 1; k < PMEMO_SLOTS; k++)
+        if (c->memo[k].used < e->used)
+            e = &c->memo[k];
+    size_t bytes = (size_t)n_tensors * sizeof *placement;
+    void *pl = ggfit__buf_get(&e->placement, bytes ? bytes : 1);
+    if (!pl) {
+        e->n_key = 0;
+        return;
+    }
+    memcpy(pl, placement, bytes);
+    /* The slot takes the key's buffer, and hands its own over for the next. */
+    ggfit__buf key = e->key;
+    e->key = c->memo_key;
+    c->memo_key = key;
+    e->n_key = c->n_memo_key;
+    e->out = *out;
+    e->used = ++c->clock;
+    c->n_memo_key = 0;
+}
+
 struct ggfit__gcache *ggfit__gcache_new(void)
 {
     return ggfit__calloc(1, sizeof(struct ggfit__gcache));
@@ -119,6 +205,11 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
             gentry_clear(&c->e[k]);
         for (int k = 0; k < GGFIT_SCHED_WORK + 1; k++)
             ggfit__buf_free(&c->work[k]);
+        for (int k = 0; k < PMEMO_SLOTS; k++) {
+            ggfit__buf_free(&c->memo[k].key);
+            ggfit__buf_free(&c->memo[k].placement);
+        }
+        ggfit__buf_free(&c->memo_key);
         free(c);
     }
 }

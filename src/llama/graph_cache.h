@@ -21,6 +21,8 @@ typedef struct gkey {
     int32_t cpu_backend, pooling;
     bool swa, flash_attn, v_trans, no_kv_offload, pin_norms;
     bool tied_copy;        /* the tied output has its own copy of token_embd */
+    bool mtp;              /* an MTP context's graph */
+    uint32_t n_rs_seq;     /* the recurrent state's rollback snapshots */
 } gkey;
 
 /* One kept graph, or the memory of one (a graph whose build failed). */
@@ -38,11 +40,28 @@ typedef struct gentry {
  * makes way for a new one, in its memory: fresh pages cost more than the
  * build (each is a page fault), so memory is reused rather than kept. */
 #define GCACHE_SLOTS 2
+
+/* One projection kept with its inputs (see ggfit__pmemo_find). Four are
+ * kept, the least recently used making way: the fit's last projection, and
+ * the nearest changes' checks of the value they settle on, repeat one of
+ * the last few. */
+typedef struct pmemo {
+    ggfit__buf key;        /* the inputs, as pmemo_key writes them */
+    size_t n_key;          /* bytes of key; 0: the slot is empty */
+    uint32_t used;         /* the cache's clock when last used */
+    ggfit_projection out;
+    ggfit__buf placement;  /* int32_t per tensor of the model */
+} pmemo;
+
+#define PMEMO_SLOTS 4
 struct ggfit__gcache {
     gentry e[GCACHE_SLOTS];
     uint32_t clock;
     ggfit__buf work[GGFIT_SCHED_WORK + 1]; /* the scheduler's, then ggml-alloc's
                                               scratch, kept between projections */
+    pmemo memo[PMEMO_SLOTS];
+    ggfit__buf memo_key;   /* the key of the projection under way */
+    size_t n_memo_key;     /* 0: none (not kept) */
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
@@ -60,6 +79,24 @@ void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *pl
  * when out of memory. */
 int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
                                 const int32_t *layer_buft);
+
+/* Projections already made, by their inputs. A projection is a function
+ * of the model, the flags and the devices alone (the kept graphs change
+ * what it costs, not its bytes), so the same inputs can take the kept
+ * result: a fit's last projection repeats the step it chose, and the
+ * verdict projects again the flags it judges, to learn where each tensor
+ * lands. The key is those inputs byte for byte (ggfit_params and
+ * ggfit_device hold no pointers; a flag added to them is in the key by
+ * itself). Nothing kept goes stale: the model, which owns the cache, does
+ * not change after it is opened. find returns true and fills out (and
+ * placement, when not NULL) on a hit; on a miss it remembers the inputs,
+ * and put then keeps the result under them. With GGFIT_DEBUG_GRAPH set,
+ * nothing is kept (each projection dumps its graph). */
+bool ggfit__pmemo_find(struct ggfit__gcache *c, const ggfit_model *m, const ggfit_params *p,
+                       const ggfit_device *devs, size_t n, ggfit_projection *out,
+                       int32_t *placement);
+void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
+                      const int32_t *placement, uint64_t n_tensors);
 
 struct ggfit__gcache *ggfit__gcache_new(void);
 void ggfit__gcache_free(struct ggfit__gcache *c);

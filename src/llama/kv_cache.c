@@ -69,6 +69,8 @@ bool ggfit__layer_has_attn(const proj *pr, uint32_t il)
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
     if (pr->arch->mem == GGFIT_MEM_NONE)
         return false;   /* no memory module: no layer has KV cells */
+    if (pr->p->ctx_mtp && pr->arch->mtp_kv_nextn)
+        return li->nextn;   /* an MTP context's cache: the NextN blocks' */
     if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
         return false;
     uint32_t from = pr->arch->kv_from ? pr->arch->kv_from(pr->m) : pr->arch->kv_from_start;
@@ -257,7 +259,8 @@ ggfit_status ggfit__project_kv(proj *pr)
 
     /* A second K-only cache (llama_kv_cache_dsa's indexer keys), on the same
      * devices, kv_size cells. */
-    for (uint32_t il = 0; pr->arch->index_k && il < hp->n_layer; il++) {
+    bool plain = pr->p->ctx_mtp && pr->arch->mtp_kv_nextn;   /* no second cache */
+    for (uint32_t il = 0; pr->arch->index_k && !plain && il < hp->n_layer; il++) {
         uint32_t nk = pr->arch->index_k(pr->m, il);
         uint64_t rk = ggfit_row_bytes(p->type_k, nk);
         if (nk && !rk)
@@ -271,7 +274,7 @@ ggfit_status ggfit__project_kv(proj *pr)
 
     /* Its values, when it has them (every such layer has the same width, so
      * a transposed cache pads nothing). */
-    for (uint32_t il = 0; pr->arch->index_v && il < hp->n_layer; il++) {
+    for (uint32_t il = 0; pr->arch->index_v && !plain && il < hp->n_layer; il++) {
         uint32_t nv = pr->arch->index_v(pr->m, il);
         uint64_t rv = ggfit_row_bytes(p->type_v, nv);
         if (nv && !rv)

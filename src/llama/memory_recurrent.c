@@ -10,8 +10,8 @@
 bool ggfit__layer_has_state(const proj *pr, uint32_t il)
 {
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
-    if (li->nextn)
-        return false;
+    if (li->nextn || (pr->p->ctx_mtp && pr->arch->mtp_kv_nextn))
+        return false;   /* an MTP context of a hybrid has attention only */
     switch (pr->arch->rec) {
     case GGFIT_REC_NONE: return false;
     case GGFIT_REC_ALL: case GGFIT_REC_BOTH: return true;
@@ -46,6 +46,8 @@ void ggfit__project_state(proj *pr)
     if (pr->arch->rec == GGFIT_REC_NONE)
         return;
     uint64_t n_rows = p->n_seq ? p->n_seq : 1, r, s;
+    if (pr->arch->rs_rollback)
+        n_rows *= 1 + (uint64_t)p->n_rs_seq;   /* the rollback snapshots */
     (pr->arch->state_size ? pr->arch->state_size : mamba_state_size)(hp, &r, &s);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         if (!ggfit__layer_has_state(pr, il))

@@ -22,6 +22,8 @@ struct ggfit_model {
     uint64_t n_tensors;
     int64_t *block_first;       /* per layer: its first tensor, -1 */
     int64_t *block_next;        /* per tensor: the next of its layer, -1 */
+    uint32_t *block_rest;       /* per tensor of a block: where its name goes
+                                   on past "blk.N.", which lookups compare */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
@@ -475,8 +477,10 @@ static ggfit_status classify(loader *l)
                                    sizeof *m->block_first);
     m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
                                   sizeof *m->block_next);
+    m->block_rest = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
+                                  sizeof *m->block_rest);
     m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
-    if (!m->tensors || !m->block_first || !m->block_next || !m->facts)
+    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
         m->block_first[il] = -1;
@@ -502,6 +506,7 @@ static ggfit_status classify(loader *l)
             /* Chain the layer's tensors, newest first. */
             m->block_next[i] = m->block_first[il];
             m->block_first[il] = (int64_t)i;
+            m->block_rest[i] = (uint32_t)(rest - t->info->name);
             t->role = block_role(rest);
             m->layers[il].n_bytes += nb;
             m->layers[il].role_bytes[t->role] += nb;
@@ -651,6 +656,7 @@ void ggfit_model_free(ggfit_model *m)
     free(m->tensors);
     free(m->block_first);
     free(m->block_next);
+    free(m->block_rest);
     free(m->facts);
     free(m->recurrent);
     free(m);
@@ -693,13 +699,9 @@ int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const 
 {
     if (il >= m->hp.n_layer)
         return -1;
-    for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i]) {
-        const char *name = m->tensors[i].info->name;
-        const char *blk = strstr(name, "blk.");   /* past a block prefix */
-        const char *dot = strchr((blk ? blk : name) + 4, '.');   /* after "blk.N" */
-        if (dot && strcmp(dot + 1, rest) == 0)
+    for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i])
+        if (strcmp(m->tensors[i].info->name + m->block_rest[i], rest) == 0)
             return i;
-    }
     return -1;
 }
 

@@ -62,6 +62,8 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
         *err = NULL;
     if (!m || !p || !out || (n && !devs))
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_project: NULL argument");
+    if (cache && ggfit__pmemo_find(cache, m, p, devs, n, out, placement_out))
+        return GGFIT_OK;
     memset(out, 0, sizeof *out);
     proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
                 .cpu_buft = -1, .repack_buft = -1, .host_buft = -1, .tied_buft = -1,
@@ -125,6 +127,8 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
                      "configuration of '%s'", pr.hp->arch);
     }
     ggfit__overrides_free(&pr);
+    if (cache && rc == GGFIT_OK)
+        ggfit__pmemo_put(cache, out, placement, ggfit_model_n_tensors(m));
     if (placement != placement_out)
         ggfit_free(placement);
     return rc;

@@ -72,7 +72,8 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
             placement[i] = -1;
         /* NextN/MTP blocks are loaded only for speculative decoding. */
         if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
-            !(pr->arch->nextn_loaded && pr->arch->nextn_loaded(m, t)))
+            !(pr->arch->nextn_loaded && pr->arch->nextn_loaded(m, t)) &&
+            !(pr->p->load_mtp && pr->arch->mtp))
             continue;
         weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
         int64_t layer = placement_layer(pr, t);

@@ -119,6 +119,49 @@ static void build_cohere2moe(bctx *b)
     gg_expand(g, cur);
 }
 
+/* llama_model_cohere2moe::graph_mtp: the first NextN block as a trunk
+ * block that always ropes (with rope_freqs), on the joined embedding and
+ * hidden state (normed as the trunk norms); the head on the output rows,
+ * then the logit scale. */
+static void build_cohere2moe_mtp(bctx *b)
+{
+    gg_graph *g = b->g;
+    if (!b->p->swa) {
+        b->missing = true;
+        return;
+    }
+    int il = (int)(b->hp->n_layer - b->hp->n_nextn);
+    bool rms = gb_key(b, "attention.layer_norm_rms_epsilon", 0) != 0;
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv_iswa(b);
+    int32_t hn = norm(b, h, gb_required(b, "blk.%d.nextn.hnorm.weight", il), rms, il);
+    gb_cb(b, hn, "mtp_hnorm", il);
+    int32_t en = norm(b, emb, gb_required(b, "blk.%d.nextn.enorm.weight", il), rms, il);
+    gb_cb(b, en, "mtp_enorm", il);
+    int32_t cur = gg_concat(g, en, hn, 0);
+    gb_cb(b, cur, "mtp_concat", il);
+    cur = gg_mul_mat(g, gb_required(b, "blk.%d.nextn.eh_proj.weight", il), cur);
+    gb_cb(b, cur, "mtp_eh_proj", il);
+    gb_required(b, "blk.%d.ffn_gate_inp.weight", il);   /* graph_mtp asserts it */
+    cur = layer(b, cur, il, rms, UINT32_MAX);   /* every block below "dense": RoPE */
+    if (b->missing)
+        return;
+    int32_t w = gb_weight(b, "blk.%d.nextn.shared_head_norm.weight", il);
+    cur = norm(b, cur, w >= 0 ? w : gb_required(b, "output_norm.weight", 0), rms, -1);
+    gb_cb(b, cur, "h_nextn", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_get_rows(g, cur, b->inp_out_ids);
+    gb_cb(b, cur, "mtp_shared_head_norm", -1);
+    w = gb_weight(b, "blk.%d.nextn.shared_head_head.weight", il);
+    cur = gg_mul_mat(g, w >= 0 ? w : gb_output_weight(b), cur);
+    if (gb_key(b, "logit_scale", 0) != 0)
+        cur = gg_scale(g, cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}
+
 /* load_arch_hparams requires both: the window (get_key) and, when the
  * pattern is no period, a per-block array (get_key_or_arr). */
 static const char *const required_keys[] = {
@@ -130,6 +173,8 @@ static const char *const required_keys[] = {
 
 const ggfit_arch ggfit__model_cohere2moe = {
     .name = "cohere2moe",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .build_mtp = build_cohere2moe_mtp,
     .mem = GGFIT_MEM_KV,
     .required_keys = required_keys,
     .swa_period = 4,

@@ -215,9 +215,49 @@ static void build_deepseek2(bctx *b)
     gg_expand(g, cur);
 }
 
+/* llama_model_deepseek2::graph_mtp (GLM-4.7 Flash's head): the first
+ * NextN block on the joined embedding and hidden state, absorbed MLA on
+ * the K-only cache, experts plus shared experts; the head on the output
+ * rows. */
+static void build_deepseek2_mtp(bctx *b)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int il = (int)(hp->n_layer - hp->n_nextn);
+    ds2 d = {
+        .n_head = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head,
+        .n_tokens = b->p->n_tokens, .n_embd_head_k = hp->n_embd_head_k_mla,
+        .n_embd_head_v = hp->n_embd_head_v_mla, .n_rope = hp->n_rot,
+        .kv_lora_rank = hp->n_lora_kv, .mla = true, .attn_scale = -1,
+    };
+    d.n_nope = d.n_embd_head_k - d.n_rope;
+    if (!hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla || d.n_nope < 1) {
+        b->missing = true;   /* graph_mtp asserts MLA */
+        return;
+    }
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_k(b);
+    int32_t inpSA = gb_mtp_eh_proj(b, il, emb, h);
+    int32_t cur = gb_norm(b, inpSA, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+    gb_cb(b, cur, "mtp_attn_norm", il);
+    cur = ds2_attn(b, &d, cur, il);
+    int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+    gb_cb(b, ffn_inp, "mtp_ffn_inp", il);
+    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+    gb_cb(b, cur, "mtp_ffn_norm", il);
+    cur = ds2_moe(b, cur, il);
+    cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+    gb_cb(b, cur, "mtp_post_ffn", il);
+    if (!b->missing)
+        gb_mtp_head(b, cur, il, GB_MTP_ROWS_NORMED, -1);
+}
+
 /* The NextN blocks are left out of the graph but keep their KV cells. */
 const ggfit_arch ggfit__model_deepseek2 = {
     .name = "deepseek2",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .build_mtp = build_deepseek2_mtp,
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,
     .build = build_deepseek2,

@@ -415,8 +415,87 @@ static void build_glm_dsa(bctx *b)
     build_dsa(b, true);
 }
 
+/* llama_model_deepseek32::graph_mtp (glm_dsa's is the same): the first
+ * NextN block on the joined embedding and hidden state, with dense MLA
+ * (absorbed, no indexer) on a plain K-only cache of the block, its experts
+ * and shared experts; the head on the output rows. */
+static void build_dsa_mtp(bctx *b, bool glm)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int il = (int)(hp->n_layer - hp->n_nextn);
+    dsa d = {
+        .n_head = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head,
+        .n_tokens = b->p->n_tokens, .n_embd_head_k = hp->n_embd_head_k_mla,
+        .n_rope = hp->n_rot, .kv_lora_rank = hp->n_lora_kv, .glm = glm,
+    };
+    d.n_nope = d.n_embd_head_k - d.n_rope;
+    if (d.n_nope < 1 || !hp->n_embd_head_v_mla) {
+        b->missing = true;   /* graph_mtp asserts MLA */
+        return;
+    }
+    int64_t n_head = d.n_head, nt = d.n_tokens, n_rope = d.n_rope;
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_k(b);
+    int32_t inpSA = gb_mtp_eh_proj(b, il, emb, h);
+    int32_t cur = gb_norm(b, inpSA, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+    gb_cb(b, cur, "mtp_attn_norm", il);
+    int32_t q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_a.weight", il), cur);
+    gb_cb(b, q, "mtp_q", il);
+    q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_a_norm.weight", il), il);
+    gb_cb(b, q, "mtp_q", il);
+    q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_b.weight", il), q);
+    gb_cb(b, q, "mtp_q", il);
+    uint64_t qb1 = f32_row(d.n_embd_head_k), qb2 = qb1 * (uint64_t)n_head;
+    int32_t q_nope = gb_view_3d(b, q, d.n_nope, n_head, nt, qb1, qb2, 0);
+    int32_t q_pe = gb_view_3d(b, q, n_rope, n_head, nt, qb1, qb2, f32_row(d.n_nope));
+    int32_t kv_cmpr_pe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
+    gb_cb(b, kv_cmpr_pe, "mtp_kv_cmpr_pe", il);
+    uint64_t kb1 = f32_row(d.kv_lora_rank + n_rope);
+    int32_t kv_cmpr = gb_view_2d(b, kv_cmpr_pe, d.kv_lora_rank, nt, kb1, 0);
+    int32_t k_pe = gb_view_3d(b, kv_cmpr_pe, n_rope, 1, nt, kb1, kb1, f32_row(d.kv_lora_rank));
+    q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
+    k_pe = gg_rope(g, k_pe, b->inp_pos, -1);
+    kv_cmpr = gb_norm(b, kv_cmpr, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
+    gb_cb(b, kv_cmpr, "mtp_kv_cmpr", il);
+    q_nope = gg_permute(g, q_nope, 0, 2, 1, 3);
+    int32_t q_abs = gg_mul_mat(g, gb_required(b, "blk.%d.attn_k_b.weight", il), q_nope);
+    q_abs = gg_permute(g, q_abs, 0, 2, 1, 3);
+    int32_t qc = gg_concat(g, q_abs, q_pe, 0);
+    kv_cmpr = gb_reshape_3d(b, kv_cmpr, d.kv_lora_rank, 1, nt);
+    int32_t kc = gg_concat(g, kv_cmpr, k_pe, 0);
+    cur = gb_attn_k(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, qc, kc, kv_cmpr,
+                    gb_required(b, "blk.%d.attn_v_b.weight", il), il);
+    gb_cb(b, cur, "mtp_attn_out", il);
+    int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
+    gb_cb(b, ffn_inp, "mtp_ffn_inp", il);
+    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
+    gb_cb(b, cur, "mtp_ffn_norm", il);
+    gb_required(b, "blk.%d.ffn_gate_inp.weight", il);   /* graph_mtp asserts it */
+    if (b->missing)
+        return;
+    cur = dsa_moe(b, &d, cur, il);
+    cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
+    gb_cb(b, cur, "mtp_post_ffn", il);
+    gb_mtp_head(b, cur, il, GB_MTP_ROWS_NORMED, -1);
+}
+
+static void build_deepseek32_mtp(bctx *b)
+{
+    build_dsa_mtp(b, false);
+}
+
+static void build_glm_dsa_mtp(bctx *b)
+{
+    build_dsa_mtp(b, true);
+}
+
 const ggfit_arch ggfit__model_deepseek32 = {
     .name = "deepseek32",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_deepseek32_mtp,
     .mem = GGFIT_MEM_KV,
     .index_k = index_k_ds32,
     .nextn_loaded = nextn_loaded,
@@ -425,6 +504,9 @@ const ggfit_arch ggfit__model_deepseek32 = {
 
 const ggfit_arch ggfit__model_glm_dsa = {
     .name = "glm-dsa",
+    .mtp = true,
+    .mtp_kv_nextn = true,
+    .build_mtp = build_glm_dsa_mtp,
     .mem = GGFIT_MEM_KV,
     .index_k = index_k_glm,
     .nextn_loaded = nextn_loaded,

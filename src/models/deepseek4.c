@@ -768,6 +768,7 @@ static weight_op weight_probe(const ggfit_model *m, const ggfit_tensor *t, weigh
 
 const ggfit_arch ggfit__model_deepseek4 = {
     .name = "deepseek4",
+    .mtp = true,   /* load_mtp loads the NextN blocks; the MTP context is noted, not counted */
     .mem = GGFIT_MEM_KV,
     .index_k = index_k,
     .compress_ratio = compress_ratio,

@@ -6,7 +6,7 @@
  * (embeddings_nextn_masked is off). The last nextn_predict_layers blocks
  * are MTP heads: without --spec-type mtp llama.cpp skips the tensors it
  * creates with the block's flags and loads the optional ones; they get no
- * KV cells and are not in this graph.
+ * KV cells and are not in this graph (an MTP context's: build_hy_v3_mtp).
  */
 #include <string.h>
 
@@ -96,8 +96,25 @@ static void build_hy_v3(bctx *b)
     gg_expand(g, cur);
 }
 
+/* llama_model_hy_v3::graph_mtp: the first NextN block, a whole decoder
+ * layer as the trunk's, on the joined embedding and hidden state; the head
+ * on the output rows. */
+static void build_hy_v3_mtp(bctx *b)
+{
+    int il = (int)(b->hp->n_layer - b->hp->n_nextn);
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv(b);
+    int32_t cur = layer(b, gb_mtp_eh_proj(b, il, emb, h), il);
+    if (!b->missing)
+        gb_mtp_head(b, cur, il, GB_MTP_ROWS_NORMED, -1);
+}
+
 const ggfit_arch ggfit__model_hy_v3 = {
     .name = "hy_v3",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_hy_v3_mtp,
     .mem = GGFIT_MEM_KV,
     .nextn_loaded = nextn_loaded,
     .build = build_hy_v3,

@@ -5,7 +5,8 @@
  * scale of the attention output, dense SwiGLU FFNs in blocks without a
  * router, else sigmoid-routed experts. The last nextn_predict_layers blocks
  * are MTP heads: without --spec-type mtp llama.cpp skips all their
- * tensors; they get no KV cells and are not in this graph.
+ * tensors; they get no KV cells and are not in this graph (an MTP
+ * context's: build_mimo2_mtp).
  */
 #include "llama/graph.h"
 
@@ -113,6 +114,31 @@ static void build_mimo2(bctx *b)
     gb_output(b, inpL);
 }
 
+/* llama_model_mimo2::graph_mtp: the first NextN block, a decoder layer as
+ * the trunk's (fused Q/K/V only, the attention output scaled whenever
+ * value_scale is set) on the joined embedding and hidden state over the
+ * iSWA cache; the output rows (h_nextn), then the head (its norm falls
+ * back on the block's layer_output_norm before output_norm). */
+static void build_mimo2_mtp(bctx *b)
+{
+    int il = (int)(b->hp->n_layer - b->hp->n_nextn);
+    if (!b->p->swa || gb_weight(b, "blk.%d.attn_qkv.weight", il) < 0) {
+        b->missing = true;   /* graph_mtp asserts a fused attn_qkv */
+        return;
+    }
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv_iswa(b);
+    int32_t cur = gb_mtp_eh_proj(b, il, emb, h);
+    cur = layer(b, cur, il, false, gb_key(b, "attention.value_scale", 0) != 0);
+    if (b->missing)
+        return;
+    int32_t w = gb_weight(b, "blk.%d.nextn.shared_head_norm.weight", il);
+    if (w < 0)
+        w = gb_weight(b, "blk.%d.layer_output_norm.weight", il);
+    gb_mtp_head(b, cur, il, GB_MTP_ROWS_FIRST, w);
+}
+
 /* load_arch_hparams requires both (get_key, get_key_or_arr). */
 static const char *const required_keys[] = {
     "attention.sliding_window", "attention.sliding_window_pattern", NULL,
@@ -121,6 +147,9 @@ static const char *const required_keys[] = {
 /* The sliding-window pattern is the file's, one bool per block. */
 const ggfit_arch ggfit__model_mimo2 = {
     .name = "mimo2",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_mimo2_mtp,
     .mem = GGFIT_MEM_KV,
     .required_keys = required_keys,
     .swa_always = true,

@@ -8,7 +8,7 @@
  * interleaved M-RoPE (four positions a token), the query and gate taken as
  * 3-D views, and no repeat of the key heads for the value heads (the fused
  * gated delta net broadcasts them). The NextN (MTP) blocks at the end are
- * not part of this graph.
+ * not part of this graph: an MTP context runs them (build_qwen35_mtp).
  */
 #include "llama/graph.h"
 
@@ -75,9 +75,11 @@ static int32_t attn_layer(bctx *b, int32_t cur, int il)
     return name_t(b, cur, "attn_output", il);
 }
 
-/* build_conv_state (delta-net-base.cpp, no rollback snapshots): the conv
- * state read back, followed by the new inputs; the last kernel - 1 columns
- * are stored as the next state. */
+/* build_conv_state (delta-net-base.cpp): the conv state read back,
+ * followed by the new inputs; the last kernel - 1 columns are stored as
+ * the next state, and with n_rs_seq snapshots (rollback) the columns
+ * ending at each of the last n_rs_seq + 1 tokens, in slots of one row a
+ * sequence (slot 0 the newest). */
 static int32_t conv_state(bctx *b, int32_t state, int32_t qkv, int64_t kernel,
                           int64_t channels, int il)
 {
@@ -90,23 +92,53 @@ static int32_t conv_state(bctx *b, int32_t state, int32_t qkv, int64_t kernel,
     qkv = name_t(b, gg_transpose(g, qkv), "qkv_mixed_transposed", il);
     int32_t in = name_t(b, gg_concat(g, conv, qkv, 0), "conv_input", il);
     const gg_tensor *t = &g->t[in];
-    int32_t last = gb_view_3d(b, in, kernel - 1, channels, n_seqs, t->nb[1], t->nb[2],
-                              (uint64_t)(t->ne[0] - (kernel - 1)) * t->nb[0]);
-    gb_cb(b, last, "conv_state_last", il);
-    int32_t update = gb_view_2d(b, state, rows, n_seqs, g->t[state].nb[1], 0);
-    gb_cb(b, update, "conv_state_update", il);
-    gg_expand(g, gg_cpy(g, last, update));
+    uint64_t nb1 = g->t[state].nb[1];
+    int64_t K = (int64_t)b->p->n_rs_seq + 1, mem = n_seqs ? n_seqs : 1;
+    if (K == 1) {
+        int32_t last = gb_view_3d(b, in, kernel - 1, channels, n_seqs, t->nb[1], t->nb[2],
+                                  (uint64_t)(t->ne[0] - (kernel - 1)) * t->nb[0]);
+        gb_cb(b, last, "conv_state_last", il);
+        int32_t update = gb_view_2d(b, state, rows, n_seqs, nb1, 0);
+        gb_cb(b, update, "conv_state_update", il);
+        gg_expand(g, gg_cpy(g, last, update));
+        return in;
+    }
+    for (int64_t s = 1; s <= K; s++) {
+        int64_t idx = t->ne[0] - (kernel - 1) - K + s;
+        uint64_t offs = (uint64_t)(idx > 0 ? idx : 0) * t->nb[0];
+        int32_t last = gb_view_3d(b, in, kernel - 1, channels, n_seqs, t->nb[1], t->nb[2], offs);
+        int32_t update = gb_view_2d(b, state, rows, n_seqs, nb1,
+                                    (uint64_t)((K - s) * mem) * nb1);
+        gg_expand(g, gg_cpy(g, last, update));
+        t = &g->t[in];
+    }
     return in;
 }
 
-/* build_recurrent_attn with the fused gated delta net (one state snapshot):
- * stores the final state, returns the outputs. */
+/* build_recurrent_attn with the fused gated delta net: stores the final
+ * state, or with n_rs_seq snapshots the last min(tokens, n_rs_seq + 1)
+ * states, one slot of rows each; returns the outputs. */
 static int32_t recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v,
                               int32_t gate, int32_t beta, int32_t s, int il)
 {
     gg_graph *g = b->g;
     const gg_tensor *tv = &g->t[v];
     int64_t sv = tv->ne[0], hv = tv->ne[1], nt = tv->ne[2], ns = tv->ne[3];
+    int64_t K = (int64_t)b->p->n_rs_seq + 1;
+    if (K > 1) {
+        int32_t r = gg_gated_delta_net(g, q, k, v, gate, beta, s, K);
+        uint64_t es = g->t[r].nb[0];
+        int32_t out = gb_view_4d(b, r, sv, hv, nt, ns, (uint64_t)sv * es,
+                                 (uint64_t)(sv * hv) * es, (uint64_t)(sv * hv * nt) * es, 0);
+        gb_cb(b, out, "attn_output", il);
+        int64_t d = sv * sv * hv, n_written = nt < K ? nt : K;
+        int32_t src = gb_view_3d(b, r, d, ns, n_written, (uint64_t)d * es,
+                                 (uint64_t)(d * ns) * es, (uint64_t)(sv * hv * nt * ns) * es);
+        uint64_t nb1 = g->t[s_all].nb[1];
+        int32_t dst = gb_view_3d(b, s_all, d, ns, n_written, nb1, (uint64_t)ns * nb1, 0);
+        gg_expand(g, gg_cpy(g, src, dst));
+        return out;
+    }
     int32_t r = gg_gated_delta_net(g, q, k, v, gate, beta, s, 1);
     uint64_t es = g->t[r].nb[0];
     int32_t out = gb_view_4d(b, r, sv, hv, nt, ns, (uint64_t)sv * es, (uint64_t)(sv * hv) * es,
@@ -283,10 +315,77 @@ static void build_qwen35moe(bctx *b)
     build_qwen35_graph(b, true);
 }
 
+/* llama_model_qwen35{,moe}::graph_mtp (LLM_GRAPH_TYPE_DECODER_MTP), the
+ * MTP context's graph: the first NextN block on the token's embedding and
+ * the target's hidden state (an input), gated attention with M-RoPE on its
+ * own cache, the block's FFN, then the head on the output rows. */
+static void build_qwen35_mtp_graph(bctx *b, bool moe)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int il = (int)(hp->n_layer - hp->n_nextn);
+    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+    int64_t hd = hp->n_embd_head_v, n_head = li->n_head, nkv = li->n_head_kv;
+    int64_t nt = b->p->n_tokens;
+    b->n_pos_per_embd = 4;   /* LLAMA_ROPE_TYPE_IMROPE */
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv(b);
+    int32_t cur = gb_mtp_eh_proj(b, il, emb, h);
+    int32_t inpSA = cur;
+    cur = name_t(b, gb_norm(b, cur, gb_required(b, "blk.%d.attn_norm.weight", il), il),
+                 "mtp_attn_norm", il);
+    int32_t qfull = name_t(b, gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur),
+                           "mtp_Qcur_full", il);
+    uint64_t es = g->t[qfull].nb[0];
+    uint64_t nb1 = es * (uint64_t)(hd * 2), nb2 = nb1 * (uint64_t)n_head;
+    int32_t q = gb_view_3d(b, qfull, hd, n_head, nt, nb1, nb2, 0);
+    q = name_t(b, gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il),
+               "mtp_Qcur_normed", il);
+    int32_t gate = gb_view_3d(b, qfull, hd, n_head, nt, nb1, nb2, es * (uint64_t)hd);
+    gate = name_t(b, gb_cont_4d(b, gate, hd * n_head, nt, 1, 1), "mtp_gate", il);
+    int32_t k = gg_mul_mat(g, gb_required(b, "blk.%d.attn_k.weight", il), cur);
+    k = gb_reshape_3d(b, k, hd, nkv, nt);
+    k = name_t(b, gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il),
+               "mtp_Kcur_normed", il);
+    int32_t v = gg_mul_mat(g, gb_required(b, "blk.%d.attn_v.weight", il), cur);
+    v = name_t(b, gb_reshape_3d(b, v, hd, nkv, nt), "mtp_Vcur", il);
+    q = gg_rope(g, q, b->inp_pos, -1);
+    k = gg_rope(g, k, b->inp_pos, -1);
+    cur = name_t(b, gb_attn(b, -1, -1, q, k, v, -1, il), "mtp_attn_pregate", il);
+    cur = gg_binary(g, GGFIT_OP_MUL, cur, gg_unary_op(g, GGFIT_OP_UNARY, gate));
+    cur = name_t(b, gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), cur),
+                 "mtp_attn_out", il);
+    cur = name_t(b, gg_binary(g, GGFIT_OP_ADD, cur, inpSA), "mtp_attn_residual", il);
+    int32_t ffn_residual = cur;
+    cur = name_t(b, gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il),
+                            il), "mtp_attn_post_norm", il);
+    cur = moe ? moe_layer(b, cur, il) : gb_ffn_gated(b, cur, il);
+    if (b->missing)
+        return;
+    gb_cb(b, cur, "mtp_ffn_out", il);
+    cur = name_t(b, gg_binary(g, GGFIT_OP_ADD, cur, ffn_residual), "mtp_post_ffn", il);
+    gb_mtp_head(b, cur, il, GB_MTP_ROWS_NORMED, -1);
+}
+
+static void build_qwen35_mtp(bctx *b)
+{
+    build_qwen35_mtp_graph(b, false);
+}
+
+static void build_qwen35moe_mtp(bctx *b)
+{
+    build_qwen35_mtp_graph(b, true);
+}
+
 /* Every full_attention_interval-th layer (default 4) attends; the others
  * are delta nets. */
 const ggfit_arch ggfit__model_qwen35 = {
     .name = "qwen35",
+    .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_qwen35_mtp,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_INTERVAL,
     .rec_interval_default = 4,   /* load_arch_hparams */
@@ -296,6 +395,10 @@ const ggfit_arch ggfit__model_qwen35 = {
 /* qwen35moe: the same layers, whose FFNs are experts and a shared expert. */
 const ggfit_arch ggfit__model_qwen35moe = {
     .name = "qwen35moe",
+    .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
+    .mtp = true,
+    .mtp_kv_nextn = true,
+    .build_mtp = build_qwen35moe_mtp,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_INTERVAL,
     .rec_interval_default = 4,

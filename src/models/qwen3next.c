@@ -2,7 +2,8 @@
  * qwen3next.c - src/models/qwen3next.cpp: Qwen3-Next, gated delta net
  * layers (linear attention over a recurrent state, delta-net-base.cpp) and
  * gated full attention layers, each followed by an MoE with a gated shared
- * expert. The NextN (MTP) blocks at the end are not part of this graph.
+ * expert. The NextN (MTP) blocks at the end are not part of this graph:
+ * an MTP context (--spec-type draft-mtp) runs them (build_qwen3next_mtp).
  */
 #include "llama/graph.h"
 
@@ -309,9 +310,64 @@ static void build_qwen3next(bctx *b)
     gg_expand(g, cur);
 }
 
+/* llama_model_qwen3next::graph_mtp (LLM_GRAPH_TYPE_DECODER_MTP), the MTP
+ * context's graph: the first NextN block on the token's embedding and the
+ * target's hidden state (an input), through gated attention on its own
+ * cache and the MoE (the output rows picked before it), then the head. */
+static void build_qwen3next_mtp(bctx *b)
+{
+    gg_graph *g = b->g;
+    const ggfit_hparams *hp = b->hp;
+    int il = (int)(hp->n_layer - hp->n_nextn);
+    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
+    int64_t hd = hp->n_embd_head_v, n_head = li->n_head, nkv = li->n_head_kv;
+    int64_t nt = b->p->n_tokens;
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv(b);
+    int32_t cur = gb_mtp_eh_proj(b, il, emb, h);
+    int32_t inpSA = cur;
+    cur = name_t(b, gb_norm(b, cur, gb_required(b, "blk.%d.attn_norm.weight", il), il),
+                 "mtp_attn_norm", il);
+    int32_t qfull = name_t(b, gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur),
+                           "mtp_Qcur_full", il);
+    uint64_t es = g->t[qfull].nb[0];
+    uint64_t nb1 = es * (uint64_t)(hd * 2), nb2 = nb1 * (uint64_t)n_head;
+    int32_t q = gb_view_3d(b, qfull, hd, n_head, nt, nb1, nb2, 0);
+    q = name_t(b, gb_norm(b, q, gb_required(b, "blk.%d.attn_q_norm.weight", il), il),
+               "mtp_Qcur_normed", il);
+    int32_t k = gg_mul_mat(g, gb_required(b, "blk.%d.attn_k.weight", il), cur);
+    k = gb_reshape_3d(b, k, hd, nkv, nt);
+    k = name_t(b, gb_norm(b, k, gb_required(b, "blk.%d.attn_k_norm.weight", il), il),
+               "mtp_Kcur_normed", il);
+    int32_t v = gg_mul_mat(g, gb_required(b, "blk.%d.attn_v.weight", il), cur);
+    v = gb_reshape_3d(b, v, hd, nkv, nt);
+    q = name_t(b, gg_rope(g, q, b->inp_pos, -1), "mtp_Qcur", il);
+    k = name_t(b, gg_rope(g, k, b->inp_pos, -1), "mtp_Kcur", il);
+    gb_cb(b, v, "mtp_Vcur", il);
+    cur = name_t(b, gb_attn(b, -1, -1, q, k, v, -1, il), "mtp_attn_pregate", il);
+    int32_t gate = gb_view_3d(b, qfull, hd, n_head, nt, nb1, nb2, es * (uint64_t)hd);
+    gate = name_t(b, gb_cont_4d(b, gate, hd * n_head, nt, 1, 1), "mtp_gate", il);
+    cur = gg_binary(g, GGFIT_OP_MUL, cur, gg_unary_op(g, GGFIT_OP_UNARY, gate));
+    cur = name_t(b, gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), cur),
+                 "mtp_attn_out", il);
+    cur = gg_get_rows(g, cur, b->inp_out_ids);
+    inpSA = gg_get_rows(g, inpSA, b->inp_out_ids);
+    cur = name_t(b, gg_binary(g, GGFIT_OP_ADD, cur, inpSA), "mtp_attn_residual", il);
+    int32_t ffn_residual = cur;
+    cur = name_t(b, gb_norm(b, cur, gb_required(b, "blk.%d.post_attention_norm.weight", il),
+                            il), "mtp_attn_post_norm", il);
+    cur = ffn_layer(b, cur, il);
+    cur = name_t(b, gg_binary(g, GGFIT_OP_ADD, cur, ffn_residual), "mtp_post_ffn", il);
+    gb_mtp_head(b, cur, il, GB_MTP_ROWS_NONE, -1);
+}
+
 /* Every full_attention_interval-th layer attends; the others are delta nets. */
 const ggfit_arch ggfit__model_qwen3next = {
     .name = "qwen3next",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_qwen3next_mtp,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_INTERVAL,
     .rec_interval_default = 4,   /* llama_model_qwen3next::load_arch_hparams */

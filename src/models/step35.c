@@ -11,7 +11,8 @@
  * (attn_norm, attn_q/k/v (or attn_qkv) and their biases, attn_output,
  * ffn_norm, nextn.eh_proj, nextn.enorm, nextn.hnorm) but still loads the
  * optional ones (TENSOR_NOT_REQUIRED alone) on the block's own device; they
- * get no KV cells and are not in this graph.
+ * get no KV cells and are not in this graph (an MTP context's:
+ * build_step35_mtp).
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,8 @@ static bool nextn_loaded(const ggfit_model *m, const ggfit_tensor *t)
  * layer), 0 when absent. */
 static double clamp_of(bctx *b, const char *suffix, int il)
 {
+    if (b->p->mtp)
+        return 0;   /* graph_mtp's FFNs are never clamped */
     char key[160];
     snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
     int64_t i = ggfit_gguf_find_key(b->gguf, key);
@@ -207,10 +210,32 @@ static void build_step35(bctx *b)
     gg_expand(g, cur);
 }
 
+/* llama_model_step35::graph_mtp: the first NextN block, a whole decoder
+ * layer as the trunk's (unclamped), on the joined embedding and hidden
+ * state over the iSWA cache; the output rows (h_nextn), then the head. */
+static void build_step35_mtp(bctx *b)
+{
+    int il = (int)(b->hp->n_layer - b->hp->n_nextn);
+    if (!b->p->swa) {
+        b->missing = true;   /* create_memory asserts SWA layers */
+        return;
+    }
+    int32_t emb, h;
+    gb_mtp_embd(b, il, &emb, &h);
+    gb_inputs_kv_iswa(b);
+    int32_t cur = layer(b, gb_mtp_eh_proj(b, il, emb, h), il);
+    if (b->missing)
+        return;
+    gb_mtp_head(b, cur, il, GB_MTP_ROWS_FIRST, -1);
+}
+
 /* The sliding-window pattern (one bool per block) is read before
  * nextn_predict_layers, so it covers the MTP blocks too. */
 const ggfit_arch ggfit__model_step35 = {
     .name = "step35",
+    .mtp = true,   /* load_mtp loads the NextN blocks */
+    .mtp_kv_nextn = true,
+    .build_mtp = build_step35_mtp,
     .mem = GGFIT_MEM_KV,
     .swa_nextn_pattern = true,
     .nextn_loaded = nextn_loaded,

@@ -506,24 +506,51 @@ out:
 
 /* ---- the model of a request ------------------------------------------------------ */
 
-void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n)
+bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj)
 {
     static const char *const off[] = { "--no-mmproj", "--no-mmproj-auto", "-mm", "--mmproj",
                                        "-mmu", "--mmproj-url" };
-    if (!mmproj[0] || r->program == GGFIT_FOR_FIT_PARAMS || r->program == GGFIT_FOR_BENCH)
-        return;
+    if (!mmproj[0] || r->program == GGFIT_FOR_FIT_PARAMS || r->program == GGFIT_FOR_BENCH ||
+        r->mmproj)
+        return false;
     for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
         for (uint32_t i = 0; i < r->n_ignored; i++)
             if (!strcmp(r->ignored[i], off[k]))
-                return;
+                return false;
         for (uint32_t i = 0; i < r->n_not_counted; i++)
             if (!strcmp(r->not_counted[i], off[k]))
-                return;
+                return false;
     }
+    return true;
+}
+
+void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n)
+{
+    if (!ggfit__mmproj_auto(r, mmproj) || r->program == GGFIT_FOR_SERVER)
+        return;
     size_t k = strlen(notes);
     if (k < n)
         snprintf(notes + k, n - k, "-hf: llama.cpp also loads the repo's %s (--no-mmproj not "
                  "to); its memory is not counted yet\n", mmproj);
+}
+
+ggfit_status ggfit__request_mmproj(const ggfit_request *r, ggfit_gguf **out, char **err)
+{
+    ggfit_remote_options o;
+    ggfit_remote_options_init(&o);
+    o.token = r->hf_token;
+    o.offline = r->offline;
+    o.progress = isatty(STDERR_FILENO);
+    ggfit_hf_model hf;
+    ggfit_status rc = ggfit_hf_resolve(r->hf_repo, r->hf_file, &o, NULL, &hf, err);
+    if (rc)
+        return rc;
+    if (!ggfit__hf_token_valid(o.token))
+        o.token = NULL;
+    rc = hf.mmproj_url ? ggfit_gguf_open_url(hf.mmproj_url, &o, NULL, out, err)
+                       : ggfit__fail(err, GGFIT_EIO, "%s: the repo has no mmproj now", r->hf_repo);
+    ggfit_hf_model_free(&hf);
+    return rc;
 }
 
 ggfit_status ggfit__request_model(const ggfit_request *r, ggfit_model **out, char *mmproj,

@@ -52,9 +52,17 @@ size_t ggfit__hf_model_files(const ggfit_hf_model *m, const char *tag, const cha
  * "" when none), upper case, into tag (64 bytes). */
 void ggfit__quant_tag(const char *path, char tag[64]);
 
-/* Appends to notes (a plan's) that llama-server and llama-cli load the
- * mmproj -hf found as well (not llama-fit-params nor llama-bench), unless
- * --no-mmproj or --mmproj says otherwise. */
+/* Whether llama.cpp loads the mmproj -hf found (mmproj, "" when none) as
+ * well: llama-server and llama-cli do (not llama-fit-params nor
+ * llama-bench), unless --no-mmproj or --mmproj says otherwise. */
+bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj);
+
+/* Appends to notes (a plan's) that llama.cpp loads that mmproj and that
+ * ggfit does not count it (all but --for server, which counts it). */
 void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n);
+
+/* --for server: the header of the mmproj -hf found, over HTTP (the repo
+ * resolved again for its address). */
+ggfit_status ggfit__request_mmproj(const ggfit_request *r, ggfit_gguf **out, char **err);
 
 #endif

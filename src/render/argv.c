@@ -358,9 +358,12 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     /* --for server -md: the draft model and the draft's flags planned */
     if (prog == GGFIT_FOR_SERVER && pl->has_draft) {
         const ggfit_params *d = &pl->draft_params;
-        add(&w, "-md");
-        add(&w, "%s", pl->draft_model);
-        if (d->n_gpu_layers != GGFIT_NGL_AUTO) {
+        bool md = pl->draft_model != NULL;   /* else an MTP context */
+        if (md) {
+            add(&w, "-md");
+            add(&w, "%s", pl->draft_model);
+        }
+        if (md && d->n_gpu_layers != GGFIT_NGL_AUTO) {
             add(&w, "-ngld");
             if (d->n_gpu_layers == GGFIT_NGL_ALL)
                 add(&w, "all");
@@ -375,7 +378,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             add(&w, "-ctvd");
             add(&w, "%s", type_name(d->type_v));
         }
-        if (d->n_overrides) {
+        if (md && d->n_overrides) {
             ggfit_sb ot = {0};
             for (uint32_t i = 0; i < d->n_overrides; i++)
                 ggfit__sb_printf(&ot, "%s%s=%s", i ? "," : "", d->overrides[i].pattern,
@@ -388,11 +391,37 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             }
             free(s);
         }
-        if (d->cpu_moe) {
+        if (md && d->cpu_moe) {
             add(&w, "-cmoed");
-        } else if (d->n_cpu_moe) {
+        } else if (md && d->n_cpu_moe) {
             add(&w, "-ncmoed");
             add(&w, "%u", d->n_cpu_moe);
+        }
+    }
+    /* --for server: the speculative flags (--spec-type ..., -devd) */
+    for (const char *sp = pl->spec_args; prog == GGFIT_FOR_SERVER && *sp;) {
+        size_t len = strcspn(sp, " ");
+        add(&w, "%.*s", (int)len, sp);
+        sp += len + (sp[len] == ' ');
+    }
+    /* --for server --mmproj: the projector and its flags, as measured */
+    if (prog == GGFIT_FOR_SERVER && pl->has_mmproj) {
+        const ggfit_mmproj_params *mp = &pl->mmproj_params;
+        if (!pl->mmproj_auto) {   /* -hf loads its own */
+            add(&w, "-mm");
+            add(&w, "%s", pl->mmproj);
+        }
+        if (!mp->use_gpu)
+            add(&w, "--no-mmproj-offload");
+        if (!mp->warmup)
+            add(&w, "--no-warmup");
+        if (mp->image_min_tokens > 0) {
+            add(&w, "--image-min-tokens");
+            add(&w, "%d", mp->image_min_tokens);
+        }
+        if (mp->image_max_tokens > 0) {
+            add(&w, "--image-max-tokens");
+            add(&w, "%d", mp->image_max_tokens);
         }
     }
     /* The flags are the plan: llama.cpp's own fit would change them. */

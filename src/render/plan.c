@@ -147,11 +147,72 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
 }
 
 /* llama.cpp's fit left the host short and no smaller context helped. */
+/* Whose speed the plan carries: "plan" (the flags it prints, or with
+ * -fitp on those it reports), "flags_as_given" (a failed fit's) or
+ * "llama_cpp_fit" (a fit the whole machine does not hold). */
+static const char *speed_whose(const ggfit_plan *pl)
+{
+    if (pl->print_memory || pl->has_alternative || pl->verdict.status == GGFIT_VERDICT_FITS)
+        return "plan";
+    return pl->fit.status == GGFIT_FIT_FAILED ? "flags_as_given" : "llama_cpp_fit";
+}
+
+static void speed_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_plan_speed *s = &pl->speed;
+    if (!s->ok)
+        return;
+    ggfit__sb_printf(sb, "predicted speed%s: pp%u %.0f t/s, tg%u %.1f t/s (llama-bench at depth "
+                         "%u, an empty cache; ggfit bench shows each device's share)\n",
+                     speed_whose(pl)[0] == 'p' ? ""
+                     : speed_whose(pl)[0] == 'f' ? " of the flags as given, were they to fit"
+                                                 : " of llama.cpp's fit, were it to fit",
+                     s->n_prompt, s->pp_tps, s->n_gen, s->tg_tps, s->depth);
+}
+
+static json_t *speed_json(const ggfit_plan *pl)
+{
+    const ggfit_plan_speed *s = &pl->speed;
+    if (!s->ok)
+        return json_null();
+    return json_pack("{s:f, s:f, s:i, s:i, s:i, s:I, s:s}", "pp_tps", s->pp_tps, "tg_tps",
+                     s->tg_tps, "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen, "depth",
+                     (int)s->depth, "host_bytes_per_token", (json_int_t)s->host_bytes_per_token,
+                     "of", speed_whose(pl));
+}
+
 static bool host_refit_failed(const ggfit_plan *pl)
 {
     return !pl->print_memory && !pl->has_alternative &&
            pl->verdict.status == GGFIT_VERDICT_HOST && pl->fit.status != GGFIT_FIT_FAILED &&
            !pl->fit.params.set_n_ctx && pl->n_changes == 0;
+}
+
+/* --for server --mmproj: the projector's rows, as llama-server measures it */
+static void mmproj_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    const ggfit_mmproj_usage *u = &pl->mmproj_usage;
+    ggfit__sb_printf(sb, "multimodal projector %s (%s), measured as llama-server does "
+                         "before its fit (mtmd_get_memory_usage: weights + the warmup "
+                         "graph's compute buffer); its bytes on each device are added to "
+                         "that device's fit target, and counted below:\n"
+                         "  %-12s  %-20s %8s  %-10s %10s %9s\n", pl->mmproj,
+                     pl->mmproj_auto ? "-hf's, loaded with the model" : "--mmproj", "mmproj [MiB]",
+                     "encoder", "warmup", "flash attn", "weights", "compute");
+    for (size_t k = 0; k < u->n_encoders; k++) {
+        const ggfit_mmproj_encoder *e = &u->enc[k];
+        const char *where = e->device >= 0 ? pl->devices[e->device].name : "CPU";
+        char warm[32];
+        snprintf(warm, sizeof warm, e->audio ? "%u fr" : "%u px", e->warmup);
+        ggfit__sb_printf(sb, "  %-12.12s  %-20.20s %8s  %-10s %10.0f %9.0f%s\n", where,
+                         e->projector, warm, e->flash_attn ? "on" : "off",
+                         e->weights / GGFIT_MiB, e->compute / GGFIT_MiB,
+                         e->compute_estimated ? " (estimated)" : "");
+        if (e->device >= 0 && e->cpu_compute)
+            ggfit__sb_printf(sb, "  %-12s  %-20s %8s  %-10s %10.0f %9.0f (its inputs; in no "
+                                 "fit target)\n", "CPU", "", "", "", 0.0,
+                             e->cpu_compute / GGFIT_MiB);
+    }
 }
 
 char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
@@ -175,13 +236,24 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
             free(ggfit__sb_take(&sb));
             return NULL;
         }
-        ggfit__sb_printf(&sb, "draft model %s (-md), measured as llama-server does before its "
-                              "fit (the target's -c, the draft's -ngld/-ctkd/-ctvd/-otd); its "
-                              "bytes on each device are added to that device's fit target, "
-                              "and counted below:\n%s", pl->draft_model, dt);
+        if (pl->draft_mtp)   /* --spec-type draft-mtp: a context on the target */
+            ggfit__sb_printf(&sb, "MTP context (--spec-type draft-mtp) on the target's "
+                                  "weights, measured as llama-server does before its fit (the "
+                                  "target's -c, -ctkd/-ctvd); its context and compute on each "
+                                  "device are added to that device's fit target, and counted "
+                                  "below (its model column is the target's weights, counted "
+                                  "once):\n%s", dt);
+        else
+            ggfit__sb_printf(&sb, "draft model %s (-md), measured as llama-server does before "
+                                  "its fit (the target's -c, the draft's -ngld/-ctkd/-ctvd/"
+                                  "-otd); its bytes on each device are added to that device's "
+                                  "fit target, and counted below:\n%s", pl->draft_model, dt);
         ggfit_free(dt);
     }
+    if (pl->has_mmproj)
+        mmproj_text(&sb, pl);
     placement_text(&sb, pl);
+    speed_text(&sb, pl);
     verdict_text(&sb, &pl->verdict, pl);
     for (const char *p = pl->notes; *p;) {
         size_t n = strcspn(p, "\n");
@@ -355,6 +427,28 @@ static json_t *argv_json(const ggfit_plan *pl)
     return a;
 }
 
+static json_t *mmproj_json(const ggfit_plan *pl)
+{
+    const ggfit_mmproj_usage *u = &pl->mmproj_usage;
+    json_t *encs = json_array(), *devs = json_array();
+    for (size_t k = 0; encs && k < u->n_encoders; k++) {
+        const ggfit_mmproj_encoder *e = &u->enc[k];
+        json_array_append_new(encs, json_pack(
+            "{s:s, s:b, s:i, s:b, s:b, s:o, s:I, s:I, s:I}", "projector", e->projector,
+            "audio", e->audio, "warmup", (int)e->warmup, "flash_attn", e->flash_attn,
+            "compute_estimated", e->compute_estimated, "device",
+            e->device >= 0 ? json_string(pl->devices[e->device].name) : json_null(),
+            "weights", (json_int_t)e->weights, "compute", (json_int_t)e->compute,
+            "cpu_compute", (json_int_t)e->cpu_compute));
+    }
+    for (size_t d = 0; devs && d < pl->n_devices; d++)
+        json_array_append_new(devs, json_pack("{s:s, s:I}", "name", pl->devices[d].name,
+                                              "bytes", (json_int_t)u->device[d]));
+    return json_pack("{s:s, s:o, s:o, s:I}", "file", pl->mmproj, "encoders", encs ? encs
+                     : json_null(), "devices", devs ? devs : json_null(), "cpu",
+                     (json_int_t)u->cpu);
+}
+
 char *ggfit_plan_json(const ggfit_plan *pl)
 {
     char *base = pl->print_memory ? ggfit_projection_json(&pl->projection, pl->devices)
@@ -395,6 +489,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "argv", argv_json(pl)) ||
         json_object_set_new(root, "notes", lines_of(pl->notes)) ||
         json_object_set_new(root, "changes", changes_json(pl)) ||
+        json_object_set_new(root, "speed", speed_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
         goto done;
     /* --for server -md: the draft's projection (devices[], host, in bytes) */
@@ -402,11 +497,16 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         char *dj = ggfit_projection_json(&pl->draft, pl->devices);
         json_t *dp = dj ? json_loads(dj, 0, NULL) : NULL;
         ggfit_free(dj);
-        if (!dp || json_object_set_new(root, "draft",
-                                       json_pack("{s:s, s:o}", "model", pl->draft_model,
-                                                 "projection", dp)))
+        json_t *dr = !dp ? NULL
+                     : pl->draft_mtp ? json_pack("{s:b, s:o}", "mtp", 1, "projection", dp)
+                                     : json_pack("{s:s, s:o}", "model", pl->draft_model,
+                                                 "projection", dp);
+        if (!dr || json_object_set_new(root, "draft", dr))
             goto done;
     }
+    /* --for server --mmproj: the projector's bytes per encoder and device */
+    if (pl->has_mmproj && json_object_set_new(root, "mmproj", mmproj_json(pl)))
+        goto done;
     /* only with --fit-around, so that other plans' JSON is as it was */
     if (pl->fit_around &&
         json_object_set_new(root, "fit_around",

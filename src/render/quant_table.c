@@ -15,8 +15,9 @@ static const char *const rank_ids[] = { "fits", "fits_less_context", "fits_part_
 
 static const char rule[] =
     "best first: fits with every layer and expert on the GPUs (at the context asked, or "
-    "the smaller one llama.cpp's fit chooses when -c is not given), then fits with part in "
-    "system RAM, each the largest file first (the best quality that fits); then host memory "
+    "the smaller one llama.cpp's fit chooses when -c is not given), the largest file first "
+    "(the best quality that fits); then fits with part in system RAM, the fastest predicted "
+    "generation (tg t/s) first; then host memory "
     "short, then does not fit, each the smallest file first (the nearest to fitting); "
     "unreadable last";
 
@@ -49,6 +50,15 @@ static void experts_text(const ggfit_quant *q, char *buf, size_t n)
         snprintf(buf, n, "-");
     else
         snprintf(buf, n, "%u blocks", q->expert_blocks_in_ram);
+}
+
+/* The predicted generation speed of a plan that fits, else "-". */
+static void tg_text(const ggfit_quant *q, char *buf, size_t n)
+{
+    if (!q->plan || !q->plan->speed.ok || q->rank > GGFIT_RANK_PART_IN_RAM)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f", q->plan->speed.tg_tps);
 }
 
 /* How to run the best one: -hf REPO -hff FILE or -m FILE, then its flags. */
@@ -97,11 +107,11 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
         int k = (int)strlen(l->quants[i].name) + (l->quants[i].n_shards > 1 ? 11 : 0);
         w = k > w ? (k < 72 ? k : 72) : w;
     }
-    ggfit__sb_printf(&sb, "\n  %-2s %-*s %-8s %10s  %-18s %8s %7s  %s\n", "#", w, "model", "quant",
-                     "size", "verdict", "context", "-ngl", "experts in RAM");
+    ggfit__sb_printf(&sb, "\n  %-2s %-*s %-8s %10s  %-18s %8s %7s %8s  %s\n", "#", w, "model",
+                     "quant", "size", "verdict", "context", "-ngl", "tg t/s", "experts in RAM");
     for (size_t i = 0; i < l->n; i++) {
         const ggfit_quant *q = &l->quants[i];
-        char size[32], ctx[32], ngl[32], exp[32], name[96];
+        char size[32], ctx[32], ngl[32], exp[32], name[96], tg[32];
         if (q->size)
             snprintf(size, sizeof size, "%.2f GiB", gib(q->size));
         else
@@ -112,13 +122,14 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
             snprintf(ctx, sizeof ctx, "-");
         ngl_text(q, ngl, sizeof ngl);
         experts_text(q, exp, sizeof exp);
+        tg_text(q, tg, sizeof tg);
         if (q->n_shards > 1)
             snprintf(name, sizeof name, "%.60s (%u files)", q->name, q->n_shards % 100u);
         else
             snprintf(name, sizeof name, "%.72s", q->name);
-        ggfit__sb_printf(&sb, "  %-2zu %-*s %-8s %10s  %-18s %8s %7s  %s\n", i + 1, w, name,
+        ggfit__sb_printf(&sb, "  %-2zu %-*s %-8s %10s  %-18s %8s %7s %8s  %s\n", i + 1, w, name,
                          q->tag[0] ? q->tag : "-", size, ggfit_quant_rank_str(q->rank), ctx,
-                         ngl, exp);
+                         ngl, tg, exp);
         if (q->error)
             ggfit__sb_printf(&sb, "     %s\n", q->error);
         else if (q->n_ctx < q->n_ctx_asked)

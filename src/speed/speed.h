@@ -55,4 +55,21 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
 #define GGFIT__SPEED_RPC_GBS 0.125
 #define GGFIT__SPEED_FLOP_PER_BYTE 150.0
 
+/* The flags a plan prints (its alternative's, the fit's, or with
+ * print_memory the flags as given). */
+const ggfit_params *ggfit__plan_chosen(const ggfit_plan *pl);
+
+/* Projects p with its placement into *pr and gives its speed. */
+ggfit_status ggfit__speed_of_params(const ggfit_model *m, const ggfit_params *p,
+                                    const ggfit_device *devs, size_t n,
+                                    const ggfit_speed_options *o, ggfit_projection *pr,
+                                    ggfit_speed *out, char **err);
+
+/* The figures of s a plan carries. */
+void ggfit__plan_speed_brief(const ggfit_speed *s, ggfit_plan_speed *b);
+
+/* Sets pl->speed for the plan's flags on model m (ggfit__plan_model's
+ * last step); only running out of memory is an error. */
+ggfit_status ggfit__plan_speed(const ggfit_model *m, ggfit_plan *pl, char **err);
+
 #endif

@@ -59,16 +59,27 @@ const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const ch
 }
 
 /* Dense FP16 tensor (matrix) throughput in TFLOPS, matched on the device's
- * description (the longest name contained in it wins). Values are the
- * vendors' published figures as recalled from their whitepapers and
- * datasheets (NVIDIA Ampere GA102 and Ada AD102 whitepapers: GeForce FP16
- * tensor with FP16 accumulate, dense; A100/H100/L40S/A40/A6000 datasheets:
- * dense FP16 tensor; Apple: GPU FP32 TFLOPS, FP16 runs at the same rate);
- * not re-read this session, so they are an assumption with that source.
+ * description (the longest name contained in it wins). Sources: the
+ * vendors' whitepapers and datasheets (NVIDIA Turing, Ampere GA102, Ada
+ * AD102 and Blackwell GB20x whitepapers: GeForce FP16 tensor with FP16
+ * accumulate, dense, which is SMs x 1024 FLOP per clock x boost clock;
+ * A100/H100/H200/L40S/L40/A40/RTX A6000/RTX 6000 Ada datasheets: dense FP16
+ * tensor, half the "with sparsity" figure; Apple: GPU FP32 TFLOPS, FP16
+ * runs at the same rate). Checked against published tables (issue 15):
+ * H100 SXM and H200 989.4 dense (glennklockwood.com/garden/processors/h100;
+ * itkb.uw.cz "NVIDIA H200 vs B300"), RTX PRO 6000 Blackwell 503.8
+ * (hmc-tech.com), and two corrected: RTX 3060 12GB 50.9 (28 SMs at a
+ * 1777 MHz boost, sysrqmts.com; 51.2 before) and DGX Spark (GB10) 124.1 FP16
+ * with FP16 accumulate (hmc-tech.com's GB10 table; with FP32 accumulate and
+ * BF16 it is half, 62.1; 125.0 before, derived from 1 PFLOPS FP4 sparse).
+ * Apple publishes no TFLOPS for the M3 and M4 GPUs: those rows take 128 FP32
+ * lanes per core at an assumed clock, and third-party tables disagree by
+ * about 15% (M3 Max 40-core: 16.4 at 1600 MHz on radargit.com, 14.3 at
+ * 1398 MHz on hmc-tech.com); kept as they were, an assumption.
  * A device not listed gets bandwidth x DEFAULT_FLOP_PER_BYTE. */
 static const struct { const char *name; double tflops; } tflops_table[] = {
     { "RTX 2080 Ti", 107.6 },   /* Turing whitepaper, FP16 acc */
-    { "RTX 3060 12GB", 51.2 },  /* GA106: half of a 3070's SMs x clocks */
+    { "RTX 3060 12GB", 50.9 },  /* GA106: 28 SMs x 1024 x 1.777 GHz */
     { "RTX 3060 Ti", 64.8 },    /* GA104 */
     { "RTX 3070", 81.3 },       /* GA102/GA104 whitepaper */
     { "RTX 3080 10GB", 119.0 },
@@ -100,7 +111,7 @@ static const struct { const char *name; double tflops; } tflops_table[] = {
     { "H100 PCIe", 756.0 },
     { "H100 SXM", 989.0 },
     { "H200", 989.0 },
-    { "DGX Spark", 125.0 },     /* 1 PFLOP FP4 sparse = 125 FP16 dense */
+    { "DGX Spark", 124.1 },     /* GB10: FP16 acc dense; 1 PFLOPS is FP4 sparse */
     { "Apple M1 (", 2.6 },      /* Apple: GPU FP32 TFLOPS */
     { "Apple M1 Pro", 5.2 },
     { "Apple M1 Max", 10.4 },

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "verdict/verdict.h"
 
 typedef struct search {
@@ -92,7 +93,7 @@ static ggfit_params *add(ggfit_change *out, size_t max, size_t *n, const ggfit_p
     va_start(ap, fmt);
     vsnprintf(c->flags, sizeof c->flags, fmt, ap);
     va_end(ap);
-    c->params = *p;
+    ggfit__params_copy(&c->params, p);
     c->n_changes = k;
     c->worst_left = left;
     return &c->params;
@@ -106,7 +107,8 @@ typedef void (*setter)(ggfit_params *p, uint32_t v);
 static ggfit_status verify(search *s, const ggfit_params *base, setter set, uint32_t v,
                            bool *found, uint64_t *left)
 {
-    ggfit_params q = *base;
+    ggfit_params q;
+    ggfit__params_copy(&q, base);
     set(&q, v);
     return fits(s, &q, found, left);
 }
@@ -117,7 +119,8 @@ static ggfit_status largest(search *s, const ggfit_params *base, setter set, uin
                             uint32_t hi, uint32_t step, bool devices_only, uint32_t *best,
                             bool *found, uint64_t *left)
 {
-    ggfit_params q = *base;
+    ggfit_params q;
+    ggfit__params_copy(&q, base);
     bool ok;
     uint64_t l;
     ggfit_status rc;
@@ -133,7 +136,7 @@ static ggfit_status largest(search *s, const ggfit_params *base, setter set, uin
     uint32_t good = lo / step, bad = hi / step + 1;
     while (bad - good > 1) {
         uint32_t mid = good + (bad - good) / 2;
-        q = *base;
+        ggfit__params_copy(&q, base);
         set(&q, mid * step);
         if ((rc = fits_on(s, &q, devices_only, &ok, &l)))
             return rc;
@@ -154,7 +157,8 @@ static ggfit_status smallest(search *s, const ggfit_params *base, setter set, ui
                              uint32_t hi, bool devices_only, uint32_t *best, bool *found,
                              uint64_t *left)
 {
-    ggfit_params q = *base;
+    ggfit_params q;
+    ggfit__params_copy(&q, base);
     bool ok;
     uint64_t l;
     ggfit_status rc;
@@ -170,7 +174,7 @@ static ggfit_status smallest(search *s, const ggfit_params *base, setter set, ui
     uint32_t bad = lo - 1, good = hi;   /* lo >= 1 */
     while (good - bad > 1) {
         uint32_t mid = bad + (good - bad) / 2;
-        q = *base;
+        ggfit__params_copy(&q, base);
         set(&q, mid);
         if ((rc = fits_on(s, &q, devices_only, &ok, &l)))
             return rc;
@@ -241,7 +245,8 @@ ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
         !(rc = largest(s, p, set_ctx, 256, ctx - 1, 256, false, &best, &found, &left)) && found)
         set_ctx(add(out, max, n, p, 1, left, "-c %u", best), best);
     bool f16 = p->type_k == GGFIT_TYPE_F16 && p->type_v == GGFIT_TYPE_F16;
-    ggfit_params q = *p;
+    ggfit_params q;
+    ggfit__params_copy(&q, p);
     quantize_cache(&q);
     bool ok = false;
     if (!rc && f16 && !(rc = fits(s, &q, &ok, &left)) && ok)

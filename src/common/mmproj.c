@@ -1,0 +1,144 @@
+/*
+ * mmproj.c - llama-server's multimodal projector (--mmproj), as the server
+ * fits it (tools/server/server-context.cpp load_model): before the model's
+ * fit it calls mtmd_get_memory_usage(mmproj, mparams) with
+ * use_gpu = --mmproj-offload, the model's -fa, --image-min-tokens,
+ * --image-max-tokens and --warmup (without it no compute buffer is
+ * reserved), and adds each device's bytes (weights + warmup
+ * compute buffer, mtmd/clip.c) to fit_params_target at that device's index
+ * in ggml's device list. On a GPU machine the GPUs come first, so the
+ * projector's GPU bytes go to its device's target and its CPU bytes (the
+ * graph's inputs, or everything with --no-mmproj-offload) to no target.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "common/mmproj.h"
+#include "mtmd/clip.h"
+#include "remote/remote.h"
+
+static bool is(const char *a, const char *s1, const char *s2)
+{
+    return !strcmp(a, s1) || (s2 && !strcmp(a, s2));
+}
+
+bool ggfit__mmproj_file_flag(const char *a)
+{
+    return is(a, "-mm", "--mmproj");
+}
+
+bool ggfit__mmproj_flag(const char *a)
+{
+    return is(a, "--mmproj-offload", "--no-mmproj-offload") ||
+           is(a, "--image-min-tokens", "--image-max-tokens") || is(a, "--warmup", "--no-warmup");
+}
+
+bool ggfit__mmproj_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
+                             char **err)
+{
+    const char *a = argv[*i];
+    *rc = GGFIT_OK;
+    if (!ggfit__mmproj_file_flag(a) && !ggfit__mmproj_flag(a))
+        return false;
+    if (is(a, "--mmproj-offload", "--no-mmproj-offload")) {
+        r->mmproj_params.use_gpu = !strcmp(a, "--mmproj-offload");
+        (*i)++;
+        return true;
+    }
+    if (is(a, "--warmup", "--no-warmup")) {   /* mparams.warmup */
+        r->mmproj_params.warmup = !strcmp(a, "--warmup");
+        (*i)++;
+        return true;
+    }
+    if (*i + 1 >= argc) {
+        *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
+        return true;
+    }
+    const char *v = argv[*i + 1];
+    if (ggfit__mmproj_file_flag(a)) {
+        r->mmproj = v;
+    } else {
+        /* common/arg.cpp: std::stoi */
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < INT32_MIN || n > INT32_MAX) {
+            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number of tokens, got '%s'",
+                              a, v);
+            return true;
+        }
+        if (!strcmp(a, "--image-min-tokens"))
+            r->mmproj_params.image_min_tokens = (int32_t)n;
+        else
+            r->mmproj_params.image_max_tokens = (int32_t)n;
+    }
+    *i += 2;
+    return true;
+}
+
+static void note(ggfit_plan *out, const char *fmt, const char *s)
+{
+    size_t k = strlen(out->notes);
+    if (k < sizeof out->notes)
+        snprintf(out->notes + k, sizeof out->notes - k, fmt, s);
+}
+
+/* The measure of mm (closed here) and its bytes in the plan. */
+static ggfit_status plan_with(const ggfit_request *r, ggfit_mmproj *mm, const char *name,
+                              const ggfit_params *params, ggfit_plan *out, char **err)
+{
+    ggfit_mmproj_params p = r->mmproj_params;
+    p.flash_attn = params->flash_attn;   /* mparams.flash_attn_type: the model's -fa */
+    ggfit_status rc = ggfit_mmproj_measure(mm, &p, out->devices, out->n_devices,
+                                           &out->mmproj_usage, err);
+    ggfit_mmproj_free(mm);
+    if (rc)
+        return rc;
+    const ggfit_mmproj_usage *u = &out->mmproj_usage;
+    for (size_t k = 0; k < u->n_encoders; k++)
+        if (u->enc[k].compute_estimated)
+            note(out, "--mmproj: ggfit has no graph for the %s encoder yet: its compute "
+                      "buffer is estimated from its dimensions (weights exact)\n",
+                 u->enc[k].projector);
+    bool rpc = false, on_device = false;
+    for (size_t j = 0; j < out->n_devices; j++) {
+        rpc |= out->devices[j].kind == GGFIT_BACKEND_RPC;
+        on_device |= u->device[j] != 0;
+    }
+    if (rpc && on_device)
+        note(out, "%s", "--mmproj: planned as on a GPU machine, the projector's bytes added "
+                        "to its device's fit target; a CPU build of llama-server with RPC "
+                        "devices lists the CPU first and adds them one device on (its CPU "
+                        "bytes to the first device)\n");
+    out->has_mmproj = true;
+    snprintf(out->mmproj, sizeof out->mmproj, "%s", name);
+    out->mmproj_params = p;
+    for (size_t d = 0; d < out->n_devices && d < GGFIT_MAX_DEVICES; d++)
+        out->fit_options.extra_used[d] += u->device[d];
+    out->fit_options.extra_host += u->cpu;
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit__mmproj_plan(const ggfit_request *r, const ggfit_params *params,
+                                ggfit_plan *out, char **err)
+{
+    ggfit_mmproj *mm = NULL;
+    ggfit_status rc = ggfit_mmproj_open(r->mmproj, &mm, err);
+    return rc ? rc : plan_with(r, mm, r->mmproj, params, out, err);
+}
+
+ggfit_status ggfit__mmproj_plan_hf(const ggfit_request *r, const char *hf_mmproj,
+                                   const ggfit_params *params, ggfit_plan *out, char **err)
+{
+    ggfit_gguf *g = NULL;
+    ggfit_mmproj *mm = NULL;
+    ggfit_status rc = ggfit__request_mmproj(r, &g, err);
+    if (!rc)
+        rc = ggfit__mmproj_from_gguf(g, hf_mmproj, &mm, err);
+    if (!rc)
+        rc = plan_with(r, mm, hf_mmproj, params, out, err);
+    out->mmproj_auto = !rc;
+    return rc;
+}

@@ -1,0 +1,130 @@
+/*
+ * search_render.c - the fastest plan beside llama.cpp's, in words and as
+ * JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+static const char *objective_name(ggfit_objective o)
+{
+    return o == GGFIT_OBJECTIVE_PP ? "prompt speed" : o == GGFIT_OBJECTIVE_TG
+                                                          ? "generation speed"
+                                                          : "the largest context";
+}
+
+static const ggfit_plan *chosen(const ggfit_fastest *f)
+{
+    return f->faster && f->has_best_plan ? &f->best : &f->own;
+}
+
+static void row(ggfit_sb *sb, const char *who, const ggfit_plan *pl, const ggfit_plan_speed *s)
+{
+    char *args = ggfit_plan_args(pl);
+    if (!args) {
+        sb->oom = true;
+        return;
+    }
+    if (!s->ok) {
+        ggfit__sb_printf(sb, "  %-12s does not fit\n", who);
+    } else {
+        uint32_t n_ctx = pl->has_alternative ? pl->alternative.projection.n_ctx
+                                             : pl->projection.n_ctx;
+        ggfit__sb_printf(sb, "  %-12s %8u %10.0f %10.1f  %s\n", who, n_ctx, s->pp_tps, s->tg_tps,
+                         args);
+    }
+    ggfit_free(args);
+}
+
+char *ggfit_fastest_text(const ggfit_fastest *f)
+{
+    ggfit_sb sb = { 0 };
+    const ggfit_plan_speed *os = &f->own_speed;
+    ggfit__sb_printf(&sb, "objective: %s (llama-bench pp%u/tg%u at depth %u, predicted), "
+                          "contexts of at least %u\n",
+                     objective_name(f->objective), os->ok ? os->n_prompt : 512,
+                     os->ok ? os->n_gen : 128, os->ok ? os->depth : 0, f->n_ctx_min);
+    ggfit__sb_printf(&sb, "  %-12s %8s %10s %10s  %s\n", "plan", "context", "pp t/s", "tg t/s",
+                     "flags");
+    row(&sb, "llama.cpp's", &f->own, &f->own_speed);
+    if (f->faster && f->has_best_plan)
+        row(&sb, "fastest", &f->best, &f->best_speed);
+    if (!f->found) {
+        ggfit__sb_printf(&sb, "no plan tried fits this machine\n");
+    } else if (!f->faster) {
+        ggfit__sb_printf(&sb, "llama.cpp's plan is the fastest found (no other beats it by more "
+                              "than 0.5%%)\n");
+    } else {
+        double a = f->objective == GGFIT_OBJECTIVE_PP ? os->pp_tps : os->tg_tps;
+        double b = f->objective == GGFIT_OBJECTIVE_PP ? f->best_speed.pp_tps
+                                                      : f->best_speed.tg_tps;
+        ggfit__sb_printf(&sb, "fastest: %s, at the largest context that placement leaves room "
+                              "for", f->best_what);
+        if (os->ok && a > 0)
+            ggfit__sb_printf(&sb, ": %.2fx llama.cpp's %s", b / a,
+                             f->objective == GGFIT_OBJECTIVE_PP ? "pp" : "tg");
+        ggfit__sb_printf(&sb, "\n");
+    }
+    ggfit__sb_printf(&sb, "plans tried:\n");
+    for (size_t i = 0; i < f->n_candidates; i++) {
+        const ggfit_fastest_candidate *c = &f->candidates[i];
+        ggfit__sb_printf(&sb, "  %-44s %10.0f %10.1f  %s\n", c->what, c->pp_tps, c->tg_tps,
+                         c->fits ? "fits" : "does not fit the whole machine");
+    }
+    return ggfit__sb_take(&sb);
+}
+
+static json_t *plan_json(const ggfit_plan *pl, const ggfit_plan_speed *s)
+{
+    char *args = ggfit_plan_args(pl);
+    if (!args)
+        return NULL;
+    uint32_t n_ctx = pl->has_alternative ? pl->alternative.projection.n_ctx
+                                         : pl->projection.n_ctx;
+    json_t *o = json_pack("{s:s, s:i, s:b, s:o, s:o}", "args", args, "n_ctx", (int)n_ctx,
+                          "fits", s->ok, "pp_tps", s->ok ? json_real(s->pp_tps) : json_null(),
+                          "tg_tps", s->ok ? json_real(s->tg_tps) : json_null());
+    ggfit_free(args);
+    return o;
+}
+
+char *ggfit_fastest_json(const ggfit_fastest *f)
+{
+    static const char *const ids[] = { "context", "speed", "pp" };
+    json_t *cands = json_array();
+    json_t *root = json_pack("{s:s, s:i, s:b, s:b, s:s}", "objective", ids[f->objective],
+                             "min_ctx", (int)f->n_ctx_min, "found", f->found, "faster",
+                             f->faster, "how", f->best_what);
+    char *out = NULL;
+    if (!root || !cands)
+        goto done;
+    for (size_t i = 0; i < f->n_candidates; i++) {
+        const ggfit_fastest_candidate *c = &f->candidates[i];
+        if (json_array_append_new(cands, json_pack("{s:s, s:b, s:i, s:i, s:f, s:f}", "what",
+                                                   c->what, "fits", c->fits, "n_ctx",
+                                                   (int)c->n_ctx, "n_gpu_layers",
+                                                   (int)c->n_gpu_layers, "pp_tps", c->pp_tps,
+                                                   "tg_tps", c->tg_tps)))
+            goto done;
+    }
+    const ggfit_plan *best = chosen(f);
+    int bad = json_object_set_new(root, "candidates", cands);
+    cands = NULL;   /* the object holds it, or freed it */
+    if (bad || json_object_set_new(root, "llama_cpp", plan_json(&f->own, &f->own_speed)) ||
+        json_object_set_new(root, "fastest",
+                            plan_json(best, f->faster ? &f->best_speed : &f->own_speed)))
+        goto done;
+    char *pj = ggfit_plan_json(best);
+    json_t *p = pj ? json_loads(pj, 0, NULL) : NULL;
+    ggfit_free(pj);
+    if (!p || json_object_set_new(root, "plan", p))
+        goto done;
+    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(cands);
+    json_decref(root);
+    return out;
+}

@@ -1,0 +1,677 @@
+/*
+ * test_mtmd.c - multimodal projectors (src/mtmd/): small projector files
+ * with the keys and tensors llama.cpp's clip.cpp load_hparams and
+ * load_tensors need (clip.* keys, v.* / mm.* tensors), measured on the CPU
+ * and one RPC device, with flash attention on and off: the warmup graph
+ * must build (not the estimate). GGFIT_MTMD_DUMP=DIR keeps each file as
+ * DIR/mmproj-<type>-<n>.gguf, which is how data/tiny/mmproj-*.gguf are
+ * made; data/oracle/mtmd.jsonl holds llama.cpp's bytes for them
+ * (tools/mtmdcmp.py --record), which test_oracle_mtmd holds ggfit to.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gguf_writer.h"
+#include "test_util.h"
+
+enum { T_F32 = 0, T_F16 = 1 };
+
+typedef struct mspec {
+    gw kv;                  /* the key/value section */
+    uint64_t n_kv;
+    gw_tensor_spec t[512];
+    char names[512][64];
+    size_t n_t;
+} mspec;
+
+static void m_init(mspec *s)
+{
+    memset(s, 0, sizeof *s);
+    gw_kv_str(&s->kv, "general.architecture", "clip");
+    gw_kv_u32(&s->kv, "general.alignment", 32);
+    s->n_kv = 2;
+}
+
+static void m_u32(mspec *s, const char *key, uint32_t v)
+{
+    gw_kv_u32(&s->kv, key, v);
+    s->n_kv++;
+}
+
+static void m_str(mspec *s, const char *key, const char *v)
+{
+    gw_kv_str(&s->kv, key, v);
+    s->n_kv++;
+}
+
+static void m_f32(mspec *s, const char *key, float v)
+{
+    gw_kv_f32(&s->kv, key, v);
+    s->n_kv++;
+}
+
+static void m_bool(mspec *s, const char *key)
+{
+    gw_key(&s->kv, key, 7);
+    gw_u8(&s->kv, 1);
+    s->n_kv++;
+}
+
+static void m_f32x3(mspec *s, const char *key, float v)
+{
+    gw_key(&s->kv, key, 9);
+    gw_u32(&s->kv, 6);
+    gw_u64(&s->kv, 3);
+    for (int i = 0; i < 3; i++)
+        gw_f32(&s->kv, v);
+    s->n_kv++;
+}
+
+static void m_t(mspec *s, const char *fmt, int il, uint32_t type, int64_t ne0, int64_t ne1,
+                int64_t ne2, int64_t ne3)
+{
+    snprintf(s->names[s->n_t], sizeof s->names[0], fmt, il);
+    gw_tensor_spec *t = &s->t[s->n_t];
+    t->name = s->names[s->n_t++];
+    t->type = ne1 == 1 && ne2 == 1 && ne3 == 1 ? T_F32 : type;
+    int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    t->n_dims = ne3 > 1 ? 4 : ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
+    memcpy(t->ne, ne, sizeof ne);
+}
+
+/* The vision hparams every encoder has (load_hparams). */
+static void m_vision(mspec *s, const char *proj, uint32_t E, uint32_t NH, uint32_t FF,
+                     uint32_t L, uint32_t PD, uint32_t img, uint32_t patch)
+{
+    m_bool(s, "clip.has_vision_encoder");
+    if (proj)
+        m_str(s, "clip.projector_type", proj);
+    m_u32(s, "clip.vision.embedding_length", E);
+    m_u32(s, "clip.vision.attention.head_count", NH);
+    m_u32(s, "clip.vision.feed_forward_length", FF);
+    m_u32(s, "clip.vision.block_count", L);
+    m_u32(s, "clip.vision.projection_dim", PD);
+    m_f32(s, "clip.vision.attention.layer_norm_epsilon", 1e-6f);
+    m_u32(s, "clip.vision.image_size", img);
+    m_u32(s, "clip.vision.patch_size", patch);
+    m_f32x3(s, "clip.vision.image_mean", 0.5f);
+    m_f32x3(s, "clip.vision.image_std", 0.5f);
+}
+
+/* A ViT block: separate Q/K/V with biases, two norms, an FFN. */
+static void m_block(mspec *s, int il, int64_t E, int64_t FF, bool norm_bias, bool gate)
+{
+    static const char *const qkvo[] = { "q", "k", "v", "out" };
+    for (int k = 0; k < 4; k++) {
+        char w[64], b[64];
+        snprintf(w, sizeof w, "v.blk.%%d.attn_%s.weight", qkvo[k]);
+        snprintf(b, sizeof b, "v.blk.%%d.attn_%s.bias", qkvo[k]);
+        m_t(s, w, il, T_F16, E, E, 1, 1);
+        m_t(s, b, il, T_F32, E, 1, 1, 1);
+    }
+    m_t(s, "v.blk.%d.ln1.weight", il, T_F32, E, 1, 1, 1);
+    m_t(s, "v.blk.%d.ln2.weight", il, T_F32, E, 1, 1, 1);
+    if (norm_bias) {
+        m_t(s, "v.blk.%d.ln1.bias", il, T_F32, E, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln2.bias", il, T_F32, E, 1, 1, 1);
+    }
+    m_t(s, "v.blk.%d.ffn_up.weight", il, T_F16, E, FF, 1, 1);
+    m_t(s, "v.blk.%d.ffn_up.bias", il, T_F32, FF, 1, 1, 1);
+    if (gate) {
+        m_t(s, "v.blk.%d.ffn_gate.weight", il, T_F16, E, FF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_gate.bias", il, T_F32, FF, 1, 1, 1);
+    }
+    m_t(s, "v.blk.%d.ffn_down.weight", il, T_F16, FF, E, 1, 1);
+    m_t(s, "v.blk.%d.ffn_down.bias", il, T_F32, E, 1, 1, 1);
+}
+
+static void m_write(const mspec *s, gw *w)
+{
+    memset(w, 0, sizeof *w);
+    gw_header(w, 3, s->n_t, s->n_kv);
+    gw_bytes(w, s->kv.data, s->kv.len);
+    uint64_t off = 0;
+    for (size_t i = 0; i < s->n_t; i++) {
+        const gw_tensor_spec *t = &s->t[i];
+        gw_tensor(w, t->name, t->n_dims, t->ne, t->type, off);
+        uint64_t n = (uint64_t)(t->type == T_F32 ? 4 : 2);
+        for (uint32_t d = 0; d < 4; d++)
+            n *= (uint64_t)t->ne[d];
+        off += (n + 31) / 32 * 32;
+    }
+    gw_pad(w, 32);
+}
+
+/* Writes the spec (and its dump), measures it every way; returns the
+ * device bytes of one RPC device with flash attention on. */
+static uint64_t measure_all(mspec *s, const char *type)
+{
+    gw w;
+    m_write(s, &w);
+    gw_free(&s->kv);
+    char path[512];
+    static int n_dumped;
+    const char *dump = getenv("GGFIT_MTMD_DUMP");
+    if (dump && *dump)
+        snprintf(path, sizeof path, "%s/mmproj-%s-%d.gguf", dump, type, n_dumped++);
+    else
+        snprintf(path, sizeof path, "/tmp/ggfit-test-mtmd-%d.gguf", (int)getpid());
+    assert_int_equal(gw_write_file(&w, path), 0);
+    gw_free(&w);
+    ggfit_mmproj *mm = NULL;
+    char *err = NULL;
+    if (ggfit_mmproj_open(path, &mm, &err) != GGFIT_OK)
+        fail_msg("%s: %s", type, err);
+    if (!dump || !*dump)
+        unlink(path);
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n_dev = 0;
+    assert_int_equal(ggfit_devices_parse("rpc:8GiB", devs, GGFIT_MAX_DEVICES, &n_dev, &err),
+                     GGFIT_OK);
+    static const int fas[] = { GGFIT_FA_AUTO, GGFIT_FA_ON, GGFIT_FA_OFF };
+    uint64_t on_device = 0;
+    for (size_t f = 0; f < 3; f++)
+        for (int gpu = 0; gpu <= 1; gpu++) {
+            ggfit_mmproj_params p;
+            ggfit_mmproj_params_init(&p);
+            p.flash_attn = fas[f];
+            p.use_gpu = gpu;
+            ggfit_mmproj_usage u;
+            if (ggfit_mmproj_measure(mm, &p, devs, n_dev, &u, &err) != GGFIT_OK)
+                fail_msg("%s: %s", type, err);
+            assert_true(u.n_encoders >= 1);
+            for (size_t k = 0; k < u.n_encoders; k++) {
+                if (u.enc[k].compute_estimated)
+                    fail_msg("%s (fa %d): compute estimated", type, fas[f]);
+                assert_true(u.enc[k].weights > 0 && u.enc[k].compute > 0);
+            }
+            if (gpu) {
+                assert_true(u.device[0] > 0);
+                if (fas[f] == GGFIT_FA_ON)
+                    on_device = u.device[0];
+            } else {
+                assert_true(u.device[0] == 0 && u.cpu > 0);
+            }
+        }
+    ggfit_mmproj_free(mm);
+    return on_device;
+}
+
+enum { ME = 128, MH = 2, MF = 256, ML = 4 };
+
+static void qwen2vl_spec(mspec *s, bool v25)
+{
+    m_init(s);
+    m_vision(s, v25 ? "qwen2.5vl_merger" : "qwen2vl_merger", ME, MH, MF, ML, 256, 112, 14);
+    if (v25) {
+        m_bool(s, "clip.use_silu");
+        m_u32(s, "clip.vision.n_wa_pattern", 2);
+    }
+    m_t(s, "mm.0.weight", 0, T_F16, ME * 4, ME * 4, 1, 1);
+    m_t(s, "mm.0.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.weight.1", 0, T_F16, 14, 14, 3, ME);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, !v25, v25);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    if (!v25)
+        m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+}
+
+static void test_qwen2vl(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    qwen2vl_spec(s, true);
+    uint64_t wa = measure_all(s, "qwen25vl");
+    qwen2vl_spec(s, false);
+    assert_true(measure_all(s, "qwen2vl") > 0 && wa > 0);
+    free(s);
+}
+
+static void siglip_spec(mspec *s, const char *proj, uint32_t img, uint32_t merge)
+{
+    bool gemma3 = !strcmp(proj, "gemma3");
+    int64_t side = img / 14;
+    m_init(s);
+    m_vision(s, proj, ME, MH, MF, ML, 256, img, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", merge);
+    if (gemma3) {
+        m_t(s, "mm.input_projection.weight", 0, T_F16, 256, ME, 1, 1);
+        m_t(s, "mm.soft_emb_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    } else {
+        m_t(s, "mm.model.fc.weight", 0, T_F16, ME * merge * merge, 256, 1, 1);
+    }
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F16, ME, side * side, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+}
+
+static void test_siglip(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    siglip_spec(s, "gemma3", 224, 4);
+    assert_true(measure_all(s, "gemma3") > 0);
+    siglip_spec(s, "idefics3", 224, 2);
+    assert_true(measure_all(s, "idefics3") > 0);
+    free(s);
+}
+
+/* Qwen3-VL: fused QKV, a learned position grid resized to the warmup
+ * image, a deepstack layer (with and without). */
+static void qwen3vl_spec(mspec *s, bool deepstack)
+{
+    m_init(s);
+    m_vision(s, "qwen3vl_merger", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_t(s, "mm.0.weight", 0, T_F16, ME * 4, ME * 4, 1, 1);
+    m_t(s, "mm.0.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.weight.1", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 64, 1, 1);
+    for (int il = 0; il < ML; il++) {
+        m_t(s, "v.blk.%d.attn_qkv.weight", il, T_F16, ME, 3 * ME, 1, 1);
+        m_t(s, "v.blk.%d.attn_qkv.bias", il, T_F32, 3 * ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.attn_out.weight", il, T_F16, ME, ME, 1, 1);
+        m_t(s, "v.blk.%d.attn_out.bias", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln1.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln1.bias", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln2.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln2.bias", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ffn_up.weight", il, T_F16, ME, MF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_up.bias", il, T_F32, MF, 1, 1, 1);
+        m_t(s, "v.blk.%d.ffn_down.weight", il, T_F16, MF, ME, 1, 1);
+        m_t(s, "v.blk.%d.ffn_down.bias", il, T_F32, ME, 1, 1, 1);
+        if (deepstack && (il == 1 || il == 2)) {
+            m_t(s, "v.deepstack.%d.norm.weight", il, T_F32, ME * 4, 1, 1, 1);
+            m_t(s, "v.deepstack.%d.norm.bias", il, T_F32, ME * 4, 1, 1, 1);
+            m_t(s, "v.deepstack.%d.fc1.weight", il, T_F16, ME * 4, ME * 4, 1, 1);
+            m_t(s, "v.deepstack.%d.fc1.bias", il, T_F32, ME * 4, 1, 1, 1);
+            m_t(s, "v.deepstack.%d.fc2.weight", il, T_F16, ME * 4, 256, 1, 1);
+            m_t(s, "v.deepstack.%d.fc2.bias", il, T_F32, 256, 1, 1, 1);
+        }
+    }
+}
+
+static void test_qwen3vl(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    qwen3vl_spec(s, true);
+    assert_true(measure_all(s, "qwen3vl") > 0);
+    qwen3vl_spec(s, false);
+    assert_true(measure_all(s, "qwen3vl") > 0);
+    free(s);
+}
+
+/* Pixtral (no merge) and Mistral Small 3.1 (a 2x2 patch merger). */
+static void pixtral_spec(mspec *s, bool merger)
+{
+    m_init(s);
+    m_vision(s, "pixtral", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_silu");
+    if (merger) {
+        m_u32(s, "clip.vision.spatial_merge_size", 2);
+        m_t(s, "mm.input_norm.weight", 0, T_F32, ME, 1, 1, 1);
+        m_t(s, "mm.patch_merger.weight", 0, T_F16, ME * 4, ME, 1, 1);
+    }
+    m_t(s, "mm.1.weight", 0, T_F16, ME, 256, 1, 1);
+    m_t(s, "mm.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.token_embd.img_break", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++) {
+        static const char *const qkvo[] = { "v.blk.%d.attn_q.weight", "v.blk.%d.attn_k.weight",
+                                            "v.blk.%d.attn_v.weight", "v.blk.%d.attn_out.weight" };
+        for (int k = 0; k < 4; k++)
+            m_t(s, qkvo[k], il, T_F16, ME, ME, 1, 1);
+        m_t(s, "v.blk.%d.ln1.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln2.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ffn_up.weight", il, T_F16, ME, MF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_gate.weight", il, T_F16, ME, MF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_down.weight", il, T_F16, MF, ME, 1, 1);
+    }
+}
+
+static void test_pixtral(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    pixtral_spec(s, false);
+    assert_true(measure_all(s, "pixtral") > 0);
+    pixtral_spec(s, true);
+    assert_true(measure_all(s, "pixtral") > 0);
+    free(s);
+}
+
+/* InternVL: [CLS], layer scales, a pixel shuffle and a normed MLP. */
+static void test_internvl(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "internvl", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", 2);
+    m_t(s, "mm.model.mlp.0.weight", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.model.mlp.0.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.model.mlp.1.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.model.mlp.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.model.mlp.3.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.model.mlp.3.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.class_embd", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F16, ME, 65, 1, 1);
+    for (int il = 0; il < ML; il++) {
+        m_block(s, il, ME, MF, true, false);
+        m_t(s, "v.blk.%d.ls1.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ls2.weight", il, T_F32, ME, 1, 1, 1);
+    }
+    assert_true(measure_all(s, "internvl") > 0);
+    free(s);
+}
+
+/* Kimi-VL: learned positions resized, 2D RoPE, a normed shuffle. */
+static void test_kimivl(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "kimivl", ME, MH, MF, ML, 112, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", 2);
+    m_t(s, "mm.input_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.input_norm.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.1.weight", 0, T_F16, ME * 4, ME * 4, 1, 1);
+    m_t(s, "mm.1.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, ME * 4, 112, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 112, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 64, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    assert_true(measure_all(s, "kimivl") > 0);
+    free(s);
+}
+
+/* Llama 4: an unfold convolution, [CLS], 2D RoPE, a pixel shuffle. */
+static void test_llama4(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "llama4", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", 2);
+    m_t(s, "mm.model.fc.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.model.mlp.1.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.model.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "v.class_embd", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14 * 14 * 3, ME, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 65, 1, 1);
+    m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.pre_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    assert_true(measure_all(s, "llama4") > 0);
+    free(s);
+}
+
+/* GLM-4V: the Qwen-style merge, M-RoPE, a merging convolution, a SwiGLU
+ * projector. */
+static void test_glm4v(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "glm4v", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_silu");
+    m_t(s, "mm.model.fc.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.up.weight", 0, T_F16, 256, 512, 1, 1);
+    m_t(s, "mm.gate.weight", 0, T_F16, 256, 512, 1, 1);
+    m_t(s, "mm.down.weight", 0, T_F16, 512, 256, 1, 1);
+    m_t(s, "mm.post_norm.weight", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.post_norm.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.patch_merger.weight", 0, T_F16, 2, 2, ME, 256);
+    m_t(s, "mm.patch_merger.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.weight.1", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.norm_embd.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 64, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, false, true);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    assert_true(measure_all(s, "glm4v") > 0);
+    free(s);
+}
+
+/* A Whisper-style audio encoder: two convolutions, a ViT of AE wide. */
+enum { AE = 128, AL = 2, AM = 32 };
+
+static void audio_spec(mspec *s, const char *proj, uint32_t pd)
+{
+    m_bool(s, "clip.has_audio_encoder");
+    if (proj)
+        m_str(s, "clip.projector_type", proj);
+    m_u32(s, "clip.audio.embedding_length", AE);
+    m_u32(s, "clip.audio.attention.head_count", 2);
+    m_u32(s, "clip.audio.feed_forward_length", 256);
+    m_u32(s, "clip.audio.block_count", AL);
+    m_u32(s, "clip.audio.projection_dim", pd);
+    m_f32(s, "clip.audio.attention.layer_norm_epsilon", 1e-5f);
+    m_u32(s, "clip.audio.num_mel_bins", AM);
+    m_t(s, "a.conv1d.1.weight", 0, T_F16, 3, AM, AE, 1);
+    m_t(s, "a.conv1d.1.bias", 0, T_F32, 1, AE, 1, 1);
+    m_t(s, "a.conv1d.2.weight", 0, T_F16, 3, AE, AE, 1);
+    m_t(s, "a.conv1d.2.bias", 0, T_F32, 1, AE, 1, 1);
+    m_t(s, "a.position_embd.weight", 0, T_F32, AE, 1500, 1, 1);
+    for (int il = 0; il < AL; il++) {
+        m_t(s, "a.blk.%d.attn_q.weight", il, T_F16, AE, AE, 1, 1);
+        m_t(s, "a.blk.%d.attn_q.bias", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.attn_k.weight", il, T_F16, AE, AE, 1, 1);
+        m_t(s, "a.blk.%d.attn_v.weight", il, T_F16, AE, AE, 1, 1);
+        m_t(s, "a.blk.%d.attn_v.bias", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.attn_out.weight", il, T_F16, AE, AE, 1, 1);
+        m_t(s, "a.blk.%d.attn_out.bias", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.ln1.weight", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.ln1.bias", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.ln2.weight", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.ln2.bias", il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.ffn_up.weight", il, T_F16, AE, 256, 1, 1);
+        m_t(s, "a.blk.%d.ffn_up.bias", il, T_F32, 256, 1, 1, 1);
+        m_t(s, "a.blk.%d.ffn_down.weight", il, T_F16, 256, AE, 1, 1);
+        m_t(s, "a.blk.%d.ffn_down.bias", il, T_F32, AE, 1, 1, 1);
+    }
+    m_t(s, "a.post_ln.weight", 0, T_F32, AE, 1, 1, 1);
+    m_t(s, "a.post_ln.bias", 0, T_F32, AE, 1, 1, 1);
+}
+
+static void test_whisper(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    /* Ultravox: frames stacked by 8, RMS norms around a SwiGLU */
+    m_init(s);
+    audio_spec(s, "ultravox", 256);
+    m_u32(s, "clip.audio.projector.stack_factor", 8);
+    m_t(s, "mm.a.norm_pre.weight", 0, T_F32, AE * 8, 1, 1, 1);
+    m_t(s, "mm.a.mlp.1.weight", 0, T_F16, AE * 8, 512, 1, 1);
+    m_t(s, "mm.a.norm_mid.weight", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.a.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    assert_true(measure_all(s, "ultravox") > 0);
+    /* Voxtral: pooled, stacked by 4, an MLP */
+    m_init(s);
+    audio_spec(s, "voxtral", 256);
+    m_u32(s, "clip.audio.projector.stack_factor", 4);
+    m_t(s, "mm.a.mlp.1.weight", 0, T_F16, AE * 4, 256, 1, 1);
+    m_t(s, "mm.a.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    assert_true(measure_all(s, "voxtral") > 0);
+    /* Qwen2.5-Omni: a vision and an audio encoder in one file */
+    m_init(s);
+    m_vision(s, NULL, ME, MH, MF, 2, 256, 112, 14);
+    m_str(s, "clip.vision.projector_type", "qwen2.5vl_merger");
+    m_str(s, "clip.audio.projector_type", "qwen2a");
+    m_bool(s, "clip.use_silu");
+    m_u32(s, "clip.vision.n_wa_pattern", 2);
+    m_t(s, "mm.0.weight", 0, T_F16, ME * 4, ME * 4, 1, 1);
+    m_t(s, "mm.0.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.weight.1", 0, T_F16, 14, 14, 3, ME);
+    for (int il = 0; il < 2; il++)
+        m_block(s, il, ME, MF, false, true);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    audio_spec(s, NULL, 256);
+    m_t(s, "mm.a.fc.weight", 0, T_F16, AE, 256, 1, 1);
+    m_t(s, "mm.a.fc.bias", 0, T_F32, 256, 1, 1, 1);
+    assert_true(measure_all(s, "qwen25omni") > 0);
+    free(s);
+}
+
+/* A type llama.cpp knows and ggfit has no graph for: exact weights, an
+ * estimated compute buffer. An unknown type is refused, as clip.cpp does. */
+static void test_estimated(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    for (int unknown = 0; unknown <= 1; unknown++) {
+        m_init(s);
+        m_vision(s, unknown ? "no-such-projector" : "cogvlm", ME, MH, MF, 1, 256, 112, 14);
+        m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+        m_block(s, 0, ME, MF, true, false);
+        gw w;
+        m_write(s, &w);
+        gw_free(&s->kv);
+        char path[128];
+        snprintf(path, sizeof path, "/tmp/ggfit-test-mtmd-est-%d.gguf", (int)getpid());
+        assert_int_equal(gw_write_file(&w, path), 0);
+        gw_free(&w);
+        ggfit_mmproj *mm = NULL;
+        char *err = NULL;
+        assert_int_equal(ggfit_mmproj_open(path, &mm, &err), GGFIT_OK);
+        unlink(path);
+        ggfit_mmproj_params p;
+        ggfit_mmproj_params_init(&p);
+        ggfit_mmproj_usage u;
+        ggfit_status rc = ggfit_mmproj_measure(mm, &p, NULL, 0, &u, &err);
+        if (unknown) {
+            assert_int_equal(rc, GGFIT_EUNSUPPORTED);
+            ggfit_free(err);
+        } else {
+            assert_int_equal(rc, GGFIT_OK);
+            assert_true(u.enc[0].compute_estimated);
+            assert_int_equal(u.enc[0].weights, 2 * (14 * 14 * 3 * ME) + 4 * (ME * ME * 2 + ME * 4) +
+                                                   4 * ME * 4 + 2 * (ME * MF * 2) + MF * 4 +
+                                                   ME * 4);
+        }
+        ggfit_mmproj_free(mm);
+    }
+    free(s);
+}
+
+/* data/oracle/mtmd.jsonl: llama.cpp's bytes per device (mtmdcmp.py
+ * --record), for the projectors in data/tiny/ and data/real/. */
+static void test_oracle_mtmd(void **state)
+{
+    (void)state;
+    json_error_t je;
+    FILE *f = fopen("data/oracle/mtmd.jsonl", "r");
+    if (!f)
+        skip();
+    char line[4096];
+    int n_cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_t *j = json_loads(line, 0, &je);
+        assert_non_null(j);
+        const char *file = json_string_value(json_object_get(j, "mmproj"));
+        const char *args = json_string_value(json_object_get(j, "args"));
+        int n_dev = (int)json_integer_value(json_object_get(j, "devices"));
+        char path[512];
+        snprintf(path, sizeof path, "data/tiny/%s", file);
+        if (access(path, R_OK))
+            snprintf(path, sizeof path, "data/real/%s", file);
+        ggfit_mmproj *mm = NULL;
+        char *err = NULL;
+        if (ggfit_mmproj_open(path, &mm, &err) != GGFIT_OK)
+            fail_msg("%s: %s", path, err);
+        ggfit_mmproj_params p;
+        ggfit_mmproj_params_init(&p);
+        if (strstr(args, "-fa off"))
+            p.flash_attn = GGFIT_FA_OFF;
+        if (strstr(args, "-fa on"))
+            p.flash_attn = GGFIT_FA_ON;
+        if (strstr(args, "--no-mmproj-offload"))
+            p.use_gpu = false;
+        const char *mt = strstr(args, "--image-max-tokens ");
+        if (mt)
+            p.image_max_tokens = atoi(mt + strlen("--image-max-tokens "));
+        mt = strstr(args, "--image-min-tokens ");
+        if (mt)
+            p.image_min_tokens = atoi(mt + strlen("--image-min-tokens "));
+        ggfit_device devs[GGFIT_MAX_DEVICES];
+        size_t nd = 0;
+        if (n_dev)
+            assert_int_equal(ggfit_devices_parse(n_dev == 1 ? "rpc:80GiB" : "rpc:80GiB,rpc:80GiB",
+                                                 devs, GGFIT_MAX_DEVICES, &nd, &err), GGFIT_OK);
+        ggfit_mmproj_usage u;
+        if (ggfit_mmproj_measure(mm, &p, devs, nd, &u, &err) != GGFIT_OK)
+            fail_msg("%s: %s", path, err);
+        json_t *rows = json_object_get(j, "rows");
+        for (size_t r = 0; r < json_array_size(rows); r++) {
+            json_t *row = json_array_get(rows, r);
+            const char *name = json_string_value(json_array_get(row, 0));
+            uint64_t want = (uint64_t)json_integer_value(json_array_get(row, 1));
+            uint64_t got = u.cpu;
+            for (size_t d = 0; d < nd; d++)
+                if (!strcmp(name, devs[d].name))
+                    got = u.device[d];
+            if (got != want)
+                fail_msg("%s, %d devices, '%s': %s llama.cpp %llu, ggfit %llu", file, n_dev,
+                         args, name, (unsigned long long)want, (unsigned long long)got);
+        }
+        ggfit_mmproj_free(mm);
+        json_decref(j);
+        n_cases++;
+    }
+    fclose(f);
+    assert_true(n_cases > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qwen2vl),
+        cmocka_unit_test(test_siglip),
+        cmocka_unit_test(test_qwen3vl),
+        cmocka_unit_test(test_pixtral),
+        cmocka_unit_test(test_internvl),
+        cmocka_unit_test(test_kimivl),
+        cmocka_unit_test(test_whisper),
+        cmocka_unit_test(test_llama4),
+        cmocka_unit_test(test_glm4v),
+        cmocka_unit_test(test_estimated),
+        cmocka_unit_test(test_oracle_mtmd),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,142 @@
+/*
+ * test_oracle_fit.c - fit decisions against llama-server's own fit.
+ *
+ * data/oracle/server_fit.jsonl holds what llama-server's fit chose
+ * (tools/servercmp.py --fit-mib N --record: every device but the CPU
+ * reporting N MiB free, the shim printing common_fit_params' result) for
+ * the layouts at real models' dimensions (data/real) and others: the
+ * context, -ngl, the tensor split and how many tensor overrides. The
+ * device memory is given, so unlike llama-fit-params' fit on this
+ * machine's free memory (tools/llamacmp.py --fit) the cases replay
+ * anywhere. ggfit plans each with --gpu rpc:NMiB,... and the recorded
+ * flags (which end "--for server"); its fit must decide the same.
+ */
+#include <jansson.h>
+
+#include "test_util.h"
+
+static const char *oracle_path(void)
+{
+    const char *p = getenv("GGFIT_ORACLE_FIT");
+    return p && *p ? p : "data/oracle/server_fit.jsonl";
+}
+
+/* A shipped layout, else a real-size one (data/real), else a tiny one. */
+static void find_model(char *buf, size_t n, const char *file)
+{
+    static const char *const dirs[] = { "data/real", "data/tiny" };
+    model_path(buf, n, file);
+    for (size_t k = 0; k < 2; k++) {
+        FILE *f = fopen(buf, "rb");
+        if (f) {
+            fclose(f);
+            return;
+        }
+        snprintf(buf, n, "%s/%s", dirs[k], file);
+    }
+}
+
+/* Plans file with flags on n devices of mib MiB each, as the CLI would. */
+static void plan_case(ggfit_plan *pl, const char *file, size_t n, long mib, const char *flags)
+{
+    static char store[48][512];
+    char *argv[48];
+    int argc = 0;
+    snprintf(store[argc++], 512, "-m");
+    find_model(store[argc++], 512, file);
+    snprintf(store[argc++], 512, "--gpu");
+    store[argc][0] = '\0';
+    for (size_t d = 0; d < n; d++) {
+        size_t len = strlen(store[argc]);
+        snprintf(store[argc] + len, 512 - len, "%srpc:%ldMiB", d ? "," : "", mib);
+    }
+    argc++;
+    snprintf(store[argc++], 512, "--host-mem");
+    snprintf(store[argc++], 512, "64GiB");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (char *t = strtok(buf, " "); t && argc < 48; t = strtok(NULL, " "))
+        snprintf(store[argc++], 512, "%s", t);
+    for (int k = 0; k < argc; k++)
+        argv[k] = store[k];
+    ggfit_request r;
+    ggfit_request_init(&r);
+    char *err = NULL;
+    for (int i = 0; i < argc;)
+        if (ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err) != GGFIT_OK)
+            fail_msg("%s %s: %s", file, flags, err ? err : "bad flag");
+    if (ggfit_request_plan(&r, pl, &err) != GGFIT_OK)
+        fail_msg("%s %s: %s", file, flags, err ? err : "no plan");
+}
+
+/* The context the fit leaves in llama.cpp's cparams: its printed -c (0:
+ * the trained context, as asked). */
+static long fitted_ctx(const ggfit_plan *pl)
+{
+    char *args = ggfit_fit_args(&pl->fit, pl->devices, pl->n_devices);
+    const char *c = args ? strstr(args, "-c ") : NULL;
+    long n = c ? strtol(c + 3, NULL, 10) : -1;
+    ggfit_free(args);
+    return n;
+}
+
+static bool same_fit(const ggfit_plan *pl, json_t *want, size_t n)
+{
+    const ggfit_params *p = &pl->fit.params;
+    long ngl = (long)json_integer_value(json_object_get(want, "ngl"));
+    json_t *ts = json_object_get(want, "ts");
+    /* -ngl: llama.cpp leaves -1 (all) where nothing had to move */
+    bool same = fitted_ctx(pl) == (long)json_integer_value(json_object_get(want, "n_ctx")) &&
+                (long)p->n_overrides == (long)json_integer_value(json_object_get(want, "n_ot")) &&
+                (p->n_gpu_layers == ngl || ((p->n_gpu_layers == -1 || p->n_gpu_layers == 999) &&
+                                            (ngl == -1 || ngl == 999)));
+    for (size_t d = 0; same && n > 1 && d < n && d < json_array_size(ts); d++) {
+        double a = p->tensor_split[d], b = json_number_value(json_array_get(ts, d));
+        same = a - b < 1e-3 && b - a < 1e-3;
+    }
+    return same;
+}
+
+static void test_oracle_fits(void **state)
+{
+    (void)state;
+    FILE *f = fopen(oracle_path(), "r");
+    if (!f)
+        fail_msg("cannot open %s", oracle_path());
+    static ggfit_plan pl;   /* large: off the stack */
+    char line[4096];
+    int n_cases = 0, n_same = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_error_t jerr;
+        json_t *c = json_loads(line, 0, &jerr);
+        if (!c)
+            fail_msg("%s: %s", oracle_path(), jerr.text);
+        const char *file = json_string_value(json_object_get(c, "model"));
+        const char *args = json_string_value(json_object_get(c, "args"));
+        size_t n = (size_t)json_integer_value(json_object_get(c, "devices"));
+        long mib = (long)json_integer_value(json_object_get(c, "fit_mib"));
+        json_t *want = json_object_get(c, "fit");
+        assert_true(file && args && n >= 1 && n <= 4 && mib > 0 && json_is_object(want));
+        plan_case(&pl, file, n, mib, args);
+        bool same = same_fit(&pl, want, n);
+        if (!same)
+            printf("oracle fit: %s, %zu x %ld MiB, %s: differs from llama-server\n", file, n,
+                   mib, args);
+        ggfit_plan_free(&pl);
+        n_cases++;
+        n_same += same;
+        json_decref(c);
+    }
+    fclose(f);
+    printf("oracle fit: %d/%d fits as llama-server's\n", n_same, n_cases);
+    assert_true(n_cases > 0);
+    assert_int_equal(n_same, n_cases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_oracle_fits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
