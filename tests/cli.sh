@@ -81,6 +81,11 @@ check project-bad-ot 2 "unknown buffer type 'GPU9'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot 'exps=GPU9' -fitp on
 check project-bad-regex 2 "pattern '(': missing closing parenthesis" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot '(=CPU' -fitp on
+# an MLA model takes only K and V caches of one type (llama_init_from_model)
+check project-mla-kv-types 2 "does not support different K (Q8_0) and V (F16) cache types" -- \
+    "$ggfit" -m "$models/deepseek-v2-lite-Q4_K_M.gguf" --gpu 24GiB -c 4096 -ctk q8_0
+check project-mla-kv-same 0 "^-c 4096 -ngl all -np 1 -ctk q8_0 -ctv q8_0 -fit off$" -- \
+    "$ggfit" -m "$models/deepseek-v2-lite-Q4_K_M.gguf" --gpu 24GiB -c 4096 -ctk q8_0 -ctv q8_0 -q
 check project-quant-v-no-fa 2 'needs flash attention' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ctv q8_0 -fa off -fitp on
 

@@ -101,6 +101,11 @@ typedef struct ggfit_arch {
     /* llama_init_from_model refuses K and V caches of different types
      * (DeepSeek V4); else any pair is taken. */
     bool same_kv_types;
+    /* The same refusal for an MLA model (hparams.is_mla(): both
+     * key_length_mla and value_length_mla set), for the architectures whose
+     * load_arch_hparams reads those keys (DeepSeek V2/V3, Mistral 4,
+     * DeepSeek V3.2, GLM-DSA, Kimi Linear). */
+    bool mla_same_kv_types;
     /* Keys load_arch_hparams requires (after "<arch>.", NULL-terminated):
      * llama.cpp refuses a file without one ("key not found in model"), and
      * so does the projection; NULL: none checked. */

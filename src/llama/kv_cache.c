@@ -37,7 +37,9 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
                                "%s: key not found in model: %s (llama.cpp refuses the file)",
                                ggfit__proj_path(pr), key);
     }
-    if (pr->arch->same_kv_types && p->type_k != p->type_v)
+    bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
+    if ((pr->arch->same_kv_types || (pr->arch->mla_same_kv_types && mla)) &&
+        p->type_k != p->type_v)
         return ggfit__fail(pr->err, GGFIT_EINVAL,
                            "%s: the model does not support different K (%s) and V (%s) cache "
                            "types; llama.cpp refuses them", ggfit__proj_path(pr),

@@ -255,6 +255,7 @@ static void build_deepseek2_mtp(bctx *b)
 
 /* The NextN blocks are left out of the graph but keep their KV cells. */
 const ggfit_arch ggfit__model_deepseek2 = {
+    .mla_same_kv_types = true,
     .name = "deepseek2",
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .build_mtp = build_deepseek2_mtp,
@@ -266,6 +267,7 @@ const ggfit_arch ggfit__model_deepseek2 = {
 /* mistral4: llama_model_mistral4 reuses deepseek2's hparams, tensors and
  * graph. */
 const ggfit_arch ggfit__model_mistral4 = {
+    .mla_same_kv_types = true,
     .name = "mistral4",
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,

@@ -492,6 +492,7 @@ static void build_glm_dsa_mtp(bctx *b)
 }
 
 const ggfit_arch ggfit__model_deepseek32 = {
+    .mla_same_kv_types = true,
     .name = "deepseek32",
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
@@ -503,6 +504,7 @@ const ggfit_arch ggfit__model_deepseek32 = {
 };
 
 const ggfit_arch ggfit__model_glm_dsa = {
+    .mla_same_kv_types = true,
     .name = "glm-dsa",
     .mtp = true,
     .mtp_kv_nextn = true,

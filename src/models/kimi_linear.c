@@ -268,6 +268,7 @@ static void build_kimi_linear(bctx *b)
 
 /* KDA layers are those with head_count_kv 0 (load_arch_hparams). */
 const ggfit_arch ggfit__model_kimi_linear = {
+    .mla_same_kv_types = true,
     .name = "kimi-linear",
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
