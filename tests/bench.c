@@ -144,8 +144,8 @@ static int whole_runs(const char *ggfit, const char *dir, const char *vocab)
 {
     char model[512];
     snprintf(model, sizeof model, "%s/gpt-oss-120b-mxfp4.gguf", dir);
-    const char *three[] = { ggfit, "-m", model, "--gpu", "rpc:24077MiB", "--gpu",
-                      "rpc:24077MiB", "--gpu", "rpc:8192MiB", "--host-mem", "256GiB", NULL };
+    const char *three[] = { ggfit, "-m", model, "--gpu", "rpc:24077MiB,rpc:24077MiB,rpc:8192MiB",
+                            "--host-mem", "256GiB", NULL };
     const char *tok[] = { ggfit, "-m", vocab, "-c", "32768", "--gpu", "24077MiB",
                     "--host-mem", "256GiB", NULL };
     double a = whole_run_ms(three), b = whole_run_ms(tok);

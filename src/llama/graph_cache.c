@@ -111,8 +111,7 @@ int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t
 static size_t pmemo_key(ggfit__buf *b, const ggfit_model *m, const ggfit_params *p,
                         const ggfit_device *devs, size_t n)
 {
-    const size_t head = offsetof(ggfit_params, overrides),
-                 tail = offsetof(ggfit_params, overrides) + sizeof p->overrides;
+    const size_t head = offsetof(ggfit_params, overrides), tail = head + sizeof p->overrides;
     size_t n_ov = p->n_overrides < GGFIT_MAX_OVERRIDES ? p->n_overrides : GGFIT_MAX_OVERRIDES;
     size_t size = sizeof m + sizeof n + head + (sizeof *p - tail) +
                   n_ov * sizeof(ggfit_override) + n * sizeof *devs;
