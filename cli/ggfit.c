@@ -49,7 +49,7 @@ static const char usage[] =
     "                     or a comma list of [KIND:]SIZE[/FREE] or [KIND:]ID\n"
     "                     KIND cuda (default), rocm, vulkan, metal, rpc;\n"
     "                     SIZE 24GiB, 24077MiB, 24000MB; ID from the catalog\n"
-    "                     (data/gpus.tsv): rtx-3090, h100-sxm, m3-pro-18gb ...\n"
+    "                     (data/gpus.tsv): rtx-3090, h100-sxm ...; repeatable\n"
     "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
     "                     asked over the network, come first (RPC0[host:port] ...)\n"
     "  --host-mem TOTAL[/FREE]  system memory of the machine planned for (with\n"

@@ -984,7 +984,8 @@ typedef struct ggfit_request {
                                  host_free is ggfit_request_devices' */
     const char *model;        /* -m, --model: the GGUF file, any shard */
     const char *gpu;          /* --gpu (ggfit_devices_parse), or NULL: this
-                                 machine's devices */
+                                 machine's devices; a repeated --gpu adds
+                                 its devices (gpu_more) */
     const char *rpc;          /* --rpc "host:port[,...]", or NULL */
     const char *host_mem;     /* --host-mem TOTAL[/FREE] (ggfit_size_parse),
                                  or NULL: this machine's memory (or, for a
@@ -1043,6 +1044,10 @@ typedef struct ggfit_request {
     uint32_t spec_size_m[3];
     int32_t spec_mod_n_max;
     char draft_devices[256];
+    /* Further --gpu values, each a list as --gpu takes one: the devices of
+     * every --gpu, in the order given ("--gpu A --gpu B" is "--gpu A,B"). */
+    const char *gpu_more[GGFIT_MAX_DEVICES];
+    uint32_t n_gpu_more;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them

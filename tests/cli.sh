@@ -81,6 +81,14 @@ check project-bad-ot 2 "unknown buffer type 'GPU9'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot 'exps=GPU9' -fitp on
 check project-bad-regex 2 "pattern '(': missing closing parenthesis" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ot '(=CPU' -fitp on
+# a repeated --gpu adds its devices, numbered across all of them
+check gpu-repeated 0 '^  CUDA1  ' -- \
+    "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090 --gpu rtx-3060-12gb \
+    --host-mem 64GiB
+check gpu-repeated-same 0 '^same$' -- sh -c '
+    a=$("$1" -m "$2" --gpu rpc:24077MiB --gpu rpc:24077MiB,rpc:8192MiB --host-mem 256GiB --json)
+    b=$("$1" -m "$2" --gpu rpc:24077MiB,rpc:24077MiB,rpc:8192MiB --host-mem 256GiB --json)
+    [ "$a" = "$b" ] && echo same' sh "$ggfit" "$models/gpt-oss-120b-mxfp4.gguf"
 # an MLA model takes only K and V caches of one type (llama_init_from_model)
 check project-mla-kv-types 2 "does not support different K (Q8_0) and V (F16) cache types" -- \
     "$ggfit" -m "$models/deepseek-v2-lite-Q4_K_M.gguf" --gpu 24GiB -c 4096 -ctk q8_0

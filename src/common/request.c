@@ -105,7 +105,14 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
     } else if (is(a, "--offline", NULL)) {
         r->offline = true;
     } else if (is(a, "--gpu", NULL)) {
-        r->gpu = argv[++*i];
+        const char *v = argv[++*i];
+        if (!r->gpu)
+            r->gpu = v;
+        else if (r->n_gpu_more < GGFIT_MAX_DEVICES)
+            r->gpu_more[r->n_gpu_more++] = v;
+        else
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: more than %d devices",
+                               GGFIT_MAX_DEVICES);
     } else if (is(a, "--rpc", NULL)) {
         r->rpc = argv[++*i];
     } else if (is(a, "--host-mem", NULL)) {

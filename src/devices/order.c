@@ -63,7 +63,20 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
     memset(&r->host, 0, sizeof r->host);
     if (r->rpc && (rc = ggfit_rpc_query(r->rpc, r->rpc_timeout_ms, out, max, &n_rpc, err)))
         return rc;
-    if (r->gpu && (rc = ggfit_devices_parse(r->gpu, out + n_rpc, max - n_rpc, &n_gpu, err)))
+    /* Every --gpu, as one list: the devices are numbered across them
+     * (CUDA0, CUDA1, ...) as in one list. */
+    char gpus[4096];
+    const char *spec = r->gpu;
+    if (r->gpu && r->n_gpu_more) {
+        size_t len = (size_t)snprintf(gpus, sizeof gpus, "%s", r->gpu);
+        for (uint32_t k = 0; k < r->n_gpu_more && k < GGFIT_MAX_DEVICES && len < sizeof gpus; k++)
+            len += (size_t)snprintf(gpus + len, sizeof gpus - len, ",%s", r->gpu_more[k]);
+        if (len >= sizeof gpus)
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: the devices given are longer than "
+                               "%zu characters", sizeof gpus - 1);
+        spec = gpus;
+    }
+    if (spec && (rc = ggfit_devices_parse(spec, out + n_rpc, max - n_rpc, &n_gpu, err)))
         return rc;
     /* llama.cpp numbers all RPC devices in one sequence, so a described rpc
      * device after two queried ones is RPC2, not the RPC0 --gpu alone gives. */
