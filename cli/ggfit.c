@@ -538,7 +538,8 @@ static const char bench_usage[] =
     "  -p N, -n N, -d N    llama-bench's prompt, generated tokens, depth (512, 128, 0)\n"
     "  constants           --bandwidth GBS (every GPU), --host-bw GBS, --efficiency F,\n"
     "                      --host-efficiency F, --fixed-ms MS, --link-bw GBS,\n"
-    "                      --tflops T, --host-tflops T, --pp-efficiency F\n"
+    "                      --cross-ms MS, --tflops T, --host-tflops T,\n"
+    "                      --pp-efficiency F\n"
     "  --as-type TYPE      count the weights as another quant (F16, Q8_0, ...)\n";
 
 /* The speed model's constants (bench, sweep, --objective): *used says
@@ -549,10 +550,11 @@ static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char *
 {
     static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
                                           "--host-efficiency", "--fixed-ms", "--link-bw",
-                                          "--tflops", "--host-tflops", "--pp-efficiency" };
+                                          "--tflops", "--host-tflops", "--pp-efficiency",
+                                          "--cross-ms" };
     double *dvals[] = { &so->bandwidth_gbs, &so->host_bw_gbs, &so->efficiency,
                         &so->host_efficiency, &so->fixed_ms, &so->link_gbs, &so->tflops,
-                        &so->host_tflops, &so->pp_efficiency };
+                        &so->host_tflops, &so->pp_efficiency, &so->cross_ms };
     *used = false;
     for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
         if (!strcmp(argv[*i], dflags[k])) {

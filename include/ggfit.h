@@ -1357,6 +1357,11 @@ typedef struct ggfit_speed_options {
     int32_t as_type;          /* --as-type: count the 2-D weights as this
                                  ggfit_type (another quant of the same
                                  model); -1: as in the file */
+    double cross_ms;          /* --cross-ms: a token's cost each time the
+                                 layers move to another device or to or from
+                                 the host (a scheduler split: a copy and a
+                                 synchronisation), beside the bytes over the
+                                 link; < 0: default */
 } ggfit_speed_options;
 
 GGFIT_API void ggfit_speed_options_init(ggfit_speed_options *o);
@@ -1408,6 +1413,8 @@ typedef struct ggfit_speed {
     double link_ms_per_token;
     double link_offload_ms;   /* prompt: the op offload's copies */
     char assumptions[512];    /* the constants not from the devices, in words */
+    double cross_ms;          /* each crossing's split cost, as used (in
+                                 link_ms_per_token) */
 } ggfit_speed;
 
 /* The speed of model m run with params p (whose projection pr and

@@ -16,6 +16,7 @@ void ggfit_speed_options_init(ggfit_speed_options *o)
     o->n_prompt = 512;
     o->n_gen = 128;
     o->fixed_ms = -1;
+    o->cross_ms = -1;
     o->as_type = -1;
 }
 
@@ -193,6 +194,7 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     double link_ms_tok = 0, link_s_pp = 0;
     double link_gbs = o->link_gbs > 0 ? o->link_gbs : GGFIT__SPEED_LINK_GBS;
     double act = 4.0 * hp->n_embd;
+    out->cross_ms = o->cross_ms >= 0 ? o->cross_ms : GGFIT__SPEED_CROSS_MS;
     for (uint32_t il = 0; il < nl; il++)
         for (int st = 0; st < ST_N; st++) {
             int32_t d = stage[il * ST_N + st];
@@ -203,11 +205,9 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
                            ((size_t)prev < n && devs[prev].kind == GGFIT_BACKEND_RPC);
                 double g = rpc ? GGFIT__SPEED_RPC_GBS : link_gbs;
                 cross++;
-                link_ms_tok += act / (g * 1e9) * 1e3;
-                if ((size_t)d < n && (size_t)prev < n) {
-                    link_ms_tok += GGFIT__SPEED_GPU_CROSS_MS;
+                link_ms_tok += act / (g * 1e9) * 1e3 + out->cross_ms;
+                if ((size_t)d < n && (size_t)prev < n)
                     out->n_gpu_crossings++;
-                }
                 link_s_pp += act * o->n_prompt / (g * 1e9);
             }
             prev = d;

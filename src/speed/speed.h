@@ -39,14 +39,19 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
  *   example takes it; an rpc device: 1 Gbit/s Ethernet, 0.125 GB/s;
  * - a GPU missing from the TFLOPS table: 150 FLOP per byte of bandwidth
  *   (an RTX 3090's 142 TFLOPS / 936 GB/s). */
-/* - a token crossing from one GPU to the next (peer copy and event
- *   synchronisation): chosen on calibration.csv's RTX 4090 x1/x2/x4/x8
- *   rows (tg falls 0.1-0.35 ms per GPU added); crossings to and from the
- *   host are counted by bandwidth alone, as the worked example does;
+/* - a token crossing from one device to the next (a scheduler split: the
+ *   copy of the activations and a synchronisation before the next backend
+ *   runs): chosen on calibration.csv's RTX 4090 x1/x2/x4/x8 rows (tg falls
+ *   0.1-0.35 ms per GPU added). Crossings to and from the host are splits
+ *   too and cost the same (the CPU backend's threads wake for each): with
+ *   -ncmoe every offloaded layer crosses twice, which is what brings the
+ *   one clean row with experts in RAM (Qwen3-30B-A3B -ncmoe 36 on an RTX
+ *   2080, 36.7 t/s measured) from 61 to 40 t/s predicted. The worked
+ *   example counts crossings by bandwidth alone (--cross-ms 0);
  * - pipeline parallelism: with every layer on 2+ GPUs (layer split), the
  *   ubatches of one batch overlap across the GPUs as llama.cpp's scheduler
  *   runs them (GGML_SCHED_MAX_COPIES = 4 copies of the inputs). */
-#define GGFIT__SPEED_GPU_CROSS_MS 0.12
+#define GGFIT__SPEED_CROSS_MS 0.12
 #define GGFIT__SPEED_SCHED_COPIES 4
 #define GGFIT__SPEED_HOST_BW 89.6
 #define GGFIT__SPEED_HOST_EFF 0.65

@@ -20,9 +20,9 @@ char *ggfit_speed_text(const ggfit_speed *s)
                          g->name, g->n_layers, g->bandwidth_gbs, g->efficiency * 100, g->fixed_ms,
                          g->bytes_per_token / 1e6, g->ms_per_token, g->tflops, g->pp_ms);
     }
-    ggfit__sb_printf(&sb, "  link: %u crossings per token, %.1f KiB of activations at %.1f GB/s: "
-                          "%.3f ms per token",
-                     s->n_crossings, s->link_bytes_per_token / 1024.0, s->link_gbs,
+    ggfit__sb_printf(&sb, "  link: %u crossings per token (a split's %.2f ms each), %.1f KiB "
+                          "of activations at %.1f GB/s: %.3f ms per token",
+                     s->n_crossings, s->cross_ms, s->link_bytes_per_token / 1024.0, s->link_gbs,
                      s->link_ms_per_token);
     if (s->link_offload_ms > 0)
         ggfit__sb_printf(&sb, "; prompt: weights in system RAM copied to the GPU per ubatch of "
@@ -91,9 +91,10 @@ char *ggfit_speed_json(const ggfit_speed *s)
     }
     host = NULL;
     if (json_object_set_new(root, "link",
-                            json_pack("{s:i, s:i, s:I, s:f, s:f, s:f}", "crossings_per_token",
-                                      (int)s->n_crossings, "gpu_crossings_per_token",
-                                      (int)s->n_gpu_crossings, "bytes_per_token",
+                            json_pack("{s:i, s:i, s:f, s:I, s:f, s:f, s:f}",
+                                      "crossings_per_token", (int)s->n_crossings,
+                                      "gpu_crossings_per_token", (int)s->n_gpu_crossings,
+                                      "ms_per_crossing", s->cross_ms, "bytes_per_token",
                                       (json_int_t)s->link_bytes_per_token, "gbs", s->link_gbs,
                                       "ms_per_token", s->link_ms_per_token, "offload_ms",
                                       s->link_offload_ms)) ||
