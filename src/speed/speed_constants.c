@@ -18,12 +18,19 @@
  * CUDA/ROCm/Vulkan and Metal: chosen on ../shared/speed/calibration.csv by
  * tools/speedcheck.py --fit (one value per backend over all its rows: the
  * median absolute error is minimised, not each row; see README "How
- * fast?"). The starting point was the worked example's "fitted consumer
+ * fast?"). Metal's and the HBM cards' generation constants come from a
+ * full grid over the three (the coordinate descent had stopped at a
+ * corner): big matrices reach about 70% of the peak there, and each layer
+ * costs a fixed 0.14 ms (Metal's command encoding, the datacenter cards'
+ * launches), which is why a 70B model ran 25-40% faster than the old
+ * constants said while an 8B one was right. Metal's fit trades the M1 Max
+ * rows (now over-predicted: its GPU reaches less of its 400 GB/s) for the
+ * M1, M2 Ultra and M3 Max ones. The starting point was the worked example's "fitted consumer
  * CUDA" 79% + 0.74 ms (shared/background/002: gpt-oss-120b on an RTX
  * 3090); the fit's CUDA values, 78% + 0.020 ms x 36 layers = 0.72 ms, land
  * beside it. Median absolute errors on the rows (tools/speedcheck.py):
- * CUDA tg 5.8% pp 16.2% (255 rows), CUDA HBM tg 10.4% pp 19.2% (84), Metal
- * tg 10.3% pp 5.0% (43). ROCm and Vulkan have no rows: CUDA's values, an assumption. RPC:
+ * CUDA tg 5.8% pp 16.2% (255 rows), CUDA HBM tg 5.6% pp 19.2% (84), Metal
+ * tg 7.5% pp 5.0% (43). ROCm and Vulkan have no rows: CUDA's values, an assumption. RPC:
  * the remote device's own backend is unknown, CUDA's values assumed. */
 static const ggfit__speed_backend backends[GGFIT_BACKEND_COUNT] = {
     [GGFIT_BACKEND_CPU] = { 1.00, 1.00, 0.00, 1.00, 1.00, 1.00 },  /* host leg: see HOST_* below */
@@ -31,7 +38,7 @@ static const ggfit__speed_backend backends[GGFIT_BACKEND_COUNT] = {
     [GGFIT_BACKEND_CUDA] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },   /* 255 rows */
     [GGFIT_BACKEND_ROCM] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },   /* CUDA's */
     [GGFIT_BACKEND_VULKAN] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 }, /* CUDA's */
-    [GGFIT_BACKEND_METAL] = { 0.44, 0.77, 0.024, 0.625, 0.74, 0.295 }, /* 43 rows */
+    [GGFIT_BACKEND_METAL] = { 0.70, 0.82, 0.144, 0.625, 0.74, 0.295 }, /* 43 rows */
     [GGFIT_BACKEND_RPC] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },    /* CUDA's */
 };
 
@@ -40,7 +47,7 @@ static const ggfit__speed_backend backends[GGFIT_BACKEND_COUNT] = {
  * (an A100 SXM's 2039 GB/s gives Llama-3 8B Q4_K_M about the tg of an RTX
  * 4090's 1008 in calibration.csv). Chosen on the A100 and H100 rows of
  * calibration.csv the same way as the backends' values. */
-static const ggfit__speed_backend hbm = { 0.40, 0.47, 0.054, 0.30, 0.46, 0.10 }; /* 84 rows */
+static const ggfit__speed_backend hbm = { 0.68, 0.52, 0.140, 0.30, 0.46, 0.10 }; /* 84 rows */
 static const char *const hbm_names[] = { "A100", "H100", "H200", "B200", "Instinct" };
 
 const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const char *description,
