@@ -40,6 +40,13 @@ static void m_u32(mspec *s, const char *key, uint32_t v)
     s->n_kv++;
 }
 
+static void m_i32(mspec *s, const char *key, int32_t v)
+{
+    gw_key(&s->kv, key, 5);   /* GGUF_TYPE_INT32 */
+    gw_u32(&s->kv, (uint32_t)v);
+    s->n_kv++;
+}
+
 static void m_str(mspec *s, const char *key, const char *v)
 {
     gw_kv_str(&s->kv, key, v);
@@ -318,10 +325,10 @@ static void test_qwen3vl(void **state)
 }
 
 /* Pixtral (no merge) and Mistral Small 3.1 (a 2x2 patch merger). */
-static void pixtral_spec(mspec *s, bool merger)
+static void pixtral_spec(mspec *s, bool merger, bool lightonocr)
 {
     m_init(s);
-    m_vision(s, "pixtral", ME, MH, MF, ML, 256, 112, 14);
+    m_vision(s, lightonocr ? "lightonocr" : "pixtral", ME, MH, MF, ML, 256, 112, 14);
     m_bool(s, "clip.use_silu");
     if (merger) {
         m_u32(s, "clip.vision.spatial_merge_size", 2);
@@ -332,7 +339,8 @@ static void pixtral_spec(mspec *s, bool merger)
     m_t(s, "mm.1.bias", 0, T_F32, 256, 1, 1, 1);
     m_t(s, "mm.2.weight", 0, T_F16, 256, 256, 1, 1);
     m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
-    m_t(s, "v.token_embd.img_break", 0, T_F32, 256, 1, 1, 1);
+    if (!lightonocr)
+        m_t(s, "v.token_embd.img_break", 0, T_F32, 256, 1, 1, 1);
     m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
     m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
     for (int il = 0; il < ML; il++) {
@@ -352,9 +360,9 @@ static void test_pixtral(void **state)
 {
     (void)state;
     mspec *s = calloc(1, sizeof *s);
-    pixtral_spec(s, false);
+    pixtral_spec(s, false, false);
     assert_true(measure_all(s, "pixtral") > 0);
-    pixtral_spec(s, true);
+    pixtral_spec(s, true, false);
     assert_true(measure_all(s, "pixtral") > 0);
     free(s);
 }
@@ -465,8 +473,68 @@ static void test_glm4v(void **state)
     free(s);
 }
 
+/* Gemma 4 vision: x/y position tables, per-head Q/K norms, post norms,
+ * a clamp bound (a scalar llama.cpp reads, not a weight), the pooler;
+ * the unified encoder: the patches normed and embedded, no blocks. */
+static void gemma4v_spec(mspec *s, bool unified, bool both)
+{
+    int64_t P = 8, D = ME / MH;
+    m_init(s);
+    const char *type = unified ? "gemma4uv" : "gemma4v";
+    m_vision(s, both ? NULL : type, ME, MH, MF, unified ? 0 : ML, 256, 224, P);
+    if (both)
+        m_str(s, "clip.vision.projector_type", type);
+    m_bool(s, "clip.use_gelu");
+    m_t(s, "mm.input_projection.weight", 0, T_F16, ME, 256, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F16, ME, 64, 2, 1);
+    if (unified) {
+        int64_t K = P * 3 * P * 3 * 3;
+        m_t(s, "v.patch_embd.weight", 0, T_F16, K, ME, 1, 1);
+        m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.patch_norm.1.weight", 0, T_F32, K, 1, 1, 1);
+        m_t(s, "v.patch_norm.1.bias", 0, T_F32, K, 1, 1, 1);
+        for (int i = 2; i <= 3; i++) {
+            m_t(s, "v.patch_norm.%d.weight", i, T_F32, ME, 1, 1, 1);
+            m_t(s, "v.patch_norm.%d.bias", i, T_F32, ME, 1, 1, 1);
+        }
+        return;
+    }
+    m_t(s, "v.patch_embd.weight", 0, T_F16, P, P, 3, ME);
+    m_t(s, "v.std_bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.std_scale", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.blk.%d.attn_q.input_max", 0, T_F32, 1, 1, 1, 1);
+    for (int il = 0; il < ML; il++) {
+        static const char *const qkvo[] = { "v.blk.%d.attn_q.weight", "v.blk.%d.attn_k.weight",
+                                            "v.blk.%d.attn_v.weight", "v.blk.%d.attn_out.weight" };
+        for (int k = 0; k < 4; k++)
+            m_t(s, qkvo[k], il, T_F16, ME, ME, 1, 1);
+        m_t(s, "v.blk.%d.attn_q_norm.weight", il, T_F32, D, 1, 1, 1);
+        m_t(s, "v.blk.%d.attn_k_norm.weight", il, T_F32, D, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln1.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ln2.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.attn_post_norm.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ffn_post_norm.weight", il, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.blk.%d.ffn_up.weight", il, T_F16, ME, MF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_gate.weight", il, T_F16, ME, MF, 1, 1);
+        m_t(s, "v.blk.%d.ffn_down.weight", il, T_F16, MF, ME, 1, 1);
+    }
+}
+
+static void test_gemma4v(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    gemma4v_spec(s, false, false);
+    assert_true(measure_all(s, "gemma4v") > 0);
+    gemma4v_spec(s, true, false);
+    assert_true(measure_all(s, "gemma4uv") > 0);
+    free(s);
+}
+
 /* A Whisper-style audio encoder: two convolutions, a ViT of AE wide. */
 enum { AE = 128, AL = 2, AM = 32 };
+
+static void audio_blocks(mspec *s);
 
 static void audio_spec(mspec *s, const char *proj, uint32_t pd)
 {
@@ -485,6 +553,12 @@ static void audio_spec(mspec *s, const char *proj, uint32_t pd)
     m_t(s, "a.conv1d.2.weight", 0, T_F16, 3, AE, AE, 1);
     m_t(s, "a.conv1d.2.bias", 0, T_F32, 1, AE, 1, 1);
     m_t(s, "a.position_embd.weight", 0, T_F32, AE, 1500, 1, 1);
+    audio_blocks(s);
+}
+
+/* The audio ViT's blocks and its post norm. */
+static void audio_blocks(mspec *s)
+{
     for (int il = 0; il < AL; il++) {
         m_t(s, "a.blk.%d.attn_q.weight", il, T_F16, AE, AE, 1, 1);
         m_t(s, "a.blk.%d.attn_q.bias", il, T_F32, AE, 1, 1, 1);
@@ -546,6 +620,760 @@ static void test_whisper(void **state)
     m_t(s, "mm.a.fc.weight", 0, T_F16, AE, 256, 1, 1);
     m_t(s, "mm.a.fc.bias", 0, T_F32, 256, 1, 1, 1);
     assert_true(measure_all(s, "qwen25omni") > 0);
+    free(s);
+}
+
+/* Gemma 4 audio: the Conformer (subsampling convolutions with their
+ * norms, half-step FFNs, chunked attention with relative positions, the
+ * depthwise convolution); the unified one: the raw frames projected. */
+static void gemma4a_spec(mspec *s, bool unified, bool both)
+{
+    if (!both)
+        m_init(s);
+    m_bool(s, "clip.has_audio_encoder");
+    m_str(s, both ? "clip.audio.projector_type" : "clip.projector_type",
+          unified ? "gemma4ua" : "gemma4a");
+    m_u32(s, "clip.audio.embedding_length", AE);
+    m_u32(s, "clip.audio.attention.head_count", 2);
+    m_u32(s, "clip.audio.feed_forward_length", 256);
+    m_u32(s, "clip.audio.block_count", unified ? 0 : AL);
+    m_u32(s, "clip.audio.projection_dim", 256);
+    m_f32(s, "clip.audio.attention.layer_norm_epsilon", 1e-6f);
+    m_u32(s, "clip.audio.num_mel_bins", unified ? 640 : AM);
+    if (unified) {
+        m_t(s, "mm.a.input_projection.weight", 0, T_F16, 640, 256, 1, 1);
+        return;
+    }
+    m_t(s, "a.conv1d.0.weight", 0, T_F16, 3, 3, 1, 32);
+    m_t(s, "a.conv1d.0.norm.weight", 0, T_F32, 32, 1, 1, 1);
+    m_t(s, "a.conv1d.1.weight", 0, T_F16, 3, 3, 32, 16);
+    m_t(s, "a.conv1d.1.norm.weight", 0, T_F32, 16, 1, 1, 1);
+    m_t(s, "a.input_projection.weight", 0, T_F16, 16 * AM / 4, AE, 1, 1);
+    m_t(s, "a.pre_encode.out.weight", 0, T_F16, AE, AE, 1, 1);
+    m_t(s, "a.pre_encode.out.bias", 0, T_F32, AE, 1, 1, 1);
+    m_t(s, "mm.a.soft_emb_norm.weight", 0, T_F32, AE, 1, 1, 1);
+    m_t(s, "mm.a.input_projection.weight", 0, T_F16, AE, 256, 1, 1);
+    m_t(s, "a.blk.%d.attn_q.input_max", 0, T_F32, 1, 1, 1, 1);
+    for (int il = 0; il < AL; il++) {
+        static const char *const sq[] = { "a.blk.%d.attn_q.weight", "a.blk.%d.attn_k.weight",
+                                          "a.blk.%d.attn_v.weight", "a.blk.%d.attn_out.weight",
+                                          "a.blk.%d.attn_k_rel.weight" };
+        for (int k = 0; k < 5; k++)
+            m_t(s, sq[k], il, T_F16, AE, AE, 1, 1);
+        static const char *const vec[] = {
+            "a.blk.%d.ffn_norm.weight", "a.blk.%d.ffn_post_norm.weight",
+            "a.blk.%d.attn_pre_norm.weight", "a.blk.%d.attn_post_norm.weight",
+            "a.blk.%d.conv_norm.weight", "a.blk.%d.norm_conv.weight",
+            "a.blk.%d.ffn_norm_1.weight", "a.blk.%d.ffn_post_norm_1.weight",
+            "a.blk.%d.ln2.weight" };
+        for (int k = 0; k < 9; k++)
+            m_t(s, vec[k], il, T_F32, AE, 1, 1, 1);
+        m_t(s, "a.blk.%d.per_dim_scale.weight", il, T_F32, AE / 2, 1, 1, 1);
+        m_t(s, "a.blk.%d.per_dim_k_scale.weight", il, T_F32, AE / 2, 1, 1, 1);
+        m_t(s, "a.blk.%d.ffn_up.weight", il, T_F16, AE, 256, 1, 1);
+        m_t(s, "a.blk.%d.ffn_down.weight", il, T_F16, 256, AE, 1, 1);
+        m_t(s, "a.blk.%d.ffn_up_1.weight", il, T_F16, AE, 256, 1, 1);
+        m_t(s, "a.blk.%d.ffn_down_1.weight", il, T_F16, 256, AE, 1, 1);
+        m_t(s, "a.blk.%d.conv_pw1.weight", il, T_F16, AE, 2 * AE, 1, 1);
+        m_t(s, "a.blk.%d.conv_dw.weight", il, T_F32, 5, AE, 1, 1);
+        m_t(s, "a.blk.%d.conv_pw2.weight", il, T_F16, AE, AE, 1, 1);
+    }
+}
+
+static void test_gemma4a(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    gemma4a_spec(s, false, false);
+    assert_true(measure_all(s, "gemma4a") > 0);
+    gemma4a_spec(s, true, false);
+    assert_true(measure_all(s, "gemma4ua") > 0);
+    free(s);
+}
+
+/* SigLIP with an MLP: LFM2-VL (positions resized, a 2x2 shuffle, a
+ * normed MLP), Phi-4 (positions resized) and Janus Pro. */
+static void siglip_mlp_spec(mspec *s, const char *proj)
+{
+    bool lfm2 = !strcmp(proj, "lfm2"), phi4 = !strcmp(proj, "phi4");
+    int64_t in = lfm2 ? ME * 4 : ME;
+    m_init(s);
+    m_vision(s, proj, ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    if (lfm2) {
+        m_u32(s, "clip.vision.projector.scale_factor", 2);
+        m_t(s, "mm.input_norm.weight", 0, T_F32, in, 1, 1, 1);
+        m_t(s, "mm.input_norm.bias", 0, T_F32, in, 1, 1, 1);
+    }
+    if (phi4) {
+        m_u32(s, "clip.vision.image_min_pixels", 112 * 112);
+        m_u32(s, "clip.vision.image_max_pixels", 448 * 448);
+    }
+    const char *first = lfm2 ? "mm.1.%s" : "mm.0.%s";
+    const char *second = phi4 || lfm2 ? "mm.2.%s" : "mm.1.%s";
+    char name[32];
+    snprintf(name, sizeof name, first, "weight");
+    m_t(s, name, 0, T_F16, in, 256, 1, 1);
+    snprintf(name, sizeof name, first, "bias");
+    m_t(s, name, 0, T_F32, 256, 1, 1, 1);
+    snprintf(name, sizeof name, second, "weight");
+    m_t(s, name, 0, T_F16, 256, 256, 1, 1);
+    snprintf(name, sizeof name, second, "bias");
+    m_t(s, name, 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 64, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+}
+
+static void test_siglip_mlp(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    siglip_mlp_spec(s, "lfm2");
+    assert_true(measure_all(s, "lfm2") > 0);
+    siglip_mlp_spec(s, "phi4");
+    assert_true(measure_all(s, "phi4") > 0);
+    siglip_mlp_spec(s, "janus_pro");
+    assert_true(measure_all(s, "janus_pro") > 0);
+    free(s);
+}
+
+/* Qwen3-Omni's audio: three 2D convolutions per chunk of 100 frames. */
+static void test_qwen3a(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_bool(s, "clip.has_audio_encoder");
+    m_str(s, "clip.projector_type", "qwen3a");
+    m_u32(s, "clip.audio.embedding_length", AE);
+    m_u32(s, "clip.audio.attention.head_count", 2);
+    m_u32(s, "clip.audio.feed_forward_length", 256);
+    m_u32(s, "clip.audio.block_count", AL);
+    m_u32(s, "clip.audio.projection_dim", 256);
+    m_f32(s, "clip.audio.attention.layer_norm_epsilon", 1e-5f);
+    m_u32(s, "clip.audio.num_mel_bins", AM);
+    for (int i = 1; i <= 3; i++) {
+        m_t(s, "a.conv2d.%d.weight", i, T_F16, 3, 3, i == 1 ? 1 : 16, 16);
+        m_t(s, "a.conv2d.%d.bias", i, T_F32, 16, 1, 1, 1);
+    }
+    m_t(s, "a.conv_out.weight", 0, T_F16, 16 * AM / 8, AE, 1, 1);
+    m_t(s, "a.position_embd.weight", 0, T_F32, AE, 20, 1, 1);
+    audio_blocks(s);
+    m_t(s, "mm.a.mlp.1.weight", 0, T_F16, AE, 256, 1, 1);
+    m_t(s, "mm.a.mlp.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.a.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.a.mlp.2.bias", 0, T_F32, 256, 1, 1, 1);
+    assert_true(measure_all(s, "qwen3a") > 0);
+    free(s);
+}
+
+/* MiniCPM-V's resampler: learned queries over the ViT's patches (2.5:
+ * 96 queries by default; 4.5: version 6, 64). */
+static void resampler_spec(mspec *s, int version)
+{
+    static const char *const attn[] = { "q", "k", "v", "out" };
+    static const char *const ln[] = { "q", "kv", "post" };
+    int64_t P = 256;
+    m_init(s);
+    m_vision(s, "resampler", ME, MH, MF, ML, P, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_i32(s, "clip.minicpmv_version", version);
+    m_t(s, "resampler.pos_embed_k", 0, T_F32, P, 64, 1, 1);
+    m_t(s, "resampler.query", 0, T_F32, P, version == 2 ? 96 : 64, 1, 1);
+    m_t(s, "resampler.proj.weight", 0, T_F16, P, P, 1, 1);
+    m_t(s, "resampler.kv.weight", 0, T_F16, ME, P, 1, 1);
+    for (int k = 0; k < 4; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "resampler.attn.%s.weight", attn[k]);
+        m_t(s, name, 0, T_F16, P, P, 1, 1);
+        snprintf(name, sizeof name, "resampler.attn.%s.bias", attn[k]);
+        m_t(s, name, 0, T_F32, P, 1, 1, 1);
+    }
+    for (int k = 0; k < 3; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "resampler.ln_%s.weight", ln[k]);
+        m_t(s, name, 0, T_F32, P, 1, 1, 1);
+        snprintf(name, sizeof name, "resampler.ln_%s.bias", ln[k]);
+        m_t(s, name, 0, T_F32, P, 1, 1, 1);
+    }
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 100, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+}
+
+static void test_resampler(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    resampler_spec(s, 2);
+    assert_true(measure_all(s, "resampler") > 0);
+    resampler_spec(s, 6);
+    assert_true(measure_all(s, "resampler") > 0);
+    free(s);
+}
+
+/* MiniCPM-V 4.6: with the window-attention merger after layer 1 (a merge
+ * of 4) and without (2). */
+static void minicpmv4_6_spec(mspec *s, uint32_t merge)
+{
+    m_init(s);
+    m_vision(s, "minicpmv4_6", ME, MH, MF, ML, 256, 224, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", merge);
+    if (merge == 4) {
+        gw_key(&s->kv, "clip.vision.wa_layer_indexes", 9);
+        gw_u32(&s->kv, 5);   /* an INT32 array */
+        gw_u64(&s->kv, 1);
+        gw_u32(&s->kv, 1);
+        s->n_kv++;
+        m_t(s, "v.vit_merger.ln1.weight", 0, T_F32, ME, 1, 1, 1);
+        m_t(s, "v.vit_merger.ln1.bias", 0, T_F32, ME, 1, 1, 1);
+        static const char *const qkvo[] = { "v.vit_merger.attn_q.%s", "v.vit_merger.attn_k.%s",
+                                            "v.vit_merger.attn_v.%s", "v.vit_merger.attn_out.%s" };
+        for (int k = 0; k < 4; k++) {
+            char w[48], b[48];
+            snprintf(w, sizeof w, qkvo[k], "weight");
+            snprintf(b, sizeof b, qkvo[k], "bias");
+            m_t(s, w, 0, T_F16, ME, ME, 1, 1);
+            m_t(s, b, 0, T_F32, ME, 1, 1, 1);
+        }
+        m_t(s, "v.vit_merger.ds_ln.weight", 0, T_F32, ME * 4, 1, 1, 1);
+        m_t(s, "v.vit_merger.ds_ln.bias", 0, T_F32, ME * 4, 1, 1, 1);
+        m_t(s, "v.vit_merger.ds_ffn_up.weight", 0, T_F16, ME * 4, MF, 1, 1);
+        m_t(s, "v.vit_merger.ds_ffn_up.bias", 0, T_F32, MF, 1, 1, 1);
+        m_t(s, "v.vit_merger.ds_ffn_down.weight", 0, T_F16, MF, ME, 1, 1);
+        m_t(s, "v.vit_merger.ds_ffn_down.bias", 0, T_F32, ME, 1, 1, 1);
+    }
+    m_t(s, "mm.input_norm.weight", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.input_norm.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.up.weight", 0, T_F16, ME * 4, 512, 1, 1);
+    m_t(s, "mm.up.bias", 0, T_F32, 512, 1, 1, 1);
+    m_t(s, "mm.down.weight", 0, T_F16, 512, 256, 1, 1);
+    m_t(s, "mm.down.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 256, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+}
+
+static void test_minicpmv4_6(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    minicpmv4_6_spec(s, 4);
+    assert_true(measure_all(s, "minicpmv4_6") > 0);
+    minicpmv4_6_spec(s, 2);
+    assert_true(measure_all(s, "minicpmv4_6") > 0);
+    free(s);
+}
+
+/* LLaVA: 1.5 ([CLS], an MLP), Yi-type (normed MLP, mm.0-4) and Granite
+ * Vision-style feature layers (0, 2, 3 stacked, no [CLS]). */
+static void llava_spec(mspec *s, int kind)
+{
+    int64_t in = kind == 2 ? ME * 3 : ME;
+    m_init(s);
+    m_vision(s, "mlp", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    if (kind == 2) {
+        gw_key(&s->kv, "clip.vision.feature_layer", 9);
+        gw_u32(&s->kv, 5);   /* an INT32 array */
+        gw_u64(&s->kv, 3);
+        gw_u32(&s->kv, 0);
+        gw_u32(&s->kv, 2);
+        gw_u32(&s->kv, 3);
+        s->n_kv++;
+    } else {
+        m_t(s, "v.class_embd", 0, T_F32, ME, 1, 1, 1);
+    }
+    m_t(s, "mm.0.weight", 0, T_F16, in, 256, 1, 1);
+    m_t(s, "mm.0.bias", 0, T_F32, 256, 1, 1, 1);
+    if (kind == 1) {
+        m_t(s, "mm.1.weight", 0, T_F32, 256, 1, 1, 1);
+        m_t(s, "mm.1.bias", 0, T_F32, 256, 1, 1, 1);
+        m_t(s, "mm.3.weight", 0, T_F16, 256, 256, 1, 1);
+        m_t(s, "mm.3.bias", 0, T_F32, 256, 1, 1, 1);
+        m_t(s, "mm.4.weight", 0, T_F32, 256, 1, 1, 1);
+        m_t(s, "mm.4.bias", 0, T_F32, 256, 1, 1, 1);
+    } else {
+        m_t(s, "mm.2.weight", 0, T_F16, 256, 256, 1, 1);
+        m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    }
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, kind == 2 ? 64 : 65, 1, 1);
+    m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.pre_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+}
+
+static void test_llava(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    for (int kind = 0; kind < 3; kind++) {
+        llava_spec(s, kind);
+        assert_true(measure_all(s, "llava") > 0);
+    }
+    free(s);
+}
+
+/* Kimi-K2.5: a [E, W, H] position grid resized, 2D RoPE, the Kimi
+ * projector; the warmup at the file's largest pixel count. */
+static void test_kimik25(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "kimik25", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.scale_factor", 2);
+    m_u32(s, "clip.vision.image_min_pixels", 56 * 56);
+    m_u32(s, "clip.vision.image_max_pixels", 224 * 224);
+    m_t(s, "mm.input_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.input_norm.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.1.weight", 0, T_F16, ME * 4, ME * 4, 1, 1);
+    m_t(s, "mm.1.bias", 0, T_F32, ME * 4, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 8, 8, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    assert_true(measure_all(s, "kimik25") > 0);
+    free(s);
+}
+
+/* PaddleOCR-VL (positions resized, M-RoPE, a shuffled MLP) and
+ * Hunyuan-VL (positions as an input, a convolutional projector). */
+static void test_paddleocr(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "paddleocr", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.image_min_pixels", 112 * 112);
+    m_u32(s, "clip.vision.image_max_pixels", 448 * 448);
+    m_t(s, "mm.input_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.input_norm.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.1.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 64, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    assert_true(measure_all(s, "paddleocr") > 0);
+    m_init(s);
+    m_vision(s, "hunyuanvl", ME, MH, MF, ML, 256, 112, 14);
+    m_t(s, "mm.pre_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.0.weight", 0, T_F16, 2, 2, ME, 256);
+    m_t(s, "mm.0.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, 1, 1, 256, 512);
+    m_t(s, "mm.2.bias", 0, T_F32, 512, 1, 1, 1);
+    m_t(s, "mm.model.fc.weight", 0, T_F16, 512, 256, 1, 1);
+    m_t(s, "mm.model.fc.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.post_norm.weight", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.image_begin", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.image_end", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.image_newline", 0, T_F32, 512, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    assert_true(measure_all(s, "hunyuanvl") > 0);
+    free(s);
+}
+
+/* MiniMax-M3: two patch convolutions, a t/h/w RoPE, two MLPs. */
+static void test_minimax_m3(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "minimax_m3", ME, MH, MF, ML, 256, 112, 14);
+    m_t(s, "mm.1.weight", 0, T_F16, ME, 256, 1, 1);
+    m_t(s, "mm.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, 256, 64, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 64, 1, 1, 1);
+    m_t(s, "mm.merger.fc1.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.merger.fc1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.merger.fc2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.merger.fc2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.weight.1", 0, T_F16, 14, 14, 3, ME);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    assert_true(measure_all(s, "minimax_m3") > 0);
+    free(s);
+}
+
+/* Youtu-VL: the patches as a matmul, M-RoPE, window attention but in
+ * layers 1 and 3, an RMS norm and a merge MLP. */
+static void test_youtuvl(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "youtuvl", ME, MH, MF, ML, 256, 112, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.window_size", 112);
+    gw_key(&s->kv, "clip.vision.wa_layer_indexes", 9);
+    gw_u32(&s->kv, 5);   /* an INT32 array */
+    gw_u64(&s->kv, 2);
+    gw_u32(&s->kv, 1);
+    gw_u32(&s->kv, 3);
+    s->n_kv++;
+    m_t(s, "mm.input_norm.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "mm.0.weight", 0, T_F16, ME * 4, 256, 1, 1);
+    m_t(s, "mm.0.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 3 * 14 * 14, ME, 1, 1);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    m_t(s, "v.post_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.post_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    assert_true(measure_all(s, "youtuvl") > 0);
+    free(s);
+}
+
+/* MobileVLM: the LDP (two depthwise blocks) and LDPv2 (a pool and a
+ * positional convolution) projectors on 24 x 24 patches. */
+static void ldp_spec(mspec *s, bool v2)
+{
+    int64_t D = 64;
+    m_init(s);
+    m_vision(s, v2 ? "ldpv2" : "ldp", ME, MH, MF, 2, 256, 336, 14);
+    m_bool(s, "clip.use_gelu");
+    if (v2) {
+        m_t(s, "mm.model.mlp.0.weight", 0, T_F16, ME, D, 1, 1);
+        m_t(s, "mm.model.mlp.0.bias", 0, T_F32, D, 1, 1, 1);
+        m_t(s, "mm.model.mlp.2.weight", 0, T_F16, D, D, 1, 1);
+        m_t(s, "mm.model.mlp.2.bias", 0, T_F32, D, 1, 1, 1);
+        m_t(s, "mm.model.peg.0.weight", 0, T_F16, 3, 3, 1, D);
+        m_t(s, "mm.model.peg.0.bias", 0, T_F32, D, 1, 1, 1);
+    } else {
+        m_t(s, "mm.model.mlp.1.weight", 0, T_F16, ME, D, 1, 1);
+        m_t(s, "mm.model.mlp.1.bias", 0, T_F32, D, 1, 1, 1);
+        m_t(s, "mm.model.mlp.3.weight", 0, T_F16, D, D, 1, 1);
+        m_t(s, "mm.model.mlp.3.bias", 0, T_F32, D, 1, 1, 1);
+        for (int b = 1; b <= 2; b++) {
+            char name[64];
+            static const char *const vec[] = { "0.1.weight", "0.1.bias", "1.fc2.bias",
+                                               "2.1.weight", "2.1.bias" };
+            snprintf(name, sizeof name, "mm.model.mb_block.%d.block.0.0.weight", b);
+            m_t(s, name, 0, T_F16, 3, 3, 1, D);
+            for (int k = 0; k < 5; k++) {
+                snprintf(name, sizeof name, "mm.model.mb_block.%d.block.%s", b, vec[k]);
+                m_t(s, name, 0, T_F32, D, 1, 1, 1);
+            }
+            snprintf(name, sizeof name, "mm.model.mb_block.%d.block.1.fc1.weight", b);
+            m_t(s, name, 0, T_F16, D, 16, 1, 1);
+            snprintf(name, sizeof name, "mm.model.mb_block.%d.block.1.fc1.bias", b);
+            m_t(s, name, 0, T_F32, 16, 1, 1, 1);
+            snprintf(name, sizeof name, "mm.model.mb_block.%d.block.1.fc2.weight", b);
+            m_t(s, name, 0, T_F16, 16, D, 1, 1);
+            snprintf(name, sizeof name, "mm.model.mb_block.%d.block.2.0.weight", b);
+            m_t(s, name, 0, T_F16, D, D, 1, 1);
+        }
+    }
+    m_t(s, "v.class_embd", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 577, 1, 1);
+    m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.pre_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < 2; il++)
+        m_block(s, il, ME, MF, true, false);
+}
+
+static void test_ldp(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    ldp_spec(s, false);
+    assert_true(measure_all(s, "ldp") > 0);
+    ldp_spec(s, true);
+    assert_true(measure_all(s, "ldpv2") > 0);
+    free(s);
+}
+
+/* Granite Vision 4.1: WindowQFormer blocks on layers 1 (pooled) and 3
+ * (gathered at an offset). */
+static void test_granite4_vision(void **state)
+{
+    (void)state;
+    static const char *const vec[] = { "norm", "post_norm", "self_attn_norm", "cross_attn_norm",
+                                       "ffn_norm" };
+    static const char *const sq[] = { "self_attn_q", "self_attn_k", "self_attn_v",
+                                      "self_attn_out", "cross_attn_q", "cross_attn_k",
+                                      "cross_attn_v", "cross_attn_out" };
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "granite4_vision", ME, MH, MF, ML, 256, 224, 14);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.projector.query_side", 4);
+    m_u32(s, "clip.vision.projector.window_side", 8);
+    int32_t layers[2] = { 1, 3 }, offsets[2] = { -1, 0 };
+    const char *keys[2] = { "clip.vision.feature_layer", "clip.vision.projector.spatial_offsets" };
+    const int32_t *vals[2] = { layers, offsets };
+    for (int k = 0; k < 2; k++) {
+        gw_key(&s->kv, keys[k], 9);
+        gw_u32(&s->kv, 5);   /* an INT32 array */
+        gw_u64(&s->kv, 2);
+        gw_u32(&s->kv, (uint32_t)vals[k][0]);
+        gw_u32(&s->kv, (uint32_t)vals[k][1]);
+        s->n_kv++;
+    }
+    m_t(s, "v.image_newline", 0, T_F32, 256, 1, 1, 1);
+    for (int b = 0; b < 2; b++) {
+        char name[64];
+        snprintf(name, sizeof name, "v.proj_blk.%d.img_pos", b);
+        m_t(s, name, 0, T_F32, ME, 64, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.query", b);
+        m_t(s, name, 0, T_F32, ME, 16, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.linear.weight", b);
+        m_t(s, name, 0, T_F16, ME, 128, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.linear.bias", b);
+        m_t(s, name, 0, T_F32, 128, 1, 1, 1);
+        for (int k = 0; k < 5; k++) {
+            snprintf(name, sizeof name, "v.proj_blk.%d.%s.weight", b, vec[k]);
+            m_t(s, name, 0, T_F32, ME, 1, 1, 1);
+            snprintf(name, sizeof name, "v.proj_blk.%d.%s.bias", b, vec[k]);
+            m_t(s, name, 0, T_F32, ME, 1, 1, 1);
+        }
+        for (int k = 0; k < 8; k++) {
+            snprintf(name, sizeof name, "v.proj_blk.%d.%s.weight", b, sq[k]);
+            m_t(s, name, 0, T_F16, ME, ME, 1, 1);
+            snprintf(name, sizeof name, "v.proj_blk.%d.%s.bias", b, sq[k]);
+            m_t(s, name, 0, T_F32, ME, 1, 1, 1);
+        }
+        snprintf(name, sizeof name, "v.proj_blk.%d.ffn_up.weight", b);
+        m_t(s, name, 0, T_F16, ME, MF, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.ffn_up.bias", b);
+        m_t(s, name, 0, T_F32, MF, 1, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.ffn_down.weight", b);
+        m_t(s, name, 0, T_F16, MF, ME, 1, 1);
+        snprintf(name, sizeof name, "v.proj_blk.%d.ffn_down.bias", b);
+        m_t(s, name, 0, T_F32, ME, 1, 1, 1);
+    }
+    m_t(s, "v.patch_embd.weight", 0, T_F16, 14, 14, 3, ME);
+    m_t(s, "v.patch_embd.bias", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 256, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    assert_true(measure_all(s, "granite4_vision") > 0);
+    free(s);
+}
+
+/* Gemma 3n's MobileNetV5: a stem, edge residual, inverted residual and
+ * attention blocks in four stages, the fusion of the last two. */
+static void mnv5_t(mspec *s, const char *part, int st, int b, int64_t k, int64_t ic, int64_t oc)
+{
+    char name[64];
+    snprintf(name, sizeof name, "v.blk.%d.%d.%s", st, b, part);
+    m_t(s, name, 0, T_F16, k, k, ic, oc);
+}
+
+static void mnv5_norm(mspec *s, const char *part, int st, int b, int64_t n)
+{
+    char name[64];
+    snprintf(name, sizeof name, "v.blk.%d.%d.%s", st, b, part);
+    m_t(s, name, 0, T_F32, n, 1, 1, 1);
+}
+
+/* a universal inverted residual block: dw_start, expand, dw_mid, project */
+static void mnv5_uir(mspec *s, int st, int b, int64_t ic, int64_t oc, bool start)
+{
+    if (start) {
+        mnv5_t(s, "dw_start.conv.weight", st, b, 3, 1, ic);
+        mnv5_norm(s, "dw_start.bn.weight", st, b, ic);
+    }
+    mnv5_t(s, "pw_exp.conv.weight", st, b, 1, ic, 2 * ic);
+    mnv5_norm(s, "pw_exp.bn.weight", st, b, 2 * ic);
+    mnv5_t(s, "dw_mid.conv.weight", st, b, 3, 1, 2 * ic);
+    mnv5_norm(s, "dw_mid.bn.weight", st, b, 2 * ic);
+    mnv5_t(s, "pw_proj.conv.weight", st, b, 1, 2 * ic, oc);
+    mnv5_norm(s, "pw_proj.bn.weight", st, b, oc);
+}
+
+static void test_mobilenetv5(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    m_vision(s, "gemma3nv", 64, 2, 128, 0, 256, 128, 16);
+    m_t(s, "v.conv_stem.conv.weight", 0, T_F16, 3, 3, 3, 16);
+    m_t(s, "v.conv_stem.bn.weight", 0, T_F32, 16, 1, 1, 1);
+    for (int b = 0; b < 2; b++) {   /* stage 0: edge residual */
+        mnv5_t(s, "conv_exp.weight", 0, b, 3, 16, 32);
+        mnv5_norm(s, "bn1.weight", 0, b, 32);
+        mnv5_t(s, "conv_pwl.weight", 0, b, 1, 32, 16);
+        mnv5_norm(s, "bn2.weight", 0, b, 16);
+    }
+    mnv5_uir(s, 1, 0, 16, 24, true);
+    mnv5_uir(s, 2, 0, 24, 32, false);
+    mnv5_norm(s, "norm.weight", 2, 1, 32);   /* stage 2's attention block */
+    mnv5_t(s, "attn.query.proj.weight", 2, 1, 1, 32, 32);
+    mnv5_t(s, "attn.key.down_conv.weight", 2, 1, 3, 1, 32);
+    mnv5_norm(s, "attn.key.norm.weight", 2, 1, 32);
+    mnv5_t(s, "attn.key.proj.weight", 2, 1, 1, 32, 16);
+    mnv5_t(s, "attn.value.down_conv.weight", 2, 1, 3, 1, 32);
+    mnv5_norm(s, "attn.value.norm.weight", 2, 1, 32);
+    mnv5_t(s, "attn.value.proj.weight", 2, 1, 1, 32, 16);
+    mnv5_t(s, "attn.output.proj.weight", 2, 1, 1, 32, 32);
+    m_t(s, "v.blk.2.1.layer_scale.gamma", 0, T_F32, 1, 1, 32, 1);
+    mnv5_uir(s, 3, 0, 32, 64, true);
+    m_t(s, "v.msfa.ffn.pw_exp.conv.weight", 0, T_F16, 1, 1, 96, 128);
+    m_t(s, "v.msfa.ffn.pw_exp.bn.weight", 0, T_F32, 128, 1, 1, 1);
+    m_t(s, "v.msfa.ffn.pw_proj.conv.weight", 0, T_F16, 1, 1, 128, 64);
+    m_t(s, "v.msfa.ffn.pw_proj.bn.weight", 0, T_F32, 64, 1, 1, 1);
+    m_t(s, "v.msfa.norm.weight", 0, T_F32, 64, 1, 1, 1);
+    m_t(s, "mm.soft_emb_norm.weight", 0, T_F32, 64, 1, 1, 1);
+    m_t(s, "mm.input_projection.weight", 0, T_F16, 64, 256, 1, 1);
+    assert_true(measure_all(s, "gemma3nv") > 0);
+    free(s);
+}
+
+/* Gemma 4 E2B / E4B's file: the vision and the audio encoder together. */
+static void test_gemma4_both(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    gemma4v_spec(s, false, true);
+    gemma4a_spec(s, false, true);
+    assert_true(measure_all(s, "gemma4") > 0);
+    free(s);
+}
+
+/* DeepSeek-OCR: a SAM ViT (windowed but layers 2, 5, 8, 11) with its
+ * neck, a CLIP ViT over its output, the projection and the newlines. */
+static void sam_t(mspec *s, const char *part, int il, int64_t ne0, int64_t ne1)
+{
+    char name[64];
+    snprintf(name, sizeof name, "v.sam.blk.%d.%s", il, part);
+    m_t(s, name, 0, ne1 > 1 ? T_F16 : T_F32, ne0, ne1, 1, 1);
+}
+
+static void test_deepseekocr(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    int64_t S = 64;
+    m_init(s);
+    m_vision(s, "deepseekocr", ME, MH, MF, ML, 256, 1024, 16);
+    m_bool(s, "clip.use_gelu");
+    m_u32(s, "clip.vision.sam.block_count", 12);
+    m_u32(s, "clip.vision.sam.head_count", 2);
+    m_u32(s, "clip.vision.sam.embedding_length", (uint32_t)S);
+    m_u32(s, "clip.vision.window_size", 14);
+    m_t(s, "v.sam.patch_embd.weight", 0, T_F16, 16, 16, 3, S);
+    m_t(s, "v.sam.patch_embd.bias", 0, T_F32, S, 1, 1, 1);
+    m_t(s, "v.sam.pos_embd.weight", 0, T_F32, S, 64, 64, 1);
+    for (int il = 0; il < 12; il++) {   /* load_tensors takes 12 */
+        sam_t(s, "attn.qkv.weight", il, S, 3 * S);
+        sam_t(s, "attn.qkv.bias", il, 3 * S, 1);
+        sam_t(s, "attn.out.weight", il, S, S);
+        sam_t(s, "attn.out.bias", il, S, 1);
+        sam_t(s, "pre_ln.weight", il, S, 1);
+        sam_t(s, "pre_ln.bias", il, S, 1);
+        sam_t(s, "post_ln.weight", il, S, 1);
+        sam_t(s, "post_ln.bias", il, S, 1);
+        m_t(s, "v.sam.blk.%d.attn.pos_h.weight", il, T_F32, S / 2, il % 3 == 2 ? 127 : 27, 1, 1);
+        m_t(s, "v.sam.blk.%d.attn.pos_w.weight", il, T_F32, S / 2, il % 3 == 2 ? 127 : 27, 1, 1);
+        sam_t(s, "mlp.lin1.weight", il, S, 4 * S);
+        sam_t(s, "mlp.lin1.bias", il, 4 * S, 1);
+        sam_t(s, "mlp.lin2.weight", il, 4 * S, S);
+        sam_t(s, "mlp.lin2.bias", il, S, 1);
+    }
+    m_t(s, "v.sam.neck.0.weight", 0, T_F16, 1, 1, S, S);
+    m_t(s, "v.sam.neck.1.weight", 0, T_F32, S, 1, 1, 1);
+    m_t(s, "v.sam.neck.1.bias", 0, T_F32, S, 1, 1, 1);
+    m_t(s, "v.sam.neck.2.weight", 0, T_F16, 3, 3, S, S);
+    m_t(s, "v.sam.neck.3.weight", 0, T_F32, S, 1, 1, 1);
+    m_t(s, "v.sam.neck.3.bias", 0, T_F32, S, 1, 1, 1);
+    m_t(s, "v.sam.net_2.weight", 0, T_F16, 3, 3, S, 96);
+    m_t(s, "v.sam.net_3.weight", 0, T_F16, 3, 3, 96, ME);
+    m_t(s, "v.image_newline", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.view_seperator", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.model.fc.weight", 0, T_F16, 2 * ME, 256, 1, 1);
+    m_t(s, "mm.model.fc.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.class_embd", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.position_embd.weight", 0, T_F32, ME, 257, 1, 1);
+    m_t(s, "v.pre_ln.weight", 0, T_F32, ME, 1, 1, 1);
+    m_t(s, "v.pre_ln.bias", 0, T_F32, ME, 1, 1, 1);
+    for (int il = 0; il < ML; il++)
+        m_block(s, il, ME, MF, true, false);
+    assert_true(measure_all(s, "deepseekocr") > 0);
+    free(s);
+}
+
+/* LightOnOCR: Pixtral's graph with a 2x2 merger and no [IMG_BREAK]. */
+static void test_lightonocr(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    pixtral_spec(s, true, true);
+    assert_true(measure_all(s, "lightonocr") > 0);
+    free(s);
+}
+
+/* More Whisper-style encoders: Music Flamingo (pooled, an MLP), MERaLiON
+ * (stacked, a GLU adaptor), GLM-A (normed, stacked, an MLP, BOI/EOI). */
+static void test_whisper_more(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    m_init(s);
+    audio_spec(s, "musicflamingo", 256);
+    m_t(s, "mm.a.mlp.1.weight", 0, T_F16, AE, 256, 1, 1);
+    m_t(s, "mm.a.mlp.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.a.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.a.mlp.2.bias", 0, T_F32, 256, 1, 1, 1);
+    assert_true(measure_all(s, "musicflamingo") > 0);
+    m_init(s);
+    audio_spec(s, "meralion", 256);
+    m_u32(s, "clip.audio.projector.stack_factor", 4);
+    m_t(s, "mm.a.norm_pre.weight", 0, T_F32, AE * 4, 1, 1, 1);
+    m_t(s, "mm.a.norm_pre.bias", 0, T_F32, AE * 4, 1, 1, 1);
+    for (int i = 0; i < 4; i++) {
+        m_t(s, "mm.a.mlp.%d.weight", i, T_F16, i ? 256 : AE * 4, 256, 1, 1);
+        m_t(s, "mm.a.mlp.%d.bias", i, T_F32, 256, 1, 1, 1);
+    }
+    assert_true(measure_all(s, "meralion") > 0);
+    m_init(s);
+    audio_spec(s, "glma", 256);
+    m_u32(s, "clip.audio.projector.stack_factor", 4);
+    m_t(s, "mm.a.norm_pre.weight", 0, T_F32, AE, 1, 1, 1);
+    m_t(s, "mm.a.norm_pre.bias", 0, T_F32, AE, 1, 1, 1);
+    m_t(s, "mm.a.mlp.1.weight", 0, T_F16, AE * 4, 256, 1, 1);
+    m_t(s, "mm.a.mlp.1.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "mm.a.mlp.2.weight", 0, T_F16, 256, 256, 1, 1);
+    m_t(s, "mm.a.mlp.2.bias", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.boi", 0, T_F32, 256, 1, 1, 1);
+    m_t(s, "v.eoi", 0, T_F32, 256, 1, 1, 1);
+    assert_true(measure_all(s, "glma") > 0);
     free(s);
 }
 
@@ -623,6 +1451,8 @@ static void test_oracle_mtmd(void **state)
             p.flash_attn = GGFIT_FA_ON;
         if (strstr(args, "--no-mmproj-offload"))
             p.use_gpu = false;
+        if (strstr(args, "--no-warmup"))
+            p.warmup = false;
         const char *mt = strstr(args, "--image-max-tokens ");
         if (mt)
             p.image_max_tokens = atoi(mt + strlen("--image-max-tokens "));
@@ -670,6 +1500,24 @@ int main(void)
         cmocka_unit_test(test_whisper),
         cmocka_unit_test(test_llama4),
         cmocka_unit_test(test_glm4v),
+        cmocka_unit_test(test_gemma4v),
+        cmocka_unit_test(test_gemma4a),
+        cmocka_unit_test(test_siglip_mlp),
+        cmocka_unit_test(test_qwen3a),
+        cmocka_unit_test(test_resampler),
+        cmocka_unit_test(test_minicpmv4_6),
+        cmocka_unit_test(test_llava),
+        cmocka_unit_test(test_kimik25),
+        cmocka_unit_test(test_paddleocr),
+        cmocka_unit_test(test_minimax_m3),
+        cmocka_unit_test(test_youtuvl),
+        cmocka_unit_test(test_ldp),
+        cmocka_unit_test(test_granite4_vision),
+        cmocka_unit_test(test_mobilenetv5),
+        cmocka_unit_test(test_gemma4_both),
+        cmocka_unit_test(test_deepseekocr),
+        cmocka_unit_test(test_lightonocr),
+        cmocka_unit_test(test_whisper_more),
         cmocka_unit_test(test_estimated),
         cmocka_unit_test(test_oracle_mtmd),
     };

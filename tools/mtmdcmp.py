@@ -38,7 +38,7 @@ from llamacmp import free_port, start_servers  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEXT = os.path.join(ROOT, 'data/models/qwen3-0.6b-f16.gguf')
 DEFAULT_FLAGS = ['', '-fa off', '-fa on', '--no-mmproj-offload', '--no-mmproj-offload -fa off',
-                 '--image-max-tokens 1024']
+                 '--image-max-tokens 1024', '--no-warmup']
 
 
 def build_shim(src, tmp):

@@ -11,7 +11,7 @@
  * (reserve_compute_meta). -fa auto first tries flash attention and keeps
  * it when the backend supports the op.
  */
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,28 +26,28 @@ struct ggfit_mmproj {
     clip_model enc[GGFIT_MMPROJ_MAX_ENCODERS];
 };
 
-/* ---- the projector types (mm_registry: clip-impl.h PROJECTOR_TYPE_NAMES) -- */
+/* ---- the projector types (clip-impl.h PROJECTOR_TYPE_NAMES) -------------- */
 
 extern const clip_type ggfit__clip_qwen2vl, ggfit__clip_qwen25vl, ggfit__clip_qwen3vl,
     ggfit__clip_gemma3, ggfit__clip_idefics3, ggfit__clip_pixtral, ggfit__clip_internvl,
     ggfit__clip_kimivl, ggfit__clip_ultravox, ggfit__clip_voxtral, ggfit__clip_qwen2a,
-    ggfit__clip_llama4, ggfit__clip_glm4v;
+    ggfit__clip_llama4, ggfit__clip_glm4v, ggfit__clip_gemma4v, ggfit__clip_gemma4uv,
+    ggfit__clip_gemma4a, ggfit__clip_gemma4ua, ggfit__clip_lfm2, ggfit__clip_phi4,
+    ggfit__clip_janus_pro, ggfit__clip_qwen3a, ggfit__clip_resampler,
+    ggfit__clip_minicpmv4_6, ggfit__clip_mlp, ggfit__clip_kimik25, ggfit__clip_paddleocr,
+    ggfit__clip_hunyuanvl, ggfit__clip_minimax_m3, ggfit__clip_youtuvl, ggfit__clip_ldp,
+    ggfit__clip_ldpv2, ggfit__clip_granite4_vision, ggfit__clip_gemma3nv,
+    ggfit__clip_deepseekocr, ggfit__clip_lightonocr, ggfit__clip_musicflamingo,
+    ggfit__clip_meralion, ggfit__clip_glma;
 
 /* The other names clip_projector_type_from_string knows: exact weights, the
  * warmup at image_size, the compute buffer estimated. */
 static const clip_type plain[] = {
-    { "mlp", 0, 0 }, { "ldp", 0, 0 }, { "ldpv2", 0, 0 }, { "resampler", 0, 0 },
-    { "adapter", 0, 0 }, { "step3vl", 0, 0 }, { "gemma3nv", 0, 0 }, { "gemma3na", 0, 0 },
-    { "gemma4v", 0, 0 }, { "gemma4a", 0, 0 }, { "gemma4uv", 0, 0 }, { "gemma4ua", 0, 0 },
-    { "phi4", 0, 0 }, { "lfm2", 0, 0 }, { "paddleocr", 0, 0 }, { "lightonocr", 0, 0 },
-    { "cogvlm", 0, 0 }, { "janus_pro", 0, 0 }, { "dots_ocr", 0, 0 }, { "deepseekocr", 0, 0 },
-    { "deepseekocr2", 0, 0 }, { "lfm2a", 0, 0 }, { "youtuvl", 0, 0 }, { "yasa2", 0, 0 },
-    { "kimik25", 0, 0 }, { "nemotron_v2_vl", 0, 0 }, { "exaone4_5", 0, 0 },
-    { "hunyuanvl", 0, 0 }, { "minicpmv4_6", 0, 0 }, { "granite_speech", 0, 0 },
-    { "mimovl", 0, 0 }, { "minimax_m3", 0, 0 }, { "granite4_vision", 0, 0 },
-    { "mimo_audio", 0, 0 }, { "parakeet", 0, 0 }, { "qwen3tts_spkenc", 0, 0 },
-    { "qwen3tts_gen", 0, 0 }, { "qwen3a", 0, 0 }, { "glma", 0, 0 }, { "meralion", 0, 0 },
-    { "musicflamingo", 0, 0 },
+    { "adapter", 0, 0 }, { "step3vl", 0, 0 }, { "gemma3na", 0, 0 }, { "cogvlm", 0, 0 },
+    { "dots_ocr", 0, 0 }, { "deepseekocr2", 0, 0 }, { "lfm2a", 0, 0 }, { "yasa2", 0, 0 },
+    { "nemotron_v2_vl", 0, 0 }, { "exaone4_5", 0, 0 }, { "granite_speech", 0, 0 },
+    { "mimovl", 0, 0 }, { "mimo_audio", 0, 0 }, { "parakeet", 0, 0 },
+    { "qwen3tts_spkenc", 0, 0 }, { "qwen3tts_gen", 0, 0 },
 };
 
 const clip_type *ggfit__clip_type(const char *name)
@@ -56,7 +56,14 @@ const clip_type *ggfit__clip_type(const char *name)
         &ggfit__clip_qwen2vl, &ggfit__clip_qwen25vl, &ggfit__clip_qwen3vl, &ggfit__clip_gemma3,
         &ggfit__clip_idefics3, &ggfit__clip_pixtral, &ggfit__clip_internvl, &ggfit__clip_kimivl,
         &ggfit__clip_ultravox, &ggfit__clip_voxtral, &ggfit__clip_qwen2a, &ggfit__clip_llama4,
-        &ggfit__clip_glm4v,
+        &ggfit__clip_glm4v, &ggfit__clip_gemma4v, &ggfit__clip_gemma4uv,
+        &ggfit__clip_gemma4a, &ggfit__clip_gemma4ua, &ggfit__clip_lfm2, &ggfit__clip_phi4,
+        &ggfit__clip_janus_pro, &ggfit__clip_qwen3a, &ggfit__clip_resampler,
+        &ggfit__clip_minicpmv4_6, &ggfit__clip_mlp, &ggfit__clip_kimik25, &ggfit__clip_paddleocr,
+        &ggfit__clip_hunyuanvl, &ggfit__clip_minimax_m3, &ggfit__clip_youtuvl,
+        &ggfit__clip_ldp, &ggfit__clip_ldpv2, &ggfit__clip_granite4_vision,
+        &ggfit__clip_gemma3nv, &ggfit__clip_deepseekocr, &ggfit__clip_lightonocr,
+        &ggfit__clip_musicflamingo, &ggfit__clip_meralion, &ggfit__clip_glma,
     };
     for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
         if (!strcmp(name, built[i]->name))
@@ -98,20 +105,25 @@ static int32_t isqrt(int64_t n)
     return (int32_t)r;
 }
 
+/* llama.cpp's int products, kept in range whatever a header says */
+static int32_t clamp32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
 void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max)
 {
-    int area = hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
-    hp->image_min_pixels = (hp->custom_image_min_tokens > 0 ? hp->custom_image_min_tokens
-                                                            : n_min) * area;
-    hp->image_max_pixels = (hp->custom_image_max_tokens > 0 ? hp->custom_image_max_tokens
-                                                            : n_max) * area;
+    int64_t area = (int64_t)hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
+    hp->image_min_pixels = clamp32((hp->custom_image_min_tokens > 0 ? hp->custom_image_min_tokens
+                                                                    : n_min) * area);
+    hp->image_max_pixels = clamp32((hp->custom_image_max_tokens > 0 ? hp->custom_image_max_tokens
+                                                                    : n_max) * area);
     hp->warmup_image_size = isqrt(hp->image_max_pixels);
 }
 
 void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens)
 {
-    int side = isqrt(n_tokens);
-    hp->warmup_image_size = side * hp->patch_size * hp->n_merge;
+    hp->warmup_image_size = clamp32((int64_t)isqrt(n_tokens) * hp->patch_size * hp->n_merge);
 }
 
 static ggfit_status need_u32(const clip_model *m, const char *fmt, const char *prefix,
@@ -187,7 +199,12 @@ static ggfit_status load_hparams(clip_model *m, const ggfit_mmproj_params *p, ch
     hp->ffn_op = gelu ? CLIP_FFN_GELU : silu ? CLIP_FFN_SILU : CLIP_FFN_GELU_QUICK;
     if (m->type->hparams)
         m->type->hparams(m);
-    if (hp->patch_size <= 0 || hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_layer < 0 ||
+    /* clip.cpp's sanity checks (patch size, n_merge), and sizes the
+     * graph is built for (a few thousand blocks, heads that have a width) */
+    if (hp->patch_size <= 0 || hp->patch_size >= 65536 || hp->n_merge < 0 ||
+        hp->n_merge >= 65536 || hp->image_size < 0 || hp->image_size > 65536 ||
+        hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_head > hp->n_embd || hp->n_head_kv <= 0 ||
+        hp->n_layer < 0 || hp->n_layer > 4096 || hp->n_embd_head < 0 || hp->n_mel_bins < 0 ||
         hp->warmup_image_size < 0 || (!m->audio && hp->warmup_image_size < hp->patch_size))
         return ggfit__fail(err, GGFIT_EFORMAT, "clip: bad hparams (%s)", m->proj_name);
     return GGFIT_OK;
@@ -203,12 +220,24 @@ static ggfit_status load_hparams(clip_model *m, const ggfit_mmproj_params *p, ch
  * a file with both encoders then counts twice, as llama.cpp does. */
 static bool takes(const clip_model *m, const char *name)
 {
+    /* Gemma 4's clamp bounds: read as scalars (get_scalar), not loaded */
+    static const char *const bounds[] = { ".input_max", ".input_min", ".output_max",
+                                          ".output_min" };
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        size_t n = strlen(bounds[i]);
+        if (len > n && !strcmp(name + len - n, bounds[i]))
+            return false;
+    }
     static const char *const shared[] = { "v.class_embd", "v.patch_embd.weight",
                                           "v.patch_embd.weight.1", "v.patch_embd.bias",
                                           "v.norm_embd.weight", "v.norm_embd.bias" };
     bool audio = !strncmp(name, "a.", 2) || !strncmp(name, "mm.a.", 5);
     if (!m->audio || audio)
         return m->audio == audio;
+    /* GLM-A's audio projector ends with the begin / end of image tokens */
+    if (!strcmp(m->proj_name, "glma") && (!strcmp(name, "v.boi") || !strcmp(name, "v.eoi")))
+        return true;
     for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
         if (!strcmp(name, shared[i]))
             return true;

@@ -22,6 +22,7 @@ typedef struct clip_hparams {
     int32_t image_min_pixels, image_max_pixels;
     int32_t warmup_image_size, warmup_audio_size;
     int32_t custom_image_min_tokens, custom_image_max_tokens;
+    int32_t minicpmv_query_num, insert_layer_id;   /* MiniCPM-V's resampler, 4.6's merger */
 } clip_hparams;
 
 struct clip_type;
@@ -52,6 +53,9 @@ typedef struct clip_graph {
     int32_t pos_a, pos_b;
     const char *pfx;           /* tensor prefix: "v", or "a" for audio */
     bool avgpool;              /* audio_has_avgpool: build_vit pools by 2 */
+    /* a type's build_mm (Gemma 4's clamped matmuls); NULL: ggml_mul_mat */
+    int32_t (*mm)(struct clip_graph *c, int32_t w, int32_t x);
+    bool v_norm;               /* build_vit's RMS norm of V (Gemma 4 vision) */
 } clip_graph;
 
 /* A projector type (clip-impl.h PROJECTOR_TYPE_NAMES), its part of
@@ -84,6 +88,8 @@ ggfit_status ggfit__mmproj_from_gguf(ggfit_gguf *g, const char *name, ggfit_mmpr
 int32_t cg_w(clip_graph *c, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 /* A weight build() cannot go without: marks the graph missing when absent. */
 int32_t cg_wreq(clip_graph *c, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+/* build_mm: the weight w times x, through the type's mm when it has one */
+int32_t cg_mm(clip_graph *c, int32_t w, int32_t x);
 int32_t cg_add(clip_graph *c, int32_t a, int32_t b);
 int32_t cg_mul(clip_graph *c, int32_t a, int32_t b);
 int32_t cg_reshape(clip_graph *c, int32_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
@@ -92,6 +98,11 @@ int32_t cg_input(clip_graph *c, uint32_t type, int64_t ne0, int64_t ne1, int64_t
                  int64_t ne3, const char *name);
 /* ggml_conv_2d: im2col (F16) then a matmul, [OW, OH, OC, N] */
 int32_t cg_conv_2d(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1);
+/* the same with p0, p1 of zero padding on each side */
+int32_t cg_conv_2d_pad(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p0,
+                       int p1);
+/* ggml_conv_2d_dw: each channel by its own kernel, stride s, padding p */
+int32_t cg_conv_2d_dw(clip_graph *c, int32_t kernel, int32_t inp, int s, int p);
 int32_t cg_inp_raw(clip_graph *c, int channels);
 int32_t cg_inp(clip_graph *c);
 enum { CG_NORM_LAYER, CG_NORM_RMS };

@@ -44,6 +44,11 @@ int32_t cg_wreq(clip_graph *c, const char *fmt, ...)
     return t;
 }
 
+int32_t cg_mm(clip_graph *c, int32_t w, int32_t x)
+{
+    return c->mm ? c->mm(c, w, x) : gg_mul_mat(c->g, w, x);
+}
+
 int32_t cg_add(clip_graph *c, int32_t a, int32_t b)
 {
     return gg_binary(c->g, GGFIT_OP_ADD, a, b);
@@ -73,13 +78,20 @@ int32_t cg_input(clip_graph *c, uint32_t type, int64_t ne0, int64_t ne1, int64_t
 }
 
 /* ggml_conv_2d: im2col into F16 rows (F32 for a BF16 kernel), one matmul
- * with the kernel as [KW*KH*IC, OC], then [OW, OH, OC, N]. No padding,
- * no dilation (the only convolutions the encoders here make). */
+ * with the kernel as [KW*KH*IC, OC], then [OW, OH, OC, N]. No dilation
+ * (the only convolutions the encoders here make). */
 int32_t cg_conv_2d(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1)
+{
+    return cg_conv_2d_pad(c, kernel, inp, s0, s1, 0, 0);
+}
+
+int32_t cg_conv_2d_pad(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p0,
+                       int p1)
 {
     gg_graph *g = c->g;
     const gg_tensor *a = &g->t[kernel], *b = &g->t[inp];
-    int64_t ow = (b->ne[0] - a->ne[0]) / s0 + 1, oh = (b->ne[1] - a->ne[1]) / s1 + 1;
+    int64_t ow = (b->ne[0] + 2 * p0 - a->ne[0]) / s0 + 1;
+    int64_t oh = (b->ne[1] + 2 * p1 - a->ne[1]) / s1 + 1;
     int64_t ne[4] = { a->ne[0] * a->ne[1] * a->ne[2], ow, oh, b->ne[3] };
     int64_t oc = a->ne[3], kk = ne[0];
     int32_t src[2] = { kernel, inp };
@@ -89,6 +101,25 @@ int32_t cg_conv_2d(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1)
                            cg_reshape(c, kernel, kk, oc, 1, 1));
     r = cg_reshape(c, r, ow, oh, ne[3], oc);
     return gg_cont(g, gg_permute(g, r, 0, 1, 3, 2));
+}
+
+/* ggml_conv_2d_dw: each channel by its own KW x KH kernel (an im2col
+ * per channel, one batched matmul), [OW, OH, C, N] */
+int32_t cg_conv_2d_dw(clip_graph *c, int32_t kernel, int32_t inp, int s, int p)
+{
+    gg_graph *g = c->g;
+    const gg_tensor *a = &g->t[kernel], *b = &g->t[inp];
+    int64_t kw = a->ne[0], kh = a->ne[1], C = b->ne[2], N = b->ne[3];
+    int64_t ow = (b->ne[0] + 2 * p - kw) / s + 1, oh = (b->ne[1] + 2 * p - kh) / s + 1;
+    int32_t na = cg_reshape(c, kernel, kw, kh, 1, a->ne[2] * a->ne[3]);
+    int32_t nb = cg_reshape(c, inp, b->ne[0], b->ne[1], 1, C * N);
+    int64_t ne[4] = { kw * kh, ow, oh, C * N };
+    int32_t src[2] = { na, nb };
+    uint32_t type = a->type == GGFIT_TYPE_BF16 ? GGFIT_TYPE_F32 : GGFIT_TYPE_F16;
+    int32_t im2col = gg_op_shape(g, GGFIT_OP_IM2COL, type, 4, ne, 2, src);
+    int32_t rb = cg_reshape(c, im2col, kw * kh, oh * ow, C, N);
+    na = cg_reshape(c, na, kw * kh, 1, a->ne[2] * a->ne[3], 1);
+    return cg_reshape(c, gg_mul_mat(g, na, rb), ow, oh, C, N);
 }
 
 int32_t cg_inp_raw(clip_graph *c, int channels)
@@ -124,11 +155,11 @@ int32_t cg_ffn(clip_graph *c, int32_t cur, int32_t up, int32_t up_b, int32_t gat
                int32_t gate_b, int32_t down, int32_t down_b, int op)
 {
     gg_graph *g = c->g;
-    int32_t tmp = up >= 0 ? gg_mul_mat(g, up, cur) : cur;
+    int32_t tmp = up >= 0 ? cg_mm(c, up, cur) : cur;
     if (up_b >= 0)
         tmp = cg_add(c, tmp, up_b);
     if (gate >= 0) {
-        cur = gg_mul_mat(g, gate, cur);
+        cur = cg_mm(c, gate, cur);
         if (gate_b >= 0)
             cur = cg_add(c, cur, gate_b);
         cur = gg_glu_split(g, cur, tmp);
@@ -137,7 +168,7 @@ int32_t cg_ffn(clip_graph *c, int32_t cur, int32_t up, int32_t up_b, int32_t gat
     }
     (void)op;   /* every activation is one unary (or GLU) op of the same shape */
     if (down >= 0)
-        cur = gg_mul_mat(g, down, cur);
+        cur = cg_mm(c, down, cur);
     if (down_b >= 0)
         cur = cg_add(c, cur, down_b);
     return cur;
@@ -173,7 +204,7 @@ int32_t cg_attn(clip_graph *c, int32_t wo, int32_t wo_b, int32_t q, int32_t k, i
         cur = cg_cont(c, cur, t->ne[0] * t->ne[1], t->ne[2] * t->ne[3], 1, 1);
     }
     if (wo >= 0)
-        cur = gg_mul_mat(g, wo, cur);
+        cur = cg_mm(c, wo, cur);
     if (wo_b >= 0)
         cur = cg_add(c, cur, wo_b);
     return cur;
@@ -200,7 +231,7 @@ int32_t cg_vit(clip_graph *c, int32_t inp, int64_t n_pos, int norm, int ffn,
         int32_t qn = cg_w(c, "%s.blk.%d.attn_q_norm.weight", c->pfx, il);
         int32_t kn = cg_w(c, "%s.blk.%d.attn_k_norm.weight", c->pfx, il);
         if (qkv >= 0) {
-            cur = gg_mul_mat(g, qkv, cur);
+            cur = cg_mm(c, qkv, cur);
             int32_t qb = cg_w(c, "%s.blk.%d.attn_qkv.bias", c->pfx, il);
             if (qb >= 0)
                 cur = cg_add(c, cur, qb);
@@ -216,13 +247,13 @@ int32_t cg_vit(clip_graph *c, int32_t inp, int64_t n_pos, int norm, int ffn,
                 K = cg_norm(c, K, kn, -1, norm);
         } else {
             int32_t b;
-            Q = gg_mul_mat(g, cg_wreq(c, "%s.blk.%d.attn_q.weight", c->pfx, il), cur);
+            Q = cg_mm(c, cg_wreq(c, "%s.blk.%d.attn_q.weight", c->pfx, il), cur);
             if ((b = cg_w(c, "%s.blk.%d.attn_q.bias", c->pfx, il)) >= 0)
                 Q = cg_add(c, Q, b);
-            K = gg_mul_mat(g, cg_wreq(c, "%s.blk.%d.attn_k.weight", c->pfx, il), cur);
+            K = cg_mm(c, cg_wreq(c, "%s.blk.%d.attn_k.weight", c->pfx, il), cur);
             if ((b = cg_w(c, "%s.blk.%d.attn_k.bias", c->pfx, il)) >= 0)
                 K = cg_add(c, K, b);
-            V = gg_mul_mat(g, cg_wreq(c, "%s.blk.%d.attn_v.weight", c->pfx, il), cur);
+            V = cg_mm(c, cg_wreq(c, "%s.blk.%d.attn_v.weight", c->pfx, il), cur);
             if ((b = cg_w(c, "%s.blk.%d.attn_v.bias", c->pfx, il)) >= 0)
                 V = cg_add(c, V, b);
             bool per_head = qn >= 0 && g->t[qn].ne[0] == D;
@@ -244,6 +275,8 @@ int32_t cg_vit(clip_graph *c, int32_t inp, int64_t n_pos, int norm, int ffn,
             Q = c->add_pos(c, Q);
             K = c->add_pos(c, K);
         }
+        if (c->v_norm)
+            V = gg_rms_norm(g, V);
         cur = cg_attn(c, cg_wreq(c, "%s.blk.%d.attn_out.weight", c->pfx, il),
                       cg_w(c, "%s.blk.%d.attn_out.bias", c->pfx, il), Q, K, V, -1);
         int32_t w;

@@ -3,7 +3,8 @@
  * Small 3.1 (mistral3): a ViT with RMS norms and 2D RoPE (no learned
  * positions), Mistral 3's patch merger (an RMS norm, the n_merge x n_merge
  * patches unfolded with im2col, a matmul), the LLaVA MLP, and an
- * [IMG_BREAK] embedding after each row.
+ * [IMG_BREAK] embedding after each row; LightOnOCR: the same without
+ * [IMG_BREAK].
  */
 #include "mtmd/clip.h"
 
@@ -44,9 +45,13 @@ static void build_pixtral(clip_graph *c)
     }
     cur = cg_ffn(c, cur, cg_wreq(c, "mm.1.weight"), cg_w(c, "mm.1.bias"), -1, -1,
                  cg_wreq(c, "mm.2.weight"), cg_w(c, "mm.2.bias"), CLIP_FFN_GELU);
-    int32_t brk = cg_wreq(c, "v.token_embd.img_break");
+    int32_t brk = cg_w(c, "v.token_embd.img_break");   /* none in LightOnOCR */
     if (c->missing)
         return;
+    if (brk < 0) {
+        gg_expand(g, cur);
+        return;
+    }
     /* one [IMG_BREAK] at the end of each row but the last */
     int64_t py = c->n_patches_y / m, px = c->n_patches_x / m, n_text = g->t[cur].ne[0];
     int32_t tmp = cg_reshape(c, cur, n_text, px, py, 1);
@@ -67,4 +72,13 @@ static void hparams_pixtral(clip_model *m)
     ggfit__clip_warmup_n_tokens(&m->hp, 256);
 }
 
+/* load_hparams LIGHTONOCR: as Pixtral's, without the token limits */
+static void hparams_lightonocr(clip_model *m)
+{
+    m->hp.n_merge = 1;
+    ggfit__clip_u32(m, "clip.vision.spatial_merge_size", &m->hp.n_merge);
+    ggfit__clip_warmup_n_tokens(&m->hp, 256);
+}
+
 const clip_type ggfit__clip_pixtral = { "pixtral", hparams_pixtral, build_pixtral };
+const clip_type ggfit__clip_lightonocr = { "lightonocr", hparams_lightonocr, build_pixtral };

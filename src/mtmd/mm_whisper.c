@@ -3,7 +3,8 @@
  * audio encoders (Ultravox, Voxtral, Qwen2-Audio / Qwen2.5-Omni's audio,
  * "qwen2a"): two 1D convolutions over the mel frames (the second with
  * stride 2), a ViT with learned positions, frames pooled by 2 (Qwen2A,
- * Voxtral), frames stacked (Ultravox, Voxtral), and the projector.
+ * Voxtral, Music Flamingo), frames stacked (Ultravox, Voxtral, MERaLiON,
+ * GLM-A), and the projector.
  */
 #include <string.h>
 
@@ -45,11 +46,34 @@ static int32_t stack(clip_graph *c, int32_t cur, int64_t factor)
     return gg_view(g, cur, 2, ne, nb, 0);
 }
 
+/* MERaLiON's adaptor: a layer norm, a compressing linear and SiLU, a GLU
+ * of two linears, the output linear */
+static int32_t meralion_adaptor(clip_graph *c, int32_t cur)
+{
+    gg_graph *g = c->g;
+    int32_t lin[4];
+    for (int i = 0; i < 4; i++)
+        lin[i] = cg_wreq(c, "mm.a.mlp.%d.weight", i);
+    if (c->missing)
+        return -1;
+    cur = cg_norm(c, cur, cg_wreq(c, "mm.a.norm_pre.weight"), cg_wreq(c, "mm.a.norm_pre.bias"),
+                  CG_NORM_LAYER);
+    cur = cg_add(c, gg_mul_mat(g, lin[0], cur), cg_wreq(c, "mm.a.mlp.0.bias"));
+    cur = gg_unary_op(g, GGFIT_OP_UNARY, cur);
+    int32_t gate = cg_add(c, gg_mul_mat(g, lin[1], cur), cg_wreq(c, "mm.a.mlp.1.bias"));
+    gate = gg_unary_op(g, GGFIT_OP_UNARY, gate);
+    int32_t pool = cg_add(c, gg_mul_mat(g, lin[2], cur), cg_wreq(c, "mm.a.mlp.2.bias"));
+    cur = cg_mul(c, gate, pool);
+    return cg_add(c, gg_mul_mat(g, lin[3], cur), cg_wreq(c, "mm.a.mlp.3.bias"));
+}
+
 static void build_whisper(clip_graph *c)
 {
     gg_graph *g = c->g;
     const char *type = c->m->type->name;
     bool ultravox = !strcmp(type, "ultravox"), voxtral = !strcmp(type, "voxtral");
+    bool flamingo = !strcmp(type, "musicflamingo"), meralion = !strcmp(type, "meralion");
+    bool glma = !strcmp(type, "glma");
     int64_t n_pos = c->nx / 2;
     int32_t inp = cg_inp_raw(c, 1);
     int32_t w1 = cg_wreq(c, "a.conv1d.1.weight"), b1 = cg_wreq(c, "a.conv1d.1.bias");
@@ -69,7 +93,7 @@ static void build_whisper(clip_graph *c)
     cur = cg_vit(c, inp, n_pos, CG_NORM_LAYER, c->hp->ffn_op, pos_sel);
     if (cur < 0)
         return;
-    if (ultravox || voxtral)
+    if (ultravox || voxtral || meralion)
         cur = stack(c, cur, c->hp->proj_stack_factor);
     if (ultravox) {
         cur = cg_mul(c, gg_rms_norm(g, cur), cg_wreq(c, "mm.a.norm_pre.weight"));
@@ -85,10 +109,23 @@ static void build_whisper(clip_graph *c)
         if (c->missing)
             return;
         cur = gg_mul_mat(g, down, cur);
-    } else if (voxtral) {
+    } else if (voxtral || flamingo) {
         cur = cg_ffn(c, cur, cg_wreq(c, "mm.a.mlp.1.weight"), cg_w(c, "mm.a.mlp.1.bias"), -1, -1,
                      cg_wreq(c, "mm.a.mlp.2.weight"), cg_w(c, "mm.a.mlp.2.bias"),
                      CLIP_FFN_GELU_ERF);
+    } else if (meralion) {
+        cur = meralion_adaptor(c, cur);
+    } else if (glma) {
+        cur = cg_norm(c, cur, cg_wreq(c, "mm.a.norm_pre.weight"), cg_wreq(c, "mm.a.norm_pre.bias"),
+                      CG_NORM_LAYER);
+        cur = stack(c, cur, c->hp->proj_stack_factor);
+        cur = cg_ffn(c, cur, cg_wreq(c, "mm.a.mlp.1.weight"), cg_wreq(c, "mm.a.mlp.1.bias"), -1,
+                     -1, cg_wreq(c, "mm.a.mlp.2.weight"), cg_wreq(c, "mm.a.mlp.2.bias"),
+                     c->hp->ffn_op);
+        int32_t boi = cg_wreq(c, "v.boi"), eoi = cg_wreq(c, "v.eoi");
+        if (c->missing)
+            return;
+        cur = gg_concat(g, gg_concat(g, boi, cur, 1), eoi, 1);
     } else {   /* qwen2a */
         cur = cg_add(c, gg_mul_mat(g, cg_wreq(c, "mm.a.fc.weight"), cur),
                      cg_wreq(c, "mm.a.fc.bias"));
@@ -107,3 +144,6 @@ static void hparams_whisper(clip_model *m)
 const clip_type ggfit__clip_ultravox = { "ultravox", hparams_whisper, build_whisper };
 const clip_type ggfit__clip_voxtral = { "voxtral", hparams_whisper, build_whisper };
 const clip_type ggfit__clip_qwen2a = { "qwen2a", hparams_whisper, build_whisper };
+const clip_type ggfit__clip_musicflamingo = { "musicflamingo", hparams_whisper, build_whisper };
+const clip_type ggfit__clip_meralion = { "meralion", hparams_whisper, build_whisper };
+const clip_type ggfit__clip_glma = { "glma", hparams_whisper, build_whisper };
