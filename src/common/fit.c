@@ -14,6 +14,7 @@
  * The search takes the same steps as llama.cpp so that it lands on the same
  * answer; each step costs a projection (microseconds) instead of a load.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,7 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
                                    "the fit needs more than %d tensor overrides",
                                    GGFIT_MAX_OVERRIDES);
             ggfit_override *o = &p->overrides[p->n_overrides++];
+            *o = (ggfit_override){ 0 };   /* the string tails too: results compare whole */
             bool first = il == il0;
             overflow_pattern(o->pattern, sizeof o->pattern, il, first ? ngl[d].overflow : LF_MOE);
             int to = first ? overflow[d] : -1;
@@ -557,12 +559,14 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
     }
     int64_t surplus_cpu_moe = 0;
     if (f->hp_nex > 0) {
-        ggfit_params p = f->p;
+        ggfit_params p;
+        ggfit__params_copy(&p, &f->p);
         int64_t m[GGFIT_MAX_DEVICES];
         if (f->n_keep >= GGFIT_MAX_OVERRIDES)
             return ggfit__fail(f->err, GGFIT_ELIMIT, "the fit needs more than %d tensor "
                                "overrides", GGFIT_MAX_OVERRIDES);
         ggfit_override *all = &p.overrides[f->n_keep];
+        *all = (ggfit_override){ 0 };
         p.n_overrides = f->n_keep + 1;
         snprintf(all->pattern, sizeof all->pattern,
                  "blk\\.\\d+\\.ffn_(up|down|gate_up|gate)_(ch|)exps");
@@ -749,14 +753,15 @@ static ggfit_status repair(fitter *f, const int64_t *target, bool *ok)
     ggfit_status rc;
     *ok = false;
     for (uint32_t step = 0; step < 4 * (f->hp_ngl + 1) * (uint32_t)nd; step++) {
-        ggfit_params p = f->p;
+        ggfit_params p;
+        ggfit__params_copy(&p, &f->p);
         if ((rc = set_flags(f, ngl, overflow, &p)) || (rc = project(f, &p, mem, NULL, NULL)))
             return rc;
         size_t d = 0;
         while (d < nd && mem[d] <= target[d])
             d++;
         if (d == nd) {
-            f->p = p;
+            ggfit__params_copy(&f->p, &p);
             *ok = true;
             return GGFIT_OK;
         }
@@ -973,7 +978,11 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_fit: NULL argument");
     if (n > GGFIT_MAX_DEVICES)
         return ggfit__fail(err, GGFIT_EINVAL, "more than %d devices", GGFIT_MAX_DEVICES);
-    memset(out, 0, sizeof *out);
+    /* All but the overrides, which are read only below n_overrides and
+     * copied so (ggfit__params_copy): they are nearly all of the result. */
+    const ggfit__hole ov = { offsetof(ggfit_fit_result, params.overrides),
+                             sizeof out->params.overrides };
+    ggfit__zero_except(out, sizeof *out, &ov, 1);
     ggfit_fit_options defaults;
     if (!opt) {
         ggfit_fit_options_init(&defaults);
@@ -1079,7 +1088,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         for (uint32_t d = 0; d < out->projection.n_devices; d++)
             out->projection.device_of[d] = orig[out->projection.device_of[d]];
     }
-    ggfit__params_copy(&out->params, &f->p);   /* out is zeroed, as f */
+    ggfit__params_copy(&out->params, &f->p);   /* the overrides in use, whole */
     out->params.main_gpu = p->main_gpu;
     out->n_projections = f->n_proj;
     out->log = ggfit__sb_take(&f->log);

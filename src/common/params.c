@@ -21,9 +21,19 @@ void ggfit__params_copy(ggfit_params *dst, const ggfit_params *src)
     memcpy((char *)dst + tail, (const char *)src + tail, sizeof *src - tail);
 }
 
-void ggfit_params_init(ggfit_params *p)
+void ggfit__zero_except(void *base, size_t size, const ggfit__hole *holes, size_t n_holes)
 {
-    memset(p, 0, sizeof *p);
+    size_t at = 0;
+    for (size_t k = 0; k < n_holes; k++) {
+        memset((char *)base + at, 0, holes[k].offset - at);
+        at = holes[k].offset + holes[k].size;
+    }
+    memset((char *)base + at, 0, size - at);
+}
+
+/* llama.cpp's defaults, on zeroed flags. */
+static void params_defaults(ggfit_params *p)
+{
     p->n_ctx = 0;
     p->n_batch = 2048;
     p->n_ubatch = 512;
@@ -35,6 +45,19 @@ void ggfit_params_init(ggfit_params *p)
     p->use_mmap = true;
     p->cpu_features = GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
     p->pooling = GGFIT_POOLING_UNSPECIFIED;
+}
+
+void ggfit__params_init_head(ggfit_params *p)
+{
+    const ggfit__hole ov = { offsetof(ggfit_params, overrides), sizeof p->overrides };
+    ggfit__zero_except(p, sizeof *p, &ov, 1);
+    params_defaults(p);
+}
+
+void ggfit_params_init(ggfit_params *p)
+{
+    memset(p, 0, sizeof *p);
+    params_defaults(p);
 }
 
 /* ---- llama.cpp flags ------------------------------------------------------- */
@@ -94,6 +117,7 @@ static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char 
             return ggfit__fail(err, GGFIT_EINVAL, "%s: more than %d overrides", flag,
                                GGFIT_MAX_OVERRIDES);
         ggfit_override *o = &p->overrides[p->n_overrides++];
+        *o = (ggfit_override){ 0 };   /* whole: the entries past n are not zeroed */
         snprintf(o->pattern, sizeof o->pattern, "%.*s", (int)(eq - s), s);
         snprintf(o->buffer, sizeof o->buffer, "%.*s", (int)(s + len - eq - 1), eq + 1);
         s += len + (s[len] == ',');

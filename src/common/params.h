@@ -13,4 +13,19 @@
  * reads an override past n_overrides. */
 void ggfit__params_copy(ggfit_params *dst, const ggfit_params *src);
 
+/* ggfit_params_init, but for the overrides, which are left as they are
+ * (for the same reason: nothing reads one past n_overrides, which is 0).
+ * For structs that hold flags, whose init would otherwise touch 86 KB of
+ * fresh pages per ggfit_params for nothing. */
+void ggfit__params_init_head(ggfit_params *p);
+
+/* A range of a struct that ggfit__zero_except leaves as it is. */
+typedef struct ggfit__hole {
+    size_t offset, size;
+} ggfit__hole;
+
+/* Zeroes size bytes at base but for the holes, which are in order of
+ * offset and do not overlap. */
+void ggfit__zero_except(void *base, size_t size, const ggfit__hole *holes, size_t n_holes);
+
 #endif

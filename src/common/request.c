@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "verdict/verdict.h"
 #include "common/llama_args.h"
 #include "remote/remote.h"
@@ -20,9 +21,17 @@
 
 void ggfit_request_init(ggfit_request *r)
 {
-    memset(r, 0, sizeof *r);
-    ggfit_params_init(&r->params);
-    ggfit_params_init(&r->draft);
+    /* All zero but the two sets of overrides, which are read only below
+     * n_overrides (ggfit__params_init_head): they are nearly all of it. */
+    const ggfit__hole ov[] = {
+        { offsetof(ggfit_request, params.overrides), sizeof r->params.overrides },
+        { offsetof(ggfit_request, draft.overrides), sizeof r->draft.overrides },
+    };
+    _Static_assert(offsetof(ggfit_request, params) < offsetof(ggfit_request, draft),
+                   "holes in order");
+    ggfit__zero_except(r, sizeof *r, ov, 2);
+    ggfit__params_init_head(&r->params);
+    ggfit__params_init_head(&r->draft);
     ggfit_mmproj_params_init(&r->mmproj_params);
     ggfit__spec_init(r);
     ggfit_fit_options_init(&r->fit);
@@ -360,12 +369,20 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         *err = NULL;
     if (!r || !out)
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
-    /* All zero but the nearest changes, which are read only below n_changes:
-     * they are most of the plan (a copy of the flags each), and zeroing them
-     * would touch pages a run seldom uses (each fresh page is a fault). */
-    const size_t changes = offsetof(ggfit_plan, changes), after = changes + sizeof out->changes;
-    memset(out, 0, changes);
-    memset((char *)out + after, 0, sizeof *out - after);
+    /* All zero but the nearest changes, which are read only below n_changes,
+     * and the overrides of its four sets of flags, read only below
+     * n_overrides: they are most of the plan (a copy of the flags each), and
+     * zeroing them would touch pages a run seldom uses (each fresh page is a
+     * fault). The holes are in the plan's order. */
+    const ggfit__hole holes[] = {
+        { offsetof(ggfit_plan, fit.params.overrides), sizeof out->fit.params.overrides },
+        { offsetof(ggfit_plan, asked.overrides), sizeof out->asked.overrides },
+        { offsetof(ggfit_plan, alternative.params.overrides),
+          sizeof out->alternative.params.overrides },
+        { offsetof(ggfit_plan, changes), sizeof out->changes },
+        { offsetof(ggfit_plan, draft_params.overrides), sizeof out->draft_params.overrides },
+    };
+    ggfit__zero_except(out, sizeof *out, holes, sizeof holes / sizeof holes[0]);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
     /* The devices come before the model, so that a bad --gpu is reported
@@ -384,14 +401,15 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
 {
     ggfit_status rc;
     /* --for server: the flags as llama-server changes them before its fit */
-    ggfit_params params = r->params;
+    ggfit_params params;
+    ggfit__params_copy(&params, &r->params);
     if (r->program == GGFIT_FOR_SERVER) {
         ggfit_params_server(&params, r->cache_ram_mib);
         ggfit__spec_params(r, &params);   /* and the speculative flags */
         ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
     }
     out->print_memory = r->print_memory;
-    out->asked = params;
+    ggfit__params_copy(&out->asked, &params);
     out->program = r->program;
     notes(r, out);
     ggfit__mmproj_note(r, mmproj, out->notes, sizeof out->notes);

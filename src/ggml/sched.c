@@ -63,6 +63,8 @@ typedef struct sched {
     size_t n_nv;
     int32_t *nv_buf;          /* where they are listed without a prep */
     const int32_t *rule1;     /* with a prep: what rule 1 may place; else NULL */
+    const int32_t *rule1_by;  /* and what decides each (ggfit_sched_prep) */
+    const uint8_t *rule1_kind;
     size_t n_rule1;
     uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
                                  set when backend b can use it */
@@ -186,6 +188,19 @@ static bool needs_copy(const sched *s, int32_t p, int b)
  * Rules 1-4: a backend for every tensor
  * ---------------------------------------------------------------------- */
 
+/* Rule 1 for op i whose first weight is w. */
+static int weight_backend(const sched *s, int32_t w, int32_t i)
+{
+    int wb = backend_from_buffer(s, w, i);
+    /* A weight in host memory: a device that finds the batch large enough
+     * would rather copy the weight than leave the op to the CPU. */
+    if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host)
+        for (int g = 0; g < wb; g++)
+            if (supports_op(s, g, i) && wants_offload(s, g, i))
+                return g;
+    return wb;   /* the first weight decides, even when nothing fits */
+}
+
 /* Rule 1 for tensor i: *out is its backend, or -1 when nothing decides it
  * yet. Fails where ggml aborts. */
 static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
@@ -212,19 +227,40 @@ static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
         return GGFIT_OK;
     for (unsigned j = 0; j < t->n_src; j++) {
         int32_t w = t->src[j];
-        if (w < 0 || !is_weight(s, w))
+        if (w >= 0 && is_weight(s, w)) {
+            *out = weight_backend(s, w, i);
+            return GGFIT_OK;
+        }
+    }
+    return GGFIT_OK;
+}
+
+/* Rule 1 as the prep has sorted it: for each tensor it can decide, what
+ * decides it (see ggfit__sched_prepare), so that no source is searched. */
+static ggfit_status backends_from_prep(sched *s)
+{
+    for (size_t k = 0; k < s->n_rule1; k++) {
+        int32_t i = s->rule1[k], by = s->rule1_by[k];
+        if (s->be[i] >= 0)
             continue;
-        int wb = backend_from_buffer(s, w, i);
-        /* A weight in host memory: a device that finds the batch large
-         * enough would rather copy the weight than leave the op to the CPU. */
-        if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host)
-            for (int g = 0; g < wb; g++)
-                if (supports_op(s, g, i) && wants_offload(s, g, i)) {
-                    *out = g;
-                    return GGFIT_OK;
-                }
-        *out = wb;   /* the first weight decides, even when nothing fits */
-        return GGFIT_OK;
+        int b;
+        switch (s->rule1_kind[k]) {
+        case GGFIT_RULE1_MEMORY:
+            b = backend_from_buffer(s, by, i);
+            if (b < 0) {
+                int rc = backend_from_cur(s, i, &b);   /* says why */
+                if (rc != GGFIT_OK)
+                    return rc;
+            }
+            break;
+        case GGFIT_RULE1_INPUT:
+            b = s->cpu;
+            break;
+        default:
+            b = weight_backend(s, by, i);
+            break;
+        }
+        s->be[i] = (int8_t)b;
     }
     return GGFIT_OK;
 }
@@ -292,10 +328,10 @@ static ggfit_status assign_backends(sched *s)
 
     /* Rule 1: where the data is. Caller assignments stay. A prep lists
      * the tensors it can decide; the others stay unassigned. */
-    size_t n1 = s->rule1 ? s->n_rule1 : s->n_leafs + s->n_nodes;
-    for (size_t k = 0; k < n1; k++) {
-        int32_t i = s->rule1 ? s->rule1[k]
-                    : k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
+    if (s->rule1 && (rc = backends_from_prep(s)) != GGFIT_OK)
+        return rc;
+    for (size_t k = 0; !s->rule1 && k < s->n_leafs + s->n_nodes; k++) {
+        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
         if (s->be[i] >= 0)
             continue;
         int b = -1;
@@ -703,6 +739,18 @@ static void *carve(char *base, size_t *off, size_t bytes, size_t align)
     return p;
 }
 
+/* Places the output's arrays in mem for n_out output tensors and n input
+ * tensors, and returns the bytes they take; with mem NULL it only sizes. */
+static size_t out_layout(char *mem, ggfit_sched_out *out, size_t n_out, size_t n)
+{
+    size_t off = 0;
+    out->t = carve(mem, &off, n_out * sizeof(ggfit_gt), _Alignof(ggfit_gt));
+    out->origin = carve(mem, &off, n_out * sizeof(int32_t), _Alignof(int32_t));
+    out->backend_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+    out->kind = carve(mem, &off, n_out, 1);
+    return off;
+}
+
 ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
 {
     if (err)
@@ -765,12 +813,29 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         s.nv = prep->nv;
         s.n_nv = prep->n_nv;
         s.rule1 = prep->rule1;
+        s.rule1_by = prep->rule1_by;
+        s.rule1_kind = prep->rule1_kind;
         s.n_rule1 = prep->n_rule1;
-        /* In list order, as check_graph would: a target out of range fails
-         * (check_targets names it), memory that came or went drops the prep.
-         * One unsigned test covers both ranges ([-1, count)). */
+        /* A target out of range fails, memory that came or went drops the
+         * prep. One unsigned test covers both ranges ([-1, count)). The
+         * test runs in tensor order, which walks the graph's memory from
+         * start to end (the lists jump about), together with the start of
+         * the per-tensor state; only when it finds something does the walk
+         * in list order below say what, as check_graph would (check_targets
+         * names the first target out of range). */
         uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
-        for (size_t k = 0; k < s.n_leafs + s.n_nodes; k++) {
+        bool bad = false;
+        for (size_t i = 0; i < n; i++) {
+            const ggfit_st *ti = &in->t[i];
+            bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
+            s.be[i] = listed ? ti->backend : -1;
+            s.head[i] = -1;
+            s.pos[i] = -1;
+            bad |= listed && ((uint32_t)(ti->buft + 1) > n_bufts ||
+                              (uint32_t)(ti->backend + 1) > n_backends ||
+                              ((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0));
+        }
+        for (size_t k = 0; bad && k < s.n_leafs + s.n_nodes; k++) {
             int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
             const ggfit_st *ti = &in->t[i];
             if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends) {
@@ -790,6 +855,11 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         memset(s.tf, 0, n);
         if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
             goto done;
+        for (size_t i = 0; i < n; i++) {
+            s.be[i] = (s.tf[i] & (TF_LEAF | TF_NODE)) ? in->t[i].backend : -1;
+            s.head[i] = -1;
+            s.pos[i] = -1;
+        }
     }
     if (slots > INT32_MAX || slots > SIZE_MAX / sizeof(copy_rec)) {
         rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
@@ -807,34 +877,29 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         for (int b = 0; b < in->n_backends; b++)
             if (in->backends[b].bufts & (UINT32_C(1) << bt))
                 s.buft_backends[bt] |= UINT32_C(1) << b;
-    for (size_t i = 0; i < n; i++) {
-        s.be[i] = (s.tf[i] & (TF_LEAF | TF_NODE)) ? in->t[i].backend : -1;
-        s.head[i] = -1;
-        s.pos[i] = -1;
-    }
 
     if ((rc = assign_backends(&s)) != GGFIT_OK ||
         (!in->backends_only && (rc = make_splits(&s)) != GGFIT_OK))
         goto done;
 
-    /* Size the output, then place and fill it. */
+    /* Size the output, then place and fill it. The caller's buffer is
+     * asked for room for twice the graph's tensors (a view and a copy per
+     * tensor; llama.cpp's graphs copy far fewer): a fit's later splits of
+     * the same graph, with more copies than the first, then fit in it,
+     * where growing it would move it to fresh pages (each a fault), and the
+     * pages past what a split uses are never touched. */
     size_t n_leafs_out = 0;
     size_t n_out = in->backends_only ? 0 : count_out(&s, &n_leafs_out);
-    size_t o_off = 0;
-    char *omem = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        o_off = 0;
-        out->t = carve(omem, &o_off, n_out * sizeof(ggfit_gt), _Alignof(ggfit_gt));
-        out->origin = carve(omem, &o_off, n_out * sizeof(int32_t), _Alignof(int32_t));
-        out->backend_of = carve(omem, &o_off, n * sizeof(int32_t), _Alignof(int32_t));
-        out->kind = carve(omem, &o_off, n_out, 1);
-        if (pass == 0 && !(omem = in->work ? ggfit__buf_get(&in->work[2], o_off)
-                                           : ggfit__malloc(o_off))) {
-            memset(out, 0, sizeof *out);
-            rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
-            goto done;
-        }
+    size_t o_off = out_layout(NULL, out, n_out, n);
+    size_t o_want = out_layout(NULL, out, 2 * (s.n_leafs + s.n_nodes), n);
+    char *omem = in->work ? ggfit__buf_get(&in->work[2], o_want > o_off ? o_want : o_off)
+                          : ggfit__malloc(o_off);
+    if (!omem) {
+        memset(out, 0, sizeof *out);
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+        goto done;
     }
+    out_layout(omem, out, n_out, n);
     out->borrowed = in->work != NULL;
     out->n_backends = in->n_backends;
     if (!in->backends_only) {
@@ -887,13 +952,15 @@ ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *pr
     if (in->n_leafs > INT32_MAX || in->n_nodes > INT32_MAX - in->n_leafs || n > INT32_MAX)
         return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
     size_t n_list = in->n_leafs + in->n_nodes;
-    char *mem = ggfit__malloc((in->n_nodes + n_list) * sizeof(int32_t) + n + 1);
+    char *mem = ggfit__malloc((in->n_nodes + 2 * n_list) * sizeof(int32_t) + n + n_list + 1);
     if (!mem)
         return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
     prep->n = n;
     prep->nv = (int32_t *)(void *)mem;
     prep->rule1 = prep->nv + in->n_nodes;
-    prep->tf = (uint8_t *)(prep->rule1 + n_list);
+    prep->rule1_by = prep->rule1 + n_list;
+    prep->tf = (uint8_t *)(prep->rule1_by + n_list);
+    prep->rule1_kind = prep->tf + n;
     memset(prep->tf, 0, n);
     sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
                 .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
@@ -913,21 +980,31 @@ ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *pr
             prep->nv[prep->n_nv++] = in->nodes[k];
     /* Rule 1 decides a tensor without a caller's backend when it has memory
      * (its own or its view_src's), is a graph input, or (but for ROPE and
-     * FLASH_ATTN_EXT) uses a weight; see backend_from_cur. */
+     * FLASH_ATTN_EXT) uses a weight, in that order; see backend_from_cur. */
     for (size_t k = 0; k < n_list; k++) {
         int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
         const ggfit_st *ti = &t[i];
         if (ti->backend >= 0)
             continue;
-        bool may = (prep->tf[ti->view_src >= 0 ? ti->view_src : i] & TF_MEM) ||
-                   (ti->flags & GGFIT_TF_INPUT);
-        if (!may && ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT)
-            for (unsigned j = 0; j < ti->n_src && !may; j++) {
+        int32_t owner = ti->view_src >= 0 ? ti->view_src : i, by = -1;
+        uint8_t kind = GGFIT_RULE1_WEIGHT;
+        if (prep->tf[owner] & TF_MEM) {
+            kind = GGFIT_RULE1_MEMORY;
+            by = owner;
+        } else if (ti->flags & GGFIT_TF_INPUT) {
+            kind = GGFIT_RULE1_INPUT;
+        } else if (ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT) {
+            for (unsigned j = 0; j < ti->n_src && by < 0; j++) {
                 int32_t w = ti->src[j];
-                may = w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights;
+                if (w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights)
+                    by = w;
             }
-        if (may)
-            prep->rule1[prep->n_rule1++] = i;
+        }
+        if (by < 0 && kind != GGFIT_RULE1_INPUT)
+            continue;
+        prep->rule1[prep->n_rule1] = i;
+        prep->rule1_by[prep->n_rule1] = by;
+        prep->rule1_kind[prep->n_rule1++] = kind;
     }
     return GGFIT_OK;
 }

@@ -209,8 +209,18 @@ typedef struct ggfit_sched_prep {
     int32_t *nv;          /* the non-view nodes, in node order */
     size_t n_nv;
     int32_t *rule1;       /* leafs then nodes that rule 1 may place */
+    int32_t *rule1_by;    /* per rule1 entry: the tensor that decides, the
+                             one with its memory or its first weight */
+    uint8_t *rule1_kind;  /* per rule1 entry: GGFIT_RULE1_* */
     size_t n_rule1;
 } ggfit_sched_prep;
+
+/* How rule 1 places a tensor the prep lists (see backend_from_cur). */
+enum {
+    GGFIT_RULE1_MEMORY,   /* where rule1_by's memory is */
+    GGFIT_RULE1_INPUT,    /* a graph input: the CPU */
+    GGFIT_RULE1_WEIGHT,   /* where its first weight, rule1_by, is */
+};
 
 /* Fills *prep for in's graph (lists required); GGFIT_EINVAL for what
  * ggfit__sched_split rejects, GGFIT_ENOMEM. Free with ggfit__sched_prep_free. */

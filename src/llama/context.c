@@ -287,10 +287,12 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
         /* Same graph as an earlier projection: only where weights and
          * caches live, and the layers' devices, have changed. */
         g = &c->g;
-        ggfit__gcache_retarget(g, pr->m, placement, kv_buft, layer_backend, pr->tied_buft);
-        int moved = ggfit__gcache_retarget_dups(g, pr->m, placement, layer_buft);
+        ggfit__gcache_retarget(g, &c->moving, pr->m, placement, kv_buft, layer_backend,
+                               pr->tied_buft);
+        int moved = ggfit__gcache_retarget_dups(g, &c->moving, pr->m, placement, layer_buft);
         if (moved > 0) {
             ggfit__sched_prep_free(&c->prep);   /* the lists change */
+            c->moving.valid = false;            /* and the tensors */
             if (!gg_reexpand(g))
                 moved = -1;
         }
@@ -304,6 +306,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             c = ggfit__gcache_victim(cache, &key);
             c->valid = false;
             ggfit__sched_prep_free(&c->prep);
+            c->moving.valid = false;
             gg_reset(&c->g);
             g = &c->g;
         }

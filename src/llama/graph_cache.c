@@ -38,12 +38,34 @@ void ggfit__gkey_make(gkey *k, const gb_params *p)
                    p->tied_output_buft != p->placement[embd];
 }
 
-void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                     const int32_t *kv_buft, const int32_t *layer_backend, int32_t tied_buft)
+/* Lists in mv the tensors a retarget may change: those whose fields tested
+ * below say so, which no retarget changes. False when out of memory. */
+static bool moving_make(const gg_graph *g, gmoving *mv)
+{
+    int32_t *idx = ggfit__buf_get(&mv->idx, (g->n ? g->n : 1) * sizeof *idx);
+    if (!idx)
+        return false;
+    mv->n = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        const gg_tensor *t = &g->t[i];
+        if (t->tied || t->weight || t->il >= 0 || t->pin_il >= 0)
+            idx[mv->n++] = (int32_t)i;
+    }
+    mv->valid = true;
+    return true;
+}
+
+void ggfit__gcache_retarget(gg_graph *g, gmoving *mv, const ggfit_model *m,
+                            const int32_t *placement, const int32_t *kv_buft,
+                            const int32_t *layer_backend, int32_t tied_buft)
 {
     const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
-    for (uint32_t i = 0; i < g->n; i++) {
-        gg_tensor *t = &g->t[i];
+    if (!mv->valid && !moving_make(g, mv))
+        mv = NULL;   /* out of memory: every tensor, as it may */
+    const int32_t *idx = mv ? mv->idx.p : NULL;
+    uint32_t n = mv ? mv->n : g->n;
+    for (uint32_t k = 0; k < n; k++) {
+        gg_tensor *t = &g->t[idx ? (uint32_t)idx[k] : k];
         if (t->tied)
             t->buft = (int16_t)tied_buft;
         else if (t->weight && !t->dup)   /* each copy keeps its buffer type */
@@ -61,16 +83,21 @@ void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *pl
  * copy, making the copy when the graph has none yet; returns 1 when a
  * source changed (the lists must then be expanded again), 0 when none did,
  * -1 when out of memory. */
-int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                         const int32_t *layer_buft)
+int ggfit__gcache_retarget_dups(gg_graph *g, const gmoving *mv, const ggfit_model *m,
+                                const int32_t *placement, const int32_t *layer_buft)
 {
     const ggfit_tensor_info *base = ggfit_gguf_tensor(ggfit_model_gguf(m), 0);
     enum { MAX_DUPS = 4 * GGFIT_MAX_BUFTS };
     int32_t dups[MAX_DUPS];
     int n_dups = 0, changed = 0;
-    for (uint32_t i = 0; i < g->n && n_dups < MAX_DUPS; i++)
+    /* The copies are weights, so listed when mv is valid. */
+    const int32_t *idx = mv->valid ? mv->idx.p : NULL;
+    uint32_t n_look = mv->valid ? mv->n : g->n;
+    for (uint32_t k = 0; k < n_look && n_dups < MAX_DUPS; k++) {
+        int32_t i = idx ? idx[k] : (int32_t)k;
         if (g->t[i].dup)
-            dups[n_dups++] = (int32_t)i;
+            dups[n_dups++] = i;
+    }
     if (n_dups == 0)
         return 0;
     uint32_t n = g->n;
@@ -194,6 +221,8 @@ static void gentry_clear(gentry *e)
 {
     gg_free(&e->g);
     ggfit__sched_prep_free(&e->prep);
+    ggfit__buf_free(&e->moving.idx);
+    e->moving.valid = false;
     e->valid = false;
 }
 

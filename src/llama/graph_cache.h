@@ -25,6 +25,18 @@ typedef struct gkey {
     uint32_t n_rs_seq;     /* the recurrent state's rollback snapshots */
 } gkey;
 
+/* The tensors of a kept graph that a retarget may change, in tensor
+ * order: weights (the per-buffer-type copies of one included, which the
+ * rope retarget looks for), the tied output's copy, caches and pinned
+ * nodes; about a third of the graph, which a retarget then walks instead of
+ * all of it. Made by the first retarget of a graph; valid goes false when
+ * the graph is rebuilt or gains a copy of the rope factors. */
+typedef struct gmoving {
+    ggfit__buf idx;        /* int32_t per tensor listed */
+    uint32_t n;
+    bool valid;
+} gmoving;
+
 /* One kept graph, or the memory of one (a graph whose build failed). */
 typedef struct gentry {
     gg_graph g;
@@ -32,6 +44,7 @@ typedef struct gentry {
     bool valid;            /* g is key's graph */
     uint32_t used;         /* the cache's clock when last used */
     ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
+    gmoving moving;        /* what a retarget of g may change */
 } gentry;
 
 /* Two graphs: a fit projects its start, then its reduced context with the
@@ -70,15 +83,17 @@ gentry *ggfit__gcache_find(struct ggfit__gcache *c, const gkey *key);
 /* The entry a new graph for key is built in (its memory reused). */
 gentry *ggfit__gcache_victim(struct ggfit__gcache *c, const gkey *key);
 /* Points a kept graph's weights, caches and pinned nodes at the buffer
- * types and backends of this projection. */
-void ggfit__gcache_retarget(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                            const int32_t *kv_buft, const int32_t *layer_backend,
-                            int32_t tied_buft);
-/* Points each rope node at its layer's copy of the rope factors; 1 when a
- * source changed (the lists must be expanded again), 0 when none did, -1
- * when out of memory. */
-int ggfit__gcache_retarget_dups(gg_graph *g, const ggfit_model *m, const int32_t *placement,
-                                const int32_t *layer_buft);
+ * types and backends of this projection; mv (made valid here) lists the
+ * tensors to visit. */
+void ggfit__gcache_retarget(gg_graph *g, gmoving *mv, const ggfit_model *m,
+                            const int32_t *placement, const int32_t *kv_buft,
+                            const int32_t *layer_backend, int32_t tied_buft);
+/* Points each rope node at its layer's copy of the rope factors (mv, as
+ * the retarget left it, lists the copies there are); 1 when a source
+ * changed (the lists must be expanded again, and mv made again), 0 when
+ * none did, -1 when out of memory. */
+int ggfit__gcache_retarget_dups(gg_graph *g, const gmoving *mv, const ggfit_model *m,
+                                const int32_t *placement, const int32_t *layer_buft);
 
 /* Projections already made, by their inputs. A projection is a function
  * of the model, the flags and the devices alone (the kept graphs change

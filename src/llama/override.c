@@ -7,6 +7,7 @@
  * matched from the tensor's facts instead, which is the same set of
  * tensors at a fraction of the cost.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -76,6 +77,42 @@ static ggfit_status add_rule(proj *pr, const char *pattern, int target)
     return GGFIT_OK;
 }
 
+/* The fit writes one rule per block it moves, so a tensor would be tested
+ * against every block's rule, nearly all for other blocks. Lists, per
+ * block up to the last one a rule names (at most n_layer + 1), the rules
+ * that can match its tensors, in order: its own, those for any block, the
+ * regexes. Tensors of other blocks, or of none, scan all the rules. */
+static void index_rules(proj *pr)
+{
+    uint32_t n_blocks = 0, n_any = 0;
+    for (uint32_t i = 0; i < pr->n_rules; i++) {
+        const struct rule *r = &pr->rules[i];
+        if (r->re || r->layer < 0)
+            n_any++;
+        else if ((uint32_t)r->layer >= n_blocks && (uint32_t)r->layer <= pr->hp->n_layer)
+            n_blocks = (uint32_t)r->layer + 1;
+    }
+    if (pr->n_rules < 8 || n_blocks == 0)
+        return;
+    size_t n_list = (size_t)n_blocks * n_any + (pr->n_rules - n_any);
+    pr->rule_first = ggfit__malloc((n_blocks + 1) * sizeof *pr->rule_first +
+                                   n_list * sizeof *pr->rule_list);
+    if (!pr->rule_first)
+        return;   /* every tensor then scans all the rules, as it may */
+    pr->rule_list = (uint16_t *)(void *)(pr->rule_first + n_blocks + 1);
+    pr->n_rule_blocks = n_blocks;
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < n_blocks; b++) {
+        pr->rule_first[b] = k;
+        for (uint32_t i = 0; i < pr->n_rules; i++) {
+            const struct rule *r = &pr->rules[i];
+            if (r->re || r->layer < 0 || (uint32_t)r->layer == b)
+                pr->rule_list[k++] = (uint16_t)i;
+        }
+    }
+    pr->rule_first[n_blocks] = k;
+}
+
 ggfit_status ggfit__setup_overrides(proj *pr)
 {
     const ggfit_params *p = pr->p;
@@ -105,6 +142,7 @@ ggfit_status ggfit__setup_overrides(proj *pr)
     /* -ncmoe N: one such pattern per block below N. */
     if (p->n_cpu_moe)
         pr->rules[pr->n_rules++] = (struct rule){ .layer = -2, .kind = GGFIT_FFN_EXPERTS, .target = -1 };
+    index_rules(pr);
     return GGFIT_OK;
 }
 
@@ -113,8 +151,11 @@ ggfit_status ggfit__setup_overrides(proj *pr)
  * say which FFN kinds its name is. */
 int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts)
 {
-    for (uint32_t i = 0; i < pr->n_rules; i++) {
-        const struct rule *r = &pr->rules[i];
+    bool listed = layer >= 0 && (uint32_t)layer < pr->n_rule_blocks;
+    uint32_t k = listed ? pr->rule_first[layer] : 0;
+    uint32_t end = listed ? pr->rule_first[layer + 1] : pr->n_rules;
+    for (; k < end; k++) {
+        const struct rule *r = &pr->rules[listed ? pr->rule_list[k] : k];
         if (r->re) {
             if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
                             NULL) >= 0)
@@ -135,6 +176,10 @@ void ggfit__overrides_free(proj *pr)
     for (uint32_t i = 0; i < pr->n_rules; i++)
         pcre2_code_free(pr->rules[i].re);
     pcre2_match_data_free(pr->md);
+    free(pr->rule_first);   /* the block holds rule_list too */
     pr->n_rules = 0;
     pr->md = NULL;
+    pr->rule_first = NULL;
+    pr->rule_list = NULL;
+    pr->n_rule_blocks = 0;
 }

@@ -49,6 +49,12 @@ typedef struct proj {
     } rules[GGFIT_MAX_OVERRIDES + 2];
     uint32_t n_rules;
     pcre2_match_data *md;
+    /* The rules that can match a tensor of block b < n_rule_blocks, in
+     * order: rule_list[rule_first[b] .. rule_first[b + 1]) (see
+     * index_rules); NULL when the rules are few or none is for one block. */
+    uint16_t *rule_list;
+    uint32_t *rule_first;
+    uint32_t n_rule_blocks;
     int32_t tied_buft;                             /* the tied output copy, -1 */
     bool fa_mismatch;                              /* FA probe: a node left its layer */
     struct ggfit__gcache *cache;                   /* a fit's graph, or NULL */

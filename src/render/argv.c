@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "llama/patterns.h"
 
 typedef struct words {
@@ -201,8 +202,8 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
 {
     words w = {0};
     const ggfit_params *p = chosen(pl);
-    ggfit_params def;
-    ggfit_params_init(&def);
+    ggfit_params def;   /* the defaults compared with; its overrides unused */
+    ggfit__params_init_head(&def);
     bool bench = prog == GGFIT_FOR_BENCH;
     if (n_out)
         *n_out = 0;
