@@ -84,6 +84,12 @@ static const char usage[] =
 
 /* After usage with --help (one string literal holds at most 4095 bytes). */
 static const char usage_more[] =
+    "  what llama-server loads beside the model, counted with --for server (or\n"
+    "  ggfit -- llama-server ...) as its own fit counts them, each on its rows:\n"
+    "                     --mmproj FILE (-mm; --no-mmproj-offload,\n"
+    "                     --image-min-tokens N, --image-max-tokens N), a draft\n"
+    "                     -md FILE (-ngld -ctkd -ctvd -otd -devd ...), MTP\n"
+    "                     (--spec-type draft-mtp), --spec-draft-n-max N\n"
     "\n"
     "       ggfit bench -m FILE [flags as above] [-p N] [-n N] [-d N] [--json]\n"
     "  bench     what llama-bench would report (pp and tg tokens/s) for the plan:\n"
