@@ -118,7 +118,7 @@ valgrind: all $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== valgrind $$t"; \
 	    GGFIT_MODELS=$(MODELS) GGFIT_MALFORMED=tests/malformed \
 	    valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
-	    --suppressions=tests/valgrind.supp $$t; done
+	    --num-callers=30 --child-silent-after-fork=yes --suppressions=tests/valgrind.supp $$t; done
 	valgrind -q --error-exitcode=1 --leak-check=full $(B)/ggfit inspect -m $(MODELS)/gpt-oss-120b-mxfp4.gguf --json --tensors >/dev/null
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))

@@ -175,10 +175,15 @@ static struct {
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 static char curl_load_error[256];
+static void *curl_lib;
 
+/* At exit: libcurl's cleanup, then the library unloaded, which runs the
+ * exit handlers of the libraries it brought (OpenSSL's) and gives back what
+ * the loader keeps for them. */
 static void curl_cleanup(void)
 {
     cu.global_cleanup();
+    dlclose(curl_lib);
 }
 
 /* dlsym returns void *; POSIX guarantees it converts to a function pointer. */
@@ -207,6 +212,7 @@ static void curl_init(void)
         dlclose(lib);
         return;
     }
+    curl_lib = lib;
     curl_init_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
     if (curl_init_rc == CURLE_OK)
         atexit(curl_cleanup);
