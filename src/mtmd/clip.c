@@ -76,54 +76,10 @@ const clip_type *ggfit__clip_type(const char *name)
 
 /* ---- hparams (clip_model_loader::load_hparams) --------------------------- */
 
-static bool key_value(const clip_model *m, const char *key, ggfit_value *v)
-{
-    int64_t i = ggfit_gguf_find_key(m->g, key);
-    return i >= 0 && ggfit_gguf_value(m->g, (uint64_t)i, v);
-}
-
-void ggfit__clip_u32(const clip_model *m, const char *key, int32_t *out)
-{
-    ggfit_value v;
-    if (key_value(m, key, &v))
-        *out = (int32_t)(v.type == GGFIT_GGUF_INT32 || v.type == GGFIT_GGUF_INT64 ? v.i
-                                                                                  : (int64_t)v.u);
-}
-
 static bool key_bool(const clip_model *m, const char *key)
 {
     ggfit_value v;
-    return key_value(m, key, &v) && v.u;
-}
-
-/* (int)std::sqrt(n) of a non-negative int: the integer square root */
-static int32_t isqrt(int64_t n)
-{
-    int64_t r = 0;
-    while ((r + 1) * (r + 1) <= n)
-        r++;
-    return (int32_t)r;
-}
-
-/* llama.cpp's int products, kept in range whatever a header says */
-static int32_t clamp32(int64_t v)
-{
-    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
-}
-
-void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max)
-{
-    int64_t area = (int64_t)hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
-    hp->image_min_pixels = clamp32((hp->custom_image_min_tokens > 0 ? hp->custom_image_min_tokens
-                                                                    : n_min) * area);
-    hp->image_max_pixels = clamp32((hp->custom_image_max_tokens > 0 ? hp->custom_image_max_tokens
-                                                                    : n_max) * area);
-    hp->warmup_image_size = isqrt(hp->image_max_pixels);
-}
-
-void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens)
-{
-    hp->warmup_image_size = clamp32((int64_t)isqrt(n_tokens) * hp->patch_size * hp->n_merge);
+    return ggfit__clip_key_value(m, key, &v) && v.u;
 }
 
 static ggfit_status need_u32(const clip_model *m, const char *fmt, const char *prefix,
@@ -132,7 +88,7 @@ static ggfit_status need_u32(const clip_model *m, const char *fmt, const char *p
     char key[96];
     snprintf(key, sizeof key, fmt, prefix);
     ggfit_value v;
-    if (!key_value(m, key, &v))
+    if (!ggfit__clip_key_value(m, key, &v))
         return ggfit__fail(err, GGFIT_EFORMAT, "clip: key not found: %s", key);
     ggfit__clip_u32(m, key, out);
     return GGFIT_OK;
@@ -142,8 +98,9 @@ static ggfit_status need_u32(const clip_model *m, const char *fmt, const char *p
 static bool proj_name(clip_model *m)
 {
     ggfit_value v;
-    if (!key_value(m, "clip.projector_type", &v) &&
-        !key_value(m, m->audio ? "clip.audio.projector_type" : "clip.vision.projector_type", &v))
+    if (!ggfit__clip_key_value(m, "clip.projector_type", &v) &&
+        !ggfit__clip_key_value(m, m->audio ? "clip.audio.projector_type"
+                                           : "clip.vision.projector_type", &v))
         return false;
     if (v.type != GGFIT_GGUF_STRING || v.n >= sizeof m->proj_name)
         return false;

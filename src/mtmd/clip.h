@@ -75,6 +75,12 @@ void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max);
 void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens);
 /* An optional u32 key ("clip.vision.spatial_merge_size"), kept when absent. */
 void ggfit__clip_u32(const clip_model *m, const char *key, int32_t *v);
+/* The value of key, false when the file has none. */
+bool ggfit__clip_key_value(const clip_model *m, const char *key, ggfit_value *v);
+/* (int)std::sqrt(n) of a non-negative int: the integer square root */
+int32_t ggfit__clip_isqrt(int64_t n);
+/* llama.cpp's int products, kept in range whatever a header says */
+int32_t ggfit__clip_clamp32(int64_t v);
 
 /* ggfit_mmproj_open on a header already read (a remote one): takes g,
  * closed on failure too; name for messages. */
