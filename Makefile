@@ -18,6 +18,11 @@ CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --c
 # libcurl is loaded with dlopen when a URL is read (src/remote/http.c):
 # only its header is needed to build.
 LDLIBS  += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl -pthread -lm
+# The CLI links jansson and PCRE2 statically (both ship their archives in
+# the -dev packages; MIT and BSD licences): two fewer libraries for the
+# dynamic loader on every run, about a tenth of a short run's time.
+CLI_LDLIBS = -Wl,-Bstatic $(shell pkg-config --libs jansson libpcre2-8) -Wl,-Bdynamic \
+             -ldl -pthread -lm
 # The library exports what ggfit.h marks GGFIT_API and nothing else.
 LIB_CFLAGS = -fvisibility=hidden
 
@@ -70,7 +75,7 @@ $(B)/libggfit.so: $(LIB_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
 
 # The README's C program, linked with the shared library as a program outside
 # the tree would be (ggfit.h's exports only); tests/cli.sh runs it.

@@ -314,6 +314,99 @@ static void test_large_string_array(void **state)
     gw_free(&w);
 }
 
+/* A string array long enough to be walked by several walkers side by side,
+ * with strings made to mislead their guesses: contents that read as chains
+ * of short lengths, zero bytes, strings longer than a guess accepts. The
+ * reader must land where one walker would: on the key after the array, and
+ * on the first string that does not fit when the file is cut short. */
+static size_t tricky_strings(gw *w, uint64_t n, size_t *starts)
+{
+    size_t first = w->len;
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char buf[4096];
+        size_t len;
+        starts[i] = w->len;
+        switch (rnd_below(8)) {
+        case 0: {   /* a fake chain: lengths of 0 to 7 and their bytes */
+            len = 0;
+            for (int h = 0; h < 20; h++) {
+                uint64_t l = rnd_below(8);
+                for (int b = 0; b < 8; b++)
+                    buf[len++] = (unsigned char)(l >> (8 * b));
+                for (uint64_t b = 0; b < l; b++)
+                    buf[len++] = (unsigned char)('a' + rnd_below(26));
+            }
+            break;
+        }
+        case 1:     /* zeros */
+            len = 8 + rnd_below(40);
+            memset(buf, 0, len);
+            break;
+        case 2:     /* long */
+            len = 1100 + rnd_below(2900);
+            for (size_t b = 0; b < len; b++)
+                buf[b] = (unsigned char)rnd();
+            break;
+        default:    /* token-like */
+            len = rnd_below(13);
+            for (size_t b = 0; b < len; b++)
+                buf[b] = (unsigned char)(' ' + rnd_below(90));
+            break;
+        }
+        gw_u64(w, len);
+        gw_bytes(w, buf, len);
+    }
+    return w->len - first;
+}
+
+static void test_strings_side_by_side(void **state)
+{
+    (void)state;
+    enum { N = 60000 };
+    size_t *starts = malloc((N + 1) * sizeof *starts);
+    assert_non_null(starts);
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        rng_state = 0x9e3779b97f4a7c15ull * seed;
+        gw w = {0};
+        gw_header(&w, 3, 0, 3);
+        gw_kv_str(&w, "general.architecture", "llama");
+        gw_key(&w, "tokenizer.ggml.merges", GGFIT_GGUF_ARRAY);
+        gw_u32(&w, GGFIT_GGUF_STRING);
+        gw_u64(&w, N);
+        tricky_strings(&w, N, starts);
+        starts[N] = w.len;
+        gw_kv_u32(&w, "after", 0xC0FFEEu);
+
+        ggfit_gguf *g;
+        char *err = NULL;
+        assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "t.gguf", &g, &err), GGFIT_OK);
+        ggfit_value v;
+        int64_t k = ggfit_gguf_find_key(g, "after");
+        assert_true(k == 2 && ggfit_gguf_value(g, (uint64_t)k, &v));
+        assert_int_equal(v.u, 0xC0FFEEu);
+        ggfit_gguf_close(g);
+
+        /* Cut inside the array: the error names the first string that
+         * does not fit, as a single walk finds it. */
+        for (int cut = 1; cut < 24; cut++) {
+            size_t at = starts[0] + (starts[N] - starts[0]) * (size_t)cut / 24 +
+                        (size_t)rnd_below(64);
+            size_t i = 0;
+            while (i < N && starts[i + 1] <= at)
+                i++;
+            char want[64];
+            snprintf(want, sizeof want, "(at offset %zu)", starts[i]);
+            assert_int_not_equal(ggfit_gguf_open_memory(w.data, at, "t.gguf", &g, &err),
+                                 GGFIT_OK);
+            if (!strstr(err, want))
+                fail_msg("cut at %zu: '%s', expected %s", at, err, want);
+            ggfit_free(err);
+        }
+        gw_free(&w);
+    }
+    free(starts);
+}
+
 /* ---- split models ---------------------------------------------------------- */
 
 static void write_shard(const char *dir, const char *base, uint16_t no, uint16_t count,
@@ -484,6 +577,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_large_string_array),
+        cmocka_unit_test(test_strings_side_by_side),
         cmocka_unit_test(test_split_model),
         cmocka_unit_test(test_split_errors),
         cmocka_unit_test(test_shipped_layouts),

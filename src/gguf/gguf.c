@@ -357,6 +357,201 @@ static ggfit_status check_value_type(reader *r, uint32_t type, uint64_t at,
     return GGFIT_OK;
 }
 
+/* ---- string arrays ------------------------------------------------------ */
+
+/* Walking a string array is a chain: each length says where the next one
+ * is, so one walker waits on every load in turn (a tokenizer's 650,000
+ * strings took over a millisecond). Several walkers, started at guessed
+ * boundaries further on, run side by side; a guess counts only when the
+ * walker before it lands on it exactly, which only a true boundary can be,
+ * so the result is the single walker's, string for string. */
+
+enum { LANES = 4,           /* walkers side by side */
+       LANE_MIN = 1 << 14,  /* strings below which one walker is as quick */
+       SYNC_HOPS = 16,      /* plausible lengths in a row for a guess */
+       SYNC_SCAN = 4096,    /* bytes searched for a guess */
+       SYNC_LEN = 1024 };   /* a plausible string length */
+
+/* Why a walk stopped. */
+enum { AT_MARK, AT_COUNT, AT_EDGE };
+
+/* One walker from *pos over the strings held in buf[0, held): stops when
+ * *pos reaches mark, when *cnt reaches n, or at a string that does not end
+ * within held (AT_EDGE: where the single walk stops too). */
+static int walk1(const unsigned char *buf, size_t held, size_t *pos, uint64_t *cnt, uint64_t n,
+                 size_t mark)
+{
+    size_t p = *pos;
+    uint64_t c = *cnt;
+    int why = AT_COUNT;
+    for (; c < n; c++) {
+        if (p >= mark) {
+            why = AT_MARK;
+            break;
+        }
+        if (held - p < 8 || le64(buf + p) > held - p - 8) {
+            why = AT_EDGE;
+            break;
+        }
+        p += 8 + (size_t)le64(buf + p);
+    }
+    *pos = p;
+    *cnt = c;
+    return why;
+}
+
+/* A position at or after q that looks like the start of a string (short
+ * lengths SYNC_HOPS times in a row), or SIZE_MAX. Only a guess. */
+static size_t sync_guess(const unsigned char *buf, size_t held, size_t q)
+{
+    for (size_t end = q + SYNC_SCAN; q < end && q < held; q++) {
+        size_t p = q;
+        int h = 0;
+        for (; h < SYNC_HOPS && held - p >= 8; h++) {
+            uint64_t len = le64(buf + p);
+            if (len > SYNC_LEN || len > held - p - 8)
+                break;
+            p += 8 + (size_t)len;
+        }
+        if (h == SYNC_HOPS)
+            return q;
+    }
+    return SIZE_MAX;
+}
+
+/* One round of walkers side by side from (*pos, *cnt), which it moves on
+ * to a true boundary: AT_COUNT or AT_EDGE when the walk is over (as
+ * walk1's), AT_MARK when another round should go on from there. */
+static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64_t *cnt,
+                      uint64_t n)
+{
+    /* The first strings' mean length places the other walkers' starts at
+     * about equal shares of the bytes left. */
+    size_t start = *pos;
+    int why = walk1(buf, held, pos, cnt, *cnt + 256, SIZE_MAX);
+    if (why != AT_COUNT || *cnt == n)
+        return why;
+    uint64_t m = n - *cnt;
+    double span = (double)(*pos - start) / 256.0 * (double)m;
+    if (span > (double)(held - *pos))
+        span = (double)(held - *pos);
+    size_t s[LANES], p[LANES], stop[LANES];
+    uint64_t c[LANES] = { 0 };
+    bool run[LANES], edge[LANES] = { false };
+    s[0] = *pos;
+    for (int j = 1, last = 0; j < LANES; j++) {
+        s[j] = sync_guess(buf, held, *pos + (size_t)(span * j / LANES));
+        if (s[j] != SIZE_MAX && s[j] > s[last])
+            last = j;
+        else
+            s[j] = SIZE_MAX;
+    }
+    /* stop[j]: the next walker's start (SIZE_MAX: none) */
+    stop[LANES - 1] = SIZE_MAX;
+    for (int j = LANES - 2; j >= 0; j--)
+        stop[j] = s[j + 1] != SIZE_MAX ? s[j + 1] : stop[j + 1];
+    for (int j = 0; j < LANES; j++) {
+        p[j] = s[j];
+        run[j] = s[j] != SIZE_MAX;
+    }
+
+    /* Side by side, first in registers while no walker is near a stop:
+     * none at its next start or within 8 bytes of the edge, no string past
+     * the edge, and the counts (equal here) short of the chain's. */
+    _Static_assert(LANES == 4, "the walkers in registers are four");
+    if (run[1] && run[2] && run[3] && held >= 8) {
+        size_t p0 = p[0], p1 = p[1], p2 = p[2], p3 = p[3], lim = held - 7;
+        size_t e0 = stop[0] < lim ? stop[0] : lim, e1 = stop[1] < lim ? stop[1] : lim,
+               e2 = stop[2] < lim ? stop[2] : lim;
+        uint64_t k = 0, k_max = m / LANES;
+        for (; k < k_max; k++) {
+            if (p0 >= e0 || p1 >= e1 || p2 >= e2 || p3 >= lim)
+                break;
+            uint64_t l0 = le64(buf + p0), l1 = le64(buf + p1), l2 = le64(buf + p2),
+                     l3 = le64(buf + p3);
+            if (l0 > held - 8 - p0 || l1 > held - 8 - p1 || l2 > held - 8 - p2 ||
+                l3 > held - 8 - p3)
+                break;
+            p0 += 8 + (size_t)l0;
+            p1 += 8 + (size_t)l1;
+            p2 += 8 + (size_t)l2;
+            p3 += 8 + (size_t)l3;
+        }
+        p[0] = p0, p[1] = p1, p[2] = p2, p[3] = p3;
+        for (int j = 0; j < LANES; j++)
+            c[j] = k;
+    }
+    /* Then a step at a time: walker j stops at the next start, at the most
+     * strings the chain could have left for it, or at the edge; the last
+     * one also when all others have stopped (the next round goes on). */
+    for (bool any = true; any;) {
+        any = false;
+        uint64_t before = 0;
+        for (int j = 0; j < LANES; before += c[j], j++) {
+            if (!run[j])
+                continue;
+            if (j == LANES - 1 && !any) {
+                run[j] = false;
+                break;
+            }
+            size_t q = p[j];
+            bool capped = before >= m || c[j] >= m - before;
+            if (q >= stop[j] || capped || held - q < 8 || le64(buf + q) > held - q - 8) {
+                run[j] = false;
+                edge[j] = q < stop[j] && !capped;
+                continue;
+            }
+            p[j] = q + 8 + (size_t)le64(buf + q);
+            c[j]++;
+            any = true;
+        }
+    }
+
+    /* Joined in order: the chain takes walker j's walk only when it stands
+     * exactly on its start; between starts it walks alone. */
+    size_t at = *pos;
+    uint64_t done = *cnt;
+    why = AT_MARK;
+    for (int j = 0; j < LANES && why == AT_MARK; j++) {
+        if (j > 0 && at != s[j]) {
+            if (stop[j] != SIZE_MAX)
+                why = walk1(buf, held, &at, &done, n, stop[j]);
+            else
+                break;   /* the next round goes on from here */
+            continue;
+        }
+        if (c[j] > n - done) {
+            /* more than the chain had left (the earlier counts it was
+             * capped by were a wrong guess's): walk it again */
+            why = walk1(buf, held, &at, &done, n, SIZE_MAX);
+            break;
+        }
+        at = p[j];
+        done += c[j];
+        if (edge[j])
+            why = AT_EDGE;
+        else if (done == n)
+            why = AT_COUNT;
+        else if (at < stop[j] && stop[j] != SIZE_MAX)
+            /* stopped at its cap short of the next start: on alone */
+            why = walk1(buf, held, &at, &done, n, stop[j]);
+    }
+    *pos = at;
+    *cnt = done;
+    return why;
+}
+
+/* Walks up to n strings from *pos held in buf[0, held): *pos and *cnt end
+ * where one walker's would (walk1 with no mark). */
+static void walk_strings(const unsigned char *buf, size_t held, size_t *pos, uint64_t *cnt,
+                         uint64_t n)
+{
+    while (n - *cnt >= LANE_MIN)
+        if (walk_round(buf, held, pos, cnt, n) != AT_MARK)
+            return;
+    walk1(buf, held, pos, cnt, n, SIZE_MAX);
+}
+
 /* Walks over n strings, a tokenizer's hundreds of thousands of them: in
  * the bytes already held each length is read in place; a string that
  * crosses their end goes through rd_str, which asks for more (or fails with
@@ -365,15 +560,8 @@ static ggfit_status skip_strings(reader *r, uint64_t n)
 {
     size_t start = r->pos;
     for (uint64_t i = 0; i < n; i++) {
-        /* Locals, not r's fields: each length's load is all the loop waits for. */
-        const unsigned char *buf = r->buf;
-        size_t pos = r->pos, held = r->len;
-        for (; i < n && held - pos >= 8; i++) {
-            uint64_t len = le64(buf + pos);
-            if (len > held - pos - 8)
-                break;
-            pos += 8 + (size_t)len;
-        }
+        size_t pos = r->pos;
+        walk_strings(r->buf, r->len, &pos, &i, n);
         r->pos = pos;
         if (i == n)
             break;
