@@ -119,4 +119,11 @@ ggfit_status ggfit__galloc_reserve(const ggfit_gt *t, size_t n_leafs, size_t n_n
                                    int n_backends, const ggfit_galloc_buft *bufts,
                                    uint64_t *size_out, struct ggfit__buf *work, char **err);
 
+/* The same for a graph the scheduler made (ggfit__sched_split's output),
+ * whose indices are in range by construction: only the sizes are checked. */
+ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
+                                           int n_backends, const ggfit_galloc_buft *bufts,
+                                           uint64_t *size_out, struct ggfit__buf *work,
+                                           char **err);
+
 #endif

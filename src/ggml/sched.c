@@ -491,6 +491,21 @@ static size_t count_out(const sched *s, size_t *n_leafs_out)
     return s->n_leafs + s->n_nodes + gi * (n_copies - 1) + rec * (n_copies + 1);
 }
 
+/* Whether node i (with memory) reads a tensor ggml-alloc places: a source
+ * without memory, or a copy (a write into the KV cache reads the new K and
+ * V, which then live until it runs). */
+static bool reads_fresh(const sched *s, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    bool rewired = !is_view_op(t->op);
+    for (unsigned j = 0; j < t->n_src; j++) {
+        int32_t p = t->src[j];
+        if (p >= 0 && (mem_buft(s, p) < 0 || (rewired && needs_copy(s, p, s->be[i]))))
+            return true;
+    }
+    return false;
+}
+
 /* Gives every output entry its place (origin and kind), in ggml's order,
  * and returns the count; called once (TF_EMITTED starts clear). Positions
  * come before contents because a dependency view may name a view op placed
@@ -500,7 +515,11 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
     int n_copies = s->in->n_copies, cur_copy = s->in->cur_copy;
     size_t k = 0;
 
+    /* for_galloc: an entry with memory, or the view keeping one alive, is
+     * not emitted (its position stays -1). */
+    bool skip_mem = s->in->for_galloc;
 #define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
+#define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
 
     if (n_copies > 1) {
         for (int32_t g = 0; g < s->n_graph_inputs; g++) {
@@ -512,8 +531,10 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
                     /* The input itself is the current copy, listed here
                      * first. A graph input that is a node keeps its place
                      * among the nodes. */
-                    s->pos[p] = (int32_t)k;
                     s->tf[p] |= TF_EMITTED;
+                    if (HAS_MEM(p))
+                        continue;
+                    s->pos[p] = (int32_t)k;
                     PUT(p, GGFIT_SCHED_ORIG);
                 }
             }
@@ -530,7 +551,7 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
     }
     for (size_t q = 0; q < s->n_leafs; q++) {
         int32_t i = s->leafs[q];
-        if (s->tf[i] & TF_EMITTED)
+        if ((s->tf[i] & TF_EMITTED) || HAS_MEM(i))
             continue;
         s->pos[i] = (int32_t)k;
         PUT(i, GGFIT_SCHED_ORIG);
@@ -540,17 +561,22 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
     for (int32_t sp = 0; sp < s->n_splits; sp++) {
         const split *spl = &s->splits[sp];
         for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
-            PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
+            if (!HAS_MEM(s->rec[r].tensor))
+                PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
             if (n_copies == 1) {
                 s->rec[r].pos = s->rec[r].pos_cur = (int32_t)k;
                 PUT(s->rec[r].tensor, 0);
             }
         }
         for (int32_t q = spl->k_start; q < spl->k_end; q++) {
-            s->pos[s->nodes[q]] = (int32_t)k;
-            PUT(s->nodes[q], GGFIT_SCHED_ORIG);
+            int32_t i = s->nodes[q];
+            if (HAS_MEM(i) && !reads_fresh(s, i))
+                continue;
+            s->pos[i] = (int32_t)k;
+            PUT(i, GGFIT_SCHED_ORIG);
         }
     }
+#undef HAS_MEM
 #undef PUT
     return k;
 }
@@ -903,15 +929,17 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
     out->borrowed = in->work != NULL;
     out->n_backends = in->n_backends;
     if (!in->backends_only) {
-        size_t n_leafs_placed = 0;
-        if (place_all(&s, out->origin, out->kind, &n_leafs_placed) != n_out ||
-            n_leafs_placed != n_leafs_out) {
-            ggfit__sched_free(out);   /* unreachable: count_out is exact */
+        size_t n_leafs_placed = 0, n_placed = place_all(&s, out->origin, out->kind,
+                                                        &n_leafs_placed);
+        /* count_out is exact, or with for_galloc a bound */
+        if (in->for_galloc ? n_placed > n_out || n_leafs_placed > n_leafs_out
+                           : n_placed != n_out || n_leafs_placed != n_leafs_out) {
+            ggfit__sched_free(out);   /* unreachable */
             rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
             goto done;
         }
-        out->n_leafs = n_leafs_out;
-        out->n_nodes = n_out - n_leafs_out;
+        out->n_leafs = n_leafs_placed;
+        out->n_nodes = n_placed - n_leafs_placed;
         out->n_splits = s.n_splits;
         fill(&s, out);
     }

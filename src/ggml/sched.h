@@ -184,6 +184,13 @@ typedef struct ggfit_sched_in {
     bool op_offload;      /* llama.cpp's op_offload (default true; --no-op-offload) */
     const struct ggfit_sched_prep *prep; /* NULL, or ggfit__sched_prepare's
                              work for this graph (lists given, not dense) */
+    bool for_galloc;      /* the output is only what ggml-alloc places or
+                             frees: tensors with memory (weights, caches, views
+                             of them, the views that keep them alive) are left
+                             out, and a source that is one reads -1. ggml-alloc
+                             never places, frees or hands on such a tensor, so
+                             the bytes are the same; the full graph is what is
+                             compared with llama.cpp's */
     bool backends_only;   /* rules 1-4 only: the output has backend_of and
                              no graph (llama.cpp's -fa auto probe looks no
                              further) */

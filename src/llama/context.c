@@ -165,6 +165,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
                           .n_backends = n_backends, .bufts = bufts, .n_bufts = (int)o->n_bufts,
                           .n_copies = pipeline ? GGFIT_SCHED_MAX_COPIES : 1, .cur_copy = 0,
                           .op_offload = true, .backends_only = probe,
+                          .for_galloc = !g->names,
                           .work = pr->cache ? pr->cache->work : NULL };
     ggfit_sched_out so;
     char *serr = NULL;
@@ -201,8 +202,9 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         return GGFIT_OK;
     }
     uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
-    rc = ggfit__galloc_reserve(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc, sizes,
-                               pr->cache ? &pr->cache->work[GGFIT_SCHED_WORK] : NULL, &serr);
+    rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
+                                       sizes, pr->cache ? &pr->cache->work[GGFIT_SCHED_WORK] : NULL,
+                                       &serr);
     ggfit_free(serr);
     if (!rc)
         for (int b = 0; b < n_backends; b++)

@@ -294,14 +294,14 @@ static ggfit_status reserve(const clip_model *m, const ggfit_device *dev, bool f
         ggfit_sched_in in = { .t = g.t, .n_tensors = g.n, .leafs = g.leafs, .nodes = g.nodes,
                               .n_leafs = g.n_leafs, .n_nodes = g.n_nodes, .backends = be,
                               .n_backends = nb, .bufts = bufts, .n_bufts = nb, .n_copies = 1,
-                              .op_offload = true };
+                              .op_offload = true, .for_galloc = true };
         ggfit_sched_out so;
         char *serr = NULL;
         rc = ggfit__sched_split(&in, &so, &serr);
         if (!rc) {
             uint64_t sz[2] = { 0, 0 };
-            rc = ggfit__galloc_reserve(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                       sz, NULL, &serr);
+            rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
+                                               so.galloc, sz, NULL, &serr);
             ggfit__sched_free(&so);
             sizes[0] = sz[0];
             sizes[1] = nb == 2 ? sz[1] : 0;
