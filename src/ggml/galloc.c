@@ -223,6 +223,8 @@ typedef struct replay {
     arena *arenas;        /* one per backend; shared ones use the first */
     int *arena_of;        /* backend -> index into arenas */
     int n_backends;
+    bool trusted;         /* the scheduler's graph: in order, every tensor
+                             listed (see walk) */
     char **err;
 } replay;
 
@@ -435,10 +437,13 @@ static ggfit_status walk(replay *r, size_t n_leafs)
         }
     }
 
-    /* Rules 3-6, node by node. */
+    /* Rules 3-6, node by node. A node's sources get memory first if they
+     * have none; in the scheduler's graph every source is a leaf or input,
+     * placed above, or an earlier node, placed when it ran (and freed only
+     * after its last use), so there it never happens. */
     for (size_t i = n_leafs; i < r->n; i++) {
         int32_t b = t[i].backend;
-        for (unsigned j = 0; j < t[i].n_src; j++)
+        for (unsigned j = 0; !r->trusted && j < t[i].n_src; j++)
             if (t[i].src[j] >= 0 && (rc = place(r, (size_t)t[i].src[j], b)) != GGFIT_OK)
                 return rc;
         if ((rc = place(r, i, b)) != GGFIT_OK)
@@ -462,7 +467,8 @@ static ggfit_status reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes, i
     if (n_leafs > INT32_MAX || n_nodes > INT32_MAX - n_leafs)
         return ggfit__fail(err, GGFIT_ELIMIT, "galloc: more than 2^31 tensors");
 
-    replay r = { .t = t, .n = n_leafs + n_nodes, .n_backends = n_backends, .err = err };
+    replay r = { .t = t, .n = n_leafs + n_nodes, .n_backends = n_backends, .trusted = trusted,
+                 .err = err };
 
     /* One block for all scratch state: arenas (a chunk's free list is 4 KiB,
      * touched only when used), the backend map, the per-tensor state. */

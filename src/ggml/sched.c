@@ -41,6 +41,7 @@ enum {
     TF_GRAPH_INPUT = 4,   /* listed among the graph inputs (n_copies > 1) */
     TF_EMITTED = 8,       /* already placed in the output */
     TF_MEM = 16,          /* prep: it had memory (buft >= 0) */
+    TF_WEIGHT = 32,       /* a weight as the scheduler sees one (is_weight) */
 };
 
 typedef struct sched {
@@ -54,6 +55,8 @@ typedef struct sched {
     char **err;
 
     int8_t *be;               /* per tensor: backend; -1 */
+    int8_t *mb;               /* per tensor: the buffer type its memory is in
+                                 (mem_buft); -1 */
     uint8_t *tf;              /* per tensor: TF_* */
     int32_t *head;            /* per tensor: first copy record; -1 */
     int32_t *pos;             /* per tensor: output index; -1 */
@@ -107,17 +110,26 @@ static bool supports_buft(const sched *s, int b, int buft)
  * reads view_src->buffer), its own otherwise; -1 when it has none. */
 static int mem_buft(const sched *s, int32_t i)
 {
-    const ggfit_st *t = &s->t[i];
-    return t->view_src >= 0 ? s->t[t->view_src].buft : t->buft;
+    return s->mb[i];
+}
+
+/* What mem_buft returns, worked out once per split for listed tensor i. */
+static int8_t mem_buft_of(const ggfit_st *t, int32_t i)
+{
+    return (int8_t)(t[i].view_src >= 0 ? t[t[i].view_src].buft : t[i].buft);
 }
 
 /* A weight as the scheduler sees one: a tensor in a weights buffer. ggml
  * tests src->buffer, which a view does not have when the graph is built, so
  * views of weights are not weights. */
+static bool weight_of(const ggfit_st *t)
+{
+    return t->view_src < 0 && t->buft >= 0 && t->weights;
+}
+
 static bool is_weight(const sched *s, int32_t i)
 {
-    const ggfit_st *t = &s->t[i];
-    return t->view_src < 0 && t->buft >= 0 && t->weights;
+    return s->tf[i] & TF_WEIGHT;
 }
 
 /* ggml_backend_offload_op: does backend b want op i, whose weight is in host
@@ -812,6 +824,7 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
     for (int pass = 0; pass < 2; pass++) {
         off = 0;
         s.be = carve(mem, &off, n, 1);
+        s.mb = carve(mem, &off, n, 1);
         s.tf = carve(mem, &off, n, 1);
         s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
@@ -855,6 +868,7 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
             const ggfit_st *ti = &in->t[i];
             bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
             s.be[i] = listed ? ti->backend : -1;
+            s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
             s.head[i] = -1;
             s.pos[i] = -1;
             bad |= listed && ((uint32_t)(ti->buft + 1) > n_bufts ||
@@ -882,7 +896,11 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
             goto done;
         for (size_t i = 0; i < n; i++) {
-            s.be[i] = (s.tf[i] & (TF_LEAF | TF_NODE)) ? in->t[i].backend : -1;
+            bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
+            s.be[i] = listed ? in->t[i].backend : -1;
+            s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
+            if (listed && weight_of(&in->t[i]))
+                s.tf[i] |= TF_WEIGHT;
             s.head[i] = -1;
             s.pos[i] = -1;
         }
@@ -1002,6 +1020,8 @@ ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *pr
         int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
         if (t[i].buft >= 0)
             prep->tf[i] |= TF_MEM;
+        if (weight_of(&t[i]))
+            prep->tf[i] |= TF_WEIGHT;
     }
     for (size_t k = 0; k < in->n_nodes; k++)
         if (!is_view_op(t[in->nodes[k]].op))
