@@ -10,7 +10,8 @@
 /* Configurations in the order a fit would visit them: the same context
  * with layers moving between devices (re-targeting), a context change
  * (eviction), -fa auto probes (partial offload), tied outputs and rope
- * factors both on and off the output's device. */
+ * factors both on and off the output's device, and flags that place every
+ * tensor as an earlier configuration did (the kept compute bytes). */
 static const char *const configs[] = {
     "-c 4096",
     "-c 4096 -ngl 0",
@@ -22,10 +23,12 @@ static const char *const configs[] = {
     "-c 8192 -ngl 999 -fa off",
     "-c 4096 -ngl 4 -nkvo",
     "-c 4096 -ncmoe 2",
+    "-c 4096 -ot blk\\.[01]\\.ffn_(up|down|gate)_exps=CPU",
     "-c 4096 -ot blk\\.1\\..*=CPU",
     "-c 4096 -ngl 3 -ts 1,1",
     "-c 4096 -ngl 999 -ts 3,1",
     "-c 4096 -ngl 4",
+    "-c 4096 -ngl 999",   /* placed as "-c 4096" was: the compute memo's bytes */
 };
 
 static void parse(ggfit_params *p, const char *config)

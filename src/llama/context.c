@@ -121,8 +121,9 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
  * configuration is outside what the models cover (the caller estimates). */
 static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int32_t *layer_backend,
-                                 bool probe, ggfit_sched_prep *prep)
+                                 bool probe, gentry *c)
 {
+    ggfit_sched_prep *prep = c ? &c->prep : NULL;
     ggfit_projection *o = pr->out;
     int n_backends = (int)pr->n_dev + 1;
     if (n_backends > GGFIT_SCHED_MAX_BACKENDS || o->n_bufts > GGFIT_SCHED_MAX_BUFTS)
@@ -167,6 +168,20 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
                           .op_offload = true, .backends_only = probe,
                           .for_galloc = !g->names,
                           .work = pr->cache ? pr->cache->work : NULL };
+    /* A kept graph placed as before has its bytes already (cmemo). */
+    uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
+    uint8_t *key = NULL;
+    size_t n_key = 0;
+    if (c && !probe && !g->names && c->moving.valid) {
+        n_key = ggfit__cmemo_key(c, &in, NULL);
+        key = ggfit__buf_get(&pr->cache->work[GGFIT_SCHED_WORK + 1], n_key);
+        if (key && (ggfit__cmemo_key(c, &in, key), ggfit__cmemo_find(c, key, n_key, sizes))) {
+            for (int b = 0; b < n_backends; b++)
+                o->bufts[backends[b].buft].mem.compute += sizes[b];
+            o->compute_estimated = false;
+            return GGFIT_OK;
+        }
+    }
     ggfit_sched_out so;
     char *serr = NULL;
     /* A cached graph's structural work is done once (prep empty until
@@ -201,14 +216,16 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         ggfit__sched_free(&so);
         return GGFIT_OK;
     }
-    uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
     rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
                                        sizes, pr->cache ? &pr->cache->work[GGFIT_SCHED_WORK] : NULL,
                                        &serr);
     ggfit_free(serr);
-    if (!rc)
+    if (!rc) {
         for (int b = 0; b < n_backends; b++)
             o->bufts[backends[b].buft].mem.compute += sizes[b];
+        if (key)
+            ggfit__cmemo_put(c, key, n_key, sizes);
+    }
     ggfit__sched_free(&so);
     if (rc)
         return rc == GGFIT_ENOMEM ? rc : GGFIT_EUNSUPPORTED;
@@ -294,6 +311,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
         int moved = ggfit__gcache_retarget_dups(g, &c->moving, pr->m, placement, layer_buft);
         if (moved > 0) {
             ggfit__sched_prep_free(&c->prep);   /* the lists change */
+            ggfit__cmemo_clear(c);
             c->moving.valid = false;            /* and the tensors */
             if (!gg_reexpand(g))
                 moved = -1;
@@ -308,6 +326,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             c = ggfit__gcache_victim(cache, &key);
             c->valid = false;
             ggfit__sched_prep_free(&c->prep);
+            ggfit__cmemo_clear(c);
             c->moving.valid = false;
             gg_reset(&c->g);
             g = &c->g;
@@ -325,10 +344,11 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             c->key = key;
             c->valid = true;
             c->used = ++cache->clock;
+            (void)ggfit__gcache_moving_make(g, &c->moving);   /* for the memo's keys */
         }
     }
     if (rc == GGFIT_OK)
-        rc = schedule_and_allocate(pr, g, layer_backend, probe, c && c->valid ? &c->prep : NULL);
+        rc = schedule_and_allocate(pr, g, layer_backend, probe, c && c->valid ? c : NULL);
     gg_free(&local);
     ggfit_free(arrays);
     if (rc == GGFIT_ENOMEM)
