@@ -126,7 +126,7 @@ valgrind: all $(TEST_BIN)
 	    --num-callers=30 --child-silent-after-fork=yes --suppressions=tests/valgrind.supp $$t; done
 	valgrind -q --error-exitcode=1 --leak-check=full $(B)/ggfit inspect -m $(MODELS)/gpt-oss-120b-mxfp4.gguf --json --tensors >/dev/null
 
-FUZZ_CFLAGS = $(CSTD) -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
+FUZZ_CFLAGS = $(CSTD) -O1 -g -DGGFIT_FUZZ -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
 fuzz-build: build-fuzz/fuzz_gguf
 build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
 	mkdir -p build-fuzz

@@ -366,8 +366,15 @@ static ggfit_status check_value_type(reader *r, uint32_t type, uint64_t at,
  * walker before it lands on it exactly, which only a true boundary can be,
  * so the result is the single walker's, string for string. */
 
+/* The fuzzer's inputs are at most 64 KiB: there the walkers start on
+ * arrays that small, and each walk is checked against one walker's. */
+#ifdef GGFIT_FUZZ
+enum { LANE_MIN = 32, LANE_FIRST = 8 };
+#else
+enum { LANE_MIN = 1 << 14,  /* strings below which one walker is as quick */
+       LANE_FIRST = 256 };  /* strings walked first, for their mean length */
+#endif
 enum { LANES = 4,           /* walkers side by side */
-       LANE_MIN = 1 << 14,  /* strings below which one walker is as quick */
        SYNC_HOPS = 16,      /* plausible lengths in a row for a guess */
        SYNC_SCAN = 4096,    /* bytes searched for a guess */
        SYNC_LEN = 1024 };   /* a plausible string length */
@@ -428,11 +435,11 @@ static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64
     /* The first strings' mean length places the other walkers' starts at
      * about equal shares of the bytes left. */
     size_t start = *pos;
-    int why = walk1(buf, held, pos, cnt, *cnt + 256, SIZE_MAX);
+    int why = walk1(buf, held, pos, cnt, *cnt + LANE_FIRST, SIZE_MAX);
     if (why != AT_COUNT || *cnt == n)
         return why;
     uint64_t m = n - *cnt;
-    double span = (double)(*pos - start) / 256.0 * (double)m;
+    double span = (double)(*pos - start) / LANE_FIRST * (double)m;
     if (span > (double)(held - *pos))
         span = (double)(held - *pos);
     size_t s[LANES], p[LANES], stop[LANES];
@@ -546,10 +553,21 @@ static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64
 static void walk_strings(const unsigned char *buf, size_t held, size_t *pos, uint64_t *cnt,
                          uint64_t n)
 {
+#ifdef GGFIT_FUZZ
+    size_t pos1 = *pos;
+    uint64_t cnt1 = *cnt;
+    walk1(buf, held, &pos1, &cnt1, n, SIZE_MAX);
+#endif
     while (n - *cnt >= LANE_MIN)
         if (walk_round(buf, held, pos, cnt, n) != AT_MARK)
-            return;
+            goto done;
     walk1(buf, held, pos, cnt, n, SIZE_MAX);
+done:
+#ifdef GGFIT_FUZZ
+    if (*pos != pos1 || *cnt != cnt1)
+        abort();   /* the walkers disagree with one walker */
+#endif
+    return;
 }
 
 /* Walks over n strings, a tokenizer's hundreds of thousands of them: in
