@@ -14,7 +14,9 @@
  *    gpt-oss-120b on three devices at most 5 ms (llama.cpp's fit: 4.21 s),
  *    and with a tokenizer of its real size in the header (12.9 MB,
  *    tools/mkvocab.py) at -c 32768 on one 24,077 MiB device at most 6 ms
- *    (llama.cpp: 10.96 s, most of it loading the vocabulary).
+ *    (llama.cpp: 10.96 s, most of it loading the vocabulary). Beside them,
+ *    `ggfit --version`: what the process alone costs here (start, dynamic
+ *    loading, exit), which every run pays before any work.
  * A first fit on a freshly opened model is reported beside it, with the
  * fresh pages it touched and what a fresh page costs on this machine: its
  * extra time is those page faults (one graph is about 1 MB), which some
@@ -25,6 +27,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -116,8 +119,14 @@ extern char **environ;
 
 static double whole_run_ms(const char *const argv[])
 {
-    enum { RUNS = 21 };
+    enum { RUNS = 21, MAX_ARGS = 16 };
     double t[RUNS];
+    /* posix_spawn takes char *const[]: the pointers copied, not cast */
+    char *args[MAX_ARGS + 1] = { NULL };
+    size_t n_args = 0;
+    while (argv[n_args] && n_args < MAX_ARGS)
+        n_args++;
+    memcpy(args, argv, n_args * sizeof *args);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -126,7 +135,7 @@ static double whole_run_ms(const char *const argv[])
         pid_t pid;
         int st;
         double t0 = now_ms();
-        if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0 ||
+        if (posix_spawn(&pid, args[0], &fa, NULL, args, environ) != 0 ||
             waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 2) {
             posix_spawn_file_actions_destroy(&fa);
             fprintf(stderr, "bench: %s did not run\n", argv[0]);
@@ -148,7 +157,9 @@ static int whole_runs(const char *ggfit, const char *dir, const char *vocab)
                             "--host-mem", "256GiB", NULL };
     const char *tok[] = { ggfit, "-m", vocab, "-c", "32768", "--gpu", "24077MiB",
                     "--host-mem", "256GiB", NULL };
-    double a = whole_run_ms(three), b = whole_run_ms(tok);
+    const char *version[] = { ggfit, "--version", NULL };
+    double a = whole_run_ms(three), b = whole_run_ms(tok), v = whole_run_ms(version);
+    printf("ggfit --version, the process alone (start, load, exit): %.2f ms\n", v);
     printf("ggfit run, gpt-oss-120b on 3 devices: %.2f ms (target 5 ms; llama.cpp 4.21 s)\n", a);
     printf("ggfit run, gpt-oss-120b with a 12.9 MB tokenizer, -c 32768 on one 24077 MiB "
            "device: %.2f ms (target 6 ms; llama.cpp 10.96 s)\n", b);
