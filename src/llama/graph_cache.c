@@ -297,6 +297,7 @@ void ggfit__cmemo_put(gentry *e, const uint8_t *key, size_t n, const uint64_t *s
 void ggfit__cmemo_clear(gentry *e)
 {
     e->cm.n = e->cm.next = 0;
+    e->gen++;
 }
 
 struct ggfit__gcache *ggfit__gcache_new(void)

@@ -61,6 +61,10 @@ typedef struct gentry {
     ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
     gmoving moving;        /* what a retarget of g may change */
     cmemo cm;              /* compute buffers by scheduler input */
+    uint32_t gen;          /* counts the changes of g's structure (each with
+                              cm emptied): the scheduler's and ggml-alloc's
+                              kept work from an earlier projection holds only
+                              for the same entry and gen */
 } gentry;
 
 /* Two graphs: a fit projects its start, then its reduced context with the
