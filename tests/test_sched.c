@@ -895,6 +895,214 @@ static void test_prep_targets(void **state)
     ggfit__sched_prep_free(&prep);
 }
 
+/* ---- A kept split resumed (ggfit_sched_keep) ------------------------------
+ * A layered graph in list form, as the graph builder makes it, is split
+ * again and again while its weights and caches move between two GPUs, the
+ * CPU and a CPU_REPACK-like buffer type that comes and goes, and a node's
+ * pin changes; each split resumed from the kept one must be byte for byte a
+ * split from scratch, and its n_same true. */
+#define LG_LAYERS 24
+#define LG_MAX (16 + 20 * LG_LAYERS)
+
+typedef struct lgraph {
+    ggfit_st t[LG_MAX];
+    int32_t leafs[LG_MAX], nodes[LG_MAX], moving[LG_MAX];
+    size_t n, n_leafs, n_nodes, n_moving;
+    int32_t w[LG_LAYERS][4];   /* per layer: attention, up, gate and down weights */
+    int32_t cache[LG_LAYERS], norm[LG_LAYERS];
+    ggfit_sched_buft bufts[4];
+    ggfit_sched_backend be[3];
+} lgraph;
+
+static int32_t lg_add(lgraph *g, int op, int64_t rows, int32_t s0, int32_t s1)
+{
+    assert_true(g->n < LG_MAX);
+    int32_t i = (int32_t)g->n++;
+    ggfit_st *t = &g->t[i];
+    memset(t, 0, sizeof *t);
+    t->op = (uint8_t)op;
+    t->type = GGFIT_TYPE_F32;
+    t->ne[0] = 1024;
+    t->ne[1] = rows;
+    t->ne[2] = t->ne[3] = 1;
+    t->size = 4096 * (uint64_t)rows;
+    t->view_src = -1;
+    t->buft = -1;
+    t->backend = -1;
+    t->pin_il = t->il = -1;
+    t->flags = op == GGFIT_OP_NONE ? 0 : GGFIT_TF_COMPUTE;
+    for (int j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+        t->src[j] = -1;
+    t->src[0] = s0;
+    t->src[1] = s1;
+    t->n_src = (uint8_t)(s1 >= 0 ? 2 : s0 >= 0 ? 1 : 0);
+    if (op == GGFIT_OP_NONE)
+        g->leafs[g->n_leafs++] = i;
+    else
+        g->nodes[g->n_nodes++] = i;
+    return i;
+}
+
+static int32_t lg_weight(lgraph *g, int buft)
+{
+    int32_t w = lg_add(g, GGFIT_OP_NONE, 1024, -1, -1);
+    g->t[w].buft = (int16_t)buft;
+    g->t[w].weights = true;
+    g->moving[g->n_moving++] = w;
+    return w;
+}
+
+static void lg_build(lgraph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->bufts[0] = (ggfit_sched_buft){ "GPU0", false, 256, UINT64_MAX };
+    g->bufts[1] = (ggfit_sched_buft){ "GPU1", false, 256, UINT64_MAX };
+    g->bufts[2] = (ggfit_sched_buft){ "CPU", true, 32, UINT64_MAX };
+    g->bufts[3] = (ggfit_sched_buft){ "CPU_REPACK", false, 32, UINT64_MAX };
+    g->be[0] = (ggfit_sched_backend){ "GPU0", 0, 1u, false, GGFIT_OFFLOAD_BATCH, 32 };
+    g->be[1] = (ggfit_sched_backend){ "GPU1", 1, 2u, false, GGFIT_OFFLOAD_NEVER, 32 };
+    g->be[2] = (ggfit_sched_backend){ "CPU", 2, 4u, true, GGFIT_OFFLOAD_NEVER, 32 };
+    int32_t inp = lg_add(g, GGFIT_OP_NONE, 512, -1, -1);
+    g->t[inp].flags = GGFIT_TF_INPUT;
+    int32_t pos = lg_add(g, GGFIT_OP_NONE, 512, -1, -1);
+    g->t[pos].flags = GGFIT_TF_INPUT;
+    int32_t emb = lg_weight(g, 2);
+    int32_t x = lg_add(g, GGFIT_OP_GET_ROWS, 512, emb, inp);
+    for (int il = 0; il < LG_LAYERS; il++) {
+        for (int k = 0; k < 4; k++)
+            g->w[il][k] = lg_weight(g, 0);
+        int32_t c = g->cache[il] = lg_add(g, GGFIT_OP_NONE, 512 + 64 * (il % 2), -1, -1);
+        g->t[c].buft = 0;
+        g->moving[g->n_moving++] = c;
+        int32_t n = g->norm[il] = lg_add(g, GGFIT_OP_RMS_NORM, 512, x, -1);
+        g->moving[g->n_moving++] = n;   /* its pin may change */
+        int32_t q = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][0], n);
+        int32_t r = lg_add(g, GGFIT_OP_ROPE, 512, q, pos);
+        int32_t v = lg_add(g, GGFIT_OP_VIEW, 512, c, -1);
+        g->t[v].view_src = c;
+        int32_t cp = lg_add(g, GGFIT_OP_CPY, 512, r, v);
+        int32_t kv = lg_add(g, GGFIT_OP_VIEW, 512 + 64 * (il % 2), c, -1);
+        g->t[kv].view_src = c;
+        int32_t a = lg_add(g, GGFIT_OP_MUL_MAT, 512, kv, r);
+        g->t[a].src[g->t[a].n_src++] = cp;   /* after the cache write */
+        int32_t s = lg_add(g, GGFIT_OP_SOFT_MAX, 512, a, -1);
+        int32_t u = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][1], s);
+        int32_t gt = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][2], s);
+        int32_t m = lg_add(g, GGFIT_OP_MUL, 512, u, gt);
+        int32_t d = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][3], m);
+        x = lg_add(g, GGFIT_OP_ADD, 512, d, x);
+    }
+    int32_t out = lg_weight(g, 0);
+    int32_t on = lg_add(g, GGFIT_OP_RMS_NORM, 512, x, -1);
+    lg_add(g, GGFIT_OP_MUL_MAT, 512, out, on);
+}
+
+static ggfit_sched_in lg_in(lgraph *g, const ggfit_sched_prep *prep, int n_bufts, bool for_galloc)
+{
+    return (ggfit_sched_in){ .t = g->t, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
+                             .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = g->be,
+                             .n_backends = 3, .bufts = g->bufts, .n_bufts = n_bufts,
+                             .n_copies = 1, .op_offload = true, .prep = prep,
+                             .for_galloc = for_galloc };
+}
+
+static void test_keep_resumes(void **state)
+{
+    (void)state;
+    static lgraph g;
+    uint64_t total_resumed = 0;
+    for (int variant = 0; variant < 2; variant++) {
+        lg_build(&g);
+        bool for_galloc = variant == 0;
+        ggfit_sched_prep prep;
+        ggfit_sched_in pin = lg_in(&g, NULL, 3, for_galloc);
+        char *err = NULL;
+        assert_int_equal(ggfit__sched_prepare(&pin, &prep, &err), GGFIT_OK);
+        ggfit_sched_keep *kp = ggfit__sched_keep_new();
+        assert_non_null(kp);
+        ggfit_gt *prev = NULL;
+        size_t n_prev = 0;
+        int n_bufts = 3;
+        uint32_t rng = 12345u + (uint32_t)variant;
+        for (int step = 0; step < 300; step++) {
+            rng = rng * 1103515245u + 12345u;
+            uint32_t r = rng >> 8;
+            int kind = (int)(r % 8);
+            if (kind <= 2) {
+                /* Layers [a, b) move to a device or the CPU. */
+                int a = (int)((r >> 3) % LG_LAYERS), b = a + 1 + (int)((r >> 8) % 6);
+                int buft = (int)((r >> 12) % 3);
+                for (int il = a; il < b && il < LG_LAYERS; il++) {
+                    for (int k = 0; k < 4; k++)
+                        g.t[g.w[il][k]].buft = (int16_t)buft;
+                    g.t[g.cache[il]].buft = (int16_t)buft;
+                }
+            } else if (kind <= 5) {
+                /* One weight to the CPU, to CPU_REPACK or back. */
+                int il = (int)((r >> 3) % LG_LAYERS), k = 1 + (int)((r >> 8) % 3);
+                int choice = (int)((r >> 12) % 3);
+                g.t[g.w[il][k]].buft = (int16_t)(choice == 0 ? 2 : choice == 1 && n_bufts == 4 ? 3 : 0);
+            } else if (kind == 6) {
+                /* CPU_REPACK comes or goes (going, its weights go to the CPU). */
+                if (n_bufts == 4) {
+                    for (size_t q = 0; q < g.n_moving; q++)
+                        if (g.t[g.moving[q]].buft == 3)
+                            g.t[g.moving[q]].buft = 2;
+                    n_bufts = 3;
+                    g.be[2].bufts = 4u;
+                } else {
+                    n_bufts = 4;
+                    g.be[2].bufts = 4u | 8u;
+                }
+            } else {
+                /* A norm is pinned to a backend, or let go. */
+                int il = (int)((r >> 3) % LG_LAYERS);
+                g.t[g.norm[il]].backend = (int8_t)((int)((r >> 8) % 4) - 1);
+            }
+            ggfit_sched_in in = lg_in(&g, &prep, n_bufts, for_galloc);
+            in.keep = kp;
+            in.keep_owner = &g;
+            in.keep_gen = 1;
+            in.moving = g.moving;
+            in.n_moving = g.n_moving;
+            ggfit_sched_out o, ref;
+            assert_int_equal(ggfit__sched_split(&in, &o, &err), GGFIT_OK);
+            in.keep = NULL;
+            assert_int_equal(ggfit__sched_split(&in, &ref, &err), GGFIT_OK);
+            size_t n_out = o.n_leafs + o.n_nodes;
+            assert_int_equal(o.n_leafs, ref.n_leafs);
+            assert_int_equal(o.n_nodes, ref.n_nodes);
+            assert_int_equal(o.n_splits, ref.n_splits);
+            assert_memory_equal(o.t, ref.t, n_out * sizeof *o.t);
+            assert_memory_equal(o.origin, ref.origin, n_out * sizeof *o.origin);
+            assert_memory_equal(o.kind, ref.kind, n_out);
+            assert_memory_equal(o.backend_of, ref.backend_of, g.n * sizeof *o.backend_of);
+            assert_true(o.n_same <= n_prev);
+            if (o.n_same)
+                assert_memory_equal(o.t, prev, o.n_same * sizeof *o.t);
+            free(prev);
+            prev = malloc(n_out * sizeof *prev + 1);
+            assert_non_null(prev);
+            memcpy(prev, o.t, n_out * sizeof *prev);
+            n_prev = n_out;
+            ggfit__sched_free(&o);
+            ggfit__sched_free(&ref);
+        }
+        uint64_t n_resumed, n_redone;
+        ggfit__sched_keep_stats(kp, &n_resumed, &n_redone);
+        printf("variant %d: %llu resumed, %llu redone\n", variant, (unsigned long long)n_resumed, (unsigned long long)n_redone);
+        /* Most splits resume, and redo well under the whole graph. */
+        assert_true(n_resumed >= 150);
+        assert_true(n_redone < n_resumed * g.n_nodes * 3 / 4);
+        total_resumed += n_resumed;
+        free(prev);
+        ggfit__sched_keep_free(kp);
+        ggfit__sched_prep_free(&prep);
+    }
+    printf("sched: %llu splits resumed from a kept one, each as from scratch\n",
+           (unsigned long long)total_resumed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -911,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_prep_targets),
         cmocka_unit_test(test_llama_graphs),
+        cmocka_unit_test(test_keep_resumes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,20 @@ enum {
     TF_EMITTED = 8,       /* already placed in the output */
     TF_MEM = 16,          /* prep: it had memory (buft >= 0) */
     TF_WEIGHT = 32,       /* a weight as the scheduler sees one (is_weight) */
+    TF_LATE = 64,         /* keep: a leaf rule 1 leaves to rule 4 */
+};
+
+/* A resume's marks, per tensor (ggfit_sched_keep.mark). */
+enum {
+    KEEP_CHANGED = 1,     /* its buffer type or backend changed */
+    KEEP_VIEW = 2,        /* a view of a tensor that changed */
+    KEEP_REDO = 4,        /* decided again: rule 1 runs on it */
+};
+
+/* Per node position, after rule 1 (ggfit_sched_keep.at). */
+enum {
+    AT_ANCHOR = 1,        /* a non-view node rule 1 placed */
+    AT_LATE_VIEW = 2,     /* a view rule 1 left unassigned: rule 4 places it */
 };
 
 typedef struct sched {
@@ -75,7 +89,77 @@ typedef struct sched {
     int32_t n_rec, max_rec;
     split *splits;
     int32_t n_splits;
+    ggfit_sched_keep *keep;   /* the kept state being made, or NULL */
+    int8_t *cbe;              /* the output's copy_backend */
 } sched;
+
+/* ------------------------------------------------------------------------
+ * The kept state (see ggfit_sched_keep in sched.h)
+ * ---------------------------------------------------------------------- */
+
+#define KEEP_EVERY 32     /* node positions between checkpoints of rule 5 */
+
+/* Rule 5's state before node position k. */
+typedef struct ckpt {
+    int32_t k;
+    int32_t n_splits, n_rec;
+    split cur;            /* the split under way, as it was then */
+} ckpt;
+
+struct ggfit_sched_keep {
+    ggfit__buf work[GGFIT_SCHED_WORK]; /* the scratch, records and output */
+    ggfit__buf own;       /* the arrays below */
+    bool valid;           /* the rest describes the last split */
+    bool resumable;       /* the graph's order lets a split resume */
+    /* What the last split was for. */
+    const void *owner;
+    uint32_t gen;
+    const ggfit_st *t;
+    const int32_t *leafs, *nodes;
+    const ggfit_sched_prep *prep;
+    size_t n, n_leafs, n_nodes;
+    int n_backends, n_bufts;
+    bool op_offload, for_galloc;
+    ggfit_sched_backend backends[GGFIT_SCHED_MAX_BACKENDS];
+    ggfit_sched_buft bufts[GGFIT_SCHED_MAX_BUFTS];
+    /* Its state after it, in work. */
+    int8_t *be, *mb;
+    uint8_t *tf;
+    int32_t *head, *pos;
+    copy_rec *rec;
+    int32_t n_rec, max_rec;
+    split *splits;
+    int32_t n_splits;
+    ggfit_sched_out out;  /* its output, borrowing work[2] */
+    size_t cap_out;       /* output entries the layout has room for */
+    /* What a resume reads, in own. */
+    int16_t *buft_in;     /* per tensor: its buffer type then */
+    int8_t *backend_in;   /* and its pre-assigned backend */
+    uint8_t *mark;        /* per tensor: KEEP_* (a resume's scratch) */
+    int32_t *npos;        /* per tensor: its node position; -1 */
+    int32_t *list;        /* scratch: the changed tensors, then what a
+                             resume sets aside */
+    int8_t *aside;        /* and their backends */
+    uint8_t *at;          /* per node position: AT_* */
+    int32_t *nv_at;       /* per node position: the index among the non-view
+                             nodes of the first one at or after it */
+    int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
+                             each at its first consumer), by that consumer */
+    int32_t *late_fc;     /* its node position; n_nodes when none */
+    int32_t n_late;
+    ckpt *ck;
+    int32_t n_ck, max_ck;
+    int32_t *split_out;   /* per split: the output index of its first entry */
+    int32_t *out_at;      /* per checkpoint position k (k / KEEP_EVERY): the
+                             output index of node k's entry, or of the next */
+    int32_t *fc;          /* per tensor: the first node position that is it
+                             or reads it; n_nodes when none */
+    int32_t *views;       /* the listed tensors with a view_src */
+    int32_t n_views;
+    uint64_t n_resumed, n_redone; /* ggfit__sched_keep_stats */
+    ggfit_gt *prev;       /* GGFIT_SCHED_VERIFY: the last output, copied */
+    size_t n_prev;
+};
 
 /* ------------------------------------------------------------------------
  * What a backend can do
@@ -249,11 +333,11 @@ static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
 
 /* Rule 1 as the prep has sorted it: for each tensor it can decide, what
  * decides it (see ggfit__sched_prepare), so that no source is searched. */
-static ggfit_status backends_from_prep(sched *s)
+static ggfit_status backends_from_prep(sched *s, const uint8_t *only)
 {
     for (size_t k = 0; k < s->n_rule1; k++) {
         int32_t i = s->rule1[k], by = s->rule1_by[k];
-        if (s->be[i] >= 0)
+        if (s->be[i] >= 0 || (only && !(only[i] & KEEP_REDO)))
             continue;
         int b;
         switch (s->rule1_kind[k]) {
@@ -280,11 +364,11 @@ static ggfit_status backends_from_prep(sched *s)
 /* One sweep of rule 2 over the nodes, down (dir 1) or up (dir -1). With
  * gpu_only a CPU node breaks the carry rather than starting one: the CPU is
  * then used only where weights are, or where no other backend ran around. */
-static void expand(sched *s, int dir, bool gpu_only)
+static void expand(sched *s, int dir, bool gpu_only, size_t from)
 {
     int cur = -1;
-    for (size_t k = 0; k < s->n_nv; k++) {
-        int32_t i = s->nv[dir > 0 ? k : s->n_nv - 1 - k];
+    for (size_t k = 0; k < s->n_nv - from; k++) {
+        int32_t i = s->nv[dir > 0 ? from + k : s->n_nv - 1 - k];
         if (s->be[i] >= 0)
             cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
         else if (cur >= 0 && supports_op(s, cur, i))
@@ -334,13 +418,17 @@ static void settle(sched *s, int32_t i)
     }
 }
 
+static void rules_2_3(sched *s, size_t nv_from);
+static ggfit_status rule_4(sched *s, size_t k_from);
+static void keep_rule1(sched *s);
+
 static ggfit_status assign_backends(sched *s)
 {
     int rc;
 
     /* Rule 1: where the data is. Caller assignments stay. A prep lists
      * the tensors it can decide; the others stay unassigned. */
-    if (s->rule1 && (rc = backends_from_prep(s)) != GGFIT_OK)
+    if (s->rule1 && (rc = backends_from_prep(s, NULL)) != GGFIT_OK)
         return rc;
     for (size_t k = 0; !s->rule1 && k < s->n_leafs + s->n_nodes; k++) {
         int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
@@ -360,18 +448,32 @@ static ggfit_status assign_backends(sched *s)
                 s->nv_buf[s->n_nv++] = s->nodes[k];
         s->nv = s->nv_buf;
     }
-    expand(s, 1, true);
-    expand(s, -1, true);
-    expand(s, 1, false);
-    expand(s, -1, false);
+    if (s->keep)
+        keep_rule1(s);
+    rules_2_3(s, 0);
+    return rule_4(s, 0);
+}
+
+/* Rules 2 and 3 from non-view node nv_from on, and rule 4 from node
+ * position k_from on: from the start, or, resuming, from a node rule 1
+ * placed (see ggfit_sched_keep). */
+static void rules_2_3(sched *s, size_t nv_from)
+{
+    expand(s, 1, true, nv_from);
+    expand(s, -1, true, nv_from);
+    expand(s, 1, false, nv_from);
+    expand(s, -1, false, nv_from);
 
     /* Rule 3. */
-    for (size_t k = 0; k < s->n_nv; k++)
+    for (size_t k = nv_from; k < s->n_nv; k++)
         settle(s, s->nv[k]);
+}
 
+static ggfit_status rule_4(sched *s, size_t k_from)
+{
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
-    for (size_t k = 0; k < s->n_nodes; k++) {
+    for (size_t k = k_from; k < s->n_nodes; k++) {
         int32_t i = s->nodes[k];
         const ggfit_st *t = &s->t[i];
         if (t->view_src >= 0 && s->be[i] < 0)
@@ -411,6 +513,9 @@ static ggfit_status fail_unplaced(sched *s, int32_t p)
                        (int)p, nm(&s->t[p]));
 }
 
+static ggfit_status splits_from(sched *s, size_t k);
+static void keep_checkpoint(sched *s, size_t k);
+
 static ggfit_status make_splits(sched *s)
 {
     const ggfit_st *t = s->t;
@@ -425,9 +530,20 @@ static ggfit_status make_splits(sched *s)
     *sp = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
                             : n_nodes ? s->be[s->nodes[0]] : s->cpu };
     s->n_splits = 1;
+    return splits_from(s, k);
+}
+
+/* Rule 5 from node k on, the split under way being the last one. */
+static ggfit_status splits_from(sched *s, size_t k)
+{
+    const ggfit_st *t = s->t;
+    size_t n_nodes = s->n_nodes;
+    split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
 
     for (; k < n_nodes; k++) {
+        if (s->keep)
+            keep_checkpoint(s, k);
         int32_t i = s->nodes[k];
         const ggfit_st *nd = &t[i];
         if (is_view_op(nd->op))
@@ -522,6 +638,10 @@ static bool reads_fresh(const sched *s, int32_t i)
  * and returns the count; called once (TF_EMITTED starts clear). Positions
  * come before contents because a dependency view may name a view op placed
  * later in its split. */
+static void keep_split_out(sched *s, int32_t sp, size_t k);
+static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k,
+                           int32_t q_kept, size_t k_kept, size_t *k_head);
+
 static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs_out)
 {
     int n_copies = s->in->n_copies, cur_copy = s->in->cur_copy;
@@ -538,6 +658,7 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
             int32_t p = s->graph_inputs[g];
             for (int c = 0; c < n_copies; c++) {
                 if (c != cur_copy) {
+                    s->cbe[k] = -1;
                     PUT(p, c);
                 } else if (s->tf[p] & TF_LEAF) {
                     /* The input itself is the current copy, listed here
@@ -556,8 +677,10 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
             for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
                 s->rec[r].pos = (int32_t)k;
                 s->rec[r].pos_cur = (int32_t)k + cur_copy;
-                for (int c = 0; c < n_copies; c++)
+                for (int c = 0; c < n_copies; c++) {
+                    s->cbe[k] = s->rec[r].backend;
                     PUT(s->rec[r].tensor, c);
+                }
             }
         }
     }
@@ -569,18 +692,46 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
         PUT(i, GGFIT_SCHED_ORIG);
     }
     *n_leafs_out = k;
+#undef HAS_MEM
+#undef PUT
+    return place_splits(s, origin, kind, 0, k, 0, 0, NULL);
+}
 
-    for (int32_t sp = 0; sp < s->n_splits; sp++) {
+/* The output of splits sp0 on, the first at output index k; returns the
+ * output's count. A resume that found split sp0's inputs as they were keeps
+ * its nodes before position q_kept, in place: its nodes go on at output
+ * index k_kept, and *k_head is where its inputs' entries end. */
+static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k,
+                           int32_t q_kept, size_t k_kept, size_t *k_head)
+{
+    int n_copies = s->in->n_copies;
+    bool skip_mem = s->in->for_galloc;
+#define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
+#define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
+    for (int32_t sp = sp0; sp < s->n_splits; sp++) {
         const split *spl = &s->splits[sp];
+        if (s->keep)
+            keep_split_out(s, sp, k);
         for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
             if (!HAS_MEM(s->rec[r].tensor))
                 PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
             if (n_copies == 1) {
                 s->rec[r].pos = s->rec[r].pos_cur = (int32_t)k;
+                s->cbe[k] = s->rec[r].backend;
                 PUT(s->rec[r].tensor, 0);
             }
         }
-        for (int32_t q = spl->k_start; q < spl->k_end; q++) {
+        int32_t q = spl->k_start;
+        if (sp == sp0 && k_head) {
+            *k_head = k;
+            if (q_kept > q) {
+                q = q_kept;
+                k = k_kept;
+            }
+        }
+        for (; q < spl->k_end; q++) {
+            if (s->keep && q % KEEP_EVERY == 0)
+                s->keep->out_at[q / KEEP_EVERY] = (int32_t)k;
             int32_t i = s->nodes[q];
             if (HAS_MEM(i) && !reads_fresh(s, i))
                 continue;
@@ -612,14 +763,17 @@ static bool strided(const ggfit_st *t)
     return false;
 }
 
-static void fill(sched *s, ggfit_sched_out *out)
+/* Fills output entries [k0, n_out). With same, entries are first built
+ * aside and compared with what the buffer holds (the previous split's
+ * output, kept): *same is then the first index that differs. */
+static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t *same)
 {
     const ggfit_st *t = s->t;
-    size_t n_out = out->n_leafs + out->n_nodes;
-    for (size_t k = 0; k < n_out; k++) {
+    ggfit_gt aside;
+    for (size_t k = k0; k < n_out; k++) {
         int32_t o = out->origin[k];
         const ggfit_st *src = &t[o];
-        ggfit_gt *g = &out->t[k];
+        ggfit_gt *g = same && *same == SIZE_MAX ? &aside : &out->t[k];
         /* Every field is written here, the empty ones too: a whole-struct
          * copy of a blank entry costs more than the rest of the loop. The
          * small fields after src are cleared with the padding, so that
@@ -667,18 +821,19 @@ static void fill(sched *s, ggfit_sched_out *out)
             g->src[0] = s->pos[o];
             g->n_src = 1;
         } else {
-            /* A copy: a fresh tensor with the source's layout; a graph
-             * input's extra copies stay on its backend. */
+            /* A copy: a fresh tensor with the source's layout. A split
+             * input's copies are on the split's backend; a graph input's
+             * extra copies stay on its backend. */
             if (s->in->n_copies > 1)
                 g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
-            g->backend = s->be[o];
+            g->backend = out->copy_backend[k] >= 0 ? out->copy_backend[k] : s->be[o];
             g->strided = strided(src);
         }
+        if (g == &aside && memcmp(&aside, &out->t[k], sizeof aside) != 0) {
+            *same = k;
+            out->t[k] = aside;
+        }
     }
-    /* Split inputs' copies are on the split's backend. */
-    for (int32_t r = 0; r < s->n_rec; r++)
-        for (int c = 0; c < s->in->n_copies; c++)
-            out->t[s->rec[r].pos + c].backend = s->rec[r].backend;
 }
 
 /* ------------------------------------------------------------------------
@@ -786,10 +941,15 @@ static size_t out_layout(char *mem, ggfit_sched_out *out, size_t n_out, size_t n
     out->origin = carve(mem, &off, n_out * sizeof(int32_t), _Alignof(int32_t));
     out->backend_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
     out->kind = carve(mem, &off, n_out, 1);
+    out->copy_backend = carve(mem, &off, n_out, 1);
     return off;
 }
 
-ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
+static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s);
+static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_lay);
+
+static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **err,
+                              ggfit_sched_keep *kp)
 {
     if (err)
         *err = NULL;
@@ -813,7 +973,8 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
 
     sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
                 .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
-                .cpu = in->n_backends - 1, .err = err };
+                .cpu = in->n_backends - 1, .err = err, .keep = kp };
+    struct ggfit__buf *work = kp ? kp->work : in->work;
 
     /* Scratch, one block: per-tensor state, the dense lists when the caller
      * gave none, a copy record per source slot and a split per node (both
@@ -834,7 +995,7 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
         s.nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
                          _Alignof(int32_t));
-        if (pass == 0 && !(mem = in->work ? ggfit__buf_get(&in->work[0], off) : ggfit__malloc(off)))
+        if (pass == 0 && !(mem = work ? ggfit__buf_get(&work[0], off) : ggfit__malloc(off)))
             return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         if (pass == 1 && dense) {
             for (size_t i = 0; i < n; i++)
@@ -886,9 +1047,10 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
                 /* Memory came or went: the prep no longer holds. */
                 ggfit_sched_in plain = *in;
                 plain.prep = NULL;
-                if (!in->work)
+                plain.keep = NULL;
+                if (!work)
                     free(mem);
-                return ggfit__sched_split(&plain, out, err);
+                return split_full(&plain, out, err, NULL);
             }
         }
     } else {
@@ -909,8 +1071,8 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
         goto done;
     }
-    recs = in->work ? ggfit__buf_get(&in->work[1], slots * sizeof(copy_rec))
-                    : ggfit__malloc(slots * sizeof(copy_rec));
+    recs = work ? ggfit__buf_get(&work[1], slots * sizeof(copy_rec))
+                : ggfit__malloc(slots * sizeof(copy_rec));
     if (!recs) {
         rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         goto done;
@@ -922,6 +1084,8 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
             if (in->backends[b].bufts & (UINT32_C(1) << bt))
                 s.buft_backends[bt] |= UINT32_C(1) << b;
 
+    if (kp && (rc = keep_size(kp, &s)) != GGFIT_OK)
+        goto done;
     if ((rc = assign_backends(&s)) != GGFIT_OK ||
         (!in->backends_only && (rc = make_splits(&s)) != GGFIT_OK))
         goto done;
@@ -934,17 +1098,21 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
      * pages past what a split uses are never touched. */
     size_t n_leafs_out = 0;
     size_t n_out = in->backends_only ? 0 : count_out(&s, &n_leafs_out);
-    size_t o_off = out_layout(NULL, out, n_out, n);
+    size_t n_lay = n_out;
+    if (kp && n_lay < 2 * (s.n_leafs + s.n_nodes))
+        n_lay = 2 * (s.n_leafs + s.n_nodes);   /* a resume keeps the layout */
+    size_t o_off = out_layout(NULL, out, n_lay, n);
     size_t o_want = out_layout(NULL, out, 2 * (s.n_leafs + s.n_nodes), n);
-    char *omem = in->work ? ggfit__buf_get(&in->work[2], o_want > o_off ? o_want : o_off)
-                          : ggfit__malloc(o_off);
+    char *omem = work ? ggfit__buf_get(&work[2], o_want > o_off ? o_want : o_off)
+                      : ggfit__malloc(o_off);
     if (!omem) {
         memset(out, 0, sizeof *out);
         rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         goto done;
     }
-    out_layout(omem, out, n_out, n);
-    out->borrowed = in->work != NULL;
+    out_layout(omem, out, n_lay, n);
+    s.cbe = out->copy_backend;
+    out->borrowed = work != NULL;
     out->n_backends = in->n_backends;
     if (!in->backends_only) {
         size_t n_leafs_placed = 0, n_placed = place_all(&s, out->origin, out->kind,
@@ -959,7 +1127,7 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         out->n_leafs = n_leafs_placed;
         out->n_nodes = n_placed - n_leafs_placed;
         out->n_splits = s.n_splits;
-        fill(&s, out);
+        fill(&s, out, 0, n_placed, NULL);
     }
     for (size_t i = 0; i < n; i++)
         out->backend_of[i] = s.be[i];
@@ -974,12 +1142,553 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
                 out->galloc[b].same_as = a;
     }
     rc = GGFIT_OK;
+    if (kp)
+        keep_done(kp, &s, out, n_lay);
 done:
-    if (!in->work) {
+    if (!work) {
         free(recs);
         free(mem);
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Keeping a split, and resuming from it
+ * ---------------------------------------------------------------------- */
+
+ggfit_sched_keep *ggfit__sched_keep_new(void)
+{
+    return ggfit__calloc(1, sizeof(ggfit_sched_keep));
+}
+
+void ggfit__sched_keep_drop(ggfit_sched_keep *kp)
+{
+    if (kp)
+        kp->valid = false;
+}
+
+void ggfit__sched_keep_stats(const ggfit_sched_keep *kp, uint64_t *n_resumed, uint64_t *n_redone)
+{
+    *n_resumed = kp ? kp->n_resumed : 0;
+    *n_redone = kp ? kp->n_redone : 0;
+}
+
+void ggfit__sched_keep_free(ggfit_sched_keep *kp)
+{
+    if (!kp)
+        return;
+    for (int k = 0; k < GGFIT_SCHED_WORK; k++)
+        ggfit__buf_free(&kp->work[k]);
+    ggfit__buf_free(&kp->own);
+    free(kp->prev);
+    free(kp);
+}
+
+/* Sizes the keep's own arrays for s's graph before a split from scratch. */
+static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
+{
+    size_t n = s->n, nn = s->n_nodes, off = 0;
+    char *mem = NULL;
+    kp->valid = false;
+    for (int pass = 0; pass < 2; pass++) {
+        off = 0;
+        kp->buft_in = carve(mem, &off, n * sizeof(int16_t), _Alignof(int16_t));
+        kp->npos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->list = carve(mem, &off, 2 * n * sizeof(int32_t), _Alignof(int32_t));
+        kp->late = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
+        kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
+        kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
+        kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
+        kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
+        kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
+        kp->fc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->views = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->backend_in = carve(mem, &off, n, 1);
+        kp->aside = carve(mem, &off, n, 1);
+        kp->mark = carve(mem, &off, n, 1);
+        kp->at = carve(mem, &off, nn, 1);
+        if (pass == 0 && !(mem = ggfit__buf_get(&kp->own, off)))
+            return ggfit__fail(s->err, GGFIT_ENOMEM, "sched: out of memory");
+    }
+    memset(kp->mark, 0, n);
+    kp->max_ck = (int32_t)(nn / KEEP_EVERY + 2);
+    kp->n_ck = 0;
+    kp->n_late = 0;
+    return GGFIT_OK;
+}
+
+static uint8_t at_flags(const sched *s, int32_t i)
+{
+    if (is_view_op(s->t[i].op))
+        return s->be[i] < 0 ? AT_LATE_VIEW : 0;
+    return s->be[i] >= 0 ? AT_ANCHOR : 0;
+}
+
+/* After rule 1 from scratch: the anchors, and what rule 4 will place. A
+ * leaf rule 1 leaves unassigned is placed by rule 4 at its first consumer:
+ * which leafs these are depends on their own memory and inputs only, so
+ * the list holds for every split of the graph. */
+static void keep_rule1(sched *s)
+{
+    ggfit_sched_keep *kp = s->keep;
+    int32_t n_late = 0;
+    for (size_t k = 0; k < s->n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        kp->at[k] = at_flags(s, i);
+        const ggfit_st *t = &s->t[i];
+        for (unsigned j = 0; j < t->n_src; j++) {
+            int32_t p = t->src[j];
+            if (p >= 0 && (s->tf[p] & TF_LEAF) && s->be[p] < 0 && !(s->tf[p] & TF_LATE)) {
+                s->tf[p] |= TF_LATE;
+                kp->late[n_late] = p;
+                kp->late_fc[n_late++] = (int32_t)k;
+            }
+        }
+    }
+    for (size_t q = 0; q < s->n_leafs; q++) {
+        int32_t i = s->leafs[q];
+        if (s->be[i] < 0 && !(s->tf[i] & TF_LATE)) {
+            s->tf[i] |= TF_LATE;
+            kp->late[n_late] = i;
+            kp->late_fc[n_late++] = (int32_t)s->n_nodes;
+        }
+    }
+    kp->n_late = n_late;
+}
+
+static void keep_checkpoint(sched *s, size_t k)
+{
+    ggfit_sched_keep *kp = s->keep;
+    if (k % KEEP_EVERY == 0 && kp->n_ck < kp->max_ck)
+        kp->ck[kp->n_ck++] = (ckpt){ .k = (int32_t)k, .n_splits = s->n_splits, .n_rec = s->n_rec,
+                                     .cur = s->splits[s->n_splits - 1] };
+}
+
+static void keep_split_out(sched *s, int32_t sp, size_t k)
+{
+    s->keep->split_out[sp] = (int32_t)k;
+}
+
+static bool verify_on(void)
+{
+    const char *v = getenv("GGFIT_SCHED_VERIFY");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* In GGFIT_SCHED_VERIFY runs, a copy of the output, to check the next
+ * resume's n_same against. */
+static void keep_prev(ggfit_sched_keep *kp, const ggfit_sched_out *out)
+{
+    size_t n_out = out->n_leafs + out->n_nodes;
+    free(kp->prev);
+    kp->prev = ggfit__malloc(n_out * sizeof *kp->prev + 1);
+    kp->n_prev = kp->prev ? n_out : 0;
+    if (kp->prev)
+        memcpy(kp->prev, out->t, n_out * sizeof *kp->prev);
+}
+
+/* After a split from scratch: what it was for, and its state. */
+static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_lay)
+{
+    const ggfit_sched_in *in = s->in;
+    kp->owner = in->keep_owner;
+    kp->gen = in->keep_gen;
+    kp->t = in->t;
+    kp->leafs = in->leafs;
+    kp->nodes = in->nodes;
+    kp->prep = in->prep;
+    kp->n = s->n;
+    kp->n_leafs = s->n_leafs;
+    kp->n_nodes = s->n_nodes;
+    kp->n_backends = in->n_backends;
+    kp->n_bufts = in->n_bufts;
+    kp->op_offload = in->op_offload;
+    kp->for_galloc = in->for_galloc;
+    memcpy(kp->backends, in->backends, (size_t)in->n_backends * sizeof *kp->backends);
+    memcpy(kp->bufts, in->bufts, (size_t)in->n_bufts * sizeof *kp->bufts);
+    kp->be = s->be;
+    kp->mb = s->mb;
+    kp->tf = s->tf;
+    kp->head = s->head;
+    kp->pos = s->pos;
+    kp->rec = s->rec;
+    kp->n_rec = s->n_rec;
+    kp->max_rec = s->max_rec;
+    kp->splits = s->splits;
+    kp->n_splits = s->n_splits;
+    kp->cap_out = n_lay;
+    out->n_same = 0;
+    kp->out = *out;
+    for (size_t i = 0; i < s->n; i++) {
+        kp->buft_in[i] = in->t[i].buft;
+        kp->backend_in[i] = in->t[i].backend;
+        kp->npos[i] = -1;
+    }
+    /* A resume redoes the rules from a node on and keeps what the nodes
+     * before it read: that holds when every node reads only nodes before
+     * it, as in any graph ggml builds. */
+    kp->resumable = kp->n_ck > 0;
+    int32_t nv = 0;
+    for (size_t k = 0; k < s->n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        kp->npos[i] = (int32_t)k;
+        kp->nv_at[k] = nv;
+        nv += !is_view_op(s->t[i].op);
+    }
+    for (size_t i = 0; i < s->n; i++)
+        kp->fc[i] = (int32_t)s->n_nodes;
+    kp->n_views = 0;
+    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
+        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
+        if (s->t[i].view_src >= 0)
+            kp->views[kp->n_views++] = i;
+    }
+    for (size_t k = s->n_nodes; k-- > 0;) {
+        int32_t i = s->nodes[k];
+        kp->fc[i] = (int32_t)k;
+        for (unsigned j = 0; j < s->t[i].n_src; j++)
+            if (s->t[i].src[j] >= 0)
+                kp->fc[s->t[i].src[j]] = (int32_t)k;
+    }
+    for (size_t k = 0; k < s->n_nodes && kp->resumable; k++) {
+        const ggfit_st *t = &s->t[s->nodes[k]];
+        if (t->view_src >= 0 && kp->npos[t->view_src] >= (int32_t)k)
+            kp->resumable = false;
+        for (unsigned j = 0; j < t->n_src; j++) {
+            int32_t p = t->src[j];
+            if (p >= 0 && (kp->npos[p] >= (int32_t)k ||
+                           (s->t[p].view_src >= 0 && kp->npos[s->t[p].view_src] >= (int32_t)k)))
+                kp->resumable = false;
+        }
+    }
+    kp->valid = true;
+    if (verify_on())
+        keep_prev(kp, out);
+}
+
+/* Whether in is for the graph and backends the keep's split was. The
+ * buffer types may differ past those both have (a fit's projections add
+ * and drop CPU_REPACK, the last): a tensor in one of those has changed its
+ * buffer type, and is redone as such. */
+static bool same_config(const ggfit_sched_keep *kp, const ggfit_sched_in *in)
+{
+    if (kp->owner != in->keep_owner || kp->gen != in->keep_gen || kp->t != in->t ||
+        kp->leafs != in->leafs || kp->nodes != in->nodes || kp->prep != in->prep ||
+        kp->n != in->n_tensors || kp->n_leafs != in->n_leafs || kp->n_nodes != in->n_nodes ||
+        kp->n_backends != in->n_backends || kp->op_offload != in->op_offload ||
+        kp->for_galloc != in->for_galloc)
+        return false;
+    int common = kp->n_bufts < in->n_bufts ? kp->n_bufts : in->n_bufts;
+    uint32_t mask = common >= 32 ? UINT32_MAX : (UINT32_C(1) << common) - 1;
+    for (int b = 0; b < in->n_backends; b++) {
+        const ggfit_sched_backend *x = &kp->backends[b], *y = &in->backends[b];
+        if (x->buft != y->buft || y->buft >= common || ((x->bufts ^ y->bufts) & mask) ||
+            x->is_cpu != y->is_cpu || x->offload != y->offload ||
+            x->offload_min_batch != y->offload_min_batch)
+            return false;
+    }
+    for (int b = 0; b < common; b++) {
+        const ggfit_sched_buft *x = &kp->bufts[b], *y = &in->bufts[b];
+        if (x->is_host != y->is_host || x->alignment != y->alignment || x->max_size != y->max_size)
+            return false;
+    }
+    return true;
+}
+
+/* The kept split resumed for in (see ggfit_sched_keep in sched.h). Sets
+ * *done, or leaves it false when the split must start from scratch (which
+ * also reports any error). The marks are all clear between calls. */
+static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_out *out,
+                   bool *done)
+{
+    *done = false;
+    if (!kp->resumable)
+        return;
+    const ggfit_sched_prep *prep = in->prep;
+    const ggfit_st *t = in->t;
+    size_t n = kp->n, n_nodes = kp->n_nodes;
+    sched s = { .in = in, .t = t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
+                .n_leafs = in->n_leafs, .n_nodes = n_nodes, .nb = in->n_backends,
+                .cpu = in->n_backends - 1, .err = NULL,
+                .be = kp->be, .mb = kp->mb, .tf = kp->tf, .head = kp->head, .pos = kp->pos,
+                .nv = prep->nv, .n_nv = prep->n_nv, .rule1 = prep->rule1,
+                .rule1_by = prep->rule1_by, .rule1_kind = prep->rule1_kind,
+                .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
+                .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
+                .keep = kp, .cbe = kp->out.copy_backend };
+    for (int bt = 0; bt < in->n_bufts; bt++)
+        for (int b = 0; b < in->n_backends; b++)
+            if (in->backends[b].bufts & (UINT32_C(1) << bt))
+                s.buft_backends[bt] |= UINT32_C(1) << b;
+    uint8_t *mark = kp->mark;
+    int32_t *changed = kp->list, *aside_i = kp->list + n;
+    int8_t *aside = kp->aside;
+
+    /* What changed: a tensor's buffer type or backend, and the views of a
+     * tensor whose buffer type changed (they live in its memory). A target
+     * out of range, or memory that came or went, is for the full split. */
+    uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
+    size_t n_chg = 0, n_scan = in->moving ? in->n_moving : n;
+    for (size_t q = 0; q < n_scan; q++) {
+        size_t i = in->moving ? (size_t)in->moving[q] : q;
+        if (i >= n)
+            goto scratch;
+        const ggfit_st *ti = &t[i];
+        if (ti->buft == kp->buft_in[i] && ti->backend == kp->backend_in[i])
+            continue;
+        if (!(s.tf[i] & (TF_LEAF | TF_NODE)))
+            continue;
+        if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends ||
+            ((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0))
+            goto scratch;
+        mark[i] = KEEP_CHANGED;
+        changed[n_chg++] = (int32_t)i;
+    }
+    size_t n_out_old = kp->out.n_leafs + kp->out.n_nodes;
+    if (n_chg == 0) {
+        *out = kp->out;
+        out->n_same = n_out_old;
+        *done = true;
+        return;
+    }
+    for (int32_t q = 0; q < kp->n_views; q++) {
+        int32_t i = kp->views[q], v = t[i].view_src;
+        if ((mark[v] & KEEP_CHANGED) && !mark[i]) {
+            mark[i] = KEEP_VIEW;
+            changed[n_chg++] = i;
+        }
+    }
+
+    /* The first node that is, or reads, a changed tensor; the rules start
+     * again at the last node before it that rule 1 placed. */
+    size_t first = n_nodes;
+    for (size_t q = 0; q < n_chg; q++)
+        if ((size_t)kp->fc[changed[q]] < first)
+            first = (size_t)kp->fc[changed[q]];
+    size_t kw = first;
+    while (kw > 0 && !(kp->at[kw - 1] & AT_ANCHOR))
+        kw--;
+    if (first == n_nodes || kw == 0)
+        goto scratch;
+    kw--;
+    int32_t c = kp->n_ck - 1;
+    while (c >= 0 && kp->ck[c].k > (int32_t)kw)
+        c--;
+    if (c < 0)
+        goto scratch;
+    ckpt ck = kp->ck[c];
+
+    /* Redo from kw: the nodes there and after, the leafs rule 4 places
+     * there or after, and what changed. */
+    size_t n_late_from = 0;
+    while (n_late_from < (size_t)kp->n_late && kp->late_fc[n_late_from] < (int32_t)kw)
+        n_late_from++;
+#define REDO(i) do { int32_t i_ = (i); s.be[i_] = t[i_].backend; \
+                     s.mb[i_] = mem_buft_of(t, i_); mark[i_] |= KEEP_REDO; } while (0)
+    for (size_t k = kw; k < n_nodes; k++)
+        REDO(s.nodes[k]);
+    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+        REDO(kp->late[q]);
+    for (size_t q = 0; q < n_chg; q++)
+        REDO(changed[q]);
+#undef REDO
+    if (backends_from_prep(&s, mark) != GGFIT_OK)
+        goto scratch;
+    /* A changed leaf keeps its part: placed by rule 1, or left to rule 4. */
+    for (size_t q = 0; q < n_chg; q++) {
+        int32_t i = changed[q];
+        if ((s.tf[i] & TF_LEAF) && (s.be[i] < 0) != ((s.tf[i] & TF_LATE) != 0))
+            goto scratch;
+    }
+    for (size_t k = kw; k < n_nodes; k++)
+        kp->at[k] = at_flags(&s, s.nodes[k]);
+
+    /* Rules 2 and 3 ran before rule 4 placed anything: what rule 4 placed
+     * before kw is set aside while they run. */
+    size_t n_aside = 0;
+    for (size_t q = 0; q < n_late_from; q++) {
+        aside_i[n_aside] = kp->late[q];
+        aside[n_aside++] = s.be[kp->late[q]];
+        s.be[kp->late[q]] = -1;
+    }
+    for (size_t k = 0; k < kw; k++)
+        if (kp->at[k] & AT_LATE_VIEW) {
+            aside_i[n_aside] = s.nodes[k];
+            aside[n_aside++] = s.be[s.nodes[k]];
+            s.be[s.nodes[k]] = -1;
+        }
+    rules_2_3(&s, (size_t)kp->nv_at[kw]);
+    for (size_t q = 0; q < n_aside; q++)
+        s.be[aside_i[q]] = aside[q];
+    if (rule_4(&s, kw) != GGFIT_OK)
+        goto scratch;
+
+    /* Rule 5 from the checkpoint: the records made after it undone (each
+     * was pushed at its tensor's head). The inputs split sp0 (under way
+     * at the checkpoint) had are noted first. */
+    int32_t sp0 = ck.n_splits - 1;
+    split old0 = s.splits[sp0];
+    int32_t n_old_in = old0.rec_first + old0.n_inputs - ck.n_rec;
+    if (n_old_in < 0 || (size_t)n_old_in > n)
+        n_old_in = -1;
+    for (int32_t r = 0; r < n_old_in; r++) {
+        aside_i[r] = s.rec[ck.n_rec + r].tensor;
+        aside[r] = s.rec[ck.n_rec + r].backend;
+    }
+    for (int32_t r = s.n_rec - 1; r >= ck.n_rec; r--)
+        s.head[s.rec[r].tensor] = s.rec[r].next;
+    s.n_rec = ck.n_rec;
+    s.n_splits = ck.n_splits;
+    s.splits[s.n_splits - 1] = ck.cur;
+    kp->n_ck = c;
+    if (splits_from(&s, (size_t)ck.k) != GGFIT_OK)
+        goto scratch;
+
+    /* The output from the head of the split under way at the checkpoint,
+     * where its copies are. */
+    size_t n_leafs_out = 0;
+    if (count_out(&s, &n_leafs_out) > kp->cap_out)
+        goto scratch;
+    /* When split sp0 has the inputs it had, in the same order, its
+     * entries before node ck.k are as they were (nodes before kw read and
+     * decide as before, and every index they hold is before them). */
+    size_t o0 = (size_t)kp->split_out[sp0];
+    const split *new0 = &s.splits[sp0];
+    bool kept = n_old_in >= 0 && new0->rec_first == old0.rec_first &&
+                new0->n_inputs == old0.n_inputs && ck.k > new0->k_start &&
+                ck.k < old0.k_end && ck.k < new0->k_end;   /* node ck.k in sp0 both times */
+    for (int32_t r = 0; kept && r < n_old_in; r++)
+        kept = s.rec[ck.n_rec + r].tensor == aside_i[r] && s.rec[ck.n_rec + r].backend == aside[r];
+    size_t k_kept = kept ? (size_t)kp->out_at[ck.k / KEEP_EVERY] : o0, k_head = o0;
+    ggfit_sched_out *ko = &kp->out;
+    for (size_t q = k_kept; q < n_out_old; q++)
+        if (ko->kind[q] == GGFIT_SCHED_ORIG)
+            s.pos[ko->origin[q]] = -1;
+    size_t n_placed = place_splits(&s, ko->origin, ko->kind, sp0, o0, kept ? ck.k : 0, k_kept,
+                                   &k_head);
+    ko->n_nodes = n_placed - ko->n_leafs;
+    ko->n_splits = s.n_splits;
+    /* The leafs keep their places, not always their backends (those rule
+     * 4 places at a consumer after kw). */
+    size_t same = SIZE_MAX;
+    fill(&s, ko, 0, ko->n_leafs, &same);
+    if (kept)
+        fill(&s, ko, o0, k_head, &same);
+    fill(&s, ko, k_kept, n_placed, &same);
+    if (same > n_placed)
+        same = n_placed;
+    ko->n_same = same < n_out_old ? same : n_out_old;
+    for (size_t k = kw; k < n_nodes; k++)
+        ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
+    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+        ko->backend_of[kp->late[q]] = s.be[kp->late[q]];
+
+    /* The keep now describes this split. */
+    for (size_t q = 0; q < n_chg; q++) {
+        int32_t i = changed[q];
+        ko->backend_of[i] = s.be[i];
+        kp->buft_in[i] = t[i].buft;
+        kp->backend_in[i] = t[i].backend;
+        mark[i] = 0;
+    }
+    for (size_t k = kw; k < n_nodes; k++)
+        mark[s.nodes[k]] = 0;
+    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+        mark[kp->late[q]] = 0;
+    kp->n_rec = s.n_rec;
+    kp->n_splits = s.n_splits;
+    kp->n_bufts = in->n_bufts;
+    memcpy(kp->backends, in->backends, (size_t)in->n_backends * sizeof *kp->backends);
+    memcpy(kp->bufts, in->bufts, (size_t)in->n_bufts * sizeof *kp->bufts);
+    kp->n_resumed++;
+    kp->n_redone += n_nodes - kw;
+    *out = *ko;
+    *done = true;
+    return;
+scratch:
+    memset(mark, 0, n);
+    kp->valid = false;
+}
+
+/* GGFIT_SCHED_VERIFY: every tensor's buft and backend are the keep's
+ * (which the resume updated for the moving ones only). */
+static bool moving_holds(const ggfit_sched_in *in, const ggfit_sched_keep *kp)
+{
+    for (size_t i = 0; i < kp->n; i++)
+        if ((kp->tf[i] & (TF_LEAF | TF_NODE)) &&
+            (in->t[i].buft != kp->buft_in[i] || in->t[i].backend != kp->backend_in[i]))
+            return false;
+    return true;
+}
+
+/* GGFIT_SCHED_VERIFY: a resumed split against one from scratch. */
+static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_sched_keep *kp)
+{
+    ggfit_sched_in plain = *in;
+    plain.keep = NULL;
+    plain.work = NULL;
+    ggfit_sched_out ref;
+    char *err = NULL;
+    if (split_full(&plain, &ref, &err, NULL) != GGFIT_OK) {
+        fprintf(stderr, "GGFIT_SCHED_VERIFY: the split from scratch failed: %s\n",
+                err ? err : "?");
+        abort();
+    }
+    size_t n_out = out->n_leafs + out->n_nodes;
+    const char *what = NULL;
+    if (ref.n_leafs != out->n_leafs || ref.n_nodes != out->n_nodes || ref.n_splits != out->n_splits)
+        what = "counts";
+    else if (memcmp(ref.t, out->t, n_out * sizeof *out->t) != 0)
+        what = "graph";
+    else if (memcmp(ref.origin, out->origin, n_out * sizeof *out->origin) != 0 ||
+             memcmp(ref.kind, out->kind, n_out) != 0)
+        what = "origins";
+    else if (memcmp(ref.backend_of, out->backend_of, in->n_tensors * sizeof *out->backend_of))
+        what = "backends";
+    else if (in->moving && !moving_holds(in, kp))
+        what = "moving";
+    else if (out->n_same > kp->n_prev ||
+             memcmp(kp->prev, out->t, out->n_same * sizeof *out->t) != 0)
+        what = "n_same";
+    if (what) {
+        size_t k = 0;
+        while (k < n_out && k < ref.n_leafs + ref.n_nodes && !memcmp(&ref.t[k], &out->t[k], sizeof ref.t[k]))
+            k++;
+        fprintf(stderr, "GGFIT_SCHED_VERIFY: a resumed split differs (%s; first entry %zu of %zu)\n",
+                what, k, n_out);
+        for (size_t q = k > 2 ? k - 2 : 0; q < k + 3 && q < n_out && q < ref.n_leafs + ref.n_nodes; q++)
+            fprintf(stderr, "  %zu: from scratch tensor %d kind %d backend %d, resumed tensor %d kind "
+                    "%d backend %d\n", q, ref.origin[q], ref.kind[q], ref.t[q].backend,
+                    out->origin[q], out->kind[q], out->t[q].backend);
+        abort();
+    }
+    ggfit__sched_free(&ref);
+    keep_prev(kp, out);
+}
+
+ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
+{
+    ggfit_sched_keep *kp = in ? in->keep : NULL;
+    if (!kp)
+        return split_full(in, out, err, NULL);
+    if (!out || !in->prep || !in->leafs || !in->nodes || in->n_copies != 1 || in->backends_only ||
+        !in->backends || !in->bufts || !in->t) {
+        kp->valid = false;
+        return split_full(in, out, err, NULL);
+    }
+    if (err)
+        *err = NULL;
+    if (kp->valid && same_config(kp, in)) {
+        bool done = false;
+        resume(kp, in, out, &done);
+        if (done) {
+            if (verify_on())
+                verify(in, out, kp);
+            return GGFIT_OK;
+        }
+    }
+    kp->valid = false;
+    return split_full(in, out, err, kp);
 }
 
 ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)

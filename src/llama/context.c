@@ -191,6 +191,18 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         serr = NULL;
     }
     in.prep = prep && prep->tf ? prep : NULL;
+    /* A kept graph's projections resume the scheduler's last split. */
+    if (c && !probe && !g->names && pr->cache) {
+        if (!pr->cache->keep)
+            pr->cache->keep = ggfit__sched_keep_new();
+        in.keep = pr->cache->keep;
+        in.keep_owner = c;
+        in.keep_gen = c->gen;
+        if (c->moving.valid) {
+            in.moving = c->moving.idx.p;
+            in.n_moving = c->moving.n;
+        }
+    }
     ggfit_status rc = ggfit__sched_split(&in, &so, &serr);
     if (!rc && g->names && !probe)
         ggfit__dump_scheduled(&in, &so);

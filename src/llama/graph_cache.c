@@ -323,6 +323,7 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
             gentry_clear(&c->e[k]);
         for (int k = 0; k < GGFIT_SCHED_WORK + 2; k++)
             ggfit__buf_free(&c->work[k]);
+        ggfit__sched_keep_free(c->keep);
         for (int k = 0; k < PMEMO_SLOTS; k++) {
             ggfit__buf_free(&c->memo[k].key);
             ggfit__buf_free(&c->memo[k].placement);

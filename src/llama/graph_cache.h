@@ -93,6 +93,9 @@ struct ggfit__gcache {
     ggfit__buf work[GGFIT_SCHED_WORK + 2]; /* the scheduler's, then ggml-alloc's
                                               scratch, then the compute memo's key
                                               under way, kept between projections */
+    struct ggfit_sched_keep *keep; /* the scheduler's last split of a
+                                      kept graph, to resume from; NULL until
+                                      one is made */
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
