@@ -1011,6 +1011,7 @@ static void test_keep_resumes(void **state)
     (void)state;
     static lgraph g;
     uint64_t total_resumed = 0;
+    int n_tails = 0;
     for (int variant = 0; variant < 2; variant++) {
         lg_build(&g);
         bool for_galloc = variant == 0;
@@ -1080,6 +1081,26 @@ static void test_keep_resumes(void **state)
             assert_true(o.n_same <= n_prev);
             if (o.n_same)
                 assert_memory_equal(o.t, prev, o.n_same * sizeof *o.t);
+            /* The tail is the last output's, its indices mapped. */
+            assert_true(o.tail_new <= n_out);
+            if (o.tail_new < n_out) {
+                n_tails++;
+                assert_true(o.tail_old >= o.n_placed_same && o.tail_old <= n_prev);
+                assert_int_equal(n_out - o.tail_new, n_prev - o.tail_old);
+                for (size_t k = o.tail_new; k < n_out; k++) {
+                    ggfit_gt e = prev[o.tail_old + (k - o.tail_new)];
+                    for (int j = -1; j < (int)e.n_src; j++) {
+                        int32_t *x = j < 0 ? &e.view_src : &e.src[j];
+                        if (*x < 0 || (size_t)*x < o.n_placed_same)
+                            continue;
+                        if ((size_t)*x >= o.tail_old)
+                            *x = (int32_t)((size_t)*x - o.tail_old + o.tail_new);
+                        else
+                            *x = o.mid_new[(size_t)*x - o.n_placed_same];
+                    }
+                    assert_memory_equal(&e, &o.t[k], sizeof e);
+                }
+            }
             free(prev);
             prev = malloc(n_out * sizeof *prev + 1);
             assert_non_null(prev);
@@ -1090,7 +1111,6 @@ static void test_keep_resumes(void **state)
         }
         uint64_t n_resumed, n_redone;
         ggfit__sched_keep_stats(kp, &n_resumed, &n_redone);
-        printf("variant %d: %llu resumed, %llu redone\n", variant, (unsigned long long)n_resumed, (unsigned long long)n_redone);
         /* Most splits resume, and redo well under the whole graph. */
         assert_true(n_resumed >= 150);
         assert_true(n_redone < n_resumed * g.n_nodes * 3 / 4);
@@ -1099,8 +1119,9 @@ static void test_keep_resumes(void **state)
         ggfit__sched_keep_free(kp);
         ggfit__sched_prep_free(&prep);
     }
-    printf("sched: %llu splits resumed from a kept one, each as from scratch\n",
-           (unsigned long long)total_resumed);
+    printf("sched: %llu splits resumed from a kept one, each as from scratch; %d ended in the "
+           "last one's tail\n", (unsigned long long)total_resumed, n_tails);
+    assert_true(n_tails > 100);
 }
 
 int main(void)

@@ -50,6 +50,8 @@ enum {
     KEEP_CHANGED = 1,     /* its buffer type or backend changed */
     KEEP_VIEW = 2,        /* a view of a tensor that changed */
     KEEP_REDO = 4,        /* decided again: rule 1 runs on it */
+    KEEP_DIRTY = 8,       /* its backend or memory differs from the kept
+                             split's, or it changed */
 };
 
 /* Per node position, after rule 1 (ggfit_sched_keep.at). */
@@ -157,6 +159,14 @@ struct ggfit_sched_keep {
     int32_t *views;       /* the listed tensors with a view_src */
     int32_t n_views;
     uint64_t n_resumed, n_redone; /* ggfit__sched_keep_stats */
+    int8_t *old_be, *old_mb; /* a resume's scratch: the kept split's
+                             backend and memory of what it decides again */
+    split *old_splits;    /* and its splits from the checkpoint's on */
+    int32_t *old_rec;     /* and their inputs (tensor, backend pairs) */
+    int32_t *mid_map;     /* ggfit_sched_out.mid_new */
+    int32_t *mid;         /* and its output's origin, kind and copy backend
+                             between the first entry rewritten and the
+                             reused tail (3 per entry) */
     ggfit_gt *prev;       /* GGFIT_SCHED_VERIFY: the last output, copied */
     size_t n_prev;
 };
@@ -1128,6 +1138,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         out->n_nodes = n_placed - n_leafs_placed;
         out->n_splits = s.n_splits;
         fill(&s, out, 0, n_placed, NULL);
+        out->tail_new = n_placed;   /* no tail of an earlier split */
     }
     for (size_t i = 0; i < n; i++)
         out->backend_of[i] = s.be[i];
@@ -1206,6 +1217,14 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->backend_in = carve(mem, &off, n, 1);
         kp->aside = carve(mem, &off, n, 1);
         kp->mark = carve(mem, &off, n, 1);
+        kp->old_be = carve(mem, &off, n, 1);
+        kp->old_mb = carve(mem, &off, n, 1);
+        kp->old_splits = carve(mem, &off, (nn + 1) * sizeof(split), _Alignof(split));
+        kp->old_rec = carve(mem, &off, 2 * s->max_rec * sizeof(int32_t), _Alignof(int32_t));
+        kp->mid = carve(mem, &off, 3 * 2 * (s->n_leafs + nn) * sizeof(int32_t),
+                        _Alignof(int32_t));
+        kp->mid_map = carve(mem, &off, 2 * (s->n_leafs + nn) * sizeof(int32_t),
+                            _Alignof(int32_t));
         kp->at = carve(mem, &off, nn, 1);
         if (pass == 0 && !(mem = ggfit__buf_get(&kp->own, off)))
             return ggfit__fail(s->err, GGFIT_ENOMEM, "sched: out of memory");
@@ -1395,6 +1414,70 @@ static bool same_config(const ggfit_sched_keep *kp, const ggfit_sched_in *in)
     return true;
 }
 
+/* Whether tensor i and what its entry reads decide as in the kept split. */
+static bool clean(const sched *s, const uint8_t *mark, int32_t i)
+{
+    const ggfit_st *t = &s->t[i];
+    if ((mark[i] & KEEP_DIRTY) || (t->view_src >= 0 && (mark[t->view_src] & KEEP_DIRTY)))
+        return false;
+    for (unsigned j = 0; j < t->n_src; j++) {
+        int32_t p = t->src[j];
+        if (p >= 0 && ((mark[p] & KEEP_DIRTY) ||
+                       (s->t[p].view_src >= 0 && (mark[s->t[p].view_src] & KEEP_DIRTY))))
+            return false;
+    }
+    return true;
+}
+
+/* The first of the last splits that are the kept split's (the same
+ * backend, nodes and inputs, the old ones shifted by the change in the
+ * number of splits) and whose tensors decide as they did; n_splits when
+ * none. Old splits sp0 on are in kp->old_splits, their inputs from record
+ * rec0 on in kp->old_rec. */
+static int32_t tail_split(const sched *s, const ggfit_sched_keep *kp, int32_t sp0,
+                          int32_t n_old_splits, int32_t rec0, int32_t n_old_rec)
+{
+    const uint8_t *mark = kp->mark;
+    int32_t shift = s->n_splits - (sp0 + n_old_splits), j = s->n_splits - 1;
+    for (; j > sp0 && j - shift > sp0; j--) {
+        const split *a = &s->splits[j], *b = &kp->old_splits[j - shift - sp0];
+        if (a->backend != b->backend || a->k_start != b->k_start || a->k_end != b->k_end ||
+            a->n_inputs != b->n_inputs || b->rec_first < rec0 ||
+            b->rec_first + b->n_inputs > rec0 + n_old_rec)
+            break;
+        bool same = true;
+        for (int32_t r = 0; same && r < a->n_inputs; r++) {
+            const copy_rec *x = &s->rec[a->rec_first + r];
+            const int32_t *y = &kp->old_rec[2 * (b->rec_first - rec0 + r)];
+            same = x->tensor == y[0] && x->backend == y[1] && clean(s, mark, x->tensor);
+        }
+        for (int32_t q = a->k_start; same && q < a->k_end; q++)
+            same = clean(s, mark, s->nodes[q]);
+        if (!same)
+            break;
+    }
+    return j + 1;
+}
+
+/* What each kept output entry between k0 and t_old (described in
+ * kp->mid) is now: its new index, or -1. */
+static void map_middle(sched *s, size_t k0, size_t t_old)
+{
+    const int32_t *mid = s->keep->mid;
+    int32_t *map = s->keep->mid_map;
+    for (size_t x = k0; x < t_old; x++) {
+        const int32_t *m = &mid[3 * (x - k0)];
+        int32_t to = -1;
+        if (m[1] == GGFIT_SCHED_ORIG) {
+            to = s->pos[m[0]];
+        } else if (m[1] >= 0 && m[2] >= 0) {
+            int32_t r = find_copy(s, m[0], m[2]);
+            to = r >= 0 ? s->rec[r].pos_cur : -1;
+        }
+        map[x - k0] = to;
+    }
+}
+
 /* The kept split resumed for in (see ggfit_sched_keep in sched.h). Sets
  * *done, or leaves it false when the split must start from scratch (which
  * also reports any error). The marks are all clear between calls. */
@@ -1446,8 +1529,9 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     }
     size_t n_out_old = kp->out.n_leafs + kp->out.n_nodes;
     if (n_chg == 0) {
+        kp->out.n_same = kp->out.n_placed_same = n_out_old;
+        kp->out.tail_new = n_out_old;
         *out = kp->out;
-        out->n_same = n_out_old;
         *done = true;
         return;
     }
@@ -1483,8 +1567,10 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     size_t n_late_from = 0;
     while (n_late_from < (size_t)kp->n_late && kp->late_fc[n_late_from] < (int32_t)kw)
         n_late_from++;
-#define REDO(i) do { int32_t i_ = (i); s.be[i_] = t[i_].backend; \
-                     s.mb[i_] = mem_buft_of(t, i_); mark[i_] |= KEEP_REDO; } while (0)
+#define REDO(i) do { int32_t i_ = (i); \
+                     if (!(mark[i_] & KEEP_REDO)) { kp->old_be[i_] = s.be[i_]; kp->old_mb[i_] = s.mb[i_]; } \
+                     s.be[i_] = t[i_].backend; s.mb[i_] = mem_buft_of(t, i_); \
+                     mark[i_] |= KEEP_REDO; } while (0)
     for (size_t k = kw; k < n_nodes; k++)
         REDO(s.nodes[k]);
     for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
@@ -1522,6 +1608,17 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         s.be[aside_i[q]] = aside[q];
     if (rule_4(&s, kw) != GGFIT_OK)
         goto scratch;
+    /* What now differs from the kept split. */
+#define DIRTY(i) do { int32_t i_ = (i); \
+                      if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
+                          s.mb[i_] != kp->old_mb[i_]) mark[i_] |= KEEP_DIRTY; } while (0)
+    for (size_t k = kw; k < n_nodes; k++)
+        DIRTY(s.nodes[k]);
+    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+        DIRTY(kp->late[q]);
+    for (size_t q = 0; q < n_chg; q++)
+        DIRTY(changed[q]);
+#undef DIRTY
 
     /* Rule 5 from the checkpoint: the records made after it undone (each
      * was pushed at its tensor's head). The inputs split sp0 (under way
@@ -1534,6 +1631,14 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     for (int32_t r = 0; r < n_old_in; r++) {
         aside_i[r] = s.rec[ck.n_rec + r].tensor;
         aside[r] = s.rec[ck.n_rec + r].backend;
+    }
+    /* The kept split's splits and inputs from there on, for a tail of
+     * its output that may stay. */
+    int32_t n_old_splits = s.n_splits - sp0, n_old_rec = s.n_rec - ck.n_rec;
+    memcpy(kp->old_splits, s.splits + sp0, (size_t)n_old_splits * sizeof *kp->old_splits);
+    for (int32_t r = 0; r < n_old_rec; r++) {
+        kp->old_rec[2 * r] = s.rec[ck.n_rec + r].tensor;
+        kp->old_rec[2 * r + 1] = s.rec[ck.n_rec + r].backend;
     }
     for (int32_t r = s.n_rec - 1; r >= ck.n_rec; r--)
         s.head[s.rec[r].tensor] = s.rec[r].next;
@@ -1561,6 +1666,26 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         kept = s.rec[ck.n_rec + r].tensor == aside_i[r] && s.rec[ck.n_rec + r].backend == aside[r];
     size_t k_kept = kept ? (size_t)kp->out_at[ck.k / KEEP_EVERY] : o0, k_head = o0;
     ggfit_sched_out *ko = &kp->out;
+
+    /* The splits at the end that are the kept split's, on tensors that
+     * decide as they did, have its output entries, moved and with their
+     * indices mapped (ggfit_sched_out.tail_new): ggml-alloc's walk there
+     * may meet the kept one's again. */
+    int32_t tail = tail_split(&s, kp, sp0, n_old_splits, ck.n_rec, n_old_rec);
+    size_t t_old = n_out_old;
+    if (tail < s.n_splits) {
+        int32_t old_j = tail - (s.n_splits - (sp0 + n_old_splits));
+        t_old = (size_t)kp->split_out[old_j];
+        if (t_old < k_kept || t_old > n_out_old) {
+            tail = s.n_splits;
+            t_old = n_out_old;
+        }
+    }
+    for (size_t q = k_kept; q < t_old; q++) {
+        kp->mid[3 * (q - k_kept)] = ko->origin[q];
+        kp->mid[3 * (q - k_kept) + 1] = ko->kind[q];
+        kp->mid[3 * (q - k_kept) + 2] = ko->copy_backend[q];
+    }
     for (size_t q = k_kept; q < n_out_old; q++)
         if (ko->kind[q] == GGFIT_SCHED_ORIG)
             s.pos[ko->origin[q]] = -1;
@@ -1568,6 +1693,15 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                                    &k_head);
     ko->n_nodes = n_placed - ko->n_leafs;
     ko->n_splits = s.n_splits;
+    ko->n_placed_same = k_kept;
+    ko->tail_new = n_placed;
+    ko->tail_old = n_out_old;
+    ko->mid_new = kp->mid_map;
+    if (tail < s.n_splits && n_placed - (size_t)kp->split_out[tail] == n_out_old - t_old) {
+        ko->tail_new = (size_t)kp->split_out[tail];
+        ko->tail_old = t_old;
+        map_middle(&s, k_kept, t_old);
+    }
     /* The leafs keep their places, not always their backends (those rule
      * 4 places at a consumer after kw). */
     size_t same = SIZE_MAX;
@@ -1578,6 +1712,16 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     if (same > n_placed)
         same = n_placed;
     ko->n_same = same < n_out_old ? same : n_out_old;
+    /* Entries below n_same are also where they were. */
+    if (ko->n_same > ko->n_placed_same) {
+        ko->mid_new += ko->n_same - ko->n_placed_same;
+        ko->n_placed_same = ko->n_same;
+    }
+    if (ko->n_placed_same > ko->tail_old) {
+        ko->tail_new = n_placed;   /* (the tail starts in the same part) */
+        ko->tail_old = n_out_old;
+        ko->n_placed_same = ko->n_same;
+    }
     for (size_t k = kw; k < n_nodes; k++)
         ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
     for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
@@ -1621,6 +1765,35 @@ static bool moving_holds(const ggfit_sched_in *in, const ggfit_sched_keep *kp)
     return true;
 }
 
+/* GGFIT_SCHED_VERIFY: the output's tail is the kept one's, mapped (see
+ * ggfit_sched_out.tail_new). */
+static bool tail_holds(const ggfit_sched_out *out, const ggfit_sched_keep *kp)
+{
+    size_t n_out = out->n_leafs + out->n_nodes;
+    if (out->tail_new > n_out || out->n_placed_same > n_out || out->n_same > out->n_placed_same)
+        return false;
+    if (out->tail_new == n_out)
+        return true;
+    if (out->tail_old > kp->n_prev || n_out - out->tail_new != kp->n_prev - out->tail_old ||
+        out->tail_old < out->n_placed_same)
+        return false;
+    for (size_t k = out->tail_new; k < n_out; k++) {
+        ggfit_gt g = kp->prev[out->tail_old + (k - out->tail_new)];
+        for (int j = -1; j < (int)g.n_src; j++) {
+            int32_t *x = j < 0 ? &g.view_src : &g.src[j];
+            if (*x < 0 || (size_t)*x < out->n_placed_same)
+                continue;
+            if ((size_t)*x >= out->tail_old)
+                *x = (int32_t)((size_t)*x - out->tail_old + out->tail_new);
+            else if ((*x = out->mid_new[(size_t)*x - out->n_placed_same]) < 0)
+                return false;
+        }
+        if (memcmp(&g, &out->t[k], sizeof g) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* GGFIT_SCHED_VERIFY: a resumed split against one from scratch. */
 static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_sched_keep *kp)
 {
@@ -1647,6 +1820,8 @@ static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_s
         what = "backends";
     else if (in->moving && !moving_holds(in, kp))
         what = "moving";
+    else if (!tail_holds(out, kp))
+        what = "tail";
     else if (out->n_same > kp->n_prev ||
              memcmp(kp->prev, out->t, out->n_same * sizeof *out->t) != 0)
         what = "n_same";

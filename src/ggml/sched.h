@@ -275,6 +275,17 @@ typedef struct ggfit_sched_out {
     size_t n_same;        /* with keep: entries [0, n_same) of t are byte
                              for byte those of the previous split made with
                              the same keep, owner and gen; else 0 */
+    size_t n_placed_same; /* with keep: entries [0, n_placed_same) are where
+                             the previous split's were (their contents may
+                             differ); else 0 */
+    size_t tail_new, tail_old; /* with keep: entries [tail_new, n) are the
+                             previous split's [tail_old, its n) with their
+                             indices mapped: one at or past tail_old moved by
+                             tail_new - tail_old, one below n_placed_same
+                             kept, one in between to mid_new[it -
+                             n_placed_same] (-1: it has no counterpart);
+                             tail_new is n when there is no such tail */
+    const int32_t *mid_new;
     bool borrowed;        /* the memory is the caller's work buffer */
 } ggfit_sched_out;
 
