@@ -902,16 +902,17 @@ static void test_prep_targets(void **state)
  * pin changes; each split resumed from the kept one must be byte for byte a
  * split from scratch, and its n_same true. */
 #define LG_LAYERS 24
-#define LG_MAX (16 + 20 * LG_LAYERS)
+#define LG_MAX (16 + 22 * LG_LAYERS)
 
 typedef struct lgraph {
     ggfit_st t[LG_MAX];
     int32_t leafs[LG_MAX], nodes[LG_MAX], moving[LG_MAX];
     size_t n, n_leafs, n_nodes, n_moving;
     int32_t w[LG_LAYERS][4];   /* per layer: attention, up, gate and down weights */
-    int32_t cache[LG_LAYERS], norm[LG_LAYERS];
+    int32_t cache[LG_LAYERS], norm[LG_LAYERS], rope[LG_LAYERS], attn[LG_LAYERS];
     ggfit_sched_buft bufts[4];
-    ggfit_sched_backend be[3];
+    ggfit_sched_backend be[4];
+    int n_be, cpu;        /* backends; the CPU's index */
 } lgraph;
 
 static int32_t lg_add(lgraph *g, int op, int64_t rows, int32_t s0, int32_t s1)
@@ -952,16 +953,26 @@ static int32_t lg_weight(lgraph *g, int buft)
     return w;
 }
 
-static void lg_build(lgraph *g)
+/* With blas, a BLAS-like backend before the CPU shares its buffer type and
+ * runs only the matrix products. */
+static void lg_build(lgraph *g, bool blas, ggfit_sched_offload offload)
 {
     memset(g, 0, sizeof *g);
     g->bufts[0] = (ggfit_sched_buft){ "GPU0", false, 256, UINT64_MAX };
     g->bufts[1] = (ggfit_sched_buft){ "GPU1", false, 256, UINT64_MAX };
     g->bufts[2] = (ggfit_sched_buft){ "CPU", true, 32, UINT64_MAX };
     g->bufts[3] = (ggfit_sched_buft){ "CPU_REPACK", false, 32, UINT64_MAX };
-    g->be[0] = (ggfit_sched_backend){ "GPU0", 0, 1u, false, GGFIT_OFFLOAD_BATCH, 32 };
+    g->be[0] = (ggfit_sched_backend){ "GPU0", 0, 1u, false, offload, 32 };
     g->be[1] = (ggfit_sched_backend){ "GPU1", 1, 2u, false, GGFIT_OFFLOAD_NEVER, 32 };
     g->be[2] = (ggfit_sched_backend){ "CPU", 2, 4u, true, GGFIT_OFFLOAD_NEVER, 32 };
+    g->n_be = 3;
+    g->cpu = 2;
+    if (blas) {
+        g->be[3] = g->be[2];
+        g->be[2] = (ggfit_sched_backend){ "BLAS", 2, 4u, false, GGFIT_OFFLOAD_NEVER, 32 };
+        g->n_be = 4;
+        g->cpu = 3;
+    }
     int32_t inp = lg_add(g, GGFIT_OP_NONE, 512, -1, -1);
     g->t[inp].flags = GGFIT_TF_INPUT;
     int32_t pos = lg_add(g, GGFIT_OP_NONE, 512, -1, -1);
@@ -983,25 +994,47 @@ static void lg_build(lgraph *g)
         int32_t cp = lg_add(g, GGFIT_OP_CPY, 512, r, v);
         int32_t kv = lg_add(g, GGFIT_OP_VIEW, 512 + 64 * (il % 2), c, -1);
         g->t[kv].view_src = c;
+        /* A view of the last layer's rope, which rule 4 places there, read
+         * by products BLAS may take; a product no GPU runs, which rule 3
+         * places by what it reads. */
+        int32_t rv = -1;
+        if (il >= 1) {
+            rv = lg_add(g, GGFIT_OP_RESHAPE, 512, g->rope[il - 1], -1);
+            g->t[rv].view_src = g->rope[il - 1];
+        }
         int32_t a = lg_add(g, GGFIT_OP_MUL_MAT, 512, kv, r);
         g->t[a].src[g->t[a].n_src++] = cp;   /* after the cache write */
+        if (rv >= 0)
+            g->t[a].src[g->t[a].n_src++] = rv;
+        g->attn[il] = a;
+        g->moving[g->n_moving++] = a;   /* it may be pinned to the CPU */
         int32_t s = lg_add(g, GGFIT_OP_SOFT_MAX, 512, a, -1);
         int32_t u = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][1], s);
         int32_t gt = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][2], s);
+        if (rv >= 0)
+            g->t[u].src[g->t[u].n_src++] = rv;
         int32_t m = lg_add(g, GGFIT_OP_MUL, 512, u, gt);
+        if (il % 3 == 1) {
+            g->t[m].unsupported = 1u;   /* GPU1 or the CPU, by what it reads */
+            g->t[m].src[g->t[m].n_src++] = g->rope[il - 1];
+        }
+        g->rope[il] = r;
         int32_t d = lg_add(g, GGFIT_OP_MUL_MAT, 512, g->w[il][3], m);
         x = lg_add(g, GGFIT_OP_ADD, 512, d, x);
     }
     int32_t out = lg_weight(g, 0);
     int32_t on = lg_add(g, GGFIT_OP_RMS_NORM, 512, x, -1);
     lg_add(g, GGFIT_OP_MUL_MAT, 512, out, on);
+    for (size_t k = 0; blas && k < g->n_nodes; k++)
+        if (g->t[g->nodes[k]].op != GGFIT_OP_MUL_MAT)
+            g->t[g->nodes[k]].unsupported |= 1u << 2;
 }
 
 static ggfit_sched_in lg_in(lgraph *g, const ggfit_sched_prep *prep, int n_bufts, bool for_galloc)
 {
     return (ggfit_sched_in){ .t = g->t, .n_tensors = g->n, .leafs = g->leafs, .nodes = g->nodes,
                              .n_leafs = g->n_leafs, .n_nodes = g->n_nodes, .backends = g->be,
-                             .n_backends = 3, .bufts = g->bufts, .n_bufts = n_bufts,
+                             .n_backends = g->n_be, .bufts = g->bufts, .n_bufts = n_bufts,
                              .n_copies = 1, .op_offload = true, .prep = prep,
                              .for_galloc = for_galloc };
 }
@@ -1012,9 +1045,11 @@ static void test_keep_resumes(void **state)
     static lgraph g;
     uint64_t total_resumed = 0;
     int n_tails = 0;
-    for (int variant = 0; variant < 2; variant++) {
-        lg_build(&g);
-        bool for_galloc = variant == 0;
+    /* for_galloc or not; a GPU that takes the CPU's matrix products or
+     * not; a BLAS-like backend or not. */
+    for (int variant = 0; variant < 6; variant++) {
+        lg_build(&g, variant >= 4, variant / 2 == 0 ? GGFIT_OFFLOAD_BATCH : GGFIT_OFFLOAD_NEVER);
+        bool for_galloc = variant % 2 == 0;
         ggfit_sched_prep prep;
         ggfit_sched_in pin = lg_in(&g, NULL, 3, for_galloc);
         char *err = NULL;
@@ -1050,15 +1085,18 @@ static void test_keep_resumes(void **state)
                         if (g.t[g.moving[q]].buft == 3)
                             g.t[g.moving[q]].buft = 2;
                     n_bufts = 3;
-                    g.be[2].bufts = 4u;
+                    g.be[g.cpu].bufts = 4u;
                 } else {
                     n_bufts = 4;
-                    g.be[2].bufts = 4u | 8u;
+                    g.be[g.cpu].bufts = 4u | 8u;
                 }
             } else {
-                /* A norm is pinned to a backend, or let go. */
+                /* A norm is pinned to a backend, or let go; a product is
+                 * pinned to the CPU (BLAS may take it), or let go. */
                 int il = (int)((r >> 3) % LG_LAYERS);
-                g.t[g.norm[il]].backend = (int8_t)((int)((r >> 8) % 4) - 1);
+                g.t[g.norm[il]].backend = (int8_t)((int)((r >> 8) % (uint32_t)(g.n_be + 1)) - 1);
+                il = (int)((r >> 12) % LG_LAYERS);
+                g.t[g.attn[il]].backend = (int8_t)((r >> 17) % 2 ? g.cpu : -1);
             }
             ggfit_sched_in in = lg_in(&g, &prep, n_bufts, for_galloc);
             in.keep = kp;

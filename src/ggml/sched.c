@@ -58,6 +58,8 @@ enum {
 enum {
     AT_ANCHOR = 1,        /* a non-view node rule 1 placed */
     AT_LATE_VIEW = 2,     /* a view rule 1 left unassigned: rule 4 places it */
+    AT_VIEW = 4,          /* a view */
+    AT_SWEPT = 8,         /* a non-view node with a backend before rule 3 */
 };
 
 typedef struct sched {
@@ -143,6 +145,10 @@ struct ggfit_sched_keep {
                              resume sets aside */
     int8_t *aside;        /* and their backends */
     uint8_t *at;          /* per node position: AT_* */
+    int32_t *nv_pos;      /* per non-view node: its node position */
+    int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
+    int32_t *lc;          /* per tensor: the last node position that is it
+                             or reads it; -1 when none */
     int32_t *nv_at;       /* per node position: the index among the non-view
                              nodes of the first one at or after it */
     int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
@@ -374,11 +380,11 @@ static ggfit_status backends_from_prep(sched *s, const uint8_t *only)
 /* One sweep of rule 2 over the nodes, down (dir 1) or up (dir -1). With
  * gpu_only a CPU node breaks the carry rather than starting one: the CPU is
  * then used only where weights are, or where no other backend ran around. */
-static void expand(sched *s, int dir, bool gpu_only, size_t from)
+static void expand(sched *s, int dir, bool gpu_only, size_t from, size_t to)
 {
     int cur = -1;
-    for (size_t k = 0; k < s->n_nv - from; k++) {
-        int32_t i = s->nv[dir > 0 ? from + k : s->n_nv - 1 - k];
+    for (size_t k = 0; k < to - from; k++) {
+        int32_t i = s->nv[dir > 0 ? from + k : to - 1 - k];
         if (s->be[i] >= 0)
             cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
         else if (cur >= 0 && supports_op(s, cur, i))
@@ -428,8 +434,8 @@ static void settle(sched *s, int32_t i)
     }
 }
 
-static void rules_2_3(sched *s, size_t nv_from);
-static ggfit_status rule_4(sched *s, size_t k_from);
+static void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to);
+static ggfit_status rule_4(sched *s, size_t k_from, size_t k_to);
 static void keep_rule1(sched *s);
 
 static ggfit_status assign_backends(sched *s)
@@ -460,30 +466,36 @@ static ggfit_status assign_backends(sched *s)
     }
     if (s->keep)
         keep_rule1(s);
-    rules_2_3(s, 0);
-    return rule_4(s, 0);
+    rules_2_3(s, 0, s->n_nv, s->n_nv);
+    return rule_4(s, 0, s->n_nodes);
 }
 
 /* Rules 2 and 3 from non-view node nv_from on, and rule 4 from node
  * position k_from on: from the start, or, resuming, from a node rule 1
  * placed (see ggfit_sched_keep). */
-static void rules_2_3(sched *s, size_t nv_from)
+static void keep_swept(sched *s, size_t nv_from, size_t nv_to);
+
+/* The sweeps over non-view nodes [nv_from, nv_to), and rule 3 over
+ * [nv_from, settle_to). */
+static void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to)
 {
-    expand(s, 1, true, nv_from);
-    expand(s, -1, true, nv_from);
-    expand(s, 1, false, nv_from);
-    expand(s, -1, false, nv_from);
+    expand(s, 1, true, nv_from, nv_to);
+    expand(s, -1, true, nv_from, nv_to);
+    expand(s, 1, false, nv_from, nv_to);
+    expand(s, -1, false, nv_from, nv_to);
+    if (s->keep)
+        keep_swept(s, nv_from, settle_to);
 
     /* Rule 3. */
-    for (size_t k = nv_from; k < s->n_nv; k++)
+    for (size_t k = nv_from; k < settle_to; k++)
         settle(s, s->nv[k]);
 }
 
-static ggfit_status rule_4(sched *s, size_t k_from)
+static ggfit_status rule_4(sched *s, size_t k_from, size_t k_to)
 {
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
-    for (size_t k = k_from; k < s->n_nodes; k++) {
+    for (size_t k = k_from; k < k_to; k++) {
         int32_t i = s->nodes[k];
         const ggfit_st *t = &s->t[i];
         if (t->view_src >= 0 && s->be[i] < 0)
@@ -1209,6 +1221,9 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->late = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
+        kp->nv_pos = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
+        kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
+        kp->lc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
         kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
@@ -1239,8 +1254,20 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
 static uint8_t at_flags(const sched *s, int32_t i)
 {
     if (is_view_op(s->t[i].op))
-        return s->be[i] < 0 ? AT_LATE_VIEW : 0;
+        return AT_VIEW | (s->be[i] < 0 ? AT_LATE_VIEW : 0);
     return s->be[i] >= 0 ? AT_ANCHOR : 0;
+}
+
+/* After the sweeps: which non-view nodes [nv_from, nv_to) have a backend
+ * (rule 3 moves none of those when no two backends share a buffer type). */
+static void keep_swept(sched *s, size_t nv_from, size_t nv_to)
+{
+    ggfit_sched_keep *kp = s->keep;
+    for (size_t k = nv_from; k < nv_to; k++) {
+        int32_t i = s->nv[k];
+        if (s->be[i] >= 0)
+            kp->at[kp->nv_pos[k]] |= AT_SWEPT;
+    }
 }
 
 /* After rule 1 from scratch: the anchors, and what rule 4 will place. A
@@ -1250,10 +1277,13 @@ static uint8_t at_flags(const sched *s, int32_t i)
 static void keep_rule1(sched *s)
 {
     ggfit_sched_keep *kp = s->keep;
-    int32_t n_late = 0;
+    int32_t n_late = 0, nv = 0;
     for (size_t k = 0; k < s->n_nodes; k++) {
         int32_t i = s->nodes[k];
         kp->at[k] = at_flags(s, i);
+        kp->nv_at[k] = nv;
+        if (!is_view_op(s->t[i].op))
+            kp->nv_pos[nv++] = (int32_t)k;
         const ggfit_st *t = &s->t[i];
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
@@ -1347,13 +1377,8 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
      * before it read: that holds when every node reads only nodes before
      * it, as in any graph ggml builds. */
     kp->resumable = kp->n_ck > 0;
-    int32_t nv = 0;
-    for (size_t k = 0; k < s->n_nodes; k++) {
-        int32_t i = s->nodes[k];
-        kp->npos[i] = (int32_t)k;
-        kp->nv_at[k] = nv;
-        nv += !is_view_op(s->t[i].op);
-    }
+    for (size_t k = 0; k < s->n_nodes; k++)
+        kp->npos[s->nodes[k]] = (int32_t)k;
     for (size_t i = 0; i < s->n; i++)
         kp->fc[i] = (int32_t)s->n_nodes;
     kp->n_views = 0;
@@ -1361,6 +1386,15 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
         int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
         if (s->t[i].view_src >= 0)
             kp->views[kp->n_views++] = i;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        kp->lc[i] = -1;
+    for (size_t k = 0; k < s->n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        kp->lc[i] = (int32_t)k;
+        for (unsigned j = 0; j < s->t[i].n_src; j++)
+            if (s->t[i].src[j] >= 0)
+                kp->lc[s->t[i].src[j]] = (int32_t)k;
     }
     for (size_t k = s->n_nodes; k-- > 0;) {
         int32_t i = s->nodes[k];
@@ -1562,18 +1596,50 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         goto scratch;
     ckpt ck = kp->ck[c];
 
-    /* Redo from kw: the nodes there and after, the leafs rule 4 places
-     * there or after, and what changed. */
-    size_t n_late_from = 0;
+    /* The rules end at ke: the first node rule 1 placed after the last
+     * node that is, or reads, a changed tensor (every sweep's carry starts
+     * again there, and the sweeps up start there). The nodes after it keep
+     * their backends when rule 3 moves no node that has one (no two
+     * backends share a buffer type) and every non-view node there had one
+     * before rule 3; only the views rule 4 places after their view_src, and
+     * the leafs it places after theirs, may follow a change (below).
+     * Otherwise the rules run to the end. */
+    size_t ke = n_nodes;
+    bool shared = false;
+    for (int b = 0; b < s.nb && !shared; b++)
+        for (int a = 0; a < b && !shared; a++)
+            shared = in->backends[a].buft == in->backends[b].buft;
+    if (!shared) {
+        int32_t last = -1;
+        for (size_t q = 0; q < n_chg; q++) {
+            int32_t i = changed[q];
+            last = kp->lc[i] > last ? kp->lc[i] : last;
+            last = kp->npos[i] > last ? kp->npos[i] : last;
+        }
+        size_t k = (size_t)last + 1;
+        while (k < n_nodes && !(kp->at[k] & AT_ANCHOR))
+            k++;
+        ke = k;
+        for (; k < n_nodes && ke < n_nodes; k++)
+            if (!(kp->at[k] & (AT_VIEW | AT_SWEPT)))
+                ke = n_nodes;
+    }
+
+    /* Redo [kw, ke): the nodes there, the leafs rule 4 places there, and
+     * what changed. */
+    size_t n_late_from = 0, n_late_to;
     while (n_late_from < (size_t)kp->n_late && kp->late_fc[n_late_from] < (int32_t)kw)
         n_late_from++;
+    n_late_to = n_late_from;
+    while (n_late_to < (size_t)kp->n_late && kp->late_fc[n_late_to] < (int32_t)ke)
+        n_late_to++;
 #define REDO(i) do { int32_t i_ = (i); \
                      if (!(mark[i_] & KEEP_REDO)) { kp->old_be[i_] = s.be[i_]; kp->old_mb[i_] = s.mb[i_]; } \
                      s.be[i_] = t[i_].backend; s.mb[i_] = mem_buft_of(t, i_); \
                      mark[i_] |= KEEP_REDO; } while (0)
-    for (size_t k = kw; k < n_nodes; k++)
+    for (size_t k = kw; k < ke; k++)
         REDO(s.nodes[k]);
-    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+    for (size_t q = n_late_from; q < n_late_to; q++)
         REDO(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
         REDO(changed[q]);
@@ -1586,7 +1652,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         if ((s.tf[i] & TF_LEAF) && (s.be[i] < 0) != ((s.tf[i] & TF_LATE) != 0))
             goto scratch;
     }
-    for (size_t k = kw; k < n_nodes; k++)
+    for (size_t k = kw; k < ke; k++)
         kp->at[k] = at_flags(&s, s.nodes[k]);
 
     /* Rules 2 and 3 ran before rule 4 placed anything: what rule 4 placed
@@ -1603,22 +1669,49 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             aside[n_aside++] = s.be[s.nodes[k]];
             s.be[s.nodes[k]] = -1;
         }
-    rules_2_3(&s, (size_t)kp->nv_at[kw]);
+    size_t nv_kw = (size_t)kp->nv_at[kw], nv_ke = ke < n_nodes ? (size_t)kp->nv_at[ke] : s.n_nv;
+    rules_2_3(&s, nv_kw, ke < n_nodes ? nv_ke + 1 : s.n_nv, nv_ke);
     for (size_t q = 0; q < n_aside; q++)
         s.be[aside_i[q]] = aside[q];
-    if (rule_4(&s, kw) != GGFIT_OK)
+    if (rule_4(&s, kw, ke) != GGFIT_OK)
         goto scratch;
     /* What now differs from the kept split. */
 #define DIRTY(i) do { int32_t i_ = (i); \
                       if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
                           s.mb[i_] != kp->old_mb[i_]) mark[i_] |= KEEP_DIRTY; } while (0)
-    for (size_t k = kw; k < n_nodes; k++)
+    for (size_t k = kw; k < ke; k++)
         DIRTY(s.nodes[k]);
-    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+    for (size_t q = n_late_from; q < n_late_to; q++)
         DIRTY(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
         DIRTY(changed[q]);
 #undef DIRTY
+    /* After ke, rule 4 places a view where its view_src is, and a leaf
+     * where its view_src is or else where its first consumer is: those
+     * follow a view_src that changed. */
+    size_t n_fixed = 0;
+    int32_t *fixed = kp->fixed;
+    for (size_t k = ke; k < n_nodes; k++) {
+        int32_t i = s.nodes[k], v = t[i].view_src;
+        if (!(kp->at[k] & AT_LATE_VIEW) || !(mark[v] & KEEP_DIRTY))
+            continue;
+        int b = s.be[v];
+        for (int cb = 0; cb < s.nb && b < 0; cb++)
+            if (supports_op(&s, cb, i))
+                b = cb;
+        if (b < 0)
+            goto scratch;
+        if (b != s.be[i]) {
+            s.be[i] = (int8_t)b;
+            mark[i] |= KEEP_DIRTY;
+            fixed[n_fixed++] = i;
+        }
+    }
+    for (size_t q = n_late_to; q < (size_t)kp->n_late; q++) {
+        int32_t i = kp->late[q], v = t[i].view_src;
+        if (v >= 0 && (mark[v] & KEEP_DIRTY))
+            goto scratch;   /* (a leaf view: none in llama.cpp's graphs) */
+    }
 
     /* Rule 5 from the checkpoint: the records made after it undone (each
      * was pushed at its tensor's head). The inputs split sp0 (under way
@@ -1681,7 +1774,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             t_old = n_out_old;
         }
     }
-    for (size_t q = k_kept; q < t_old; q++) {
+    for (size_t q = k_kept; tail < s.n_splits && q < t_old; q++) {
         kp->mid[3 * (q - k_kept)] = ko->origin[q];
         kp->mid[3 * (q - k_kept) + 1] = ko->kind[q];
         kp->mid[3 * (q - k_kept) + 2] = ko->copy_backend[q];
@@ -1722,10 +1815,14 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         ko->tail_old = n_out_old;
         ko->n_placed_same = ko->n_same;
     }
-    for (size_t k = kw; k < n_nodes; k++)
+    for (size_t k = kw; k < ke; k++)
         ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
-    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+    for (size_t q = n_late_from; q < n_late_to; q++)
         ko->backend_of[kp->late[q]] = s.be[kp->late[q]];
+    for (size_t q = 0; q < n_fixed; q++) {
+        ko->backend_of[fixed[q]] = s.be[fixed[q]];
+        mark[fixed[q]] = 0;
+    }
 
     /* The keep now describes this split. */
     for (size_t q = 0; q < n_chg; q++) {
@@ -1735,9 +1832,9 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         kp->backend_in[i] = t[i].backend;
         mark[i] = 0;
     }
-    for (size_t k = kw; k < n_nodes; k++)
+    for (size_t k = kw; k < ke; k++)
         mark[s.nodes[k]] = 0;
-    for (size_t q = n_late_from; q < (size_t)kp->n_late; q++)
+    for (size_t q = n_late_from; q < n_late_to; q++)
         mark[kp->late[q]] = 0;
     kp->n_rec = s.n_rec;
     kp->n_splits = s.n_splits;
@@ -1745,7 +1842,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     memcpy(kp->backends, in->backends, (size_t)in->n_backends * sizeof *kp->backends);
     memcpy(kp->bufts, in->bufts, (size_t)in->n_bufts * sizeof *kp->bufts);
     kp->n_resumed++;
-    kp->n_redone += n_nodes - kw;
+    kp->n_redone += ke - kw;
     *out = *ko;
     *done = true;
     return;
