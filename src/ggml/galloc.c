@@ -3,6 +3,7 @@
  * galloc.h. Written from the behaviour of ggml-alloc.c (ggml_gallocr_* and
  * ggml_dyn_tallocr_*), not from its code.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,9 @@ typedef struct replay {
     int n_backends;
     bool trusted;         /* the scheduler's graph: in order, every tensor
                              listed (see walk) */
+    int32_t *log;         /* when not NULL, each tensor placed is listed here
+                             (rules 1-2 of a kept replay), up to cap_log */
+    size_t n_log, cap_log;
     char **err;
 } replay;
 
@@ -307,6 +311,11 @@ static ggfit_status place_new(replay *r, size_t i, int32_t buffer)
         return ggfit__fail(r->err, GGFIT_EINVAL,
                            "galloc: tensor %zu needs memory but has backend %d", i, (int)buffer);
     s->own = true;
+    if (r->log) {
+        if (r->n_log < r->cap_log)
+            r->log[r->n_log] = (int32_t)i;
+        r->n_log++;   /* past cap_log: the list is incomplete, and says so */
+    }
 
     if (ggfit__op_can_inplace(ti->op)) {
         bool done = false;
@@ -536,4 +545,628 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
                                            uint64_t *size_out, ggfit__buf *work, char **err)
 {
     return reserve(t, n_leafs, n_nodes, n_backends, bufts, size_out, work, true, err);
+}
+
+/* ------------------------------------------------------------------------
+ * Resuming a walk (ggfit__galloc_reserve_kept)
+ *
+ * A kept replay remembers its walk: the state after rules 1-2 (placements
+ * and consumer counts), each tensor's last consumer, the final per-tensor
+ * state, and a checkpoint every KEEP_EVERY nodes. The next call on a graph
+ * whose first n_same entries are the same then finds the first position D
+ * where its walk can differ, restores the last checkpoint at or before D,
+ * and walks from there. Positions are indices into t (leafs first), so the
+ * walk runs over [n_leafs, n).
+ *
+ * Why a restored state is the state a fresh walk would have there:
+ *  - Rules 1-2 run in full every time (the counts need the whole graph).
+ *    Their placements (leafs, then inputs in order of first use, rule 2)
+ *    sit below everything and are in every checkpoint, so the list of
+ *    tensors they placed, where each went, and the arenas after them must
+ *    equal the last call's, or the walk starts over.
+ *  - An event at node j (placing j, handing a source's memory to j,
+ *    releasing j's sources, and through a source that is a view, its
+ *    view_src) touches only j, j's sources and their view_srcs. The
+ *    scheduler's graph lists those before j (checked, else no resume) but
+ *    for a few sources of dependency views, which name a view op placed
+ *    later in their split: those "forward" sources are listed, and a
+ *    checkpoint holds the ones its position falls between. So a tensor at
+ *    or after k that is not such a source is as rules 1-2 left it.
+ *  - A tensor before k whose last event came before k (last_event < k) is
+ *    as the last walk left it at its end; one whose last event is at or
+ *    after k ("live", some 14-23 in a layer) is in the checkpoint.
+ *  - Counts are kept as consumed (total - remaining), which the common
+ *    prefix decides; the remaining counts are then this graph's totals
+ *    less those.
+ *  - Rule 4 needs a source's remaining consumers to be 1 (this node is its
+ *    last) and rule 6 frees at 0, so while a tensor has a direct consumer
+ *    still to come in both graphs, every decision on it is "no", whatever
+ *    its totals. A tensor whose consumer or view totals differ (a consumer
+ *    added after the prefix, say to a mask copy that lives for many layers)
+ *    therefore bounds D by the earlier of its last direct consumers in the
+ *    two graphs (by itself when it has none); views are tensors too, so a
+ *    view whose consumers changed bounds D at its own last consumer, before
+ *    its view_src's release.
+ *  - Arenas are restored whole: chunks, free lists and high-water marks.
+ *    With bounded chunks (max_size < UINT64_MAX) the choice of chunk reads
+ *    the marks (rule 7), which a whole restore keeps exact; and the final
+ *    marks, the sizes, are those of a full walk.
+ *  - Arenas are per buffer type (same_as), and rule 4 hands a node its
+ *    source's arena whatever the node's backend: restored tensors keep
+ *    their buffer, and the arena is looked up from it.
+ * ---------------------------------------------------------------------- */
+
+/* Nodes between checkpoints: a resume walks up to this many nodes it could
+ * have skipped; a checkpoint is some 100 words. */
+#define KEEP_EVERY 32
+/* Checkpoint words allowed per tensor of the graph: keeps the memory of a
+ * keep linear in the graph's size (later checkpoints are then not taken). */
+#define KEEP_WORDS_PER_TENSOR 64
+
+/* Why a call walked in full (the counters of ggfit_galloc_keep_stats). */
+enum {
+    KEEP_WHY_NEW,       /* no kept walk, or another owner or generation */
+    KEEP_WHY_SHAPE,     /* leaf or backend counts, or buffer types, differ */
+    KEEP_WHY_ORDER,     /* a source after its consumer: not resumable */
+    KEEP_WHY_PREPASS,   /* rules 1-2 placed differently */
+    KEEP_WHY_EARLY,     /* the first difference precedes the first checkpoint */
+    KEEP_WHY_COUNT
+};
+
+_Static_assert(sizeof ((ggfit_galloc_keep_stats *)0)->n_full /
+                   sizeof ((ggfit_galloc_keep_stats *)0)->n_full[0] == KEEP_WHY_COUNT,
+               "n_full must cover the reasons");
+
+struct ggfit_galloc_keep {
+    bool valid;              /* the fields below describe the last call */
+    bool ordered;            /* its graph listed view_srcs before the views'
+                                consumers (and had few forward sources) */
+    const void *owner;
+    uint32_t gen;
+    size_t n, n_leafs;
+    int n_backends;
+    ggfit__buf bufts;        /* ggfit_galloc_buft[n_backends] */
+    ggfit__buf arenas;       /* the replay's arenas, then its backend map */
+    ggfit__buf st;           /* tstate[n]: the last walk's final state */
+    int cur;                 /* which of the pairs below is the last call's */
+    ggfit__buf pre[2];       /* tstate[n] after rules 1-2 (counts: totals) */
+    ggfit__buf last[2];      /* int32_t[2n]: last direct consumer, then last
+                                event; -1: none (and always for tensors
+                                with memory, which galloc never touches) */
+    ggfit__buf log[2];       /* int32_t: tensors rules 1-2 placed, in order */
+    size_t n_log[2];
+    ggfit__buf pa[2];        /* uint64_t: the arenas after rules 1-2 */
+    size_t n_pa[2];
+    ggfit__buf ck;           /* uint64_t: the checkpoints, one after another */
+    ggfit__buf ck_end;       /* size_t: word where checkpoint j (1-based: at
+                                n_leafs + j * KEEP_EVERY) ends, at [j - 1] */
+    size_t n_ck, cap_ck_words;
+    ggfit__buf live;         /* int32_t[n]: the live set being built */
+    ggfit__buf fwd;          /* int32_t pairs: this call's sources that come
+                                after their consumer (node, source) */
+    ggfit_galloc_keep_stats stats;
+};
+
+ggfit_galloc_keep *ggfit__galloc_keep_new(void)
+{
+    return ggfit__calloc(1, sizeof(ggfit_galloc_keep));
+}
+
+static bool verify_on(void)
+{
+    /* A plain read per call: no state of our own, nothing to race on. */
+    const char *v = getenv("GGFIT_GALLOC_VERIFY");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
+{
+    if (!k)
+        return;
+    const char *path = getenv("GGFIT_GALLOC_STATS");
+    if (path && *path && k->stats.n_calls) {
+        FILE *f = fopen(path, "a");
+        if (f) {
+            const ggfit_galloc_keep_stats *s = &k->stats;
+            fprintf(f, "galloc keep: %llu calls, %llu resumed, %llu of %llu nodes skipped;"
+                    " full: new %llu, shape %llu, order %llu, prepass %llu, early %llu\n",
+                    (unsigned long long)s->n_calls, (unsigned long long)s->n_resumed,
+                    (unsigned long long)s->n_skipped, (unsigned long long)s->n_nodes,
+                    (unsigned long long)s->n_full[KEEP_WHY_NEW],
+                    (unsigned long long)s->n_full[KEEP_WHY_SHAPE],
+                    (unsigned long long)s->n_full[KEEP_WHY_ORDER],
+                    (unsigned long long)s->n_full[KEEP_WHY_PREPASS],
+                    (unsigned long long)s->n_full[KEEP_WHY_EARLY]);
+            fclose(f);
+        }
+    }
+    ggfit__buf_free(&k->bufts);
+    ggfit__buf_free(&k->arenas);
+    ggfit__buf_free(&k->st);
+    for (int i = 0; i < 2; i++) {
+        ggfit__buf_free(&k->pre[i]);
+        ggfit__buf_free(&k->last[i]);
+        ggfit__buf_free(&k->log[i]);
+        ggfit__buf_free(&k->pa[i]);
+    }
+    ggfit__buf_free(&k->ck);
+    ggfit__buf_free(&k->ck_end);
+    ggfit__buf_free(&k->live);
+    ggfit__buf_free(&k->fwd);
+    free(k);
+}
+
+void ggfit__galloc_keep_get_stats(const ggfit_galloc_keep *k, ggfit_galloc_keep_stats *out)
+{
+    *out = k->stats;
+}
+
+/* Room for need bytes in b, keeping its first used bytes (ggfit__buf_get
+ * does not keep them). */
+static void *buf_grow(ggfit__buf *b, size_t used, size_t need)
+{
+    if (need <= b->cap && b->p)
+        return b->p;
+    size_t cap = need < SIZE_MAX / 2 && need < 2 * b->cap ? 2 * b->cap : need;
+    char *p = ggfit__malloc(cap);
+    if (!p)
+        return NULL;
+    if (used)
+        memcpy(p, b->p, used);
+    free(b->p);
+    b->p = p;
+    b->cap = cap;
+    return p;
+}
+
+/* Arenas as words: per arena its chunk count, then per chunk its mark, its
+ * free-block count and the blocks. */
+static size_t arenas_words(const arena *as, size_t n_arenas)
+{
+    size_t w = n_arenas;
+    for (size_t a = 0; a < n_arenas; a++)
+        for (int c = 0; c < as[a].n_chunks; c++)
+            w += 2 + 2 * (size_t)as[a].chunks[c].n_free;
+    return w;
+}
+
+static uint64_t *arenas_put(uint64_t *w, const arena *as, size_t n_arenas)
+{
+    for (size_t a = 0; a < n_arenas; a++) {
+        *w++ = (uint64_t)as[a].n_chunks;
+        for (int c = 0; c < as[a].n_chunks; c++) {
+            const chunk *ch = &as[a].chunks[c];
+            *w++ = ch->high;
+            *w++ = (uint64_t)ch->n_free;
+            for (int k = 0; k < ch->n_free; k++) {
+                *w++ = ch->free[k].offs;
+                *w++ = ch->free[k].size;
+            }
+        }
+    }
+    return w;
+}
+
+static const uint64_t *arenas_get(const uint64_t *w, arena *as, size_t n_arenas)
+{
+    for (size_t a = 0; a < n_arenas; a++) {
+        as[a].n_chunks = (int)*w++;
+        for (int c = 0; c < as[a].n_chunks; c++) {
+            chunk *ch = &as[a].chunks[c];
+            ch->high = *w++;
+            ch->n_free = (int)*w++;
+            for (int k = 0; k < ch->n_free; k++) {
+                ch->free[k].offs = *w++;
+                ch->free[k].size = *w++;
+            }
+        }
+    }
+    return w;
+}
+
+/* A kept replay under way. */
+typedef struct kept_walk {
+    replay *r;
+    ggfit_galloc_keep *k;
+    size_t n_arenas;
+    const tstate *pre;       /* this call's state after rules 1-2 */
+    const int32_t *last_ev;  /* this call's last event per tensor */
+    int32_t *live;           /* the live set at position q */
+    size_t n_live, q;
+    const int32_t *fwd;      /* sources after their consumer (node, source) */
+    size_t n_fwd;
+    bool ckpt;               /* still taking checkpoints */
+} kept_walk;
+
+/* Rules 1-2 as walk applies them, into r->st, listing what they place and
+ * noting each tensor's last direct consumer and last event, and in fwd
+ * (pairs: node, source; up to cap_fwd) the sources that come after their
+ * consumer. *ordered is false when a source's view_src does, or fwd is
+ * full. */
+static ggfit_status prepass_kept(replay *r, size_t n_leafs, int32_t *last_use, int32_t *last_ev,
+                                 int32_t *fwd, size_t cap_fwd, size_t *n_fwd, bool *ordered)
+{
+    const ggfit_gt *t = r->t;
+    int rc;
+    bool ok = true;
+    for (size_t i = 0; i < n_leafs; i++)
+        if ((rc = place(r, i, t[i].backend)) != GGFIT_OK)
+            return rc;
+    for (size_t i = n_leafs; i < r->n; i++) {
+        if (t[i].view_src >= 0 && t[i].op != GGFIT_OP_NONE)
+            r->st[t[i].view_src].n_views++;
+        if ((t[i].flags & GGFIT_TF_INPUT) && (rc = place(r, i, t[i].backend)) != GGFIT_OK)
+            return rc;
+        for (unsigned j = 0; j < t[i].n_src; j++) {
+            int32_t p = t[i].src[j];
+            if (p < 0)
+                continue;
+            r->st[p].n_children++;
+            if ((t[p].flags & GGFIT_TF_INPUT) && (rc = place(r, (size_t)p, t[i].backend)) != GGFIT_OK)
+                return rc;
+            /* A dependency view may read a view op placed later in its
+             * split: the event at i touches p before p's position. */
+            if ((size_t)p >= i) {
+                if (*n_fwd < cap_fwd) {
+                    fwd[2 * *n_fwd] = (int32_t)i;
+                    fwd[2 * *n_fwd + 1] = p;
+                }
+                ok &= ++*n_fwd <= cap_fwd;
+            }
+            if (!t[p].allocated) {
+                last_use[p] = (int32_t)i;
+                last_ev[p] = (int32_t)i;
+            }
+            /* Releasing a view releases one view of its view_src (rule 6). */
+            int32_t v = t[p].view_src;
+            if (v >= 0) {
+                ok &= (size_t)v < i;
+                if (!t[v].allocated)
+                    last_ev[v] = (int32_t)i;
+            }
+        }
+    }
+    *ordered = ok;
+    return GGFIT_OK;
+}
+
+/* Snapshots the walk before node p: the arenas, then the live tensors
+ * (before p, with an event at or after p), 4 words each. Stops taking
+ * checkpoints when out of memory or past the keep's bound. */
+static void take_ckpt(kept_walk *w, size_t p)
+{
+    ggfit_galloc_keep *k = w->k;
+    const int32_t *le = w->last_ev;
+    size_t m = 0;
+    for (size_t x = 0; x < w->n_live; x++)
+        if ((size_t)le[w->live[x]] >= p && le[w->live[x]] >= 0)
+            w->live[m++] = w->live[x];
+    for (size_t e = w->q; e < p; e++)
+        if (le[e] >= 0 && (size_t)le[e] >= p)
+            w->live[m++] = (int32_t)e;
+    w->n_live = m;
+    w->q = p;
+    /* A source after its consumer (below p) was touched before its own
+     * position: its state is in the checkpoint too. */
+    size_t m_fwd = 0;
+    for (size_t x = 0; x < w->n_fwd && (size_t)w->fwd[2 * x] < p; x++)
+        m_fwd += (size_t)w->fwd[2 * x + 1] >= p;
+
+    size_t start = k->n_ck ? ((const size_t *)k->ck_end.p)[k->n_ck - 1] : 0;
+    size_t words = arenas_words(w->r->arenas, w->n_arenas) + 1 + 4 * (m + m_fwd);
+    uint64_t *ck = start + words <= k->cap_ck_words
+                       ? buf_grow(&k->ck, start * sizeof *ck, (start + words) * sizeof *ck)
+                       : NULL;
+    size_t *end = buf_grow(&k->ck_end, k->n_ck * sizeof *end, (k->n_ck + 1) * sizeof *end);
+    if (!ck || !end) {
+        w->ckpt = false;
+        return;
+    }
+    uint64_t *o = arenas_put(ck + start, w->r->arenas, w->n_arenas);
+    *o++ = m + m_fwd;
+    for (size_t x = 0, y = 0; x < m + m_fwd; x++) {
+        int32_t e;
+        if (x < m) {
+            e = w->live[x];
+        } else {
+            while ((size_t)w->fwd[2 * y + 1] < p)
+                y++;
+            e = w->fwd[2 * y++ + 1];
+        }
+        const tstate *s = &w->r->st[e];
+        *o++ = (uint64_t)(uint32_t)e << 32 | (uint32_t)s->buffer;
+        *o++ = (uint64_t)(uint32_t)s->chunk << 32 | (uint32_t)s->own;
+        *o++ = s->offs;
+        *o++ = (uint64_t)(uint32_t)(w->pre[e].n_children - s->n_children) << 32 |
+               (uint32_t)(w->pre[e].n_views - s->n_views);
+    }
+    end[k->n_ck++] = start + words;
+}
+
+/* Restores checkpoint j (1-based) into r: what a fresh walk has before node
+ * p = n_leafs + j * KEEP_EVERY. r->st holds the last walk's final state. */
+static void restore_ckpt(kept_walk *w, size_t j, size_t p)
+{
+    ggfit_galloc_keep *k = w->k;
+    replay *r = w->r;
+    const size_t *end = k->ck_end.p;
+    const uint64_t *in = (const uint64_t *)k->ck.p + (j > 1 ? end[j - 2] : 0);
+    in = arenas_get(in, r->arenas, w->n_arenas);
+    /* At or after p: as rules 1-2 left them (no event before p touched
+     * them). Before p, not live: as the last walk ended. Live: from the
+     * checkpoint, with this graph's totals. */
+    memcpy(r->st + p, w->pre + p, (r->n - p) * sizeof *r->st);
+    size_t m = (size_t)*in++;
+    for (size_t x = 0; x < m; x++, in += 4) {
+        int32_t e = (int32_t)(in[0] >> 32);
+        tstate *s = &r->st[e];
+        s->buffer = (int32_t)(uint32_t)in[0];
+        s->chunk = (int32_t)(in[1] >> 32);
+        s->own = (uint32_t)in[1] != 0;
+        s->offs = in[2];
+        s->n_children = w->pre[e].n_children - (int32_t)(uint32_t)(in[3] >> 32);
+        s->n_views = w->pre[e].n_views - (int32_t)(uint32_t)in[3];
+    }
+    k->n_ck = j;
+    /* This graph's live set at p, for the checkpoints to come: a tensor
+     * may be live here and not in the last graph (a dependency view after
+     * the prefix releasing one of its view_srcs), whose state at p is still
+     * the last walk's final one. */
+    w->n_live = 0;
+    for (size_t e = 0; e < p; e++)
+        if (w->last_ev[e] >= 0 && (size_t)w->last_ev[e] >= p)
+            w->live[w->n_live++] = (int32_t)e;
+    w->q = p;
+}
+
+/* Rules 3-6 from node `from` (n_leafs or a checkpoint's position). */
+static ggfit_status walk_kept(kept_walk *w, size_t from)
+{
+    replay *r = w->r;
+    const ggfit_gt *t = r->t;
+    size_t next = from + KEEP_EVERY;
+    int rc;
+    for (size_t i = from; i < r->n; i++) {
+        if (i == next) {
+            if (w->ckpt)
+                take_ckpt(w, i);
+            next += KEEP_EVERY;
+        }
+        if ((rc = place(r, i, t[i].backend)) != GGFIT_OK)
+            return rc;
+        if ((rc = release_sources(r, i)) != GGFIT_OK)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
+/* The first position where this walk can differ from the last one, given
+ * that both graphs agree on [0, n_same) and rules 1-2 placed alike. */
+static size_t first_difference(const ggfit_gt *t, size_t n_same, const tstate *pre_old,
+                               const tstate *pre_new, const int32_t *use_old,
+                               const int32_t *use_new, const int32_t *fwd, size_t n_fwd)
+{
+    size_t d = n_same;
+    /* A tensor at e has no event before e + 1, so none at or after d can
+     * lower d. */
+    for (size_t e = 0; e < d; e++) {
+        if (pre_old[e].n_children == pre_new[e].n_children &&
+            pre_old[e].n_views == pre_new[e].n_views)
+            continue;
+        if (t[e].allocated)
+            continue;   /* never placed, never freed */
+        size_t a = use_old[e] < 0 ? e : (size_t)use_old[e];
+        size_t b = use_new[e] < 0 ? e : (size_t)use_new[e];
+        a = a < b ? a : b;
+        if (a < d)
+            d = a;
+    }
+    /* A node before d reading a source at or after d (which the loop did
+     * not look at, and which may differ from the last graph's): d goes back
+     * to the node. The pairs before the node are the same in both graphs. */
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (size_t x = 0; x < n_fwd && (size_t)fwd[2 * x] < d; x++)
+            if ((size_t)fwd[2 * x + 1] >= d) {
+                d = (size_t)fwd[2 * x];
+                moved = true;
+            }
+    }
+    return d;
+}
+
+/* Whether rules 1-2 placed the same tensors, in the same order, at the same
+ * places, leaving the same arenas, as in the last call. */
+static bool same_prepass(const ggfit_galloc_keep *k, int nw, const tstate *pre_new)
+{
+    int od = 1 - nw;
+    const tstate *pre_old = k->pre[od].p;
+    if (k->n_log[nw] != k->n_log[od] || k->n_pa[nw] != k->n_pa[od])
+        return false;
+    if (memcmp(k->pa[nw].p, k->pa[od].p, k->n_pa[nw] * sizeof(uint64_t)) != 0)
+        return false;
+    const int32_t *ln = k->log[nw].p, *lo = k->log[od].p;
+    for (size_t x = 0; x < k->n_log[nw]; x++) {
+        int32_t e = ln[x];
+        if (e != lo[x])
+            return false;
+        const tstate *a = &pre_new[e], *b = &pre_old[e];
+        if (a->own != b->own || a->buffer != b->buffer || a->chunk != b->chunk ||
+            a->offs != b->offs)
+            return false;
+    }
+    return true;
+}
+
+ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
+                                        int n_backends, const ggfit_galloc_buft *bufts,
+                                        uint64_t *size_out, ggfit_galloc_keep *k,
+                                        const void *owner, uint32_t gen, size_t n_same,
+                                        char **err)
+{
+    if (!k)
+        return reserve(t, n_leafs, n_nodes, n_backends, bufts, size_out, NULL, true, err);
+    bool was_valid = k->valid;
+    k->valid = false;   /* until this call has succeeded */
+    if (err)
+        *err = NULL;
+    if (!t || !bufts || !size_out)
+        return ggfit__fail(err, GGFIT_EINVAL, "galloc: no graph, buffer types or output");
+    if (n_backends <= 0 || n_backends > 1024)
+        return ggfit__fail(err, GGFIT_EINVAL, "galloc: %d backends", n_backends);
+    if (n_leafs > INT32_MAX || n_nodes > INT32_MAX - n_leafs)
+        return ggfit__fail(err, GGFIT_ELIMIT, "galloc: more than 2^31 tensors");
+    size_t n = n_leafs + n_nodes;
+    size_t bytes_bufts = (size_t)n_backends * sizeof *bufts;
+
+    int why = -1;
+    if (!was_valid || k->owner != owner || k->gen != gen)
+        why = KEEP_WHY_NEW;
+    else if (k->n_leafs != n_leafs || k->n_backends != n_backends ||
+             memcmp(k->bufts.p, bufts, bytes_bufts) != 0)
+        why = KEEP_WHY_SHAPE;
+    else if (!k->ordered)
+        why = KEEP_WHY_ORDER;
+    /* The last walk's final state is read below the restart point: only a
+     * block that need not grow keeps it. */
+    if (why < 0 && k->st.cap < n * sizeof(tstate))
+        why = KEEP_WHY_SHAPE;
+
+    size_t n_arenas = 0;
+    for (int b = 0; b < n_backends; b++)
+        n_arenas += bufts[b].same_as < 0;
+    size_t bytes_arenas = n_arenas * sizeof(arena);
+    int nw = 1 - k->cur;   /* this call's pair */
+    char *mem = ggfit__buf_get(&k->arenas, bytes_arenas + (size_t)n_backends * sizeof(int));
+    tstate *st = ggfit__buf_get(&k->st, n * sizeof *st);
+    tstate *pre = ggfit__buf_get(&k->pre[nw], n * sizeof *pre);
+    int32_t *last = ggfit__buf_get(&k->last[nw], 2 * n * sizeof *last);
+    int32_t *log = ggfit__buf_get(&k->log[nw], n * sizeof *log);
+    int32_t *live = ggfit__buf_get(&k->live, n * sizeof *live);
+    size_t cap_fwd = n / 16 + 16;
+    int32_t *fwd = ggfit__buf_get(&k->fwd, 2 * cap_fwd * sizeof *fwd);
+    void *bt = why == KEEP_WHY_NEW || why == KEEP_WHY_SHAPE || !k->bufts.p
+                   ? ggfit__buf_get(&k->bufts, bytes_bufts)
+                   : k->bufts.p;
+    if (!mem || !st || !pre || !last || !log || !live || !fwd || !bt)
+        return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
+    memcpy(bt, bufts, bytes_bufts);
+
+    replay r = { .t = t, .n = n, .n_backends = n_backends, .trusted = true, .err = err,
+                 .arenas = (arena *)(void *)mem, .arena_of = (int *)(void *)(mem + bytes_arenas),
+                 .st = pre, .log = log, .cap_log = n };
+    int rc = check_graph(&r, n_leafs, bufts, true);   /* also clears pre */
+    if (rc != GGFIT_OK)
+        return rc;
+    int next = 0;
+    for (int b = 0; b < n_backends; b++) {
+        if (bufts[b].same_as >= 0) {
+            r.arena_of[b] = r.arena_of[bufts[b].same_as];
+            continue;
+        }
+        arena *a = &r.arenas[next];
+        a->align = bufts[b].alignment;
+        a->max_chunk = bufts[b].max_size < CHUNK_UNBOUNDED ? bufts[b].max_size : CHUNK_UNBOUNDED;
+        a->n_chunks = 0;
+        r.arena_of[b] = next++;
+    }
+
+    memset(last, 0xff, 2 * n * sizeof *last);
+    bool ordered;
+    size_t n_fwd = 0;
+    if ((rc = prepass_kept(&r, n_leafs, last, last + n, fwd, cap_fwd, &n_fwd, &ordered)) !=
+        GGFIT_OK)
+        return rc;
+    r.log = NULL;
+    k->n_log[nw] = r.n_log;
+    size_t n_pa = arenas_words(r.arenas, n_arenas);
+    uint64_t *pa = ggfit__buf_get(&k->pa[nw], n_pa * sizeof *pa);
+    if (!pa)
+        return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
+    arenas_put(pa, r.arenas, n_arenas);
+    k->n_pa[nw] = n_pa;
+    if (!ordered || r.n_log > r.cap_log) {
+        ordered = false;
+        if (why < 0)
+            why = KEEP_WHY_ORDER;
+    }
+    if (why < 0 && !same_prepass(k, nw, pre))
+        why = KEEP_WHY_PREPASS;
+
+    kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .pre = pre, .last_ev = last + n,
+                    .live = live, .fwd = fwd, .n_fwd = n_fwd, .ckpt = ordered };
+    k->cap_ck_words = n * KEEP_WORDS_PER_TENSOR;
+    size_t from = n_leafs, d = 0;
+    if (why < 0) {
+        size_t same = n_same < n ? n_same : n;
+        same = same < k->n ? same : k->n;
+        const int32_t *last_old = k->last[1 - nw].p;
+        d = first_difference(t, same, k->pre[1 - nw].p, pre, last_old, last, fwd, n_fwd);
+        size_t j = d > n_leafs ? (d - n_leafs) / KEEP_EVERY : 0;
+        if (j > k->n_ck)
+            j = k->n_ck;
+        if (j == 0) {
+            why = KEEP_WHY_EARLY;
+        } else {
+            from = n_leafs + j * KEEP_EVERY;
+            r.st = st;
+            restore_ckpt(&w, j, from);
+        }
+    }
+    if (why >= 0) {
+        memcpy(st, pre, n * sizeof *st);
+        r.st = st;
+        k->n_ck = 0;
+    }
+    rc = walk_kept(&w, from);
+    if (rc != GGFIT_OK)
+        return rc;
+    for (int b = 0; b < n_backends; b++) {
+        size_out[b] = 0;
+        if (bufts[b].same_as >= 0)
+            continue;   /* counted at the first backend of its type */
+        const arena *a = &r.arenas[r.arena_of[b]];
+        for (int c = 0; c < a->n_chunks; c++)
+            size_out[b] += a->chunks[c].high;
+    }
+
+    k->valid = true;
+    k->ordered = ordered;
+    k->owner = owner;
+    k->gen = gen;
+    k->n = n;
+    k->n_leafs = n_leafs;
+    k->n_backends = n_backends;
+    k->cur = nw;
+    ggfit_galloc_keep_stats *s = &k->stats;
+    s->n_calls++;
+    s->n_nodes += n_nodes;
+    s->last_bound = why < 0 ? d : 0;
+    s->last_from = from;
+    if (why < 0) {
+        s->n_resumed++;
+        s->n_skipped += from - n_leafs;
+    } else {
+        s->n_full[why]++;
+    }
+
+    if (verify_on()) {
+        /* Every kept call against a plain replay of the same graph. */
+        uint64_t full[1024];
+        char *e2 = NULL;
+        int rc2 = reserve(t, n_leafs, n_nodes, n_backends, bufts, full, NULL, true, &e2);
+        if (rc2 != GGFIT_OK) {
+            fprintf(stderr, "galloc keep: the full replay failed (%s) where the kept one did not\n",
+                    e2 ? e2 : "?");
+            abort();
+        }
+        for (int b = 0; b < n_backends; b++)
+            if (full[b] != size_out[b]) {
+                fprintf(stderr, "galloc keep: backend %d: %llu bytes resumed at node %zu of %zu,"
+                        " %llu in full\n", b, (unsigned long long)size_out[b], from, n,
+                        (unsigned long long)full[b]);
+                abort();
+            }
+    }
+    return GGFIT_OK;
 }

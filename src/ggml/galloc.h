@@ -126,4 +126,59 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
                                            uint64_t *size_out, struct ggfit__buf *work,
                                            char **err);
 
+/* ------------------------------------------------------------------------
+ * A replay that resumes the last one
+ *
+ * A fit projects one kept graph many times, and consecutive projections
+ * often move only a few layers' weights: the scheduler's graph then starts
+ * with a long run of the same entries. A keep remembers a replay's walk
+ * (checkpoints of its state every few nodes, each tensor's consumer counts
+ * and last consumer), so that the next replay on such a graph restores the
+ * walk where it can first differ and replays only the rest, with the bytes
+ * of a full replay (galloc.c says why that is exact). */
+typedef struct ggfit_galloc_keep ggfit_galloc_keep;
+
+/* What a keep's calls did: counters since ggfit__galloc_keep_new. */
+typedef struct ggfit_galloc_keep_stats {
+    uint64_t n_calls;
+    uint64_t n_resumed;     /* calls that restored a checkpoint */
+    uint64_t n_skipped;     /* nodes those calls did not walk */
+    uint64_t n_nodes;       /* nodes of all calls' graphs */
+    uint64_t n_full[5];     /* calls walked in full, by reason: no kept walk
+                               (or another owner or gen), other leaf or
+                               backend counts or buffer types, a graph not in
+                               order, other placements by rules 1-2, a first
+                               difference before the first checkpoint */
+    size_t last_bound;      /* the last call: where its walk could first
+                               differ (0 when walked in full) */
+    size_t last_from;       /* the last call: the position its walk began at
+                               (n_leafs when in full) */
+} ggfit_galloc_keep_stats;
+
+/* A new, empty keep (NULL when out of memory); free(NULL) does nothing.
+ * With GGFIT_GALLOC_STATS naming a file, free appends the keep's counters
+ * to it. */
+ggfit_galloc_keep *ggfit__galloc_keep_new(void);
+void ggfit__galloc_keep_free(ggfit_galloc_keep *k);
+void ggfit__galloc_keep_get_stats(const ggfit_galloc_keep *k, ggfit_galloc_keep_stats *out);
+
+/* ggfit__galloc_reserve_trusted, resuming the walk of the keep's last call.
+ * The caller promises: when owner and gen are the last call's, entries
+ * [0, n_same) of t (leafs, then nodes) are byte for byte the last call's
+ * and n_leafs is the same (n_same 0 promises nothing). The replay works out
+ * by itself where its walk can first differ, and walks in full whenever it
+ * cannot prove a resume exact (another owner or gen, other backends or
+ * buffer types, other placements of leafs and inputs). Afterwards k
+ * describes this call; on failure it is emptied (the next call walks in
+ * full). k NULL: a plain trusted replay. The keep's memory is linear in the
+ * graph's size; it is freed with ggfit__galloc_keep_free.
+ *
+ * With GGFIT_GALLOC_VERIFY set (not "0"), every call is checked against a
+ * full replay, and a difference aborts naming the backend. */
+ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
+                                        int n_backends, const ggfit_galloc_buft *bufts,
+                                        uint64_t *size_out, ggfit_galloc_keep *k,
+                                        const void *owner, uint32_t gen, size_t n_same,
+                                        char **err);
+
 #endif

@@ -116,6 +116,30 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
     return GGFIT_OK;
 }
 
+/* INTERIM, until the scheduler's output reports n_same (entries [0,
+ * n_same) of out->t byte for byte the previous output's): compares the
+ * graph with a copy of the last one handed to ggml-alloc, and keeps this one
+ * in its place. The scheduler writes every byte of an entry, padding
+ * included, so memcmp is a valid test. Returns 0 when there is no copy
+ * (the first call, or out of memory: the copy is then dropped). */
+static size_t galloc_n_same(struct ggfit__gcache *cache, const ggfit_gt *t, size_t n)
+{
+    static const size_t block = 64;   /* entries per memcmp before the exact one */
+    const ggfit_gt *prev = cache->galloc_prev.p;
+    size_t m = cache->n_galloc_prev < n ? cache->n_galloc_prev : n, same = 0;
+    if (prev) {
+        while (same + block <= m && !memcmp(prev + same, t + same, block * sizeof *t))
+            same += block;
+        while (same < m && !memcmp(prev + same, t + same, sizeof *t))
+            same++;
+    }
+    ggfit_gt *copy = ggfit__buf_get(&cache->galloc_prev, n * sizeof *t);
+    cache->n_galloc_prev = copy ? n : 0;
+    if (copy)
+        memcpy(copy, t, n * sizeof *t);
+    return same;
+}
+
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
@@ -228,9 +252,20 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         ggfit__sched_free(&so);
         return GGFIT_OK;
     }
-    rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                       sizes, pr->cache ? &pr->cache->work[GGFIT_SCHED_WORK] : NULL,
-                                       &serr);
+    struct ggfit__gcache *cache = pr->cache;
+    if (cache && c && !cache->galloc)
+        cache->galloc = ggfit__galloc_keep_new();
+    if (cache && c && cache->galloc) {
+        /* ggml-alloc resumes its last walk on this graph where the two
+         * first differ. */
+        size_t n_same = galloc_n_same(cache, so.t, so.n_leafs + so.n_nodes);
+        rc = ggfit__galloc_reserve_kept(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
+                                        sizes, cache->galloc, c, c->gen, n_same, &serr);
+    } else {
+        rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
+                                           so.galloc, sizes,
+                                           cache ? &cache->work[GGFIT_SCHED_WORK] : NULL, &serr);
+    }
     ggfit_free(serr);
     if (!rc) {
         for (int b = 0; b < n_backends; b++)

@@ -8,6 +8,7 @@
 #define GGFIT_GRAPH_CACHE_H
 
 #include "base/base.h"
+#include "ggml/galloc.h"
 #include "ggml/ggml.h"
 #include "ggml/sched.h"
 #include "llama/build.h"
@@ -99,6 +100,13 @@ struct ggfit__gcache {
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
+    ggfit_galloc_keep *galloc; /* ggml-alloc's last walk, resumed by the next
+                                  (made on first use; NULL: none) */
+    /* Interim, until the scheduler reports n_same: the last graph handed
+     * to ggml-alloc, compared entry by entry with the next (see
+     * galloc_n_same in context.c). */
+    ggfit__buf galloc_prev;
+    size_t n_galloc_prev;
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
