@@ -238,6 +238,358 @@ static void test_chunks(void **state)
     assert_int_equal(sizes[1], 0);
 }
 
+
+/* ------------------------------------------------------------------------
+ * Kept replays: a walk resumed from a checkpoint gives a full walk's bytes
+ * ---------------------------------------------------------------------- */
+
+/* A blank entry, padding cleared, so that equal entries compare equal. */
+static void blank(ggfit_gt *t, uint64_t size)
+{
+    memset(t, 0, sizeof *t);
+    t->size = size;
+    t->ne[0] = (int64_t)size / 4;
+    t->ne[1] = t->ne[2] = t->ne[3] = 1;
+    t->type = GGFIT_TYPE_F32;
+    t->flags = GGFIT_TF_COMPUTE;
+    t->view_src = -1;
+    for (int j = 0; j < GGFIT_GALLOC_MAX_SRC; j++)
+        t->src[j] = -1;
+}
+
+static void node(ggfit_gt *t, uint64_t size, int op, int32_t s0, int32_t s1)
+{
+    blank(t, size);
+    t->op = (uint8_t)op;
+    t->src[0] = s0;
+    t->src[1] = s1;
+    t->n_src = (uint8_t)(s1 >= 0 ? 2 : s0 >= 0);
+}
+
+static size_t n_same_of(const ggfit_gt *a, size_t na, const ggfit_gt *b, size_t nb)
+{
+    size_t k = 0;
+    while (k < na && k < nb && !memcmp(&a[k], &b[k], sizeof *a))
+        k++;
+    return k;
+}
+
+static const int owner_tag;   /* the owner of the keeps below */
+
+/* Replays t on keep k (after the graph prev of n_prev entries) and checks
+ * the bytes against a plain replay; returns the keep's counters. */
+static ggfit_galloc_keep_stats kept_vs_full(ggfit_galloc_keep *k, const ggfit_gt *prev,
+                                            size_t n_prev, const ggfit_gt *t, size_t n_leafs,
+                                            size_t n, int n_backends, const ggfit_galloc_buft *bufts)
+{
+    uint64_t got[4], want[4];
+    char *err = NULL;
+    size_t same = prev ? n_same_of(prev, n_prev, t, n) : 0;
+    if (ggfit__galloc_reserve_kept(t, n_leafs, n - n_leafs, n_backends, bufts, got, k, &owner_tag,
+                                   7, same, &err) != GGFIT_OK)
+        fail_msg("kept: %s", err);
+    if (ggfit__galloc_reserve_trusted(t, n_leafs, n - n_leafs, n_backends, bufts, want, NULL,
+                                      &err) != GGFIT_OK)
+        fail_msg("full: %s", err);
+    for (int b = 0; b < n_backends; b++)
+        assert_int_equal(got[b], want[b]);
+    ggfit_galloc_keep_stats st;
+    ggfit__galloc_keep_get_stats(k, &st);
+    return st;
+}
+
+/* A chain of small nodes from position 1, each reading the one before:
+ * the background of the hand-made pairs below. */
+static void chain(ggfit_gt *t, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        node(&t[i], 64, GGFIT_OP_CONT, (int32_t)i - 1, -1);
+}
+
+static const ggfit_galloc_buft one_buft = { 32, UINT64_MAX, -1 };
+
+static void test_kept_new_consumer(void **state)
+{
+    (void)state;
+    /* Pitfall 1: X (node 2, 4096 bytes) is last read at 40 in A, so Y
+     * (4096, at 60) takes its memory. B is A up to 150 but reads X again at
+     * 160: X then lives past Y, which needs memory of its own. The common
+     * prefix is long, but the walk differs from 40 on. */
+    enum { N = 200 };
+    ggfit_gt a[N], b[N];
+    blank(&a[0], 64);
+    a[0].allocated = true;
+    node(&a[1], 64, GGFIT_OP_CONT, 0, -1);
+    node(&a[2], 4096, GGFIT_OP_MUL_MAT, 0, 1);
+    chain(a, 3, N);
+    node(&a[40], 64, GGFIT_OP_CONCAT, 39, 2);
+    node(&a[60], 4096, GGFIT_OP_CONT, 59, -1);
+    node(&a[61], 64, GGFIT_OP_CONT, 60, -1);
+    memcpy(b, a, sizeof a);
+    node(&b[160], 64, GGFIT_OP_CONCAT, 159, 2);
+
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    uint64_t sa, sb;
+    char *err = NULL;
+    assert_int_equal(ggfit__galloc_reserve_trusted(a, 1, N - 1, 1, &one_buft, &sa, NULL, &err), 0);
+    assert_int_equal(ggfit__galloc_reserve_trusted(b, 1, N - 1, 1, &one_buft, &sb, NULL, &err), 0);
+    assert_true(sb > sa);   /* the pair tests something */
+
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 0);
+    st = kept_vs_full(k, a, N, b, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 1);
+    assert_true(st.last_bound <= 40);
+    assert_int_equal(st.last_from, 33);   /* the checkpoint at 1 + 32 */
+    /* And back: X's totals differ again, the bound is 40 again. */
+    st = kept_vs_full(k, b, N, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 2);
+    assert_int_equal(st.last_from, 33);
+    /* The same graph again resumes at the last checkpoint. */
+    st = kept_vs_full(k, a, N, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 3);
+    assert_int_equal(st.last_from, 1 + 6 * 32);
+    /* Another owner or generation walks in full. */
+    uint64_t s;
+    assert_int_equal(ggfit__galloc_reserve_kept(a, 1, N - 1, 1, &one_buft, &s, k, a, 7, N, &err), 0);
+    assert_int_equal(ggfit__galloc_reserve_kept(a, 1, N - 1, 1, &one_buft, &s, k, a, 8, N, &err), 0);
+    ggfit__galloc_keep_get_stats(k, &st);
+    assert_int_equal(st.n_resumed, 3);
+    assert_int_equal(s, sa);
+    ggfit__galloc_keep_free(k);
+}
+
+static void test_kept_inputs_differ(void **state)
+{
+    (void)state;
+    /* Rule 2 places inputs before the walk, below everything: an input
+     * after the common prefix that grows moves every later tensor, so the
+     * walk starts over. */
+    enum { N = 200 };
+    ggfit_gt a[N], b[N];
+    blank(&a[0], 64);
+    a[0].allocated = true;
+    blank(&a[1], 128);
+    a[1].flags |= GGFIT_TF_INPUT;
+    chain(a, 2, N);
+    node(&a[150], 256, GGFIT_OP_NONE, -1, -1);
+    a[150].flags |= GGFIT_TF_INPUT;
+    node(&a[151], 64, GGFIT_OP_CONCAT, 150, 149);
+    node(&a[152], 2048, GGFIT_OP_CONT, 151, -1);
+    node(&a[153], 64, GGFIT_OP_CONT, 152, -1);
+    memcpy(b, a, sizeof a);
+    b[150].size = 8192;
+    b[150].ne[0] = 2048;
+
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, N, 1, &one_buft);
+    st = kept_vs_full(k, a, N, b, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 0);
+    assert_int_equal(st.n_full[3], 1);   /* rules 1-2 placed differently */
+    /* Inputs the same, but the node after one of them differs: resumed. */
+    memcpy(b, a, sizeof a);
+    b[152].size = 4096;
+    b[152].ne[0] = 1024;
+    st = kept_vs_full(k, b, N, a, 1, N, 1, &one_buft);   /* a again: full, b's inputs */
+    st = kept_vs_full(k, a, N, b, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 1);
+    assert_int_equal(st.last_from, 129);
+    ggfit__galloc_keep_free(k);
+}
+
+static void test_kept_inplace_across(void **state)
+{
+    (void)state;
+    /* An in-place chain (SCALE after SCALE on one 1024-byte tensor) from 20
+     * to 190, each link also read by a side node; the graphs differ at 150
+     * (a side node's size), so the walk resumes at 129, mid-chain, with the
+     * chain's tensor live and owned in the checkpoint. */
+    enum { N = 200 };
+    ggfit_gt a[N], b[N];
+    blank(&a[0], 64);
+    a[0].allocated = true;
+    chain(a, 1, N);
+    node(&a[19], 1024, GGFIT_OP_MUL_MAT, 18, 0);
+    for (size_t i = 20; i < 190; i += 2) {
+        node(&a[i], 1024, GGFIT_OP_SCALE, (int32_t)i - 1, -1);
+        node(&a[i + 1], 256, GGFIT_OP_CONT, (int32_t)i - 2 + (i == 20), -1);
+    }
+    node(&a[191], 64, GGFIT_OP_CONCAT, 189, 190);
+    memcpy(b, a, sizeof a);
+    b[151].size = 2048;
+    b[151].ne[0] = 512;
+
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, N, 1, &one_buft);
+    st = kept_vs_full(k, a, N, b, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 1);
+    assert_int_equal(st.last_from, 129);
+    /* Breaking the chain after the prefix (a link that cannot run in place)
+     * changes nothing before it. */
+    memcpy(a, b, sizeof a);
+    a[170].op = GGFIT_OP_CONT;
+    st = kept_vs_full(k, b, N, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 2);
+    assert_int_equal(st.last_from, 161);
+    ggfit__galloc_keep_free(k);
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return (uint32_t)(*s >> 33);
+}
+
+/* Random graph entries [from, n): recent and long-lived sources, in-place
+ * ops on their source's shape, views, dependency views reading a view
+ * placed after them, inputs, outputs, several backends. */
+static void random_nodes(ggfit_gt *t, size_t n_leafs, size_t from, size_t n, int n_backends,
+                         uint64_t *s)
+{
+    static const uint64_t sizes[] = { 64, 256, 1000, 4096, 16384 };
+    for (size_t i = from; i < n; i++) {
+        int32_t near = (int32_t)(i - 1 - rnd(s) % (i < 6 ? i : 6));
+        /* Far sources: a few long-lived tensors (masks, positions), or any. */
+        int32_t far = (int32_t)(rnd(s) % 3 ? n_leafs + rnd(s) % 8 : rnd(s) % i);
+        if ((size_t)far >= i)
+            far = (int32_t)(i - 1);
+        uint32_t kind = rnd(s) % 20;
+        uint64_t size = sizes[rnd(s) % 5];
+        int32_t root = t[near].view_src >= 0 ? t[near].view_src : near;
+        /* Inputs mostly at the start, as the scheduler's graph has them. */
+        if (kind == 0 && (i < n_leafs + 20 || rnd(s) % 10 == 0)) {
+            node(&t[i], size, GGFIT_OP_NONE, -1, -1);
+            t[i].flags |= GGFIT_TF_INPUT;
+        } else if (kind >= 1 && kind <= 2 && !t[root].allocated && (size_t)root >= n_leafs) {
+            node(&t[i], t[root].size, GGFIT_OP_RESHAPE, near, -1);
+            t[i].view_src = root;
+        } else if (kind == 3 && i + 2 < n && !t[root].allocated && (size_t)root >= n_leafs) {
+            /* A dependency view reading the view placed right after it. */
+            node(&t[i], t[root].size, GGFIT_OP_NONE, (int32_t)i + 1, -1);
+            t[i].view_src = root;
+            i++;
+            node(&t[i], t[root].size, GGFIT_OP_VIEW, root, -1);
+            t[i].view_src = root;
+        } else if (kind <= 9 && !t[near].allocated) {
+            node(&t[i], t[near].size, kind & 1 ? GGFIT_OP_SCALE : GGFIT_OP_ADD, near,
+                 kind & 1 ? -1 : far);
+            memcpy(t[i].ne, t[near].ne, sizeof t[i].ne);
+            t[i].type = t[near].type;
+            if (t[near].strided)
+                t[i].op = GGFIT_OP_CONT;
+        } else {
+            node(&t[i], size, kind & 1 ? GGFIT_OP_MUL_MAT : GGFIT_OP_CONT, near,
+                 kind % 3 == 0 ? far : -1);
+        }
+        if (rnd(s) % 40 == 0)
+            t[i].flags |= GGFIT_TF_OUTPUT;
+        t[i].backend = (int32_t)(rnd(s) % (uint32_t)n_backends);
+    }
+}
+
+static void test_kept_random(void **state)
+{
+    (void)state;
+    /* Sequences of graphs, each the last one with a new suffix from a
+     * random position (with new readers of old tensors, new inputs and
+     * views), on one keep; every call checked against a full replay. */
+    enum { MAX = 700 };
+    static ggfit_gt g[2][MAX];
+    uint64_t s = 12345;
+    uint64_t resumed = 0, calls = 0, why[5] = { 0 };
+    for (int seq = 0; seq < 40; seq++) {
+        int n_backends = 1 + (int)(rnd(&s) % 3);
+        ggfit_galloc_buft bufts[3];
+        for (int b = 0; b < n_backends; b++)
+            bufts[b] = (ggfit_galloc_buft){ 32u << (rnd(&s) % 3), UINT64_MAX, -1 };
+        if (n_backends == 3 && seq % 2)
+            bufts[2] = (ggfit_galloc_buft){ bufts[0].alignment, UINT64_MAX, 0 };
+        if (seq % 4 == 1)
+            bufts[0].max_size = 20000;   /* bounded chunks: rule 7 reads the marks */
+        size_t n_leafs = 3, n = 400 + rnd(&s) % 200;
+        ggfit_gt *cur = g[0], *prev = g[1];
+        for (size_t i = 0; i < n_leafs; i++) {
+            blank(&cur[i], 1024);
+            cur[i].allocated = i != 2;
+            cur[i].backend = 0;
+        }
+        random_nodes(cur, n_leafs, n_leafs, n, n_backends, &s);
+        ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+        assert_non_null(k);
+        ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, cur, n_leafs, n, n_backends, bufts);
+        for (int step = 0; step < 12; step++) {
+            size_t n_prev = n;
+            memcpy(prev, cur, n * sizeof *cur);
+            size_t from = n_leafs + 1 + rnd(&s) % (n - n_leafs - 1);
+            if (step % 3 == 2) {
+                /* A new suffix of another length. */
+                n = from + rnd(&s) % (MAX - from);
+                if (n < from + 2)
+                    n = from + 2;
+                random_nodes(cur, n_leafs, from, n, n_backends, &s);
+            } else {
+                /* A window of new nodes, the rest as it was (a fit's step
+                 * that moves a layer): views after it keep their roots. */
+                size_t to = from + 1 + rnd(&s) % 30;
+                to = to < n ? to : n;
+                random_nodes(cur, n_leafs, from, to, n_backends, &s);
+                for (size_t i = to; i < n; i++)
+                    if (cur[i].view_src >= 0 && cur[cur[i].view_src].view_src >= 0)
+                        cur[i].view_src = cur[cur[i].view_src].view_src;
+            }
+            st = kept_vs_full(k, prev, n_prev, cur, n_leafs, n, n_backends, bufts);
+        }
+        resumed += st.n_resumed;
+        calls += st.n_calls;
+        for (int r = 0; r < 5; r++)
+            why[r] += st.n_full[r];
+        ggfit__galloc_keep_free(k);
+    }
+    printf("galloc kept: %llu of %llu random calls resumed (full: %llu new, %llu prepass,"
+           " %llu early, %llu order)\n", (unsigned long long)resumed, (unsigned long long)calls,
+           (unsigned long long)why[0], (unsigned long long)why[3], (unsigned long long)why[4],
+           (unsigned long long)why[2]);
+    assert_true(resumed > calls / 4);
+}
+
+static void test_kept_failures(void **state)
+{
+    (void)state;
+    /* Out of memory on a kept call empties the keep; the next call walks in
+     * full and is right. */
+    enum { N = 200 };
+    ggfit_gt a[N];
+    blank(&a[0], 64);
+    a[0].allocated = true;
+    chain(a, 1, N);
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    uint64_t s;
+    char *err = NULL;
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, N, 1, &one_buft);
+    ggfit__fail_alloc_after(1);
+    int rc = ggfit__galloc_reserve_kept(a, 1, N - 1, 1, &one_buft, &s, k, a, 7, N, &err);
+    ggfit__fail_alloc_after(0);
+    ggfit_free(err);
+    (void)rc;   /* the keep's blocks may all be there already */
+    st = kept_vs_full(k, a, N, a, 1, N, 1, &one_buft);
+    st = kept_vs_full(k, a, N, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 1);
+    /* A bad size is an error, and empties the keep too. */
+    a[50].size = (uint64_t)1 << 63;
+    assert_int_equal(ggfit__galloc_reserve_kept(a, 1, N - 1, 1, &one_buft, &s, k, &k, 7, N, &err),
+                     GGFIT_ELIMIT);
+    ggfit_free(err);
+    a[50].size = 64;
+    st = kept_vs_full(k, a, N, a, 1, N, 1, &one_buft);
+    assert_int_equal(st.n_resumed, 1);
+    ggfit__galloc_keep_free(k);
+    ggfit__galloc_keep_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +599,11 @@ int main(void)
         cmocka_unit_test(test_best_fit),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_bad_graphs),
+        cmocka_unit_test(test_kept_new_consumer),
+        cmocka_unit_test(test_kept_inputs_differ),
+        cmocka_unit_test(test_kept_inplace_across),
+        cmocka_unit_test(test_kept_random),
+        cmocka_unit_test(test_kept_failures),
         cmocka_unit_test(test_llama_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
