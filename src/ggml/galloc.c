@@ -344,7 +344,7 @@ static inline ggfit_status place(replay *r, size_t i, int32_t buffer)
  * scheduler's output, whose indices are in range by construction) has only
  * its sizes checked, which come from a file's shapes. */
 static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts,
-                                bool trusted)
+                                bool trusted, int32_t *last)
 {
     for (int b = 0; b < r->n_backends; b++) {
         uint64_t al = bufts[b].alignment;
@@ -360,6 +360,16 @@ static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_bu
     /* An index x is in [-1, m) exactly when (uint32_t)x + 1 <= m (m, the
      * tensor or backend count, is below 2^31): one test per range. */
     uint32_t n = (uint32_t)r->n, nb = (uint32_t)r->n_backends;
+    if (last) {
+        /* A kept replay: also sets its two last-use lists (n each) to -1. */
+        memset(r->st, 0, r->n * sizeof *r->st);
+        for (size_t i = 0; i < r->n; i++) {
+            last[i] = last[r->n + i] = -1;
+            if (r->t[i].size > SIZE_LIMIT)
+                return fail_limit(r, i, "size above 2^62 bytes");
+        }
+        return GGFIT_OK;
+    }
     if (trusted) {
         memset(r->st, 0, r->n * sizeof *r->st);
         for (size_t i = 0; i < r->n; i++)
@@ -497,7 +507,7 @@ static ggfit_status reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes, i
     r.arenas = (arena *)(void *)mem;
     r.arena_of = (int *)(void *)(mem + bytes_arenas);
     r.st = (tstate *)(void *)(mem + bytes_arenas + bytes_map);
-    int rc = check_graph(&r, n_leafs, bufts, trusted);   /* also clears r.st */
+    int rc = check_graph(&r, n_leafs, bufts, trusted, NULL);   /* also clears r.st */
     if (rc != GGFIT_OK) {
         if (!work)
             free(mem);
@@ -603,6 +613,12 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  * keep linear in the graph's size (later checkpoints are then not taken). */
 #define KEEP_WORDS_PER_TENSOR 64
 
+/* A tensor rules 1-2 placed, and where it is after them. */
+typedef struct kept_placed {
+    int32_t e, buffer, chunk, own;
+    uint64_t offs;
+} kept_placed;
+
 /* Why a call walked in full (the counters of ggfit_galloc_keep_stats). */
 enum {
     KEEP_WHY_NEW,       /* no kept walk, or another owner or generation */
@@ -628,12 +644,14 @@ struct ggfit_galloc_keep {
     ggfit__buf bufts;        /* ggfit_galloc_buft[n_backends] */
     ggfit__buf arenas;       /* the replay's arenas, then its backend map */
     ggfit__buf st;           /* tstate[n]: the last walk's final state */
+    ggfit__buf pre;          /* tstate[n]: this call's state after rules 1-2
+                                (scratch; a walk in full takes it as st) */
     int cur;                 /* which of the pairs below is the last call's */
-    ggfit__buf pre[2];       /* tstate[n] after rules 1-2 (counts: totals) */
+    ggfit__buf tot[2];       /* int32_t[2n]: consumers and views per tensor */
     ggfit__buf last[2];      /* int32_t[2n]: last direct consumer, then last
                                 event; -1: none (and always for tensors
                                 with memory, which galloc never touches) */
-    ggfit__buf log[2];       /* int32_t: tensors rules 1-2 placed, in order */
+    ggfit__buf log[2];       /* kept_placed: what rules 1-2 placed, in order */
     size_t n_log[2];
     ggfit__buf pa[2];        /* uint64_t: the arenas after rules 1-2 */
     size_t n_pa[2];
@@ -683,8 +701,9 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
     ggfit__buf_free(&k->bufts);
     ggfit__buf_free(&k->arenas);
     ggfit__buf_free(&k->st);
+    ggfit__buf_free(&k->pre);
     for (int i = 0; i < 2; i++) {
-        ggfit__buf_free(&k->pre[i]);
+        ggfit__buf_free(&k->tot[i]);
         ggfit__buf_free(&k->last[i]);
         ggfit__buf_free(&k->log[i]);
         ggfit__buf_free(&k->pa[i]);
@@ -769,7 +788,7 @@ typedef struct kept_walk {
     replay *r;
     ggfit_galloc_keep *k;
     size_t n_arenas;
-    const tstate *pre;       /* this call's state after rules 1-2 */
+    const int32_t *tot;      /* this call's consumers and views per tensor */
     const int32_t *last_ev;  /* this call's last event per tensor */
     int32_t *live;           /* the live set at position q */
     size_t n_live, q;
@@ -877,15 +896,15 @@ static void take_ckpt(kept_walk *w, size_t p)
         *o++ = (uint64_t)(uint32_t)e << 32 | (uint32_t)s->buffer;
         *o++ = (uint64_t)(uint32_t)s->chunk << 32 | (uint32_t)s->own;
         *o++ = s->offs;
-        *o++ = (uint64_t)(uint32_t)(w->pre[e].n_children - s->n_children) << 32 |
-               (uint32_t)(w->pre[e].n_views - s->n_views);
+        *o++ = (uint64_t)(uint32_t)(w->tot[2 * e] - s->n_children) << 32 |
+               (uint32_t)(w->tot[2 * e + 1] - s->n_views);
     }
     end[k->n_ck++] = start + words;
 }
 
 /* Restores checkpoint j (1-based) into r: what a fresh walk has before node
  * p = n_leafs + j * KEEP_EVERY. r->st holds the last walk's final state. */
-static void restore_ckpt(kept_walk *w, size_t j, size_t p)
+static void restore_ckpt(kept_walk *w, const tstate *pre, size_t j, size_t p)
 {
     ggfit_galloc_keep *k = w->k;
     replay *r = w->r;
@@ -895,7 +914,7 @@ static void restore_ckpt(kept_walk *w, size_t j, size_t p)
     /* At or after p: as rules 1-2 left them (no event before p touched
      * them). Before p, not live: as the last walk ended. Live: from the
      * checkpoint, with this graph's totals. */
-    memcpy(r->st + p, w->pre + p, (r->n - p) * sizeof *r->st);
+    memcpy(r->st + p, pre + p, (r->n - p) * sizeof *r->st);
     size_t m = (size_t)*in++;
     for (size_t x = 0; x < m; x++, in += 4) {
         int32_t e = (int32_t)(in[0] >> 32);
@@ -904,8 +923,8 @@ static void restore_ckpt(kept_walk *w, size_t j, size_t p)
         s->chunk = (int32_t)(in[1] >> 32);
         s->own = (uint32_t)in[1] != 0;
         s->offs = in[2];
-        s->n_children = w->pre[e].n_children - (int32_t)(uint32_t)(in[3] >> 32);
-        s->n_views = w->pre[e].n_views - (int32_t)(uint32_t)in[3];
+        s->n_children = w->tot[2 * e] - (int32_t)(uint32_t)(in[3] >> 32);
+        s->n_views = w->tot[2 * e + 1] - (int32_t)(uint32_t)in[3];
     }
     k->n_ck = j;
     /* This graph's live set at p, for the checkpoints to come: a tensor
@@ -942,16 +961,15 @@ static ggfit_status walk_kept(kept_walk *w, size_t from)
 
 /* The first position where this walk can differ from the last one, given
  * that both graphs agree on [0, n_same) and rules 1-2 placed alike. */
-static size_t first_difference(const ggfit_gt *t, size_t n_same, const tstate *pre_old,
-                               const tstate *pre_new, const int32_t *use_old,
+static size_t first_difference(const ggfit_gt *t, size_t n_same, const int32_t *tot_old,
+                               const int32_t *tot_new, const int32_t *use_old,
                                const int32_t *use_new, const int32_t *fwd, size_t n_fwd)
 {
     size_t d = n_same;
     /* A tensor at e has no event before e + 1, so none at or after d can
      * lower d. */
     for (size_t e = 0; e < d; e++) {
-        if (pre_old[e].n_children == pre_new[e].n_children &&
-            pre_old[e].n_views == pre_new[e].n_views)
+        if (tot_old[2 * e] == tot_new[2 * e] && tot_old[2 * e + 1] == tot_new[2 * e + 1])
             continue;
         if (t[e].allocated)
             continue;   /* never placed, never freed */
@@ -977,25 +995,12 @@ static size_t first_difference(const ggfit_gt *t, size_t n_same, const tstate *p
 
 /* Whether rules 1-2 placed the same tensors, in the same order, at the same
  * places, leaving the same arenas, as in the last call. */
-static bool same_prepass(const ggfit_galloc_keep *k, int nw, const tstate *pre_new)
+static bool same_prepass(const ggfit_galloc_keep *k, int nw)
 {
     int od = 1 - nw;
-    const tstate *pre_old = k->pre[od].p;
-    if (k->n_log[nw] != k->n_log[od] || k->n_pa[nw] != k->n_pa[od])
-        return false;
-    if (memcmp(k->pa[nw].p, k->pa[od].p, k->n_pa[nw] * sizeof(uint64_t)) != 0)
-        return false;
-    const int32_t *ln = k->log[nw].p, *lo = k->log[od].p;
-    for (size_t x = 0; x < k->n_log[nw]; x++) {
-        int32_t e = ln[x];
-        if (e != lo[x])
-            return false;
-        const tstate *a = &pre_new[e], *b = &pre_old[e];
-        if (a->own != b->own || a->buffer != b->buffer || a->chunk != b->chunk ||
-            a->offs != b->offs)
-            return false;
-    }
-    return true;
+    return k->n_log[nw] == k->n_log[od] && k->n_pa[nw] == k->n_pa[od] &&
+           !memcmp(k->pa[nw].p, k->pa[od].p, k->n_pa[nw] * sizeof(uint64_t)) &&
+           !memcmp(k->log[nw].p, k->log[od].p, k->n_log[nw] * sizeof(kept_placed));
 }
 
 ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
@@ -1039,23 +1044,25 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     int nw = 1 - k->cur;   /* this call's pair */
     char *mem = ggfit__buf_get(&k->arenas, bytes_arenas + (size_t)n_backends * sizeof(int));
     tstate *st = ggfit__buf_get(&k->st, n * sizeof *st);
-    tstate *pre = ggfit__buf_get(&k->pre[nw], n * sizeof *pre);
+    tstate *pre = ggfit__buf_get(&k->pre, n * sizeof *pre);
+    int32_t *tot = ggfit__buf_get(&k->tot[nw], 2 * n * sizeof *tot);
     int32_t *last = ggfit__buf_get(&k->last[nw], 2 * n * sizeof *last);
-    int32_t *log = ggfit__buf_get(&k->log[nw], n * sizeof *log);
-    int32_t *live = ggfit__buf_get(&k->live, n * sizeof *live);
+    kept_placed *log = ggfit__buf_get(&k->log[nw], n * sizeof *log);
+    int32_t *live = ggfit__buf_get(&k->live, n * sizeof *live);   /* first the raw log */
     size_t cap_fwd = n / 16 + 16;
     int32_t *fwd = ggfit__buf_get(&k->fwd, 2 * cap_fwd * sizeof *fwd);
     void *bt = why == KEEP_WHY_NEW || why == KEEP_WHY_SHAPE || !k->bufts.p
                    ? ggfit__buf_get(&k->bufts, bytes_bufts)
                    : k->bufts.p;
-    if (!mem || !st || !pre || !last || !log || !live || !fwd || !bt)
+    if (!mem || !st || !pre || !tot || !last || !log || !live || !fwd || !bt)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
     memcpy(bt, bufts, bytes_bufts);
 
     replay r = { .t = t, .n = n, .n_backends = n_backends, .trusted = true, .err = err,
                  .arenas = (arena *)(void *)mem, .arena_of = (int *)(void *)(mem + bytes_arenas),
-                 .st = pre, .log = log, .cap_log = n };
-    int rc = check_graph(&r, n_leafs, bufts, true);   /* also clears pre */
+                 .st = pre, .log = live, .cap_log = n };
+    /* check_graph's trusted pass, with the last-use lists cleared in it. */
+    int rc = check_graph(&r, n_leafs, bufts, true, last);
     if (rc != GGFIT_OK)
         return rc;
     int next = 0;
@@ -1071,14 +1078,22 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         r.arena_of[b] = next++;
     }
 
-    memset(last, 0xff, 2 * n * sizeof *last);
     bool ordered;
     size_t n_fwd = 0;
     if ((rc = prepass_kept(&r, n_leafs, last, last + n, fwd, cap_fwd, &n_fwd, &ordered)) !=
         GGFIT_OK)
         return rc;
     r.log = NULL;
-    k->n_log[nw] = r.n_log;
+    k->n_log[nw] = r.n_log <= r.cap_log ? r.n_log : 0;
+    for (size_t x = 0; x < k->n_log[nw]; x++) {
+        const tstate *a = &pre[live[x]];
+        log[x] = (kept_placed){ .e = live[x], .buffer = a->buffer, .chunk = a->chunk,
+                                .own = a->own, .offs = a->offs };
+    }
+    for (size_t e = 0; e < n; e++) {
+        tot[2 * e] = pre[e].n_children;
+        tot[2 * e + 1] = pre[e].n_views;
+    }
     size_t n_pa = arenas_words(r.arenas, n_arenas);
     uint64_t *pa = ggfit__buf_get(&k->pa[nw], n_pa * sizeof *pa);
     if (!pa)
@@ -1090,10 +1105,10 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         if (why < 0)
             why = KEEP_WHY_ORDER;
     }
-    if (why < 0 && !same_prepass(k, nw, pre))
+    if (why < 0 && !same_prepass(k, nw))
         why = KEEP_WHY_PREPASS;
 
-    kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .pre = pre, .last_ev = last + n,
+    kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .tot = tot, .last_ev = last + n,
                     .live = live, .fwd = fwd, .n_fwd = n_fwd, .ckpt = ordered };
     k->cap_ck_words = n * KEEP_WORDS_PER_TENSOR;
     size_t from = n_leafs, d = 0;
@@ -1101,7 +1116,7 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         size_t same = n_same < n ? n_same : n;
         same = same < k->n ? same : k->n;
         const int32_t *last_old = k->last[1 - nw].p;
-        d = first_difference(t, same, k->pre[1 - nw].p, pre, last_old, last, fwd, n_fwd);
+        d = first_difference(t, same, k->tot[1 - nw].p, tot, last_old, last, fwd, n_fwd);
         size_t j = d > n_leafs ? (d - n_leafs) / KEEP_EVERY : 0;
         if (j > k->n_ck)
             j = k->n_ck;
@@ -1110,12 +1125,15 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         } else {
             from = n_leafs + j * KEEP_EVERY;
             r.st = st;
-            restore_ckpt(&w, j, from);
+            restore_ckpt(&w, pre, j, from);
         }
     }
     if (why >= 0) {
-        memcpy(st, pre, n * sizeof *st);
-        r.st = st;
+        /* The state after rules 1-2 is the walk's start: it becomes st. */
+        ggfit__buf b = k->st;
+        k->st = k->pre;
+        k->pre = b;
+        r.st = pre;
         k->n_ck = 0;
     }
     rc = walk_kept(&w, from);

@@ -133,10 +133,14 @@ static size_t galloc_n_same(struct ggfit__gcache *cache, const ggfit_gt *t, size
         while (same < m && !memcmp(prev + same, t + same, sizeof *t))
             same++;
     }
+    /* The common prefix is there already (a block that grows keeps
+     * nothing). */
+    if (n * sizeof *t > cache->galloc_prev.cap)
+        same = 0;
     ggfit_gt *copy = ggfit__buf_get(&cache->galloc_prev, n * sizeof *t);
     cache->n_galloc_prev = copy ? n : 0;
     if (copy)
-        memcpy(copy, t, n * sizeof *t);
+        memcpy(copy + same, t + same, (n - same) * sizeof *t);
     return same;
 }
 
