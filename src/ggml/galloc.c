@@ -1003,6 +1003,16 @@ static bool same_prepass(const ggfit_galloc_keep *k, int nw)
            !memcmp(k->log[nw].p, k->log[od].p, k->n_log[nw] * sizeof(kept_placed));
 }
 
+/* Field by field: the caller's padding bytes may be anything. */
+static bool same_bufts(const ggfit_galloc_buft *a, const ggfit_galloc_buft *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].alignment != b[i].alignment || a[i].max_size != b[i].max_size ||
+            a[i].same_as != b[i].same_as)
+            return false;
+    return true;
+}
+
 ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
                                         int n_backends, const ggfit_galloc_buft *bufts,
                                         uint64_t *size_out, ggfit_galloc_keep *k,
@@ -1028,7 +1038,7 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     if (!was_valid || k->owner != owner || k->gen != gen)
         why = KEEP_WHY_NEW;
     else if (k->n_leafs != n_leafs || k->n_backends != n_backends ||
-             memcmp(k->bufts.p, bufts, bytes_bufts) != 0)
+             !same_bufts(k->bufts.p, bufts, n_backends))
         why = KEEP_WHY_SHAPE;
     else if (!k->ordered)
         why = KEEP_WHY_ORDER;
