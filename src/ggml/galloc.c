@@ -214,6 +214,8 @@ typedef struct tstate {
     int32_t buffer;       /* backend whose memory holds it, once placed */
     int32_t chunk;
     uint64_t offs;
+    int32_t vleft;        /* a kept replay's: views (as n_views counts them)
+                             at or after the walk's position */
     bool own;             /* placed by us and not yet freed or handed on */
 } tstate;
 
@@ -226,9 +228,6 @@ typedef struct replay {
     int n_backends;
     bool trusted;         /* the scheduler's graph: in order, every tensor
                              listed (see walk) */
-    int32_t *log;         /* when not NULL, each tensor placed is listed here
-                             (rules 1-2 of a kept replay), up to cap_log */
-    size_t n_log, cap_log;
     char **err;
 } replay;
 
@@ -311,11 +310,6 @@ static ggfit_status place_new(replay *r, size_t i, int32_t buffer)
         return ggfit__fail(r->err, GGFIT_EINVAL,
                            "galloc: tensor %zu needs memory but has backend %d", i, (int)buffer);
     s->own = true;
-    if (r->log) {
-        if (r->n_log < r->cap_log)
-            r->log[r->n_log] = (int32_t)i;
-        r->n_log++;   /* past cap_log: the list is incomplete, and says so */
-    }
 
     if (ggfit__op_can_inplace(ti->op)) {
         bool done = false;
@@ -340,11 +334,8 @@ static inline ggfit_status place(replay *r, size_t i, int32_t buffer)
     return place_new(r, i, buffer);
 }
 
-/* Checks the graph and clears the per-tensor state. A trusted graph (the
- * scheduler's output, whose indices are in range by construction) has only
- * its sizes checked, which come from a file's shapes. */
-static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts,
-                                bool trusted, int32_t *last)
+/* Checks each backend's alignment and same_as. */
+static ggfit_status check_bufts(replay *r, const ggfit_galloc_buft *bufts)
 {
     for (int b = 0; b < r->n_backends; b++) {
         uint64_t al = bufts[b].alignment;
@@ -357,19 +348,21 @@ static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_bu
                                "galloc: backend %d: same_as %d is not an earlier backend",
                                b, (int)bufts[b].same_as);
     }
+    return GGFIT_OK;
+}
+
+/* Checks the graph and clears the per-tensor state. A trusted graph (the
+ * scheduler's output, whose indices are in range by construction) has only
+ * its sizes checked, which come from a file's shapes. */
+static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_buft *bufts,
+                                bool trusted)
+{
+    int rc = check_bufts(r, bufts);
+    if (rc != GGFIT_OK)
+        return rc;
     /* An index x is in [-1, m) exactly when (uint32_t)x + 1 <= m (m, the
      * tensor or backend count, is below 2^31): one test per range. */
     uint32_t n = (uint32_t)r->n, nb = (uint32_t)r->n_backends;
-    if (last) {
-        /* A kept replay: also sets its two last-use lists (n each) to -1. */
-        memset(r->st, 0, r->n * sizeof *r->st);
-        for (size_t i = 0; i < r->n; i++) {
-            last[i] = last[r->n + i] = -1;
-            if (r->t[i].size > SIZE_LIMIT)
-                return fail_limit(r, i, "size above 2^62 bytes");
-        }
-        return GGFIT_OK;
-    }
     if (trusted) {
         memset(r->st, 0, r->n * sizeof *r->st);
         for (size_t i = 0; i < r->n; i++)
@@ -403,7 +396,7 @@ static ggfit_status check_graph(replay *r, size_t n_leafs, const ggfit_galloc_bu
 }
 
 /* Rule 6: node i has run; release what it was the last to need. */
-static ggfit_status release_sources(replay *r, size_t i)
+static inline ggfit_status release_sources(replay *r, size_t i)
 {
     const ggfit_gt *t = r->t;
     for (unsigned j = 0; j < t[i].n_src; j++) {
@@ -507,7 +500,7 @@ static ggfit_status reserve(const ggfit_gt *t, size_t n_leafs, size_t n_nodes, i
     r.arenas = (arena *)(void *)mem;
     r.arena_of = (int *)(void *)(mem + bytes_arenas);
     r.st = (tstate *)(void *)(mem + bytes_arenas + bytes_map);
-    int rc = check_graph(&r, n_leafs, bufts, trusted, NULL);   /* also clears r.st */
+    int rc = check_graph(&r, n_leafs, bufts, trusted);   /* also clears r.st */
     if (rc != GGFIT_OK) {
         if (!work)
             free(mem);
@@ -560,43 +553,50 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
 /* ------------------------------------------------------------------------
  * Resuming a walk (ggfit__galloc_reserve_kept)
  *
- * A kept replay remembers its walk: the state after rules 1-2 (placements
- * and consumer counts), each tensor's last consumer, the final per-tensor
- * state, and a checkpoint every KEEP_EVERY nodes. The next call on a graph
- * whose first n_same entries are the same then finds the first position D
- * where its walk can differ, restores the last checkpoint at or before D,
- * and walks from there. Positions are indices into t (leafs first), so the
- * walk runs over [n_leafs, n).
+ * A kept replay remembers its walk: each tensor's final state, where rules
+ * 1-2 placed the inputs, each node's references (sources and counted
+ * view_src), and a checkpoint every KEEP_EVERY nodes. The next call on a
+ * graph whose first S = n_same entries are the same finds a position D up
+ * to which the two walks do the same things, restores the last checkpoint
+ * at or before D and walks from there. Positions are indices into t (leafs
+ * first), so the walk runs over [n_leafs, n); a checkpoint at p is the
+ * state before node p.
  *
- * Why a restored state is the state a fresh walk would have there:
- *  - Rules 1-2 run in full every time (the counts need the whole graph).
- *    Their placements (leafs, then inputs in order of first use, rule 2)
- *    sit below everything and are in every checkpoint, so the list of
- *    tensors they placed, where each went, and the arenas after them must
- *    equal the last call's, or the walk starts over.
+ * Why a restored state is the state a fresh walk has there:
+ *  - Every decision of the walk on a tensor e compares e's remaining
+ *    consumers with 1 (rule 4: the node is e's last consumer) or 0 (rule 6)
+ *    and its remaining views with 0. Before position S the two graphs have
+ *    the same references, so e's counts there differ by what the suffixes
+ *    [S, n) hold. If e has a consumer or a counted view in the suffix of
+ *    both graphs, neither walk decides "yes" on e before S (a count stays
+ *    at least 1 beyond the node at hand); if in neither, the counts are
+ *    equal. Only a tensor "held" by one suffix and not the other can be
+ *    decided on differently, and then not before its last consumer in
+ *    [0, S) (before that both counts are at least 2 at a consumer, 1 after
+ *    it); with no consumer there, not before its own position. D is the
+ *    least such position, and S when there is none.
+ *  - Rule 2 places inputs before the walk, below everything. Those placed
+ *    while counting [n_leafs, S) are the same in both graphs; those placed
+ *    in the suffix must ask for the same bytes on the same backends in the
+ *    same order (then the arenas after rule 2 are equal, and each takes the
+ *    last call's address), or the walk starts over.
  *  - An event at node j (placing j, handing a source's memory to j,
  *    releasing j's sources, and through a source that is a view, its
- *    view_src) touches only j, j's sources and their view_srcs. The
- *    scheduler's graph lists those before j (checked, else no resume) but
- *    for a few sources of dependency views, which name a view op placed
- *    later in their split: those "forward" sources are listed, and a
- *    checkpoint holds the ones its position falls between. So a tensor at
- *    or after k that is not such a source is as rules 1-2 left it.
- *  - A tensor before k whose last event came before k (last_event < k) is
- *    as the last walk left it at its end; one whose last event is at or
- *    after k ("live", some 14-23 in a layer) is in the checkpoint.
- *  - Counts are kept as consumed (total - remaining), which the common
- *    prefix decides; the remaining counts are then this graph's totals
- *    less those.
- *  - Rule 4 needs a source's remaining consumers to be 1 (this node is its
- *    last) and rule 6 frees at 0, so while a tensor has a direct consumer
- *    still to come in both graphs, every decision on it is "no", whatever
- *    its totals. A tensor whose consumer or view totals differ (a consumer
- *    added after the prefix, say to a mask copy that lives for many layers)
- *    therefore bounds D by the earlier of its last direct consumers in the
- *    two graphs (by itself when it has none); views are tensors too, so a
- *    view whose consumers changed bounds D at its own last consumer, before
- *    its view_src's release.
+ *    view_src) touches j, j's sources and their view_srcs. The scheduler's
+ *    graph lists those before j (checked, else no resume) but for a few
+ *    sources of dependency views, which name a view op placed later in
+ *    their split: those "forward" pairs are listed, D goes back to a node
+ *    whose forward source is past S, and a checkpoint holds the forward
+ *    sources its position falls between.
+ *  - At a checkpoint p, a consumer count is the number of references at or
+ *    after p, which this graph gives; a view count is the views at or after
+ *    p plus those before p not yet released ("pending", kept in the
+ *    checkpoint: the walk counts down the views ahead as it passes them).
+ *    A tensor before p touched at or after p ("live", some 14-23 in a
+ *    layer) has the rest of its state in the checkpoint; one touched only
+ *    before p is as the last walk left it (no later walk touched it: that
+ *    would have made it held by one suffix, and moved D below p); one at or
+ *    after p is as rule 2 left it.
  *  - Arenas are restored whole: chunks, free lists and high-water marks.
  *    With bounded chunks (max_size < UINT64_MAX) the choice of chunk reads
  *    the marks (rule 7), which a whole restore keeps exact; and the final
@@ -607,16 +607,20 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  * ---------------------------------------------------------------------- */
 
 /* Nodes between checkpoints: a resume walks up to this many nodes it could
- * have skipped; a checkpoint is some 100 words. */
-#define KEEP_EVERY 32
+ * have skipped, and every walk takes a checkpoint this often (the live
+ * tensors, some 100 words). On the 3-device gpt-oss fit, 64 costs 5% less
+ * than 32 and 1% more than 128. */
+#define KEEP_EVERY 64
 /* Checkpoint words allowed per tensor of the graph: keeps the memory of a
  * keep linear in the graph's size (later checkpoints are then not taken). */
-#define KEEP_WORDS_PER_TENSOR 64
+#define KEEP_WORDS_PER_TENSOR 16
 
-/* A tensor rules 1-2 placed, and where it is after them. */
+/* A tensor rule 2 placed, in the order it did. */
 typedef struct kept_placed {
-    int32_t e, buffer, chunk, own;
-    uint64_t offs;
+    int32_t pos;          /* the node being counted when it was placed */
+    int32_t e, buffer, chunk;
+    uint64_t offs, size;
+    int32_t max_e;        /* the largest e of this entry and those before */
 } kept_placed;
 
 /* Why a call walked in full (the counters of ggfit_galloc_keep_stats). */
@@ -636,32 +640,34 @@ _Static_assert(sizeof ((ggfit_galloc_keep_stats *)0)->n_full /
 struct ggfit_galloc_keep {
     bool valid;              /* the fields below describe the last call */
     bool ordered;            /* its graph listed view_srcs before the views'
-                                consumers (and had few forward sources) */
+                                consumers, had few forward sources, and
+                                rule 2 ran nothing in place */
     const void *owner;
     uint32_t gen;
     size_t n, n_leafs;
     int n_backends;
     ggfit__buf bufts;        /* ggfit_galloc_buft[n_backends] */
     ggfit__buf arenas;       /* the replay's arenas, then its backend map */
-    ggfit__buf st;           /* tstate[n]: the last walk's final state */
-    ggfit__buf pre;          /* tstate[n]: this call's state after rules 1-2
-                                (scratch; a walk in full takes it as st) */
-    int cur;                 /* which of the pairs below is the last call's */
-    ggfit__buf tot[2];       /* int32_t[2n]: consumers and views per tensor */
-    ggfit__buf last[2];      /* int32_t[2n]: last direct consumer, then last
-                                event; -1: none (and always for tensors
-                                with memory, which galloc never touches) */
-    ggfit__buf log[2];       /* kept_placed: what rules 1-2 placed, in order */
-    size_t n_log[2];
-    ggfit__buf pa[2];        /* uint64_t: the arenas after rules 1-2 */
-    size_t n_pa[2];
+    /* Per tensor, n of each; kept when a graph grows. */
+    ggfit__buf st;           /* tstate: the last walk's final state */
+    ggfit__buf mark;         /* uint8_t: a resume's bound marks; 0 between
+                                calls */
+    size_t n_marked;         /* marks set, of the largest graph */
+    ggfit__buf ref_at;       /* size_t[n + 1]: where position q's references
+                                start in refs */
+    ggfit__buf refs;         /* int32_t: per node its sources, then its
+                                view_src when counted (op not NONE) */
+    ggfit__buf log;          /* kept_placed: what rule 2 placed */
+    size_t n_log;
+    ggfit__buf fwd;          /* int32_t pairs (node, source), in node order:
+                                the sources that come after their consumer */
+    size_t n_fwd;
     ggfit__buf ck;           /* uint64_t: the checkpoints, one after another */
     ggfit__buf ck_end;       /* size_t: word where checkpoint j (1-based: at
                                 n_leafs + j * KEEP_EVERY) ends, at [j - 1] */
     size_t n_ck, cap_ck_words;
     ggfit__buf live;         /* int32_t[n]: the live set being built */
-    ggfit__buf fwd;          /* int32_t pairs: this call's sources that come
-                                after their consumer (node, source) */
+    ggfit__buf held;         /* int32_t: tensors a resume's bound marked */
     ggfit_galloc_keep_stats stats;
 };
 
@@ -670,10 +676,10 @@ ggfit_galloc_keep *ggfit__galloc_keep_new(void)
     return ggfit__calloc(1, sizeof(ggfit_galloc_keep));
 }
 
-static bool verify_on(void)
+static bool env_on(const char *name)
 {
     /* A plain read per call: no state of our own, nothing to race on. */
-    const char *v = getenv("GGFIT_GALLOC_VERIFY");
+    const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -698,20 +704,11 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
             fclose(f);
         }
     }
-    ggfit__buf_free(&k->bufts);
-    ggfit__buf_free(&k->arenas);
-    ggfit__buf_free(&k->st);
-    ggfit__buf_free(&k->pre);
-    for (int i = 0; i < 2; i++) {
-        ggfit__buf_free(&k->tot[i]);
-        ggfit__buf_free(&k->last[i]);
-        ggfit__buf_free(&k->log[i]);
-        ggfit__buf_free(&k->pa[i]);
-    }
-    ggfit__buf_free(&k->ck);
-    ggfit__buf_free(&k->ck_end);
-    ggfit__buf_free(&k->live);
-    ggfit__buf_free(&k->fwd);
+    ggfit__buf *bufs[] = { &k->bufts, &k->arenas, &k->st,
+                           &k->mark, &k->ref_at, &k->refs, &k->log, &k->fwd, &k->ck,
+                           &k->ck_end, &k->live, &k->held };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ggfit__buf_free(bufs[i]);
     free(k);
 }
 
@@ -731,7 +728,7 @@ static void *buf_grow(ggfit__buf *b, size_t used, size_t need)
     if (!p)
         return NULL;
     if (used)
-        memcpy(p, b->p, used);
+        memcpy(p, b->p, used < b->cap ? used : b->cap);
     free(b->p);
     b->p = p;
     b->cap = cap;
@@ -739,7 +736,7 @@ static void *buf_grow(ggfit__buf *b, size_t used, size_t need)
 }
 
 /* Arenas as words: per arena its chunk count, then per chunk its mark, its
- * free-block count and the blocks. */
+ * free-block count and the blocks in use (not the whole list). */
 static size_t arenas_words(const arena *as, size_t n_arenas)
 {
     size_t w = n_arenas;
@@ -757,10 +754,8 @@ static uint64_t *arenas_put(uint64_t *w, const arena *as, size_t n_arenas)
             const chunk *ch = &as[a].chunks[c];
             *w++ = ch->high;
             *w++ = (uint64_t)ch->n_free;
-            for (int k = 0; k < ch->n_free; k++) {
-                *w++ = ch->free[k].offs;
-                *w++ = ch->free[k].size;
-            }
+            memcpy(w, ch->free, (size_t)ch->n_free * sizeof ch->free[0]);
+            w += 2 * (size_t)ch->n_free;
         }
     }
     return w;
@@ -774,105 +769,186 @@ static const uint64_t *arenas_get(const uint64_t *w, arena *as, size_t n_arenas)
             chunk *ch = &as[a].chunks[c];
             ch->high = *w++;
             ch->n_free = (int)*w++;
-            for (int k = 0; k < ch->n_free; k++) {
-                ch->free[k].offs = *w++;
-                ch->free[k].size = *w++;
-            }
+            memcpy(ch->free, w, (size_t)ch->n_free * sizeof ch->free[0]);
+            w += 2 * (size_t)ch->n_free;
         }
     }
     return w;
 }
+
+_Static_assert(sizeof(span) == 2 * sizeof(uint64_t), "a free block is two words");
 
 /* A kept replay under way. */
 typedef struct kept_walk {
     replay *r;
     ggfit_galloc_keep *k;
     size_t n_arenas;
-    const int32_t *tot;      /* this call's consumers and views per tensor */
-    const int32_t *last_ev;  /* this call's last event per tensor */
     int32_t *live;           /* the live set at position q */
     size_t n_live, q;
-    const int32_t *fwd;      /* sources after their consumer (node, source) */
-    size_t n_fwd;
     bool ckpt;               /* still taking checkpoints */
+    bool ordered;            /* this graph, so far */
 } kept_walk;
 
-/* Rules 1-2 as walk applies them, into r->st, listing what they place and
- * noting each tensor's last direct consumer and last event, and in fwd
- * (pairs: node, source; up to cap_fwd) the sources that come after their
- * consumer. *ordered is false when a source's view_src does, or fwd is
- * full. */
-static ggfit_status prepass_kept(replay *r, size_t n_leafs, int32_t *last_use, int32_t *last_ev,
-                                 int32_t *fwd, size_t cap_fwd, size_t *n_fwd, bool *ordered)
+/* Mark bits: held by the last suffix, by this one, by one only, read by a
+ * forward pair, placed by rule 2 in this suffix (kept_bound); state set
+ * before its position (count_kept). */
+enum { MARK_OLD = 1, MARK_NEW = 2, MARK_ONE = 4, MARK_FWD = 8, MARK_PLACED = 16, MARK_SET = 32 };
+
+/* Appends a forward pair (node i reads p at or after i); too many of them
+ * and the graph is not resumable. */
+static void note_fwd(kept_walk *w, size_t i, int32_t p)
 {
+    ggfit_galloc_keep *k = w->k;
+    size_t cap = w->r->n / 16 + 16;
+    int32_t *f = k->n_fwd < cap ? buf_grow(&k->fwd, 2 * k->n_fwd * sizeof *f,
+                                           2 * (k->n_fwd + 1) * sizeof *f)
+                                : NULL;
+    if (!f) {
+        w->ordered = false;
+        return;
+    }
+    f[2 * k->n_fwd] = (int32_t)i;
+    f[2 * k->n_fwd + 1] = p;
+    k->n_fwd++;
+}
+
+/* Notes that rule 2, counting node pos, placed e. One that ran in place
+ * moved its source, which the log does not say: the graph is then not
+ * resumable. Returns false when out of memory. */
+static bool kept_log(kept_walk *w, size_t pos, size_t e)
+{
+    ggfit_galloc_keep *k = w->k;
+    const tstate *s = &w->r->st[e];
+    kept_placed *log = buf_grow(&k->log, k->n_log * sizeof *log, (k->n_log + 1) * sizeof *log);
+    if (!log)
+        return false;
+    int32_t max_e = k->n_log && log[k->n_log - 1].max_e > (int32_t)e ? log[k->n_log - 1].max_e
+                                                                      : (int32_t)e;
+    log[k->n_log++] = (kept_placed){ .pos = (int32_t)pos, .e = (int32_t)e, .buffer = s->buffer,
+                                     .chunk = s->chunk, .offs = s->offs,
+                                     .size = w->r->t[e].size, .max_e = max_e };
+    if (ggfit__op_can_inplace(w->r->t[e].op))
+        w->ordered = false;
+    return true;
+}
+
+/* Rule 2 over [from, n) into r->st, as walk applies it (placing inputs only
+ * when place_inputs: a resume has checked those past S already, and those
+ * before are in place), and what a resume needs of this graph: each
+ * node's references, the forward pairs. The state of each tensor at or
+ * after `from` is cleared when the pass reaches it, or when a forward pair
+ * reads it first (MARK_SET, unless the caller set it). */
+static ggfit_status count_kept(kept_walk *w, size_t from, bool place_inputs)
+{
+    replay *r = w->r;
+    ggfit_galloc_keep *k = w->k;
     const ggfit_gt *t = r->t;
+    tstate *st = r->st;
+    size_t *ref_at = k->ref_at.p;
+    uint8_t *mark = k->mark.p;
+    size_t nr = ref_at[from];
+    /* Room for every reference: at most 11 per node. */
+    int32_t *refs = buf_grow(&k->refs, nr * sizeof *refs,
+                             (nr + (r->n - from) * (GGFIT_GALLOC_MAX_SRC + 1)) * sizeof *refs);
+    if (!refs)
+        return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
     int rc;
-    bool ok = true;
-    for (size_t i = 0; i < n_leafs; i++)
-        if ((rc = place(r, i, t[i].backend)) != GGFIT_OK)
-            return rc;
-    for (size_t i = n_leafs; i < r->n; i++) {
-        if (t[i].view_src >= 0 && t[i].op != GGFIT_OP_NONE)
-            r->st[t[i].view_src].n_views++;
-        if ((t[i].flags & GGFIT_TF_INPUT) && (rc = place(r, i, t[i].backend)) != GGFIT_OK)
-            return rc;
-        for (unsigned j = 0; j < t[i].n_src; j++) {
-            int32_t p = t[i].src[j];
+    for (size_t i = from; i < r->n; i++) {
+        const ggfit_gt *ti = &t[i];
+        if (mark[i] & MARK_SET)
+            mark[i] = 0;
+        else
+            st[i] = (tstate){ 0 };
+        ref_at[i] = nr;
+        if (ti->size > SIZE_LIMIT)
+            return fail_limit(r, i, "size above 2^62 bytes");
+        int32_t v = ti->view_src;
+        if (v >= 0 && ti->op != GGFIT_OP_NONE) {
+            st[v].n_views++;
+            st[v].vleft++;
+            refs[nr++] = v;
+            w->ordered &= (size_t)v < i;
+        }
+        if (place_inputs && (ti->flags & GGFIT_TF_INPUT) && !ti->allocated && !st[i].own &&
+            v < 0) {
+            if ((rc = place_new(r, i, ti->backend)) != GGFIT_OK)
+                return rc;
+            if (!kept_log(w, i, i))
+                return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
+        }
+        for (unsigned j = 0; j < ti->n_src; j++) {
+            int32_t p = ti->src[j];
             if (p < 0)
                 continue;
-            r->st[p].n_children++;
-            if ((t[p].flags & GGFIT_TF_INPUT) && (rc = place(r, (size_t)p, t[i].backend)) != GGFIT_OK)
-                return rc;
-            /* A dependency view may read a view op placed later in its
-             * split: the event at i touches p before p's position. */
+            if ((size_t)p > i && !(mark[p] & MARK_SET)) {
+                st[p] = (tstate){ 0 };
+                mark[p] = MARK_SET;
+            }
+            st[p].n_children++;
+            refs[nr++] = p;
+            if (place_inputs && (t[p].flags & GGFIT_TF_INPUT) && !t[p].allocated &&
+                !st[p].own && t[p].view_src < 0) {
+                if ((rc = place_new(r, (size_t)p, ti->backend)) != GGFIT_OK)
+                    return rc;
+                if (!kept_log(w, i, (size_t)p))
+                    return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
+            }
+            /* A source before its consumer has its view_src before it (a
+             * view's, checked at the view); one after it must have too. */
             if ((size_t)p >= i) {
-                if (*n_fwd < cap_fwd) {
-                    fwd[2 * *n_fwd] = (int32_t)i;
-                    fwd[2 * *n_fwd + 1] = p;
-                }
-                ok &= ++*n_fwd <= cap_fwd;
-            }
-            if (!t[p].allocated) {
-                last_use[p] = (int32_t)i;
-                last_ev[p] = (int32_t)i;
-            }
-            /* Releasing a view releases one view of its view_src (rule 6). */
-            int32_t v = t[p].view_src;
-            if (v >= 0) {
-                ok &= (size_t)v < i;
-                if (!t[v].allocated)
-                    last_ev[v] = (int32_t)i;
+                note_fwd(w, i, p);
+                w->ordered &= (size_t)t[p].view_src < i || t[p].view_src < 0;
             }
         }
     }
-    *ordered = ok;
+    ref_at[r->n] = nr;
     return GGFIT_OK;
 }
 
+/* Whether a tensor's state can still change: consumers or views ahead, or
+ * views not yet released (a view's own release changes its view_src, which
+ * take_ckpt adds). */
+static inline bool is_live(const tstate *s)
+{
+    return (s->n_children | s->n_views | s->vleft) != 0;
+}
+
 /* Snapshots the walk before node p: the arenas, then the live tensors
- * (before p, with an event at or after p), 4 words each. Stops taking
- * checkpoints when out of memory or past the keep's bound. */
+ * before p, the view_srcs of the live views among them (marked "extra":
+ * not live by themselves) and the forward sources p falls between, 3
+ * words each. Stops taking checkpoints when out of memory or past the
+ * keep's bound. */
 static void take_ckpt(kept_walk *w, size_t p)
 {
     ggfit_galloc_keep *k = w->k;
-    const int32_t *le = w->last_ev;
-    size_t m = 0;
-    for (size_t x = 0; x < w->n_live; x++)
-        if ((size_t)le[w->live[x]] >= p && le[w->live[x]] >= 0)
-            w->live[m++] = w->live[x];
+    const tstate *st = w->r->st;
+    const ggfit_gt *t = w->r->t;
+    int32_t ip = (int32_t)p;
+    size_t m = 0, m_vs = 0;
+    for (size_t x = 0; x < w->n_live; x++) {
+        int32_t e = w->live[x];
+        if (is_live(&st[e])) {
+            w->live[m++] = e;
+            m_vs += t[e].view_src >= 0;
+        }
+    }
     for (size_t e = w->q; e < p; e++)
-        if (le[e] >= 0 && (size_t)le[e] >= p)
+        if (is_live(&st[e])) {
             w->live[m++] = (int32_t)e;
+            m_vs += t[e].view_src >= 0;
+        }
     w->n_live = m;
     w->q = p;
     /* A source after its consumer (below p) was touched before its own
      * position: its state is in the checkpoint too. */
+    const int32_t *fwd = k->fwd.p;
     size_t m_fwd = 0;
-    for (size_t x = 0; x < w->n_fwd && (size_t)w->fwd[2 * x] < p; x++)
-        m_fwd += (size_t)w->fwd[2 * x + 1] >= p;
+    for (size_t x = 0; x < k->n_fwd && fwd[2 * x] < ip; x++)
+        m_fwd += fwd[2 * x + 1] >= ip;
 
     size_t start = k->n_ck ? ((const size_t *)k->ck_end.p)[k->n_ck - 1] : 0;
-    size_t words = arenas_words(w->r->arenas, w->n_arenas) + 1 + 4 * (m + m_fwd);
+    size_t n_e = m + m_vs + m_fwd;
+    size_t words = arenas_words(w->r->arenas, w->n_arenas) + 1 + 3 * n_e;
     uint64_t *ck = start + words <= k->cap_ck_words
                        ? buf_grow(&k->ck, start * sizeof *ck, (start + words) * sizeof *ck)
                        : NULL;
@@ -882,125 +958,250 @@ static void take_ckpt(kept_walk *w, size_t p)
         return;
     }
     uint64_t *o = arenas_put(ck + start, w->r->arenas, w->n_arenas);
-    *o++ = m + m_fwd;
+    *o++ = n_e;
     for (size_t x = 0, y = 0; x < m + m_fwd; x++) {
         int32_t e;
         if (x < m) {
             e = w->live[x];
         } else {
-            while ((size_t)w->fwd[2 * y + 1] < p)
+            while (fwd[2 * y + 1] < ip)
                 y++;
-            e = w->fwd[2 * y++ + 1];
+            e = fwd[2 * y++ + 1];
         }
-        const tstate *s = &w->r->st[e];
-        *o++ = (uint64_t)(uint32_t)e << 32 | (uint32_t)s->buffer;
-        *o++ = (uint64_t)(uint32_t)s->chunk << 32 | (uint32_t)s->own;
-        *o++ = s->offs;
-        *o++ = (uint64_t)(uint32_t)(w->tot[2 * e] - s->n_children) << 32 |
-               (uint32_t)(w->tot[2 * e + 1] - s->n_views);
+        for (int extra = 0; extra < 2; extra++) {
+            const tstate *s = &st[e];
+            *o++ = (uint64_t)(uint32_t)e << 32 | (uint64_t)s->own << 31 |
+                   (uint64_t)extra << 30 | (uint32_t)s->buffer;
+            *o++ = (uint64_t)(uint32_t)s->chunk << 32 | (uint32_t)(s->n_views - s->vleft);
+            *o++ = s->offs;
+            if (x >= m || t[e].view_src < 0)
+                break;
+            e = t[e].view_src;
+        }
     }
     end[k->n_ck++] = start + words;
 }
 
-/* Restores checkpoint j (1-based) into r: what a fresh walk has before node
- * p = n_leafs + j * KEEP_EVERY. r->st holds the last walk's final state. */
-static void restore_ckpt(kept_walk *w, const tstate *pre, size_t j, size_t p)
+/* Restores checkpoint j (1-based), the state before node p = n_leafs +
+ * j * KEEP_EVERY. Before count_kept (after: false), the arenas and the
+ * tensors before p, over the last walk's final state, counts left for
+ * count_kept to add (consumers from 0, views from those pending); the live
+ * ones start the live set. After it (after: true), the forward sources at
+ * or after p, over what count_kept and rule 2 left. */
+static void restore_ckpt(kept_walk *w, size_t j, size_t p, bool after)
 {
     ggfit_galloc_keep *k = w->k;
     replay *r = w->r;
     const size_t *end = k->ck_end.p;
     const uint64_t *in = (const uint64_t *)k->ck.p + (j > 1 ? end[j - 2] : 0);
-    in = arenas_get(in, r->arenas, w->n_arenas);
-    /* At or after p: as rules 1-2 left them (no event before p touched
-     * them). Before p, not live: as the last walk ended. Live: from the
-     * checkpoint, with this graph's totals. */
-    memcpy(r->st + p, pre + p, (r->n - p) * sizeof *r->st);
+    if (!after) {
+        in = arenas_get(in, r->arenas, w->n_arenas);
+        w->n_live = 0;
+        w->q = p;
+    } else {
+        /* Past the arenas: per arena its chunk count, per chunk 2 words
+         * and its blocks. */
+        for (size_t a = 0; a < w->n_arenas; a++)
+            for (uint64_t c = *in++; c > 0; c--, in += 2 + 2 * in[1])
+                ;
+    }
     size_t m = (size_t)*in++;
-    for (size_t x = 0; x < m; x++, in += 4) {
-        int32_t e = (int32_t)(in[0] >> 32);
+    for (size_t x = 0; x < m; x++, in += 3) {
+        size_t e = (size_t)(in[0] >> 32);
+        if ((e >= p) != after)
+            continue;
         tstate *s = &r->st[e];
-        s->buffer = (int32_t)(uint32_t)in[0];
+        s->own = (in[0] >> 31) & 1;
+        s->buffer = (int32_t)(in[0] & 0x3fffffff);
         s->chunk = (int32_t)(in[1] >> 32);
-        s->own = (uint32_t)in[1] != 0;
         s->offs = in[2];
-        s->n_children = w->tot[2 * e] - (int32_t)(uint32_t)(in[3] >> 32);
-        s->n_views = w->tot[2 * e + 1] - (int32_t)(uint32_t)in[3];
+        if (after) {
+            s->n_views += (int32_t)(uint32_t)in[1];
+            continue;
+        }
+        s->n_views = (int32_t)(uint32_t)in[1];
+        s->n_children = 0;
+        s->vleft = 0;
+        if (!((in[0] >> 30) & 1))
+            w->live[w->n_live++] = (int32_t)e;
     }
     k->n_ck = j;
-    /* This graph's live set at p, for the checkpoints to come: a tensor
-     * may be live here and not in the last graph (a dependency view after
-     * the prefix releasing one of its view_srcs), whose state at p is still
-     * the last walk's final one. */
-    w->n_live = 0;
-    for (size_t e = 0; e < p; e++)
-        if (w->last_ev[e] >= 0 && (size_t)w->last_ev[e] >= p)
-            w->live[w->n_live++] = (int32_t)e;
-    w->q = p;
 }
 
-/* Rules 3-6 from node `from` (n_leafs or a checkpoint's position). */
+/* Rules 3-6 from node `from` (n_leafs or a checkpoint's position), with a
+ * checkpoint every KEEP_EVERY nodes; the views ahead are counted down as
+ * the walk passes them. */
 static ggfit_status walk_kept(kept_walk *w, size_t from)
 {
     replay *r = w->r;
     const ggfit_gt *t = r->t;
-    size_t next = from + KEEP_EVERY;
+    tstate *st = r->st;
     int rc;
-    for (size_t i = from; i < r->n; i++) {
-        if (i == next) {
-            if (w->ckpt)
-                take_ckpt(w, i);
-            next += KEEP_EVERY;
+    for (size_t i = from; i < r->n;) {
+        if (i != from && w->ckpt)
+            take_ckpt(w, i);
+        size_t to = r->n - i > KEEP_EVERY ? i + KEEP_EVERY : r->n;
+        for (; i < to; i++) {
+            const ggfit_gt *ti = &t[i];
+            if (ti->view_src >= 0) {
+                if (ti->op != GGFIT_OP_NONE)
+                    st[ti->view_src].vleft--;
+            } else if (!ti->allocated && !st[i].own &&
+                       (rc = place_new(r, i, ti->backend)) != GGFIT_OK) {
+                return rc;
+            }
+            if ((rc = release_sources(r, i)) != GGFIT_OK)
+                return rc;
         }
-        if ((rc = place(r, i, t[i].backend)) != GGFIT_OK)
-            return rc;
-        if ((rc = release_sources(r, i)) != GGFIT_OK)
-            return rc;
     }
     return GGFIT_OK;
 }
 
-/* The first position where this walk can differ from the last one, given
- * that both graphs agree on [0, n_same) and rules 1-2 placed alike. */
-static size_t first_difference(const ggfit_gt *t, size_t n_same, const int32_t *tot_old,
-                               const int32_t *tot_new, const int32_t *use_old,
-                               const int32_t *use_new, const int32_t *fwd, size_t n_fwd)
+static inline bool placeable_input(const ggfit_gt *t)
 {
-    size_t d = n_same;
-    /* A tensor at e has no event before e + 1, so none at or after d can
-     * lower d. */
-    for (size_t e = 0; e < d; e++) {
-        if (tot_old[2 * e] == tot_new[2 * e] && tot_old[2 * e + 1] == tot_new[2 * e + 1])
-            continue;
-        if (t[e].allocated)
-            continue;   /* never placed, never freed */
-        size_t a = use_old[e] < 0 ? e : (size_t)use_old[e];
-        size_t b = use_new[e] < 0 ? e : (size_t)use_new[e];
-        a = a < b ? a : b;
-        if (a < d)
-            d = a;
-    }
-    /* A node before d reading a source at or after d (which the loop did
-     * not look at, and which may differ from the last graph's): d goes back
-     * to the node. The pairs before the node are the same in both graphs. */
-    for (bool moved = true; moved;) {
-        moved = false;
-        for (size_t x = 0; x < n_fwd && (size_t)fwd[2 * x] < d; x++)
-            if ((size_t)fwd[2 * x + 1] >= d) {
-                d = (size_t)fwd[2 * x];
-                moved = true;
-            }
-    }
-    return d;
+    return (t->flags & GGFIT_TF_INPUT) && !t->allocated && t->view_src < 0;
 }
 
-/* Whether rules 1-2 placed the same tensors, in the same order, at the same
- * places, leaving the same arenas, as in the last call. */
-static bool same_prepass(const ggfit_galloc_keep *k, int nw)
+/* Rule 2 in the suffix of a resumed graph: input e, first met counting node
+ * pos, asks for t[e].size bytes on backend b. It must be the last call's
+ * request of the same rank (*kk), which it then takes the address of. */
+static bool pre_match(kept_walk *w, size_t e, int32_t b, size_t pos, size_t *kk)
 {
-    int od = 1 - nw;
-    return k->n_log[nw] == k->n_log[od] && k->n_pa[nw] == k->n_pa[od] &&
-           !memcmp(k->pa[nw].p, k->pa[od].p, k->n_pa[nw] * sizeof(uint64_t)) &&
-           !memcmp(k->log[nw].p, k->log[od].p, k->n_log[nw] * sizeof(kept_placed));
+    ggfit_galloc_keep *k = w->k;
+    kept_placed *l = (kept_placed *)k->log.p + *kk;
+    if (*kk >= k->n_log || l->buffer != b || l->size != w->r->t[e].size ||
+        ggfit__op_can_inplace(w->r->t[e].op))
+        return false;
+    ((uint8_t *)k->mark.p)[e] |= MARK_PLACED;
+    l->pos = (int32_t)pos;
+    l->e = (int32_t)e;
+    ++*kk;
+    return true;
+}
+
+/* The position D up to which the last walk (on n_old entries) and this one
+ * do the same, given that both graphs agree on [0, S) (see above): 0 with
+ * *why set when the walk must start over. Also checks rule 2's placements
+ * in the suffix and takes them over (the log). */
+static size_t kept_bound(kept_walk *w, size_t S, size_t n_old, int *why)
+{
+    replay *r = w->r;
+    ggfit_galloc_keep *k = w->k;
+    const ggfit_gt *t = r->t;
+    size_t n = r->n, n_leafs = k->n_leafs;
+    uint8_t *mark = k->mark.p;
+    int32_t *held = k->held.p;
+    const int32_t *refs = k->refs.p, *fwd = k->fwd.p;
+    const size_t *ref_at = k->ref_at.p;
+    kept_placed *log = k->log.p;
+    size_t nh = 0;
+
+    /* Rule 2: the last call's placements while counting [S, n_old) must be
+     * this call's; none before S may be of a tensor past it. */
+    size_t j0 = k->n_log, kk;
+    while (j0 > 0 && (size_t)log[j0 - 1].pos >= S)
+        j0--;
+    bool pre_ok = !(j0 > 0 && (size_t)log[j0 - 1].max_e >= S);
+    kk = j0;
+
+    /* Which tensors before S each suffix holds (reads, or views with op
+     * not NONE, as rule 2 counts them). */
+    for (size_t x = ref_at[S]; x < ref_at[n_old]; x++) {
+        int32_t e = refs[x];
+        if ((size_t)e < S) {
+            if (!mark[e])
+                held[nh++] = e;
+            mark[e] |= MARK_OLD;
+        }
+    }
+    for (size_t i = S; i < n; i++) {
+        const ggfit_gt *ti = &t[i];
+        int32_t v = ti->view_src;
+        if (v >= 0 && ti->op != GGFIT_OP_NONE && (size_t)v < S) {
+            if (!mark[v])
+                held[nh++] = v;
+            mark[v] |= MARK_NEW;
+        }
+        if (pre_ok && placeable_input(ti) && !(mark[i] & MARK_PLACED))
+            pre_ok = pre_match(w, i, ti->backend, i, &kk);
+        for (unsigned j = 0; j < ti->n_src; j++) {
+            int32_t p = ti->src[j];
+            if (p < 0)
+                continue;
+            if ((size_t)p < S) {
+                if (!mark[p])
+                    held[nh++] = p;
+                mark[p] |= MARK_NEW;
+            } else if (pre_ok && placeable_input(&t[p]) && !(mark[p] & MARK_PLACED)) {
+                pre_ok = pre_match(w, (size_t)p, ti->backend, i, &kk);
+            }
+        }
+    }
+    pre_ok &= kk == k->n_log;
+    for (size_t j = j0; j < kk; j++)
+        mark[log[j].e] = 0;
+
+    /* Those held by one suffix only. Tensors with memory are never placed
+     * or freed. */
+    size_t n_x = 0;
+    for (size_t x = 0; x < nh; x++) {
+        int32_t e = held[x];
+        uint8_t m = mark[e];
+        mark[e] = 0;
+        if ((m == MARK_OLD || m == MARK_NEW) && !t[e].allocated) {
+            mark[e] = MARK_ONE;
+            held[n_x++] = e;
+        }
+    }
+    size_t d = S;
+    for (size_t x = 0; x < k->n_fwd && (size_t)fwd[2 * x] < S; x++) {
+        int32_t i = fwd[2 * x], p = fwd[2 * x + 1];
+        if ((size_t)p >= S) {
+            /* The node at i touches a tensor that may differ. */
+            d = (size_t)i < d ? (size_t)i : d;
+            pre_ok &= !placeable_input(&t[p]);
+        } else if (mark[p] & MARK_ONE) {
+            mark[p] |= MARK_FWD;
+        }
+    }
+
+    /* Each such tensor's last consumer before S, scanning back (the walk
+     * from D covers at least as many nodes). */
+    size_t left = n_x, lo = n_leafs + KEEP_EVERY;
+    for (size_t q = S; left && q-- > n_leafs && q >= lo;) {
+        const ggfit_gt *tq = &t[q];
+        for (unsigned j = 0; j < tq->n_src; j++) {
+            int32_t p = tq->src[j];
+            if (p >= 0 && (mark[p] & MARK_ONE)) {
+                mark[p] = 0;
+                left--;
+                d = q < d ? q : d;
+            }
+        }
+        /* No consumer at or after its own position: no decision on it
+         * before it. */
+        if ((mark[q] & (MARK_ONE | MARK_FWD)) == MARK_ONE) {
+            mark[q] = 0;
+            left--;
+            d = q < d ? q : d;
+        }
+    }
+    for (size_t x = 0; x < n_x; x++)
+        mark[held[x]] = 0;
+    if (!pre_ok) {
+        *why = KEEP_WHY_PREPASS;
+        return 0;
+    }
+    if (left || d < lo) {
+        *why = KEEP_WHY_EARLY;
+        return 0;
+    }
+    /* Rule 2's log from j0 on names this graph's tensors now. */
+    for (size_t j = j0; j < k->n_log; j++) {
+        int32_t before = j ? log[j - 1].max_e : -1;
+        log[j].max_e = log[j].e > before ? log[j].e : before;
+    }
+    return d;
 }
 
 /* Field by field: the caller's padding bytes may be anything. */
@@ -1011,6 +1212,12 @@ static bool same_bufts(const ggfit_galloc_buft *a, const ggfit_galloc_buft *b, i
             a[i].same_as != b[i].same_as)
             return false;
     return true;
+}
+
+/* Room for n per-tensor entries of size sz in b, keeping the first n_old. */
+static void *per_tensor(ggfit__buf *b, size_t n_old, size_t n, size_t sz)
+{
+    return buf_grow(b, n_old * sz, n * sz);
 }
 
 ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_t n_nodes,
@@ -1042,37 +1249,36 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         why = KEEP_WHY_SHAPE;
     else if (!k->ordered)
         why = KEEP_WHY_ORDER;
-    /* The last walk's final state is read below the restart point: only a
-     * block that need not grow keeps it. */
-    if (why < 0 && k->st.cap < n * sizeof(tstate))
-        why = KEEP_WHY_SHAPE;
+    size_t n_old = why < 0 ? k->n : 0;   /* per-tensor entries to keep */
 
     size_t n_arenas = 0;
     for (int b = 0; b < n_backends; b++)
         n_arenas += bufts[b].same_as < 0;
     size_t bytes_arenas = n_arenas * sizeof(arena);
-    int nw = 1 - k->cur;   /* this call's pair */
     char *mem = ggfit__buf_get(&k->arenas, bytes_arenas + (size_t)n_backends * sizeof(int));
-    tstate *st = ggfit__buf_get(&k->st, n * sizeof *st);
-    tstate *pre = ggfit__buf_get(&k->pre, n * sizeof *pre);
-    int32_t *tot = ggfit__buf_get(&k->tot[nw], 2 * n * sizeof *tot);
-    int32_t *last = ggfit__buf_get(&k->last[nw], 2 * n * sizeof *last);
-    kept_placed *log = ggfit__buf_get(&k->log[nw], n * sizeof *log);
-    int32_t *live = ggfit__buf_get(&k->live, n * sizeof *live);   /* first the raw log */
-    size_t cap_fwd = n / 16 + 16;
-    int32_t *fwd = ggfit__buf_get(&k->fwd, 2 * cap_fwd * sizeof *fwd);
+    tstate *st = per_tensor(&k->st, n_old, n, sizeof *st);
+    size_t *ref_at = per_tensor(&k->ref_at, n_old + 1, n + 1, sizeof *ref_at);
+    int32_t *live = ggfit__buf_get(&k->live, n * sizeof *live);
+    int32_t *held = ggfit__buf_get(&k->held, n * sizeof *held);
+    /* Marks are kept 0 for every entry ever used, whatever this call
+     * does. */
+    size_t n_marked = k->n_marked > n ? k->n_marked : n;
+    uint8_t *mark = per_tensor(&k->mark, k->n_marked, n_marked, 1);
     void *bt = why == KEEP_WHY_NEW || why == KEEP_WHY_SHAPE || !k->bufts.p
                    ? ggfit__buf_get(&k->bufts, bytes_bufts)
                    : k->bufts.p;
-    if (!mem || !st || !pre || !tot || !last || !log || !live || !fwd || !bt)
+    if (!mem || !st || !ref_at || !live || !held || !mark || !bt)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
+    if (n > k->n_marked) {
+        memset(mark + k->n_marked, 0, n - k->n_marked);
+        k->n_marked = n;
+    }
     memcpy(bt, bufts, bytes_bufts);
 
     replay r = { .t = t, .n = n, .n_backends = n_backends, .trusted = true, .err = err,
                  .arenas = (arena *)(void *)mem, .arena_of = (int *)(void *)(mem + bytes_arenas),
-                 .st = pre, .log = live, .cap_log = n };
-    /* check_graph's trusted pass, with the last-use lists cleared in it. */
-    int rc = check_graph(&r, n_leafs, bufts, true, last);
+                 .st = st };
+    int rc = check_bufts(&r, bufts);
     if (rc != GGFIT_OK)
         return rc;
     int next = 0;
@@ -1088,66 +1294,72 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         r.arena_of[b] = next++;
     }
 
-    bool ordered;
-    size_t n_fwd = 0;
-    if ((rc = prepass_kept(&r, n_leafs, last, last + n, fwd, cap_fwd, &n_fwd, &ordered)) !=
-        GGFIT_OK)
-        return rc;
-    r.log = NULL;
-    k->n_log[nw] = r.n_log <= r.cap_log ? r.n_log : 0;
-    for (size_t x = 0; x < k->n_log[nw]; x++) {
-        const tstate *a = &pre[live[x]];
-        log[x] = (kept_placed){ .e = live[x], .buffer = a->buffer, .chunk = a->chunk,
-                                .own = a->own, .offs = a->offs };
-    }
-    for (size_t e = 0; e < n; e++) {
-        tot[2 * e] = pre[e].n_children;
-        tot[2 * e + 1] = pre[e].n_views;
-    }
-    size_t n_pa = arenas_words(r.arenas, n_arenas);
-    uint64_t *pa = ggfit__buf_get(&k->pa[nw], n_pa * sizeof *pa);
-    if (!pa)
-        return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
-    arenas_put(pa, r.arenas, n_arenas);
-    k->n_pa[nw] = n_pa;
-    if (!ordered || r.n_log > r.cap_log) {
-        ordered = false;
-        if (why < 0)
-            why = KEEP_WHY_ORDER;
-    }
-    if (why < 0 && !same_prepass(k, nw))
-        why = KEEP_WHY_PREPASS;
-
-    kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .tot = tot, .last_ev = last + n,
-                    .live = live, .fwd = fwd, .n_fwd = n_fwd, .ckpt = ordered };
+    kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .live = live,
+                    .ordered = true };
     k->cap_ck_words = n * KEEP_WORDS_PER_TENSOR;
-    size_t from = n_leafs, d = 0;
+    size_t from = n_leafs, d = 0, j = 0;
     if (why < 0) {
         size_t same = n_same < n ? n_same : n;
-        same = same < k->n ? same : k->n;
-        const int32_t *last_old = k->last[1 - nw].p;
-        d = first_difference(t, same, k->tot[1 - nw].p, tot, last_old, last, fwd, n_fwd);
-        size_t j = d > n_leafs ? (d - n_leafs) / KEEP_EVERY : 0;
-        if (j > k->n_ck)
-            j = k->n_ck;
-        if (j == 0) {
+        same = same < n_old ? same : n_old;
+        /* A resume scans the suffix once more to find D: worth it only
+         * when it skips some of the graph. */
+        if (same < n_leafs + KEEP_EVERY || same - n_leafs < (n - n_leafs) / 8)
             why = KEEP_WHY_EARLY;
-        } else {
-            from = n_leafs + j * KEEP_EVERY;
-            r.st = st;
-            restore_ckpt(&w, pre, j, from);
+        else
+            d = kept_bound(&w, same, n_old, &why);
+        j = why < 0 ? (d - n_leafs) / KEEP_EVERY : 0;
+        j = j < k->n_ck ? j : k->n_ck;
+        if (why < 0 && j == 0)
+            why = KEEP_WHY_EARLY;
+    }
+    if (why < 0) {
+        /* Resume: from p on, as rule 2 left them; the checkpoint over that
+         * and the last walk's final state; this graph's counts from p. */
+        from = n_leafs + j * KEEP_EVERY;
+        restore_ckpt(&w, j, from, false);
+        const int32_t *fwd = k->fwd.p;
+        size_t m = 0;
+        while (m < k->n_fwd && (size_t)fwd[2 * m] < from)
+            m++;
+        k->n_fwd = m;
+    } else {
+        memset(st, 0, n_leafs * sizeof *st);
+        memset(ref_at, 0, (n_leafs + 1) * sizeof *ref_at);
+        k->n_log = 0;
+        k->n_fwd = 0;
+        k->n_ck = 0;
+        /* Rule 1: leafs, each on its own backend. */
+        for (size_t i = 0; i < n_leafs; i++) {
+            if (t[i].size > SIZE_LIMIT)
+                return fail_limit(&r, i, "size above 2^62 bytes");
+            if ((rc = place(&r, i, t[i].backend)) != GGFIT_OK)
+                return rc;
         }
     }
-    if (why >= 0) {
-        /* The state after rules 1-2 is the walk's start: it becomes st. */
-        ggfit__buf b = k->st;
-        k->st = k->pre;
-        k->pre = b;
-        r.st = pre;
-        k->n_ck = 0;
+    if ((rc = count_kept(&w, from, why >= 0)) != GGFIT_OK)
+        return rc;
+    if (why < 0) {
+        /* What rule 2 placed from `from` on (fields count_kept leaves). */
+        const kept_placed *log = k->log.p;
+        size_t jf = k->n_log;
+        while (jf > 0 && (size_t)log[jf - 1].pos >= from)
+            jf--;
+        if (jf > 0 && (size_t)log[jf - 1].max_e >= from)
+            jf = 0;   /* one placed before its position, past from: look at all */
+        for (; jf < k->n_log; jf++) {
+            const kept_placed *l = &log[jf];
+            if ((size_t)l->e < from)
+                continue;
+            tstate *s = &st[l->e];
+            s->buffer = l->buffer;
+            s->chunk = l->chunk;
+            s->offs = l->offs;
+            s->own = true;
+        }
+        restore_ckpt(&w, j, from, true);
     }
-    rc = walk_kept(&w, from);
-    if (rc != GGFIT_OK)
+    w.ckpt = w.ordered;
+    if ((rc = walk_kept(&w, from)) != GGFIT_OK)
         return rc;
     for (int b = 0; b < n_backends; b++) {
         size_out[b] = 0;
@@ -1159,13 +1371,12 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     }
 
     k->valid = true;
-    k->ordered = ordered;
+    k->ordered = w.ordered;
     k->owner = owner;
     k->gen = gen;
     k->n = n;
     k->n_leafs = n_leafs;
     k->n_backends = n_backends;
-    k->cur = nw;
     ggfit_galloc_keep_stats *s = &k->stats;
     s->n_calls++;
     s->n_nodes += n_nodes;
@@ -1178,7 +1389,7 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         s->n_full[why]++;
     }
 
-    if (verify_on()) {
+    if (env_on("GGFIT_GALLOC_VERIFY")) {
         /* Every kept call against a plain replay of the same graph. */
         uint64_t full[1024];
         char *e2 = NULL;
