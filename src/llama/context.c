@@ -116,34 +116,6 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
     return GGFIT_OK;
 }
 
-/* INTERIM, until the scheduler's output reports n_same (entries [0,
- * n_same) of out->t byte for byte the previous output's): compares the
- * graph with a copy of the last one handed to ggml-alloc, and keeps this one
- * in its place. The scheduler writes every byte of an entry, padding
- * included, so memcmp is a valid test. Returns 0 when there is no copy
- * (the first call, or out of memory: the copy is then dropped). */
-static size_t galloc_n_same(struct ggfit__gcache *cache, const ggfit_gt *t, size_t n)
-{
-    static const size_t block = 64;   /* entries per memcmp before the exact one */
-    const ggfit_gt *prev = cache->galloc_prev.p;
-    size_t m = cache->n_galloc_prev < n ? cache->n_galloc_prev : n, same = 0;
-    if (prev) {
-        while (same + block <= m && !memcmp(prev + same, t + same, block * sizeof *t))
-            same += block;
-        while (same < m && !memcmp(prev + same, t + same, sizeof *t))
-            same++;
-    }
-    /* The common prefix is there already (a block that grows keeps
-     * nothing). */
-    if (n * sizeof *t > cache->galloc_prev.cap)
-        same = 0;
-    ggfit_gt *copy = ggfit__buf_get(&cache->galloc_prev, n * sizeof *t);
-    cache->n_galloc_prev = copy ? n : 0;
-    if (copy)
-        memcpy(copy + same, t + same, (n - same) * sizeof *t);
-    return same;
-}
-
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
@@ -261,10 +233,12 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         cache->galloc = ggfit__galloc_keep_new();
     if (cache && c && cache->galloc) {
         /* ggml-alloc resumes its last walk on this graph where the two
-         * first differ. */
-        size_t n_same = galloc_n_same(cache, so.t, so.n_leafs + so.n_nodes);
+         * first differ: the scheduler says how many entries are its last
+         * split's with this owner and gen, and every split it made with
+         * the keep was handed to ggml-alloc right here (a failed split
+         * calls nothing; a failed replay empties ggml-alloc's keep). */
         rc = ggfit__galloc_reserve_kept(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                        sizes, cache->galloc, c, c->gen, n_same, &serr);
+                                        sizes, cache->galloc, c, c->gen, so.n_same, &serr);
     } else {
         rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
                                            so.galloc, sizes,

@@ -330,7 +330,6 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
         }
         ggfit__buf_free(&c->memo_key);
         ggfit__galloc_keep_free(c->galloc);
-        ggfit__buf_free(&c->galloc_prev);
         free(c);
     }
 }

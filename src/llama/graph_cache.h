@@ -102,11 +102,6 @@ struct ggfit__gcache {
     size_t n_memo_key;     /* 0: none (not kept) */
     ggfit_galloc_keep *galloc; /* ggml-alloc's last walk, resumed by the next
                                   (made on first use; NULL: none) */
-    /* Interim, until the scheduler reports n_same: the last graph handed
-     * to ggml-alloc, compared entry by entry with the next (see
-     * galloc_n_same in context.c). */
-    ggfit__buf galloc_prev;
-    size_t n_galloc_prev;
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
