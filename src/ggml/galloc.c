@@ -592,11 +592,12 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  *    after p, which this graph gives; a view count is the views at or after
  *    p plus those before p not yet released ("pending", kept in the
  *    checkpoint: the walk counts down the views ahead as it passes them).
- *    A tensor before p touched at or after p ("live", some 14-23 in a
- *    layer) has the rest of its state in the checkpoint; one touched only
- *    before p is as the last walk left it (no later walk touched it: that
- *    would have made it held by one suffix, and moved D below p); one at or
- *    after p is as rule 2 left it.
+ *    A tensor before p whose state can still change there ("live": a
+ *    consumer or a view ahead, a view not released, or it is the view_src
+ *    of a live view; some 14-23 in a layer) has the rest of its state in
+ *    the checkpoint; any other before p is as the last walk left it (no
+ *    later walk touched it: that would have made it held by one suffix,
+ *    and moved D below p); one at or after p is as rule 2 left it.
  *  - Arenas are restored whole: chunks, free lists and high-water marks.
  *    With bounded chunks (max_size < UINT64_MAX) the choice of chunk reads
  *    the marks (rule 7), which a whole restore keeps exact; and the final
@@ -1394,6 +1395,11 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         uint64_t full[1024];
         char *e2 = NULL;
         int rc2 = reserve(t, n_leafs, n_nodes, n_backends, bufts, full, NULL, true, &e2);
+        /* Out of memory checks nothing (the tests' failing allocator). */
+        if (rc2 == GGFIT_ENOMEM) {
+            ggfit_free(e2);
+            return GGFIT_OK;
+        }
         if (rc2 != GGFIT_OK) {
             fprintf(stderr, "galloc keep: the full replay failed (%s) where the kept one did not\n",
                     e2 ? e2 : "?");

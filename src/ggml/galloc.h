@@ -132,10 +132,11 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  * A fit projects one kept graph many times, and consecutive projections
  * often move only a few layers' weights: the scheduler's graph then starts
  * with a long run of the same entries. A keep remembers a replay's walk
- * (checkpoints of its state every few nodes, each tensor's consumer counts
- * and last consumer), so that the next replay on such a graph restores the
- * walk where it can first differ and replays only the rest, with the bytes
- * of a full replay (galloc.c says why that is exact). */
+ * (checkpoints of the live state every 64 nodes, each node's references,
+ * where rule 2 placed the inputs, each tensor's final state), so that the
+ * next replay on such a graph restores the walk where it can first differ
+ * and replays only the rest, with the bytes of a full replay (galloc.c says
+ * why that is exact). Its cost is linear in the part replayed. */
 typedef struct ggfit_galloc_keep ggfit_galloc_keep;
 
 /* What a keep's calls did: counters since ggfit__galloc_keep_new. */
@@ -148,7 +149,9 @@ typedef struct ggfit_galloc_keep_stats {
                                (or another owner or gen), other leaf or
                                backend counts or buffer types, a graph not in
                                order, other placements by rules 1-2, a first
-                               difference before the first checkpoint */
+                               difference before the first checkpoint (or
+                               within the first eighth of the graph, where a
+                               resume costs more than it skips) */
     size_t last_bound;      /* the last call: where its walk could first
                                differ (0 when walked in full) */
     size_t last_from;       /* the last call: the position its walk began at
