@@ -591,6 +591,25 @@ static void test_kept_failures(void **state)
     a[50].size = 64;
     st = kept_vs_full(k, a, N, a, 1, N, 1, &one_buft);
     assert_int_equal(st.n_resumed, 1);
+    /* An error between a dependency view and the view it reads (set up
+     * before its position) leaves nothing behind: R (98, 4096 bytes) is
+     * freed at 103, where the view it lives in is last read, and 104 takes
+     * its memory. */
+    node(&a[98], 4096, GGFIT_OP_CONT, 97, -1);
+    node(&a[99], 4096, GGFIT_OP_NONE, 102, -1);
+    a[99].view_src = 98;
+    node(&a[100], 64, GGFIT_OP_CONT, 97, -1);
+    node(&a[102], 4096, GGFIT_OP_VIEW, 98, -1);
+    a[102].view_src = 98;
+    node(&a[103], 64, GGFIT_OP_CONT, 102, -1);
+    node(&a[104], 4096, GGFIT_OP_CONT, 103, -1);
+    node(&a[105], 64, GGFIT_OP_CONT, 104, -1);
+    a[101].size = (uint64_t)1 << 63;
+    assert_int_equal(ggfit__galloc_reserve_kept(a, 1, N - 1, 1, &one_buft, &s, k, &k, 7, N, &err),
+                     GGFIT_ELIMIT);
+    ggfit_free(err);
+    a[101].size = 64;
+    st = kept_vs_full(k, NULL, 0, a, 1, N, 1, &one_buft);
     ggfit__galloc_keep_free(k);
     ggfit__galloc_keep_free(NULL);
 }

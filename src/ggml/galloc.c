@@ -1337,8 +1337,11 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
                 return rc;
         }
     }
-    if ((rc = count_kept(&w, from, why >= 0)) != GGFIT_OK)
+    if ((rc = count_kept(&w, from, why >= 0)) != GGFIT_OK) {
+        /* Marks are 0 between calls: clear those of states set ahead. */
+        memset(mark + from, 0, n - from);
         return rc;
+    }
     if (why < 0) {
         /* What rule 2 placed from `from` on (fields count_kept leaves). */
         const kept_placed *log = k->log.p;
