@@ -728,7 +728,7 @@ static void *buf_grow(ggfit__buf *b, size_t used, size_t need)
     char *p = ggfit__malloc(cap);
     if (!p)
         return NULL;
-    if (used)
+    if (used && b->p)
         memcpy(p, b->p, used < b->cap ? used : b->cap);
     free(b->p);
     b->p = p;
