@@ -1069,8 +1069,10 @@ static inline bool placeable_input(const ggfit_gt *t)
 static bool pre_match(kept_walk *w, size_t e, int32_t b, size_t pos, size_t *kk)
 {
     ggfit_galloc_keep *k = w->k;
+    if (*kk >= k->n_log)
+        return false;
     kept_placed *l = (kept_placed *)k->log.p + *kk;
-    if (*kk >= k->n_log || l->buffer != b || l->size != w->r->t[e].size ||
+    if (l->buffer != b || l->size != w->r->t[e].size ||
         ggfit__op_can_inplace(w->r->t[e].op))
         return false;
     ((uint8_t *)k->mark.p)[e] |= MARK_PLACED;
