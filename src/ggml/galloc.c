@@ -630,7 +630,8 @@ enum {
     KEEP_WHY_SHAPE,     /* leaf or backend counts, or buffer types, differ */
     KEEP_WHY_ORDER,     /* a source after its consumer: not resumable */
     KEEP_WHY_PREPASS,   /* rules 1-2 placed differently */
-    KEEP_WHY_EARLY,     /* the first difference precedes the first checkpoint */
+    KEEP_WHY_EARLY,     /* the first difference precedes the first checkpoint,
+                           or the first eighth of the graph */
     KEEP_WHY_COUNT
 };
 
