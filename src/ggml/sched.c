@@ -174,6 +174,7 @@ struct ggfit_sched_keep {
                              between the first entry rewritten and the
                              reused tail (3 per entry) */
     ggfit_gt *prev;       /* GGFIT_SCHED_VERIFY: the last output, copied */
+    bool prev_ok;         /* (not when that copy could not be made) */
     size_t n_prev;
 };
 
@@ -1332,6 +1333,7 @@ static void keep_prev(ggfit_sched_keep *kp, const ggfit_sched_out *out)
     free(kp->prev);
     kp->prev = ggfit__malloc(n_out * sizeof *kp->prev + 1);
     kp->n_prev = kp->prev ? n_out : 0;
+    kp->prev_ok = kp->prev != NULL;
     if (kp->prev)
         memcpy(kp->prev, out->t, n_out * sizeof *kp->prev);
 }
@@ -1899,7 +1901,13 @@ static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_s
     plain.work = NULL;
     ggfit_sched_out ref;
     char *err = NULL;
-    if (split_full(&plain, &ref, &err, NULL) != GGFIT_OK) {
+    int rc = split_full(&plain, &ref, &err, NULL);
+    if (rc == GGFIT_ENOMEM) {   /* (the tests' failing allocator): nothing to check */
+        ggfit_free(err);
+        keep_prev(kp, out);
+        return;
+    }
+    if (rc != GGFIT_OK) {
         fprintf(stderr, "GGFIT_SCHED_VERIFY: the split from scratch failed: %s\n",
                 err ? err : "?");
         abort();
@@ -1917,9 +1925,11 @@ static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_s
         what = "backends";
     else if (in->moving && !moving_holds(in, kp))
         what = "moving";
-    else if (!tail_holds(out, kp))
+    else if (kp->prev_ok && !tail_holds(out, kp))
         what = "tail";
-    else if (out->n_same > kp->n_prev ||
+    else if (kp->prev_ok && out->n_same > kp->n_prev)
+        what = "n_same";
+    else if (kp->prev_ok &&
              memcmp(kp->prev, out->t, out->n_same * sizeof *out->t) != 0)
         what = "n_same";
     if (what) {
