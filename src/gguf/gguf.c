@@ -369,10 +369,12 @@ static ggfit_status check_value_type(reader *r, uint32_t type, uint64_t at,
 /* The fuzzer's inputs are at most 64 KiB: there the walkers start on
  * arrays that small, and each walk is checked against one walker's. */
 #ifdef GGFIT_FUZZ
-enum { LANE_MIN = 32, LANE_FIRST = 8 };
+enum { LANE_MIN = 32, LANE_FIRST = 8, BLOCK = 2, BLOCK_LEN = 16 };
 #else
 enum { LANE_MIN = 1 << 14,  /* strings below which one walker is as quick */
-       LANE_FIRST = 256 };  /* strings walked first, for their mean length */
+       LANE_FIRST = 256,    /* strings walked first, for their mean length */
+       BLOCK = 8,           /* steps taken with one test of the stops */
+       BLOCK_LEN = 4096 };  /* the longest string such a block takes */
 #endif
 enum { LANES = 4,           /* walkers side by side */
        SYNC_HOPS = 16,      /* plausible lengths in a row for a guess */
@@ -471,6 +473,29 @@ static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64
         size_t e0 = stop[0] < lim ? stop[0] : lim, e1 = stop[1] < lim ? stop[1] : lim,
                e2 = stop[2] < lim ? stop[2] : lim;
         uint64_t k = 0, k_max = m / LANES;
+        /* In blocks while every walker is far from its stop: BLOCK strings
+         * of at most BLOCK_LEN bytes each cannot reach it (nor the edge),
+         * so one test of the lengths per step is all the tests below make
+         * (a longer string ends the block where it is, and the tests take
+         * over from there). */
+        const size_t reach = BLOCK * (8 + (size_t)BLOCK_LEN);
+        while (k_max - k >= BLOCK && p0 < e0 && p1 < e1 && p2 < e2 && p3 < lim &&
+               e0 - p0 > reach && e1 - p1 > reach && e2 - p2 > reach && lim - p3 > reach) {
+            int b = 0;
+            for (; b < BLOCK; b++) {
+                uint64_t l0 = le64(buf + p0), l1 = le64(buf + p1), l2 = le64(buf + p2),
+                         l3 = le64(buf + p3);
+                if ((l0 | l1 | l2 | l3) > BLOCK_LEN)
+                    break;
+                p0 += 8 + (size_t)l0;
+                p1 += 8 + (size_t)l1;
+                p2 += 8 + (size_t)l2;
+                p3 += 8 + (size_t)l3;
+            }
+            k += (uint64_t)b;
+            if (b < BLOCK)
+                break;
+        }
         for (; k < k_max; k++) {
             if (p0 >= e0 || p1 >= e1 || p2 >= e2 || p3 >= lim)
                 break;
