@@ -91,6 +91,9 @@ typedef struct sched {
                                  set when backend b can use it */
     copy_rec *rec;
     int32_t n_rec, max_rec;
+    int32_t *slot_of;         /* per non-view node: its first source slot */
+    int32_t *srec;            /* per source slot: the copy record rule 5 rewired
+                                 it to, or -1 */
     split *splits;
     int32_t n_splits;
     ggfit_sched_keep *keep;   /* the kept state being made, or NULL */
@@ -132,6 +135,7 @@ struct ggfit_sched_keep {
     int32_t *head, *pos;
     copy_rec *rec;
     int32_t n_rec, max_rec;
+    int32_t *slot_of, *srec;
     split *splits;
     int32_t n_splits;
     ggfit_sched_out out;  /* its output, borrowing work[2] */
@@ -610,12 +614,15 @@ static ggfit_status splits_from(sched *s, size_t k)
                 s->tf[p] |= TF_GRAPH_INPUT;
                 s->graph_inputs[s->n_graph_inputs++] = p;
             }
-            if (!needs_copy(s, p, cur) || find_copy(s, p, cur) >= 0)
+            int32_t *sr = &s->srec[s->slot_of[i] + (int32_t)j];
+            *sr = -1;
+            if (!needs_copy(s, p, cur) || (*sr = find_copy(s, p, cur)) >= 0)
                 continue;
             if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
                 return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
             s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
                                            .pos_cur = -1, .backend = (int8_t)cur };
+            *sr = s->n_rec;
             s->head[p] = s->n_rec++;
             if (sp->n_inputs >= sp->capacity)
                 sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
@@ -831,7 +838,7 @@ static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t
                 int32_t p = src->src[j];
                 if (p < 0)
                     continue;
-                int32_t r = rewired && needs_copy(s, p, s->be[o]) ? find_copy(s, p, s->be[o]) : -1;
+                int32_t r = rewired ? s->srec[s->slot_of[o] + (int32_t)j] : -1;
                 g->src[j] = r >= 0 ? s->rec[r].pos_cur : s->pos[p];
             }
         } else if (kd == GGFIT_SCHED_DEP) {
@@ -1012,6 +1019,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         s.tf = carve(mem, &off, n, 1);
         s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
@@ -1090,18 +1098,28 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             s.pos[i] = -1;
         }
     }
-    if (slots > INT32_MAX || slots > SIZE_MAX / sizeof(copy_rec)) {
+    if (slots > INT32_MAX || slots > SIZE_MAX / (sizeof(copy_rec) + sizeof(int32_t))) {
         rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
         goto done;
     }
-    recs = work ? ggfit__buf_get(&work[1], slots * sizeof(copy_rec))
-                : ggfit__malloc(slots * sizeof(copy_rec));
+    /* The copy records, then per source slot the record it reads. */
+    size_t rec_bytes = slots * (sizeof(copy_rec) + sizeof(int32_t));
+    recs = work ? ggfit__buf_get(&work[1], rec_bytes) : ggfit__malloc(rec_bytes);
     if (!recs) {
         rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
         goto done;
     }
     s.rec = recs;
     s.max_rec = (int32_t)slots;
+    s.srec = (int32_t *)(void *)(recs + slots);
+    int32_t slot = 0;
+    for (size_t k = 0; k < s.n_nodes; k++) {
+        const ggfit_st *tk = &in->t[s.nodes[k]];
+        if (!is_view_op(tk->op)) {
+            s.slot_of[s.nodes[k]] = slot;
+            slot += tk->n_src;
+        }
+    }
     for (int bt = 0; bt < in->n_bufts; bt++)
         for (int b = 0; b < in->n_backends; b++)
             if (in->backends[b].bufts & (UINT32_C(1) << bt))
@@ -1363,6 +1381,8 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->head = s->head;
     kp->pos = s->pos;
     kp->rec = s->rec;
+    kp->slot_of = s->slot_of;
+    kp->srec = s->srec;
     kp->n_rec = s->n_rec;
     kp->max_rec = s->max_rec;
     kp->splits = s->splits;
@@ -1533,6 +1553,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .nv = prep->nv, .n_nv = prep->n_nv, .rule1 = prep->rule1,
                 .rule1_by = prep->rule1_by, .rule1_kind = prep->rule1_kind,
                 .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
+                .slot_of = kp->slot_of, .srec = kp->srec,
                 .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
                 .keep = kp, .cbe = kp->out.copy_backend };
     for (int bt = 0; bt < in->n_bufts; bt++)
