@@ -373,8 +373,8 @@ enum { LANE_MIN = 32, LANE_FIRST = 8, BLOCK = 2, BLOCK_LEN = 16 };
 #else
 enum { LANE_MIN = 1 << 14,  /* strings below which one walker is as quick */
        LANE_FIRST = 256,    /* strings walked first, for their mean length */
-       BLOCK = 8,           /* steps taken with one test of the stops */
-       BLOCK_LEN = 4096 };  /* the longest string such a block takes */
+       BLOCK = 16,          /* steps taken with one test of the stops */
+       BLOCK_LEN = 255 };   /* the longest string such a block takes */
 #endif
 enum { LANES = 4,           /* walkers side by side */
        SYNC_HOPS = 16,      /* plausible lengths in a row for a guess */
@@ -475,29 +475,29 @@ static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64
         uint64_t k = 0, k_max = m / LANES;
         /* In blocks while every walker is far from its stop: BLOCK strings
          * of at most BLOCK_LEN bytes each cannot reach it (nor the edge),
-         * so one test of the lengths per step is all the tests below make
-         * (a longer string ends the block where it is, and the tests take
-         * over from there). */
+         * so one test of the lengths per step is all the tests below make.
+         * A longer string ends the block where it is, and is taken by a
+         * step with every test. */
         const size_t reach = BLOCK * (8 + (size_t)BLOCK_LEN);
-        while (k_max - k >= BLOCK && p0 < e0 && p1 < e1 && p2 < e2 && p3 < lim &&
-               e0 - p0 > reach && e1 - p1 > reach && e2 - p2 > reach && lim - p3 > reach) {
-            int b = 0;
-            for (; b < BLOCK; b++) {
-                uint64_t l0 = le64(buf + p0), l1 = le64(buf + p1), l2 = le64(buf + p2),
-                         l3 = le64(buf + p3);
-                if ((l0 | l1 | l2 | l3) > BLOCK_LEN)
-                    break;
-                p0 += 8 + (size_t)l0;
-                p1 += 8 + (size_t)l1;
-                p2 += 8 + (size_t)l2;
-                p3 += 8 + (size_t)l3;
+        for (;;) {
+            if (k_max - k >= BLOCK && p0 < e0 && p1 < e1 && p2 < e2 && p3 < lim &&
+                e0 - p0 > reach && e1 - p1 > reach && e2 - p2 > reach && lim - p3 > reach) {
+                int b = 0;
+                for (; b < BLOCK; b++) {
+                    uint64_t l0 = le64(buf + p0), l1 = le64(buf + p1), l2 = le64(buf + p2),
+                             l3 = le64(buf + p3);
+                    if ((l0 | l1 | l2 | l3) > BLOCK_LEN)
+                        break;
+                    p0 += 8 + (size_t)l0;
+                    p1 += 8 + (size_t)l1;
+                    p2 += 8 + (size_t)l2;
+                    p3 += 8 + (size_t)l3;
+                }
+                k += (uint64_t)b;
+                if (b == BLOCK)
+                    continue;
             }
-            k += (uint64_t)b;
-            if (b < BLOCK)
-                break;
-        }
-        for (; k < k_max; k++) {
-            if (p0 >= e0 || p1 >= e1 || p2 >= e2 || p3 >= lim)
+            if (k >= k_max || p0 >= e0 || p1 >= e1 || p2 >= e2 || p3 >= lim)
                 break;
             uint64_t l0 = le64(buf + p0), l1 = le64(buf + p1), l2 = le64(buf + p2),
                      l3 = le64(buf + p3);
@@ -508,6 +508,7 @@ static int walk_round(const unsigned char *buf, size_t held, size_t *pos, uint64
             p1 += 8 + (size_t)l1;
             p2 += 8 + (size_t)l2;
             p3 += 8 + (size_t)l3;
+            k++;
         }
         p[0] = p0, p[1] = p1, p[2] = p2, p[3] = p3;
         for (int j = 0; j < LANES; j++)
