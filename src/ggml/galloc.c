@@ -605,6 +605,53 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  *  - Arenas are per buffer type (same_as), and rule 4 hands a node its
  *    source's arena whatever the node's backend: restored tensors keep
  *    their buffer, and the arena is looked up from it.
+ *
+ * Where a walk meets the last one: the scheduler says where the two
+ * graphs' tails start (ggfit_galloc_tail): entries [tail_new, n) are the
+ * last graph's [tail_old, n_old) with indices mapped, shift = tail_new -
+ * tail_old. A resumed walk compares its state before each node kn = ko +
+ * shift with the last walk's checkpoint at ko >= tail_old (copied aside
+ * first: this walk writes its own checkpoints over them), and stops at the
+ * first that is the same under the mapping; from there the two walks make
+ * the same decisions on the same addresses (rules 3-7 read only the state
+ * below and the graph's entries, which the tail repeats), so the arenas
+ * end as the last walk's did. "The same" is:
+ *  - The tensors whose state the rest can read, those take_ckpt lists (the
+ *    live ones, the view_srcs of live views, the forward sources kn falls
+ *    between), one for one with the last checkpoint's mapped entries, with
+ *    equal ownership, buffer, chunk, offset and pending views. The rest
+ *    reads a tensor before kn only through a reference at or after kn, or
+ *    a view's, which makes it live; a dead one is never touched again.
+ *    Entries below the common prefix map to themselves, those in the tail
+ *    by the shift; one in between (or below n_placed_same but past the
+ *    prefix) is never the same, mid_new or not: its size, flags and
+ *    layout, which freeing and rule 4 read, may differ from its
+ *    counterpart's, and the keep holds no copy of the last graph to tell.
+ *  - Counts need no comparison: a consumer count before kn is the
+ *    references at or after kn, a view count the views ahead (the tail's,
+ *    alike under the mapping) plus the pending ones (compared).
+ *  - Tensors at or after kn hold what rule 2 left, or for a forward
+ *    source, what the entries above compare. Rule 2 placed the tail's
+ *    inputs: the resume matched its log rank by rank with the last call's
+ *    (same bytes, same address), so the tail's inputs must have the same
+ *    ranks in both logs.
+ *  - Arenas: the same chunks with the same free lists. The marks decide
+ *    only between chunks (rule 7), so in a chunk alone both here and at
+ *    the last walk's end they may differ: this walk's final mark is
+ *    max(its mark here, the peak of the rest), and the last walk's final
+ *    mark fo = max(ho, that peak) gives the peak when fo > ho; when fo ==
+ *    ho the peak is only known to be at most ho, which decides when this
+ *    walk's mark is at least ho, and else the walk goes on. With several
+ *    chunks the marks must be equal, and the final marks are the last
+ *    walk's.
+ * A call that stopped at kn still describes itself for the next: its
+ * checkpoints end at or before kn (the next resume restores one of them);
+ * the final state of every tensor dead there is final; those live there,
+ * or after kn, are restored or recounted by any resume from a checkpoint
+ * at or before kn; its references, forward pairs and rule 2's log cover
+ * the whole graph (count_kept counts from the checkpoint to the end, and
+ * kept_bound renamed the log); its final marks are the ones worked out
+ * above.
  * ---------------------------------------------------------------------- */
 
 /* Nodes between checkpoints: a resume walks up to this many nodes it could
@@ -615,6 +662,8 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
 /* Checkpoint words allowed per tensor of the graph: keeps the memory of a
  * keep linear in the graph's size (later checkpoints are then not taken). */
 #define KEEP_WORDS_PER_TENSOR 16
+/* Words per arena of a walk's final marks: the chunk count, the marks. */
+#define FIN_WORDS (1 + GGFIT_GALLOC_MAX_CHUNKS)
 
 /* A tensor rule 2 placed, in the order it did. */
 typedef struct kept_placed {
@@ -670,6 +719,18 @@ struct ggfit_galloc_keep {
     size_t n_ck, cap_ck_words;
     ggfit__buf live;         /* int32_t[n]: the live set being built */
     ggfit__buf held;         /* int32_t: tensors a resume's bound marked */
+    ggfit__buf fin;          /* uint64_t[n_arenas * FIN_WORDS]: per arena of
+                                the last walk its chunk count, then each
+                                chunk's final mark */
+    ggfit__buf fin_new;      /* the same for a walk that stopped in the
+                                tail, swapped with fin when it succeeds */
+    ggfit__buf ck_old;       /* the last walk's checkpoints in the tail,
+                                copied aside before this walk overwrites
+                                them; then their ends (size_t, relative) */
+    ggfit__buf ck_old_end;
+    ggfit__buf log_e_old;    /* int32_t: rule 2's log, the last graph's
+                                tensors (kept_bound renames them) */
+    ggfit__buf scratch;      /* uint64_t: a tail comparison's entries */
     ggfit_galloc_keep_stats stats;
 };
 
@@ -695,9 +756,11 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
         if (f) {
             const ggfit_galloc_keep_stats *s = &k->stats;
             fprintf(f, "galloc keep: %llu calls, %llu resumed, %llu of %llu nodes skipped;"
+                    " %llu met the last walk in the tail, %llu nodes after;"
                     " full: new %llu, shape %llu, order %llu, prepass %llu, early %llu\n",
                     (unsigned long long)s->n_calls, (unsigned long long)s->n_resumed,
                     (unsigned long long)s->n_skipped, (unsigned long long)s->n_nodes,
+                    (unsigned long long)s->n_tail, (unsigned long long)s->n_tail_skipped,
                     (unsigned long long)s->n_full[KEEP_WHY_NEW],
                     (unsigned long long)s->n_full[KEEP_WHY_SHAPE],
                     (unsigned long long)s->n_full[KEEP_WHY_ORDER],
@@ -708,7 +771,8 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
     }
     ggfit__buf *bufs[] = { &k->bufts, &k->arenas, &k->st,
                            &k->mark, &k->ref_at, &k->refs, &k->log, &k->fwd, &k->ck,
-                           &k->ck_end, &k->live, &k->held };
+                           &k->ck_end, &k->live, &k->held, &k->fin, &k->fin_new,
+                           &k->ck_old, &k->ck_old_end, &k->log_e_old, &k->scratch };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ggfit__buf_free(bufs[i]);
     free(k);
@@ -915,12 +979,11 @@ static inline bool is_live(const tstate *s)
     return (s->n_children | s->n_views | s->vleft) != 0;
 }
 
-/* Snapshots the walk before node p: the arenas, then the live tensors
- * before p, the view_srcs of the live views among them (marked "extra":
- * not live by themselves) and the forward sources p falls between, 3
- * words each. Stops taking checkpoints when out of memory or past the
- * keep's bound. */
-static void take_ckpt(kept_walk *w, size_t p)
+/* Brings the live set to position p (p >= q): those still live, then the
+ * live ones in [q, p), in position order (so the set is always sorted);
+ * returns their count and stores how many of them are views (*m_vs) and
+ * how many forward sources p falls between (*m_fwd). */
+static size_t live_at(kept_walk *w, size_t p, size_t *m_vs_out, size_t *m_fwd_out)
 {
     ggfit_galloc_keep *k = w->k;
     const tstate *st = w->r->st;
@@ -947,20 +1010,20 @@ static void take_ckpt(kept_walk *w, size_t p)
     size_t m_fwd = 0;
     for (size_t x = 0; x < k->n_fwd && fwd[2 * x] < ip; x++)
         m_fwd += fwd[2 * x + 1] >= ip;
+    *m_vs_out = m_vs;
+    *m_fwd_out = m_fwd;
+    return m;
+}
 
-    size_t start = k->n_ck ? ((const size_t *)k->ck_end.p)[k->n_ck - 1] : 0;
-    size_t n_e = m + m_vs + m_fwd;
-    size_t words = arenas_words(w->r->arenas, w->n_arenas) + 1 + 3 * n_e;
-    uint64_t *ck = start + words <= k->cap_ck_words
-                       ? buf_grow(&k->ck, start * sizeof *ck, (start + words) * sizeof *ck)
-                       : NULL;
-    size_t *end = buf_grow(&k->ck_end, k->n_ck * sizeof *end, (k->n_ck + 1) * sizeof *end);
-    if (!ck || !end) {
-        w->ckpt = false;
-        return;
-    }
-    uint64_t *o = arenas_put(ck + start, w->r->arenas, w->n_arenas);
-    *o++ = n_e;
+/* The checkpoint entries at p into o, 3 words each: the m live tensors
+ * (live_at), each live view followed by its view_src (marked "extra"),
+ * then the m_fwd forward sources. */
+static void put_entries(const kept_walk *w, size_t p, size_t m, size_t m_fwd, uint64_t *o)
+{
+    const tstate *st = w->r->st;
+    const ggfit_gt *t = w->r->t;
+    const int32_t *fwd = w->k->fwd.p;
+    int32_t ip = (int32_t)p;
     for (size_t x = 0, y = 0; x < m + m_fwd; x++) {
         int32_t e;
         if (x < m) {
@@ -981,6 +1044,33 @@ static void take_ckpt(kept_walk *w, size_t p)
             e = t[e].view_src;
         }
     }
+}
+
+/* Snapshots the walk before node p: the arenas, then the live tensors
+ * before p, the view_srcs of the live views among them (marked "extra":
+ * not live by themselves) and the forward sources p falls between, 3
+ * words each. Stops taking checkpoints when out of memory or past the
+ * keep's bound. */
+static void take_ckpt(kept_walk *w, size_t p)
+{
+    ggfit_galloc_keep *k = w->k;
+    size_t m_vs, m_fwd;
+    size_t m = live_at(w, p, &m_vs, &m_fwd);
+
+    size_t start = k->n_ck ? ((const size_t *)k->ck_end.p)[k->n_ck - 1] : 0;
+    size_t n_e = m + m_vs + m_fwd;
+    size_t words = arenas_words(w->r->arenas, w->n_arenas) + 1 + 3 * n_e;
+    uint64_t *ck = start + words <= k->cap_ck_words
+                       ? buf_grow(&k->ck, start * sizeof *ck, (start + words) * sizeof *ck)
+                       : NULL;
+    size_t *end = buf_grow(&k->ck_end, k->n_ck * sizeof *end, (k->n_ck + 1) * sizeof *end);
+    if (!ck || !end) {
+        w->ckpt = false;
+        return;
+    }
+    uint64_t *o = arenas_put(ck + start, w->r->arenas, w->n_arenas);
+    *o++ = n_e;
+    put_entries(w, p, m, m_fwd, o);
     end[k->n_ck++] = start + words;
 }
 
@@ -1030,19 +1120,150 @@ static void restore_ckpt(kept_walk *w, size_t j, size_t p, bool after)
     k->n_ck = j;
 }
 
+/* A resumed walk's search for the last walk in the common tail (see
+ * "Where a walk meets the last one"). */
+typedef struct tail_try {
+    int64_t shift;           /* tail_new - tail_old */
+    size_t same;             /* entries below are the last graph's, byte for
+                                byte, and where they were */
+    size_t tail_new, tail_old;
+    size_t j_first, j_last;  /* the last walk's checkpoints copied aside
+                                (1-based), at positions ko >= tail_old with
+                                ko + shift past `from` and before n */
+    const uint64_t *ck;      /* their words, from j_first's */
+    const size_t *ck_end;    /* where each ends, relative to ck */
+    const int32_t *log_e_old;/* rule 2's log, the last graph's tensors */
+    const uint64_t *fin;     /* the last walk's final marks (FIN_WORDS) */
+    uint64_t *fin_out;       /* this walk's, when it stops in the tail */
+    size_t next;             /* the next old checkpoint to compare with */
+    size_t met;              /* where this walk stopped; 0: it did not */
+} tail_try;
+
+/* The position in this graph of the next old checkpoint after position i,
+ * SIZE_MAX when none is left. */
+static size_t tail_next(const kept_walk *w, tail_try *tt, size_t i)
+{
+    for (; tt->next <= tt->j_last; tt->next++) {
+        size_t kn = (size_t)((int64_t)(w->k->n_leafs + tt->next * KEEP_EVERY) + tt->shift);
+        if (kn > i)
+            return kn;
+    }
+    return SIZE_MAX;
+}
+
+/* Whether this walk's state before node kn is the last walk's before ko =
+ * kn - shift (old checkpoint tt->next), with this graph's tensor for each
+ * of the last one's; then the final marks go to tt->fin_out. */
+static bool tail_meets(kept_walk *w, tail_try *tt, size_t kn)
+{
+    replay *r = w->r;
+    ggfit_galloc_keep *k = w->k;
+    size_t jo = tt->next, ko = (size_t)((int64_t)kn - tt->shift);
+    const uint64_t *in = tt->ck + (jo > tt->j_first ? tt->ck_end[jo - tt->j_first - 1] : 0);
+
+    /* Rule 2's placements: those of tensors in the tail must be of the
+     * same tensors (the log ranks are matched, so the addresses are). */
+    const kept_placed *log = k->log.p;
+    for (size_t x = 0; x < k->n_log; x++) {
+        int32_t ne = log[x].e, oe = tt->log_e_old[x];
+        if (((size_t)ne >= kn || (size_t)oe >= ko) && (int64_t)ne - tt->shift != oe)
+            return false;
+    }
+
+    /* Arenas: the same chunks and free lists. The marks decide nothing in
+     * a chunk that stays alone (rule 7 compares marks only between
+     * chunks), so there the final mark follows from the two walks' marks
+     * here; else they must be equal too. */
+    const uint64_t *fin = tt->fin;
+    uint64_t *out = tt->fin_out;
+    for (size_t a = 0; a < w->n_arenas; a++, fin += FIN_WORDS, out += FIN_WORDS) {
+        const arena *ar = &r->arenas[a];
+        int nc = (int)*in++;
+        if (nc != ar->n_chunks)
+            return false;
+        bool alone = nc == 1 && fin[0] == 1;
+        memcpy(out, fin, FIN_WORDS * sizeof *out);
+        for (int c = 0; c < nc; c++) {
+            const chunk *ch = &ar->chunks[c];
+            uint64_t ho = *in++;
+            int nf = (int)*in++;
+            if (nf != ch->n_free || memcmp(in, ch->free, (size_t)nf * sizeof ch->free[0]) != 0)
+                return false;
+            in += 2 * (size_t)nf;
+            if (!alone) {
+                if (ch->high != ho)
+                    return false;
+                continue;
+            }
+            /* From here both walks make the same requests at the same
+             * addresses: final = max(mark here, peak of the rest). The
+             * last walk's final fo = max(ho, peak): when fo > ho the peak
+             * is fo; when fo == ho it is only known to be <= ho, which
+             * decides only when this walk's mark is at least ho. */
+            uint64_t fo = fin[1];
+            if (fo > ho)
+                out[1] = ch->high > fo ? ch->high : fo;
+            else if (ch->high >= ho)
+                out[1] = ch->high;
+            else
+                return false;
+        }
+    }
+
+    /* Tensors: the last walk's entries, mapped to this graph, must be this
+     * walk's, in the same order (both sets are sorted by position, and the
+     * mapping keeps the order of the entries it accepts). */
+    size_t m_vs, m_fwd;
+    size_t m = live_at(w, kn, &m_vs, &m_fwd);
+    size_t n_e = m + m_vs + m_fwd;
+    if (*in++ != n_e)
+        return false;
+    uint64_t *o = ggfit__buf_get(&k->scratch, 3 * n_e * sizeof *o);
+    if (!o)
+        return false;
+    put_entries(w, kn, m, m_fwd, o);
+    for (size_t x = 0; x < 3 * n_e; x += 3) {
+        size_t eo = (size_t)(in[x] >> 32), en = (size_t)(o[x] >> 32);
+        if (eo < tt->same)
+            ;   /* byte for byte the same entry, at the same place */
+        else if (eo >= tt->tail_old)
+            eo = (size_t)((int64_t)eo + tt->shift);
+        else
+            return false;   /* between: its contents may differ */
+        if (eo != en || (uint32_t)in[x] != (uint32_t)o[x] || in[x + 1] != o[x + 1] ||
+            in[x + 2] != o[x + 2])
+            return false;
+    }
+    return true;
+}
+
 /* Rules 3-6 from node `from` (n_leafs or a checkpoint's position), with a
  * checkpoint every KEEP_EVERY nodes; the views ahead are counted down as
- * the walk passes them. */
-static ggfit_status walk_kept(kept_walk *w, size_t from)
+ * the walk passes them. With tt, it stops where it meets the last walk
+ * (tt->met). */
+static ggfit_status walk_kept(kept_walk *w, size_t from, tail_try *tt)
 {
     replay *r = w->r;
     const ggfit_gt *t = r->t;
     tstate *st = r->st;
     int rc;
+    size_t grid = from, kn = tt ? tail_next(w, tt, from) : SIZE_MAX;
     for (size_t i = from; i < r->n;) {
-        if (i != from && w->ckpt)
-            take_ckpt(w, i);
-        size_t to = r->n - i > KEEP_EVERY ? i + KEEP_EVERY : r->n;
+        if (i == grid) {
+            if (i != from && w->ckpt)
+                take_ckpt(w, i);
+            grid += KEEP_EVERY;
+        }
+        if (i == kn) {
+            if (tail_meets(w, tt, i)) {
+                tt->met = i;
+                return GGFIT_OK;
+            }
+            tt->next++;
+            kn = tail_next(w, tt, i);
+        }
+        size_t to = grid < r->n ? grid : r->n;
+        to = kn < to ? kn : to;
         for (; i < to; i++) {
             const ggfit_gt *ti = &t[i];
             if (ti->view_src >= 0) {
@@ -1208,6 +1429,51 @@ static size_t kept_bound(kept_walk *w, size_t S, size_t n_old, int *why)
     return d;
 }
 
+/* Copies aside the last walk's checkpoints this walk may meet it at (the
+ * walk writes its own over them) and fills *tt; NULL when there are none
+ * or out of memory. */
+static tail_try *tail_setup(kept_walk *w, tail_try *tt, const ggfit_galloc_tail *tail,
+                            size_t same, size_t n_ck_old, size_t from)
+{
+    ggfit_galloc_keep *k = w->k;
+    size_t n_leafs = k->n_leafs, n = w->r->n;
+    tt->shift = (int64_t)tail->tail_new - (int64_t)tail->tail_old;
+    tt->same = same < tail->n_placed_same ? same : tail->n_placed_same;
+    tt->tail_new = tail->tail_new;
+    tt->tail_old = tail->tail_old;
+    size_t jf = 1;
+    while (jf <= n_ck_old) {
+        size_t ko = n_leafs + jf * KEEP_EVERY;
+        int64_t kn = (int64_t)ko + tt->shift;
+        if (ko >= tt->tail_old && kn > (int64_t)from)
+            break;
+        jf++;
+    }
+    size_t jl = n_ck_old;
+    while (jl >= jf && (int64_t)(n_leafs + jl * KEEP_EVERY) + tt->shift >= (int64_t)n)
+        jl--;
+    if (jf > jl)
+        return NULL;
+    const size_t *end = k->ck_end.p;
+    size_t start = jf > 1 ? end[jf - 2] : 0, words = end[jl - 1] - start;
+    uint64_t *ck = ggfit__buf_get(&k->ck_old, words * sizeof *ck);
+    size_t *ce = ggfit__buf_get(&k->ck_old_end, (jl - jf + 1) * sizeof *ce);
+    uint64_t *fo = ggfit__buf_get(&k->fin_new, w->n_arenas * FIN_WORDS * sizeof *fo);
+    if (!ck || !ce || !fo)
+        return NULL;
+    memcpy(ck, (const uint64_t *)k->ck.p + start, words * sizeof *ck);
+    for (size_t x = jf; x <= jl; x++)
+        ce[x - jf] = end[x - 1] - start;
+    tt->j_first = tt->next = jf;
+    tt->j_last = jl;
+    tt->ck = ck;
+    tt->ck_end = ce;
+    tt->log_e_old = k->log_e_old.p;
+    tt->fin = k->fin.p;
+    tt->fin_out = fo;
+    return tt;
+}
+
 /* Field by field: the caller's padding bytes may be anything. */
 static bool same_bufts(const ggfit_galloc_buft *a, const ggfit_galloc_buft *b, int n)
 {
@@ -1228,7 +1494,7 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
                                         int n_backends, const ggfit_galloc_buft *bufts,
                                         uint64_t *size_out, ggfit_galloc_keep *k,
                                         const void *owner, uint32_t gen, size_t n_same,
-                                        char **err)
+                                        const ggfit_galloc_tail *tail, char **err)
 {
     if (!k)
         return reserve(t, n_leafs, n_nodes, n_backends, bufts, size_out, NULL, true, err);
@@ -1271,7 +1537,9 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     void *bt = why == KEEP_WHY_NEW || why == KEEP_WHY_SHAPE || !k->bufts.p
                    ? ggfit__buf_get(&k->bufts, bytes_bufts)
                    : k->bufts.p;
-    if (!mem || !st || !ref_at || !live || !held || !mark || !bt)
+    size_t bytes_fin = n_arenas * FIN_WORDS * sizeof(uint64_t);
+    uint64_t *fin = buf_grow(&k->fin, why < 0 ? bytes_fin : 0, bytes_fin);
+    if (!mem || !st || !ref_at || !live || !held || !mark || !bt || !fin)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
     if (n > k->n_marked) {
         memset(mark + k->n_marked, 0, n - k->n_marked);
@@ -1301,21 +1569,38 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     kept_walk w = { .r = &r, .k = k, .n_arenas = n_arenas, .live = live,
                     .ordered = true };
     k->cap_ck_words = n * KEEP_WORDS_PER_TENSOR;
-    size_t from = n_leafs, d = 0, j = 0;
+    size_t from = n_leafs, d = 0, j = 0, same = 0;
+    /* A tail to meet the last walk in: not the whole graph, and past the
+     * entries that are where they were (what tail_meets maps to itself). */
+    bool try_tail = why < 0 && tail && tail->tail_new < n && tail->tail_old < n_old &&
+                    tail->tail_new >= tail->n_placed_same &&
+                    tail->tail_old >= tail->n_placed_same;
     if (why < 0) {
-        size_t same = n_same < n ? n_same : n;
+        same = n_same < n ? n_same : n;
         same = same < n_old ? same : n_old;
         /* A resume scans the suffix once more to find D: worth it only
          * when it skips some of the graph. */
-        if (same < n_leafs + KEEP_EVERY || same - n_leafs < (n - n_leafs) / 8)
+        if (same < n_leafs + KEEP_EVERY || same - n_leafs < (n - n_leafs) / 8) {
             why = KEEP_WHY_EARLY;
-        else
+        } else {
+            if (try_tail) {
+                /* kept_bound renames rule 2's log to this graph's tensors;
+                 * the tail's comparison needs the last graph's. */
+                int32_t *le = ggfit__buf_get(&k->log_e_old, (k->n_log + 1) * sizeof *le);
+                const kept_placed *log = k->log.p;
+                if (!le)
+                    try_tail = false;
+                for (size_t x = 0; le && x < k->n_log; x++)
+                    le[x] = log[x].e;
+            }
             d = kept_bound(&w, same, n_old, &why);
+        }
         j = why < 0 ? (d - n_leafs) / KEEP_EVERY : 0;
         j = j < k->n_ck ? j : k->n_ck;
         if (why < 0 && j == 0)
             why = KEEP_WHY_EARLY;
     }
+    size_t n_ck_old = k->n_ck;
     if (why < 0) {
         /* Resume: from p on, as rule 2 left them; the checkpoint over that
          * and the last walk's final state; this graph's counts from p. */
@@ -1366,15 +1651,34 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         restore_ckpt(&w, j, from, true);
     }
     w.ckpt = w.ordered;
-    if ((rc = walk_kept(&w, from)) != GGFIT_OK)
+    tail_try tt = { 0 }, *ttp = NULL;
+    if (why < 0 && try_tail && w.ordered)
+        ttp = tail_setup(&w, &tt, tail, same, n_ck_old, from);
+    if ((rc = walk_kept(&w, from, ttp)) != GGFIT_OK)
         return rc;
+    if (ttp && tt.met) {
+        /* The walk stopped where it met the last one: the rest is the
+         * last walk's, whose final marks tail_meets carried over. */
+        ggfit__buf sw = k->fin;
+        k->fin = k->fin_new;
+        k->fin_new = sw;
+        fin = k->fin.p;
+    } else {
+        for (size_t a = 0; a < n_arenas; a++) {
+            const arena *ar = &r.arenas[a];
+            uint64_t *f = fin + a * FIN_WORDS;
+            f[0] = (uint64_t)ar->n_chunks;
+            for (int c = 0; c < ar->n_chunks; c++)
+                f[1 + c] = ar->chunks[c].high;
+        }
+    }
     for (int b = 0; b < n_backends; b++) {
         size_out[b] = 0;
         if (bufts[b].same_as >= 0)
             continue;   /* counted at the first backend of its type */
-        const arena *a = &r.arenas[r.arena_of[b]];
-        for (int c = 0; c < a->n_chunks; c++)
-            size_out[b] += a->chunks[c].high;
+        const uint64_t *f = fin + (size_t)r.arena_of[b] * FIN_WORDS;
+        for (uint64_t c = 0; c < f[0]; c++)
+            size_out[b] += f[1 + c];
     }
 
     k->valid = true;
@@ -1392,6 +1696,10 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     if (why < 0) {
         s->n_resumed++;
         s->n_skipped += from - n_leafs;
+        if (ttp && tt.met) {
+            s->n_tail++;
+            s->n_tail_skipped += n - tt.met;
+        }
     } else {
         s->n_full[why]++;
     }

@@ -152,6 +152,11 @@ typedef struct ggfit_galloc_keep_stats {
                                difference before the first checkpoint (or
                                within the first eighth of the graph, where a
                                resume costs more than it skips) */
+    uint64_t n_tail;        /* resumed calls that stopped early: their
+                               walk met the last walk's in the graphs'
+                               common tail */
+    uint64_t n_tail_skipped;/* nodes those calls did not walk past that
+                               point */
     size_t last_bound;      /* the last call: where its walk could first
                                differ (0 when walked in full) */
     size_t last_from;       /* the last call: the position its walk began at
@@ -165,6 +170,18 @@ ggfit_galloc_keep *ggfit__galloc_keep_new(void);
 void ggfit__galloc_keep_free(ggfit_galloc_keep *k);
 void ggfit__galloc_keep_get_stats(const ggfit_galloc_keep *k, ggfit_galloc_keep_stats *out);
 
+/* Where this graph ends in the last call's (ggfit_sched_out's fields of the
+ * same names, which say it exactly): entries [tail_new, n) are the last
+ * call's [tail_old, its n) with their indices mapped, one at or past
+ * tail_old moved by tail_new - tail_old, one below n_placed_same kept, one
+ * in between to mid_new[it - n_placed_same] (-1: none). tail_new == n: no
+ * such tail. A kept replay that meets the last walk's state in the tail
+ * stops there (galloc.c says when that is exact). */
+typedef struct ggfit_galloc_tail {
+    size_t n_placed_same, tail_new, tail_old;
+    const int32_t *mid_new;
+} ggfit_galloc_tail;
+
 /* ggfit__galloc_reserve_trusted, resuming the walk of the keep's last call.
  * The caller promises: when owner and gen are the last call's, entries
  * [0, n_same) of t (leafs, then nodes) are byte for byte the last call's
@@ -173,7 +190,8 @@ void ggfit__galloc_keep_get_stats(const ggfit_galloc_keep *k, ggfit_galloc_keep_
  * cannot prove a resume exact (another owner or gen, other backends or
  * buffer types, other placements of leafs and inputs). Afterwards k
  * describes this call; on failure it is emptied (the next call walks in
- * full). k NULL: a plain trusted replay. The keep's memory is linear in the
+ * full). tail (NULL: none) is the promise above, under the same
+ * condition as n_same. k NULL: a plain trusted replay. The keep's memory is linear in the
  * graph's size; it is freed with ggfit__galloc_keep_free.
  *
  * With GGFIT_GALLOC_VERIFY set (not "0"), every call is checked against a
@@ -182,6 +200,6 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
                                         int n_backends, const ggfit_galloc_buft *bufts,
                                         uint64_t *size_out, ggfit_galloc_keep *k,
                                         const void *owner, uint32_t gen, size_t n_same,
-                                        char **err);
+                                        const ggfit_galloc_tail *tail, char **err);
 
 #endif

@@ -237,8 +237,11 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
          * split's with this owner and gen, and every split it made with
          * the keep was handed to ggml-alloc right here (a failed split
          * calls nothing; a failed replay empties ggml-alloc's keep). */
+        ggfit_galloc_tail tail = { .n_placed_same = so.n_placed_same, .tail_new = so.tail_new,
+                                   .tail_old = so.tail_old, .mid_new = so.mid_new };
         rc = ggfit__galloc_reserve_kept(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                        sizes, cache->galloc, c, c->gen, so.n_same, &serr);
+                                        sizes, cache->galloc, c, c->gen, so.n_same, &tail,
+                                        &serr);
     } else {
         rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
                                            so.galloc, sizes,
