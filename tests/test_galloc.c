@@ -589,8 +589,7 @@ static void test_kept_tail_live_differs(void **state)
     /* X (154, in the middle) is read again in the tail, at 260. It is an
      * output in a, not in b: b frees it there and the 4096 bytes at 280
      * take its place, a's need more. Until 260 the arenas and states are
-     * the same, but X's entry differs where the keep cannot see (its
-     * contents): no stop while it lives. */
+     * the same, but X's contents differ: no stop while it lives. */
     enum { N = 500 };
     static ggfit_gt a[N], b[N];
     int32_t map[64];
@@ -599,12 +598,10 @@ static void test_kept_tail_live_differs(void **state)
     a[154].flags |= GGFIT_TF_OUTPUT;
     node(&a[280], 4096, GGFIT_OP_CONT, 279, -1);
     node(&b[280], 4096, GGFIT_OP_CONT, 279, -1);
-    map[4] = -1;   /* and X has no counterpart (nothing may map it) */
     ggfit_galloc_keep *k = ggfit__galloc_keep_new();
     assert_non_null(k);
     ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
     ggfit_galloc_tail tl = tail_of(10, 10, map);
-    map[4] = -1;
     uint64_t sa, sb;
     char *err = NULL;
     assert_int_equal(ggfit__galloc_reserve_trusted(a, 1, na - 1, 1, &one_buft, &sa, NULL, &err), 0);
@@ -614,6 +611,66 @@ static void test_kept_tail_live_differs(void **state)
     assert_int_equal(st.n_resumed, 1);
     st = kept_vs_full_tail(k, b, nb, a, 1, na, 1, &one_buft, &tl);
     assert_int_equal(st.n_resumed, 2);
+    ggfit__galloc_keep_free(k);
+}
+
+static void test_kept_tail_middle(void **state)
+{
+    (void)state;
+    /* X (154) is in the middle and lives to 260, with the same contents in
+     * a and b, which differ at 152 (as in test_kept_tail). The walk on b
+     * meets a's at 193, X's entry mapped through mid_new; without a
+     * counterpart for X it cannot until X is gone (321). */
+    enum { N = 500 };
+    static ggfit_gt a[N], b[N];
+    int32_t map[64];
+    size_t na = tail_graph(a, 10, 64, 4096, 100, 0);
+    size_t nb = tail_graph(b, 10, 4096, 4096, 100, 0);
+    for (int pass = 0; pass < 2; pass++) {
+        ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+        assert_non_null(k);
+        ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
+        ggfit_galloc_tail tl = tail_of(10, 10, map);
+        if (pass)
+            map[4] = -1;
+        st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
+        assert_int_equal(st.n_tail, 1);
+        assert_int_equal(st.n_tail_skipped, nb - (pass ? 321 : 193));
+        ggfit__galloc_keep_free(k);
+    }
+}
+
+static void test_kept_tail_state_differs(void **state)
+{
+    (void)state;
+    /* X and Y (4096 bytes each, read again at 260 and 300) are placed in
+     * the middle in one order in a and in the other in b: the free lists
+     * agree, but X is at 128 in a and at 4224 in b, so freeing it at 260
+     * leaves a hole in a and not in b, and 4160 bytes at 280 raise a's
+     * mark only: no stop while they live. */
+    enum { N = 500 };
+    static ggfit_gt a[N], b[N];
+    int32_t map[64];
+    size_t na = tail_graph(a, 10, 64, 0, 0, 0);
+    size_t nb = na;
+    node(&a[153], 4096, GGFIT_OP_MUL_MAT, 152, 0);   /* X */
+    node(&a[154], 4096, GGFIT_OP_MUL_MAT, 153, 0);   /* Y */
+    node(&a[260], 64, GGFIT_OP_CONCAT, 259, 153);
+    node(&a[280], 4160, GGFIT_OP_CONT, 279, -1);
+    node(&a[300], 64, GGFIT_OP_CONCAT, 299, 154);
+    memcpy(b, a, sizeof a);
+    node(&b[152], 4096, GGFIT_OP_CONT, 151, -1);    /* the graphs differ from 152 */
+    node(&b[260], 64, GGFIT_OP_CONCAT, 259, 154);    /* X is 154 in b */
+    node(&b[300], 64, GGFIT_OP_CONCAT, 299, 153);
+    ggfit_galloc_tail tl = tail_of(10, 10, map);
+    map[3] = 154;
+    map[4] = 153;
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
+    st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
+    assert_int_equal(st.n_resumed, 1);
+    assert_true(st.n_tail_skipped <= nb - 321);
     ggfit__galloc_keep_free(k);
 }
 
@@ -780,6 +837,8 @@ int main(void)
         cmocka_unit_test(test_kept_inplace_across),
         cmocka_unit_test(test_kept_tail),
         cmocka_unit_test(test_kept_tail_live_differs),
+        cmocka_unit_test(test_kept_tail_middle),
+        cmocka_unit_test(test_kept_tail_state_differs),
         cmocka_unit_test(test_kept_tail_chunks),
         cmocka_unit_test(test_kept_random),
         cmocka_unit_test(test_kept_failures),
