@@ -545,7 +545,8 @@ static void test_kept_tail(void **state)
     /* a and b differ only at 152, a node that lives one step: 64 bytes in
      * a, 4096 in b. After it the free lists are the same again, and the
      * walk on b stops at the first checkpoint in the tail; the mark there
-     * is b's, above a's, and nothing later raises a's: b's final mark. */
+     * is b's, above a's, and nothing later places as high: b's final mark
+     * is its mark there. */
     enum { N = 500 };
     static ggfit_gt a[N], b[N], c[N];
     int32_t map[64];
@@ -558,28 +559,60 @@ static void test_kept_tail(void **state)
     st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
     assert_int_equal(st.n_tail, 1);
     assert_int_equal(st.n_tail_skipped, na - 193);
-    /* Back to a: its mark is below b's there, and b's final mark is b's
-     * mark there, so a's rest could peak anywhere below it: no stop. */
+    /* Back to a: its mark is below b's there; b's final mark says nothing
+     * of what came after, the peak kept per checkpoint does (a's final
+     * mark is a's mark there: the rest places lower). */
     st = kept_vs_full_tail(k, b, nb, a, 1, na, 1, &one_buft, &tl);
     assert_int_equal(st.n_resumed, 2);
-    assert_int_equal(st.n_tail, 1);
+    assert_int_equal(st.n_tail, 2);
+    assert_int_equal(st.n_tail_skipped, 2 * (na - 193));
     /* A middle 10 entries longer (c's 152 as b's): the tail is a's moved
      * by 10, and the walk stops between checkpoints, at 193 + 10. */
     size_t nc = tail_graph(c, 20, 4096, 0, 0, 0);
     tl = tail_of(10, 20, map);
     st = kept_vs_full_tail(k, a, na, c, 1, nc, 1, &one_buft, &tl);
-    assert_int_equal(st.n_tail, 2);
-    assert_int_equal(st.n_tail_skipped, na - 193 + nc - 203);
-    /* And after a call that stopped early, a resume on the same graph
-     * (no tail) and one back to a (no stop: c's mark is above) walk in
-     * full from their checkpoints and still agree. */
+    assert_int_equal(st.n_tail, 3);
+    assert_int_equal(st.n_tail_skipped, 2 * (na - 193) + nc - 203);
+    /* After a call that stopped early: a resume on the same graph (no
+     * tail); one back to a (shift -10), which stops at 193 - 10 against
+     * a walk that stopped itself (its peaks after the stop are the last
+     * walk's); then b, against a walk whose checkpoints end at 129, before
+     * the tail: no stop, and still a full walk's bytes. */
     st = kept_vs_full(k, c, nc, c, 1, nc, 1, &one_buft);
     tl = tail_of(20, 10, map);
     st = kept_vs_full_tail(k, c, nc, a, 1, na, 1, &one_buft, &tl);
-    assert_int_equal(st.n_tail, 2);
+    assert_int_equal(st.n_tail, 4);
+    assert_int_equal(st.n_tail_skipped, 2 * (na - 193) + nc - 203 + na - 183);
     tl = tail_of(10, 10, map);
     st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
+    assert_int_equal(st.n_resumed, 6);
+    assert_int_equal(st.n_tail, 4);
+    ggfit__galloc_keep_free(k);
+}
+
+static void test_kept_tail_peak(void **state)
+{
+    (void)state;
+    /* As test_kept_tail, with 8192 bytes at 300 in both: the rest places
+     * above both marks at 193, so each final mark is that peak, which the
+     * last walk's checkpoints keep (also when that walk stopped at 193
+     * itself and the rest is its own last walk's). */
+    enum { N = 500 };
+    static ggfit_gt a[N], b[N];
+    int32_t map[64];
+    size_t na = tail_graph(a, 10, 64, 0, 0, 0);
+    size_t nb = tail_graph(b, 10, 4096, 0, 0, 0);
+    node(&a[300], 8192, GGFIT_OP_CONT, 299, -1);
+    node(&b[300], 8192, GGFIT_OP_CONT, 299, -1);
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
+    ggfit_galloc_tail tl = tail_of(10, 10, map);
+    st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
+    st = kept_vs_full_tail(k, b, nb, a, 1, na, 1, &one_buft, &tl);
+    st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
     assert_int_equal(st.n_tail, 3);
+    assert_int_equal(st.n_tail_skipped, 3 * (na - 193));
     ggfit__galloc_keep_free(k);
 }
 
@@ -836,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_kept_inputs_differ),
         cmocka_unit_test(test_kept_inplace_across),
         cmocka_unit_test(test_kept_tail),
+        cmocka_unit_test(test_kept_tail_peak),
         cmocka_unit_test(test_kept_tail_live_differs),
         cmocka_unit_test(test_kept_tail_middle),
         cmocka_unit_test(test_kept_tail_state_differs),

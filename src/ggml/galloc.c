@@ -64,6 +64,8 @@ typedef struct span {
 typedef struct chunk {
     int n_free;
     uint64_t high;                 /* high-water mark: the chunk's size */
+    uint64_t peak;                 /* the highest end placed since a kept
+                                      walk's last checkpoint */
     span free[GGFIT_GALLOC_MAX_FREE_BLOCKS];
 } chunk;
 
@@ -139,6 +141,7 @@ static bool arena_alloc(arena *a, uint64_t size, int *chunk_out, uint64_t *offs_
         chunk *c = &a->chunks[a->n_chunks];
         c->n_free = 1;
         c->high = 0;
+        c->peak = 0;
         c->free[0].offs = 0;
         c->free[0].size = size > a->max_chunk ? size : a->max_chunk;
         if (a->n_chunks == GGFIT_GALLOC_MAX_CHUNKS - 1)
@@ -155,8 +158,11 @@ static bool arena_alloc(arena *a, uint64_t size, int *chunk_out, uint64_t *offs_
     b->size -= size;
     if (b->size == 0)
         span_remove(c, best_k);
-    if (*offs_out + size > c->high)
-        c->high = *offs_out + size;
+    uint64_t end = *offs_out + size;
+    if (end > c->high)
+        c->high = end;
+    if (end > c->peak)
+        c->peak = end;
     return true;
 }
 
@@ -642,12 +648,13 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  *  - Arenas: the same chunks with the same free lists. The marks decide
  *    only between chunks (rule 7), so in a chunk alone both here and at
  *    the last walk's end they may differ: this walk's final mark is
- *    max(its mark here, the peak of the rest), and the last walk's final
- *    mark fo = max(ho, that peak) gives the peak when fo > ho; when fo ==
- *    ho the peak is only known to be at most ho, which decides when this
- *    walk's mark is at least ho, and else the walk goes on. With several
- *    chunks the marks must be equal, and the final marks are the last
- *    walk's.
+ *    max(its mark here, the peak of the rest: the highest end the last
+ *    walk placed in it after ko). Every walk keeps per checkpoint its
+ *    first chunks' peaks since the checkpoint before (chunk.peak, reset
+ *    at each), and after its last one; one that stopped in the tail adds
+ *    to the latter the peak after where it stopped, which is the rest of
+ *    the walk it met. With several chunks the marks must be equal, and
+ *    the final marks are the last walk's.
  * A call that stopped at kn still describes itself for the next: its
  * checkpoints end at or before kn (the next resume restores one of them);
  * the final state of every tensor dead there is final; those live there,
@@ -763,6 +770,13 @@ struct ggfit_galloc_keep {
     ggfit__buf scratch;      /* uint64_t: a tail comparison's entries */
     ggfit__buf lay;          /* kept_lay[n]: the last graph's entries as
                                 freeing and rule 4 read them */
+    ggfit__buf pk;           /* uint64_t[n_ck * n_arenas]: per checkpoint j,
+                                at [j - 1], per arena the highest end placed
+                                in its first chunk since checkpoint j - 1 */
+    ggfit__buf pk_end;       /* uint64_t[n_arenas]: the same after the last
+                                checkpoint, to the walk's end */
+    ggfit__buf pk_suf;       /* uint64_t: per old checkpoint a tail search
+                                may meet, per arena, the peak after it */
     ggfit_galloc_keep_stats stats;
 };
 
@@ -804,7 +818,8 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
     ggfit__buf *bufs[] = { &k->bufts, &k->arenas, &k->st,
                            &k->mark, &k->ref_at, &k->refs, &k->log, &k->fwd, &k->ck,
                            &k->ck_end, &k->live, &k->held, &k->fin, &k->fin_new,
-                           &k->ck_old, &k->ck_old_end, &k->log_e_old, &k->scratch, &k->lay };
+                           &k->ck_old, &k->ck_old_end, &k->log_e_old, &k->scratch, &k->lay,
+                           &k->pk, &k->pk_end, &k->pk_suf };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ggfit__buf_free(bufs[i]);
     free(k);
@@ -866,6 +881,7 @@ static const uint64_t *arenas_get(const uint64_t *w, arena *as, size_t n_arenas)
         for (int c = 0; c < as[a].n_chunks; c++) {
             chunk *ch = &as[a].chunks[c];
             ch->high = *w++;
+            ch->peak = 0;
             ch->n_free = (int)*w++;
             memcpy(ch->free, w, (size_t)ch->n_free * sizeof ch->free[0]);
             w += 2 * (size_t)ch->n_free;
@@ -1096,9 +1112,19 @@ static void take_ckpt(kept_walk *w, size_t p)
                        ? buf_grow(&k->ck, start * sizeof *ck, (start + words) * sizeof *ck)
                        : NULL;
     size_t *end = buf_grow(&k->ck_end, k->n_ck * sizeof *end, (k->n_ck + 1) * sizeof *end);
-    if (!ck || !end) {
+    size_t na = w->n_arenas;
+    uint64_t *pk = buf_grow(&k->pk, k->n_ck * na * sizeof *pk, (k->n_ck + 1) * na * sizeof *pk);
+    if (!ck || !end || !pk) {
         w->ckpt = false;
         return;
+    }
+    /* The first chunks' peaks since the last checkpoint, for a later walk
+     * that meets this one (tail_meets); they restart here. */
+    for (size_t a = 0; a < na; a++) {
+        arena *ar = &w->r->arenas[a];
+        pk[k->n_ck * na + a] = ar->n_chunks ? ar->chunks[0].peak : 0;
+        for (int c = 0; c < ar->n_chunks; c++)
+            ar->chunks[c].peak = 0;
     }
     uint64_t *o = arenas_put(ck + start, w->r->arenas, w->n_arenas);
     *o++ = n_e;
@@ -1168,6 +1194,9 @@ typedef struct tail_try {
     const size_t *ck_end;    /* where each ends, relative to ck */
     const int32_t *log_e_old;/* rule 2's log, the last graph's tensors */
     const uint64_t *fin;     /* the last walk's final marks (FIN_WORDS) */
+    const uint64_t *suf;     /* per old checkpoint from j_first, per arena:
+                                the highest end the last walk placed in its
+                                first chunk after it */
     uint64_t *fin_out;       /* this walk's, when it stops in the tail */
     size_t next;             /* the next old checkpoint to compare with */
     size_t met;              /* where this walk stopped; 0: it did not */
@@ -1206,8 +1235,8 @@ static bool tail_meets(kept_walk *w, tail_try *tt, size_t kn)
 
     /* Arenas: the same chunks and free lists. The marks decide nothing in
      * a chunk that stays alone (rule 7 compares marks only between
-     * chunks), so there the final mark follows from the two walks' marks
-     * here; else they must be equal too. */
+     * chunks), so there the final mark follows from this walk's mark here
+     * and the last walk's peak after ko; else they must be equal too. */
     const uint64_t *fin = tt->fin;
     uint64_t *out = tt->fin_out;
     for (size_t a = 0; a < w->n_arenas; a++, fin += FIN_WORDS, out += FIN_WORDS) {
@@ -1230,17 +1259,10 @@ static bool tail_meets(kept_walk *w, tail_try *tt, size_t kn)
                 continue;
             }
             /* From here both walks make the same requests at the same
-             * addresses: final = max(mark here, peak of the rest). The
-             * last walk's final fo = max(ho, peak): when fo > ho the peak
-             * is fo; when fo == ho it is only known to be <= ho, which
-             * decides only when this walk's mark is at least ho. */
-            uint64_t fo = fin[1];
-            if (fo > ho)
-                out[1] = ch->high > fo ? ch->high : fo;
-            else if (ch->high >= ho)
-                out[1] = ch->high;
-            else
-                return false;
+             * addresses: final = max(mark here, the last walk's peak after
+             * ko). */
+            uint64_t pk = tt->suf[(jo - tt->j_first) * w->n_arenas + a];
+            out[1] = ch->high > pk ? ch->high : pk;
         }
     }
 
@@ -1505,8 +1527,22 @@ static tail_try *tail_setup(kept_walk *w, tail_try *tt, const ggfit_galloc_tail 
     uint64_t *ck = ggfit__buf_get(&k->ck_old, words * sizeof *ck);
     size_t *ce = ggfit__buf_get(&k->ck_old_end, (jl - jf + 1) * sizeof *ce);
     uint64_t *fo = ggfit__buf_get(&k->fin_new, w->n_arenas * FIN_WORDS * sizeof *fo);
-    if (!ck || !ce || !fo)
+    size_t na = w->n_arenas;
+    uint64_t *suf = ggfit__buf_get(&k->pk_suf, (jl - jf + 1) * na * sizeof *suf);
+    if (!ck || !ce || !fo || !suf)
         return NULL;
+    /* The peak after old checkpoint x: the blocks after it, then the
+     * walk's end. */
+    const uint64_t *pk = k->pk.p, *pk_end = k->pk_end.p;
+    for (size_t a = 0; a < na; a++) {
+        uint64_t p = pk_end[a];
+        for (size_t x = n_ck_old; x >= jf; x--) {
+            if (x <= jl)
+                suf[(x - jf) * na + a] = p;
+            p = pk[(x - 1) * na + a] > p ? pk[(x - 1) * na + a] : p;
+        }
+    }
+    tt->suf = suf;
     memcpy(ck, (const uint64_t *)k->ck.p + start, words * sizeof *ck);
     for (size_t x = jf; x <= jl; x++)
         ce[x - jf] = end[x - 1] - start;
@@ -1586,7 +1622,9 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
     size_t bytes_fin = n_arenas * FIN_WORDS * sizeof(uint64_t);
     uint64_t *fin = buf_grow(&k->fin, why < 0 ? bytes_fin : 0, bytes_fin);
     kept_lay *lay = per_tensor(&k->lay, n_old, n, sizeof *lay);
-    if (!mem || !st || !ref_at || !live || !held || !mark || !bt || !fin || !lay)
+    uint64_t *pk_end = buf_grow(&k->pk_end, why < 0 ? bytes_fin / FIN_WORDS : 0,
+                                bytes_fin / FIN_WORDS);
+    if (!mem || !st || !ref_at || !live || !held || !mark || !bt || !fin || !lay || !pk_end)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
     if (n > k->n_marked) {
         memset(mark + k->n_marked, 0, n - k->n_marked);
@@ -1703,6 +1741,17 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
         ttp = tail_setup(&w, &tt, tail, same, n_ck_old, from);
     if ((rc = walk_kept(&w, from, ttp)) != GGFIT_OK)
         return rc;
+    /* The first chunks' peaks after the last checkpoint: when the walk
+     * stopped, with the last walk's after where it met it. */
+    for (size_t a = 0; a < n_arenas; a++) {
+        const arena *ar = &r.arenas[a];
+        uint64_t p = ar->n_chunks ? ar->chunks[0].peak : 0;
+        if (ttp && tt.met) {
+            uint64_t q = tt.suf[(tt.next - tt.j_first) * n_arenas + a];
+            p = q > p ? q : p;
+        }
+        pk_end[a] = p;
+    }
     if (ttp && tt.met) {
         /* The walk stopped where it met the last one: the rest is the
          * last walk's, whose final marks tail_meets carried over. */
