@@ -651,26 +651,22 @@ static void test_kept_tail_middle(void **state)
 {
     (void)state;
     /* X (154) is in the middle and lives to 260, with the same contents in
-     * a and b, which differ at 152 (as in test_kept_tail). The walk on b
-     * meets a's at 193, X's entry mapped through mid_new; without a
-     * counterpart for X it cannot until X is gone (321). */
+     * a and b, which differ at 152 (as in test_kept_tail). The keep holds
+     * nothing of the last graph's middle to compare X's contents with, so
+     * the walk on b meets a's only once X is gone (321). */
     enum { N = 500 };
     static ggfit_gt a[N], b[N];
     int32_t map[64];
     size_t na = tail_graph(a, 10, 64, 4096, 100, 0);
     size_t nb = tail_graph(b, 10, 4096, 4096, 100, 0);
-    for (int pass = 0; pass < 2; pass++) {
-        ggfit_galloc_keep *k = ggfit__galloc_keep_new();
-        assert_non_null(k);
-        ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
-        ggfit_galloc_tail tl = tail_of(10, 10, map);
-        if (pass)
-            map[4] = -1;
-        st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
-        assert_int_equal(st.n_tail, 1);
-        assert_int_equal(st.n_tail_skipped, nb - (pass ? 321 : 193));
-        ggfit__galloc_keep_free(k);
-    }
+    ggfit_galloc_keep *k = ggfit__galloc_keep_new();
+    assert_non_null(k);
+    ggfit_galloc_keep_stats st = kept_vs_full(k, NULL, 0, a, 1, na, 1, &one_buft);
+    ggfit_galloc_tail tl = tail_of(10, 10, map);
+    st = kept_vs_full_tail(k, a, na, b, 1, nb, 1, &one_buft, &tl);
+    assert_int_equal(st.n_tail, 1);
+    assert_int_equal(st.n_tail_skipped, nb - 321);
+    ggfit__galloc_keep_free(k);
 }
 
 static void test_kept_tail_state_differs(void **state)

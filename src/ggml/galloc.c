@@ -629,14 +629,13 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
  *    reads a tensor before kn only through a reference at or after kn, or
  *    a view's, which makes it live; a dead one is never touched again.
  *    Entries below the common prefix map to themselves, those in the tail
- *    by the shift, one in between by mid_new (below n_placed_same: to
- *    itself; -1: no counterpart, so no stop). The contents of one in
- *    between may differ from its counterpart's: for one we own, what
- *    freeing and rule 4 read of it (size, shape, type, output, strides)
- *    must be equal, which the keep holds for the last graph (kept_lay;
- *    entries before `from` are the graph before's, byte for byte). One we
- *    do not own is never freed nor handed on; if a view, its view_src is
- *    the entry after it, compared as well.
+ *    by the shift; one in between (or below n_placed_same but past the
+ *    prefix) is never the same, mid_new or not: its size, flags and
+ *    layout, which freeing and rule 4 read, may differ from its
+ *    counterpart's, and the keep holds no copy of the last graph to tell.
+ *    (A copy of those fields per entry, made by every call, met the last
+ *    walk a little earlier on the gpt-oss fit but cost more than that
+ *    saved: some 15 instructions per entry walked.)
  *  - Counts need no comparison: a consumer count before kn is the
  *    references at or after kn, a view count the views ahead (the tail's,
  *    alike under the mapping) plus the pending ones (compared).
@@ -675,32 +674,6 @@ ggfit_status ggfit__galloc_reserve_trusted(const ggfit_gt *t, size_t n_leafs, si
 #define KEEP_WORDS_PER_TENSOR 16
 /* Words per arena of a walk's final marks: the chunk count, the marks. */
 #define FIN_WORDS (1 + GGFIT_GALLOC_MAX_CHUNKS)
-
-/* What the walk reads of a tensor it owns (freeing it, rule 4): kept per
- * entry of the last graph, so that one in the middle of two graphs (see
- * "Where a walk meets the last one") can be compared with its
- * counterpart. */
-typedef struct kept_lay {
-    uint64_t size;
-    int64_t ne[4];
-    uint32_t type;
-    bool output, strided;
-} kept_lay;
-
-static inline void lay_put(kept_lay *l, const ggfit_gt *t)
-{
-    l->size = t->size;
-    memcpy(l->ne, t->ne, sizeof l->ne);
-    l->type = t->type;
-    l->output = (t->flags & GGFIT_TF_OUTPUT) != 0;
-    l->strided = t->strided;
-}
-
-static inline bool lay_same(const kept_lay *l, const ggfit_gt *t)
-{
-    return l->size == t->size && memcmp(l->ne, t->ne, sizeof l->ne) == 0 && l->type == t->type &&
-           l->output == ((t->flags & GGFIT_TF_OUTPUT) != 0) && l->strided == t->strided;
-}
 
 /* A tensor rule 2 placed, in the order it did. */
 typedef struct kept_placed {
@@ -768,8 +741,6 @@ struct ggfit_galloc_keep {
     ggfit__buf log_e_old;    /* int32_t: rule 2's log, the last graph's
                                 tensors (kept_bound renames them) */
     ggfit__buf scratch;      /* uint64_t: a tail comparison's entries */
-    ggfit__buf lay;          /* kept_lay[n]: the last graph's entries as
-                                freeing and rule 4 read them */
     ggfit__buf pk;           /* uint64_t[n_ck * n_arenas]: per checkpoint j,
                                 at [j - 1], per arena the highest end placed
                                 in its first chunk since checkpoint j - 1 */
@@ -818,8 +789,7 @@ void ggfit__galloc_keep_free(ggfit_galloc_keep *k)
     ggfit__buf *bufs[] = { &k->bufts, &k->arenas, &k->st,
                            &k->mark, &k->ref_at, &k->refs, &k->log, &k->fwd, &k->ck,
                            &k->ck_end, &k->live, &k->held, &k->fin, &k->fin_new,
-                           &k->ck_old, &k->ck_old_end, &k->log_e_old, &k->scratch, &k->lay,
-                           &k->pk, &k->pk_end, &k->pk_suf };
+                           &k->ck_old, &k->ck_old_end, &k->log_e_old, &k->scratch, &k->pk, &k->pk_end, &k->pk_suf };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ggfit__buf_free(bufs[i]);
     free(k);
@@ -1184,9 +1154,7 @@ typedef struct tail_try {
     int64_t shift;           /* tail_new - tail_old */
     size_t same;             /* entries below are the last graph's, byte for
                                 byte, and where they were */
-    size_t n_placed_same, tail_new, tail_old;
-    const int32_t *mid_new;
-    const kept_lay *lay;     /* the last graph's entries */
+    size_t tail_new, tail_old;
     size_t j_first, j_last;  /* the last walk's checkpoints copied aside
                                 (1-based), at positions ko >= tail_old with
                                 ko + shift past `from` and before n */
@@ -1280,21 +1248,12 @@ static bool tail_meets(kept_walk *w, tail_try *tt, size_t kn)
     put_entries(w, kn, m, m_fwd, o);
     for (size_t x = 0; x < 3 * n_e; x += 3) {
         size_t eo = (size_t)(in[x] >> 32), en = (size_t)(o[x] >> 32);
-        if (eo >= tt->tail_old) {
+        if (eo < tt->same)
+            ;   /* byte for byte the same entry, at the same place */
+        else if (eo >= tt->tail_old)
             eo = (size_t)((int64_t)eo + tt->shift);
-        } else if (eo >= tt->same) {
-            /* Between: its counterpart, whose contents may differ. Only
-             * one we own is read (freed, or handed on by rule 4); a view's
-             * view_src is the entry after it. */
-            size_t e_last = eo;
-            int32_t e_new = eo < tt->n_placed_same ? (int32_t)eo
-                                                   : tt->mid_new[eo - tt->n_placed_same];
-            if (e_new < 0)
-                return false;
-            eo = (size_t)e_new;
-            if (((in[x] >> 31) & 1) && !lay_same(&tt->lay[e_last], &r->t[en]))
-                return false;
-        }
+        else
+            return false;   /* between: its contents may differ */
         if (eo != en || (uint32_t)in[x] != (uint32_t)o[x] || in[x + 1] != o[x + 1] ||
             in[x + 2] != o[x + 2])
             return false;
@@ -1504,11 +1463,8 @@ static tail_try *tail_setup(kept_walk *w, tail_try *tt, const ggfit_galloc_tail 
     size_t n_leafs = k->n_leafs, n = w->r->n;
     tt->shift = (int64_t)tail->tail_new - (int64_t)tail->tail_old;
     tt->same = same < tail->n_placed_same ? same : tail->n_placed_same;
-    tt->n_placed_same = tail->n_placed_same;
     tt->tail_new = tail->tail_new;
     tt->tail_old = tail->tail_old;
-    tt->mid_new = tail->mid_new;
-    tt->lay = k->lay.p;
     size_t jf = 1;
     while (jf <= n_ck_old) {
         size_t ko = n_leafs + jf * KEEP_EVERY;
@@ -1621,10 +1577,9 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
                    : k->bufts.p;
     size_t bytes_fin = n_arenas * FIN_WORDS * sizeof(uint64_t);
     uint64_t *fin = buf_grow(&k->fin, why < 0 ? bytes_fin : 0, bytes_fin);
-    kept_lay *lay = per_tensor(&k->lay, n_old, n, sizeof *lay);
     uint64_t *pk_end = buf_grow(&k->pk_end, why < 0 ? bytes_fin / FIN_WORDS : 0,
                                 bytes_fin / FIN_WORDS);
-    if (!mem || !st || !ref_at || !live || !held || !mark || !bt || !fin || !lay || !pk_end)
+    if (!mem || !st || !ref_at || !live || !held || !mark || !bt || !fin || !pk_end)
         return ggfit__fail(err, GGFIT_ENOMEM, "galloc: out of memory");
     if (n > k->n_marked) {
         memset(mark + k->n_marked, 0, n - k->n_marked);
@@ -1768,10 +1723,6 @@ ggfit_status ggfit__galloc_reserve_kept(const ggfit_gt *t, size_t n_leafs, size_
                 f[1 + c] = ar->chunks[c].high;
         }
     }
-    /* This graph's entries for the next call's tail (those before `from`
-     * are the last graph's, byte for byte; tail_meets has read the rest). */
-    for (size_t i = why < 0 ? from : 0; i < n; i++)
-        lay_put(&lay[i], &t[i]);
     for (int b = 0; b < n_backends; b++) {
         size_out[b] = 0;
         if (bufts[b].same_as >= 0)
