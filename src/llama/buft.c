@@ -23,13 +23,9 @@ uint32_t ggfit__buft_alignment(const proj *pr, int b)
 uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
 {
     uint64_t n = t->n_bytes;
-    int32_t d = pr->out->bufts[b].device;
-    bool pads = d >= 0 && !pr->out->bufts[b].is_host &&
-                ggfit__backend(pr->devs[d]->kind)->pad_quant_rows;
-    if (pads && ggfit_type_is_quantized(t->type) && t->ne[0] % 512 != 0)
+    if (pr->buft_pads[b] && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
         n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
-    uint32_t a = ggfit__buft_alignment(pr, b);
-    return GGFIT_PAD(n, a);
+    return GGFIT_PAD(n, pr->buft_align[b]);
 }
 
 int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
@@ -40,7 +36,11 @@ int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
     snprintf(b->name, sizeof b->name, "%s", name);
     b->device = device;
     b->is_host = is_host;
-    return (int)o->n_bufts++;
+    int i = (int)o->n_bufts++;
+    pr->buft_align[i] = ggfit__buft_alignment(pr, i);
+    pr->buft_pads[i] = device >= 0 && !is_host &&
+                       ggfit__backend(pr->devs[device]->kind)->pad_quant_rows;
+    return i;
 }
 
 int ggfit__cpu_buft(proj *pr)

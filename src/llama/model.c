@@ -12,7 +12,7 @@
 #include "llama/model.h"
 #include "llama/patterns.h"
 
-#define MAX_LAYERS 4096    /* block_count above this is refused; real models have < 200 */
+#define MAX_LAYERS GGFIT_MAX_LAYERS
 
 struct ggfit_model {
     ggfit_gguf *g;

@@ -8,6 +8,9 @@
 
 #include "ggfit.h"
 
+/* block_count above this is refused; real models have < 200 */
+#define GGFIT_MAX_LAYERS 4096
+
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
 

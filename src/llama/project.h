@@ -39,7 +39,15 @@ typedef struct proj {
     uint32_t n_dev;
     float cum[GGFIT_MAX_DEVICES];                  /* cumulative split */
     uint32_t i_gpu_start, act;
+    /* The device of each offloaded layer, i_gpu_start + k for k < act
+     * (ggfit__dev_layer's answer, worked out once per projection): the
+     * caller's array of GGFIT_MAX_LAYERS + 1. */
+    int8_t *dev_of;
     int dev_buft[GGFIT_MAX_DEVICES];
+    /* Per buffer type, as added: its alignment and whether its backend
+     * pads quantized rows (ggfit__alloc_bytes reads these per weight). */
+    uint32_t buft_align[GGFIT_MAX_BUFTS];
+    bool buft_pads[GGFIT_MAX_BUFTS];
     int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
     struct rule {
         pcre2_code *re;        /* a general pattern, or NULL for a block rule */

@@ -10,15 +10,20 @@
 
 /* Layer il goes to the device whose share of the offloaded layers it falls
  * in; the output layer counts as the last (il == n_layer). */
-int ggfit__dev_layer(const proj *pr, uint32_t il)
+static int dev_of_layer(const proj *pr, uint32_t k)
 {
-    if (il < pr->i_gpu_start || il - pr->i_gpu_start >= pr->act)
-        return -1;
-    float x = (float)(il - pr->i_gpu_start) / (float)pr->act;
+    float x = (float)k / (float)pr->act;
     for (uint32_t d = 0; d < pr->n_dev; d++)
         if (x < pr->cum[d])
             return (int)d;
     return (int)pr->n_dev - 1;
+}
+
+int ggfit__dev_layer(const proj *pr, uint32_t il)
+{
+    if (il < pr->i_gpu_start || il - pr->i_gpu_start >= pr->act)
+        return -1;
+    return pr->dev_of[il - pr->i_gpu_start];
 }
 
 ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n)
@@ -62,6 +67,11 @@ ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n)
     pr->i_gpu_start = total - (uint32_t)ngl;
     pr->act = pr->n_dev ? (uint32_t)ngl : 0;
     pr->out->n_gpu_layers = (int32_t)pr->act;
+    /* n_layer is at most GGFIT_MAX_LAYERS (the model refuses more) */
+    if (pr->act > GGFIT_MAX_LAYERS + 1)
+        return ggfit__fail(pr->err, GGFIT_ELIMIT, "%u layers to place", pr->act);
+    for (uint32_t k = 0; k < pr->act; k++)
+        pr->dev_of[k] = (int8_t)dev_of_layer(pr, k);
     /* The first device with a pinned host buffer type (CUDA_Host, ...)
      * puts it at the head of the CPU list; fit-print loads without mmap, so
      * it is kept. */

@@ -71,7 +71,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
         if (placement)
             placement[i] = -1;
         /* NextN/MTP blocks are loaded only for speculative decoding. */
-        if (t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
+        if (hp->n_nextn && t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
             !(pr->arch->nextn_loaded && pr->arch->nextn_loaded(m, t)) &&
             !(pr->p->load_mtp && pr->arch->mtp))
             continue;
