@@ -12,14 +12,7 @@
 #include "base/base.h"
 #include "common/llama_args.h"
 
-typedef struct llama_arg {
-    const char *names;    /* comma-separated, as llama.cpp spells them */
-    const char *negated;  /* the --no-... names, or "" */
-    int values;           /* 0, 1 or 2 */
-    const char *env;      /* LLAMA_ARG_..., or "" */
-    const char *programs; /* COMMON, SERVER, CLI, ... */
-} llama_arg;
-
+/* The table, one row per flag (struct llama_arg), generated. */
 #include "llama_args_data.h"
 
 #define N_ARGS (sizeof llama_args / sizeof llama_args[0])

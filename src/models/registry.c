@@ -70,7 +70,9 @@ const ggfit_arch *ggfit__arch(const char *name, bool *known)
  * LLM_ARCH_NAMES in src/llama-arch.cpp at the reference version, in its
  * order ("clip", a projector, is not a language model). */
 
-static const char *const llama_archs[] = {
+/* Names in place rather than pointers: no relocation at each start. The
+ * longest is 16 characters; one of 31 would still fit. */
+static const char llama_archs[][32] = {
     "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan",
     "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert",
     "jina-bert-v2", "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2",
