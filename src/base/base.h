@@ -57,6 +57,12 @@ typedef struct ggfit__buf {
 void *ggfit__buf_get(ggfit__buf *b, size_t n);
 void ggfit__buf_free(ggfit__buf *b);
 
+/* ---- hash.c: string hash --------------------------------------------------- */
+
+/* A hash of the n bytes at s, for hash tables of names (not for anything an
+ * attacker must not be able to collide: a collision only costs a probe). */
+uint64_t ggfit__hash(const char *s, size_t n);
+
 /* ---- sb.c: string builder ------------------------------------------------- */
 
 /* malloc-backed string builder, used by the renderers. A failed append
