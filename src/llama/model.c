@@ -23,7 +23,16 @@ struct ggfit_model {
     int64_t *block_first;       /* per layer: its first tensor, -1 */
     int64_t *block_next;        /* per tensor: the next of its layer, -1 */
     uint32_t *block_rest;       /* per tensor of a block: where its name goes
-                                   on past "blk.N.", which lookups compare */
+                                   on past "blk.N." (its rest) */
+    uint32_t *rest_id;          /* per tensor of a block: its rest's number,
+                                   which lookups compare */
+    uint64_t *rest_tensor;      /* per rest number: a tensor it is the rest of */
+    uint32_t *rest_slot;        /* hash set of the rests: number + 1, 0 empty */
+    uint64_t rest_mask;
+    uint32_t n_rests;
+    int64_t *rest_at;           /* [block * n_rests + rest]: the last tensor of
+                                   that block and rest, -1; NULL: the chains */
+    uint32_t rest_rows;         /* blocks in rest_at */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
@@ -336,7 +345,12 @@ static ggfit_status read_hparams(loader *l)
 
 static bool starts(const char *s, const char *prefix)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
+    /* strncmp(s, prefix, strlen(prefix)) == 0, without the calls: the
+     * roles test a dozen prefixes on each of hundreds of names */
+    for (; *prefix; s++, prefix++)
+        if (*s != *prefix)
+            return false;
+    return true;
 }
 
 /* Role of a block tensor from the part of its name after "blk.N.". */
@@ -468,6 +482,74 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
     return f;
 }
 
+/* ---- the rests of block tensors' names ------------------------------------- */
+
+/* Each distinct rest (the name past "blk.N.") has a number, so that a
+ * lookup by layer and rest hashes the rest once and then compares numbers
+ * along the layer's chain instead of strings, and so that what the name
+ * decides (role, facts) is worked out once per rest, not once per layer. */
+
+static const char *rest_of(const ggfit_model *m, uint64_t i)
+{
+    return m->tensors[i].info->name + m->block_rest[i];
+}
+
+/* The slot of rest: the one holding its number, or the empty one where it
+ * belongs. */
+static uint64_t rest_slot(const ggfit_model *m, const char *rest)
+{
+    uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
+    while (m->rest_slot[h] && strcmp(rest_of(m, m->rest_tensor[m->rest_slot[h] - 1]), rest))
+        h = (h + 1) & m->rest_mask;
+    return h;
+}
+
+/* Number of tensor i's rest, given one if it is new (*fresh). */
+static uint32_t rest_number(ggfit_model *m, uint64_t i, uint32_t *n_rests, bool *fresh)
+{
+    uint64_t h = rest_slot(m, rest_of(m, i));
+    *fresh = !m->rest_slot[h];
+    if (*fresh) {
+        m->rest_tensor[*n_rests] = i;
+        m->rest_slot[h] = ++*n_rests;
+    }
+    return m->rest_slot[h] - 1;
+}
+
+/* What classify works out from a block tensor's name, per rest: its role
+ * (block_role reads the rest alone) and its facts for the last prefix kind
+ * ("blk.", "enc.blk.", "dec.blk.") and dimension count seen with it. The
+ * facts depend on nothing else: tensor_op and tensor_facts read the whole
+ * name, but none of the strings they look for holds a digit, so no match
+ * can take in the block number, and what lies before it is the kind's. */
+typedef struct rest_memo {
+    ggfit_role role;
+    bool has_facts;
+    uint8_t kind;
+    uint32_t n_dims;
+    uint16_t facts;
+} rest_memo;
+
+/* The tensor of each block and rest in one table, when the blocks share
+ * their rests as they do (a few dozen rests, each in every block): a lookup
+ * then reads it instead of walking the block's chain. The last tensor of a
+ * block and rest is the one the chain, newest first, would find. Without
+ * the memory (or where the table would be large) the chains serve. */
+static void table_rests(ggfit_model *m)
+{
+    uint64_t cells = (uint64_t)m->hp.n_layer * m->n_rests;
+    if (!cells || cells > 4 * m->n_tensors + 1024)
+        return;
+    if (!(m->rest_at = ggfit__malloc((size_t)cells * sizeof *m->rest_at)))
+        return;
+    for (uint64_t k = 0; k < cells; k++)
+        m->rest_at[k] = -1;
+    for (uint64_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].layer >= 0)
+            m->rest_at[(uint64_t)m->tensors[i].layer * m->n_rests + m->rest_id[i]] = (int64_t)i;
+    m->rest_rows = m->hp.n_layer;
+}
+
 static ggfit_status classify(loader *l)
 {
     ggfit_model *m = l->m;
@@ -480,8 +562,20 @@ static ggfit_status classify(loader *l)
     m->block_rest = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
                                   sizeof *m->block_rest);
     m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
-    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts)
+    size_t n1 = (size_t)(m->n_tensors ? m->n_tensors : 1), cap = 16;
+    while (cap < 2 * n1)
+        cap *= 2;
+    m->rest_id = ggfit__malloc(n1 * sizeof *m->rest_id);
+    m->rest_tensor = ggfit__malloc(n1 * sizeof *m->rest_tensor);
+    m->rest_slot = ggfit__calloc(cap, sizeof *m->rest_slot);
+    m->rest_mask = cap - 1;
+    rest_memo *memo = ggfit__malloc(n1 * sizeof *memo);
+    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts ||
+        !m->rest_id || !m->rest_tensor || !m->rest_slot || !memo) {
+        free(memo);
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    }
+    uint32_t n_rests = 0;
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
         m->block_first[il] = -1;
     for (uint64_t i = 0; i < m->n_tensors; i++) {
@@ -491,14 +585,17 @@ static ggfit_status classify(loader *l)
         /* An encoder's or decoder's blocks are "enc.blk.N." and "dec.blk.N."
          * (llama-arch.cpp's LLM_TENSOR_ENC_* and _DEC_* names): block N too. */
         const char *bname = t->info->name;
-        if (starts(bname, "enc.blk.") || starts(bname, "dec.blk."))
+        uint8_t kind = starts(bname, "enc.blk.") ? 1 : starts(bname, "dec.blk.") ? 2 : 0;
+        if (kind)
             bname += 4;
         int64_t il = block_index(bname, &rest);
-        if (il >= (int64_t)m->hp.n_layer)
+        if (il >= (int64_t)m->hp.n_layer) {
+            free(memo);
             return ggfit__fail(l->err, GGFIT_EFORMAT,
                                "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
                                l->path, t->info->name, (long long)il, m->hp.arch,
                                m->hp.n_layer);
+        }
         t->layer = (int32_t)il;
         uint64_t nb = t->info->n_bytes;
         m->block_next[i] = -1;
@@ -507,19 +604,35 @@ static ggfit_status classify(loader *l)
             m->block_next[i] = m->block_first[il];
             m->block_first[il] = (int64_t)i;
             m->block_rest[i] = (uint32_t)(rest - t->info->name);
-            t->role = block_role(rest);
+            bool fresh;
+            uint32_t id = m->rest_id[i] = rest_number(m, i, &n_rests, &fresh);
+            rest_memo *r = &memo[id];
+            if (fresh)
+                *r = (rest_memo){ .role = block_role(rest) };
+            t->role = r->role;
+            if (!r->has_facts || r->kind != kind || r->n_dims != t->info->n_dims) {
+                r->facts = tensor_facts(t);
+                r->kind = kind;
+                r->n_dims = t->info->n_dims;
+                r->has_facts = true;
+            }
+            m->facts[i] = r->facts;
             m->layers[il].n_bytes += nb;
             m->layers[il].role_bytes[t->role] += nb;
         } else {
+            m->rest_id[i] = UINT32_MAX;
             t->role = global_role(t->info->name, &t->output_layer);
             if (t->output_layer)
                 m->output_bytes += nb;
             else
                 m->input_bytes += nb;
+            m->facts[i] = tensor_facts(t);
         }
         m->role_bytes[t->role] += nb;
-        m->facts[i] = tensor_facts(t);
     }
+    free(memo);
+    m->n_rests = n_rests;
+    table_rests(m);
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
         int64_t te = ggfit_gguf_find_tensor(m->g, "token_embd.weight");
@@ -657,6 +770,10 @@ void ggfit_model_free(ggfit_model *m)
     free(m->block_first);
     free(m->block_next);
     free(m->block_rest);
+    free(m->rest_id);
+    free(m->rest_tensor);
+    free(m->rest_slot);
+    free(m->rest_at);
     free(m->facts);
     free(m->recurrent);
     free(m);
@@ -699,8 +816,13 @@ int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const 
 {
     if (il >= m->hp.n_layer)
         return -1;
+    uint32_t id = m->rest_slot[rest_slot(m, rest)];
+    if (!id--)
+        return -1;   /* no block has a tensor of that rest */
+    if (m->rest_at)
+        return il < m->rest_rows ? m->rest_at[(uint64_t)il * m->n_rests + id] : -1;
     for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i])
-        if (strcmp(m->tensors[i].info->name + m->block_rest[i], rest) == 0)
+        if (m->rest_id[i] == id)
             return i;
     return -1;
 }
