@@ -8,6 +8,7 @@
 #define GGFIT_BASE_H
 
 #include <stdarg.h>
+#include <string.h>
 #include "ggfit.h"
 
 #if defined(__GNUC__)
@@ -77,5 +78,21 @@ void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 /* The built string, which the caller frees with ggfit_free() (NULL after a
  * failed append); the builder is empty again. */
 char *ggfit__sb_take(ggfit_sb *sb);
+
+/* Writes src at dst + at (at < n), cut where dst's n bytes end as snprintf
+ * cuts, NUL-terminated; returns where the text ends now. Put one after the
+ * other they write what snprintf(dst, n, "%s%s...", ...) writes, without
+ * printf's machinery, for names built in every projection or fit step. */
+static inline size_t ggfit__str_put(char *dst, size_t n, size_t at, const char *src)
+{
+    size_t len = strlen(src);
+    if (len > n - 1 - at)
+        len = n - 1 - at;
+    memcpy(dst + at, src, len);
+    dst[at + len] = '\0';
+    return at + len;
+}
+/* The same with v in decimal ("%llu"). */
+size_t ggfit__str_put_u(char *dst, size_t n, size_t at, uint64_t v);
 
 #endif

@@ -116,32 +116,15 @@ static ggfit_status project(fitter *f, const ggfit_params *p, int64_t *mem, int6
 
 /* ---- flags for a layer distribution (set_ngl_tensor_split_tbo) ---------- */
 
-/* Appends src to buf at *at, cut to the n - 1 bytes buf holds as snprintf
- * cuts it, and keeps buf NUL-terminated. */
-static void put(char *buf, size_t n, size_t *at, const char *src, size_t len)
-{
-    if (*at + len >= n)
-        len = n - 1 - *at;
-    memcpy(buf + *at, src, len);
-    *at += len;
-    buf[*at] = '\0';
-}
-
 /* "blk\.<il>\.<tail>", as snprintf(buf, n, "blk\\.%u\\.%s", ...) writes it:
  * the fit writes one for every block it moves, in every projection, and
  * printf's machinery was most of set_flags' cost. */
 static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
 {
-    char digits[10];
-    size_t k = sizeof digits, at = 0;
-    do
-        digits[--k] = (char)('0' + il % 10);
-    while (il /= 10);
-    const char *tail = ggfit__ffn_tail[lf];
-    put(buf, n, &at, "blk\\.", 5);
-    put(buf, n, &at, digits + k, sizeof digits - k);
-    put(buf, n, &at, "\\.", 2);
-    put(buf, n, &at, tail, strlen(tail));
+    size_t at = ggfit__str_put(buf, n, 0, "blk\\.");
+    at = ggfit__str_put_u(buf, n, at, il);
+    at = ggfit__str_put(buf, n, at, "\\.");
+    ggfit__str_put(buf, n, at, ggfit__ffn_tail[lf]);
 }
 
 /* overflow[d]: device index the first partial layer of device d spills to,
@@ -170,9 +153,7 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
             bool first = il == il0;
             overflow_pattern(o->pattern, sizeof o->pattern, il, first ? ngl[d].overflow : LF_MOE);
             int to = first ? overflow[d] : -1;
-            const char *buft = to < 0 ? "CPU" : f->devs[to].name;
-            size_t at = 0;
-            put(o->buffer, sizeof o->buffer, &at, buft, strlen(buft));
+            ggfit__str_put(o->buffer, sizeof o->buffer, 0, to < 0 ? "CPU" : f->devs[to].name);
         }
         il0 += ngl[d].n_part;
     }

@@ -79,10 +79,13 @@ typedef struct loader {
 static bool find(const loader *l, const char *suffix, ggfit_value *v, char *key,
                  size_t keylen)
 {
-    if (suffix[0] == '!')
-        snprintf(key, keylen, "%s", suffix + 1);
-    else
-        snprintf(key, keylen, "%s.%s", l->m->hp.arch, suffix);
+    if (suffix[0] == '!') {
+        ggfit__str_put(key, keylen, 0, suffix + 1);
+    } else {
+        size_t at = ggfit__str_put(key, keylen, 0, l->m->hp.arch);
+        at = ggfit__str_put(key, keylen, at, ".");
+        ggfit__str_put(key, keylen, at, suffix);
+    }
     int64_t i = ggfit_gguf_find_key(l->m->g, key);
     return i >= 0 && ggfit_gguf_value(l->m->g, (uint64_t)i, v);
 }
