@@ -26,11 +26,11 @@ struct ggfit_model {
                                    on past "blk.N." (its rest) */
     uint32_t *rest_id;          /* per tensor of a block: its rest's number,
                                    which lookups compare */
-    uint64_t *rest_tensor;      /* per rest number: a tensor it is the rest of */
+    uint32_t *rest_tensor;      /* per rest number: a tensor it is the rest of */
+    uint32_t n_rests, rest_cap;
     uint32_t *rest_slot;        /* hash set of the rests: number + 1, 0 empty */
     uint64_t rest_mask;
-    uint32_t n_rests;
-    int64_t *rest_at;           /* [block * n_rests + rest]: the last tensor of
+    int32_t *rest_at;           /* [block * n_rests + rest]: the last tensor of
                                    that block and rest, -1; NULL: the chains */
     uint32_t rest_rows;         /* blocks in rest_at */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
@@ -488,36 +488,11 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
 /* ---- the rests of block tensors' names ------------------------------------- */
 
 /* Each distinct rest (the name past "blk.N.") has a number, so that a
- * lookup by layer and rest hashes the rest once and then compares numbers
- * along the layer's chain instead of strings, and so that what the name
- * decides (role, facts) is worked out once per rest, not once per layer. */
-
-static const char *rest_of(const ggfit_model *m, uint64_t i)
-{
-    return m->tensors[i].info->name + m->block_rest[i];
-}
-
-/* The slot of rest: the one holding its number, or the empty one where it
- * belongs. */
-static uint64_t rest_slot(const ggfit_model *m, const char *rest)
-{
-    uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
-    while (m->rest_slot[h] && strcmp(rest_of(m, m->rest_tensor[m->rest_slot[h] - 1]), rest))
-        h = (h + 1) & m->rest_mask;
-    return h;
-}
-
-/* Number of tensor i's rest, given one if it is new (*fresh). */
-static uint32_t rest_number(ggfit_model *m, uint64_t i, uint32_t *n_rests, bool *fresh)
-{
-    uint64_t h = rest_slot(m, rest_of(m, i));
-    *fresh = !m->rest_slot[h];
-    if (*fresh) {
-        m->rest_tensor[*n_rests] = i;
-        m->rest_slot[h] = ++*n_rests;
-    }
-    return m->rest_slot[h] - 1;
-}
+ * lookup by layer and rest hashes the rest once and then reads a table or
+ * compares numbers along the layer's chain instead of strings, and so that
+ * what the name decides (role, facts) is worked out once per rest, not once
+ * per layer. A model has a few dozen rests: the set starts small and
+ * doubles. */
 
 /* What classify works out from a block tensor's name, per rest: its role
  * (block_role reads the rest alone) and its facts for the last prefix kind
@@ -526,12 +501,63 @@ static uint32_t rest_number(ggfit_model *m, uint64_t i, uint32_t *n_rests, bool 
  * name, but none of the strings they look for holds a digit, so no match
  * can take in the block number, and what lies before it is the kind's. */
 typedef struct rest_memo {
-    ggfit_role role;
-    bool has_facts;
+    uint8_t role;             /* ggfit_role */
     uint8_t kind;
-    uint32_t n_dims;
+    uint8_t n_dims;           /* at most 4 (the reader refuses more) */
+    bool has_facts;
     uint16_t facts;
 } rest_memo;
+
+static const char *rest_of(const ggfit_model *m, uint64_t i)
+{
+    return m->tensors[i].info->name + m->block_rest[i];
+}
+
+/* The slot of rest: the one holding its number + 1, or the empty one where
+ * it belongs. */
+static uint64_t rest_slot(const ggfit_model *m, const char *rest)
+{
+    uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
+    while (m->rest_slot[h] && strcmp(rest_of(m, m->rest_tensor[m->rest_slot[h] - 1]), rest))
+        h = (h + 1) & m->rest_mask;
+    return h;
+}
+
+/* Room for one more rest: the per-rest arrays (and *memo) double when full,
+ * the hash set when it would be more than half full. False when out of
+ * memory, with everything as it was. */
+static bool rest_room(ggfit_model *m, rest_memo **memo)
+{
+    if (m->n_rests == m->rest_cap) {
+        uint32_t cap = m->rest_cap ? 2 * m->rest_cap : 32;
+        uint32_t *t = ggfit__realloc(m->rest_tensor, cap * sizeof *t);
+        if (!t)
+            return false;
+        m->rest_tensor = t;
+        rest_memo *r = ggfit__realloc(*memo, cap * sizeof *r);
+        if (!r)
+            return false;
+        *memo = r;
+        m->rest_cap = cap;
+    }
+    uint64_t slots = m->rest_mask + 1;
+    if (2 * ((uint64_t)m->n_rests + 1) <= slots)
+        return true;
+    uint32_t *slot = ggfit__calloc((size_t)(2 * slots), sizeof *slot);
+    if (!slot)
+        return false;
+    free(m->rest_slot);
+    m->rest_slot = slot;
+    m->rest_mask = 2 * slots - 1;
+    for (uint32_t id = 0; id < m->n_rests; id++) {
+        const char *rest = rest_of(m, m->rest_tensor[id]);
+        uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
+        while (m->rest_slot[h])
+            h = (h + 1) & m->rest_mask;
+        m->rest_slot[h] = id + 1;
+    }
+    return true;
+}
 
 /* The tensor of each block and rest in one table, when the blocks share
  * their rests as they do (a few dozen rests, each in every block): a lookup
@@ -549,39 +575,64 @@ static void table_rests(ggfit_model *m)
         m->rest_at[k] = -1;
     for (uint64_t i = 0; i < m->n_tensors; i++)
         if (m->tensors[i].layer >= 0)
-            m->rest_at[(uint64_t)m->tensors[i].layer * m->n_rests + m->rest_id[i]] = (int64_t)i;
+            m->rest_at[(uint64_t)m->tensors[i].layer * m->n_rests + m->rest_id[i]] = (int32_t)i;
     m->rest_rows = m->hp.n_layer;
+}
+
+/* A block tensor's rest number, role and facts (from the rest's memo, or
+ * worked out and kept there). */
+static ggfit_status classify_block(loader *l, uint64_t i, const char *rest, uint8_t kind,
+                                   rest_memo **memo)
+{
+    ggfit_model *m = l->m;
+    ggfit_tensor *t = &m->tensors[i];
+    uint64_t h = rest_slot(m, rest);
+    if (!m->rest_slot[h]) {
+        if (!rest_room(m, memo))
+            return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+        h = rest_slot(m, rest);   /* the set may have grown */
+        m->rest_tensor[m->n_rests] = (uint32_t)i;
+        (*memo)[m->n_rests] = (rest_memo){ .role = (uint8_t)block_role(rest) };
+        m->rest_slot[h] = ++m->n_rests;
+    }
+    uint32_t id = m->rest_id[i] = m->rest_slot[h] - 1;
+    rest_memo *r = &(*memo)[id];
+    t->role = (ggfit_role)r->role;
+    if (!r->has_facts || r->kind != kind || r->n_dims != t->info->n_dims) {
+        r->facts = tensor_facts(t);
+        r->kind = kind;
+        r->n_dims = (uint8_t)t->info->n_dims;
+        r->has_facts = true;
+    }
+    m->facts[i] = r->facts;
+    return GGFIT_OK;
 }
 
 static ggfit_status classify(loader *l)
 {
     ggfit_model *m = l->m;
     m->n_tensors = ggfit_gguf_n_tensors(m->g);
-    m->tensors = ggfit__calloc((size_t)(m->n_tensors ? m->n_tensors : 1), sizeof *m->tensors);
+    if (m->n_tensors > INT32_MAX)
+        return ggfit__fail(l->err, GGFIT_ELIMIT, "%s: %llu tensors, more than ggfit's limit "
+                           "of %d", l->path, (unsigned long long)m->n_tensors, INT32_MAX);
+    size_t n1 = (size_t)(m->n_tensors ? m->n_tensors : 1);
+    m->tensors = ggfit__calloc(n1, sizeof *m->tensors);
     m->block_first = ggfit__malloc((size_t)(m->hp.n_layer ? m->hp.n_layer : 1) *
                                    sizeof *m->block_first);
-    m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
-                                  sizeof *m->block_next);
-    m->block_rest = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
-                                  sizeof *m->block_rest);
-    m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
-    size_t n1 = (size_t)(m->n_tensors ? m->n_tensors : 1), cap = 16;
-    while (cap < 2 * n1)
-        cap *= 2;
+    m->block_next = ggfit__malloc(n1 * sizeof *m->block_next);
+    m->block_rest = ggfit__malloc(n1 * sizeof *m->block_rest);
+    m->facts = ggfit__malloc(n1 * sizeof *m->facts);
     m->rest_id = ggfit__malloc(n1 * sizeof *m->rest_id);
-    m->rest_tensor = ggfit__malloc(n1 * sizeof *m->rest_tensor);
-    m->rest_slot = ggfit__calloc(cap, sizeof *m->rest_slot);
-    m->rest_mask = cap - 1;
-    rest_memo *memo = ggfit__malloc(n1 * sizeof *memo);
+    m->rest_slot = ggfit__calloc(64, sizeof *m->rest_slot);
+    m->rest_mask = 63;
     if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts ||
-        !m->rest_id || !m->rest_tensor || !m->rest_slot || !memo) {
-        free(memo);
+        !m->rest_id || !m->rest_slot)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
-    }
-    uint32_t n_rests = 0;
+    rest_memo *memo = NULL;
+    ggfit_status rc = GGFIT_OK;
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
         m->block_first[il] = -1;
-    for (uint64_t i = 0; i < m->n_tensors; i++) {
+    for (uint64_t i = 0; i < m->n_tensors && !rc; i++) {
         ggfit_tensor *t = &m->tensors[i];
         const char *rest = NULL;
         t->info = ggfit_gguf_tensor(m->g, i);
@@ -593,11 +644,11 @@ static ggfit_status classify(loader *l)
             bname += 4;
         int64_t il = block_index(bname, &rest);
         if (il >= (int64_t)m->hp.n_layer) {
-            free(memo);
-            return ggfit__fail(l->err, GGFIT_EFORMAT,
-                               "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
-                               l->path, t->info->name, (long long)il, m->hp.arch,
-                               m->hp.n_layer);
+            rc = ggfit__fail(l->err, GGFIT_EFORMAT,
+                             "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
+                             l->path, t->info->name, (long long)il, m->hp.arch,
+                             m->hp.n_layer);
+            break;
         }
         t->layer = (int32_t)il;
         uint64_t nb = t->info->n_bytes;
@@ -607,19 +658,8 @@ static ggfit_status classify(loader *l)
             m->block_next[i] = m->block_first[il];
             m->block_first[il] = (int64_t)i;
             m->block_rest[i] = (uint32_t)(rest - t->info->name);
-            bool fresh;
-            uint32_t id = m->rest_id[i] = rest_number(m, i, &n_rests, &fresh);
-            rest_memo *r = &memo[id];
-            if (fresh)
-                *r = (rest_memo){ .role = block_role(rest) };
-            t->role = r->role;
-            if (!r->has_facts || r->kind != kind || r->n_dims != t->info->n_dims) {
-                r->facts = tensor_facts(t);
-                r->kind = kind;
-                r->n_dims = t->info->n_dims;
-                r->has_facts = true;
-            }
-            m->facts[i] = r->facts;
+            if ((rc = classify_block(l, i, rest, kind, &memo)))
+                break;
             m->layers[il].n_bytes += nb;
             m->layers[il].role_bytes[t->role] += nb;
         } else {
@@ -634,7 +674,8 @@ static ggfit_status classify(loader *l)
         m->role_bytes[t->role] += nb;
     }
     free(memo);
-    m->n_rests = n_rests;
+    if (rc)
+        return rc;
     table_rests(m);
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
