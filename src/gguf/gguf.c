@@ -344,7 +344,7 @@ static inline ggfit_status need(reader *r, uint64_t n, const char *what)
     return need_more(r, n, what);
 }
 
-static ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
+static inline ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
 {
     int rc = need(r, 4, what);
     if (rc)
@@ -354,7 +354,7 @@ static ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
     return GGFIT_OK;
 }
 
-static ggfit_status rd_u64(reader *r, uint64_t *v, const char *what)
+static inline ggfit_status rd_u64(reader *r, uint64_t *v, const char *what)
 {
     int rc = need(r, 8, what);
     if (rc)
