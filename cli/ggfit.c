@@ -508,6 +508,7 @@ static int cmd_project(int argc, char **argv)
         ggfit_quant_list l;
         if (req.hf_repo)
             n_models = 0;
+        req.fit.no_log = !json;   /* the table never shows the fits' logs */
         rc = ggfit_request_quants(&req, models, n_models, &l, &err);
         free(models);
         if (rc)
@@ -522,6 +523,9 @@ static int cmd_project(int argc, char **argv)
     if (fo.objective == GGFIT_OBJECTIVE_CONTEXT && (speed_consts || fo.n_ctx_min || fo.quant_cache))
         return fail("--min-ctx, --quant-cache and the speed constants (--host-bw ...) go with "
                     "--objective speed|pp (the constants also with bench and sweep)");
+    /* The fit's log is in the JSON, and in the text with -v only; the
+     * fastest plan's text never shows it. */
+    req.fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
         return print_fastest(&req, &fo, json, quiet);
     if ((rc = ggfit_request_plan(&req, &plan, &err)))
@@ -641,6 +645,7 @@ static int cmd_bench(int argc, char **argv)
         req.params.n_ctx = so.depth + so.n_prompt + so.n_gen;
         req.params.set_n_ctx = true;
     }
+    req.fit.no_log = true;   /* the speeds are printed, not the fit */
     if ((rc = ggfit_bench(&req, &so, &sp, &err)))
         return report(rc, err);
     return emit(json ? ggfit_speed_json(&sp) : ggfit_speed_text(&sp), json);
@@ -726,6 +731,7 @@ static int cmd_sweep(int argc, char **argv)
     ggfit_sweep *sw = calloc(1, sizeof *sw);
     if (!sw)
         return fail("out of memory");
+    req.fit.no_log = true;   /* the points are printed, not the fits */
     if ((rc = ggfit_request_sweep(&req, axis, &so, sw, &err))) {
         free(sw);
         return report(rc, err);

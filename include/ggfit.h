@@ -704,6 +704,12 @@ typedef struct ggfit_fit_options {
      * Host pool only (llama-server adds nothing to the fit for the host). */
     uint64_t extra_used[GGFIT_MAX_DEVICES];
     uint64_t extra_host;
+    /* The result's log is not wanted: out->log stays NULL (ggfit_fit_json
+     * then has an empty "log"), and the lines are never formatted, which
+     * is a good part of a fit's cost outside its projections. Everything
+     * else in the result is the same as with the log. Default false: the
+     * log is built. */
+    bool no_log;
 } ggfit_fit_options;
 
 GGFIT_API void ggfit_fit_options_init(ggfit_fit_options *o);
@@ -714,7 +720,8 @@ typedef struct ggfit_fit_result {
     ggfit_projection projection; /* memory use with them */
     char reason[256];         /* why it failed, or empty */
     char *log;                /* the reasoning, one line per step, as
-                                 llama.cpp logs it; free with ggfit_free() */
+                                 llama.cpp logs it; free with ggfit_free();
+                                 NULL with no_log */
     uint32_t n_projections;   /* how many projections the search made */
 } ggfit_fit_result;
 

@@ -359,6 +359,19 @@ static void test_default_unchanged(void **state)
     assert_int_equal(r.status, GGFIT_FIT_FITS);
     assert_int_equal(r.params.n_gpu_layers, 99);
     assert_true(r.params.n_overrides > 0);
+    assert_non_null(r.log);
+    /* no_log: the same fit around the set flags, without the log */
+    ggfit_fit_result q;
+    o.no_log = true;
+    assert_int_equal(ggfit_fit(mod, &p, dev, nd, &o, &q, &err), 0);
+    assert_null(q.log);
+    assert_int_equal(q.status, r.status);
+    assert_string_equal(q.reason, r.reason);
+    assert_int_equal(q.n_projections, r.n_projections);
+    assert_int_equal(q.params.n_overrides, r.params.n_overrides);
+    assert_memory_equal(q.params.overrides, r.params.overrides,
+                        r.params.n_overrides * sizeof *r.params.overrides);
+    assert_memory_equal(&q.projection, &r.projection, sizeof r.projection);
     ggfit_fit_result_free(&r);
     ggfit_model_free(mod);
 }

@@ -121,6 +121,16 @@ static ggfit_model *shared_model(json_t *c)
     return shared_m;
 }
 
+/* Two sets of flags are the same: all but the overrides past n_overrides,
+ * which nothing reads. */
+static bool same_params(const ggfit_params *a, const ggfit_params *b)
+{
+    const size_t head = offsetof(ggfit_params, overrides), tail = head + sizeof a->overrides;
+    return !memcmp(a, b, head) && a->n_overrides == b->n_overrides &&
+           !memcmp(a->overrides, b->overrides, a->n_overrides * sizeof *a->overrides) &&
+           !memcmp((const char *)a + tail, (const char *)b + tail, sizeof *a - tail);
+}
+
 static void check_fit_case(json_t *c, tally *t)
 {
     const char *id = json_string_value(json_object_get(c, "id"));
@@ -155,6 +165,16 @@ static void check_fit_case(json_t *c, tally *t)
     if (r2.status != r.status || strcmp(args2, args) || strcmp(r2.log ? r2.log : "", r.log ? r.log : "") ||
         memcmp(&r2.projection, &r.projection, sizeof r.projection))
         fail_msg("%s: the fit differs on a model with kept graphs", id);
+    /* Without the log (no_log) the fit is the same but for the log. */
+    ggfit_fit_options quiet = fo;
+    quiet.no_log = true;
+    ggfit_fit_result r3;
+    if (ggfit_fit(shared_model(c), &p, devs, n, &quiet, &r3, &err))
+        fail_msg("%s (no log): %s", id, err);
+    if (r3.log || r3.status != r.status || strcmp(r3.reason, r.reason) ||
+        r3.n_projections != r.n_projections || !same_params(&r3.params, &r.params) ||
+        memcmp(&r3.projection, &r.projection, sizeof r.projection))
+        fail_msg("%s: the fit differs without its log", id);
     ggfit_free(args2);
     ggfit_free(r2.log);
     ggfit_free(args);

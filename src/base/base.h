@@ -8,6 +8,7 @@
 #define GGFIT_BASE_H
 
 #include <stdarg.h>
+#include <string.h>
 #include "ggfit.h"
 
 #if defined(__GNUC__)
@@ -57,6 +58,12 @@ typedef struct ggfit__buf {
 void *ggfit__buf_get(ggfit__buf *b, size_t n);
 void ggfit__buf_free(ggfit__buf *b);
 
+/* ---- hash.c: string hash --------------------------------------------------- */
+
+/* A hash of the n bytes at s, for hash tables of names (not for anything an
+ * attacker must not be able to collide: a collision only costs a probe). */
+uint64_t ggfit__hash(const char *s, size_t n);
+
 /* ---- sb.c: string builder ------------------------------------------------- */
 
 /* malloc-backed string builder, used by the renderers. A failed append
@@ -71,5 +78,21 @@ void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 /* The built string, which the caller frees with ggfit_free() (NULL after a
  * failed append); the builder is empty again. */
 char *ggfit__sb_take(ggfit_sb *sb);
+
+/* Writes src at dst + at (at < n), cut where dst's n bytes end as snprintf
+ * cuts, NUL-terminated; returns where the text ends now. Put one after the
+ * other they write what snprintf(dst, n, "%s%s...", ...) writes, without
+ * printf's machinery, for names built in every projection or fit step. */
+static inline size_t ggfit__str_put(char *dst, size_t n, size_t at, const char *src)
+{
+    size_t len = strlen(src);
+    if (len > n - 1 - at)
+        len = n - 1 - at;
+    memcpy(dst + at, src, len);
+    dst[at + len] = '\0';
+    return at + len;
+}
+/* The same with v in decimal ("%llu"). */
+size_t ggfit__str_put_u(char *dst, size_t n, size_t at, uint64_t v);
 
 #endif

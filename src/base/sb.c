@@ -50,3 +50,14 @@ char *ggfit__sb_take(ggfit_sb *sb)
     sb->oom = false;
     return s;
 }
+
+size_t ggfit__str_put_u(char *dst, size_t n, size_t at, uint64_t v)
+{
+    char digits[21];
+    size_t k = sizeof digits;
+    digits[--k] = '\0';
+    do
+        digits[--k] = (char)('0' + v % 10);
+    while (v /= 10);
+    return ggfit__str_put(dst, n, at, digits + k);
+}

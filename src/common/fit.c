@@ -55,6 +55,7 @@ typedef struct fitter {
     ggfit_projection scratch;
     struct ggfit__gcache *cache;  /* the graph shared by the projections */
     ggfit_sb log;
+    bool no_log;              /* ggfit_fit_options.no_log: log nothing */
     char **err;
     uint32_t n_proj;
     /* --fit-around (zero/defaults otherwise): the user's -ot kept in front
@@ -80,6 +81,8 @@ static void logf_(fitter *f, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 
 static void logf_(fitter *f, const char *fmt, ...)
 {
+    if (f->no_log)
+        return;   /* formatting the lines is most of what the log costs */
     char line[512];
     va_list ap;
     va_start(ap, fmt);
@@ -113,9 +116,15 @@ static ggfit_status project(fitter *f, const ggfit_params *p, int64_t *mem, int6
 
 /* ---- flags for a layer distribution (set_ngl_tensor_split_tbo) ---------- */
 
+/* "blk\.<il>\.<tail>", as snprintf(buf, n, "blk\\.%u\\.%s", ...) writes it:
+ * the fit writes one for every block it moves, in every projection, and
+ * printf's machinery was most of set_flags' cost. */
 static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
 {
-    snprintf(buf, n, "blk\\.%u\\.%s", il, ggfit__ffn_tail[lf]);
+    size_t at = ggfit__str_put(buf, n, 0, "blk\\.");
+    at = ggfit__str_put_u(buf, n, at, il);
+    at = ggfit__str_put(buf, n, at, "\\.");
+    ggfit__str_put(buf, n, at, ggfit__ffn_tail[lf]);
 }
 
 /* overflow[d]: device index the first partial layer of device d spills to,
@@ -144,7 +153,7 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
             bool first = il == il0;
             overflow_pattern(o->pattern, sizeof o->pattern, il, first ? ngl[d].overflow : LF_MOE);
             int to = first ? overflow[d] : -1;
-            snprintf(o->buffer, sizeof o->buffer, "%s", to < 0 ? "CPU" : f->devs[to].name);
+            ggfit__str_put(o->buffer, sizeof o->buffer, 0, to < 0 ? "CPU" : f->devs[to].name);
         }
         il0 += ngl[d].n_part;
     }
@@ -882,8 +891,9 @@ static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_re
     out->status = GGFIT_FIT_FAILED;
 #define FAIL(...) do { \
         snprintf(out->reason, sizeof out->reason, __VA_ARGS__); \
-        ggfit__sb_printf(&f->log, "common_fit_params: fit around the set flags: %s\n", \
-                         out->reason); \
+        if (!f->no_log) \
+            ggfit__sb_printf(&f->log, "common_fit_params: fit around the set flags: %s\n", \
+                             out->reason); \
         return GGFIT_OK; \
     } while (0)
     if (set_ngl && user->n_gpu_layers == 0)
@@ -988,9 +998,15 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         ggfit_fit_options_init(&defaults);
         opt = &defaults;
     }
-    fitter *f = ggfit__calloc(1, sizeof *f);
+    /* All zero but the overrides of the flags being fitted, which are read
+     * only below n_overrides: they are nearly all of the fitter, and zeroing
+     * them touched some twenty fresh pages (faults) whenever the allocator
+     * had to clear the block. */
+    fitter *f = ggfit__malloc(sizeof *f);
     if (!f)
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    const ggfit__hole fov = { offsetof(fitter, p.overrides), sizeof f->p.overrides };
+    ggfit__zero_except(f, sizeof *f, &fov, 1);
     const ggfit_hparams *hp = ggfit_model_hparams(m);
     f->cache = ggfit__gcache_take(m);
     if (!f->cache) {
@@ -998,8 +1014,9 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     }
     f->m = m;
-    ggfit__params_copy(&f->p, p);   /* f is zeroed: the rest of its overrides too */
+    ggfit__params_copy(&f->p, p);
     f->err = err;
+    f->no_log = opt->no_log;
     f->n_ctx_min = p->set_n_ctx && p->n_ctx == 0 ? UINT32_MAX : opt->n_ctx_min;
     /* common_get_device_memory_data: load_mtp counts the NextN blocks */
     f->hp_ngl = hp->n_layer - (p->load_mtp ? 0 : hp->n_nextn);
@@ -1066,19 +1083,22 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         } else if (why) {
             out->status = GGFIT_FIT_FAILED;
             snprintf(out->reason, sizeof out->reason, "%s", why);
-            ggfit__sb_printf(&f->log, "common_fit_params: failed to fit params to free device "
-                                      "memory: %s\n", why);
+            if (!f->no_log)
+                ggfit__sb_printf(&f->log, "common_fit_params: failed to fit params to free "
+                                          "device memory: %s\n", why);
         } else {
             rc = fit_layers(f, out);
         }
     }
     if (!rc) {
         /* The memory of the result; of the flags as given when it failed. */
-        if (out->status != GGFIT_FIT_FAILED)
-            ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free "
-                                      "device memory\n");
-        else
+        if (out->status != GGFIT_FIT_FAILED) {
+            if (!f->no_log)
+                ggfit__sb_printf(&f->log, "common_fit_params: successfully fit params to free "
+                                          "device memory\n");
+        } else {
             ggfit__params_copy(&f->p, p);
+        }
         if (p->split_mode == GGFIT_SPLIT_NONE && f->nd > 0)
             f->p.main_gpu = 0;   /* f->devs holds the main device alone */
         rc = ggfit__project_cached(m, &f->p, f->devs, f->nd, &out->projection, NULL, f->cache,

@@ -100,7 +100,7 @@ static inline uint64_t le64(const unsigned char *p)
 /* ---- data structures ------------------------------------------------------ */
 
 typedef struct kv {
-    char *key;           /* NUL-terminated copy */
+    char *key;           /* NUL-terminated copy (in the file's name blocks) */
     uint32_t type;
     size_t val;          /* offset of the encoded value in the shard buffer */
 } kv;
@@ -121,6 +121,17 @@ typedef struct shard {
     uint64_t first_tensor;  /* index of its first tensor in ggfit_gguf */
 } shard;
 
+/* The keys' and tensor names' copies, NUL-terminated, packed in blocks
+ * freed together with the file: one malloc and one free per name was a
+ * third of reading a header of 700 tensors. */
+typedef struct name_block {
+    struct name_block *next;
+    size_t used, cap;
+    char bytes[];
+} name_block;
+
+#define NAME_BLOCK_BYTES ((size_t)16 << 10)
+
 /* Open-addressing hash set of indices, keyed by a string the caller owns. */
 typedef struct index_set {
     int64_t *slot;       /* -1 empty */
@@ -135,16 +146,31 @@ struct ggfit_gguf {
     uint64_t tensor_bytes;
     index_set key_index;     /* over shards[0].kvs */
     index_set tensor_index;  /* over tensors */
+    name_block *names;       /* every shard's keys and tensor names */
     const ggfit__gguf_source *src; /* while opening from a source, else NULL */
 };
 
-static uint64_t hash_str(const char *s)
+/* A NUL-terminated copy of the n bytes at p, kept until the file closes;
+ * NULL when out of memory. */
+static char *copy_name(ggfit_gguf *g, const unsigned char *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    name_block *b = g->names;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > NAME_BLOCK_BYTES ? n + 1 : NAME_BLOCK_BYTES;
+        if (!(b = ggfit__malloc(sizeof *b + cap)))
+            return NULL;
+        b->next = g->names;
+        b->used = 0;
+        b->cap = cap;
+        g->names = b;
+    }
+    char *d = b->bytes + b->used;
+    memcpy(d, p, n);
+    d[n] = '\0';
+    b->used += n + 1;
+    return d;
 }
+
 
 static bool index_init(index_set *ix, uint64_t n)
 {
@@ -164,7 +190,7 @@ static uint64_t index_slot(const index_set *ix, const char *s,
                            const char *(*name)(const void *, int64_t),
                            const void *ctx)
 {
-    uint64_t h = hash_str(s) & ix->mask;
+    uint64_t h = ggfit__hash(s, strlen(s)) & ix->mask;
     while (ix->slot[h] >= 0 && strcmp(name(ctx, ix->slot[h]), s) != 0)
         h = (h + 1) & ix->mask;
     return h;
@@ -237,9 +263,8 @@ static uint64_t left(const reader *r)
     return r->size - r->pos;
 }
 
-/* Makes n bytes at the parse position available in buf, or fails naming
- * what was being read. */
-static ggfit_status need(reader *r, uint64_t n, const char *what)
+/* need() when the bytes are not all held yet, or are past the limit. */
+static ggfit_status need_more(reader *r, uint64_t n, const char *what)
 {
     if (n > left(r))
         return rfail(r, GGFIT_EFORMAT, r->pos,
@@ -308,7 +333,18 @@ static ggfit_status need(reader *r, uint64_t n, const char *what)
     return GGFIT_OK;
 }
 
-static ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
+/* Makes n bytes at the parse position available in buf, or fails naming
+ * what was being read. Bytes already held inside the header limit are
+ * the common case (a mapped file holds them all), taken without a call:
+ * the buffer never holds more than the file, so nothing else can fail. */
+static inline ggfit_status need(reader *r, uint64_t n, const char *what)
+{
+    if (r->pos <= r->len && n <= r->len - r->pos && r->pos + n <= GGFIT_MAX_HEADER_BYTES)
+        return GGFIT_OK;
+    return need_more(r, n, what);
+}
+
+static inline ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
 {
     int rc = need(r, 4, what);
     if (rc)
@@ -318,7 +354,7 @@ static ggfit_status rd_u32(reader *r, uint32_t *v, const char *what)
     return GGFIT_OK;
 }
 
-static ggfit_status rd_u64(reader *r, uint64_t *v, const char *what)
+static inline ggfit_status rd_u64(reader *r, uint64_t *v, const char *what)
 {
     int rc = need(r, 8, what);
     if (rc)
@@ -752,9 +788,7 @@ static void shard_free(shard *s)
 {
     if (!s)
         return;
-    for (uint64_t i = 0; i < s->n_kv; i++)
-        free(s->kvs[i].key);
-    free(s->kvs);
+    free(s->kvs);   /* the keys are in the file's name blocks */
     if (s->mapped)
         munmap(s->buf, s->len);
     else
@@ -767,7 +801,7 @@ static bool has_nul(const unsigned char *p, uint64_t n)
     return memchr(p, 0, (size_t)n) != NULL;
 }
 
-static ggfit_status parse_kvs(reader *r, shard *s, uint64_t n_kv)
+static ggfit_status parse_kvs(reader *r, ggfit_gguf *g, shard *s, uint64_t n_kv)
 {
     int rc;
     index_set ix = {0};
@@ -788,7 +822,7 @@ static ggfit_status parse_kvs(reader *r, shard *s, uint64_t n_kv)
             goto out;
         }
         kv *e = &s->kvs[i];
-        if (!(e->key = ggfit__strndup((const char *)r->buf + k, (size_t)n))) {
+        if (!(e->key = copy_name(g, r->buf + k, (size_t)n))) {
             rc = ggfit__fail(r->err, GGFIT_ENOMEM, "%s: out of memory", r->name);
             goto out;
         }
@@ -869,6 +903,7 @@ static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t f
     size_t start = r->pos;
     for (uint64_t i = 0; i < s->n_tensors; i++) {
         ggfit_tensor_info *t = &g->tensors[first + i];
+        memset(t, 0, sizeof *t);   /* each as it is read: the rest are never seen */
         uint64_t at = r->pos, n;
         /* The infos still to come, at the size of those read (a source asks
          * for them in one request). */
@@ -883,7 +918,7 @@ static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t f
                          "%d bytes without NUL",
                          (unsigned long long)i, (unsigned long long)n,
                          GGUF_MAX_NAME - 1);
-        if (!(t->name = ggfit__strndup((const char *)r->buf + name, (size_t)n)))
+        if (!(t->name = copy_name(g, r->buf + name, (size_t)n)))
             return ggfit__fail(r->err, GGFIT_ENOMEM, "%s: out of memory", r->name);
         g->n_tensors = first + i + 1;
         t->shard = (uint32_t)(s - g->shards);
@@ -971,9 +1006,15 @@ static ggfit_status check_layout(reader *r, ggfit_gguf *g, shard *s)
     const ggfit_tensor_info **by = ggfit__malloc((size_t)n * sizeof *by);
     if (!by)
         return ggfit__fail(r->err, GGFIT_ENOMEM, "%s: out of memory", r->name);
-    for (uint64_t i = 0; i < n; i++)
+    bool rising = true;   /* the usual file: its data in the infos' order */
+    for (uint64_t i = 0; i < n; i++) {
         by[i] = &ts[i];
-    qsort(by, (size_t)n, sizeof *by, cmp_offset);
+        rising &= i == 0 || ts[i - 1].offset < ts[i].offset;
+    }
+    /* Strictly rising offsets are their one sorted order already; equal
+     * ones are left to qsort, whose order among them names the pair. */
+    if (!rising)
+        qsort(by, (size_t)n, sizeof *by, cmp_offset);
     int rc = GGFIT_OK;
     for (uint64_t i = 1; i < n; i++)
         if (by[i]->offset < by[i - 1]->offset + by[i - 1]->n_bytes) {
@@ -1038,7 +1079,7 @@ static ggfit_status read_shard(reader *r, ggfit_gguf *g, shard *s)
         return rfail(r, GGFIT_EFORMAT, 8,
                      "%llu tensors cannot fit in the %llu bytes left",
                      (unsigned long long)n_tensors, (unsigned long long)left(r));
-    if ((rc = parse_kvs(r, s, n_kv)) || (rc = parse_alignment(r, s)))
+    if ((rc = parse_kvs(r, g, s, n_kv)) || (rc = parse_alignment(r, s)))
         return rc;
     s->kv_end = r->pos;
 
@@ -1049,7 +1090,6 @@ static ggfit_status read_shard(reader *r, ggfit_gguf *g, shard *s)
     if (!ts)
         return ggfit__fail(r->err, GGFIT_ENOMEM, "%s: out of memory", r->name);
     g->tensors = ts;
-    memset(ts + first, 0, (size_t)n_tensors * sizeof *ts);
     free(g->tensor_index.slot);
     g->tensor_index.slot = NULL;
     if (!index_init(&g->tensor_index, total))
@@ -1393,8 +1433,10 @@ void ggfit_gguf_close(ggfit_gguf *g)
     for (uint32_t s = 0; s < g->n_shards; s++)
         shard_free(&g->shards[s]);
     free(g->shards);
-    for (uint64_t i = 0; i < g->n_tensors; i++)
-        free((void *)(uintptr_t)g->tensors[i].name);  /* allocated by the reader */
+    for (name_block *b = g->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(g->tensors);
     free(g->key_index.slot);
     free(g->tensor_index.slot);

@@ -33,7 +33,7 @@ int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
     ggfit_projection *o = pr->out;
     ggfit_buft_mem *b = &o->bufts[o->n_bufts];
     memset(b, 0, sizeof *b);
-    snprintf(b->name, sizeof b->name, "%s", name);
+    ggfit__str_put(b->name, sizeof b->name, 0, name);
     b->device = device;
     b->is_host = is_host;
     int i = (int)o->n_bufts++;

@@ -311,12 +311,24 @@ static void rot_inputs(bctx *b, int64_t hk, bool rot_k, bool rot_v, int32_t *k_r
 
 /* Layer il's cache_k_l<il> (which 'k') or cache_v_l<il> ('v'): rows of
  * n_embd values, n_kv cells a stream. */
+/* "cache_<which>_l<il>", llama.cpp's name of a layer's cache tensor, as
+ * snprintf(name, n, "cache_%c_l%d", which, il) writes it, without printf
+ * (two per layer in every graph built). */
+static void cache_name(char *name, size_t n, char which, int il)
+{
+    char w[2] = { which, '\0' };
+    size_t at = ggfit__str_put(name, n, 0, "cache_");
+    at = ggfit__str_put(name, n, at, w);
+    at = ggfit__str_put(name, n, at, il < 0 ? "_l-" : "_l");
+    ggfit__str_put_u(name, n, at, il < 0 ? 0u - (uint64_t)(int64_t)il : (uint64_t)il);
+}
+
 static int32_t cache_tensor(bctx *b, int il, char which, int64_t n_embd, uint32_t n_kv)
 {
     const gb_params *p = b->p;
     char name[GG_NAME];
     int64_t ne[3] = { n_embd, n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    cache_name(name, sizeof name, which, il);
     int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
                           p->kv_buft[il], false);
     b->g->t[t].il = il;
@@ -864,7 +876,7 @@ int32_t gb_state(bctx *b, int il, char which)
         b->p->arch->state_size(b->hp, &r, &s);
         ne[0] = (int64_t)(which == 'r' ? r : s);
     }
-    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    cache_name(name, sizeof name, which, il);
     int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
     return t;

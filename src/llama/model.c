@@ -23,7 +23,16 @@ struct ggfit_model {
     int64_t *block_first;       /* per layer: its first tensor, -1 */
     int64_t *block_next;        /* per tensor: the next of its layer, -1 */
     uint32_t *block_rest;       /* per tensor of a block: where its name goes
-                                   on past "blk.N.", which lookups compare */
+                                   on past "blk.N." (its rest) */
+    uint32_t *rest_id;          /* per tensor of a block: its rest's number,
+                                   which lookups compare */
+    uint32_t *rest_tensor;      /* per rest number: a tensor it is the rest of */
+    uint32_t n_rests, rest_cap;
+    uint32_t *rest_slot;        /* hash set of the rests: number + 1, 0 empty */
+    uint64_t rest_mask;
+    int32_t *rest_at;           /* [block * n_rests + rest]: the last tensor of
+                                   that block and rest, -1; NULL: the chains */
+    uint32_t rest_rows;         /* blocks in rest_at */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
@@ -70,10 +79,13 @@ typedef struct loader {
 static bool find(const loader *l, const char *suffix, ggfit_value *v, char *key,
                  size_t keylen)
 {
-    if (suffix[0] == '!')
-        snprintf(key, keylen, "%s", suffix + 1);
-    else
-        snprintf(key, keylen, "%s.%s", l->m->hp.arch, suffix);
+    if (suffix[0] == '!') {
+        ggfit__str_put(key, keylen, 0, suffix + 1);
+    } else {
+        size_t at = ggfit__str_put(key, keylen, 0, l->m->hp.arch);
+        at = ggfit__str_put(key, keylen, at, ".");
+        ggfit__str_put(key, keylen, at, suffix);
+    }
     int64_t i = ggfit_gguf_find_key(l->m->g, key);
     return i >= 0 && ggfit_gguf_value(l->m->g, (uint64_t)i, v);
 }
@@ -336,7 +348,12 @@ static ggfit_status read_hparams(loader *l)
 
 static bool starts(const char *s, const char *prefix)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
+    /* strncmp(s, prefix, strlen(prefix)) == 0, without the calls: the
+     * roles test a dozen prefixes on each of hundreds of names */
+    for (; *prefix; s++, prefix++)
+        if (*s != *prefix)
+            return false;
+    return true;
 }
 
 /* Role of a block tensor from the part of its name after "blk.N.". */
@@ -468,37 +485,171 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
     return f;
 }
 
+/* ---- the rests of block tensors' names ------------------------------------- */
+
+/* Each distinct rest (the name past "blk.N.") has a number, so that a
+ * lookup by layer and rest hashes the rest once and then reads a table or
+ * compares numbers along the layer's chain instead of strings, and so that
+ * what the name decides (role, facts) is worked out once per rest, not once
+ * per layer. A model has a few dozen rests: the set starts small and
+ * doubles. */
+
+/* What classify works out from a block tensor's name, per rest: its role
+ * (block_role reads the rest alone) and its facts for the last prefix kind
+ * ("blk.", "enc.blk.", "dec.blk.") and dimension count seen with it. The
+ * facts depend on nothing else: tensor_op and tensor_facts read the whole
+ * name, but none of the strings they look for holds a digit, so no match
+ * can take in the block number, and what lies before it is the kind's. */
+typedef struct rest_memo {
+    uint8_t role;             /* ggfit_role */
+    uint8_t kind;
+    uint8_t n_dims;           /* at most 4 (the reader refuses more) */
+    bool has_facts;
+    uint16_t facts;
+} rest_memo;
+
+static const char *rest_of(const ggfit_model *m, uint64_t i)
+{
+    return m->tensors[i].info->name + m->block_rest[i];
+}
+
+/* The slot of rest: the one holding its number + 1, or the empty one where
+ * it belongs. */
+static uint64_t rest_slot(const ggfit_model *m, const char *rest)
+{
+    uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
+    while (m->rest_slot[h] && strcmp(rest_of(m, m->rest_tensor[m->rest_slot[h] - 1]), rest))
+        h = (h + 1) & m->rest_mask;
+    return h;
+}
+
+/* Room for one more rest: the per-rest arrays (and *memo) double when full,
+ * the hash set when it would be more than half full. False when out of
+ * memory, with everything as it was. */
+static bool rest_room(ggfit_model *m, rest_memo **memo)
+{
+    if (m->n_rests == m->rest_cap) {
+        uint32_t cap = m->rest_cap ? 2 * m->rest_cap : 32;
+        uint32_t *t = ggfit__realloc(m->rest_tensor, cap * sizeof *t);
+        if (!t)
+            return false;
+        m->rest_tensor = t;
+        rest_memo *r = ggfit__realloc(*memo, cap * sizeof *r);
+        if (!r)
+            return false;
+        *memo = r;
+        m->rest_cap = cap;
+    }
+    uint64_t slots = m->rest_mask + 1;
+    if (2 * ((uint64_t)m->n_rests + 1) <= slots)
+        return true;
+    uint32_t *slot = ggfit__calloc((size_t)(2 * slots), sizeof *slot);
+    if (!slot)
+        return false;
+    free(m->rest_slot);
+    m->rest_slot = slot;
+    m->rest_mask = 2 * slots - 1;
+    for (uint32_t id = 0; id < m->n_rests; id++) {
+        const char *rest = rest_of(m, m->rest_tensor[id]);
+        uint64_t h = ggfit__hash(rest, strlen(rest)) & m->rest_mask;
+        while (m->rest_slot[h])
+            h = (h + 1) & m->rest_mask;
+        m->rest_slot[h] = id + 1;
+    }
+    return true;
+}
+
+/* The tensor of each block and rest in one table, when the blocks share
+ * their rests as they do (a few dozen rests, each in every block): a lookup
+ * then reads it instead of walking the block's chain. The last tensor of a
+ * block and rest is the one the chain, newest first, would find. Without
+ * the memory (or where the table would be large) the chains serve. */
+static void table_rests(ggfit_model *m)
+{
+    uint64_t cells = (uint64_t)m->hp.n_layer * m->n_rests;
+    if (!cells || cells > 4 * m->n_tensors + 1024)
+        return;
+    if (!(m->rest_at = ggfit__malloc((size_t)cells * sizeof *m->rest_at)))
+        return;
+    for (uint64_t k = 0; k < cells; k++)
+        m->rest_at[k] = -1;
+    for (uint64_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].layer >= 0)
+            m->rest_at[(uint64_t)m->tensors[i].layer * m->n_rests + m->rest_id[i]] = (int32_t)i;
+    m->rest_rows = m->hp.n_layer;
+}
+
+/* A block tensor's rest number, role and facts (from the rest's memo, or
+ * worked out and kept there). */
+static ggfit_status classify_block(loader *l, uint64_t i, const char *rest, uint8_t kind,
+                                   rest_memo **memo)
+{
+    ggfit_model *m = l->m;
+    ggfit_tensor *t = &m->tensors[i];
+    uint64_t h = rest_slot(m, rest);
+    if (!m->rest_slot[h]) {
+        if (!rest_room(m, memo))
+            return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+        h = rest_slot(m, rest);   /* the set may have grown */
+        m->rest_tensor[m->n_rests] = (uint32_t)i;
+        (*memo)[m->n_rests] = (rest_memo){ .role = (uint8_t)block_role(rest) };
+        m->rest_slot[h] = ++m->n_rests;
+    }
+    uint32_t id = m->rest_id[i] = m->rest_slot[h] - 1;
+    rest_memo *r = &(*memo)[id];
+    t->role = (ggfit_role)r->role;
+    if (!r->has_facts || r->kind != kind || r->n_dims != t->info->n_dims) {
+        r->facts = tensor_facts(t);
+        r->kind = kind;
+        r->n_dims = (uint8_t)t->info->n_dims;
+        r->has_facts = true;
+    }
+    m->facts[i] = r->facts;
+    return GGFIT_OK;
+}
+
 static ggfit_status classify(loader *l)
 {
     ggfit_model *m = l->m;
     m->n_tensors = ggfit_gguf_n_tensors(m->g);
-    m->tensors = ggfit__calloc((size_t)(m->n_tensors ? m->n_tensors : 1), sizeof *m->tensors);
+    if (m->n_tensors > INT32_MAX)
+        return ggfit__fail(l->err, GGFIT_ELIMIT, "%s: %llu tensors, more than ggfit's limit "
+                           "of %d", l->path, (unsigned long long)m->n_tensors, INT32_MAX);
+    size_t n1 = (size_t)(m->n_tensors ? m->n_tensors : 1);
+    m->tensors = ggfit__calloc(n1, sizeof *m->tensors);
     m->block_first = ggfit__malloc((size_t)(m->hp.n_layer ? m->hp.n_layer : 1) *
                                    sizeof *m->block_first);
-    m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
-                                  sizeof *m->block_next);
-    m->block_rest = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
-                                  sizeof *m->block_rest);
-    m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
-    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts)
+    m->block_next = ggfit__malloc(n1 * sizeof *m->block_next);
+    m->block_rest = ggfit__malloc(n1 * sizeof *m->block_rest);
+    m->facts = ggfit__malloc(n1 * sizeof *m->facts);
+    m->rest_id = ggfit__malloc(n1 * sizeof *m->rest_id);
+    m->rest_slot = ggfit__calloc(64, sizeof *m->rest_slot);
+    m->rest_mask = 63;
+    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts ||
+        !m->rest_id || !m->rest_slot)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    rest_memo *memo = NULL;
+    ggfit_status rc = GGFIT_OK;
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
         m->block_first[il] = -1;
-    for (uint64_t i = 0; i < m->n_tensors; i++) {
+    for (uint64_t i = 0; i < m->n_tensors && !rc; i++) {
         ggfit_tensor *t = &m->tensors[i];
         const char *rest = NULL;
         t->info = ggfit_gguf_tensor(m->g, i);
         /* An encoder's or decoder's blocks are "enc.blk.N." and "dec.blk.N."
          * (llama-arch.cpp's LLM_TENSOR_ENC_* and _DEC_* names): block N too. */
         const char *bname = t->info->name;
-        if (starts(bname, "enc.blk.") || starts(bname, "dec.blk."))
+        uint8_t kind = starts(bname, "enc.blk.") ? 1 : starts(bname, "dec.blk.") ? 2 : 0;
+        if (kind)
             bname += 4;
         int64_t il = block_index(bname, &rest);
-        if (il >= (int64_t)m->hp.n_layer)
-            return ggfit__fail(l->err, GGFIT_EFORMAT,
-                               "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
-                               l->path, t->info->name, (long long)il, m->hp.arch,
-                               m->hp.n_layer);
+        if (il >= (int64_t)m->hp.n_layer) {
+            rc = ggfit__fail(l->err, GGFIT_EFORMAT,
+                             "%s: tensor '%s' belongs to block %lld but %s.block_count is %u",
+                             l->path, t->info->name, (long long)il, m->hp.arch,
+                             m->hp.n_layer);
+            break;
+        }
         t->layer = (int32_t)il;
         uint64_t nb = t->info->n_bytes;
         m->block_next[i] = -1;
@@ -507,19 +658,25 @@ static ggfit_status classify(loader *l)
             m->block_next[i] = m->block_first[il];
             m->block_first[il] = (int64_t)i;
             m->block_rest[i] = (uint32_t)(rest - t->info->name);
-            t->role = block_role(rest);
+            if ((rc = classify_block(l, i, rest, kind, &memo)))
+                break;
             m->layers[il].n_bytes += nb;
             m->layers[il].role_bytes[t->role] += nb;
         } else {
+            m->rest_id[i] = UINT32_MAX;
             t->role = global_role(t->info->name, &t->output_layer);
             if (t->output_layer)
                 m->output_bytes += nb;
             else
                 m->input_bytes += nb;
+            m->facts[i] = tensor_facts(t);
         }
         m->role_bytes[t->role] += nb;
-        m->facts[i] = tensor_facts(t);
     }
+    free(memo);
+    if (rc)
+        return rc;
+    table_rests(m);
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
         int64_t te = ggfit_gguf_find_tensor(m->g, "token_embd.weight");
@@ -657,6 +814,10 @@ void ggfit_model_free(ggfit_model *m)
     free(m->block_first);
     free(m->block_next);
     free(m->block_rest);
+    free(m->rest_id);
+    free(m->rest_tensor);
+    free(m->rest_slot);
+    free(m->rest_at);
     free(m->facts);
     free(m->recurrent);
     free(m);
@@ -699,8 +860,13 @@ int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const 
 {
     if (il >= m->hp.n_layer)
         return -1;
+    uint32_t id = m->rest_slot[rest_slot(m, rest)];
+    if (!id--)
+        return -1;   /* no block has a tensor of that rest */
+    if (m->rest_at)
+        return il < m->rest_rows ? m->rest_at[(uint64_t)il * m->n_rests + id] : -1;
     for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i])
-        if (strcmp(m->tensors[i].info->name + m->block_rest[i], rest) == 0)
+        if (m->rest_id[i] == id)
             return i;
     return -1;
 }

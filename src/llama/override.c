@@ -72,6 +72,7 @@ static ggfit_status add_rule(proj *pr, const char *pattern, int target)
                            (size_t)off);
     }
     pr->n_rules++;
+    pr->n_regex++;
     if (!pr->md && !(pr->md = pcre2_match_data_create(8, NULL)))
         return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
     return GGFIT_OK;
@@ -178,6 +179,7 @@ void ggfit__overrides_free(proj *pr)
     pcre2_match_data_free(pr->md);
     free(pr->rule_first);   /* the block holds rule_list too */
     pr->n_rules = 0;
+    pr->n_regex = 0;
     pr->md = NULL;
     pr->rule_first = NULL;
     pr->rule_list = NULL;

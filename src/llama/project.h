@@ -26,6 +26,7 @@
 #include "ggfit.h"
 #include "llama/arch.h"
 #include "llama/model.h"
+#include "llama/patterns.h"
 
 struct ggfit__gcache;
 
@@ -56,6 +57,7 @@ typedef struct proj {
         int target;            /* device, or -1 for the CPU */
     } rules[GGFIT_MAX_OVERRIDES + 2];
     uint32_t n_rules;
+    uint32_t n_regex;      /* rules with a regex (the rest are block rules) */
     pcre2_match_data *md;
     /* The rules that can match a tensor of block b < n_rule_blocks, in
      * order: rule_list[rule_first[b] .. rule_first[b + 1]) (see
@@ -107,6 +109,16 @@ int ggfit__cpu_compute_buft(proj *pr);
 ggfit_status ggfit__setup_overrides(proj *pr);
 int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts);
 void ggfit__overrides_free(proj *pr);
+
+/* Whether a rule can match a tensor with these facts at all: block rules
+ * (the fit's, -cmoe's, -ncmoe's) only match FFN tensors, so with no regex
+ * a tensor of no FFN kind (attention, norms, the embeddings) has no
+ * target, and placing it need not ask ggfit__override_target. */
+static inline bool ggfit__override_may_match(const proj *pr, uint16_t facts)
+{
+    const unsigned ffn = ((1u << GGFIT_FFN_KIND_COUNT) - 1) << GGFIT_TFACT_FFN_SHIFT;
+    return pr->n_regex || (pr->n_rules && (facts & ffn));
+}
 
 /* weights.c: every weight's buffer type (placement, per model tensor) and bytes. */
 ggfit_status ggfit__project_weights(proj *pr, int32_t *placement);

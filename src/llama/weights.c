@@ -39,7 +39,8 @@ static int select_cpu(proj *pr, const ggfit_tensor *t, weight_op op)
 static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
                         uint16_t facts)
 {
-    int target = ggfit__override_target(pr, t->info->name, t->layer, facts);
+    int target = ggfit__override_may_match(pr, facts)
+                 ? ggfit__override_target(pr, t->info->name, t->layer, facts) : -2;
     if (target == -1)
         return select_cpu(pr, t, op);
     if (target >= 0)

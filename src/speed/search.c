@@ -267,6 +267,7 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
     ggfit_fit_options fo = *j->fo;
     fo.check_only = false;
     fo.fit_around = false;
+    fo.no_log = true;   /* only the flags are kept */
     ggfit_fit_result fr;
     if ((rc = ggfit_fit(j->m, v, j->devs, j->n, &fo, &fr, err)))
         return rc;
@@ -513,6 +514,7 @@ static ggfit_status sweep_ctx(judge *j, const ggfit_params *given, ggfit_sweep *
     ggfit_fit_options fo = *j->fo;
     fo.check_only = false;
     fo.fit_around = false;
+    fo.no_log = true;   /* only the flags are kept */
     uint32_t train = out->n_ctx_train ? out->n_ctx_train : 4096;
     for (uint32_t c = 512;; c = c * 2 > train && c < train ? train : c * 2) {
         if (c > train || out->n_points == GGFIT_MAX_SWEEP)
