@@ -15,7 +15,7 @@ void ggfit__sb_printf(ggfit_sb *sb, const char *fmt, ...)
         size_t room = sb->cap - sb->len;
         int n;
         va_start(ap, fmt);
-        n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
+        n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, sb->buf ? room : 0, fmt, ap);
         va_end(ap);
         if (n < 0) {
             sb->oom = true;

@@ -562,10 +562,10 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
     int overflow[GGFIT_MAX_DEVICES];
     ngl_t ngl[GGFIT_MAX_DEVICES];
     memset(ngl, 0, sizeof ngl);
-    for (size_t d = 0; d < nd; d++) {
+    for (size_t d = 0; d < GGFIT_MAX_DEVICES; d++)
+        overflow[d] = -1;   /* all of them: what gcc cannot see is read only below nd */
+    for (size_t d = 0; d < nd; d++)
         ngl[d].overflow = LF_MOE;
-        overflow[d] = -1;
-    }
     int64_t surplus_cpu_moe = 0;
     if (f->hp_nex > 0) {
         ggfit_params p;
