@@ -16,14 +16,25 @@
 
 /* ---- weights, caches, names ---------------------------------------------- */
 
+/* Whether fmt starts "blk.%d.", a byte at a time (strncmp's call costs
+ * more, and fmt may be shorter). */
+static bool block_fmt(const char *fmt)
+{
+    return fmt[0] == 'b' && fmt[1] == 'l' && fmt[2] == 'k' && fmt[3] == '.' && fmt[4] == '%' &&
+           fmt[5] == 'd' && fmt[6] == '.';
+}
+
 /* The graph tensor of model weight `name`, or -1 when the model has none. */
 int32_t gb_weight(bctx *b, const char *fmt, int il)
 {
-    char name[GG_NAME] = "";
+    char name[GG_NAME];
     int64_t i;
-    /* Block weights are found by layer and suffix, without formatting. */
-    if (!strncmp(fmt, "blk.%d.", 7) && il >= 0)
+    /* Block weights are found by layer and suffix, and names without a
+     * layer as they are: no formatting. */
+    if (block_fmt(fmt) && il >= 0)
         i = ggfit__model_find_block_tensor(b->p->m, (uint32_t)il, fmt + 7);
+    else if (!strchr(fmt, '%') && strlen(fmt) < sizeof name)
+        i = ggfit_gguf_find_tensor(b->gguf, fmt);
     else
         i = ggfit_gguf_find_tensor(b->gguf, (snprintf(name, sizeof name, fmt, il), name));
     if (i < 0)

@@ -20,10 +20,10 @@ struct ggfit_model {
     ggfit_layer_info *layers;   /* hp.n_layer entries */
     ggfit_tensor *tensors;
     uint64_t n_tensors;
-    int64_t *block_first;       /* per layer: its first tensor, -1 */
-    int64_t *block_next;        /* per tensor: the next of its layer, -1 */
     uint32_t *block_rest;       /* per tensor of a block: where its name goes
                                    on past "blk.N.", which lookups compare */
+    struct block_slot *block_index; /* (layer, rest) -> tensor, open addressing */
+    uint64_t block_mask;        /* slots - 1 (a power of two), 0: no slots */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
@@ -31,6 +31,14 @@ struct ggfit_model {
     struct model_cache *cache;  /* the last graph projected, shared by calls */
     uint32_t n_block_phys;      /* blocks in the file (< hp.n_layer: looped) */
 };
+
+/* A slot of the block index: a block tensor and the hash of its layer and
+ * rest of name; i -1 when empty. Small, as the index is touched whole when
+ * the model is opened. */
+typedef struct block_slot {
+    uint32_t hash;
+    int32_t i;
+} block_slot;
 
 /* What the model keeps for the projections (ggfit__model_keep_take). */
 struct model_cache {
@@ -468,22 +476,89 @@ static uint16_t tensor_facts(const ggfit_tensor *t)
     return f;
 }
 
+/* ---- block tensors by layer and name ------------------------------------- */
+
+/* The hash of a block tensor's layer and the rest of its name (len bytes),
+ * eight bytes at a time, the last eight overlapping the word before. */
+static inline uint32_t block_hash(uint32_t il, const char *rest, size_t len)
+{
+    const uint64_t mul = 0x9e3779b97f4a7c15u;
+    uint64_t h = ((uint64_t)il << 32 | len) * mul, w = 0;
+    if (len < 8) {
+        memcpy(&w, rest, len);
+        h = (h ^ w) * mul;
+    } else {
+        for (size_t k = 0; k + 8 < len; k += 8) {
+            memcpy(&w, rest + k, 8);
+            h = (h ^ w) * mul;
+        }
+        memcpy(&w, rest + len - 8, 8);
+        h = (h ^ w) * mul;
+    }
+    return (uint32_t)(h >> 32);
+}
+
+/* The slot of (il, rest) whose hash is h: the one holding its tensor, or
+ * the empty one where it goes. */
+static inline block_slot *block_find(const ggfit_model *m, uint32_t il, const char *rest,
+                                     uint32_t h)
+{
+    for (uint64_t k = h & m->block_mask;; k = (k + 1) & m->block_mask) {
+        block_slot *s = &m->block_index[k];
+        if (s->i < 0)
+            return s;
+        const ggfit_tensor *t = &m->tensors[s->i];
+        if (s->hash == h && (uint32_t)t->layer == il &&
+            strcmp(t->info->name + m->block_rest[s->i], rest) == 0)
+            return s;
+    }
+}
+
+/* Indexes the n_block block tensors by layer and rest of name, at least a
+ * quarter of the slots empty. Of two tensors with one name the later is
+ * found, as a search of the file from its end finds it. False when out of
+ * memory. */
+static bool index_blocks(ggfit_model *m, uint64_t n_block)
+{
+    uint64_t n_slots = 16;
+    while (n_slots < n_block + n_block / 3 + 1)
+        n_slots *= 2;
+    if (n_slots > SIZE_MAX / sizeof *m->block_index)
+        return false;
+    m->block_index = ggfit__malloc((size_t)n_slots * sizeof *m->block_index);
+    if (!m->block_index)
+        return false;
+    m->block_mask = n_slots - 1;
+    for (uint64_t k = 0; k < n_slots; k++)
+        m->block_index[k].i = -1;
+    for (uint64_t i = 0; i < m->n_tensors; i++) {
+        const ggfit_tensor *t = &m->tensors[i];
+        if (t->layer < 0)
+            continue;
+        const char *rest = t->info->name + m->block_rest[i];
+        uint32_t h = block_hash((uint32_t)t->layer, rest, strlen(rest));
+        block_slot *s = block_find(m, (uint32_t)t->layer, rest, h);
+        *s = (block_slot){ .hash = h, .i = (int32_t)i };
+    }
+    return true;
+}
+
 static ggfit_status classify(loader *l)
 {
     ggfit_model *m = l->m;
     m->n_tensors = ggfit_gguf_n_tensors(m->g);
+    /* Tensors are int32_t indices in the block index and the graphs (no
+     * header that fits in memory holds more). */
+    if (m->n_tensors > INT32_MAX)
+        return ggfit__fail(l->err, GGFIT_ELIMIT, "%s: %llu tensors is more than ggfit's limit",
+                           l->path, (unsigned long long)m->n_tensors);
     m->tensors = ggfit__calloc((size_t)(m->n_tensors ? m->n_tensors : 1), sizeof *m->tensors);
-    m->block_first = ggfit__malloc((size_t)(m->hp.n_layer ? m->hp.n_layer : 1) *
-                                   sizeof *m->block_first);
-    m->block_next = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
-                                  sizeof *m->block_next);
     m->block_rest = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) *
                                   sizeof *m->block_rest);
     m->facts = ggfit__malloc((size_t)(m->n_tensors ? m->n_tensors : 1) * sizeof *m->facts);
-    if (!m->tensors || !m->block_first || !m->block_next || !m->block_rest || !m->facts)
+    if (!m->tensors || !m->block_rest || !m->facts)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
-    for (uint32_t il = 0; il < m->hp.n_layer; il++)
-        m->block_first[il] = -1;
+    uint64_t n_block = 0;
     for (uint64_t i = 0; i < m->n_tensors; i++) {
         ggfit_tensor *t = &m->tensors[i];
         const char *rest = NULL;
@@ -501,11 +576,8 @@ static ggfit_status classify(loader *l)
                                m->hp.n_layer);
         t->layer = (int32_t)il;
         uint64_t nb = t->info->n_bytes;
-        m->block_next[i] = -1;
         if (il >= 0) {
-            /* Chain the layer's tensors, newest first. */
-            m->block_next[i] = m->block_first[il];
-            m->block_first[il] = (int64_t)i;
+            n_block++;
             m->block_rest[i] = (uint32_t)(rest - t->info->name);
             t->role = block_role(rest);
             m->layers[il].n_bytes += nb;
@@ -520,6 +592,8 @@ static ggfit_status classify(loader *l)
         m->role_bytes[t->role] += nb;
         m->facts[i] = tensor_facts(t);
     }
+    if (!index_blocks(m, n_block))
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
     /* Without a vocab key or tokenizer, the embedding's rows give it. */
     if (!m->hp.n_vocab) {
         int64_t te = ggfit_gguf_find_tensor(m->g, "token_embd.weight");
@@ -563,24 +637,17 @@ static ggfit_status expand_loops(loader *l)
                            "of %d layers", l->path, hp->arch, loops, n, MAX_LAYERS);
     uint32_t all = n * loops;
     ggfit_layer_info *layers = ggfit__calloc(all, sizeof *layers);
-    int64_t *first = ggfit__malloc(all * sizeof *first);
-    if (!layers || !first) {
-        free(layers);
-        free(first);
+    if (!layers)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
-    }
     for (uint32_t il = 0; il < all; il++) {
         layers[il] = m->layers[il % n];
-        first[il] = il < n ? m->block_first[il] : -1;
         if (il >= n) {
             layers[il].n_bytes = 0;
             memset(layers[il].role_bytes, 0, sizeof layers[il].role_bytes);
         }
     }
     free(m->layers);
-    free(m->block_first);
     m->layers = layers;
-    m->block_first = first;
     hp->n_layer = all;
     return GGFIT_OK;
 }
@@ -654,9 +721,8 @@ void ggfit_model_free(ggfit_model *m)
     }
     free(m->layers);
     free(m->tensors);
-    free(m->block_first);
-    free(m->block_next);
     free(m->block_rest);
+    free(m->block_index);
     free(m->facts);
     free(m->recurrent);
     free(m);
@@ -699,10 +765,7 @@ int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const 
 {
     if (il >= m->hp.n_layer)
         return -1;
-    for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i])
-        if (strcmp(m->tensors[i].info->name + m->block_rest[i], rest) == 0)
-            return i;
-    return -1;
+    return block_find(m, il, rest, block_hash(il, rest, strlen(rest)))->i;
 }
 
 const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m) { return m->g; }
