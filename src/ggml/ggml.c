@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ggml/ggml.h"
+#include "gguf/gguf.h"
 
 void gg_init(gg_graph *g)
 {
@@ -20,12 +21,15 @@ void gg_reset(gg_graph *g)
     g->oom = false;
 }
 
+static inline uint64_t nbytes(const gg_tensor *t);
+
 void gg_finish(gg_graph *g)
 {
-    for (uint32_t i = 0; i < g->n; i++) {
-        g->t[i].size = gg_nbytes(g, (int32_t)i);
-        g->t[i].name = g->names ? g->name_buf[i] : NULL;
-    }
+    for (uint32_t i = 0; i < g->n; i++)
+        g->t[i].size = nbytes(&g->t[i]);
+    /* Without names each tensor's is NULL already (slot). */
+    for (uint32_t i = 0; g->names && i < g->n; i++)
+        g->t[i].name = g->name_buf[i];
 }
 
 const char *gg_tname(const gg_graph *g, int32_t t)
@@ -44,29 +48,45 @@ void gg_free(gg_graph *g)
     memset(g, 0, sizeof *g);
 }
 
-static uint64_t type_size(uint32_t type)
+/* ggfit_type_block_bytes, ggfit_type_block_size and ggfit_row_bytes, read
+ * straight from the table: the graph code asks for every tensor. */
+static inline uint64_t type_size(uint32_t type)
 {
-    return ggfit_type_block_bytes(type);
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].bytes : 0;
+}
+
+static inline uint32_t block_size(uint32_t type)
+{
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].blck : 0;
+}
+
+static inline uint64_t row_bytes(uint32_t type, uint64_t n)
+{
+    uint32_t blck = block_size(type);
+    if (blck == 1)
+        return n * ggfit__types[type].bytes;
+    if (blck == 0 || n % blck != 0)
+        return 0;
+    return n / blck * ggfit__types[type].bytes;
+}
+
+/* ggml_nbytes: the first element's bytes (a block's when quantized) plus
+ * every dimension's stride past it; 0 for an empty tensor. */
+static inline uint64_t nbytes(const gg_tensor *t)
+{
+    if (t->ne[0] <= 0 || t->ne[1] <= 0 || t->ne[2] <= 0 || t->ne[3] <= 0)
+        return 0;
+    uint32_t blck = block_size(t->type);
+    uint64_t n = (uint64_t)(t->ne[1] - 1) * t->nb[1] + (uint64_t)(t->ne[2] - 1) * t->nb[2] +
+                 (uint64_t)(t->ne[3] - 1) * t->nb[3];
+    if (blck == 1)
+        return n + type_size(t->type) + (uint64_t)(t->ne[0] - 1) * t->nb[0];
+    return n + (uint64_t)t->ne[0] * t->nb[0] / blck;
 }
 
 uint64_t gg_nbytes(const gg_graph *g, int32_t i)
 {
-    const gg_tensor *t = &g->t[i];
-    for (int d = 0; d < 4; d++)
-        if (t->ne[d] <= 0)
-            return 0;
-    uint32_t blck = ggfit_type_block_size(t->type);
-    uint64_t n;
-    if (blck == 1) {
-        n = type_size(t->type);
-        for (int d = 0; d < 4; d++)
-            n += (uint64_t)(t->ne[d] - 1) * t->nb[d];
-    } else {
-        n = (uint64_t)t->ne[0] * t->nb[0] / blck;
-        for (int d = 1; d < 4; d++)
-            n += (uint64_t)(t->ne[d] - 1) * t->nb[d];
-    }
-    return n;
+    return nbytes(&g->t[i]);
 }
 
 bool gg_is_contiguous(const gg_graph *g, int32_t i)
@@ -75,7 +95,7 @@ bool gg_is_contiguous(const gg_graph *g, int32_t i)
     uint64_t next = type_size(t->type);
     if (t->nb[0] != next)
         return false;
-    next = ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    next = row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 1; d < 4; d++) {
         if (t->ne[d] != 1 && t->nb[d] != next)
             return false;
@@ -105,38 +125,54 @@ bool gg_reserve(gg_graph *g, uint32_t n)
     return n <= g->cap || grow(g, n);
 }
 
-/* Room for one more tensor; on failure the graph is marked and tensor 0
- * (a scratch slot) is returned so that builders need not check each call. */
+/* Room for one more tensor, which has no view, buffer, op or sources; its
+ * shape and strides are its creator's to set (gg_new, view_of's callers),
+ * the rest is set here field by field, cheaper than the whole struct. On
+ * failure the graph is marked and tensor 0 (a scratch slot) is returned so
+ * that builders need not check each call. */
+_Static_assert((sizeof(void *) != 8 || sizeof(gg_tensor) == 168) && GGFIT_GALLOC_MAX_SRC == 10,
+               "slot() sets every field of a tensor but ne and nb: a new one needs a line");
 static int32_t slot(gg_graph *g)
 {
     if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024)) {
         g->oom = true;
         return 0;
     }
-    if (g->names && !g->name_buf) {   /* names turned on after a build */
-        if (!(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
+    if (g->names) {
+        if (!g->name_buf &&   /* names turned on after a build */
+            !(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
             g->oom = true;
             return 0;
         }
+        g->name_buf[g->n][0] = '\0';
     }
     gg_tensor *t = &g->t[g->n];
-    memset(t, 0, sizeof *t);
-    if (g->names)
-        g->name_buf[g->n][0] = '\0';
-    t->view_src = -1;
-    t->buft = -1;
-    t->backend = -1;
-    t->il = -1;
-    t->pin_il = -1;
+    t->name = NULL;
+    t->size = 0;
+    t->view_offs = 0;
+    t->weight = NULL;
     for (int s = 0; s < GGFIT_GALLOC_MAX_SRC; s++)
         t->src[s] = -1;
+    t->view_src = -1;
+    t->il = -1;
+    t->pin_il = -1;
+    t->type = 0;
+    t->flags = 0;
+    t->unsupported = 0;
+    t->buft = -1;
+    t->backend = -1;
+    t->n_src = 0;
+    t->op = GGFIT_OP_NONE;
+    t->weights = false;
+    t->tied = false;
+    t->dup = false;
     return (int32_t)g->n++;
 }
 
 static void set_contiguous(gg_tensor *t)
 {
     t->nb[0] = type_size(t->type);
-    t->nb[1] = ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    t->nb[1] = row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 2; d < 4; d++)
         t->nb[d] = t->nb[d - 1] * (uint64_t)t->ne[d - 1];
 }
@@ -170,7 +206,7 @@ int32_t gg_new_4d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1, int64_t 
     return gg_new(g, type, 4, ne);
 }
 
-void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
+void gg_name_fmt(gg_graph *g, int32_t t, const char *fmt, ...)
 {
     if (!g->names)
         return;
@@ -182,6 +218,8 @@ void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
 
 void gg_cb(gg_graph *g, int32_t t, const char *name, int il)
 {
+    if (!g->names)
+        return;
     if (il >= 0)
         gg_name(g, t, "%s-%d", name, il);
     else
@@ -412,7 +450,7 @@ int32_t gg_view(gg_graph *g, int32_t a, int n_dims, const int64_t *ne, const uin
     for (int d = 0; d < 4; d++)
         t->ne[d] = d < n_dims ? ne[d] : 1;
     t->nb[0] = type_size(t->type);
-    t->nb[1] = n_dims > 1 ? nb[0] : ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    t->nb[1] = n_dims > 1 ? nb[0] : row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 2; d < 4; d++)
         t->nb[d] = d < n_dims ? nb[d - 1] : t->nb[d - 1] * (uint64_t)t->ne[d - 1];
     gg_name(g, i, "%s (view)", gg_tname(g, a));
@@ -425,6 +463,9 @@ int32_t gg_permute(gg_graph *g, int32_t a, int ax0, int ax1, int ax2, int ax3)
     gg_tensor *t = &g->t[i];
     const gg_tensor *s = &g->t[a];
     int axis[4] = { ax0, ax1, ax2, ax3 };
+    /* Axes that are no permutation (ggml asserts) leave zeros. */
+    memset(t->ne, 0, sizeof t->ne);
+    memset(t->nb, 0, sizeof t->nb);
     for (int d = 0; d < 4; d++) {
         t->ne[axis[d]] = s->ne[d];
         t->nb[axis[d]] = s->nb[d];

@@ -143,7 +143,8 @@ int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
 /* cb() with llama.cpp's pinning of "norm" to the layer's device. */
 void gb_cb(bctx *b, int32_t t, const char *name, int il)
 {
-    gg_cb(b->g, t, name, il);
+    if (b->g->names)
+        gg_cb(b->g, t, name, il);
     /* The builders name the hidden states llama.cpp keeps as res->t_embd
      * so, right before they set it. */
     if (il < 0 && (!strcmp(name, "result_norm") || !strcmp(name, "result_embd") ||
@@ -325,9 +326,10 @@ static void rot_inputs(bctx *b, int64_t hk, bool rot_k, bool rot_v, int32_t *k_r
 static int32_t cache_tensor(bctx *b, int il, char which, int64_t n_embd, uint32_t n_kv)
 {
     const gb_params *p = b->p;
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     int64_t ne[3] = { n_embd, n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        snprintf(name, sizeof name, "cache_%c_l%d", which, il);
     int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
                           p->kv_buft[il], false);
     b->g->t[t].il = il;
@@ -864,7 +866,7 @@ void gb_inputs_rs(bctx *b)
 
 int32_t gb_state(bctx *b, int il, char which)
 {
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     /* one row a sequence, and n_rs_seq snapshots of it after */
     int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp),
                       rs_rows(b) * (1 + (int64_t)b->p->n_rs_seq) };
@@ -875,7 +877,8 @@ int32_t gb_state(bctx *b, int il, char which)
         b->p->arch->state_size(b->hp, &r, &s);
         ne[0] = (int64_t)(which == 'r' ? r : s);
     }
-    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    if (b->g->names)
+        snprintf(name, sizeof name, "cache_%c_l%d", which, il);
     int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
     return t;
