@@ -43,6 +43,7 @@ void gg_free(gg_graph *g)
     free(g->nodes);
     free(g->leafs);
     free(g->visited);
+    free(g->stack);
     free(g->name_buf);
     free(g->roots);
     memset(g, 0, sizeof *g);
@@ -484,48 +485,119 @@ int32_t gg_transpose(gg_graph *g, int32_t a)
 
 /* ---- expansion ------------------------------------------------------------ */
 
-static bool push(gg_graph *g, int32_t **list, uint32_t *n, uint32_t *cap, int32_t t)
+/* Appends t to a list, which holds at most one entry per tensor. */
+static void push(gg_graph *g, int32_t **list, uint32_t *n, uint32_t *cap, int32_t t)
 {
     if (*n == *cap) {
-        /* Lists never hold more entries than there are tensors. */
         uint32_t c = *cap < g->cap ? g->cap : *cap + 1024;
         int32_t *l = ggfit__realloc(*list, (size_t)c * sizeof *l);
         if (!l) {
             g->oom = true;
-            return false;
+            return;
         }
         *list = l;
         *cap = c;
     }
     (*list)[(*n)++] = t;
-    return true;
 }
 
-static void visit(gg_graph *g, int32_t t, bool compute)
+/* A tensor whose sources the visit is going through: the next one to
+ * look at, whether it was reached from a computed tensor, and whether it
+ * had been visited before (then only sources not yet computed are). */
+typedef struct gg_frame {
+    int32_t t;
+    uint8_t next;
+    bool compute, again;
+} gg_frame;
+
+/* After t's sources: t joins the leafs (no op) or the nodes. */
+static inline void listed(gg_graph *g, int32_t t)
 {
-    gg_tensor *x = &g->t[t];
-    if (x->op != GGFIT_OP_NONE && compute)
-        x->flags |= GGFIT_TF_COMPUTE;
-    if (g->visited[t]) {
-        if (compute)
-            for (int s = 0; s < x->n_src; s++)
-                if (x->src[s] >= 0 && !(g->t[x->src[s]].flags & GGFIT_TF_COMPUTE))
-                    visit(g, x->src[s], true);
-        return;
-    }
-    g->visited[t] = 1;
-    for (int s = 0; s < x->n_src; s++)
-        if (x->src[s] >= 0)
-            visit(g, x->src[s], compute);
-    x = &g->t[t];
-    if (x->op == GGFIT_OP_NONE) {
+    if (g->t[t].op == GGFIT_OP_NONE) {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "leaf_%u", g->n_leafs);
-        push(g, &g->leafs, &g->n_leafs, &g->cap_leafs, t);
+        if (g->n_leafs < g->cap_leafs)
+            g->leafs[g->n_leafs++] = t;
+        else
+            push(g, &g->leafs, &g->n_leafs, &g->cap_leafs, t);
     } else {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "node_%u", g->n_nodes);
-        push(g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
+        if (g->n_nodes < g->cap_nodes)
+            g->nodes[g->n_nodes++] = t;
+        else
+            push(g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
+    }
+}
+
+/* ggml's visit_parents from root, without recursion (the chain of sources
+ * is as deep as the graph). A tensor reached, from a computed one when
+ * compute, is marked computed if it has an op. Seen for the first time, it
+ * has its sources visited left to right and is then listed; seen before,
+ * those of its sources not yet computed are visited again when compute.
+ * A visit with compute leaves every tensor with an op that it reaches
+ * marked computed, and sources never change between expansions (gg_reexpand
+ * clears the marks), so a tensor marked computed and not on the stack has
+ * nothing left to mark: compute skips it whole, as ggml's walk of it would
+ * change nothing. The stack holds the tensors whose sources are being gone
+ * through, each at most once (no tensor is its own source), so it never
+ * outgrows g->n. */
+static void visit(gg_graph *g, int32_t root, bool compute)
+{
+    gg_tensor *ts = g->t;
+    uint8_t *visited = g->visited;
+    gg_frame *stack = g->stack;
+    uint32_t depth = 0;
+    int32_t t = root;
+    gg_tensor *x = &ts[t];
+    if (compute && (x->flags & GGFIT_TF_COMPUTE))
+        return;
+    if (compute && x->op != GGFIT_OP_NONE)
+        x->flags |= GGFIT_TF_COMPUTE;
+    bool again = visited[t];
+    if (again && (!compute || x->n_src == 0))
+        return;
+    visited[t] = 1;
+    unsigned next = 0;
+    for (;;) {
+        if (next < x->n_src) {
+            int32_t s = x->src[next++];
+            if (s < 0)
+                continue;
+            gg_tensor *y = &ts[s];
+            if (compute && (y->flags & GGFIT_TF_COMPUTE))
+                continue;
+            if (compute && y->op != GGFIT_OP_NONE)
+                y->flags |= GGFIT_TF_COMPUTE;
+            bool seen = visited[s];
+            if (seen && (!compute || y->n_src == 0))
+                continue;
+            visited[s] = 1;
+            /* A leaf (most are weights) is listed at once; the rest go down
+             * into their sources, which are reached as t's were. */
+            if (y->n_src == 0 && y->op == GGFIT_OP_NONE && !g->names &&
+                g->n_leafs < g->cap_leafs) {
+                g->leafs[g->n_leafs++] = s;
+                continue;
+            }
+            stack[depth++] = (gg_frame){ .t = t, .next = (uint8_t)next, .compute = compute,
+                                         .again = again };
+            t = s;
+            x = y;
+            next = 0;
+            again = seen;
+            continue;
+        }
+        if (!again)
+            listed(g, t);
+        if (!depth)
+            return;
+        gg_frame f = stack[--depth];
+        t = f.t;
+        x = &ts[t];
+        next = f.next;
+        compute = f.compute;
+        again = f.again;
     }
 }
 
@@ -535,14 +607,21 @@ static void expand(gg_graph *g, int32_t t, bool compute)
         return;
     /* Visited marks cover every tensor; those created since the last
      * expansion start unmarked. */
-    if (g->n_marked < g->n) {
+    if (g->cap_marks < g->cap) {
         uint8_t *v = ggfit__realloc(g->visited, g->cap);
-        if (!v) {
+        if (v)
+            g->visited = v;
+        gg_frame *st = ggfit__realloc(g->stack, (size_t)g->cap * sizeof *st);
+        if (st)
+            g->stack = st;
+        if (!v || !st) {
             g->oom = true;
             return;
         }
-        g->visited = v;
-        memset(v + g->n_marked, 0, g->n - g->n_marked);
+        g->cap_marks = g->cap;
+    }
+    if (g->n_marked < g->n) {
+        memset(g->visited + g->n_marked, 0, g->n - g->n_marked);
         g->n_marked = g->n;
     }
     if (g->n_roots == g->cap_roots) {
