@@ -140,8 +140,9 @@ int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
     return t;
 }
 
-/* cb() with llama.cpp's pinning of "norm" to the layer's device. */
-void gb_cb(bctx *b, int32_t t, const char *name, int il)
+/* cb() with llama.cpp's pinning of "norm" to the layer's device (gb_cb
+ * calls it when there is something to do). */
+void gb_cb_named(bctx *b, int32_t t, const char *name, int il)
 {
     if (b->g->names)
         gg_cb(b->g, t, name, il);
