@@ -540,9 +540,9 @@ static inline void listed(gg_graph *g, int32_t t)
  * clears the marks), so a tensor marked computed and not on the stack has
  * nothing left to mark: compute skips it whole, as ggml's walk of it would
  * change nothing. The stack holds the tensors whose sources are being gone
- * through, each at most once (no tensor is its own source), so it never
- * outgrows g->n. */
-static void visit(gg_graph *g, int32_t root, bool compute)
+ * through, each at most once (no tensor is its own source); it grows as
+ * needed (a dozen deep in the usual graphs). False when out of memory. */
+static bool visit(gg_graph *g, int32_t root, bool compute)
 {
     gg_tensor *ts = g->t;
     uint8_t *visited = g->visited;
@@ -551,12 +551,12 @@ static void visit(gg_graph *g, int32_t root, bool compute)
     int32_t t = root;
     gg_tensor *x = &ts[t];
     if (compute && (x->flags & GGFIT_TF_COMPUTE))
-        return;
+        return true;
     if (compute && x->op != GGFIT_OP_NONE)
         x->flags |= GGFIT_TF_COMPUTE;
     bool again = visited[t];
     if (again && (!compute || x->n_src == 0))
-        return;
+        return true;
     visited[t] = 1;
     unsigned next = 0;
     for (;;) {
@@ -580,6 +580,14 @@ static void visit(gg_graph *g, int32_t root, bool compute)
                 g->leafs[g->n_leafs++] = s;
                 continue;
             }
+            if (depth == g->cap_stack) {
+                uint32_t cap = g->cap_stack ? 2 * g->cap_stack : 64;
+                gg_frame *st = ggfit__realloc(stack, (size_t)cap * sizeof *st);
+                if (!st)
+                    return false;
+                g->stack = stack = st;
+                g->cap_stack = cap;
+            }
             stack[depth++] = (gg_frame){ .t = t, .next = (uint8_t)next, .compute = compute,
                                          .again = again };
             t = s;
@@ -591,7 +599,7 @@ static void visit(gg_graph *g, int32_t root, bool compute)
         if (!again)
             listed(g, t);
         if (!depth)
-            return;
+            return true;
         gg_frame f = stack[--depth];
         t = f.t;
         x = &ts[t];
@@ -609,15 +617,11 @@ static void expand(gg_graph *g, int32_t t, bool compute)
      * expansion start unmarked. */
     if (g->cap_marks < g->cap) {
         uint8_t *v = ggfit__realloc(g->visited, g->cap);
-        if (v)
-            g->visited = v;
-        gg_frame *st = ggfit__realloc(g->stack, (size_t)g->cap * sizeof *st);
-        if (st)
-            g->stack = st;
-        if (!v || !st) {
+        if (!v) {
             g->oom = true;
             return;
         }
+        g->visited = v;
         g->cap_marks = g->cap;
     }
     if (g->n_marked < g->n) {
@@ -635,7 +639,8 @@ static void expand(gg_graph *g, int32_t t, bool compute)
         g->cap_roots = cap;
     }
     g->roots[g->n_roots++] = (uint32_t)t << 1 | compute;
-    visit(g, t, compute);
+    if (!visit(g, t, compute))
+        g->oom = true;
 }
 
 bool gg_reexpand(gg_graph *g)

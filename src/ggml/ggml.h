@@ -32,9 +32,10 @@ typedef struct gg_graph {
     uint32_t n_roots, cap_roots;
     char (*name_buf)[GG_NAME];  /* with names: each tensor's, beside t */
     uint8_t *visited;
-    struct gg_frame *stack;     /* the expansion's depth-first visit */
+    struct gg_frame *stack;     /* the expansion's depth-first visit, */
+    uint32_t cap_stack;         /* frames of room (it grows when full) */
     uint32_t n_marked;          /* tensors whose visited mark is set up */
-    uint32_t cap_marks;         /* entries of visited and stack */
+    uint32_t cap_marks;         /* entries of visited */
     bool names;                 /* keep tensor names (debugging): formatting
                                    them costs more than the rest of a build */
     bool oom;                   /* an allocation failed; results are void */
