@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ggml/ggml.h"
+#include "gguf/gguf.h"
 
 void gg_init(gg_graph *g)
 {
@@ -20,12 +21,15 @@ void gg_reset(gg_graph *g)
     g->oom = false;
 }
 
+static inline uint64_t nbytes(const gg_tensor *t);
+
 void gg_finish(gg_graph *g)
 {
-    for (uint32_t i = 0; i < g->n; i++) {
-        g->t[i].size = gg_nbytes(g, (int32_t)i);
-        g->t[i].name = g->names ? g->name_buf[i] : NULL;
-    }
+    for (uint32_t i = 0; i < g->n; i++)
+        g->t[i].size = nbytes(&g->t[i]);
+    /* Without names each tensor's is NULL already (slot). */
+    for (uint32_t i = 0; g->names && i < g->n; i++)
+        g->t[i].name = g->name_buf[i];
 }
 
 const char *gg_tname(const gg_graph *g, int32_t t)
@@ -39,34 +43,51 @@ void gg_free(gg_graph *g)
     free(g->nodes);
     free(g->leafs);
     free(g->visited);
+    free(g->stack);
     free(g->name_buf);
     free(g->roots);
     memset(g, 0, sizeof *g);
 }
 
-static uint64_t type_size(uint32_t type)
+/* ggfit_type_block_bytes, ggfit_type_block_size and ggfit_row_bytes, read
+ * straight from the table: the graph code asks for every tensor. */
+static inline uint64_t type_size(uint32_t type)
 {
-    return ggfit_type_block_bytes(type);
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].bytes : 0;
+}
+
+static inline uint32_t block_size(uint32_t type)
+{
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].blck : 0;
+}
+
+static inline uint64_t row_bytes(uint32_t type, uint64_t n)
+{
+    uint32_t blck = block_size(type);
+    if (blck == 1)
+        return n * ggfit__types[type].bytes;
+    if (blck == 0 || n % blck != 0)
+        return 0;
+    return n / blck * ggfit__types[type].bytes;
+}
+
+/* ggml_nbytes: the first element's bytes (a block's when quantized) plus
+ * every dimension's stride past it; 0 for an empty tensor. */
+static inline uint64_t nbytes(const gg_tensor *t)
+{
+    if (t->ne[0] <= 0 || t->ne[1] <= 0 || t->ne[2] <= 0 || t->ne[3] <= 0)
+        return 0;
+    uint32_t blck = block_size(t->type);
+    uint64_t n = (uint64_t)(t->ne[1] - 1) * t->nb[1] + (uint64_t)(t->ne[2] - 1) * t->nb[2] +
+                 (uint64_t)(t->ne[3] - 1) * t->nb[3];
+    if (blck == 1)
+        return n + type_size(t->type) + (uint64_t)(t->ne[0] - 1) * t->nb[0];
+    return n + (uint64_t)t->ne[0] * t->nb[0] / blck;
 }
 
 uint64_t gg_nbytes(const gg_graph *g, int32_t i)
 {
-    const gg_tensor *t = &g->t[i];
-    for (int d = 0; d < 4; d++)
-        if (t->ne[d] <= 0)
-            return 0;
-    uint32_t blck = ggfit_type_block_size(t->type);
-    uint64_t n;
-    if (blck == 1) {
-        n = type_size(t->type);
-        for (int d = 0; d < 4; d++)
-            n += (uint64_t)(t->ne[d] - 1) * t->nb[d];
-    } else {
-        n = (uint64_t)t->ne[0] * t->nb[0] / blck;
-        for (int d = 1; d < 4; d++)
-            n += (uint64_t)(t->ne[d] - 1) * t->nb[d];
-    }
-    return n;
+    return nbytes(&g->t[i]);
 }
 
 bool gg_is_contiguous(const gg_graph *g, int32_t i)
@@ -75,7 +96,7 @@ bool gg_is_contiguous(const gg_graph *g, int32_t i)
     uint64_t next = type_size(t->type);
     if (t->nb[0] != next)
         return false;
-    next = ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    next = row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 1; d < 4; d++) {
         if (t->ne[d] != 1 && t->nb[d] != next)
             return false;
@@ -105,38 +126,54 @@ bool gg_reserve(gg_graph *g, uint32_t n)
     return n <= g->cap || grow(g, n);
 }
 
-/* Room for one more tensor; on failure the graph is marked and tensor 0
- * (a scratch slot) is returned so that builders need not check each call. */
+/* Room for one more tensor, which has no view, buffer, op or sources; its
+ * shape and strides are its creator's to set (gg_new, view_of's callers),
+ * the rest is set here field by field, cheaper than the whole struct. On
+ * failure the graph is marked and tensor 0 (a scratch slot) is returned so
+ * that builders need not check each call. */
+_Static_assert((sizeof(void *) != 8 || sizeof(gg_tensor) == 168) && GGFIT_GALLOC_MAX_SRC == 10,
+               "slot() sets every field of a tensor but ne and nb: a new one needs a line");
 static int32_t slot(gg_graph *g)
 {
     if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024)) {
         g->oom = true;
         return 0;
     }
-    if (g->names && !g->name_buf) {   /* names turned on after a build */
-        if (!(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
+    if (g->names) {
+        if (!g->name_buf &&   /* names turned on after a build */
+            !(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
             g->oom = true;
             return 0;
         }
+        g->name_buf[g->n][0] = '\0';
     }
     gg_tensor *t = &g->t[g->n];
-    memset(t, 0, sizeof *t);
-    if (g->names)
-        g->name_buf[g->n][0] = '\0';
-    t->view_src = -1;
-    t->buft = -1;
-    t->backend = -1;
-    t->il = -1;
-    t->pin_il = -1;
+    t->name = NULL;
+    t->size = 0;
+    t->view_offs = 0;
+    t->weight = NULL;
     for (int s = 0; s < GGFIT_GALLOC_MAX_SRC; s++)
         t->src[s] = -1;
+    t->view_src = -1;
+    t->il = -1;
+    t->pin_il = -1;
+    t->type = 0;
+    t->flags = 0;
+    t->unsupported = 0;
+    t->buft = -1;
+    t->backend = -1;
+    t->n_src = 0;
+    t->op = GGFIT_OP_NONE;
+    t->weights = false;
+    t->tied = false;
+    t->dup = false;
     return (int32_t)g->n++;
 }
 
 static void set_contiguous(gg_tensor *t)
 {
     t->nb[0] = type_size(t->type);
-    t->nb[1] = ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    t->nb[1] = row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 2; d < 4; d++)
         t->nb[d] = t->nb[d - 1] * (uint64_t)t->ne[d - 1];
 }
@@ -170,7 +207,7 @@ int32_t gg_new_4d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1, int64_t 
     return gg_new(g, type, 4, ne);
 }
 
-void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
+void gg_name_fmt(gg_graph *g, int32_t t, const char *fmt, ...)
 {
     if (!g->names)
         return;
@@ -182,6 +219,8 @@ void gg_name(gg_graph *g, int32_t t, const char *fmt, ...)
 
 void gg_cb(gg_graph *g, int32_t t, const char *name, int il)
 {
+    if (!g->names)
+        return;
     if (il >= 0)
         gg_name(g, t, "%s-%d", name, il);
     else
@@ -412,7 +451,7 @@ int32_t gg_view(gg_graph *g, int32_t a, int n_dims, const int64_t *ne, const uin
     for (int d = 0; d < 4; d++)
         t->ne[d] = d < n_dims ? ne[d] : 1;
     t->nb[0] = type_size(t->type);
-    t->nb[1] = n_dims > 1 ? nb[0] : ggfit_row_bytes(t->type, (uint64_t)t->ne[0]);
+    t->nb[1] = n_dims > 1 ? nb[0] : row_bytes(t->type, (uint64_t)t->ne[0]);
     for (int d = 2; d < 4; d++)
         t->nb[d] = d < n_dims ? nb[d - 1] : t->nb[d - 1] * (uint64_t)t->ne[d - 1];
     gg_name(g, i, "%s (view)", gg_tname(g, a));
@@ -425,6 +464,9 @@ int32_t gg_permute(gg_graph *g, int32_t a, int ax0, int ax1, int ax2, int ax3)
     gg_tensor *t = &g->t[i];
     const gg_tensor *s = &g->t[a];
     int axis[4] = { ax0, ax1, ax2, ax3 };
+    /* Axes that are no permutation (ggml asserts) leave zeros. */
+    memset(t->ne, 0, sizeof t->ne);
+    memset(t->nb, 0, sizeof t->nb);
     for (int d = 0; d < 4; d++) {
         t->ne[axis[d]] = s->ne[d];
         t->nb[axis[d]] = s->nb[d];
@@ -443,48 +485,127 @@ int32_t gg_transpose(gg_graph *g, int32_t a)
 
 /* ---- expansion ------------------------------------------------------------ */
 
-static bool push(gg_graph *g, int32_t **list, uint32_t *n, uint32_t *cap, int32_t t)
+/* Appends t to a list, which holds at most one entry per tensor. */
+static void push(gg_graph *g, int32_t **list, uint32_t *n, uint32_t *cap, int32_t t)
 {
     if (*n == *cap) {
-        /* Lists never hold more entries than there are tensors. */
         uint32_t c = *cap < g->cap ? g->cap : *cap + 1024;
         int32_t *l = ggfit__realloc(*list, (size_t)c * sizeof *l);
         if (!l) {
             g->oom = true;
-            return false;
+            return;
         }
         *list = l;
         *cap = c;
     }
     (*list)[(*n)++] = t;
-    return true;
 }
 
-static void visit(gg_graph *g, int32_t t, bool compute)
+/* A tensor whose sources the visit is going through: the next one to
+ * look at, whether it was reached from a computed tensor, and whether it
+ * had been visited before (then only sources not yet computed are). */
+typedef struct gg_frame {
+    int32_t t;
+    uint8_t next;
+    bool compute, again;
+} gg_frame;
+
+/* After t's sources: t joins the leafs (no op) or the nodes. */
+static inline void listed(gg_graph *g, int32_t t)
 {
-    gg_tensor *x = &g->t[t];
-    if (x->op != GGFIT_OP_NONE && compute)
-        x->flags |= GGFIT_TF_COMPUTE;
-    if (g->visited[t]) {
-        if (compute)
-            for (int s = 0; s < x->n_src; s++)
-                if (x->src[s] >= 0 && !(g->t[x->src[s]].flags & GGFIT_TF_COMPUTE))
-                    visit(g, x->src[s], true);
-        return;
-    }
-    g->visited[t] = 1;
-    for (int s = 0; s < x->n_src; s++)
-        if (x->src[s] >= 0)
-            visit(g, x->src[s], compute);
-    x = &g->t[t];
-    if (x->op == GGFIT_OP_NONE) {
+    if (g->t[t].op == GGFIT_OP_NONE) {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "leaf_%u", g->n_leafs);
-        push(g, &g->leafs, &g->n_leafs, &g->cap_leafs, t);
+        if (g->n_leafs < g->cap_leafs)
+            g->leafs[g->n_leafs++] = t;
+        else
+            push(g, &g->leafs, &g->n_leafs, &g->cap_leafs, t);
     } else {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "node_%u", g->n_nodes);
-        push(g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
+        if (g->n_nodes < g->cap_nodes)
+            g->nodes[g->n_nodes++] = t;
+        else
+            push(g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
+    }
+}
+
+/* ggml's visit_parents from root, without recursion (the chain of sources
+ * is as deep as the graph). A tensor reached, from a computed one when
+ * compute, is marked computed if it has an op. Seen for the first time, it
+ * has its sources visited left to right and is then listed; seen before,
+ * those of its sources not yet computed are visited again when compute.
+ * A visit with compute leaves every tensor with an op that it reaches
+ * marked computed, and sources never change between expansions (gg_reexpand
+ * clears the marks), so a tensor marked computed and not on the stack has
+ * nothing left to mark: compute skips it whole, as ggml's walk of it would
+ * change nothing. The stack holds the tensors whose sources are being gone
+ * through, each at most once (no tensor is its own source); it grows as
+ * needed (a dozen deep in the usual graphs). False when out of memory. */
+static bool visit(gg_graph *g, int32_t root, bool compute)
+{
+    gg_tensor *ts = g->t;
+    uint8_t *visited = g->visited;
+    gg_frame *stack = g->stack;
+    uint32_t depth = 0;
+    int32_t t = root;
+    gg_tensor *x = &ts[t];
+    if (compute && (x->flags & GGFIT_TF_COMPUTE))
+        return true;
+    if (compute && x->op != GGFIT_OP_NONE)
+        x->flags |= GGFIT_TF_COMPUTE;
+    bool again = visited[t];
+    if (again && (!compute || x->n_src == 0))
+        return true;
+    visited[t] = 1;
+    unsigned next = 0;
+    for (;;) {
+        if (next < x->n_src) {
+            int32_t s = x->src[next++];
+            if (s < 0)
+                continue;
+            gg_tensor *y = &ts[s];
+            if (compute && (y->flags & GGFIT_TF_COMPUTE))
+                continue;
+            if (compute && y->op != GGFIT_OP_NONE)
+                y->flags |= GGFIT_TF_COMPUTE;
+            bool seen = visited[s];
+            if (seen && (!compute || y->n_src == 0))
+                continue;
+            visited[s] = 1;
+            /* A leaf (most are weights) is listed at once; the rest go down
+             * into their sources, which are reached as t's were. */
+            if (y->n_src == 0 && y->op == GGFIT_OP_NONE && !g->names &&
+                g->n_leafs < g->cap_leafs) {
+                g->leafs[g->n_leafs++] = s;
+                continue;
+            }
+            if (depth == g->cap_stack) {
+                uint32_t cap = g->cap_stack ? 2 * g->cap_stack : 64;
+                gg_frame *st = ggfit__realloc(stack, (size_t)cap * sizeof *st);
+                if (!st)
+                    return false;
+                g->stack = stack = st;
+                g->cap_stack = cap;
+            }
+            stack[depth++] = (gg_frame){ .t = t, .next = (uint8_t)next, .compute = compute,
+                                         .again = again };
+            t = s;
+            x = y;
+            next = 0;
+            again = seen;
+            continue;
+        }
+        if (!again)
+            listed(g, t);
+        if (!depth)
+            return true;
+        gg_frame f = stack[--depth];
+        t = f.t;
+        x = &ts[t];
+        next = f.next;
+        compute = f.compute;
+        again = f.again;
     }
 }
 
@@ -494,14 +615,17 @@ static void expand(gg_graph *g, int32_t t, bool compute)
         return;
     /* Visited marks cover every tensor; those created since the last
      * expansion start unmarked. */
-    if (g->n_marked < g->n) {
+    if (g->cap_marks < g->cap) {
         uint8_t *v = ggfit__realloc(g->visited, g->cap);
         if (!v) {
             g->oom = true;
             return;
         }
         g->visited = v;
-        memset(v + g->n_marked, 0, g->n - g->n_marked);
+        g->cap_marks = g->cap;
+    }
+    if (g->n_marked < g->n) {
+        memset(g->visited + g->n_marked, 0, g->n - g->n_marked);
         g->n_marked = g->n;
     }
     if (g->n_roots == g->cap_roots) {
@@ -515,7 +639,8 @@ static void expand(gg_graph *g, int32_t t, bool compute)
         g->cap_roots = cap;
     }
     g->roots[g->n_roots++] = (uint32_t)t << 1 | compute;
-    visit(g, t, compute);
+    if (!visit(g, t, compute))
+        g->oom = true;
 }
 
 bool gg_reexpand(gg_graph *g)

@@ -32,7 +32,10 @@ typedef struct gg_graph {
     uint32_t n_roots, cap_roots;
     char (*name_buf)[GG_NAME];  /* with names: each tensor's, beside t */
     uint8_t *visited;
+    struct gg_frame *stack;     /* the expansion's depth-first visit, */
+    uint32_t cap_stack;         /* frames of room (it grows when full) */
     uint32_t n_marked;          /* tensors whose visited mark is set up */
+    uint32_t cap_marks;         /* entries of visited */
     bool names;                 /* keep tensor names (debugging): formatting
                                    them costs more than the rest of a build */
     bool oom;                   /* an allocation failed; results are void */
@@ -65,7 +68,10 @@ int32_t gg_input(gg_graph *g, int32_t t, const char *name);
 int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uint32_t type,
                   int n_dims, const int64_t *ne, int32_t buft, bool weights);
 
-void gg_name(gg_graph *g, int32_t t, const char *fmt, ...) GGFIT_PRINTF(3, 4);
+/* Names tensor t from fmt, as snprintf; gg_name formats only when the
+ * graph keeps names (its arguments are not evaluated otherwise). */
+void gg_name_fmt(gg_graph *g, int32_t t, const char *fmt, ...) GGFIT_PRINTF(3, 4);
+#define gg_name(g, t, ...) ((g)->names ? gg_name_fmt((g), (t), __VA_ARGS__) : (void)0)
 /* llama.cpp's cb(): "<name>-<il>", or "<name>" for il < 0. */
 void gg_cb(gg_graph *g, int32_t t, const char *name, int il);
 

@@ -57,4 +57,14 @@ typedef struct ggfit__gguf_source {
 ggfit_status ggfit__gguf_open_source(const char *name, const ggfit__gguf_source *src,
                                      ggfit_gguf **out, char **err);
 
+/* types.c: each type's row of ggml_get_type_traits(), indexed by id below
+ * GGFIT_TYPE_COUNT, for the graph code, which reads it for every tensor it
+ * makes (ggfit_row_bytes and the like check the id first). */
+typedef struct ggfit__type_traits {
+    const char *name;
+    uint32_t blck;     /* elements per block; 0 for removed ids */
+    uint32_t bytes;    /* bytes per block */
+} ggfit__type_traits;
+extern const ggfit__type_traits ggfit__types[GGFIT_TYPE_COUNT];
+
 #endif

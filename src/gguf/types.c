@@ -7,14 +7,9 @@
 #include <strings.h>
 
 #include "base/base.h"
+#include "gguf/gguf.h"
 
-typedef struct type_traits {
-    const char *name;
-    uint32_t blck;     /* elements per block; 0 for removed ids */
-    uint32_t bytes;    /* bytes per block */
-} type_traits;
-
-static const type_traits types[GGFIT_TYPE_COUNT] = {
+const ggfit__type_traits ggfit__types[GGFIT_TYPE_COUNT] = {
     [GGFIT_TYPE_F32]     = { "F32",      1,   4 },
     [GGFIT_TYPE_F16]     = { "F16",      1,   2 },
     [GGFIT_TYPE_Q4_0]    = { "Q4_0",    32,  18 },
@@ -61,29 +56,29 @@ static const type_traits types[GGFIT_TYPE_COUNT] = {
 };
 /* The table is sized by the enum; this catches an id added to ggfit_type
  * without a row (its name would be NULL) at compile time for the last one. */
-_Static_assert(sizeof types / sizeof types[0] == GGFIT_TYPE_COUNT,
-               "types[] must have one row per ggfit_type id");
+_Static_assert(sizeof ggfit__types / sizeof ggfit__types[0] == GGFIT_TYPE_COUNT,
+               "ggfit__types[] must have one row per ggfit_type id");
 _Static_assert(GGFIT_TYPE_Q2_0 == GGFIT_TYPE_COUNT - 1,
-               "a new ggfit_type needs a row in types[]");
+               "a new ggfit_type needs a row in ggfit__types[]");
 
 const char *ggfit_type_name(uint32_t type)
 {
-    return type < GGFIT_TYPE_COUNT ? types[type].name : NULL;
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].name : NULL;
 }
 
 bool ggfit_type_valid(uint32_t type)
 {
-    return type < GGFIT_TYPE_COUNT && types[type].blck != 0;
+    return type < GGFIT_TYPE_COUNT && ggfit__types[type].blck != 0;
 }
 
 uint32_t ggfit_type_block_size(uint32_t type)
 {
-    return type < GGFIT_TYPE_COUNT ? types[type].blck : 0;
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].blck : 0;
 }
 
 uint32_t ggfit_type_block_bytes(uint32_t type)
 {
-    return type < GGFIT_TYPE_COUNT ? types[type].bytes : 0;
+    return type < GGFIT_TYPE_COUNT ? ggfit__types[type].bytes : 0;
 }
 
 bool ggfit_type_is_quantized(uint32_t type)
@@ -94,7 +89,7 @@ bool ggfit_type_is_quantized(uint32_t type)
 int ggfit_type_from_name(const char *name)
 {
     for (uint32_t t = 0; t < GGFIT_TYPE_COUNT; t++)
-        if (types[t].blck && strcasecmp(types[t].name, name) == 0)
+        if (ggfit__types[t].blck && strcasecmp(ggfit__types[t].name, name) == 0)
             return (int)t;
     return -1;
 }
@@ -104,5 +99,5 @@ uint64_t ggfit_row_bytes(uint32_t type, uint64_t n)
     uint32_t blck = ggfit_type_block_size(type);
     if (blck == 0 || n % blck != 0)
         return 0;
-    return n / blck * types[type].bytes;
+    return n / blck * ggfit__types[type].bytes;
 }

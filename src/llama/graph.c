@@ -16,14 +16,25 @@
 
 /* ---- weights, caches, names ---------------------------------------------- */
 
+/* Whether fmt starts "blk.%d.", a byte at a time (strncmp's call costs
+ * more, and fmt may be shorter). */
+static bool block_fmt(const char *fmt)
+{
+    return fmt[0] == 'b' && fmt[1] == 'l' && fmt[2] == 'k' && fmt[3] == '.' && fmt[4] == '%' &&
+           fmt[5] == 'd' && fmt[6] == '.';
+}
+
 /* The graph tensor of model weight `name`, or -1 when the model has none. */
 int32_t gb_weight(bctx *b, const char *fmt, int il)
 {
-    char name[GG_NAME] = "";
+    char name[GG_NAME];
     int64_t i;
-    /* Block weights are found by layer and suffix, without formatting. */
-    if (!strncmp(fmt, "blk.%d.", 7) && il >= 0)
+    /* Block weights are found by layer and suffix, and names without a
+     * layer as they are: no formatting. */
+    if (block_fmt(fmt) && il >= 0)
         i = ggfit__model_find_block_tensor(b->p->m, (uint32_t)il, fmt + 7);
+    else if (!strchr(fmt, '%') && strlen(fmt) < sizeof name)
+        i = ggfit_gguf_find_tensor(b->gguf, fmt);
     else
         i = ggfit_gguf_find_tensor(b->gguf, (snprintf(name, sizeof name, fmt, il), name));
     if (i < 0)
@@ -129,10 +140,12 @@ int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il)
     return t;
 }
 
-/* cb() with llama.cpp's pinning of "norm" to the layer's device. */
-void gb_cb(bctx *b, int32_t t, const char *name, int il)
+/* cb() with llama.cpp's pinning of "norm" to the layer's device (gb_cb
+ * calls it when there is something to do). */
+void gb_cb_named(bctx *b, int32_t t, const char *name, int il)
 {
-    gg_cb(b->g, t, name, il);
+    if (b->g->names)
+        gg_cb(b->g, t, name, il);
     /* The builders name the hidden states llama.cpp keeps as res->t_embd
      * so, right before they set it. */
     if (il < 0 && (!strcmp(name, "result_norm") || !strcmp(name, "result_embd") ||
@@ -326,9 +339,10 @@ static void cache_name(char *name, size_t n, char which, int il)
 static int32_t cache_tensor(bctx *b, int il, char which, int64_t n_embd, uint32_t n_kv)
 {
     const gb_params *p = b->p;
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     int64_t ne[3] = { n_embd, n_kv, p->n_stream };
-    cache_name(name, sizeof name, which, il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        cache_name(name, sizeof name, which, il);
     int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
                           p->kv_buft[il], false);
     b->g->t[t].il = il;
@@ -865,7 +879,7 @@ void gb_inputs_rs(bctx *b)
 
 int32_t gb_state(bctx *b, int il, char which)
 {
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     /* one row a sequence, and n_rs_seq snapshots of it after */
     int64_t ne[2] = { which == 'r' ? n_embd_r(b->hp) : n_embd_s(b->hp),
                       rs_rows(b) * (1 + (int64_t)b->p->n_rs_seq) };
@@ -876,7 +890,8 @@ int32_t gb_state(bctx *b, int il, char which)
         b->p->arch->state_size(b->hp, &r, &s);
         ne[0] = (int64_t)(which == 'r' ? r : s);
     }
-    cache_name(name, sizeof name, which, il);
+    if (b->g->names)
+        cache_name(name, sizeof name, which, il);
     int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 2, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
     return t;

@@ -59,7 +59,14 @@ int32_t gb_layer_copy(bctx *b, const char *name, int il, int32_t *leaf);
 int32_t gb_rope(bctx *b, int32_t x, int32_t rf, int il);
 
 /* llama.cpp's cb(): names "<name>-<il>" and pins "norm" when asked. */
-void gb_cb(bctx *b, int32_t t, const char *name, int il);
+void gb_cb_named(bctx *b, int32_t t, const char *name, int il);
+static inline void gb_cb(bctx *b, int32_t t, const char *name, int il)
+{
+    /* Only a kept name, the last hidden states (il < 0) or a pin does
+     * anything: most calls stop here. */
+    if (b->g->names || il < 0 || b->p->pin_norms)
+        gb_cb_named(b, t, name, il);
+}
 int64_t gb_ne(bctx *b, int32_t t, int d);
 
 int32_t gb_reshape_2d(bctx *b, int32_t t, int64_t a, int64_t c);

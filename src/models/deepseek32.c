@@ -124,9 +124,10 @@ static void dsa_inputs(bctx *b, dsa *d)
 static int32_t cache_k(bctx *b, int il, int64_t n_embd)
 {
     const gb_params *p = b->p;
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     int64_t ne[3] = { n_embd, p->n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_k_l%d", il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        snprintf(name, sizeof name, "cache_k_l%d", il);
     int32_t t = gg_memory(b->g, NULL, name, p->type_k, 3, ne, p->kv_buft[il], false);
     b->g->t[t].il = il;
     return t;

@@ -204,9 +204,10 @@ static bool dsv4_inputs(bctx *b, dsv4 *d, bool has_csa, bool has_hca)
 /* A K-only cache of layer il: head values a cell, cells a stream. */
 static int32_t cache_k(bctx *b, const dsv4 *d, int il, int64_t head, int64_t cells)
 {
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     int64_t ne[3] = { head, cells, d->ns };
-    snprintf(name, sizeof name, "cache_k_l%d", il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        snprintf(name, sizeof name, "cache_k_l%d", il);
     int32_t t = gg_memory(b->g, NULL, name, b->p->type_k, 3, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
     return t;
@@ -240,9 +241,10 @@ static int32_t get_k(bctx *b, int32_t ck)
 static int32_t state_all(bctx *b, const dsv4 *d, int il, const char *what, int64_t n,
                          int64_t rows)
 {
-    char name[GG_NAME];
+    char name[GG_NAME] = "";
     int64_t ne[3] = { n, rows, d->ns };
-    snprintf(name, sizeof name, "dsv4_%s_l%d", what, il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        snprintf(name, sizeof name, "dsv4_%s_l%d", what, il);
     int32_t t = gg_memory(b->g, NULL, name, GGFIT_TYPE_F32, 3, ne, b->p->kv_buft[il], false);
     b->g->t[t].il = il;
     return gb_view_2d(b, t, n, rows * d->ns, f32_row(n), 0);

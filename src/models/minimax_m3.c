@@ -53,9 +53,10 @@ typedef struct msa {
 static int32_t cache_t(bctx *b, int il, char which, int64_t n_embd)
 {
     const gb_params *p = b->p;
-    char name[64];
+    char name[64] = "";
     int64_t ne[3] = { n_embd, p->n_kv, p->n_stream };
-    snprintf(name, sizeof name, "cache_%c_l%d", which, il);
+    if (b->g->names)   /* gg_memory copies it only then */
+        snprintf(name, sizeof name, "cache_%c_l%d", which, il);
     int32_t t = gg_memory(b->g, NULL, name, which == 'k' ? p->type_k : p->type_v, 3, ne,
                           p->kv_buft[il], false);
     b->g->t[t].il = il;
