@@ -14,6 +14,20 @@
 
 #include "ggfit.h"
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GGFIT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define GGFIT_SANITIZED 1
+#endif
+#endif
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#endif
+
 #define EXIT_BAD_INPUT 2
 
 static const char usage[] =
@@ -756,10 +770,58 @@ static int cmd_sweep(int argc, char **argv)
 
 static int run(int argc, char **argv);
 
+/*
+ * The heap on transparent huge pages. A run is short and touches 2 to 3 MB
+ * of fresh heap (graphs, the scheduler's and ggml-alloc's tables): 400 to 700
+ * page faults at about 2 us each, a fifth of a fit's time. Where the kernel
+ * gives huge pages on request (transparent_hugepage "madvise" or "always"),
+ * the heap is grown once by 8 MB past its start, the part from the next 2 MB
+ * boundary on is marked MADV_HUGEPAGE before anything touches it, and the
+ * gap up to that boundary is held by one block never touched, so that
+ * malloc's later blocks come from the marked part: one fault per 2 MB.
+ * Large blocks stay on the heap too (M_MMAP_THRESHOLD), and it is not
+ * trimmed. glibc's malloc only: another allocator (valgrind's, a
+ * sanitizer's) fails the check on where the block landed, and nothing is
+ * marked. GGFIT_HEAP=plain leaves the heap alone.
+ */
+static void *heap_gap;
+
+static void heap_on_huge_pages(void)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !defined(GGFIT_SANITIZED)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const char *env = getenv("GGFIT_HEAP");
+    if (env && !strcmp(env, "plain"))
+        return;
+    if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20) ||
+        !mallopt(M_TOP_PAD, 8 << 20))
+        return;
+    void *volatile first = malloc(1);   /* the arena exists from here */
+    free(first);
+    struct mallinfo2 mi = mallinfo2();
+    uintptr_t end = (uintptr_t)sbrk(0);
+    if (end == (uintptr_t)-1 || mi.keepcost == 0 || mi.keepcost > end)
+        return;
+    uintptr_t top = end - mi.keepcost;  /* malloc's top block: the free end */
+    uintptr_t start = (top + 4096 + huge - 1) & ~(huge - 1);
+    /* the gap's block ends 48 bytes before the boundary, where the next
+     * block's header goes: the boundary's huge page stays untouched */
+    heap_gap = malloc(start - top - 64);
+    if ((uintptr_t)heap_gap != top + 16 || (uintptr_t)sbrk(0) < start + huge) {
+        free(heap_gap);
+        heap_gap = NULL;
+        return;
+    }
+    end = (uintptr_t)sbrk(0) & ~(huge - 1);
+    madvise((void *)start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
 /* Output that could not be written (a full disk, a closed pipe) is a
  * failure, not a success. */
 int main(int argc, char **argv)
 {
+    heap_on_huge_pages();
     int rc = run(argc, argv);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ggfit: cannot write the output: %s\n", strerror(errno));
