@@ -50,6 +50,19 @@ exports() {
 }
 check exports 0 '^exports: public only$' -- exports "$(dirname "$ggfit")/libggfit.so"
 
+# The heap on transparent huge pages (cli/ggfit.c) changes the page faults
+# and nothing else: the same plan and log with glibc's heap left alone.
+same_heap() {
+    "$ggfit" "$@" >"$tmp/heap1" 2>&1
+    a=$?
+    GGFIT_HEAP=plain "$ggfit" "$@" >"$tmp/heap2" 2>&1
+    b=$?
+    [ "$a" -eq "$b" ] && cmp -s "$tmp/heap1" "$tmp/heap2" && echo "same with GGFIT_HEAP=plain"
+}
+check heap-plain 0 '^same with GGFIT_HEAP=plain$' -- \
+    same_heap -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB,rpc:24077MiB,rpc:8192MiB \
+    --host-mem 256GiB -v
+
 check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:81920MiB -c 4096 -fitp on
 # several -m: each planned, best first (a single -m keeps its plan)
