@@ -41,7 +41,7 @@ static int64_t block_weight(bctx *b, const char *fmt, uint32_t il)
     for (int probe = 0; probe < 8; probe++, h = (h + 1) % GB_REST_MEMO) {
         gb_rest_memo *x = &b->rest_memo[h];
         if (x->fmt == fmt) {
-            if (!strcmp(ggfit__model_rest_name(m, x->id), rest))
+            if (!strcmp(x->rest, rest))
                 return ggfit__model_block_tensor_of(m, il, x->id);
             e = x;   /* the buffer holds another rest now */
             break;
@@ -55,7 +55,7 @@ static int64_t block_weight(bctx *b, const char *fmt, uint32_t il)
     if (id == UINT32_MAX)
         return -1;
     if (e)
-        *e = (gb_rest_memo){ .fmt = fmt, .id = id };
+        *e = (gb_rest_memo){ .fmt = fmt, .rest = ggfit__model_rest_name(m, id), .id = id };
     return ggfit__model_block_tensor_of(m, il, id);
 }
 

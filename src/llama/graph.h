@@ -17,6 +17,7 @@
 #define GB_REST_MEMO 128
 typedef struct gb_rest_memo {
     const char *fmt;            /* NULL: empty */
+    const char *rest;           /* the model's text of rest number id */
     uint32_t id;
 } gb_rest_memo;
 
