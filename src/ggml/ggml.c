@@ -248,6 +248,21 @@ int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uin
     return i;
 }
 
+int32_t gg_weight(gg_graph *g, const ggfit_tensor_info *w, int32_t buft)
+{
+    int32_t i = slot(g);
+    gg_tensor *t = &g->t[i];
+    t->type = w->type;
+    memcpy(t->ne, w->ne, sizeof t->ne);   /* the reader sets unused ones to 1 */
+    set_contiguous(t);
+    if (g->names)
+        snprintf(g->name_buf[i], GG_NAME, "%s", w->name);
+    t->buft = (int16_t)buft;
+    t->weights = true;
+    t->weight = w;
+    return i;
+}
+
 /* A result tensor of op with its sources. */
 static int32_t result(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
                       int n_src, const int32_t *src)

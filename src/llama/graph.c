@@ -77,8 +77,7 @@ int32_t gb_weight(bctx *b, const char *fmt, int il)
     if (b->leaf_of[i] >= 0)
         return b->leaf_of[i];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
-    int32_t t = gg_memory(b->g, ti, ti->name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
-                          b->p->placement[i], true);
+    int32_t t = gg_weight(b->g, ti, b->p->placement[i]);
     b->leaf_of[i] = t;
     return t;
 }
