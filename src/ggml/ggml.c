@@ -525,10 +525,10 @@ typedef struct gg_frame {
     bool compute, again;
 } gg_frame;
 
-/* After t's sources: t joins the leafs (no op) or the nodes. */
-static inline void listed(gg_graph *g, int32_t t)
+/* After t's sources: t (x) joins the leafs (no op) or the nodes. */
+static inline void listed(gg_graph *g, int32_t t, const gg_tensor *x)
 {
-    if (g->t[t].op == GGFIT_OP_NONE) {
+    if (x->op == GGFIT_OP_NONE) {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "leaf_%u", g->n_leafs);
         if (g->n_leafs < g->cap_leafs)
@@ -612,7 +612,7 @@ static bool visit(gg_graph *g, int32_t root, bool compute)
             continue;
         }
         if (!again)
-            listed(g, t);
+            listed(g, t, x);
         if (!depth)
             return true;
         gg_frame f = stack[--depth];
