@@ -133,20 +133,24 @@ bool gg_reserve(gg_graph *g, uint32_t n)
  * that builders need not check each call. */
 _Static_assert((sizeof(void *) != 8 || sizeof(gg_tensor) == 168) && GGFIT_GALLOC_MAX_SRC == 10,
                "slot() sets every field of a tensor but ne and nb: a new one needs a line");
-static int32_t slot(gg_graph *g)
+static bool slot_room(gg_graph *g)
 {
-    if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024)) {
+    if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024))
+        return false;
+    /* names turned on after a build */
+    return !g->names || g->name_buf ||
+           (g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf)) != NULL;
+}
+
+/* Inline in its few callers; the rare work (growing, names) is slot_room's. */
+static inline int32_t slot(gg_graph *g)
+{
+    if ((g->n == g->cap || g->names) && !slot_room(g)) {
         g->oom = true;
         return 0;
     }
-    if (g->names) {
-        if (!g->name_buf &&   /* names turned on after a build */
-            !(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
-            g->oom = true;
-            return 0;
-        }
+    if (g->names)
         g->name_buf[g->n][0] = '\0';
-    }
     gg_tensor *t = &g->t[g->n];
     t->name = NULL;
     t->size = 0;
