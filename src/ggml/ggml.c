@@ -182,7 +182,8 @@ static void set_contiguous(gg_tensor *t)
         t->nb[d] = t->nb[d - 1] * (uint64_t)t->ne[d - 1];
 }
 
-int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
+/* gg_new, inline in the ops' constructors. */
+static inline int32_t new_tensor(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
 {
     int32_t i = slot(g);
     gg_tensor *t = &g->t[i];
@@ -191,6 +192,11 @@ int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
         t->ne[d] = d < n_dims ? ne[d] : 1;
     set_contiguous(t);
     return i;
+}
+
+int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
+{
+    return new_tensor(g, type, n_dims, ne);
 }
 
 int32_t gg_new_1d(gg_graph *g, uint32_t type, int64_t ne0)
@@ -271,7 +277,7 @@ int32_t gg_weight(gg_graph *g, const ggfit_tensor_info *w, int32_t buft)
 static int32_t result(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
                       int n_src, const int32_t *src)
 {
-    int32_t i = gg_new(g, type, n_dims, ne);
+    int32_t i = new_tensor(g, type, n_dims, ne);
     gg_tensor *t = &g->t[i];
     t->op = op;
     t->n_src = (uint8_t)n_src;
