@@ -133,20 +133,24 @@ bool gg_reserve(gg_graph *g, uint32_t n)
  * that builders need not check each call. */
 _Static_assert((sizeof(void *) != 8 || sizeof(gg_tensor) == 168) && GGFIT_GALLOC_MAX_SRC == 10,
                "slot() sets every field of a tensor but ne and nb: a new one needs a line");
-static int32_t slot(gg_graph *g)
+static bool slot_room(gg_graph *g)
 {
-    if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024)) {
+    if (g->n == g->cap && !grow(g, g->cap ? g->cap * 2 : 1024))
+        return false;
+    /* names turned on after a build */
+    return !g->names || g->name_buf ||
+           (g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf)) != NULL;
+}
+
+/* Inline in its few callers; the rare work (growing, names) is slot_room's. */
+static inline int32_t slot(gg_graph *g)
+{
+    if ((g->n == g->cap || g->names) && !slot_room(g)) {
         g->oom = true;
         return 0;
     }
-    if (g->names) {
-        if (!g->name_buf &&   /* names turned on after a build */
-            !(g->name_buf = ggfit__calloc(g->cap, sizeof *g->name_buf))) {
-            g->oom = true;
-            return 0;
-        }
+    if (g->names)
         g->name_buf[g->n][0] = '\0';
-    }
     gg_tensor *t = &g->t[g->n];
     t->name = NULL;
     t->size = 0;
@@ -178,7 +182,8 @@ static void set_contiguous(gg_tensor *t)
         t->nb[d] = t->nb[d - 1] * (uint64_t)t->ne[d - 1];
 }
 
-int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
+/* gg_new, inline in the ops' constructors. */
+static inline int32_t new_tensor(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
 {
     int32_t i = slot(g);
     gg_tensor *t = &g->t[i];
@@ -187,6 +192,11 @@ int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
         t->ne[d] = d < n_dims ? ne[d] : 1;
     set_contiguous(t);
     return i;
+}
+
+int32_t gg_new(gg_graph *g, uint32_t type, int n_dims, const int64_t *ne)
+{
+    return new_tensor(g, type, n_dims, ne);
 }
 
 int32_t gg_new_1d(gg_graph *g, uint32_t type, int64_t ne0)
@@ -248,11 +258,26 @@ int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uin
     return i;
 }
 
+int32_t gg_weight(gg_graph *g, const ggfit_tensor_info *w, int32_t buft)
+{
+    int32_t i = slot(g);
+    gg_tensor *t = &g->t[i];
+    t->type = w->type;
+    memcpy(t->ne, w->ne, sizeof t->ne);   /* the reader sets unused ones to 1 */
+    set_contiguous(t);
+    if (g->names)
+        snprintf(g->name_buf[i], GG_NAME, "%s", w->name);
+    t->buft = (int16_t)buft;
+    t->weights = true;
+    t->weight = w;
+    return i;
+}
+
 /* A result tensor of op with its sources. */
 static int32_t result(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
                       int n_src, const int32_t *src)
 {
-    int32_t i = gg_new(g, type, n_dims, ne);
+    int32_t i = new_tensor(g, type, n_dims, ne);
     gg_tensor *t = &g->t[i];
     t->op = op;
     t->n_src = (uint8_t)n_src;
@@ -510,10 +535,10 @@ typedef struct gg_frame {
     bool compute, again;
 } gg_frame;
 
-/* After t's sources: t joins the leafs (no op) or the nodes. */
-static inline void listed(gg_graph *g, int32_t t)
+/* After t's sources: t (x) joins the leafs (no op) or the nodes. */
+static inline void listed(gg_graph *g, int32_t t, const gg_tensor *x)
 {
-    if (g->t[t].op == GGFIT_OP_NONE) {
+    if (x->op == GGFIT_OP_NONE) {
         if (g->names && !g->name_buf[t][0])
             gg_name(g, t, "leaf_%u", g->n_leafs);
         if (g->n_leafs < g->cap_leafs)
@@ -597,7 +622,7 @@ static bool visit(gg_graph *g, int32_t root, bool compute)
             continue;
         }
         if (!again)
-            listed(g, t);
+            listed(g, t, x);
         if (!depth)
             return true;
         gg_frame f = stack[--depth];

@@ -67,6 +67,9 @@ int32_t gg_new_4d(gg_graph *g, uint32_t type, int64_t ne0, int64_t ne1, int64_t 
 int32_t gg_input(gg_graph *g, int32_t t, const char *name);
 int32_t gg_memory(gg_graph *g, const ggfit_tensor_info *w, const char *name, uint32_t type,
                   int n_dims, const int64_t *ne, int32_t buft, bool weights);
+/* gg_memory of model tensor w as the file has it (its name, type and
+ * shape), in a weights buffer of type buft. */
+int32_t gg_weight(gg_graph *g, const ggfit_tensor_info *w, int32_t buft);
 
 /* Names tensor t from fmt, as snprintf; gg_name formats only when the
  * graph keeps names (its arguments are not evaluated otherwise). */

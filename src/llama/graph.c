@@ -24,6 +24,41 @@ static bool block_fmt(const char *fmt)
            fmt[5] == 'd' && fmt[6] == '.';
 }
 
+/* The tensor of layer il's block weight "blk.%d.<rest>", fmt, or -1. A
+ * builder asks for the same formats in every layer, mostly string literals:
+ * the memo keeps the rest's number by the format's address (open
+ * addressing, a few probes at most), and a hit is taken only when the text
+ * there is still that rest's (an address can be a buffer that a caller
+ * fills anew), so the answer is the lookup's. A rest no block has is not
+ * kept and is looked up each time. */
+static int64_t block_weight(bctx *b, const char *fmt, uint32_t il)
+{
+    const ggfit_model *m = b->p->m;
+    const char *rest = fmt + 7;
+    uint64_t h = (uint64_t)(uintptr_t)fmt * 0x9e3779b97f4a7c15ull >> 57;
+    _Static_assert(GB_REST_MEMO == 128, "the memo's index takes the product's top 7 bits");
+    gb_rest_memo *e = NULL;
+    for (int probe = 0; probe < 8; probe++, h = (h + 1) % GB_REST_MEMO) {
+        gb_rest_memo *x = &b->rest_memo[h];
+        if (x->fmt == fmt) {
+            if (!strcmp(x->rest, rest))
+                return ggfit__model_block_tensor_of(m, il, x->id);
+            e = x;   /* the buffer holds another rest now */
+            break;
+        }
+        if (!x->fmt) {
+            e = x;
+            break;
+        }
+    }
+    uint32_t id = ggfit__model_rest_id(m, rest);
+    if (id == UINT32_MAX)
+        return -1;
+    if (e)
+        *e = (gb_rest_memo){ .fmt = fmt, .rest = ggfit__model_rest_name(m, id), .id = id };
+    return ggfit__model_block_tensor_of(m, il, id);
+}
+
 /* The graph tensor of model weight `name`, or -1 when the model has none. */
 int32_t gb_weight(bctx *b, const char *fmt, int il)
 {
@@ -32,7 +67,7 @@ int32_t gb_weight(bctx *b, const char *fmt, int il)
     /* Block weights are found by layer and suffix, and names without a
      * layer as they are: no formatting. */
     if (block_fmt(fmt) && il >= 0)
-        i = ggfit__model_find_block_tensor(b->p->m, (uint32_t)il, fmt + 7);
+        i = block_weight(b, fmt, (uint32_t)il);
     else if (!strchr(fmt, '%') && strlen(fmt) < sizeof name)
         i = ggfit_gguf_find_tensor(b->gguf, fmt);
     else
@@ -42,8 +77,7 @@ int32_t gb_weight(bctx *b, const char *fmt, int il)
     if (b->leaf_of[i] >= 0)
         return b->leaf_of[i];
     const ggfit_tensor_info *ti = ggfit_gguf_tensor(b->gguf, (uint64_t)i);
-    int32_t t = gg_memory(b->g, ti, ti->name, ti->type, (int)(ti->n_dims ? ti->n_dims : 1), ti->ne,
-                          b->p->placement[i], true);
+    int32_t t = gg_weight(b->g, ti, b->p->placement[i]);
     b->leaf_of[i] = t;
     return t;
 }

@@ -11,6 +11,16 @@
 
 #include "llama/build.h"
 
+/* gb_weight's memo of a block weight's format (at its address) and its
+ * rest's number, so that each format is looked up once a build, not once a
+ * layer. */
+#define GB_REST_MEMO 128
+typedef struct gb_rest_memo {
+    const char *fmt;            /* NULL: empty */
+    const char *rest;           /* the model's text of rest number id */
+    uint32_t id;
+} gb_rest_memo;
+
 typedef struct bctx {
     gg_graph *g;
     const gb_params *p;
@@ -43,6 +53,7 @@ typedef struct bctx {
      * result_norm, result_embd or final_norm_out), which --embedding pools;
      * -1 until named. */
     int32_t t_embd;
+    gb_rest_memo rest_memo[GB_REST_MEMO];
 } bctx;
 
 /* Weights: the graph tensor of model weight fmt (with %d = il), created on

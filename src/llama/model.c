@@ -856,19 +856,34 @@ int ggfit__model_recurrent(const ggfit_model *m, uint32_t il)
     return m->recurrent && il < m->hp.n_layer ? m->recurrent[il] : -1;
 }
 
-int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)
+uint32_t ggfit__model_rest_id(const ggfit_model *m, const char *rest)
 {
-    if (il >= m->hp.n_layer)
-        return -1;
     uint32_t id = m->rest_slot[rest_slot(m, rest)];
-    if (!id--)
-        return -1;   /* no block has a tensor of that rest */
+    return id ? id - 1 : UINT32_MAX;   /* 0: no block has a tensor of that rest */
+}
+
+const char *ggfit__model_rest_name(const ggfit_model *m, uint32_t id)
+{
+    return id < m->n_rests ? rest_of(m, m->rest_tensor[id]) : NULL;
+}
+
+int64_t ggfit__model_block_tensor_of(const ggfit_model *m, uint32_t il, uint32_t id)
+{
+    if (il >= m->hp.n_layer || id >= m->n_rests)
+        return -1;
     if (m->rest_at)
         return il < m->rest_rows ? m->rest_at[(uint64_t)il * m->n_rests + id] : -1;
     for (int64_t i = m->block_first[il]; i >= 0; i = m->block_next[i])
         if (m->rest_id[i] == id)
             return i;
     return -1;
+}
+
+int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest)
+{
+    if (il >= m->hp.n_layer)
+        return -1;
+    return ggfit__model_block_tensor_of(m, il, ggfit__model_rest_id(m, rest));
 }
 
 const ggfit_gguf *ggfit_model_gguf(const ggfit_model *m) { return m->g; }

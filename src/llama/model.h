@@ -13,6 +13,14 @@
 
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
+/* The same lookup in two steps, for a caller that looks one rest up in
+ * every layer: the rest's number (UINT32_MAX when no block has it), its
+ * text (the model's copy, which a caller can compare a rest with instead of
+ * looking it up again), and the tensor of layer il with the rest of that
+ * number, or -1. */
+uint32_t ggfit__model_rest_id(const ggfit_model *m, const char *rest);
+const char *ggfit__model_rest_name(const ggfit_model *m, uint32_t id);
+int64_t ggfit__model_block_tensor_of(const ggfit_model *m, uint32_t il, uint32_t id);
 
 /* The file's block whose weights layer il runs: il, except in a model that
  * loops its blocks (Nanbeige's num_loops: layers past the file's blocks
