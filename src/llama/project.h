@@ -103,12 +103,16 @@ int ggfit__device_buft(proj *pr, int d);
  * backend that pads quantized rows adds the bytes of the columns up to the
  * next multiple of 512), padded to the buffer type's alignment. Inline: the
  * weights ask it once per tensor and projection. */
-static inline uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
+static inline uint64_t ggfit__alloc_bytes_in(uint32_t align, bool pads, const ggfit_tensor_info *t)
 {
     uint64_t n = t->n_bytes;
-    if (pr->buft_pads[b] && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
+    if (pads && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
         n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
-    return GGFIT_PAD(n, pr->buft_align[b]);
+    return GGFIT_PAD(n, align);
+}
+static inline uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
+{
+    return ggfit__alloc_bytes_in(pr->buft_align[b], pr->buft_pads[b], t);
 }
 /* The CPU list's choice for weight t used by op: the host buffer type, CPU_REPACK or CPU. */
 int ggfit__select_cpu(proj *pr, const ggfit_tensor_info *t, weight_op op);

@@ -36,6 +36,31 @@ static int select_cpu(proj *pr, const ggfit_tensor *t, weight_op op)
     return ggfit__select_cpu(pr, &created, op);
 }
 
+/* Places the tensors from i on that are block il's, as long as they go to
+ * buffer type b, the block's, with nothing to decide: not read by
+ * GET_ROWS, of no FFN kind in stop (the block's rules) and not an
+ * embedding or output tensor. The common case; returns the end of the
+ * run, i when it is empty. */
+static uint64_t place_run(const proj *pr, const ggfit_tensor *tensors, const uint16_t *facts,
+                          uint64_t i, uint64_t n, int32_t il, int b, unsigned stop,
+                          int32_t *placement, uint64_t *model)
+{
+    const uint32_t align = pr->buft_align[b];
+    const bool pads = pr->buft_pads[b];
+    stop |= GGFIT_TFACT_TOKEN_EMBD | GGFIT_TFACT_OUTPUT;
+    uint64_t sum = 0;
+    for (; i < n && tensors[i].layer == il; i++) {
+        uint16_t f = facts[i];
+        if ((f & stop) || (f & GGFIT_TFACT_OP) == OP_GET_ROWS)
+            break;
+        sum += ggfit__alloc_bytes_in(align, pads, tensors[i].info);
+        if (placement)
+            placement[i] = b;
+    }
+    model[b] += sum;
+    return i;
+}
+
 ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
 {
     const ggfit_model *m = pr->m;
@@ -67,6 +92,19 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
     bool has_output = false;
     for (uint64_t i = 0; i < n; i++) {
         const ggfit_tensor *t = &tensors[i];
+        /* Runs of block tensors that go where their block does, with a
+         * regex only one at a time, below; so are NextN/MTP blocks. */
+        if (!pr->n_regex && t->layer >= 0 && (uint32_t)t->layer < n_layer &&
+            layer_buft[t->layer] >= 0 &&
+            !(nextn && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)) {
+            unsigned stop = by_table ? (unsigned)rules[t->layer].kinds << GGFIT_TFACT_FFN_SHIFT : 0;
+            uint64_t end = place_run(pr, tensors, facts, i, n, t->layer, layer_buft[t->layer], stop,
+                                     placement, model);
+            if (end > i) {
+                i = end - 1;   /* the loop's i++ moves past the run */
+                continue;
+            }
+        }
         uint16_t f = facts[i];
         int b;
         /* NextN/MTP blocks are loaded only for speculative decoding. */
