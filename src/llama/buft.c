@@ -12,7 +12,7 @@
 #include "ggml/backend.h"
 #include "llama/project.h"
 
-uint32_t ggfit__buft_alignment(const proj *pr, int b)
+static uint32_t buft_alignment(const proj *pr, int b)
 {
     int32_t d = pr->out->bufts[b].device;
     if (d < 0 || pr->out->bufts[b].is_host)
@@ -29,7 +29,7 @@ int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
     b->device = device;
     b->is_host = is_host;
     int i = (int)o->n_bufts++;
-    pr->buft_align[i] = ggfit__buft_alignment(pr, i);
+    pr->buft_align[i] = buft_alignment(pr, i);
     pr->buft_pads[i] = device >= 0 && !is_host &&
                        ggfit__backend(pr->devs[device]->kind)->pad_quant_rows;
     return i;

@@ -47,7 +47,7 @@ typedef struct proj {
     int8_t *dev_of;
     int dev_buft[GGFIT_MAX_DEVICES];
     /* Per buffer type, as added: its alignment and whether its backend
-     * pads quantized rows (ggfit__alloc_bytes reads these per weight). */
+     * pads quantized rows (read per weight, per cache and for the graph). */
     uint32_t buft_align[GGFIT_MAX_BUFTS];
     bool buft_pads[GGFIT_MAX_BUFTS];
     int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
@@ -95,7 +95,6 @@ ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n);
 int ggfit__dev_layer(const proj *pr, uint32_t il);
 
 /* buft.c: buffer types, added to the result as first used. */
-uint32_t ggfit__buft_alignment(const proj *pr, int b);
 int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host);
 int ggfit__cpu_buft(proj *pr);
 int ggfit__device_buft(proj *pr, int d);
