@@ -6,6 +6,7 @@
  * output reads token_embd, copied to the output layer's buffer type when
  * that is another. NextN/MTP blocks are not loaded.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -71,16 +72,20 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
     const unsigned ffn = ((1u << GGFIT_FFN_KIND_COUNT) - 1) << GGFIT_TFACT_FFN_SHIFT;
     const uint32_t n_layer = hp->n_layer;
     const bool nextn = hp->n_nextn != 0;
-    /* Worked out once per projection, not per tensor: the buffer type of
-     * each layer's weights, il <= n_layer (-1: the CPU list, which depends
-     * on the tensor; the devices' types exist already, see project.c), and
-     * with block rules only, the first rule for each block and FFN kind. */
-    int8_t layer_buft[GGFIT_MAX_LAYERS + 1];
-    for (uint32_t il = 0; il <= hp->n_layer; il++) {
+    /* Worked out once per projection, not per tensor: with block rules
+     * only, the first rule for each block and FFN kind, and the buffer type
+     * of each layer's weights, il <= n_layer (-1: the CPU list, which
+     * depends on the tensor; the devices' types exist already, see
+     * project.c). On the heap: arrays for GGFIT_MAX_LAYERS on the stack
+     * would fault in fresh pages of it. */
+    ggfit__block_rules *rules = ggfit__malloc(n_layer * sizeof *rules + n_layer + 1);
+    if (!rules)
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    int8_t *layer_buft = (int8_t *)(rules + n_layer);
+    for (uint32_t il = 0; il <= n_layer; il++) {
         int d = ggfit__dev_layer(pr, il);
         layer_buft[il] = (int8_t)(d < 0 ? -1 : ggfit__device_buft(pr, d));
     }
-    ggfit__block_rules rules[GGFIT_MAX_LAYERS];
     bool by_table = pr->n_rules && !pr->n_regex;
     if (by_table)
         ggfit__override_table(pr, rules, n_layer);
@@ -182,6 +187,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
             pr->out->bufts[b].mem.model += ggfit__alloc_bytes(pr, b, embd->info);
         pr->tied_buft = b;
     }
+    free(rules);
     return GGFIT_OK;
 }
 
