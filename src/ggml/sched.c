@@ -906,49 +906,107 @@ static ggfit_status check_targets(const sched *s, int32_t i)
     return GGFIT_OK;
 }
 
-/* Marks the lists in s->tf and checks every index; counts in *slots the
- * source slots of non-view nodes, which bounds the copies. */
-static ggfit_status check_graph(sched *s, size_t *slots)
+/* Rule 1 decides a tensor without a caller's backend when it has memory
+ * (its own or its view_src's), is a graph input, or (but for ROPE and
+ * FLASH_ATTN_EXT) uses a weight, in that order; see backend_from_cur. Adds
+ * listed tensor i to the prep's rule1 when rule 1 decides it; every
+ * listed tensor's TF_MEM is set. */
+static void rule1_note(ggfit_sched_prep *prep, const ggfit_st *t, int32_t i)
 {
-    size_t n = s->n;
-    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
-        bool leaf = k < s->n_leafs;
-        int32_t i = leaf ? s->leafs[k] : s->nodes[k - s->n_leafs];
-        if (i < 0 || (size_t)i >= n)
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: %s %zu: tensor %d out of range",
-                               leaf ? "leaf" : "node", leaf ? k : k - s->n_leafs, (int)i);
-        if (s->tf[i] & (TF_LEAF | TF_NODE))
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d (%.64s) is listed twice",
-                               (int)i, nm(&s->t[i]));
-        s->tf[i] |= leaf ? TF_LEAF : TF_NODE;
-    }
-    *slots = 0;
-    for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
-        bool leaf = k < s->n_leafs;
-        int32_t i = leaf ? s->leafs[k] : s->nodes[k - s->n_leafs];
-        const ggfit_st *t = &s->t[i];
-        if (t->n_src > GGFIT_GALLOC_MAX_SRC || (leaf && t->n_src > 0))
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: %u sources%s", (int)i,
-                               (unsigned)t->n_src, leaf ? " on a leaf" : "");
-        if (t->view_src != -1 &&
-            (t->view_src < 0 || (size_t)t->view_src >= n || t->view_src == i ||
-             !(s->tf[t->view_src] & (TF_LEAF | TF_NODE)) || s->t[t->view_src].view_src >= 0))
-            return ggfit__fail(s->err, GGFIT_EINVAL,
-                               "sched: tensor %d: view_src %d is not a non-view tensor of the graph",
-                               (int)i, (int)t->view_src);
-        int rc = check_targets(s, i);
-        if (rc != GGFIT_OK)
-            return rc;
-        for (unsigned j = 0; j < t->n_src; j++) {
-            int32_t p = t->src[j];
-            if (p != -1 && (p < 0 || (size_t)p >= n || p == i || !(s->tf[p] & (TF_LEAF | TF_NODE))))
-                return ggfit__fail(s->err, GGFIT_EINVAL,
-                                   "sched: tensor %d: source %u (%d) is not in the graph",
-                                   (int)i, j, (int)p);
+    const ggfit_st *ti = &t[i];
+    if (ti->backend >= 0)
+        return;
+    int32_t owner = ti->view_src >= 0 ? ti->view_src : i, by = -1;
+    uint8_t kind = GGFIT_RULE1_WEIGHT;
+    if (prep->tf[owner] & TF_MEM) {
+        kind = GGFIT_RULE1_MEMORY;
+        by = owner;
+    } else if (ti->flags & GGFIT_TF_INPUT) {
+        kind = GGFIT_RULE1_INPUT;
+    } else if (ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT) {
+        for (unsigned j = 0; j < ti->n_src && by < 0; j++) {
+            int32_t w = ti->src[j];
+            if (w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights)
+                by = w;
         }
-        if (!leaf && !is_view_op(t->op))
-            *slots += t->n_src;
     }
+    if (by < 0 && kind != GGFIT_RULE1_INPUT)
+        return;
+    prep->rule1[prep->n_rule1] = i;
+    prep->rule1_by[prep->n_rule1] = by;
+    prep->rule1_kind[prep->n_rule1++] = kind;
+}
+
+/* Marks the lists in s->tf and checks every index; counts in *slots the
+ * source slots of non-view nodes, which bounds the copies. With a prep
+ * (s->tf is prep->tf), the same two walks fill it: TF_MEM as the lists are
+ * marked, then, once every listed tensor is marked, TF_WEIGHT, the
+ * non-view nodes and rule 1's tensors. Each walk goes through the leafs,
+ * then the nodes, and stops at the first entry that fails. */
+static ggfit_status check_graph(sched *s, size_t *slots, ggfit_sched_prep *prep)
+{
+    /* n <= INT32_MAX (the callers check), so one unsigned test covers
+     * i < 0 and i >= n, and one covers a target's [-1, count). */
+    const uint32_t n = (uint32_t)s->n;
+    const uint32_t n_bufts = (uint32_t)s->in->n_bufts, n_backends = (uint32_t)s->in->n_backends;
+    const ggfit_st *t = s->t;
+    uint8_t *tf = s->tf;
+    for (int part = 0; part < 2; part++) {
+        bool leaf = part == 0;
+        const int32_t *list = leaf ? s->leafs : s->nodes;
+        size_t count = leaf ? s->n_leafs : s->n_nodes;
+        for (size_t k = 0; k < count; k++) {
+            int32_t i = list[k];
+            if ((uint32_t)i >= n)
+                return ggfit__fail(s->err, GGFIT_EINVAL, "sched: %s %zu: tensor %d out of range",
+                                   leaf ? "leaf" : "node", k, (int)i);
+            if (tf[i] & (TF_LEAF | TF_NODE))
+                return ggfit__fail(s->err, GGFIT_EINVAL,
+                                   "sched: tensor %d (%.64s) is listed twice", (int)i, nm(&t[i]));
+            tf[i] |= leaf ? TF_LEAF : TF_NODE;
+            if (prep && t[i].buft >= 0)
+                tf[i] |= TF_MEM;
+        }
+    }
+    size_t n_slots = 0;
+    for (int part = 0; part < 2; part++) {
+        bool leaf = part == 0;
+        const int32_t *list = leaf ? s->leafs : s->nodes;
+        size_t count = leaf ? s->n_leafs : s->n_nodes;
+        for (size_t k = 0; k < count; k++) {
+            int32_t i = list[k];
+            const ggfit_st *ti = &t[i];
+            if (ti->n_src > (leaf ? 0 : GGFIT_GALLOC_MAX_SRC))
+                return ggfit__fail(s->err, GGFIT_EINVAL, "sched: tensor %d: %u sources%s", (int)i,
+                                   (unsigned)ti->n_src, leaf ? " on a leaf" : "");
+            int32_t v = ti->view_src;
+            if (v != -1 && ((uint32_t)v >= n || v == i || !(tf[v] & (TF_LEAF | TF_NODE)) ||
+                            t[v].view_src >= 0))
+                return ggfit__fail(s->err, GGFIT_EINVAL,
+                                   "sched: tensor %d: view_src %d is not a non-view tensor of the graph",
+                                   (int)i, (int)v);
+            if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends)
+                return check_targets(s, i);   /* says which */
+            for (unsigned j = 0; j < ti->n_src; j++) {
+                int32_t p = ti->src[j];
+                if ((uint32_t)p < n ? p == i || !(tf[p] & (TF_LEAF | TF_NODE)) : p != -1)
+                    return ggfit__fail(s->err, GGFIT_EINVAL,
+                                       "sched: tensor %d: source %u (%d) is not in the graph",
+                                       (int)i, j, (int)p);
+            }
+            if (prep) {
+                if (weight_of(ti))
+                    tf[i] |= TF_WEIGHT;
+                rule1_note(prep, t, i);
+            }
+            if (!leaf && !is_view_op(ti->op)) {
+                n_slots += ti->n_src;
+                if (prep)
+                    prep->nv[prep->n_nv++] = i;
+            }
+        }
+    }
+    *slots = n_slots;
     return GGFIT_OK;
 }
 
@@ -1086,7 +1144,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         }
     } else {
         memset(s.tf, 0, n);
-        if ((rc = check_graph(&s, &slots)) != GGFIT_OK)
+        if ((rc = check_graph(&s, &slots, NULL)) != GGFIT_OK)
             goto done;
         for (size_t i = 0; i < n; i++) {
             bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
@@ -2023,48 +2081,9 @@ ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *pr
     sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
                 .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
                 .cpu = in->n_backends - 1, .err = err, .tf = prep->tf };
-    if ((rc = check_graph(&s, &prep->slots)) != GGFIT_OK) {
+    if ((rc = check_graph(&s, &prep->slots, prep)) != GGFIT_OK) {
         ggfit__sched_prep_free(prep);
         return rc;
-    }
-    const ggfit_st *t = in->t;
-    for (size_t k = 0; k < n_list; k++) {
-        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
-        if (t[i].buft >= 0)
-            prep->tf[i] |= TF_MEM;
-        if (weight_of(&t[i]))
-            prep->tf[i] |= TF_WEIGHT;
-    }
-    for (size_t k = 0; k < in->n_nodes; k++)
-        if (!is_view_op(t[in->nodes[k]].op))
-            prep->nv[prep->n_nv++] = in->nodes[k];
-    /* Rule 1 decides a tensor without a caller's backend when it has memory
-     * (its own or its view_src's), is a graph input, or (but for ROPE and
-     * FLASH_ATTN_EXT) uses a weight, in that order; see backend_from_cur. */
-    for (size_t k = 0; k < n_list; k++) {
-        int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
-        const ggfit_st *ti = &t[i];
-        if (ti->backend >= 0)
-            continue;
-        int32_t owner = ti->view_src >= 0 ? ti->view_src : i, by = -1;
-        uint8_t kind = GGFIT_RULE1_WEIGHT;
-        if (prep->tf[owner] & TF_MEM) {
-            kind = GGFIT_RULE1_MEMORY;
-            by = owner;
-        } else if (ti->flags & GGFIT_TF_INPUT) {
-            kind = GGFIT_RULE1_INPUT;
-        } else if (ti->op != GGFIT_OP_ROPE && ti->op != GGFIT_OP_FLASH_ATTN_EXT) {
-            for (unsigned j = 0; j < ti->n_src && by < 0; j++) {
-                int32_t w = ti->src[j];
-                if (w >= 0 && t[w].view_src < 0 && (prep->tf[w] & TF_MEM) && t[w].weights)
-                    by = w;
-            }
-        }
-        if (by < 0 && kind != GGFIT_RULE1_INPUT)
-            continue;
-        prep->rule1[prep->n_rule1] = i;
-        prep->rule1_by[prep->n_rule1] = by;
-        prep->rule1_kind[prep->n_rule1++] = kind;
     }
     return GGFIT_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * buft.c - buffer types: the CPU list of llama_model's make_cpu_buft_list
  * (a device's pinned host type, CPU_REPACK, CPU), each device's own type,
- * and the bytes a tensor takes in each (the backend's get_alloc_size,
- * padded to its alignment). The backends' rules are ggml/backend.c's table.
+ * and what the bytes a tensor takes in each depend on (the backend's
+ * get_alloc_size, padded to its alignment: ggfit__alloc_bytes, inline in
+ * project.h). The backends' rules are ggml/backend.c's table.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,21 +12,12 @@
 #include "ggml/backend.h"
 #include "llama/project.h"
 
-uint32_t ggfit__buft_alignment(const proj *pr, int b)
+static uint32_t buft_alignment(const proj *pr, int b)
 {
     int32_t d = pr->out->bufts[b].device;
     if (d < 0 || pr->out->bufts[b].is_host)
         return 32;
     return ggfit__backend(pr->devs[d]->kind)->alignment;
-}
-
-/* Bytes a tensor takes in buffer type b: the backend's alloc size, padded. */
-uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
-{
-    uint64_t n = t->n_bytes;
-    if (pr->buft_pads[b] && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
-        n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
-    return GGFIT_PAD(n, pr->buft_align[b]);
 }
 
 int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
@@ -37,7 +29,7 @@ int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host)
     b->device = device;
     b->is_host = is_host;
     int i = (int)o->n_bufts++;
-    pr->buft_align[i] = ggfit__buft_alignment(pr, i);
+    pr->buft_align[i] = buft_alignment(pr, i);
     pr->buft_pads[i] = device >= 0 && !is_host &&
                        ggfit__backend(pr->devs[device]->kind)->pad_quant_rows;
     return i;

@@ -132,7 +132,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
     ggfit_sched_backend backends[GGFIT_SCHED_MAX_BACKENDS];
     for (uint32_t b = 0; b < o->n_bufts; b++)
         bufts[b] = (ggfit_sched_buft){ .name = o->bufts[b].name, .is_host = o->bufts[b].is_host,
-                                       .alignment = ggfit__buft_alignment(pr, (int)b),
+                                       .alignment = pr->buft_align[b],
                                        .max_size = UINT64_MAX };
     uint32_t cpu_usable = 0;
     for (uint32_t b = 0; b < o->n_bufts; b++)

@@ -102,7 +102,7 @@ int ggfit__context_buft(proj *pr, uint32_t il)
 
 void ggfit__add_context(proj *pr, int b, uint64_t bytes)
 {
-    pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, ggfit__buft_alignment(pr, b));
+    pr->out->bufts[b].mem.context += GGFIT_PAD(bytes, pr->buft_align[b]);
 }
 
 /* Sliding window: the arch's period unless the file gives one, and the

@@ -851,6 +851,11 @@ const uint16_t *ggfit__model_facts(const ggfit_model *m)
     return m->facts;
 }
 
+const ggfit_tensor *ggfit__model_tensors(const ggfit_model *m)
+{
+    return m->tensors;
+}
+
 int ggfit__model_recurrent(const ggfit_model *m, uint32_t il)
 {
     return m->recurrent && il < m->hp.n_layer ? m->recurrent[il] : -1;

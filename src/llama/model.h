@@ -46,6 +46,8 @@ enum {
     GGFIT_TFACT_OUTPUT = 1 << 9,     /* named "output.weight" */
 };
 const uint16_t *ggfit__model_facts(const ggfit_model *m);
+/* The tensors as one array, ggfit_model_tensor(m, i) for i < n_tensors. */
+const ggfit_tensor *ggfit__model_tensors(const ggfit_model *m);
 
 /* Whether the file's attention.recurrent_layers marks layer il recurrent
  * (1) or not (0); -1 when the file has no such key. */

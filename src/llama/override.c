@@ -143,8 +143,35 @@ ggfit_status ggfit__setup_overrides(proj *pr)
     /* -ncmoe N: one such pattern per block below N. */
     if (p->n_cpu_moe)
         pr->rules[pr->n_rules++] = (struct rule){ .layer = -2, .kind = GGFIT_FFN_EXPERTS, .target = -1 };
-    index_rules(pr);
+    /* With block rules only, weights.c looks targets up in the table of
+     * ggfit__override_table instead. */
+    if (pr->n_regex)
+        index_rules(pr);
     return GGFIT_OK;
+}
+
+void ggfit__override_table(const proj *pr, ggfit__block_rules *tab, uint32_t n)
+{
+    for (uint32_t il = 0; il < n; il++) {
+        for (uint32_t k = 0; k < GGFIT_FFN_KIND_COUNT; k++)
+            tab[il].first[k] = UINT16_MAX;
+        tab[il].kinds = 0;
+    }
+    /* From the last rule to the first, so that the first one matching wins. */
+    for (uint32_t i = pr->n_rules; i-- > 0;) {
+        const struct rule *r = &pr->rules[i];
+        uint32_t lo = 0, hi = n;   /* the blocks it matches, [lo, hi) */
+        if (r->layer >= 0) {
+            lo = (uint32_t)r->layer;
+            hi = lo < n ? lo + 1 : lo;
+        } else if (r->layer == -2 && pr->p->n_cpu_moe < n) {
+            hi = pr->p->n_cpu_moe;
+        }
+        for (uint32_t il = lo; il < hi; il++) {
+            tab[il].first[r->kind] = (uint16_t)i;
+            tab[il].kinds |= (uint8_t)(1u << r->kind);
+        }
+    }
 }
 
 /* Target of the first override matching a tensor: a device, -1 for the

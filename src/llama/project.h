@@ -23,6 +23,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "base/base.h"
 #include "ggfit.h"
 #include "llama/arch.h"
 #include "llama/model.h"
@@ -46,7 +47,7 @@ typedef struct proj {
     int8_t *dev_of;
     int dev_buft[GGFIT_MAX_DEVICES];
     /* Per buffer type, as added: its alignment and whether its backend
-     * pads quantized rows (ggfit__alloc_bytes reads these per weight). */
+     * pads quantized rows (read per weight, per cache and for the graph). */
     uint32_t buft_align[GGFIT_MAX_BUFTS];
     bool buft_pads[GGFIT_MAX_BUFTS];
     int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
@@ -94,11 +95,24 @@ ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n);
 int ggfit__dev_layer(const proj *pr, uint32_t il);
 
 /* buft.c: buffer types, added to the result as first used. */
-uint32_t ggfit__buft_alignment(const proj *pr, int b);
-uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t);
 int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host);
 int ggfit__cpu_buft(proj *pr);
 int ggfit__device_buft(proj *pr, int d);
+/* Bytes a tensor takes in buffer type b: the backend's alloc size (a
+ * backend that pads quantized rows adds the bytes of the columns up to the
+ * next multiple of 512), padded to the buffer type's alignment. Inline: the
+ * weights ask it once per tensor and projection. */
+static inline uint64_t ggfit__alloc_bytes_in(uint32_t align, bool pads, const ggfit_tensor_info *t)
+{
+    uint64_t n = t->n_bytes;
+    if (pads && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
+        n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
+    return GGFIT_PAD(n, align);
+}
+static inline uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
+{
+    return ggfit__alloc_bytes_in(pr->buft_align[b], pr->buft_pads[b], t);
+}
 /* The CPU list's choice for weight t used by op: the host buffer type, CPU_REPACK or CPU. */
 int ggfit__select_cpu(proj *pr, const ggfit_tensor_info *t, weight_op op);
 /* Where the CPU backend computes: the first device's host buffer type, else CPU. */
@@ -109,6 +123,29 @@ int ggfit__cpu_compute_buft(proj *pr);
 ggfit_status ggfit__setup_overrides(proj *pr);
 int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts);
 void ggfit__overrides_free(proj *pr);
+/* With block rules only (n_regex == 0) the rule a tensor of block il
+ * matches depends on il and the tensor's FFN kinds alone. Per block: the
+ * first rule matching a tensor of each kind, and the kinds that have one
+ * (bit k: kind k). */
+typedef struct ggfit__block_rules {
+    uint16_t first[GGFIT_FFN_KIND_COUNT];
+    uint8_t kinds;
+} ggfit__block_rules;
+/* Fills the table for blocks il < n, so that ggfit__override_block_target
+ * gives ggfit__override_target's answer without a scan. */
+void ggfit__override_table(const proj *pr, ggfit__block_rules *tab, uint32_t n);
+static inline int ggfit__override_block_target(const proj *pr, const ggfit__block_rules *br,
+                                               uint16_t facts)
+{
+    unsigned kinds = (facts >> GGFIT_TFACT_FFN_SHIFT) & br->kinds;
+    if (!kinds)
+        return -2;
+    unsigned best = UINT16_MAX;
+    for (unsigned k = 0; kinds; k++, kinds >>= 1)
+        if ((kinds & 1) && br->first[k] < best)
+            best = br->first[k];
+    return pr->rules[best].target;
+}
 
 /* Whether a rule can match a tensor with these facts at all: block rules
  * (the fit's, -cmoe's, -ncmoe's) only match FFN tensors, so with no regex

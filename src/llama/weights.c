@@ -6,6 +6,7 @@
  * output reads token_embd, copied to the output layer's buffer type when
  * that is another. NextN/MTP blocks are not loaded.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -36,24 +37,29 @@ static int select_cpu(proj *pr, const ggfit_tensor *t, weight_op op)
     return ggfit__select_cpu(pr, &created, op);
 }
 
-static int place_weight(proj *pr, const ggfit_tensor *t, weight_op op, int64_t layer,
-                        uint16_t facts)
+/* Places the tensors from i on that are block il's, as long as they go to
+ * buffer type b, the block's, with nothing to decide: not read by
+ * GET_ROWS, of no FFN kind in stop (the block's rules) and not an
+ * embedding or output tensor. The common case; returns the end of the
+ * run, i when it is empty. */
+static uint64_t place_run(const proj *pr, const ggfit_tensor *tensors, const uint16_t *facts,
+                          uint64_t i, uint64_t n, int32_t il, int b, unsigned stop,
+                          int32_t *placement, uint64_t *model)
 {
-    int target = ggfit__override_may_match(pr, facts)
-                 ? ggfit__override_target(pr, t->info->name, t->layer, facts) : -2;
-    if (target == -1)
-        return select_cpu(pr, t, op);
-    if (target >= 0)
-        return ggfit__device_buft(pr, target);
-    if (layer < 0 || op == OP_GET_ROWS)
-        return select_cpu(pr, t, op);
-    int d = ggfit__dev_layer(pr, (uint32_t)layer);
-    return d < 0 ? select_cpu(pr, t, op) : ggfit__device_buft(pr, d);
-}
-
-static void add_model(proj *pr, int b, const ggfit_tensor_info *t)
-{
-    pr->out->bufts[b].mem.model += ggfit__alloc_bytes(pr, b, t);
+    const uint32_t align = pr->buft_align[b];
+    const bool pads = pr->buft_pads[b];
+    stop |= GGFIT_TFACT_TOKEN_EMBD | GGFIT_TFACT_OUTPUT;
+    uint64_t sum = 0;
+    for (; i < n && tensors[i].layer == il; i++) {
+        uint16_t f = facts[i];
+        if ((f & stop) || (f & GGFIT_TFACT_OP) == OP_GET_ROWS)
+            break;
+        sum += ggfit__alloc_bytes_in(align, pads, tensors[i].info);
+        if (placement)
+            placement[i] = b;
+    }
+    model[b] += sum;
+    return i;
 }
 
 ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
@@ -61,23 +67,61 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
     const ggfit_model *m = pr->m;
     const ggfit_hparams *hp = pr->hp;
     uint64_t n = ggfit_model_n_tensors(m);
+    const ggfit_tensor *tensors = ggfit__model_tensors(m);
     const uint16_t *facts = ggfit__model_facts(m);
+    const unsigned ffn = ((1u << GGFIT_FFN_KIND_COUNT) - 1) << GGFIT_TFACT_FFN_SHIFT;
+    const uint32_t n_layer = hp->n_layer;
+    const bool nextn = hp->n_nextn != 0;
+    /* Worked out once per projection, not per tensor: with block rules
+     * only, the first rule for each block and FFN kind, and the buffer type
+     * of each layer's weights, il <= n_layer (-1: the CPU list, which
+     * depends on the tensor; the devices' types exist already, see
+     * project.c). On the heap: arrays for GGFIT_MAX_LAYERS on the stack
+     * would fault in fresh pages of it. */
+    ggfit__block_rules *rules = ggfit__malloc(n_layer * sizeof *rules + n_layer + 1);
+    if (!rules)
+        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
+    int8_t *layer_buft = (int8_t *)(rules + n_layer);
+    for (uint32_t il = 0; il <= n_layer; il++) {
+        int d = ggfit__dev_layer(pr, il);
+        layer_buft[il] = (int8_t)(d < 0 ? -1 : ggfit__device_buft(pr, d));
+    }
+    bool by_table = pr->n_rules && !pr->n_regex;
+    if (by_table)
+        ggfit__override_table(pr, rules, n_layer);
+    /* Summed here and added to the buffer types at the end. */
+    uint64_t model[GGFIT_MAX_BUFTS] = {0};
     int embd_buft = -1;
     const ggfit_tensor *embd = NULL;
     uint16_t embd_facts = 0;
     bool has_output = false;
     for (uint64_t i = 0; i < n; i++) {
-        const ggfit_tensor *t = ggfit_model_tensor(m, i);
+        const ggfit_tensor *t = &tensors[i];
+        /* Runs of block tensors that go where their block does, with a
+         * regex only one at a time, below; so are NextN/MTP blocks. */
+        if (!pr->n_regex && t->layer >= 0 && (uint32_t)t->layer < n_layer &&
+            layer_buft[t->layer] >= 0 &&
+            !(nextn && ggfit_model_layer(m, (uint32_t)t->layer)->nextn)) {
+            unsigned stop = by_table ? (unsigned)rules[t->layer].kinds << GGFIT_TFACT_FFN_SHIFT : 0;
+            uint64_t end = place_run(pr, tensors, facts, i, n, t->layer, layer_buft[t->layer], stop,
+                                     placement, model);
+            if (end > i) {
+                i = end - 1;   /* the loop's i++ moves past the run */
+                continue;
+            }
+        }
+        uint16_t f = facts[i];
         int b;
-        if (placement)
-            placement[i] = -1;
         /* NextN/MTP blocks are loaded only for speculative decoding. */
-        if (hp->n_nextn && t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
+        if (nextn && t->layer >= 0 && ggfit_model_layer(m, (uint32_t)t->layer)->nextn &&
             !(pr->arch->nextn_loaded && pr->arch->nextn_loaded(m, t)) &&
-            !(pr->p->load_mtp && pr->arch->mtp))
+            !(pr->p->load_mtp && pr->arch->mtp)) {
+            if (placement)
+                placement[i] = -1;
             continue;
-        weight_op op = (weight_op)(facts[i] & GGFIT_TFACT_OP);
-        int64_t layer = placement_layer(pr, t);
+        }
+        weight_op op = (weight_op)(f & GGFIT_TFACT_OP);
+        int64_t layer = t->layer >= 0 ? t->layer : placement_layer(pr, t);
         if (op == OP_ROPE && layer < 0) {
             /* One copy per distinct buffer type among the blocks' layers. */
             int seen[GGFIT_MAX_BUFTS] = {0};
@@ -86,28 +130,51 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
             for (uint32_t il = 0; il < n_blocks; il++) {
                 if (pr->arch->rope_freqs_layer && !pr->arch->rope_freqs_layer(m, il))
                     continue;
-                int d = ggfit__dev_layer(pr, il);
-                b = d < 0 ? ggfit__select_cpu(pr, t->info, op) : ggfit__device_buft(pr, d);
+                b = layer_buft[il] >= 0 ? layer_buft[il] : ggfit__select_cpu(pr, t->info, op);
                 if (first < 0)
                     first = b;
                 if (!seen[b]++)
-                    add_model(pr, b, t->info);
+                    model[b] += ggfit__alloc_bytes(pr, b, t->info);
             }
             if (placement)
                 placement[i] = first;
             continue;
         }
-        b = place_weight(pr, t, op, layer, facts[i]);
-        add_model(pr, b, t->info);
+        /* An override's target, else the layer's buffer type, else the
+         * CPU list; the input layer and embeddings go to the CPU list. */
+        int target = -2;
+        if (by_table) {
+            if ((f & ffn) && t->layer >= 0)
+                target = (uint32_t)t->layer < n_layer
+                         ? ggfit__override_block_target(pr, &rules[t->layer], f)
+                         : ggfit__override_target(pr, t->info->name, t->layer, f);
+        } else if (pr->n_regex) {
+            target = ggfit__override_target(pr, t->info->name, t->layer, f);
+        }
+        if (target >= 0)
+            b = ggfit__device_buft(pr, target);
+        else if (target == -1 || layer < 0 || op == OP_GET_ROWS)
+            b = select_cpu(pr, t, op);
+        else if (layer <= n_layer)
+            b = layer_buft[layer] >= 0 ? layer_buft[layer] : select_cpu(pr, t, op);
+        else {
+            int d = ggfit__dev_layer(pr, (uint32_t)layer);
+            b = d < 0 ? select_cpu(pr, t, op) : ggfit__device_buft(pr, d);
+        }
+        model[b] += ggfit__alloc_bytes(pr, b, t->info);
         if (placement)
             placement[i] = b;
-        if (facts[i] & GGFIT_TFACT_TOKEN_EMBD) {
-            embd = t;
-            embd_buft = b;
-            embd_facts = facts[i];
+        if (f & (GGFIT_TFACT_TOKEN_EMBD | GGFIT_TFACT_OUTPUT)) {
+            if (f & GGFIT_TFACT_TOKEN_EMBD) {
+                embd = t;
+                embd_buft = b;
+                embd_facts = f;
+            }
+            has_output |= (f & GGFIT_TFACT_OUTPUT) != 0;
         }
-        has_output |= (facts[i] & GGFIT_TFACT_OUTPUT) != 0;
     }
+    for (uint32_t b = 0; b < pr->out->n_bufts; b++)
+        pr->out->bufts[b].mem.model += model[b];
     /* Tied embeddings: the output layer gets token_embd again, unless its
      * buffer type already holds it. */
     if (!has_output && embd && !pr->arch->no_output) {
@@ -117,9 +184,10 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
                 : target == -1 || d < 0 ? ggfit__select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : ggfit__device_buft(pr, d);
         if (b != embd_buft || pr->arch->tied_output_copied)
-            add_model(pr, b, embd->info);
+            pr->out->bufts[b].mem.model += ggfit__alloc_bytes(pr, b, embd->info);
         pr->tied_buft = b;
     }
+    free(rules);
     return GGFIT_OK;
 }
 
