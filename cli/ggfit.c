@@ -793,6 +793,11 @@ static void heap_on_huge_pages(void)
     const char *env = getenv("GGFIT_HEAP");
     if (env && !strcmp(env, "plain"))
         return;
+    /* Room to grow the heap by 10 MB (a memory limit may not leave it),
+     * asked of the kernel and handed back before malloc is told anything. */
+    if (sbrk(10 << 20) == (void *)-1)
+        return;
+    sbrk(-(10 << 20));
     if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20) ||
         !mallopt(M_TOP_PAD, 8 << 20))
         return;
@@ -808,8 +813,13 @@ static void heap_on_huge_pages(void)
      * block's header goes: the boundary's huge page stays untouched */
     heap_gap = malloc(start - top - 64);
     if ((uintptr_t)heap_gap != top + 16 || (uintptr_t)sbrk(0) < start + huge) {
+        /* not the heap expected (or no room to grow it: a memory limit):
+         * glibc's defaults back (without its sliding mmap threshold) */
         free(heap_gap);
         heap_gap = NULL;
+        mallopt(M_TOP_PAD, 128 << 10);
+        mallopt(M_TRIM_THRESHOLD, 128 << 10);
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
         return;
     }
     end = (uintptr_t)sbrk(0) & ~(huge - 1);
