@@ -242,7 +242,7 @@ static ggfit_status fail_limit(replay *r, size_t i, const char *what)
     return ggfit__fail(r->err, GGFIT_ELIMIT, "galloc: tensor %zu: %s", i, what);
 }
 
-static ggfit_status free_tensor(replay *r, size_t i)
+static inline ggfit_status free_tensor(replay *r, size_t i)
 {
     /* Graph outputs must survive the graph. */
     if (r->t[i].flags & GGFIT_TF_OUTPUT)
@@ -276,12 +276,14 @@ static ggfit_status try_inplace(replay *r, size_t i, bool *done)
          * last point makes ggml's branch for view parents unreachable. */
         if (!ps->own)
             continue;
+        /* The tests are independent: the cheapest first, on the state
+         * already loaded. */
+        if (ps->n_children != 1 || ps->n_views != 0)
+            continue;
         if ((t[p].flags & GGFIT_TF_OUTPUT) ||
             (t[p].view_src >= 0 && (t[t[p].view_src].flags & GGFIT_TF_OUTPUT)))
             continue;
         if (!same_layout(&t[i], &t[p]))
-            continue;
-        if (ps->n_children != 1 || ps->n_views != 0)
             continue;
 
         tstate *s = &r->st[i];
@@ -420,6 +422,33 @@ static inline ggfit_status release_sources(replay *r, size_t i)
             tstate *vs = &r->st[t[p].view_src];
             if (--vs->n_views == 0 && vs->n_children == 0 && vs->own)
                 rc = free_tensor(r, (size_t)t[p].view_src);
+        } else if (ps->own) {
+            rc = free_tensor(r, (size_t)p);
+        }
+        if (rc != GGFIT_OK)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
+/* release_sources for a kept walk, over a node's sources as the keep lists
+ * them ([ref, end): non-empty slots, in slot order). */
+static inline ggfit_status release_refs(replay *r, const int32_t *ref, const int32_t *end)
+{
+    const ggfit_gt *t = r->t;
+    tstate *st = r->st;
+    for (; ref < end; ref++) {
+        int32_t p = *ref;
+        tstate *ps = &st[p];
+        /* As in release_sources: the decrement's own result is tested. */
+        if (--ps->n_children != 0 || ps->n_views != 0)
+            continue;
+        int rc = GGFIT_OK;
+        int32_t v = t[p].view_src;
+        if (v >= 0) {
+            tstate *vs = &st[v];
+            if (--vs->n_views == 0 && vs->n_children == 0 && vs->own)
+                rc = free_tensor(r, (size_t)v);
         } else if (ps->own) {
             rc = free_tensor(r, (size_t)p);
         }
@@ -937,7 +966,8 @@ static ggfit_status count_kept(kept_walk *w, size_t from, bool place_inputs)
     if (!refs)
         return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
     int rc;
-    for (size_t i = from; i < r->n; i++) {
+    size_t n = r->n;
+    for (size_t i = from; i < n; i++) {
         const ggfit_gt *ti = &t[i];
         if (mark[i] & MARK_SET)
             mark[i] = 0;
@@ -960,13 +990,23 @@ static ggfit_status count_kept(kept_walk *w, size_t from, bool place_inputs)
             if (!kept_log(w, i, i))
                 return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
         }
-        for (unsigned j = 0; j < ti->n_src; j++) {
+        unsigned n_src = ti->n_src;
+        for (unsigned j = 0; j < n_src; j++) {
             int32_t p = ti->src[j];
-            if (p < 0)
-                continue;
-            if ((size_t)p > i && !(mark[p] & MARK_SET)) {
-                st[p] = (tstate){ 0 };
-                mark[p] = MARK_SET;
+            /* One test for the rare cases (i < 2^31): an empty slot, whose
+             * index is negative, and a source at or after its consumer. */
+            if ((uint32_t)p >= (uint32_t)i) {
+                if (p < 0)
+                    continue;
+                if ((size_t)p > i && !(mark[p] & MARK_SET)) {
+                    st[p] = (tstate){ 0 };
+                    mark[p] = MARK_SET;
+                }
+                /* A source before its consumer has its view_src before it
+                 * (a view's, checked at the view); one after it must have
+                 * too. */
+                note_fwd(w, i, p);
+                w->ordered &= (size_t)t[p].view_src < i || t[p].view_src < 0;
             }
             st[p].n_children++;
             refs[nr++] = p;
@@ -977,15 +1017,9 @@ static ggfit_status count_kept(kept_walk *w, size_t from, bool place_inputs)
                 if (!kept_log(w, i, (size_t)p))
                     return ggfit__fail(r->err, GGFIT_ENOMEM, "galloc: out of memory");
             }
-            /* A source before its consumer has its view_src before it (a
-             * view's, checked at the view); one after it must have too. */
-            if ((size_t)p >= i) {
-                note_fwd(w, i, p);
-                w->ordered &= (size_t)t[p].view_src < i || t[p].view_src < 0;
-            }
         }
     }
-    ref_at[r->n] = nr;
+    ref_at[n] = nr;
     return GGFIT_OK;
 }
 
@@ -1272,6 +1306,9 @@ static ggfit_status walk_kept(kept_walk *w, size_t from, tail_try *tt)
     tstate *st = r->st;
     int rc;
     size_t grid = from, kn = tt ? tail_next(w, tt, from) : SIZE_MAX;
+    /* Each node's sources as count_kept listed them: no empty slots. */
+    const size_t *ref_at = w->k->ref_at.p;
+    const int32_t *refs = w->k->refs.p, *ref = refs + ref_at[from];
     for (size_t i = from; i < r->n;) {
         if (i == grid) {
             if (i != from && w->ckpt)
@@ -1290,15 +1327,19 @@ static ggfit_status walk_kept(kept_walk *w, size_t from, tail_try *tt)
         to = kn < to ? kn : to;
         for (; i < to; i++) {
             const ggfit_gt *ti = &t[i];
+            const int32_t *end = refs + ref_at[i + 1];
             if (ti->view_src >= 0) {
+                /* The view_src comes first in the references, when
+                 * counted. */
                 if (ti->op != GGFIT_OP_NONE)
-                    st[ti->view_src].vleft--;
+                    st[*ref++].vleft--;
             } else if (!ti->allocated && !st[i].own &&
                        (rc = place_new(r, i, ti->backend)) != GGFIT_OK) {
                 return rc;
             }
-            if ((rc = release_sources(r, i)) != GGFIT_OK)
+            if ((rc = release_refs(r, ref, end)) != GGFIT_OK)
                 return rc;
+            ref = end;
         }
     }
     return GGFIT_OK;
