@@ -89,6 +89,8 @@ typedef struct sched {
     size_t n_rule1;
     uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
                                  set when backend b can use it */
+    uint32_t shares_up;       /* bit b set when a higher-priority backend has
+                                 backend b's compute buffer type */
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of;         /* per non-view node: its first source slot */
@@ -105,6 +107,7 @@ typedef struct sched {
  * ---------------------------------------------------------------------- */
 
 #define KEEP_EVERY 32     /* node positions between checkpoints of rule 5 */
+_Static_assert((KEEP_EVERY & (KEEP_EVERY - 1)) == 0, "KEEP_EVERY is a power of two");
 
 /* Rule 5's state before node position k. */
 typedef struct ckpt {
@@ -164,10 +167,12 @@ struct ggfit_sched_keep {
     int32_t *split_out;   /* per split: the output index of its first entry */
     int32_t *out_at;      /* per checkpoint position k (k / KEEP_EVERY): the
                              output index of node k's entry, or of the next */
+    int32_t *rule1_k;     /* per tensor: its entry in the prep's rule1; -1
+                             when rule 1 does not decide it */
     int32_t *fc;          /* per tensor: the first node position that is it
                              or reads it; n_nodes when none */
-    int32_t *views;       /* the listed tensors with a view_src */
-    int32_t n_views;
+    int32_t *view_first;  /* per tensor: the first listed view of it; -1 */
+    int32_t *view_next;   /* per view: the next view of its view_src; -1 */
     uint64_t n_resumed, n_redone; /* ggfit__sched_keep_stats */
     int8_t *old_be, *old_mb; /* a resume's scratch: the kept split's
                              backend and memory of what it decides again */
@@ -295,6 +300,20 @@ static bool can_read(const sched *s, int32_t i, int b)
     return supports_buft(s, b, buft);
 }
 
+/* Fills s->buft_backends and s->shares_up from the backends. */
+static void backend_masks(sched *s)
+{
+    const ggfit_sched_in *in = s->in;
+    for (int bt = 0; bt < in->n_bufts; bt++)
+        for (int b = 0; b < in->n_backends; b++)
+            if (in->backends[b].bufts & (UINT32_C(1) << bt))
+                s->buft_backends[bt] |= UINT32_C(1) << b;
+    for (int b = 0; b < in->n_backends; b++)
+        for (int a = 0; a < b; a++)
+            if (in->backends[a].buft == in->backends[b].buft)
+                s->shares_up |= UINT32_C(1) << b;
+}
+
 /* Does a source p of a node on backend b need a copy there? */
 static bool needs_copy(const sched *s, int32_t p, int b)
 {
@@ -352,32 +371,56 @@ static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
     return GGFIT_OK;
 }
 
+/* Rule 1 for the prep's entry k, tensor i, which has no backend yet. What
+ * decides it is its own memory and the decider's (rule1_by), never another
+ * tensor's backend, so the entries can be decided in any order. */
+static inline ggfit_status rule1_entry(sched *s, size_t k, int32_t i)
+{
+    int32_t by = s->rule1_by[k];
+    int b;
+    switch (s->rule1_kind[k]) {
+    case GGFIT_RULE1_MEMORY:
+        b = backend_from_buffer(s, by, i);
+        if (b < 0) {
+            int rc = backend_from_cur(s, i, &b);   /* says why */
+            if (rc != GGFIT_OK)
+                return rc;
+        }
+        break;
+    case GGFIT_RULE1_INPUT:
+        b = s->cpu;
+        break;
+    default:
+        b = weight_backend(s, by, i);
+        break;
+    }
+    s->be[i] = (int8_t)b;
+    return GGFIT_OK;
+}
+
 /* Rule 1 as the prep has sorted it: for each tensor it can decide, what
  * decides it (see ggfit__sched_prepare), so that no source is searched. */
-static ggfit_status backends_from_prep(sched *s, const uint8_t *only)
+static ggfit_status backends_from_prep(sched *s)
 {
     for (size_t k = 0; k < s->n_rule1; k++) {
-        int32_t i = s->rule1[k], by = s->rule1_by[k];
-        if (s->be[i] >= 0 || (only && !(only[i] & KEEP_REDO)))
-            continue;
-        int b;
-        switch (s->rule1_kind[k]) {
-        case GGFIT_RULE1_MEMORY:
-            b = backend_from_buffer(s, by, i);
-            if (b < 0) {
-                int rc = backend_from_cur(s, i, &b);   /* says why */
-                if (rc != GGFIT_OK)
-                    return rc;
-            }
-            break;
-        case GGFIT_RULE1_INPUT:
-            b = s->cpu;
-            break;
-        default:
-            b = weight_backend(s, by, i);
-            break;
-        }
-        s->be[i] = (int8_t)b;
+        int32_t i = s->rule1[k];
+        int rc;
+        if (s->be[i] < 0 && (rc = rule1_entry(s, k, i)) != GGFIT_OK)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
+/* Rule 1 again for the n listed tensors, by_k[i] being tensor i's entry in
+ * the prep's rule1 (-1 for one rule 1 does not decide). A tensor listed
+ * twice is decided once. */
+static ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_t *list, size_t n)
+{
+    for (size_t q = 0; q < n; q++) {
+        int32_t i = list[q], k = by_k[i];
+        int rc;
+        if (k >= 0 && s->be[i] < 0 && (rc = rule1_entry(s, (size_t)k, i)) != GGFIT_OK)
+            return rc;
     }
     return GGFIT_OK;
 }
@@ -425,6 +468,8 @@ static void settle(sched *s, int32_t i)
     }
     /* Assigned: move up to a higher-priority backend sharing its compute
      * buffer type (BLAS next to the CPU) when it can run and read it all. */
+    if (!(s->shares_up & (UINT32_C(1) << s->be[i])))
+        return;
     int own = s->in->backends[s->be[i]].buft;
     for (int b = 0; b < s->be[i]; b++) {
         if (s->in->backends[b].buft != own || !supports_op(s, b, i))
@@ -449,7 +494,7 @@ static ggfit_status assign_backends(sched *s)
 
     /* Rule 1: where the data is. Caller assignments stay. A prep lists
      * the tensors it can decide; the others stay unassigned. */
-    if (s->rule1 && (rc = backends_from_prep(s, NULL)) != GGFIT_OK)
+    if (s->rule1 && (rc = backends_from_prep(s)) != GGFIT_OK)
         return rc;
     for (size_t k = 0; !s->rule1 && k < s->n_leafs + s->n_nodes; k++) {
         int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
@@ -563,66 +608,84 @@ static ggfit_status make_splits(sched *s)
 /* Rule 5 from node k on, the split under way being the last one. */
 static ggfit_status splits_from(sched *s, size_t k)
 {
+    _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
+    const int32_t *nodes = s->nodes;
+    const int8_t *be = s->be;
     size_t n_nodes = s->n_nodes;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
+    bool copies = s->in->n_copies > 1;
+    /* The next node position that gets a checkpoint, when kept. */
+    size_t next_ck = s->keep ? (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : SIZE_MAX;
 
     for (; k < n_nodes; k++) {
-        if (s->keep)
+        if (k == next_ck) {
             keep_checkpoint(s, k);
-        int32_t i = s->nodes[k];
+            next_ck += KEEP_EVERY;
+        }
+        int32_t i = nodes[k];
         const ggfit_st *nd = &t[i];
         if (is_view_op(nd->op))
             continue;
-        int nb = s->be[i];
+        int nb = be[i];
 
-        bool new_split = false;
-        if (nb == cur && sp->n_inputs > 0) {
-            for (unsigned j = 0; j < nd->n_src && !new_split; j++) {
-                int32_t p = nd->src[j];
-                if (p < 0)
+        /* The sources that need a copy on nb, the node's split's backend
+         * whether or not a split starts here. */
+        unsigned need = 0;
+        for (unsigned j = 0; j < nd->n_src; j++) {
+            int32_t p = nd->src[j];
+            if (p < 0)
+                continue;
+            if (be[p] < 0)
+                return fail_unplaced(s, p);
+            if (needs_copy(s, p, nb))
+                need |= 1u << j;
+        }
+
+        bool new_split = nb != cur;
+        if (!new_split && need && sp->n_inputs > 0) {
+            for (unsigned j = 0; need >> j && !new_split; j++) {
+                if (!(need >> j & 1))
                     continue;
-                if (s->be[p] < 0)
-                    return fail_unplaced(s, p);
+                int32_t p = nd->src[j];
                 /* A weight the backend cannot read: a new split lets the
-                 * copies of earlier weights be freed. */
-                if (is_weight(s, p) && needs_copy(s, p, cur))
-                    new_split = true;
-                /* ggml checks a full split only when it is exactly full,
-                 * against any source that would need a new input. */
-                else if (sp->n_inputs >= sp->capacity && needs_copy(s, p, cur) &&
-                         find_copy(s, p, cur) < 0)
-                    new_split = true;
+                 * copies of earlier weights be freed. ggml checks a full
+                 * split only when it is exactly full, against any source
+                 * that would need a new input. */
+                new_split = is_weight(s, p) ||
+                            (sp->n_inputs >= sp->capacity && find_copy(s, p, cur) < 0);
             }
         }
-        if (nb != cur || new_split) {
+        if (new_split) {
             sp->k_end = (int32_t)k;
             sp = &s->splits[s->n_splits++];
             *sp = (split){ .backend = nb, .k_start = (int32_t)k, .rec_first = s->n_rec };
             cur = nb;
         }
 
-        for (unsigned j = 0; j < nd->n_src; j++) {
+        for (unsigned j = 0; copies && j < nd->n_src; j++) {
             int32_t p = nd->src[j];
-            if (p < 0)
-                continue;
-            if (s->be[p] < 0)
-                return fail_unplaced(s, p);
-            if (s->in->n_copies > 1 && (t[p].flags & GGFIT_TF_INPUT) &&
-                !(s->tf[p] & TF_GRAPH_INPUT)) {
+            if (p >= 0 && (t[p].flags & GGFIT_TF_INPUT) && !(s->tf[p] & TF_GRAPH_INPUT)) {
                 s->tf[p] |= TF_GRAPH_INPUT;
                 s->graph_inputs[s->n_graph_inputs++] = p;
             }
-            int32_t *sr = &s->srec[s->slot_of[i] + (int32_t)j];
-            *sr = -1;
-            if (!needs_copy(s, p, cur) || (*sr = find_copy(s, p, cur)) >= 0)
+        }
+        /* Each slot reads its source, or the copy on cur it was rewired to. */
+        int32_t *sr = &s->srec[s->slot_of[i]];
+        for (unsigned j = 0; j < nd->n_src; j++)
+            sr[j] = -1;
+        for (unsigned j = 0; need >> j; j++) {
+            if (!(need >> j & 1))
+                continue;
+            int32_t p = nd->src[j];
+            if ((sr[j] = find_copy(s, p, cur)) >= 0)
                 continue;
             if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
                 return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
             s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
                                            .pos_cur = -1, .backend = (int8_t)cur };
-            *sr = s->n_rec;
+            sr[j] = s->n_rec;
             s->head[p] = s->n_rec++;
             if (sp->n_inputs >= sp->capacity)
                 sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
@@ -736,6 +799,10 @@ static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0,
 {
     int n_copies = s->in->n_copies;
     bool skip_mem = s->in->for_galloc;
+    const int32_t *nodes = s->nodes;
+    const int8_t *mb = s->mb;
+    int32_t *pos = s->pos;
+    int32_t *out_at = s->keep ? s->keep->out_at : NULL;   /* per checkpoint */
 #define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
 #define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
     for (int32_t sp = sp0; sp < s->n_splits; sp++) {
@@ -759,13 +826,13 @@ static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0,
                 k = k_kept;
             }
         }
-        for (; q < spl->k_end; q++) {
-            if (s->keep && q % KEEP_EVERY == 0)
-                s->keep->out_at[q / KEEP_EVERY] = (int32_t)k;
-            int32_t i = s->nodes[q];
-            if (HAS_MEM(i) && !reads_fresh(s, i))
+        for (int32_t end = spl->k_end; q < end; q++) {
+            if (out_at && (q & (KEEP_EVERY - 1)) == 0)
+                out_at[q / KEEP_EVERY] = (int32_t)k;
+            int32_t i = nodes[q];
+            if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
                 continue;
-            s->pos[i] = (int32_t)k;
+            pos[i] = (int32_t)k;
             PUT(i, GGFIT_SCHED_ORIG);
         }
     }
@@ -793,77 +860,97 @@ static bool strided(const ggfit_st *t)
     return false;
 }
 
-/* Fills output entries [k0, n_out). With same, entries are first built
- * aside and compared with what the buffer holds (the previous split's
- * output, kept): *same is then the first index that differs. */
-static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t *same)
+/* Builds output entry k in *g. Every field is written, the empty ones too:
+ * a whole-struct copy of a blank entry costs more than the rest. The small
+ * fields after src are cleared with the padding, so that equal graphs are
+ * equal byte for byte. Copies and views have their source's type, shape and
+ * size. */
+static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t k, ggfit_gt *g)
 {
-    const ggfit_st *t = s->t;
-    ggfit_gt aside;
-    for (size_t k = k0; k < n_out; k++) {
-        int32_t o = out->origin[k];
-        const ggfit_st *src = &t[o];
-        ggfit_gt *g = same && *same == SIZE_MAX ? &aside : &out->t[k];
-        /* Every field is written here, the empty ones too: a whole-struct
-         * copy of a blank entry costs more than the rest of the loop. The
-         * small fields after src are cleared with the padding, so that
-         * equal graphs are equal byte for byte. Copies and views have their
-         * source's type, shape and size. */
-        g->size = src->size;
-        memcpy(g->ne, src->ne, sizeof g->ne);
-        g->type = src->type;
-        g->flags = 0;
-        g->view_src = -1;
-        g->view_offs = 0;
-        memset(g->src, 0xff, sizeof g->src);   /* every slot -1 */
-        memset(&g->n_src, 0, sizeof *g - offsetof(ggfit_gt, n_src));
-        g->op = GGFIT_OP_NONE;
-        int kd = out->kind[k];
-        if (kd == GGFIT_SCHED_ORIG) {
-            g->flags = src->flags;
-            if (s->tf[o] & TF_GRAPH_INPUT)   /* ggml sets output on it */
-                g->flags |= GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
-            g->backend = s->be[o];
-            g->op = src->op;
-            g->allocated = mem_buft(s, o) >= 0;
-            if (src->view_src >= 0) {
-                g->view_src = s->pos[src->view_src];
-                g->view_offs = src->view_offs;
-            }
-            g->n_src = src->n_src;
+    int32_t o = out->origin[k];
+    const ggfit_st *src = &s->t[o];
+    g->size = src->size;
+    memcpy(g->ne, src->ne, sizeof g->ne);
+    g->type = src->type;
+    g->flags = 0;
+    g->view_src = -1;
+    g->view_offs = 0;
+    memset(g->src, 0xff, sizeof g->src);   /* every slot -1 */
+    memset(&g->n_src, 0, sizeof *g - offsetof(ggfit_gt, n_src));
+    g->op = GGFIT_OP_NONE;
+    int kd = out->kind[k];
+    if (kd == GGFIT_SCHED_ORIG) {
+        const int32_t *pos = s->pos;
+        uint8_t tf = s->tf[o];
+        g->flags = src->flags;
+        if (tf & TF_GRAPH_INPUT)   /* ggml sets output on it */
+            g->flags |= GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+        g->backend = s->be[o];
+        g->op = src->op;
+        g->allocated = mem_buft(s, o) >= 0;
+        if (src->view_src >= 0) {
+            g->view_src = pos[src->view_src];
+            g->view_offs = src->view_offs;
+        }
+        unsigned n_src = src->n_src;
+        g->n_src = (uint8_t)n_src;
+        if ((tf & TF_NODE) && !is_view_op(src->op)) {
             /* Rule 5 rewired the sources of non-view nodes that needed a
              * copy to the copy on the node's backend. */
-            bool rewired = (s->tf[o] & TF_NODE) && !is_view_op(src->op);
-            for (unsigned j = 0; j < src->n_src; j++) {
+            const int32_t *sr = &s->srec[s->slot_of[o]];
+            for (unsigned j = 0; j < n_src; j++) {
                 int32_t p = src->src[j];
-                if (p < 0)
-                    continue;
-                int32_t r = rewired ? s->srec[s->slot_of[o] + (int32_t)j] : -1;
-                g->src[j] = r >= 0 ? s->rec[r].pos_cur : s->pos[p];
+                if (p >= 0)
+                    g->src[j] = sr[j] >= 0 ? s->rec[sr[j]].pos_cur : pos[p];
             }
-        } else if (kd == GGFIT_SCHED_DEP) {
-            /* ggml_view_tensor of the input, with the input as src[0]: it
-             * keeps the input alive until the copy is made. */
-            g->backend = s->be[o];
-            g->allocated = mem_buft(s, o) >= 0;
-            g->view_src = src->view_src >= 0 ? s->pos[src->view_src] : s->pos[o];
-            g->view_offs = src->view_src >= 0 ? src->view_offs : 0;
-            g->src[0] = s->pos[o];
-            g->n_src = 1;
         } else {
-            /* A copy: a fresh tensor with the source's layout. A split
-             * input's copies are on the split's backend; a graph input's
-             * extra copies stay on its backend. */
-            if (s->in->n_copies > 1)
-                g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
-            g->backend = out->copy_backend[k] >= 0 ? out->copy_backend[k] : s->be[o];
-            g->strided = strided(src);
+            for (unsigned j = 0; j < n_src; j++) {
+                int32_t p = src->src[j];
+                if (p >= 0)
+                    g->src[j] = pos[p];
+            }
         }
-        if (g == &aside && memcmp(&aside, &out->t[k], sizeof aside) != 0) {
-            *same = k;
-            out->t[k] = aside;
+    } else if (kd == GGFIT_SCHED_DEP) {
+        /* ggml_view_tensor of the input, with the input as src[0]: it
+         * keeps the input alive until the copy is made. */
+        g->backend = s->be[o];
+        g->allocated = mem_buft(s, o) >= 0;
+        g->view_src = src->view_src >= 0 ? s->pos[src->view_src] : s->pos[o];
+        g->view_offs = src->view_src >= 0 ? src->view_offs : 0;
+        g->src[0] = s->pos[o];
+        g->n_src = 1;
+    } else {
+        /* A copy: a fresh tensor with the source's layout. A split
+         * input's copies are on the split's backend; a graph input's
+         * extra copies stay on its backend. */
+        if (s->in->n_copies > 1)
+            g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+        g->backend = out->copy_backend[k] >= 0 ? out->copy_backend[k] : s->be[o];
+        g->strided = strided(src);
+    }
+}
+
+/* Fills output entries [k0, n_out). With same, entries are first built
+ * aside and compared with what the buffer holds (the previous split's
+ * output, kept) until one differs: *same is then its index, and the rest
+ * are built in place. */
+static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t *same)
+{
+    size_t k = k0;
+    if (same && *same == SIZE_MAX) {
+        for (; k < n_out; k++) {
+            ggfit_gt aside;
+            fill_entry(s, out, k, &aside);
+            if (memcmp(&aside, &out->t[k], sizeof aside) != 0) {
+                *same = k;
+                out->t[k++] = aside;
+                break;
+            }
         }
     }
+    ggfit_gt *g = out->t;
+    for (; k < n_out; k++)
+        fill_entry(s, out, k, &g[k]);
 }
 
 /* ------------------------------------------------------------------------
@@ -1178,10 +1265,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             slot += tk->n_src;
         }
     }
-    for (int bt = 0; bt < in->n_bufts; bt++)
-        for (int b = 0; b < in->n_backends; b++)
-            if (in->backends[b].bufts & (UINT32_C(1) << bt))
-                s.buft_backends[bt] |= UINT32_C(1) << b;
+    backend_masks(&s);
 
     if (kp && (rc = keep_size(kp, &s)) != GGFIT_OK)
         goto done;
@@ -1305,7 +1389,9 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
         kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
         kp->fc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
-        kp->views = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->rule1_k = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->view_first = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->view_next = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->backend_in = carve(mem, &off, n, 1);
         kp->aside = carve(mem, &off, n, 1);
         kp->mark = carve(mem, &off, n, 1);
@@ -1382,10 +1468,11 @@ static void keep_rule1(sched *s)
     kp->n_late = n_late;
 }
 
+/* Called at every node position k that is a multiple of KEEP_EVERY. */
 static void keep_checkpoint(sched *s, size_t k)
 {
     ggfit_sched_keep *kp = s->keep;
-    if (k % KEEP_EVERY == 0 && kp->n_ck < kp->max_ck)
+    if (kp->n_ck < kp->max_ck)
         kp->ck[kp->n_ck++] = (ckpt){ .k = (int32_t)k, .n_splits = s->n_splits, .n_rec = s->n_rec,
                                      .cur = s->splits[s->n_splits - 1] };
 }
@@ -1459,13 +1546,19 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->resumable = kp->n_ck > 0;
     for (size_t k = 0; k < s->n_nodes; k++)
         kp->npos[s->nodes[k]] = (int32_t)k;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         kp->fc[i] = (int32_t)s->n_nodes;
-    kp->n_views = 0;
+        kp->rule1_k[i] = -1;
+        kp->view_first[i] = -1;
+    }
+    for (size_t k = 0; k < s->n_rule1; k++)
+        kp->rule1_k[s->rule1[k]] = (int32_t)k;
     for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
-        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
-        if (s->t[i].view_src >= 0)
-            kp->views[kp->n_views++] = i;
+        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs], v = s->t[i].view_src;
+        if (v >= 0) {
+            kp->view_next[i] = kp->view_first[v];
+            kp->view_first[v] = i;
+        }
     }
     for (size_t i = 0; i < s->n; i++)
         kp->lc[i] = -1;
@@ -1614,10 +1707,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .slot_of = kp->slot_of, .srec = kp->srec,
                 .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
                 .keep = kp, .cbe = kp->out.copy_backend };
-    for (int bt = 0; bt < in->n_bufts; bt++)
-        for (int b = 0; b < in->n_backends; b++)
-            if (in->backends[b].bufts & (UINT32_C(1) << bt))
-                s.buft_backends[bt] |= UINT32_C(1) << b;
+    backend_masks(&s);
     uint8_t *mark = kp->mark;
     int32_t *changed = kp->list, *aside_i = kp->list + n;
     int8_t *aside = kp->aside;
@@ -1650,11 +1740,13 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         *done = true;
         return;
     }
-    for (int32_t q = 0; q < kp->n_views; q++) {
-        int32_t i = kp->views[q], v = t[i].view_src;
-        if ((mark[v] & KEEP_CHANGED) && !mark[i]) {
-            mark[i] = KEEP_VIEW;
-            changed[n_chg++] = i;
+    for (size_t q = 0, n_own = n_chg; q < n_own; q++) {
+        int32_t v = changed[q];   /* (a view is never a view_src) */
+        for (int32_t i = kp->view_first[v]; i >= 0; i = kp->view_next[i]) {
+            if (!mark[i]) {
+                mark[i] = KEEP_VIEW;
+                changed[n_chg++] = i;
+            }
         }
     }
 
@@ -1686,11 +1778,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * the leafs it places after theirs, may follow a change (below).
      * Otherwise the rules run to the end. */
     size_t ke = n_nodes;
-    bool shared = false;
-    for (int b = 0; b < s.nb && !shared; b++)
-        for (int a = 0; a < b && !shared; a++)
-            shared = in->backends[a].buft == in->backends[b].buft;
-    if (!shared) {
+    if (!s.shares_up) {
         int32_t last = -1;
         for (size_t q = 0; q < n_chg; q++) {
             int32_t i = changed[q];
@@ -1725,7 +1813,9 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     for (size_t q = 0; q < n_chg; q++)
         REDO(changed[q]);
 #undef REDO
-    if (backends_from_prep(&s, mark) != GGFIT_OK)
+    if (backends_of_list(&s, kp->rule1_k, s.nodes + kw, ke - kw) != GGFIT_OK ||
+        backends_of_list(&s, kp->rule1_k, kp->late + n_late_from, n_late_to - n_late_from) != GGFIT_OK ||
+        backends_of_list(&s, kp->rule1_k, changed, n_chg) != GGFIT_OK)
         goto scratch;
     /* A changed leaf keeps its part: placed by rule 1, or left to rule 4. */
     for (size_t q = 0; q < n_chg; q++) {
