@@ -94,8 +94,10 @@ typedef struct sched {
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of;         /* per non-view node: its first source slot */
-    int32_t *srec;            /* per source slot: the copy record rule 5 rewired
-                                 it to, or -1 */
+    uint16_t *rewired;        /* per non-view node: bit j set when rule 5
+                                 rewired source j to a copy (its srec) */
+    int32_t *srec;            /* per source slot that rule 5 rewired: the copy
+                                 record it reads */
     split *splits;
     int32_t n_splits;
     ggfit_sched_keep *keep;   /* the kept state being made, or NULL */
@@ -139,6 +141,7 @@ struct ggfit_sched_keep {
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of, *srec;
+    uint16_t *rewired;
     split *splits;
     int32_t n_splits;
     ggfit_sched_out out;  /* its output, borrowing work[2] */
@@ -430,13 +433,19 @@ static ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_
  * then used only where weights are, or where no other backend ran around. */
 static void expand(sched *s, int dir, bool gpu_only, size_t from, size_t to)
 {
+    const ggfit_st *t = s->t;
+    int8_t *be = s->be;
+    int stop = gpu_only ? s->cpu : -1;   /* the backend that breaks the carry */
     int cur = -1;
-    for (size_t k = 0; k < to - from; k++) {
-        int32_t i = s->nv[dir > 0 ? from + k : to - 1 - k];
-        if (s->be[i] >= 0)
-            cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
-        else if (cur >= 0 && supports_op(s, cur, i))
-            s->be[i] = (int8_t)cur;
+    ptrdiff_t step = dir > 0 ? 1 : -1;
+    const int32_t *nv = dir > 0 ? s->nv + from : s->nv + to - 1;
+    for (size_t k = from; k < to; k++, nv += step) {
+        int32_t i = *nv;
+        int b = be[i];
+        if (b >= 0)
+            cur = b == stop ? -1 : b;
+        else if (cur >= 0 && !(t[i].unsupported & (UINT32_C(1) << cur)))
+            be[i] = (int8_t)cur;
     }
 }
 
@@ -545,23 +554,29 @@ static ggfit_status rule_4(sched *s, size_t k_from, size_t k_to)
 {
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
+    const ggfit_st *tt = s->t;
+    const int32_t *nodes = s->nodes;
+    int8_t *be = s->be;
     for (size_t k = k_from; k < k_to; k++) {
-        int32_t i = s->nodes[k];
-        const ggfit_st *t = &s->t[i];
-        if (t->view_src >= 0 && s->be[i] < 0)
-            s->be[i] = s->be[t->view_src];
+        int32_t i = nodes[k];
+        const ggfit_st *t = &tt[i];
+        int b = be[i];
+        if (b < 0 && t->view_src >= 0)
+            be[i] = (int8_t)(b = be[t->view_src]);
         for (unsigned j = 0; j < t->n_src; j++) {
-            int32_t p = t->src[j];
-            if (p < 0 || s->be[p] >= 0)
-                continue;
-            s->be[p] = s->t[p].view_src >= 0 ? s->be[s->t[p].view_src] : s->be[i];
+            int32_t p = t->src[j];   /* never i itself */
+            if (p >= 0 && be[p] < 0)
+                be[p] = tt[p].view_src >= 0 ? be[tt[p].view_src] : (int8_t)b;
         }
-        for (int b = 0; b < s->nb && s->be[i] < 0; b++)
-            if (supports_op(s, b, i))
-                s->be[i] = (int8_t)b;
-        if (s->be[i] < 0)
+        if (b >= 0)
+            continue;
+        for (int c = 0; c < s->nb && b < 0; c++)
+            if (supports_op(s, c, i))
+                b = c;
+        if (b < 0)
             return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
                                (int)i, nm(t));
+        be[i] = (int8_t)b;
     }
     return GGFIT_OK;
 }
@@ -671,10 +686,9 @@ static ggfit_status splits_from(sched *s, size_t k)
                 s->graph_inputs[s->n_graph_inputs++] = p;
             }
         }
-        /* Each slot reads its source, or the copy on cur it was rewired to. */
+        /* Each slot that needs a copy reads the copy on cur. */
+        s->rewired[i] = (uint16_t)need;
         int32_t *sr = &s->srec[s->slot_of[i]];
-        for (unsigned j = 0; j < nd->n_src; j++)
-            sr[j] = -1;
         for (unsigned j = 0; need >> j; j++) {
             if (!(need >> j & 1))
                 continue;
@@ -826,9 +840,12 @@ static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0,
                 k = k_kept;
             }
         }
+        int64_t next_ck = out_at ? ((int64_t)q + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : INT64_MAX;
         for (int32_t end = spl->k_end; q < end; q++) {
-            if (out_at && (q & (KEEP_EVERY - 1)) == 0)
+            if (q == next_ck) {
                 out_at[q / KEEP_EVERY] = (int32_t)k;
+                next_ck += KEEP_EVERY;
+            }
             int32_t i = nodes[q];
             if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
                 continue;
@@ -894,14 +911,15 @@ static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t
         }
         unsigned n_src = src->n_src;
         g->n_src = (uint8_t)n_src;
-        if ((tf & TF_NODE) && !is_view_op(src->op)) {
-            /* Rule 5 rewired the sources of non-view nodes that needed a
-             * copy to the copy on the node's backend. */
+        /* Rule 5 rewired the sources of non-view nodes that needed a copy
+         * to the copy on the node's backend. */
+        unsigned rw = (tf & TF_NODE) && !is_view_op(src->op) ? s->rewired[o] : 0;
+        if (rw) {
             const int32_t *sr = &s->srec[s->slot_of[o]];
             for (unsigned j = 0; j < n_src; j++) {
                 int32_t p = src->src[j];
                 if (p >= 0)
-                    g->src[j] = sr[j] >= 0 ? s->rec[sr[j]].pos_cur : pos[p];
+                    g->src[j] = rw >> j & 1 ? s->rec[sr[j]].pos_cur : pos[p];
             }
         } else {
             for (unsigned j = 0; j < n_src; j++) {
@@ -1165,6 +1183,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.rewired = carve(mem, &off, n * sizeof(uint16_t), _Alignof(uint16_t));
         s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
@@ -1527,6 +1546,7 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->pos = s->pos;
     kp->rec = s->rec;
     kp->slot_of = s->slot_of;
+    kp->rewired = s->rewired;
     kp->srec = s->srec;
     kp->n_rec = s->n_rec;
     kp->max_rec = s->max_rec;
@@ -1704,7 +1724,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .nv = prep->nv, .n_nv = prep->n_nv, .rule1 = prep->rule1,
                 .rule1_by = prep->rule1_by, .rule1_kind = prep->rule1_kind,
                 .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
-                .slot_of = kp->slot_of, .srec = kp->srec,
+                .slot_of = kp->slot_of, .srec = kp->srec, .rewired = kp->rewired,
                 .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
                 .keep = kp, .cbe = kp->out.copy_backend };
     backend_masks(&s);
@@ -1716,13 +1736,16 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * tensor whose buffer type changed (they live in its memory). A target
      * out of range, or memory that came or went, is for the full split. */
     uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
-    size_t n_chg = 0, n_scan = in->moving ? in->n_moving : n;
+    const int32_t *moving = in->moving;
+    const int16_t *buft_in = kp->buft_in;
+    const int8_t *backend_in = kp->backend_in;
+    size_t n_chg = 0, n_scan = moving ? in->n_moving : n;
     for (size_t q = 0; q < n_scan; q++) {
-        size_t i = in->moving ? (size_t)in->moving[q] : q;
+        size_t i = moving ? (size_t)moving[q] : q;
         if (i >= n)
             goto scratch;
         const ggfit_st *ti = &t[i];
-        if (ti->buft == kp->buft_in[i] && ti->backend == kp->backend_in[i])
+        if (ti->buft == buft_in[i] && ti->backend == backend_in[i])
             continue;
         if (!(s.tf[i] & (TF_LEAF | TF_NODE)))
             continue;
@@ -1806,8 +1829,15 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                      if (!(mark[i_] & KEEP_REDO)) { kp->old_be[i_] = s.be[i_]; kp->old_mb[i_] = s.mb[i_]; } \
                      s.be[i_] = t[i_].backend; s.mb[i_] = mem_buft_of(t, i_); \
                      mark[i_] |= KEEP_REDO; } while (0)
-    for (size_t k = kw; k < ke; k++)
-        REDO(s.nodes[k]);
+    /* The nodes first: each once, and its memory is as it was unless it or
+     * its view_src changed (then it is among the changed, redone below). */
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];
+        kp->old_be[i] = s.be[i];
+        kp->old_mb[i] = s.mb[i];
+        s.be[i] = t[i].backend;
+        mark[i] |= KEEP_REDO;
+    }
     for (size_t q = n_late_from; q < n_late_to; q++)
         REDO(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
