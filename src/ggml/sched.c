@@ -91,11 +91,14 @@ typedef struct sched {
                                  set when backend b can use it */
     uint32_t shares_up;       /* bit b set when a higher-priority backend has
                                  backend b's compute buffer type */
+    uint32_t bufts_of[GGFIT_SCHED_MAX_BACKENDS]; /* per backend: its bufts */
+    int32_t buft_of[GGFIT_SCHED_MAX_BACKENDS];   /* and its compute buft */
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of;         /* per non-view node: its first source slot */
     uint16_t *rewired;        /* per non-view node: bit j set when rule 5
-                                 rewired source j to a copy (its srec) */
+                                 rewired source j to a copy (its srec); 0 for
+                                 the other tensors */
     int32_t *srec;            /* per source slot that rule 5 rewired: the copy
                                  record it reads */
     split *splits;
@@ -216,7 +219,7 @@ static bool supports_op(const sched *s, int b, int32_t i)
 
 static bool supports_buft(const sched *s, int b, int buft)
 {
-    return buft >= 0 && (s->in->backends[b].bufts & (UINT32_C(1) << buft));
+    return buft >= 0 && (s->bufts_of[b] & (UINT32_C(1) << buft));
 }
 
 /* The buffer type a tensor's memory is in: its view_src's for a view (ggml
@@ -298,12 +301,13 @@ static bool can_read(const sched *s, int32_t i, int b)
             tb = s->be[s->t[i].view_src];
         if (tb < 0)
             return false;
-        buft = s->in->backends[tb].buft;
+        buft = s->buft_of[tb];
     }
     return supports_buft(s, b, buft);
 }
 
-/* Fills s->buft_backends and s->shares_up from the backends. */
+/* Fills s->buft_backends, s->shares_up and the per-backend copies of the
+ * backends' buffer types, which can_read reads for every source. */
 static void backend_masks(sched *s)
 {
     const ggfit_sched_in *in = s->in;
@@ -311,10 +315,13 @@ static void backend_masks(sched *s)
         for (int b = 0; b < in->n_backends; b++)
             if (in->backends[b].bufts & (UINT32_C(1) << bt))
                 s->buft_backends[bt] |= UINT32_C(1) << b;
-    for (int b = 0; b < in->n_backends; b++)
+    for (int b = 0; b < in->n_backends; b++) {
+        s->bufts_of[b] = in->backends[b].bufts;
+        s->buft_of[b] = in->backends[b].buft;
         for (int a = 0; a < b; a++)
             if (in->backends[a].buft == in->backends[b].buft)
                 s->shares_up |= UINT32_C(1) << b;
+    }
 }
 
 /* Does a source p of a node on backend b need a copy there? */
@@ -912,8 +919,8 @@ static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t
         unsigned n_src = src->n_src;
         g->n_src = (uint8_t)n_src;
         /* Rule 5 rewired the sources of non-view nodes that needed a copy
-         * to the copy on the node's backend. */
-        unsigned rw = (tf & TF_NODE) && !is_view_op(src->op) ? s->rewired[o] : 0;
+         * to the copy on the node's backend (rewired is 0 for the rest). */
+        unsigned rw = s->rewired[o];
         if (rw) {
             const int32_t *sr = &s->srec[s->slot_of[o]];
             for (unsigned j = 0; j < n_src; j++) {
@@ -1226,6 +1233,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             s.be[i] = listed ? ti->backend : -1;
             s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
             s.head[i] = -1;
+            s.rewired[i] = 0;
             s.pos[i] = -1;
             bad |= listed && ((uint32_t)(ti->buft + 1) > n_bufts ||
                               (uint32_t)(ti->backend + 1) > n_backends ||
@@ -1259,6 +1267,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             if (listed && weight_of(&in->t[i]))
                 s.tf[i] |= TF_WEIGHT;
             s.head[i] = -1;
+            s.rewired[i] = 0;
             s.pos[i] = -1;
         }
     }
@@ -1880,8 +1889,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
 #define DIRTY(i) do { int32_t i_ = (i); \
                       if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
                           s.mb[i_] != kp->old_mb[i_]) mark[i_] |= KEEP_DIRTY; } while (0)
-    for (size_t k = kw; k < ke; k++)
-        DIRTY(s.nodes[k]);
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];   /* (its memory changed only if it did) */
+        if ((mark[i] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i] != kp->old_be[i])
+            mark[i] |= KEEP_DIRTY;
+    }
     for (size_t q = n_late_from; q < n_late_to; q++)
         DIRTY(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
