@@ -1564,19 +1564,13 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->cap_out = n_lay;
     out->n_same = 0;
     kp->out = *out;
+    int32_t n_nodes = (int32_t)s->n_nodes;
     for (size_t i = 0; i < s->n; i++) {
         kp->buft_in[i] = in->t[i].buft;
         kp->backend_in[i] = in->t[i].backend;
         kp->npos[i] = -1;
-    }
-    /* A resume redoes the rules from a node on and keeps what the nodes
-     * before it read: that holds when every node reads only nodes before
-     * it, as in any graph ggml builds. */
-    kp->resumable = kp->n_ck > 0;
-    for (size_t k = 0; k < s->n_nodes; k++)
-        kp->npos[s->nodes[k]] = (int32_t)k;
-    for (size_t i = 0; i < s->n; i++) {
-        kp->fc[i] = (int32_t)s->n_nodes;
+        kp->fc[i] = n_nodes;
+        kp->lc[i] = -1;
         kp->rule1_k[i] = -1;
         kp->view_first[i] = -1;
     }
@@ -1589,33 +1583,34 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
             kp->view_first[v] = i;
         }
     }
-    for (size_t i = 0; i < s->n; i++)
-        kp->lc[i] = -1;
-    for (size_t k = 0; k < s->n_nodes; k++) {
+    /* One walk down the nodes: each one's position, and each tensor's first
+     * and last node that is it or reads it. A resume redoes the rules from a
+     * node on and keeps what the nodes before it read: that holds when every
+     * node reads only nodes before it (a node not walked yet is at k or
+     * after), as in any graph ggml builds. */
+    kp->resumable = kp->n_ck > 0;
+#define LATER(x) (kp->npos[x] < 0 && (s->tf[x] & TF_NODE))
+    for (int32_t k = 0; k < n_nodes; k++) {
         int32_t i = s->nodes[k];
-        kp->lc[i] = (int32_t)k;
-        for (unsigned j = 0; j < s->t[i].n_src; j++)
-            if (s->t[i].src[j] >= 0)
-                kp->lc[s->t[i].src[j]] = (int32_t)k;
-    }
-    for (size_t k = s->n_nodes; k-- > 0;) {
-        int32_t i = s->nodes[k];
-        kp->fc[i] = (int32_t)k;
-        for (unsigned j = 0; j < s->t[i].n_src; j++)
-            if (s->t[i].src[j] >= 0)
-                kp->fc[s->t[i].src[j]] = (int32_t)k;
-    }
-    for (size_t k = 0; k < s->n_nodes && kp->resumable; k++) {
-        const ggfit_st *t = &s->t[s->nodes[k]];
-        if (t->view_src >= 0 && kp->npos[t->view_src] >= (int32_t)k)
+        const ggfit_st *t = &s->t[i];
+        if (t->view_src >= 0 && LATER(t->view_src))
             kp->resumable = false;
+        kp->lc[i] = k;
+        if (kp->fc[i] == n_nodes)
+            kp->fc[i] = k;
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
-            if (p >= 0 && (kp->npos[p] >= (int32_t)k ||
-                           (s->t[p].view_src >= 0 && kp->npos[s->t[p].view_src] >= (int32_t)k)))
+            if (p < 0)
+                continue;
+            kp->lc[p] = k;
+            if (kp->fc[p] == n_nodes)
+                kp->fc[p] = k;
+            if (LATER(p) || (s->t[p].view_src >= 0 && LATER(s->t[p].view_src)))
                 kp->resumable = false;
         }
+        kp->npos[i] = k;
     }
+#undef LATER
     kp->valid = true;
     if (verify_on())
         keep_prev(kp, out);
