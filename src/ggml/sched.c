@@ -955,27 +955,22 @@ static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t
     }
 }
 
-/* Fills output entries [k0, n_out). With same, entries are first built
- * aside and compared with what the buffer holds (the previous split's
- * output, kept) until one differs: *same is then its index, and the rest
- * are built in place. */
+/* Fills output entries [k0, n_out). With same, the entries hold the
+ * previous split's output (kept) and are compared with what they become
+ * until one differs: *same is then its index. */
 static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t *same)
 {
-    size_t k = k0;
-    if (same && *same == SIZE_MAX) {
-        for (; k < n_out; k++) {
-            ggfit_gt aside;
-            fill_entry(s, out, k, &aside);
-            if (memcmp(&aside, &out->t[k], sizeof aside) != 0) {
-                *same = k;
-                out->t[k++] = aside;
-                break;
-            }
+    bool compare = same && *same == SIZE_MAX;
+    ggfit_gt *g = out->t, was;
+    for (size_t k = k0; k < n_out; k++) {
+        if (compare)
+            was = g[k];
+        fill_entry(s, out, k, &g[k]);   /* (its only call: inlined) */
+        if (compare && memcmp(&was, &g[k], sizeof was) != 0) {
+            *same = k;
+            compare = false;
         }
     }
-    ggfit_gt *g = out->t;
-    for (; k < n_out; k++)
-        fill_entry(s, out, k, &g[k]);
 }
 
 /* ------------------------------------------------------------------------
