@@ -82,6 +82,7 @@ typedef struct sched {
     int32_t n_graph_inputs;
     const int32_t *nv;        /* the non-view nodes, in node order */
     size_t n_nv;
+    int32_t *nv_k;            /* and their node positions */
     int32_t *nv_buf;          /* where they are listed without a prep */
     const int32_t *rule1;     /* with a prep: what rule 1 may place; else NULL */
     const int32_t *rule1_by;  /* and what decides each (ggfit_sched_prep) */
@@ -158,7 +159,8 @@ struct ggfit_sched_keep {
                              resume sets aside */
     int8_t *aside;        /* and their backends */
     uint8_t *at;          /* per node position: AT_* */
-    int32_t *nv_pos;      /* per non-view node: its node position */
+    int32_t *nv_pos;      /* per non-view node: its node position (the
+                             scratch's nv_k) */
     int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
     int32_t *lc;          /* per tensor: the last node position that is it
                              or reads it; -1 when none */
@@ -607,7 +609,7 @@ static ggfit_status fail_unplaced(sched *s, int32_t p)
                        (int)p, nm(&s->t[p]));
 }
 
-static ggfit_status splits_from(sched *s, size_t k);
+static ggfit_status splits_from(sched *s, size_t k, size_t v);
 static void keep_checkpoint(sched *s, size_t k);
 
 static ggfit_status make_splits(sched *s)
@@ -624,11 +626,13 @@ static ggfit_status make_splits(sched *s)
     *sp = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
                             : n_nodes ? s->be[s->nodes[0]] : s->cpu };
     s->n_splits = 1;
-    return splits_from(s, k);
+    return splits_from(s, k, 0);
 }
 
-/* Rule 5 from node k on, the split under way being the last one. */
-static ggfit_status splits_from(sched *s, size_t k)
+/* Rule 5 from node position k on, the split under way being the last one;
+ * v is the index among the non-view nodes of the first at or after k (view
+ * ops stay in the split they follow, so rule 5 walks the others). */
+static ggfit_status splits_from(sched *s, size_t k, size_t v)
 {
     _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
@@ -641,15 +645,15 @@ static ggfit_status splits_from(sched *s, size_t k)
     /* The next node position that gets a checkpoint, when kept. */
     size_t next_ck = s->keep ? (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : SIZE_MAX;
 
-    for (; k < n_nodes; k++) {
-        if (k == next_ck) {
-            keep_checkpoint(s, k);
-            next_ck += KEEP_EVERY;
-        }
+    for (;; v++) {
+        k = v < s->n_nv ? (size_t)s->nv_k[v] : n_nodes;
+        /* The checkpoints up to k: the views before it change nothing. */
+        for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
+            keep_checkpoint(s, next_ck);
+        if (k == n_nodes)
+            break;
         int32_t i = nodes[k];
         const ggfit_st *nd = &t[i];
-        if (is_view_op(nd->op))
-            continue;
         int nb = be[i];
 
         /* The sources that need a copy on nb, the node's split's backend
@@ -1185,6 +1189,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.nv_k = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
         s.rewired = carve(mem, &off, n * sizeof(uint16_t), _Alignof(uint16_t));
         s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
                                _Alignof(int32_t));
@@ -1280,12 +1285,13 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
     s.rec = recs;
     s.max_rec = (int32_t)slots;
     s.srec = (int32_t *)(void *)(recs + slots);
-    int32_t slot = 0;
+    int32_t slot = 0, n_nv = 0;
     for (size_t k = 0; k < s.n_nodes; k++) {
         const ggfit_st *tk = &in->t[s.nodes[k]];
         if (!is_view_op(tk->op)) {
             s.slot_of[s.nodes[k]] = slot;
             slot += tk->n_src;
+            s.nv_k[n_nv++] = (int32_t)k;
         }
     }
     backend_masks(&s);
@@ -1405,7 +1411,6 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->late = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->nv_pos = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->lc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
@@ -1463,13 +1468,14 @@ static void keep_swept(sched *s, size_t nv_from, size_t nv_to)
 static void keep_rule1(sched *s)
 {
     ggfit_sched_keep *kp = s->keep;
+    kp->nv_pos = s->nv_k;
     int32_t n_late = 0, nv = 0;
     for (size_t k = 0; k < s->n_nodes; k++) {
         int32_t i = s->nodes[k];
         kp->at[k] = at_flags(s, i);
         kp->nv_at[k] = nv;
         if (!is_view_op(s->t[i].op))
-            kp->nv_pos[nv++] = (int32_t)k;
+            nv++;
         const ggfit_st *t = &s->t[i];
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
@@ -1720,7 +1726,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .n_leafs = in->n_leafs, .n_nodes = n_nodes, .nb = in->n_backends,
                 .cpu = in->n_backends - 1, .err = NULL,
                 .be = kp->be, .mb = kp->mb, .tf = kp->tf, .head = kp->head, .pos = kp->pos,
-                .nv = prep->nv, .n_nv = prep->n_nv, .rule1 = prep->rule1,
+                .nv = prep->nv, .n_nv = prep->n_nv, .nv_k = kp->nv_pos, .rule1 = prep->rule1,
                 .rule1_by = prep->rule1_by, .rule1_kind = prep->rule1_kind,
                 .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
                 .slot_of = kp->slot_of, .srec = kp->srec, .rewired = kp->rewired,
@@ -1942,7 +1948,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     s.n_splits = ck.n_splits;
     s.splits[s.n_splits - 1] = ck.cur;
     kp->n_ck = c;
-    if (splits_from(&s, (size_t)ck.k) != GGFIT_OK)
+    if (splits_from(&s, (size_t)ck.k, (size_t)kp->nv_at[ck.k]) != GGFIT_OK)
         goto scratch;
 
     /* The output from the head of the split under way at the checkpoint,
