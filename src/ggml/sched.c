@@ -164,6 +164,9 @@ struct ggfit_sched_keep {
     int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
     int32_t *lc;          /* per tensor: the last node position that is it
                              or reads it; -1 when none */
+    int32_t *lcv;         /* and the last that is or reads it or a view of
+                             it: a node after lcv[x] of every dirty x (a
+                             resume's KEEP_DIRTY) reads nothing dirty */
     int32_t *nv_at;       /* per node position: the index among the non-view
                              nodes of the first one at or after it */
     int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
@@ -1413,6 +1416,7 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->lc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->lcv = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
         kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
@@ -1572,6 +1576,7 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
         kp->npos[i] = -1;
         kp->fc[i] = n_nodes;
         kp->lc[i] = -1;
+        kp->lcv[i] = -1;
         kp->rule1_k[i] = -1;
         kp->view_first[i] = -1;
     }
@@ -1596,17 +1601,22 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
         const ggfit_st *t = &s->t[i];
         if (t->view_src >= 0 && LATER(t->view_src))
             kp->resumable = false;
-        kp->lc[i] = k;
+        kp->lc[i] = kp->lcv[i] = k;
+        if (t->view_src >= 0)
+            kp->lcv[t->view_src] = k;
         if (kp->fc[i] == n_nodes)
             kp->fc[i] = k;
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
             if (p < 0)
                 continue;
-            kp->lc[p] = k;
+            int32_t v = s->t[p].view_src;
+            kp->lc[p] = kp->lcv[p] = k;
+            if (v >= 0)
+                kp->lcv[v] = k;
             if (kp->fc[p] == n_nodes)
                 kp->fc[p] = k;
-            if (LATER(p) || (s->t[p].view_src >= 0 && LATER(s->t[p].view_src)))
+            if (LATER(p) || (v >= 0 && LATER(v)))
                 kp->resumable = false;
         }
         kp->npos[i] = k;
@@ -1665,9 +1675,10 @@ static bool clean(const sched *s, const uint8_t *mark, int32_t i)
  * backend, nodes and inputs, the old ones shifted by the change in the
  * number of splits) and whose tensors decide as they did; n_splits when
  * none. Old splits sp0 on are in kp->old_splits, their inputs from record
- * rec0 on in kp->old_rec. */
+ * rec0 on in kp->old_rec; no node after dirty_to is or reads (directly or
+ * through a view) a dirty tensor. */
 static int32_t tail_split(const sched *s, const ggfit_sched_keep *kp, int32_t sp0,
-                          int32_t n_old_splits, int32_t rec0, int32_t n_old_rec)
+                          int32_t n_old_splits, int32_t rec0, int32_t n_old_rec, int32_t dirty_to)
 {
     const uint8_t *mark = kp->mark;
     int32_t shift = s->n_splits - (sp0 + n_old_splits), j = s->n_splits - 1;
@@ -1683,7 +1694,9 @@ static int32_t tail_split(const sched *s, const ggfit_sched_keep *kp, int32_t sp
             const int32_t *y = &kp->old_rec[2 * (b->rec_first - rec0 + r)];
             same = x->tensor == y[0] && x->backend == y[1] && clean(s, mark, x->tensor);
         }
-        for (int32_t q = a->k_start; same && q < a->k_end; q++)
+        /* (nodes after dirty_to are clean; an input's own sources are
+         * read earlier) */
+        for (int32_t q = a->k_start; same && q < a->k_end && q <= dirty_to; q++)
             same = clean(s, mark, s->nodes[q]);
         if (!same)
             break;
@@ -1882,13 +1895,16 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     if (rule_4(&s, kw, ke) != GGFIT_OK)
         goto scratch;
     /* What now differs from the kept split. */
+    int32_t dirty_to = -1;   /* the last node that is or reads something dirty */
+#define SET_DIRTY(i) do { mark[i] |= KEEP_DIRTY; \
+                          dirty_to = kp->lcv[i] > dirty_to ? kp->lcv[i] : dirty_to; } while (0)
 #define DIRTY(i) do { int32_t i_ = (i); \
                       if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
-                          s.mb[i_] != kp->old_mb[i_]) mark[i_] |= KEEP_DIRTY; } while (0)
+                          s.mb[i_] != kp->old_mb[i_]) SET_DIRTY(i_); } while (0)
     for (size_t k = kw; k < ke; k++) {
         int32_t i = s.nodes[k];   /* (its memory changed only if it did) */
         if ((mark[i] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i] != kp->old_be[i])
-            mark[i] |= KEEP_DIRTY;
+            SET_DIRTY(i);
     }
     for (size_t q = n_late_from; q < n_late_to; q++)
         DIRTY(kp->late[q]);
@@ -1912,10 +1928,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             goto scratch;
         if (b != s.be[i]) {
             s.be[i] = (int8_t)b;
-            mark[i] |= KEEP_DIRTY;
+            SET_DIRTY(i);
             fixed[n_fixed++] = i;
         }
     }
+#undef SET_DIRTY
     for (size_t q = n_late_to; q < (size_t)kp->n_late; q++) {
         int32_t i = kp->late[q], v = t[i].view_src;
         if (v >= 0 && (mark[v] & KEEP_DIRTY))
@@ -1973,7 +1990,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * decide as they did, have its output entries, moved and with their
      * indices mapped (ggfit_sched_out.tail_new): ggml-alloc's walk there
      * may meet the kept one's again. */
-    int32_t tail = tail_split(&s, kp, sp0, n_old_splits, ck.n_rec, n_old_rec);
+    int32_t tail = tail_split(&s, kp, sp0, n_old_splits, ck.n_rec, n_old_rec, dirty_to);
     size_t t_old = n_out_old;
     if (tail < s.n_splits) {
         int32_t old_j = tail - (s.n_splits - (sp0 + n_old_splits));
