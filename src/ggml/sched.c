@@ -92,6 +92,8 @@ typedef struct sched {
                                  set when backend b can use it */
     uint32_t shares_up;       /* bit b set when a higher-priority backend has
                                  backend b's compute buffer type */
+    uint32_t offloaders;      /* bit b set when backend b may take an op whose
+                                 weight is in host memory (offload_op) */
     uint32_t bufts_of[GGFIT_SCHED_MAX_BACKENDS]; /* per backend: its bufts */
     int32_t buft_of[GGFIT_SCHED_MAX_BACKENDS];   /* and its compute buft */
     copy_rec *rec;
@@ -322,6 +324,8 @@ static void backend_masks(sched *s)
                 s->buft_backends[bt] |= UINT32_C(1) << b;
     for (int b = 0; b < in->n_backends; b++) {
         s->bufts_of[b] = in->backends[b].bufts;
+        if (in->backends[b].offload != GGFIT_OFFLOAD_NEVER)
+            s->offloaders |= UINT32_C(1) << b;
         s->buft_of[b] = in->backends[b].buft;
         for (int a = 0; a < b; a++)
             if (in->backends[a].buft == in->backends[b].buft)
@@ -345,10 +349,12 @@ static int weight_backend(const sched *s, int32_t w, int32_t i)
     int wb = backend_from_buffer(s, w, i);
     /* A weight in host memory: a device that finds the batch large enough
      * would rather copy the weight than leave the op to the CPU. */
-    if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host)
-        for (int g = 0; g < wb; g++)
-            if (supports_op(s, g, i) && wants_offload(s, g, i))
+    if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host) {
+        uint32_t may = s->offloaders & ~s->t[i].unsupported;
+        for (int g = 0; g < wb && (may >> g); g++)
+            if ((may >> g & 1) && wants_offload(s, g, i))
                 return g;
+    }
     return wb;   /* the first weight decides, even when nothing fits */
 }
 
