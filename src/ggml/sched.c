@@ -547,25 +547,26 @@ static ggfit_status assign_backends(sched *s)
     return rule_4(s, 0, s->n_nodes);
 }
 
-/* Rules 2 and 3 from non-view node nv_from on, and rule 4 from node
- * position k_from on: from the start, or, resuming, from a node rule 1
- * placed (see ggfit_sched_keep). */
-static void keep_swept(sched *s, size_t nv_from, size_t nv_to);
-
-/* The sweeps over non-view nodes [nv_from, nv_to), and rule 3 over
- * [nv_from, settle_to). */
+/* Rules 2 and 3 (and rule 4 below) run from the start or, resuming, from a
+ * node rule 1 placed (see ggfit_sched_keep): the sweeps over non-view nodes
+ * [nv_from, nv_to), and rule 3 over [nv_from, settle_to). */
 static void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to)
 {
     expand(s, 1, true, nv_from, nv_to);
     expand(s, -1, true, nv_from, nv_to);
     expand(s, 1, false, nv_from, nv_to);
     expand(s, -1, false, nv_from, nv_to);
-    if (s->keep)
-        keep_swept(s, nv_from, settle_to);
 
-    /* Rule 3. */
-    for (size_t k = nv_from; k < settle_to; k++)
-        settle(s, s->nv[k]);
+    /* Rule 3, which changes only the node it settles. The keep notes which
+     * nodes had a backend before it (rule 3 moves none of those when no two
+     * backends share a buffer type). */
+    uint8_t *at = s->keep ? s->keep->at : NULL;
+    for (size_t k = nv_from; k < settle_to; k++) {
+        int32_t i = s->nv[k];
+        if (at && s->be[i] >= 0)
+            at[s->nv_k[k]] |= AT_SWEPT;
+        settle(s, i);
+    }
 }
 
 static ggfit_status rule_4(sched *s, size_t k_from, size_t k_to)
@@ -1457,18 +1458,6 @@ static uint8_t at_flags(const sched *s, int32_t i)
     if (is_view_op(s->t[i].op))
         return AT_VIEW | (s->be[i] < 0 ? AT_LATE_VIEW : 0);
     return s->be[i] >= 0 ? AT_ANCHOR : 0;
-}
-
-/* After the sweeps: which non-view nodes [nv_from, nv_to) have a backend
- * (rule 3 moves none of those when no two backends share a buffer type). */
-static void keep_swept(sched *s, size_t nv_from, size_t nv_to)
-{
-    ggfit_sched_keep *kp = s->keep;
-    for (size_t k = nv_from; k < nv_to; k++) {
-        int32_t i = s->nv[k];
-        if (s->be[i] >= 0)
-            kp->at[kp->nv_pos[k]] |= AT_SWEPT;
-    }
 }
 
 /* After rule 1 from scratch: the anchors, and what rule 4 will place. A
