@@ -648,7 +648,8 @@ static ggfit_status splits_from(sched *s, size_t k, size_t v)
     const ggfit_st *t = s->t;
     const int32_t *nodes = s->nodes;
     const int8_t *be = s->be;
-    size_t n_nodes = s->n_nodes;
+    const int32_t *nv_k = s->nv_k;
+    size_t n_nodes = s->n_nodes, n_nv = s->n_nv;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
     bool copies = s->in->n_copies > 1;
@@ -656,7 +657,7 @@ static ggfit_status splits_from(sched *s, size_t k, size_t v)
     size_t next_ck = s->keep ? (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : SIZE_MAX;
 
     for (;; v++) {
-        k = v < s->n_nv ? (size_t)s->nv_k[v] : n_nodes;
+        k = v < n_nv ? (size_t)nv_k[v] : n_nodes;
         /* The checkpoints up to k: the views before it change nothing. */
         for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
             keep_checkpoint(s, next_ck);
@@ -709,6 +710,8 @@ static ggfit_status splits_from(sched *s, size_t k, size_t v)
         }
         /* Each slot that needs a copy reads the copy on cur. */
         s->rewired[i] = (uint16_t)need;
+        if (!need)
+            continue;
         int32_t *sr = &s->srec[s->slot_of[i]];
         for (unsigned j = 0; need >> j; j++) {
             if (!(need >> j & 1))
@@ -1866,8 +1869,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         if ((s.tf[i] & TF_LEAF) && (s.be[i] < 0) != ((s.tf[i] & TF_LATE) != 0))
             goto scratch;
     }
-    for (size_t k = kw; k < ke; k++)
-        kp->at[k] = at_flags(&s, s.nodes[k]);
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];   /* (a view stays one: at_flags) */
+        kp->at[k] = kp->at[k] & AT_VIEW ? AT_VIEW | (s.be[i] < 0 ? AT_LATE_VIEW : 0)
+                                        : s.be[i] >= 0 ? AT_ANCHOR : 0;
+    }
 
     /* Rules 2 and 3 ran before rule 4 placed anything: what rule 4 placed
      * before kw is set aside while they run. */
