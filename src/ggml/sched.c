@@ -164,11 +164,10 @@ struct ggfit_sched_keep {
     int32_t *nv_pos;      /* per non-view node: its node position (the
                              scratch's nv_k) */
     int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
-    int32_t *lc;          /* per tensor: the last node position that is it
-                             or reads it; -1 when none */
-    int32_t *lcv;         /* and the last that is or reads it or a view of
-                             it: a node after lcv[x] of every dirty x (a
-                             resume's KEEP_DIRTY) reads nothing dirty */
+    int32_t *lcv;         /* per tensor: the last node position that is or
+                             reads it or a view of it; -1 when none. A node
+                             after lcv[x] of every dirty x (a resume's
+                             KEEP_DIRTY) reads nothing dirty */
     int32_t *nv_at;       /* per node position: the index among the non-view
                              nodes of the first one at or after it */
     int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
@@ -1425,7 +1424,6 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->lc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->lcv = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
@@ -1573,7 +1571,6 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
         kp->backend_in[i] = in->t[i].backend;
         kp->npos[i] = -1;
         kp->fc[i] = n_nodes;
-        kp->lc[i] = -1;
         kp->lcv[i] = -1;
         kp->rule1_k[i] = -1;
         kp->view_first[i] = -1;
@@ -1587,8 +1584,9 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
             kp->view_first[v] = i;
         }
     }
-    /* One walk down the nodes: each one's position, and each tensor's first
-     * and last node that is it or reads it. A resume redoes the rules from a
+    /* One walk down the nodes: each one's position, each tensor's first node
+     * that is it or reads it, and its last that is or reads it or a view of
+     * it. A resume redoes the rules from a
      * node on and keeps what the nodes before it read: that holds when every
      * node reads only nodes before it (a node not walked yet is at k or
      * after), as in any graph ggml builds. */
@@ -1599,7 +1597,7 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
         const ggfit_st *t = &s->t[i];
         if (t->view_src >= 0 && LATER(t->view_src))
             kp->resumable = false;
-        kp->lc[i] = kp->lcv[i] = k;
+        kp->lcv[i] = k;
         if (t->view_src >= 0)
             kp->lcv[t->view_src] = k;
         if (kp->fc[i] == n_nodes)
@@ -1609,7 +1607,7 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
             if (p < 0)
                 continue;
             int32_t v = s->t[p].view_src;
-            kp->lc[p] = kp->lcv[p] = k;
+            kp->lcv[p] = k;
             if (v >= 0)
                 kp->lcv[v] = k;
             if (kp->fc[p] == n_nodes)
@@ -1818,10 +1816,10 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * Otherwise the rules run to the end. */
     size_t ke = n_nodes;
     if (!s.shares_up) {
-        int32_t last = -1;
+        int32_t last = -1;   /* (the views of what changed are among the changed) */
         for (size_t q = 0; q < n_chg; q++) {
             int32_t i = changed[q];
-            last = kp->lc[i] > last ? kp->lc[i] : last;
+            last = kp->lcv[i] > last ? kp->lcv[i] : last;
             last = kp->npos[i] > last ? kp->npos[i] : last;
         }
         size_t k = (size_t)last + 1;
