@@ -289,10 +289,7 @@ static int backend_from_buffer(const sched *s, int32_t m, int32_t i)
         return -1;
     /* The lowest backend that uses the buffer type and runs the op. */
     uint32_t ok = s->buft_backends[buft] & ~s->t[i].unsupported;
-    for (int b = 0; ok; b++, ok >>= 1)
-        if (ok & 1)
-            return b;
-    return -1;
+    return ok ? __builtin_ctz(ok) : -1;
 }
 
 /* ggml_backend_sched_buffer_supported: can backend b read tensor i where it
