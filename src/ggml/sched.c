@@ -82,6 +82,7 @@ typedef struct sched {
     int32_t n_graph_inputs;
     const int32_t *nv;        /* the non-view nodes, in node order */
     size_t n_nv;
+    int32_t *nv_k;            /* and their node positions */
     int32_t *nv_buf;          /* where they are listed without a prep */
     const int32_t *rule1;     /* with a prep: what rule 1 may place; else NULL */
     const int32_t *rule1_by;  /* and what decides each (ggfit_sched_prep) */
@@ -89,11 +90,20 @@ typedef struct sched {
     size_t n_rule1;
     uint32_t buft_backends[GGFIT_SCHED_MAX_BUFTS]; /* per buffer type: bit b
                                  set when backend b can use it */
+    uint32_t shares_up;       /* bit b set when a higher-priority backend has
+                                 backend b's compute buffer type */
+    uint32_t offloaders;      /* bit b set when backend b may take an op whose
+                                 weight is in host memory (offload_op) */
+    uint32_t bufts_of[GGFIT_SCHED_MAX_BACKENDS]; /* per backend: its bufts */
+    int32_t buft_of[GGFIT_SCHED_MAX_BACKENDS];   /* and its compute buft */
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of;         /* per non-view node: its first source slot */
-    int32_t *srec;            /* per source slot: the copy record rule 5 rewired
-                                 it to, or -1 */
+    uint16_t *rewired;        /* per non-view node: bit j set when rule 5
+                                 rewired source j to a copy (its srec); 0 for
+                                 the other tensors */
+    int32_t *srec;            /* per source slot that rule 5 rewired: the copy
+                                 record it reads */
     split *splits;
     int32_t n_splits;
     ggfit_sched_keep *keep;   /* the kept state being made, or NULL */
@@ -105,6 +115,7 @@ typedef struct sched {
  * ---------------------------------------------------------------------- */
 
 #define KEEP_EVERY 32     /* node positions between checkpoints of rule 5 */
+_Static_assert((KEEP_EVERY & (KEEP_EVERY - 1)) == 0, "KEEP_EVERY is a power of two");
 
 /* Rule 5's state before node position k. */
 typedef struct ckpt {
@@ -136,6 +147,7 @@ struct ggfit_sched_keep {
     copy_rec *rec;
     int32_t n_rec, max_rec;
     int32_t *slot_of, *srec;
+    uint16_t *rewired;
     split *splits;
     int32_t n_splits;
     ggfit_sched_out out;  /* its output, borrowing work[2] */
@@ -149,10 +161,13 @@ struct ggfit_sched_keep {
                              resume sets aside */
     int8_t *aside;        /* and their backends */
     uint8_t *at;          /* per node position: AT_* */
-    int32_t *nv_pos;      /* per non-view node: its node position */
+    int32_t *nv_pos;      /* per non-view node: its node position (the
+                             scratch's nv_k) */
     int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
-    int32_t *lc;          /* per tensor: the last node position that is it
-                             or reads it; -1 when none */
+    int32_t *lcv;         /* per tensor: the last node position that is or
+                             reads it or a view of it; -1 when none. A node
+                             after lcv[x] of every dirty x (a resume's
+                             KEEP_DIRTY) reads nothing dirty */
     int32_t *nv_at;       /* per node position: the index among the non-view
                              nodes of the first one at or after it */
     int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
@@ -164,10 +179,12 @@ struct ggfit_sched_keep {
     int32_t *split_out;   /* per split: the output index of its first entry */
     int32_t *out_at;      /* per checkpoint position k (k / KEEP_EVERY): the
                              output index of node k's entry, or of the next */
+    int32_t *rule1_k;     /* per tensor: its entry in the prep's rule1; -1
+                             when rule 1 does not decide it */
     int32_t *fc;          /* per tensor: the first node position that is it
                              or reads it; n_nodes when none */
-    int32_t *views;       /* the listed tensors with a view_src */
-    int32_t n_views;
+    int32_t *view_first;  /* per tensor: the first listed view of it; -1 */
+    int32_t *view_next;   /* per view: the next view of its view_src; -1 */
     uint64_t n_resumed, n_redone; /* ggfit__sched_keep_stats */
     int8_t *old_be, *old_mb; /* a resume's scratch: the kept split's
                              backend and memory of what it decides again */
@@ -208,7 +225,7 @@ static bool supports_op(const sched *s, int b, int32_t i)
 
 static bool supports_buft(const sched *s, int b, int buft)
 {
-    return buft >= 0 && (s->in->backends[b].bufts & (UINT32_C(1) << buft));
+    return buft >= 0 && (s->bufts_of[b] & (UINT32_C(1) << buft));
 }
 
 /* The buffer type a tensor's memory is in: its view_src's for a view (ggml
@@ -272,10 +289,7 @@ static int backend_from_buffer(const sched *s, int32_t m, int32_t i)
         return -1;
     /* The lowest backend that uses the buffer type and runs the op. */
     uint32_t ok = s->buft_backends[buft] & ~s->t[i].unsupported;
-    for (int b = 0; ok; b++, ok >>= 1)
-        if (ok & 1)
-            return b;
-    return -1;
+    return ok ? __builtin_ctz(ok) : -1;
 }
 
 /* ggml_backend_sched_buffer_supported: can backend b read tensor i where it
@@ -290,9 +304,29 @@ static bool can_read(const sched *s, int32_t i, int b)
             tb = s->be[s->t[i].view_src];
         if (tb < 0)
             return false;
-        buft = s->in->backends[tb].buft;
+        buft = s->buft_of[tb];
     }
     return supports_buft(s, b, buft);
+}
+
+/* Fills s->buft_backends, s->shares_up and the per-backend copies of the
+ * backends' buffer types, which can_read reads for every source. */
+static void backend_masks(sched *s)
+{
+    const ggfit_sched_in *in = s->in;
+    for (int bt = 0; bt < in->n_bufts; bt++)
+        for (int b = 0; b < in->n_backends; b++)
+            if (in->backends[b].bufts & (UINT32_C(1) << bt))
+                s->buft_backends[bt] |= UINT32_C(1) << b;
+    for (int b = 0; b < in->n_backends; b++) {
+        s->bufts_of[b] = in->backends[b].bufts;
+        if (in->backends[b].offload != GGFIT_OFFLOAD_NEVER)
+            s->offloaders |= UINT32_C(1) << b;
+        s->buft_of[b] = in->backends[b].buft;
+        for (int a = 0; a < b; a++)
+            if (in->backends[a].buft == in->backends[b].buft)
+                s->shares_up |= UINT32_C(1) << b;
+    }
 }
 
 /* Does a source p of a node on backend b need a copy there? */
@@ -311,10 +345,12 @@ static int weight_backend(const sched *s, int32_t w, int32_t i)
     int wb = backend_from_buffer(s, w, i);
     /* A weight in host memory: a device that finds the batch large enough
      * would rather copy the weight than leave the op to the CPU. */
-    if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host)
-        for (int g = 0; g < wb; g++)
-            if (supports_op(s, g, i) && wants_offload(s, g, i))
+    if (s->in->op_offload && wb == s->cpu && s->in->bufts[s->t[w].buft].is_host) {
+        uint32_t may = s->offloaders & ~s->t[i].unsupported;
+        for (int g = 0; g < wb && (may >> g); g++)
+            if ((may >> g & 1) && wants_offload(s, g, i))
                 return g;
+    }
     return wb;   /* the first weight decides, even when nothing fits */
 }
 
@@ -352,32 +388,56 @@ static ggfit_status backend_from_cur(sched *s, int32_t i, int *out)
     return GGFIT_OK;
 }
 
+/* Rule 1 for the prep's entry k, tensor i, which has no backend yet. What
+ * decides it is its own memory and the decider's (rule1_by), never another
+ * tensor's backend, so the entries can be decided in any order. */
+static inline ggfit_status rule1_entry(sched *s, size_t k, int32_t i)
+{
+    int32_t by = s->rule1_by[k];
+    int b;
+    switch (s->rule1_kind[k]) {
+    case GGFIT_RULE1_MEMORY:
+        b = backend_from_buffer(s, by, i);
+        if (b < 0) {
+            int rc = backend_from_cur(s, i, &b);   /* says why */
+            if (rc != GGFIT_OK)
+                return rc;
+        }
+        break;
+    case GGFIT_RULE1_INPUT:
+        b = s->cpu;
+        break;
+    default:
+        b = weight_backend(s, by, i);
+        break;
+    }
+    s->be[i] = (int8_t)b;
+    return GGFIT_OK;
+}
+
 /* Rule 1 as the prep has sorted it: for each tensor it can decide, what
  * decides it (see ggfit__sched_prepare), so that no source is searched. */
-static ggfit_status backends_from_prep(sched *s, const uint8_t *only)
+static ggfit_status backends_from_prep(sched *s)
 {
     for (size_t k = 0; k < s->n_rule1; k++) {
-        int32_t i = s->rule1[k], by = s->rule1_by[k];
-        if (s->be[i] >= 0 || (only && !(only[i] & KEEP_REDO)))
-            continue;
-        int b;
-        switch (s->rule1_kind[k]) {
-        case GGFIT_RULE1_MEMORY:
-            b = backend_from_buffer(s, by, i);
-            if (b < 0) {
-                int rc = backend_from_cur(s, i, &b);   /* says why */
-                if (rc != GGFIT_OK)
-                    return rc;
-            }
-            break;
-        case GGFIT_RULE1_INPUT:
-            b = s->cpu;
-            break;
-        default:
-            b = weight_backend(s, by, i);
-            break;
-        }
-        s->be[i] = (int8_t)b;
+        int32_t i = s->rule1[k];
+        int rc;
+        if (s->be[i] < 0 && (rc = rule1_entry(s, k, i)) != GGFIT_OK)
+            return rc;
+    }
+    return GGFIT_OK;
+}
+
+/* Rule 1 again for the n listed tensors, by_k[i] being tensor i's entry in
+ * the prep's rule1 (-1 for one rule 1 does not decide). A tensor listed
+ * twice is decided once. */
+static ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_t *list, size_t n)
+{
+    for (size_t q = 0; q < n; q++) {
+        int32_t i = list[q], k = by_k[i];
+        int rc;
+        if (k >= 0 && s->be[i] < 0 && (rc = rule1_entry(s, (size_t)k, i)) != GGFIT_OK)
+            return rc;
     }
     return GGFIT_OK;
 }
@@ -387,13 +447,19 @@ static ggfit_status backends_from_prep(sched *s, const uint8_t *only)
  * then used only where weights are, or where no other backend ran around. */
 static void expand(sched *s, int dir, bool gpu_only, size_t from, size_t to)
 {
+    const ggfit_st *t = s->t;
+    int8_t *be = s->be;
+    int stop = gpu_only ? s->cpu : -1;   /* the backend that breaks the carry */
     int cur = -1;
-    for (size_t k = 0; k < to - from; k++) {
-        int32_t i = s->nv[dir > 0 ? from + k : to - 1 - k];
-        if (s->be[i] >= 0)
-            cur = gpu_only && s->be[i] == s->cpu ? -1 : s->be[i];
-        else if (cur >= 0 && supports_op(s, cur, i))
-            s->be[i] = (int8_t)cur;
+    ptrdiff_t step = dir > 0 ? 1 : -1;
+    const int32_t *nv = dir > 0 ? s->nv + from : s->nv + to - 1;
+    for (size_t k = from; k < to; k++, nv += step) {
+        int32_t i = *nv;
+        int b = be[i];
+        if (b >= 0)
+            cur = b == stop ? -1 : b;
+        else if (cur >= 0 && !(t[i].unsupported & (UINT32_C(1) << cur)))
+            be[i] = (int8_t)cur;
     }
 }
 
@@ -425,6 +491,8 @@ static void settle(sched *s, int32_t i)
     }
     /* Assigned: move up to a higher-priority backend sharing its compute
      * buffer type (BLAS next to the CPU) when it can run and read it all. */
+    if (!(s->shares_up & (UINT32_C(1) << s->be[i])))
+        return;
     int own = s->in->backends[s->be[i]].buft;
     for (int b = 0; b < s->be[i]; b++) {
         if (s->in->backends[b].buft != own || !supports_op(s, b, i))
@@ -449,7 +517,7 @@ static ggfit_status assign_backends(sched *s)
 
     /* Rule 1: where the data is. Caller assignments stay. A prep lists
      * the tensors it can decide; the others stay unassigned. */
-    if (s->rule1 && (rc = backends_from_prep(s, NULL)) != GGFIT_OK)
+    if (s->rule1 && (rc = backends_from_prep(s)) != GGFIT_OK)
         return rc;
     for (size_t k = 0; !s->rule1 && k < s->n_leafs + s->n_nodes; k++) {
         int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
@@ -475,48 +543,55 @@ static ggfit_status assign_backends(sched *s)
     return rule_4(s, 0, s->n_nodes);
 }
 
-/* Rules 2 and 3 from non-view node nv_from on, and rule 4 from node
- * position k_from on: from the start, or, resuming, from a node rule 1
- * placed (see ggfit_sched_keep). */
-static void keep_swept(sched *s, size_t nv_from, size_t nv_to);
-
-/* The sweeps over non-view nodes [nv_from, nv_to), and rule 3 over
- * [nv_from, settle_to). */
+/* Rules 2 and 3 (and rule 4 below) run from the start or, resuming, from a
+ * node rule 1 placed (see ggfit_sched_keep): the sweeps over non-view nodes
+ * [nv_from, nv_to), and rule 3 over [nv_from, settle_to). */
 static void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to)
 {
     expand(s, 1, true, nv_from, nv_to);
     expand(s, -1, true, nv_from, nv_to);
     expand(s, 1, false, nv_from, nv_to);
     expand(s, -1, false, nv_from, nv_to);
-    if (s->keep)
-        keep_swept(s, nv_from, settle_to);
 
-    /* Rule 3. */
-    for (size_t k = nv_from; k < settle_to; k++)
-        settle(s, s->nv[k]);
+    /* Rule 3, which changes only the node it settles. The keep notes which
+     * nodes had a backend before it (rule 3 moves none of those when no two
+     * backends share a buffer type). */
+    uint8_t *at = s->keep ? s->keep->at : NULL;
+    for (size_t k = nv_from; k < settle_to; k++) {
+        int32_t i = s->nv[k];
+        if (at && s->be[i] >= 0)
+            at[s->nv_k[k]] |= AT_SWEPT;
+        settle(s, i);
+    }
 }
 
 static ggfit_status rule_4(sched *s, size_t k_from, size_t k_to)
 {
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
+    const ggfit_st *tt = s->t;
+    const int32_t *nodes = s->nodes;
+    int8_t *be = s->be;
     for (size_t k = k_from; k < k_to; k++) {
-        int32_t i = s->nodes[k];
-        const ggfit_st *t = &s->t[i];
-        if (t->view_src >= 0 && s->be[i] < 0)
-            s->be[i] = s->be[t->view_src];
+        int32_t i = nodes[k];
+        const ggfit_st *t = &tt[i];
+        int b = be[i];
+        if (b < 0 && t->view_src >= 0)
+            be[i] = (int8_t)(b = be[t->view_src]);
         for (unsigned j = 0; j < t->n_src; j++) {
-            int32_t p = t->src[j];
-            if (p < 0 || s->be[p] >= 0)
-                continue;
-            s->be[p] = s->t[p].view_src >= 0 ? s->be[s->t[p].view_src] : s->be[i];
+            int32_t p = t->src[j];   /* never i itself */
+            if (p >= 0 && be[p] < 0)
+                be[p] = tt[p].view_src >= 0 ? be[tt[p].view_src] : (int8_t)b;
         }
-        for (int b = 0; b < s->nb && s->be[i] < 0; b++)
-            if (supports_op(s, b, i))
-                s->be[i] = (int8_t)b;
-        if (s->be[i] < 0)
+        if (b >= 0)
+            continue;
+        for (int c = 0; c < s->nb && b < 0; c++)
+            if (supports_op(s, c, i))
+                b = c;
+        if (b < 0)
             return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
                                (int)i, nm(t));
+        be[i] = (int8_t)b;
     }
     return GGFIT_OK;
 }
@@ -540,7 +615,7 @@ static ggfit_status fail_unplaced(sched *s, int32_t p)
                        (int)p, nm(&s->t[p]));
 }
 
-static ggfit_status splits_from(sched *s, size_t k);
+static ggfit_status splits_from(sched *s, size_t k, size_t v);
 static void keep_checkpoint(sched *s, size_t k);
 
 static ggfit_status make_splits(sched *s)
@@ -557,72 +632,94 @@ static ggfit_status make_splits(sched *s)
     *sp = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
                             : n_nodes ? s->be[s->nodes[0]] : s->cpu };
     s->n_splits = 1;
-    return splits_from(s, k);
+    return splits_from(s, k, 0);
 }
 
-/* Rule 5 from node k on, the split under way being the last one. */
-static ggfit_status splits_from(sched *s, size_t k)
+/* Rule 5 from node position k on, the split under way being the last one;
+ * v is the index among the non-view nodes of the first at or after k (view
+ * ops stay in the split they follow, so rule 5 walks the others). */
+static ggfit_status splits_from(sched *s, size_t k, size_t v)
 {
+    _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
-    size_t n_nodes = s->n_nodes;
+    const int32_t *nodes = s->nodes;
+    const int8_t *be = s->be;
+    const int32_t *nv_k = s->nv_k;
+    size_t n_nodes = s->n_nodes, n_nv = s->n_nv;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
+    bool copies = s->in->n_copies > 1;
+    /* The next node position that gets a checkpoint, when kept. */
+    size_t next_ck = s->keep ? (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : SIZE_MAX;
 
-    for (; k < n_nodes; k++) {
-        if (s->keep)
-            keep_checkpoint(s, k);
-        int32_t i = s->nodes[k];
+    for (;; v++) {
+        k = v < n_nv ? (size_t)nv_k[v] : n_nodes;
+        /* The checkpoints up to k: the views before it change nothing. */
+        for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
+            keep_checkpoint(s, next_ck);
+        if (k == n_nodes)
+            break;
+        int32_t i = nodes[k];
         const ggfit_st *nd = &t[i];
-        if (is_view_op(nd->op))
-            continue;
-        int nb = s->be[i];
+        int nb = be[i];
 
-        bool new_split = false;
-        if (nb == cur && sp->n_inputs > 0) {
-            for (unsigned j = 0; j < nd->n_src && !new_split; j++) {
-                int32_t p = nd->src[j];
-                if (p < 0)
+        /* The sources that need a copy on nb, the node's split's backend
+         * whether or not a split starts here. */
+        unsigned need = 0;
+        for (unsigned j = 0; j < nd->n_src; j++) {
+            int32_t p = nd->src[j];
+            if (p < 0)
+                continue;
+            if (be[p] < 0)
+                return fail_unplaced(s, p);
+            if (needs_copy(s, p, nb))
+                need |= 1u << j;
+        }
+
+        bool new_split = nb != cur;
+        if (!new_split && need && sp->n_inputs > 0) {
+            for (unsigned j = 0; need >> j && !new_split; j++) {
+                if (!(need >> j & 1))
                     continue;
-                if (s->be[p] < 0)
-                    return fail_unplaced(s, p);
+                int32_t p = nd->src[j];
                 /* A weight the backend cannot read: a new split lets the
-                 * copies of earlier weights be freed. */
-                if (is_weight(s, p) && needs_copy(s, p, cur))
-                    new_split = true;
-                /* ggml checks a full split only when it is exactly full,
-                 * against any source that would need a new input. */
-                else if (sp->n_inputs >= sp->capacity && needs_copy(s, p, cur) &&
-                         find_copy(s, p, cur) < 0)
-                    new_split = true;
+                 * copies of earlier weights be freed. ggml checks a full
+                 * split only when it is exactly full, against any source
+                 * that would need a new input. */
+                new_split = is_weight(s, p) ||
+                            (sp->n_inputs >= sp->capacity && find_copy(s, p, cur) < 0);
             }
         }
-        if (nb != cur || new_split) {
+        if (new_split) {
             sp->k_end = (int32_t)k;
             sp = &s->splits[s->n_splits++];
             *sp = (split){ .backend = nb, .k_start = (int32_t)k, .rec_first = s->n_rec };
             cur = nb;
         }
 
-        for (unsigned j = 0; j < nd->n_src; j++) {
+        for (unsigned j = 0; copies && j < nd->n_src; j++) {
             int32_t p = nd->src[j];
-            if (p < 0)
-                continue;
-            if (s->be[p] < 0)
-                return fail_unplaced(s, p);
-            if (s->in->n_copies > 1 && (t[p].flags & GGFIT_TF_INPUT) &&
-                !(s->tf[p] & TF_GRAPH_INPUT)) {
+            if (p >= 0 && (t[p].flags & GGFIT_TF_INPUT) && !(s->tf[p] & TF_GRAPH_INPUT)) {
                 s->tf[p] |= TF_GRAPH_INPUT;
                 s->graph_inputs[s->n_graph_inputs++] = p;
             }
-            int32_t *sr = &s->srec[s->slot_of[i] + (int32_t)j];
-            *sr = -1;
-            if (!needs_copy(s, p, cur) || (*sr = find_copy(s, p, cur)) >= 0)
+        }
+        /* Each slot that needs a copy reads the copy on cur. */
+        s->rewired[i] = (uint16_t)need;
+        if (!need)
+            continue;
+        int32_t *sr = &s->srec[s->slot_of[i]];
+        for (unsigned j = 0; need >> j; j++) {
+            if (!(need >> j & 1))
+                continue;
+            int32_t p = nd->src[j];
+            if ((sr[j] = find_copy(s, p, cur)) >= 0)
                 continue;
             if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
                 return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
             s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
                                            .pos_cur = -1, .backend = (int8_t)cur };
-            *sr = s->n_rec;
+            sr[j] = s->n_rec;
             s->head[p] = s->n_rec++;
             if (sp->n_inputs >= sp->capacity)
                 sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
@@ -736,6 +833,10 @@ static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0,
 {
     int n_copies = s->in->n_copies;
     bool skip_mem = s->in->for_galloc;
+    const int32_t *nodes = s->nodes;
+    const int8_t *mb = s->mb;
+    int32_t *pos = s->pos;
+    int32_t *out_at = s->keep ? s->keep->out_at : NULL;   /* per checkpoint */
 #define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
 #define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
     for (int32_t sp = sp0; sp < s->n_splits; sp++) {
@@ -759,13 +860,16 @@ static size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0,
                 k = k_kept;
             }
         }
-        for (; q < spl->k_end; q++) {
-            if (s->keep && q % KEEP_EVERY == 0)
-                s->keep->out_at[q / KEEP_EVERY] = (int32_t)k;
-            int32_t i = s->nodes[q];
-            if (HAS_MEM(i) && !reads_fresh(s, i))
+        int64_t next_ck = out_at ? ((int64_t)q + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : INT64_MAX;
+        for (int32_t end = spl->k_end; q < end; q++) {
+            if (q == next_ck) {
+                out_at[q / KEEP_EVERY] = (int32_t)k;
+                next_ck += KEEP_EVERY;
+            }
+            int32_t i = nodes[q];
+            if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
                 continue;
-            s->pos[i] = (int32_t)k;
+            pos[i] = (int32_t)k;
             PUT(i, GGFIT_SCHED_ORIG);
         }
     }
@@ -793,75 +897,91 @@ static bool strided(const ggfit_st *t)
     return false;
 }
 
-/* Fills output entries [k0, n_out). With same, entries are first built
- * aside and compared with what the buffer holds (the previous split's
- * output, kept): *same is then the first index that differs. */
+/* Builds output entry k in *g. Every field is written, the empty ones too:
+ * a whole-struct copy of a blank entry costs more than the rest. The small
+ * fields after src are cleared with the padding, so that equal graphs are
+ * equal byte for byte. Copies and views have their source's type, shape and
+ * size. */
+static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t k, ggfit_gt *g)
+{
+    int32_t o = out->origin[k];
+    const ggfit_st *src = &s->t[o];
+    g->size = src->size;
+    memcpy(g->ne, src->ne, sizeof g->ne);
+    g->type = src->type;
+    g->flags = 0;
+    g->view_src = -1;
+    g->view_offs = 0;
+    memset(g->src, 0xff, sizeof g->src);   /* every slot -1 */
+    memset(&g->n_src, 0, sizeof *g - offsetof(ggfit_gt, n_src));
+    g->op = GGFIT_OP_NONE;
+    int kd = out->kind[k];
+    if (kd == GGFIT_SCHED_ORIG) {
+        const int32_t *pos = s->pos;
+        uint8_t tf = s->tf[o];
+        g->flags = src->flags;
+        if (tf & TF_GRAPH_INPUT)   /* ggml sets output on it */
+            g->flags |= GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+        g->backend = s->be[o];
+        g->op = src->op;
+        g->allocated = mem_buft(s, o) >= 0;
+        if (src->view_src >= 0) {
+            g->view_src = pos[src->view_src];
+            g->view_offs = src->view_offs;
+        }
+        unsigned n_src = src->n_src;
+        g->n_src = (uint8_t)n_src;
+        /* Rule 5 rewired the sources of non-view nodes that needed a copy
+         * to the copy on the node's backend (rewired is 0 for the rest). */
+        unsigned rw = s->rewired[o];
+        if (rw) {
+            const int32_t *sr = &s->srec[s->slot_of[o]];
+            for (unsigned j = 0; j < n_src; j++) {
+                int32_t p = src->src[j];
+                if (p >= 0)
+                    g->src[j] = rw >> j & 1 ? s->rec[sr[j]].pos_cur : pos[p];
+            }
+        } else {
+            for (unsigned j = 0; j < n_src; j++) {
+                int32_t p = src->src[j];
+                if (p >= 0)
+                    g->src[j] = pos[p];
+            }
+        }
+    } else if (kd == GGFIT_SCHED_DEP) {
+        /* ggml_view_tensor of the input, with the input as src[0]: it
+         * keeps the input alive until the copy is made. */
+        g->backend = s->be[o];
+        g->allocated = mem_buft(s, o) >= 0;
+        g->view_src = src->view_src >= 0 ? s->pos[src->view_src] : s->pos[o];
+        g->view_offs = src->view_src >= 0 ? src->view_offs : 0;
+        g->src[0] = s->pos[o];
+        g->n_src = 1;
+    } else {
+        /* A copy: a fresh tensor with the source's layout. A split
+         * input's copies are on the split's backend; a graph input's
+         * extra copies stay on its backend. */
+        if (s->in->n_copies > 1)
+            g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
+        g->backend = out->copy_backend[k] >= 0 ? out->copy_backend[k] : s->be[o];
+        g->strided = strided(src);
+    }
+}
+
+/* Fills output entries [k0, n_out). With same, the entries hold the
+ * previous split's output (kept) and are compared with what they become
+ * until one differs: *same is then its index. */
 static void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out, size_t *same)
 {
-    const ggfit_st *t = s->t;
-    ggfit_gt aside;
+    bool compare = same && *same == SIZE_MAX;
+    ggfit_gt *g = out->t, was;
     for (size_t k = k0; k < n_out; k++) {
-        int32_t o = out->origin[k];
-        const ggfit_st *src = &t[o];
-        ggfit_gt *g = same && *same == SIZE_MAX ? &aside : &out->t[k];
-        /* Every field is written here, the empty ones too: a whole-struct
-         * copy of a blank entry costs more than the rest of the loop. The
-         * small fields after src are cleared with the padding, so that
-         * equal graphs are equal byte for byte. Copies and views have their
-         * source's type, shape and size. */
-        g->size = src->size;
-        memcpy(g->ne, src->ne, sizeof g->ne);
-        g->type = src->type;
-        g->flags = 0;
-        g->view_src = -1;
-        g->view_offs = 0;
-        memset(g->src, 0xff, sizeof g->src);   /* every slot -1 */
-        memset(&g->n_src, 0, sizeof *g - offsetof(ggfit_gt, n_src));
-        g->op = GGFIT_OP_NONE;
-        int kd = out->kind[k];
-        if (kd == GGFIT_SCHED_ORIG) {
-            g->flags = src->flags;
-            if (s->tf[o] & TF_GRAPH_INPUT)   /* ggml sets output on it */
-                g->flags |= GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
-            g->backend = s->be[o];
-            g->op = src->op;
-            g->allocated = mem_buft(s, o) >= 0;
-            if (src->view_src >= 0) {
-                g->view_src = s->pos[src->view_src];
-                g->view_offs = src->view_offs;
-            }
-            g->n_src = src->n_src;
-            /* Rule 5 rewired the sources of non-view nodes that needed a
-             * copy to the copy on the node's backend. */
-            bool rewired = (s->tf[o] & TF_NODE) && !is_view_op(src->op);
-            for (unsigned j = 0; j < src->n_src; j++) {
-                int32_t p = src->src[j];
-                if (p < 0)
-                    continue;
-                int32_t r = rewired ? s->srec[s->slot_of[o] + (int32_t)j] : -1;
-                g->src[j] = r >= 0 ? s->rec[r].pos_cur : s->pos[p];
-            }
-        } else if (kd == GGFIT_SCHED_DEP) {
-            /* ggml_view_tensor of the input, with the input as src[0]: it
-             * keeps the input alive until the copy is made. */
-            g->backend = s->be[o];
-            g->allocated = mem_buft(s, o) >= 0;
-            g->view_src = src->view_src >= 0 ? s->pos[src->view_src] : s->pos[o];
-            g->view_offs = src->view_src >= 0 ? src->view_offs : 0;
-            g->src[0] = s->pos[o];
-            g->n_src = 1;
-        } else {
-            /* A copy: a fresh tensor with the source's layout. A split
-             * input's copies are on the split's backend; a graph input's
-             * extra copies stay on its backend. */
-            if (s->in->n_copies > 1)
-                g->flags = GGFIT_TF_INPUT | GGFIT_TF_OUTPUT;
-            g->backend = out->copy_backend[k] >= 0 ? out->copy_backend[k] : s->be[o];
-            g->strided = strided(src);
-        }
-        if (g == &aside && memcmp(&aside, &out->t[k], sizeof aside) != 0) {
+        if (compare)
+            was = g[k];
+        fill_entry(s, out, k, &g[k]);   /* (its only call: inlined) */
+        if (compare && memcmp(&was, &g[k], sizeof was) != 0) {
             *same = k;
-            out->t[k] = aside;
+            compare = false;
         }
     }
 }
@@ -1078,6 +1198,8 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
         s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         s.slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s.nv_k = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
+        s.rewired = carve(mem, &off, n * sizeof(uint16_t), _Alignof(uint16_t));
         s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
@@ -1120,6 +1242,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             s.be[i] = listed ? ti->backend : -1;
             s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
             s.head[i] = -1;
+            s.rewired[i] = 0;
             s.pos[i] = -1;
             bad |= listed && ((uint32_t)(ti->buft + 1) > n_bufts ||
                               (uint32_t)(ti->backend + 1) > n_backends ||
@@ -1153,6 +1276,7 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
             if (listed && weight_of(&in->t[i]))
                 s.tf[i] |= TF_WEIGHT;
             s.head[i] = -1;
+            s.rewired[i] = 0;
             s.pos[i] = -1;
         }
     }
@@ -1170,18 +1294,16 @@ static ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, c
     s.rec = recs;
     s.max_rec = (int32_t)slots;
     s.srec = (int32_t *)(void *)(recs + slots);
-    int32_t slot = 0;
+    int32_t slot = 0, n_nv = 0;
     for (size_t k = 0; k < s.n_nodes; k++) {
         const ggfit_st *tk = &in->t[s.nodes[k]];
         if (!is_view_op(tk->op)) {
             s.slot_of[s.nodes[k]] = slot;
             slot += tk->n_src;
+            s.nv_k[n_nv++] = (int32_t)k;
         }
     }
-    for (int bt = 0; bt < in->n_bufts; bt++)
-        for (int b = 0; b < in->n_backends; b++)
-            if (in->backends[b].bufts & (UINT32_C(1) << bt))
-                s.buft_backends[bt] |= UINT32_C(1) << b;
+    backend_masks(&s);
 
     if (kp && (rc = keep_size(kp, &s)) != GGFIT_OK)
         goto done;
@@ -1298,14 +1420,15 @@ static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->late = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->nv_pos = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->lc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->lcv = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
         kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
         kp->fc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
-        kp->views = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->rule1_k = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->view_first = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        kp->view_next = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->backend_in = carve(mem, &off, n, 1);
         kp->aside = carve(mem, &off, n, 1);
         kp->mark = carve(mem, &off, n, 1);
@@ -1335,18 +1458,6 @@ static uint8_t at_flags(const sched *s, int32_t i)
     return s->be[i] >= 0 ? AT_ANCHOR : 0;
 }
 
-/* After the sweeps: which non-view nodes [nv_from, nv_to) have a backend
- * (rule 3 moves none of those when no two backends share a buffer type). */
-static void keep_swept(sched *s, size_t nv_from, size_t nv_to)
-{
-    ggfit_sched_keep *kp = s->keep;
-    for (size_t k = nv_from; k < nv_to; k++) {
-        int32_t i = s->nv[k];
-        if (s->be[i] >= 0)
-            kp->at[kp->nv_pos[k]] |= AT_SWEPT;
-    }
-}
-
 /* After rule 1 from scratch: the anchors, and what rule 4 will place. A
  * leaf rule 1 leaves unassigned is placed by rule 4 at its first consumer:
  * which leafs these are depends on their own memory and inputs only, so
@@ -1354,13 +1465,14 @@ static void keep_swept(sched *s, size_t nv_from, size_t nv_to)
 static void keep_rule1(sched *s)
 {
     ggfit_sched_keep *kp = s->keep;
+    kp->nv_pos = s->nv_k;
     int32_t n_late = 0, nv = 0;
     for (size_t k = 0; k < s->n_nodes; k++) {
         int32_t i = s->nodes[k];
         kp->at[k] = at_flags(s, i);
         kp->nv_at[k] = nv;
         if (!is_view_op(s->t[i].op))
-            kp->nv_pos[nv++] = (int32_t)k;
+            nv++;
         const ggfit_st *t = &s->t[i];
         for (unsigned j = 0; j < t->n_src; j++) {
             int32_t p = t->src[j];
@@ -1382,10 +1494,11 @@ static void keep_rule1(sched *s)
     kp->n_late = n_late;
 }
 
+/* Called at every node position k that is a multiple of KEEP_EVERY. */
 static void keep_checkpoint(sched *s, size_t k)
 {
     ggfit_sched_keep *kp = s->keep;
-    if (k % KEEP_EVERY == 0 && kp->n_ck < kp->max_ck)
+    if (kp->n_ck < kp->max_ck)
         kp->ck[kp->n_ck++] = (ckpt){ .k = (int32_t)k, .n_splits = s->n_splits, .n_rec = s->n_rec,
                                      .cur = s->splits[s->n_splits - 1] };
 }
@@ -1440,6 +1553,7 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->pos = s->pos;
     kp->rec = s->rec;
     kp->slot_of = s->slot_of;
+    kp->rewired = s->rewired;
     kp->srec = s->srec;
     kp->n_rec = s->n_rec;
     kp->max_rec = s->max_rec;
@@ -1448,52 +1562,59 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
     kp->cap_out = n_lay;
     out->n_same = 0;
     kp->out = *out;
+    int32_t n_nodes = (int32_t)s->n_nodes;
     for (size_t i = 0; i < s->n; i++) {
         kp->buft_in[i] = in->t[i].buft;
         kp->backend_in[i] = in->t[i].backend;
         kp->npos[i] = -1;
+        kp->fc[i] = n_nodes;
+        kp->lcv[i] = -1;
+        kp->rule1_k[i] = -1;
+        kp->view_first[i] = -1;
     }
-    /* A resume redoes the rules from a node on and keeps what the nodes
-     * before it read: that holds when every node reads only nodes before
-     * it, as in any graph ggml builds. */
-    kp->resumable = kp->n_ck > 0;
-    for (size_t k = 0; k < s->n_nodes; k++)
-        kp->npos[s->nodes[k]] = (int32_t)k;
-    for (size_t i = 0; i < s->n; i++)
-        kp->fc[i] = (int32_t)s->n_nodes;
-    kp->n_views = 0;
+    for (size_t k = 0; k < s->n_rule1; k++)
+        kp->rule1_k[s->rule1[k]] = (int32_t)k;
     for (size_t k = 0; k < s->n_leafs + s->n_nodes; k++) {
-        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
-        if (s->t[i].view_src >= 0)
-            kp->views[kp->n_views++] = i;
-    }
-    for (size_t i = 0; i < s->n; i++)
-        kp->lc[i] = -1;
-    for (size_t k = 0; k < s->n_nodes; k++) {
-        int32_t i = s->nodes[k];
-        kp->lc[i] = (int32_t)k;
-        for (unsigned j = 0; j < s->t[i].n_src; j++)
-            if (s->t[i].src[j] >= 0)
-                kp->lc[s->t[i].src[j]] = (int32_t)k;
-    }
-    for (size_t k = s->n_nodes; k-- > 0;) {
-        int32_t i = s->nodes[k];
-        kp->fc[i] = (int32_t)k;
-        for (unsigned j = 0; j < s->t[i].n_src; j++)
-            if (s->t[i].src[j] >= 0)
-                kp->fc[s->t[i].src[j]] = (int32_t)k;
-    }
-    for (size_t k = 0; k < s->n_nodes && kp->resumable; k++) {
-        const ggfit_st *t = &s->t[s->nodes[k]];
-        if (t->view_src >= 0 && kp->npos[t->view_src] >= (int32_t)k)
-            kp->resumable = false;
-        for (unsigned j = 0; j < t->n_src; j++) {
-            int32_t p = t->src[j];
-            if (p >= 0 && (kp->npos[p] >= (int32_t)k ||
-                           (s->t[p].view_src >= 0 && kp->npos[s->t[p].view_src] >= (int32_t)k)))
-                kp->resumable = false;
+        int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs], v = s->t[i].view_src;
+        if (v >= 0) {
+            kp->view_next[i] = kp->view_first[v];
+            kp->view_first[v] = i;
         }
     }
+    /* One walk down the nodes: each one's position, each tensor's first node
+     * that is it or reads it, and its last that is or reads it or a view of
+     * it. A resume redoes the rules from a
+     * node on and keeps what the nodes before it read: that holds when every
+     * node reads only nodes before it (a node not walked yet is at k or
+     * after), as in any graph ggml builds. */
+    kp->resumable = kp->n_ck > 0;
+#define LATER(x) (kp->npos[x] < 0 && (s->tf[x] & TF_NODE))
+    for (int32_t k = 0; k < n_nodes; k++) {
+        int32_t i = s->nodes[k];
+        const ggfit_st *t = &s->t[i];
+        if (t->view_src >= 0 && LATER(t->view_src))
+            kp->resumable = false;
+        kp->lcv[i] = k;
+        if (t->view_src >= 0)
+            kp->lcv[t->view_src] = k;
+        if (kp->fc[i] == n_nodes)
+            kp->fc[i] = k;
+        for (unsigned j = 0; j < t->n_src; j++) {
+            int32_t p = t->src[j];
+            if (p < 0)
+                continue;
+            int32_t v = s->t[p].view_src;
+            kp->lcv[p] = k;
+            if (v >= 0)
+                kp->lcv[v] = k;
+            if (kp->fc[p] == n_nodes)
+                kp->fc[p] = k;
+            if (LATER(p) || (v >= 0 && LATER(v)))
+                kp->resumable = false;
+        }
+        kp->npos[i] = k;
+    }
+#undef LATER
     kp->valid = true;
     if (verify_on())
         keep_prev(kp, out);
@@ -1547,9 +1668,10 @@ static bool clean(const sched *s, const uint8_t *mark, int32_t i)
  * backend, nodes and inputs, the old ones shifted by the change in the
  * number of splits) and whose tensors decide as they did; n_splits when
  * none. Old splits sp0 on are in kp->old_splits, their inputs from record
- * rec0 on in kp->old_rec. */
+ * rec0 on in kp->old_rec; no node after dirty_to is or reads (directly or
+ * through a view) a dirty tensor. */
 static int32_t tail_split(const sched *s, const ggfit_sched_keep *kp, int32_t sp0,
-                          int32_t n_old_splits, int32_t rec0, int32_t n_old_rec)
+                          int32_t n_old_splits, int32_t rec0, int32_t n_old_rec, int32_t dirty_to)
 {
     const uint8_t *mark = kp->mark;
     int32_t shift = s->n_splits - (sp0 + n_old_splits), j = s->n_splits - 1;
@@ -1565,7 +1687,9 @@ static int32_t tail_split(const sched *s, const ggfit_sched_keep *kp, int32_t sp
             const int32_t *y = &kp->old_rec[2 * (b->rec_first - rec0 + r)];
             same = x->tensor == y[0] && x->backend == y[1] && clean(s, mark, x->tensor);
         }
-        for (int32_t q = a->k_start; same && q < a->k_end; q++)
+        /* (nodes after dirty_to are clean; an input's own sources are
+         * read earlier) */
+        for (int32_t q = a->k_start; same && q < a->k_end && q <= dirty_to; q++)
             same = clean(s, mark, s->nodes[q]);
         if (!same)
             break;
@@ -1608,16 +1732,13 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .n_leafs = in->n_leafs, .n_nodes = n_nodes, .nb = in->n_backends,
                 .cpu = in->n_backends - 1, .err = NULL,
                 .be = kp->be, .mb = kp->mb, .tf = kp->tf, .head = kp->head, .pos = kp->pos,
-                .nv = prep->nv, .n_nv = prep->n_nv, .rule1 = prep->rule1,
+                .nv = prep->nv, .n_nv = prep->n_nv, .nv_k = kp->nv_pos, .rule1 = prep->rule1,
                 .rule1_by = prep->rule1_by, .rule1_kind = prep->rule1_kind,
                 .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
-                .slot_of = kp->slot_of, .srec = kp->srec,
+                .slot_of = kp->slot_of, .srec = kp->srec, .rewired = kp->rewired,
                 .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
                 .keep = kp, .cbe = kp->out.copy_backend };
-    for (int bt = 0; bt < in->n_bufts; bt++)
-        for (int b = 0; b < in->n_backends; b++)
-            if (in->backends[b].bufts & (UINT32_C(1) << bt))
-                s.buft_backends[bt] |= UINT32_C(1) << b;
+    backend_masks(&s);
     uint8_t *mark = kp->mark;
     int32_t *changed = kp->list, *aside_i = kp->list + n;
     int8_t *aside = kp->aside;
@@ -1626,13 +1747,16 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * tensor whose buffer type changed (they live in its memory). A target
      * out of range, or memory that came or went, is for the full split. */
     uint32_t n_bufts = (uint32_t)in->n_bufts, n_backends = (uint32_t)in->n_backends;
-    size_t n_chg = 0, n_scan = in->moving ? in->n_moving : n;
+    const int32_t *moving = in->moving;
+    const int16_t *buft_in = kp->buft_in;
+    const int8_t *backend_in = kp->backend_in;
+    size_t n_chg = 0, n_scan = moving ? in->n_moving : n;
     for (size_t q = 0; q < n_scan; q++) {
-        size_t i = in->moving ? (size_t)in->moving[q] : q;
+        size_t i = moving ? (size_t)moving[q] : q;
         if (i >= n)
             goto scratch;
         const ggfit_st *ti = &t[i];
-        if (ti->buft == kp->buft_in[i] && ti->backend == kp->backend_in[i])
+        if (ti->buft == buft_in[i] && ti->backend == backend_in[i])
             continue;
         if (!(s.tf[i] & (TF_LEAF | TF_NODE)))
             continue;
@@ -1650,11 +1774,13 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         *done = true;
         return;
     }
-    for (int32_t q = 0; q < kp->n_views; q++) {
-        int32_t i = kp->views[q], v = t[i].view_src;
-        if ((mark[v] & KEEP_CHANGED) && !mark[i]) {
-            mark[i] = KEEP_VIEW;
-            changed[n_chg++] = i;
+    for (size_t q = 0, n_own = n_chg; q < n_own; q++) {
+        int32_t v = changed[q];   /* (a view is never a view_src) */
+        for (int32_t i = kp->view_first[v]; i >= 0; i = kp->view_next[i]) {
+            if (!mark[i]) {
+                mark[i] = KEEP_VIEW;
+                changed[n_chg++] = i;
+            }
         }
     }
 
@@ -1686,15 +1812,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * the leafs it places after theirs, may follow a change (below).
      * Otherwise the rules run to the end. */
     size_t ke = n_nodes;
-    bool shared = false;
-    for (int b = 0; b < s.nb && !shared; b++)
-        for (int a = 0; a < b && !shared; a++)
-            shared = in->backends[a].buft == in->backends[b].buft;
-    if (!shared) {
-        int32_t last = -1;
+    if (!s.shares_up) {
+        int32_t last = -1;   /* (the views of what changed are among the changed) */
         for (size_t q = 0; q < n_chg; q++) {
             int32_t i = changed[q];
-            last = kp->lc[i] > last ? kp->lc[i] : last;
+            last = kp->lcv[i] > last ? kp->lcv[i] : last;
             last = kp->npos[i] > last ? kp->npos[i] : last;
         }
         size_t k = (size_t)last + 1;
@@ -1718,14 +1840,23 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                      if (!(mark[i_] & KEEP_REDO)) { kp->old_be[i_] = s.be[i_]; kp->old_mb[i_] = s.mb[i_]; } \
                      s.be[i_] = t[i_].backend; s.mb[i_] = mem_buft_of(t, i_); \
                      mark[i_] |= KEEP_REDO; } while (0)
-    for (size_t k = kw; k < ke; k++)
-        REDO(s.nodes[k]);
+    /* The nodes first: each once, and its memory is as it was unless it or
+     * its view_src changed (then it is among the changed, redone below). */
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];
+        kp->old_be[i] = s.be[i];
+        kp->old_mb[i] = s.mb[i];
+        s.be[i] = t[i].backend;
+        mark[i] |= KEEP_REDO;
+    }
     for (size_t q = n_late_from; q < n_late_to; q++)
         REDO(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
         REDO(changed[q]);
 #undef REDO
-    if (backends_from_prep(&s, mark) != GGFIT_OK)
+    if (backends_of_list(&s, kp->rule1_k, s.nodes + kw, ke - kw) != GGFIT_OK ||
+        backends_of_list(&s, kp->rule1_k, kp->late + n_late_from, n_late_to - n_late_from) != GGFIT_OK ||
+        backends_of_list(&s, kp->rule1_k, changed, n_chg) != GGFIT_OK)
         goto scratch;
     /* A changed leaf keeps its part: placed by rule 1, or left to rule 4. */
     for (size_t q = 0; q < n_chg; q++) {
@@ -1733,8 +1864,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         if ((s.tf[i] & TF_LEAF) && (s.be[i] < 0) != ((s.tf[i] & TF_LATE) != 0))
             goto scratch;
     }
-    for (size_t k = kw; k < ke; k++)
-        kp->at[k] = at_flags(&s, s.nodes[k]);
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];   /* (a view stays one: at_flags) */
+        kp->at[k] = kp->at[k] & AT_VIEW ? AT_VIEW | (s.be[i] < 0 ? AT_LATE_VIEW : 0)
+                                        : s.be[i] >= 0 ? AT_ANCHOR : 0;
+    }
 
     /* Rules 2 and 3 ran before rule 4 placed anything: what rule 4 placed
      * before kw is set aside while they run. */
@@ -1757,11 +1891,17 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     if (rule_4(&s, kw, ke) != GGFIT_OK)
         goto scratch;
     /* What now differs from the kept split. */
+    int32_t dirty_to = -1;   /* the last node that is or reads something dirty */
+#define SET_DIRTY(i) do { mark[i] |= KEEP_DIRTY; \
+                          dirty_to = kp->lcv[i] > dirty_to ? kp->lcv[i] : dirty_to; } while (0)
 #define DIRTY(i) do { int32_t i_ = (i); \
                       if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
-                          s.mb[i_] != kp->old_mb[i_]) mark[i_] |= KEEP_DIRTY; } while (0)
-    for (size_t k = kw; k < ke; k++)
-        DIRTY(s.nodes[k]);
+                          s.mb[i_] != kp->old_mb[i_]) SET_DIRTY(i_); } while (0)
+    for (size_t k = kw; k < ke; k++) {
+        int32_t i = s.nodes[k];   /* (its memory changed only if it did) */
+        if ((mark[i] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i] != kp->old_be[i])
+            SET_DIRTY(i);
+    }
     for (size_t q = n_late_from; q < n_late_to; q++)
         DIRTY(kp->late[q]);
     for (size_t q = 0; q < n_chg; q++)
@@ -1784,10 +1924,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             goto scratch;
         if (b != s.be[i]) {
             s.be[i] = (int8_t)b;
-            mark[i] |= KEEP_DIRTY;
+            SET_DIRTY(i);
             fixed[n_fixed++] = i;
         }
     }
+#undef SET_DIRTY
     for (size_t q = n_late_to; q < (size_t)kp->n_late; q++) {
         int32_t i = kp->late[q], v = t[i].view_src;
         if (v >= 0 && (mark[v] & KEEP_DIRTY))
@@ -1820,7 +1961,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     s.n_splits = ck.n_splits;
     s.splits[s.n_splits - 1] = ck.cur;
     kp->n_ck = c;
-    if (splits_from(&s, (size_t)ck.k) != GGFIT_OK)
+    if (splits_from(&s, (size_t)ck.k, (size_t)kp->nv_at[ck.k]) != GGFIT_OK)
         goto scratch;
 
     /* The output from the head of the split under way at the checkpoint,
@@ -1845,7 +1986,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
      * decide as they did, have its output entries, moved and with their
      * indices mapped (ggfit_sched_out.tail_new): ggml-alloc's walk there
      * may meet the kept one's again. */
-    int32_t tail = tail_split(&s, kp, sp0, n_old_splits, ck.n_rec, n_old_rec);
+    int32_t tail = tail_split(&s, kp, sp0, n_old_splits, ck.n_rec, n_old_rec, dirty_to);
     size_t t_old = n_out_old;
     if (tail < s.n_splits) {
         int32_t old_j = tail - (s.n_splits - (sp0 + n_old_splits));
