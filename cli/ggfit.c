@@ -434,10 +434,8 @@ static int objective_of(const char *v, ggfit_objective *o)
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
-static int cmd_project(int argc, char **argv)
+static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **argv)
 {
-    ggfit_request req;
-    ggfit_plan plan;
     bool json = false, quiet = false, verbose = false, list = false;
     bool speed_consts = false;
     ggfit_fastest_options fo;
@@ -450,9 +448,9 @@ static int cmd_project(int argc, char **argv)
     size_t n_models = 0;
     if (!models)
         return fail("out of memory");
-    ggfit_request_init(&req);
+    ggfit_request_init(req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
-    if ((rc = ggfit_request_env(&req, &err))) {
+    if ((rc = ggfit_request_env(req, &err))) {
         free(models);
         return report(rc, err);
     }
@@ -497,7 +495,7 @@ static int cmd_project(int argc, char **argv)
             continue;
         } else if (!strcmp(argv[i], "--")) {
             /* a whole llama.cpp command: its program, then its flags */
-            if ((rc = program_of(&req, argc, argv, &i))) {
+            if ((rc = program_of(req, argc, argv, &i))) {
                 free(models);
                 return rc;
             }
@@ -505,7 +503,7 @@ static int cmd_project(int argc, char **argv)
         } else {
             if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc)
                 models[n_models++] = argv[i + 1];
-            if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err))) {
+            if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err))) {
                 free(models);
                 return report(rc, err);
             }
@@ -520,10 +518,10 @@ static int cmd_project(int argc, char **argv)
     if (list || n_models > 1) {
         /* which quant?: -hf USER/MODEL --list, or several -m */
         ggfit_quant_list l;
-        if (req.hf_repo)
+        if (req->hf_repo)
             n_models = 0;
-        req.fit.no_log = !json;   /* the table never shows the fits' logs */
-        rc = ggfit_request_quants(&req, models, n_models, &l, &err);
+        req->fit.no_log = !json;   /* the table never shows the fits' logs */
+        rc = ggfit_request_quants(req, models, n_models, &l, &err);
         free(models);
         if (rc)
             return report(rc, err);
@@ -539,13 +537,27 @@ static int cmd_project(int argc, char **argv)
                     "--objective speed|pp (the constants also with bench and sweep)");
     /* The fit's log is in the JSON, and in the text with -v only; the
      * fastest plan's text never shows it. */
-    req.fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
+    req->fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
-        return print_fastest(&req, &fo, json, quiet);
-    if ((rc = ggfit_request_plan(&req, &plan, &err)))
+        return print_fastest(req, &fo, json, quiet);
+    if ((rc = ggfit_request_plan(req, plan, &err)))
         return report(rc, err);
-    rc = print_plan(&plan, json, quiet, verbose);
-    ggfit_plan_free(&plan);
+    rc = print_plan(plan, json, quiet, verbose);
+    ggfit_plan_free(plan);
+    return rc;
+}
+
+static int cmd_project(int argc, char **argv)
+{
+    /* The request and the plan are a megabyte of flags (copies of
+     * ggfit_params, mostly override slots a run never touches): on the
+     * heap, which main puts on huge pages, rather than on the stack, where
+     * each of the pages their initialisation touches is a fault. */
+    struct { ggfit_request req; ggfit_plan plan; } *w = malloc(sizeof *w);
+    if (!w)
+        return fail("out of memory");
+    int rc = project_with(&w->req, &w->plan, argc, argv);
+    free(w);
     return rc;
 }
 

@@ -407,6 +407,93 @@ static void test_strings_side_by_side(void **state)
     free(starts);
 }
 
+/* A file's big string arrays are walked in a buffer read with pread, not
+ * in the mapping (gguf.c stream_strings): the file read from disk must give
+ * what the same bytes give in memory, whole and cut anywhere (the same
+ * message, at the same offset), with strings longer than the buffer among
+ * them and one of them cut. */
+static void test_strings_streamed(void **state)
+{
+    (void)state;
+    enum { N = 40000, HUGE = 300 << 10 };
+    size_t *starts = malloc((N + 1) * sizeof *starts);
+    unsigned char *huge = malloc(HUGE);
+    assert_true(starts && huge);
+    for (size_t b = 0; b < HUGE; b++)
+        huge[b] = (unsigned char)(b * 7);
+    char path[512];
+    snprintf(path, sizeof path, "%s/streamed.gguf", tmp_dir());
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        rng_state = 0x2545f4914f6cdd1dull * seed;
+        gw w = {0};
+        gw_header(&w, 3, 0, 3);
+        gw_kv_str(&w, "general.architecture", "llama");
+        gw_key(&w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
+        gw_u32(&w, GGFIT_GGUF_STRING);
+        gw_u64(&w, N);
+        /* tricky strings, with three longer than the buffer among them */
+        size_t k = 0;
+        for (int part = 0; part < 4; part++) {
+            size_t n = part < 3 ? (N - 3) / 4 : N - k;
+            tricky_strings(&w, n, starts + k);
+            k += n;
+            if (part < 3) {
+                starts[k++] = w.len;
+                gw_u64(&w, HUGE - (size_t)part);
+                gw_bytes(&w, huge, HUGE - (size_t)part);
+            }
+        }
+        assert_int_equal(k, N);
+        starts[N] = w.len;
+        gw_kv_u32(&w, "after", 0xC0FFEEu);
+        assert_int_equal(gw_write_file(&w, path), 0);
+
+        ggfit_gguf *g;
+        char *err = NULL;
+        if (ggfit_gguf_open(path, &g, &err) != GGFIT_OK)
+            fail_msg("%s", err);
+        ggfit_value v, e;
+        ggfit_value_iter it = {0};
+        int64_t at = ggfit_gguf_find_key(g, "after");
+        assert_true(at == 2 && ggfit_gguf_value(g, (uint64_t)at, &v));
+        assert_int_equal(v.u, 0xC0FFEEu);
+        assert_true(ggfit_gguf_value(g, 1, &v));
+        assert_int_equal(v.n, N);
+        uint64_t count = 0, huge_seen = 0;
+        while (ggfit_value_next(&v, &it, &e)) {
+            count++;
+            huge_seen += e.n > (100 << 10);
+        }
+        assert_int_equal(count, N);
+        assert_int_equal(huge_seen, 3);
+        ggfit_gguf_close(g);
+
+        /* Cut anywhere in the array, a long string's middle too: the file's
+         * message is the memory's. */
+        for (int cut = 0; cut < 28; cut++) {
+            size_t len = cut < 24 ? starts[0] + (starts[N] - starts[0]) * (size_t)cut / 24 +
+                                        (size_t)rnd_below(4096)
+                                  : starts[(N - 3) / 4] + 8 + (size_t)rnd_below(HUGE);
+            gw c = { .data = w.data, .len = len };
+            assert_int_equal(gw_write_file(&c, path), 0);
+            char *from_file = NULL, *from_memory = NULL;
+            int rf = ggfit_gguf_open(path, &g, &from_file);
+            int rm = ggfit_gguf_open_memory(w.data, len, path, &g, &from_memory);
+            assert_int_not_equal(rf, GGFIT_OK);
+            assert_int_equal(rf, rm);
+            if (strcmp(from_file, from_memory))
+                fail_msg("cut at %zu: '%s' from the file, '%s' from memory", len, from_file,
+                         from_memory);
+            ggfit_free(from_file);
+            ggfit_free(from_memory);
+        }
+        gw_free(&w);
+    }
+    unlink(path);
+    free(huge);
+    free(starts);
+}
+
 /* ---- split models ---------------------------------------------------------- */
 
 static void write_shard(const char *dir, const char *base, uint16_t no, uint16_t count,
@@ -578,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_large_string_array),
         cmocka_unit_test(test_strings_side_by_side),
+        cmocka_unit_test(test_strings_streamed),
         cmocka_unit_test(test_split_model),
         cmocka_unit_test(test_split_errors),
         cmocka_unit_test(test_shipped_layouts),

@@ -240,6 +240,9 @@ typedef struct reader {
     uint64_t expect;     /* bytes past pos the parser expects to need (an
                             array's estimate), so that a source is asked for
                             them in one request; 0: unknown */
+    bool has_fd;         /* buf is the file fd mapped: big string arrays are
+                            read with pread (stream_strings) */
+    int fd;
     char **err;
 } reader;
 
@@ -632,6 +635,49 @@ done:
     return;
 }
 
+/* A mapped file's big string arrays (a tokenizer's tokens and merges, 13 MB
+ * in all) are walked in a small buffer filled with pread, not in the
+ * mapping. Where the page cache holds the file in small pages (a file read
+ * back from disk, which is how a model's file usually is) each 64 KiB of
+ * the mapping walked costs a page fault and the walk a TLB miss per page:
+ * 4 to 5 ms for the 13 MB on the reference VM, against 1.5 ms through the
+ * buffer, which stays in the L2 cache. The mapping still holds every value
+ * for whoever reads one later (ggfit_value_next). */
+enum { STREAM_MIN = 1 << 14,      /* strings below which the mapping is walked */
+       STREAM_BUF = 256 << 10 };  /* bytes read at a time */
+
+/* Walks the strings of a big array from r->pos through the buffer, as far
+ * as it can: *done strings, r->pos after them. It stops short (the walk in
+ * the mapping goes on from there and gives the message) at anything but a
+ * string wholly inside the mapping: the mapping's end, a read that fails
+ * or comes short. A string longer than the buffer is stepped over. */
+static void stream_strings(reader *r, uint64_t n, uint64_t *done)
+{
+    unsigned char *buf = ggfit__malloc(STREAM_BUF);
+    uint64_t i = 0;
+    size_t off = r->pos;   /* the file offset of buf[0] */
+    while (buf && i < n) {
+        size_t want = r->len - off < STREAM_BUF ? r->len - off : STREAM_BUF;
+        ssize_t got = want ? pread(r->fd, buf, want, (off_t)off) : 0;
+        if (got <= 0)
+            break;
+        size_t p = 0;
+        walk_strings(buf, (size_t)got, &p, &i, n);
+        if (i < n && (size_t)got - p >= 8 && le64(buf + p) > STREAM_BUF - 8 &&
+            le64(buf + p) <= r->len - off - p - 8) {
+            off += p + 8 + (size_t)le64(buf + p);
+            i++;
+            continue;
+        }
+        off += p;
+        if (i < n && ((size_t)got < STREAM_BUF || p == 0))
+            break;
+    }
+    free(buf);
+    r->pos = off;
+    *done = i;
+}
+
 /* Walks over n strings, a tokenizer's hundreds of thousands of them: in
  * the bytes already held each length is read in place; a string that
  * crosses their end goes through rd_str, which asks for more (or fails with
@@ -639,7 +685,10 @@ done:
 static ggfit_status skip_strings(reader *r, uint64_t n)
 {
     size_t start = r->pos;
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t i = 0;
+    if (r->has_fd && n >= STREAM_MIN)
+        stream_strings(r, n, &i);
+    for (; i < n; i++) {
         size_t pos = r->pos;
         walk_strings(r->buf, r->len, &pos, &i, n);
         r->pos = pos;
@@ -1127,11 +1176,11 @@ static ggfit_status load_shard(ggfit_gguf *g, shard *s, const char *path, FILE *
 }
 
 /* Reads a shard from its file's mapping, which the shard then owns. */
-static ggfit_status map_shard(ggfit_gguf *g, shard *s, const char *path, void *map,
+static ggfit_status map_shard(ggfit_gguf *g, shard *s, const char *path, int fd, void *map,
                               size_t len, uint64_t size, char **err)
 {
     reader r = { .name = path, .size = size, .buf = map, .len = len, .cap = len,
-                 .err = err };
+                 .has_fd = true, .fd = fd, .err = err };
     s->buf = map;
     s->len = len;
     s->mapped = true;
@@ -1182,8 +1231,9 @@ static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char *
     void *map = map_len ? mmap(NULL, (size_t)map_len, PROT_READ, MAP_PRIVATE, fd, 0)
                         : MAP_FAILED;
     if (map != MAP_FAILED) {
+        int rc = map_shard(g, s, path, fd, map, (size_t)map_len, (uint64_t)st.st_size, err);
         close(fd);
-        return map_shard(g, s, path, map, (size_t)map_len, (uint64_t)st.st_size, err);
+        return rc;
     }
     int flags = fcntl(fd, F_GETFL);
     FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");

@@ -29,6 +29,7 @@ typedef struct search {
     const ggfit_fit_options *opt;
     ggfit_projection pr;
     ggfit_verdict v;
+    ggfit_params scratch;     /* add's, for changes past the caller's room */
     char **err;
 } search;
 
@@ -77,17 +78,19 @@ static ggfit_status fits_on(search *s, const ggfit_params *p, bool devices_only,
     return GGFIT_OK;
 }
 
-static ggfit_params *add(ggfit_change *out, size_t max, size_t *n, const ggfit_params *p,
-                         uint32_t k, uint64_t left, const char *fmt, ...) GGFIT_PRINTF(7, 8);
+static ggfit_params *add(search *s, ggfit_change *out, size_t max, size_t *n,
+                         const ggfit_params *p, uint32_t k, uint64_t left, const char *fmt, ...)
+    GGFIT_PRINTF(8, 9);
 
 /* Appends a change (the flags p with it made); its params, for the caller
- * to finish, or a scratch copy when out is full. */
-static ggfit_params *add(ggfit_change *out, size_t max, size_t *n, const ggfit_params *p,
-                         uint32_t k, uint64_t left, const char *fmt, ...)
+ * to finish, or the search's scratch copy when out is full. (Not a static
+ * thread-local: 86 KB of TLS that the dynamic loader zeroes in every
+ * process at start, 22 fresh pages before main.) */
+static ggfit_params *add(search *s, ggfit_change *out, size_t max, size_t *n,
+                         const ggfit_params *p, uint32_t k, uint64_t left, const char *fmt, ...)
 {
-    static _Thread_local ggfit_params scratch;
     if (*n >= max)
-        return &scratch;
+        return &s->scratch;
     ggfit_change *c = &out[(*n)++];
     va_list ap;
     va_start(ap, fmt);
@@ -240,27 +243,27 @@ ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
     /* one flag */
     if (n_devs && ngl > 0 &&
         !(rc = largest(s, p, set_ngl, 0, ngl - 1, 1, true, &best, &found, &left)) && found)
-        set_ngl(add(out, max, n, p, 1, left, "-ngl %u", best), best);
+        set_ngl(add(s, out, max, n, p, 1, left, "-ngl %u", best), best);
     if (!rc && ctx > 256 &&
         !(rc = largest(s, p, set_ctx, 256, ctx - 1, 256, false, &best, &found, &left)) && found)
-        set_ctx(add(out, max, n, p, 1, left, "-c %u", best), best);
+        set_ctx(add(s, out, max, n, p, 1, left, "-c %u", best), best);
     bool f16 = p->type_k == GGFIT_TYPE_F16 && p->type_v == GGFIT_TYPE_F16;
     ggfit_params q;
     ggfit__params_copy(&q, p);
     quantize_cache(&q);
     bool ok = false;
     if (!rc && f16 && !(rc = fits(s, &q, &ok, &left)) && ok)
-        add(out, max, n, &q, 1, left, "%s-ctk q8_0 -ctv q8_0",
+        add(s, out, max, n, &q, 1, left, "%s-ctk q8_0 -ctv q8_0",
             p->flash_attn == GGFIT_FA_OFF ? "-fa on " : "");
     if (!rc && n_devs && hp->n_expert > 0 && !p->cpu_moe && p->n_cpu_moe < hp->n_layer &&
         !(rc = smallest(s, p, set_ncmoe, p->n_cpu_moe + 1, hp->n_layer, true, &best, &found,
                          &left)) &&
         found)
-        set_ncmoe(add(out, max, n, p, 1, left, "-ncmoe %u", best), best);
+        set_ncmoe(add(s, out, max, n, p, 1, left, "-ncmoe %u", best), best);
     /* two flags: the smaller cache and the context it allows */
     if (!rc && *n == 0 && f16 && ctx > 256 &&
         !(rc = largest(s, &q, set_ctx, 256, ctx - 1, 256, false, &best, &found, &left)) && found)
-        set_ctx(add(out, max, n, &q, 2, left, "%s-ctk q8_0 -ctv q8_0 -c %u",
+        set_ctx(add(s, out, max, n, &q, 2, left, "%s-ctk q8_0 -ctv q8_0 -c %u",
                     p->flash_attn == GGFIT_FA_OFF ? "-fa on " : "", best), best);
     free(s);
     return rc;
