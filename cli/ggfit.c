@@ -143,10 +143,40 @@ static int fail(const char *msg)
     return EXIT_BAD_INPUT;
 }
 
+/* The CLI is linked statically where make can (no dynamic loader to start:
+ * a tenth of a short run). Such a program cannot load libcurl, NVML or the
+ * resolver's NSS modules (src/base/linking.c): a request that needs one
+ * fails with GGFIT_ESTATIC before anything is printed on stdout, and is
+ * then run again, whole, by the dynamically linked build beside this one,
+ * ggfit-dynamic (what is buffered for stdout goes with this process). */
+static char **main_argv;
+
+static void run_dynamic(void)
+{
+    static const char twin[] = "ggfit-dynamic";
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path);
+    if (n <= 0 || (size_t)n >= sizeof path - sizeof twin || getenv("GGFIT_FROM_STATIC"))
+        return;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return;
+    memcpy(slash + 1, twin, sizeof twin);
+    if (access(path, X_OK) != 0 || setenv("GGFIT_FROM_STATIC", "1", 1) != 0)
+        return;
+    execv(path, main_argv);
+}
+
 /* Prints the library's message for status rc (and frees it). */
 static int report(int rc, char *err)
 {
+    if (rc == GGFIT_ESTATIC)
+        run_dynamic();   /* returns only when it could not */
     fprintf(stderr, "ggfit: %s\n", err ? err : ggfit_status_str(rc));
+    if (rc == GGFIT_ESTATIC)
+        fputs("ggfit: this ggfit is linked statically, and could not run ggfit-dynamic, the "
+              "dynamically linked build that make puts beside it\n", stderr);
     ggfit_free(err);
     return EXIT_BAD_INPUT;
 }
@@ -843,6 +873,7 @@ static void heap_on_huge_pages(void)
  * failure, not a success. */
 int main(int argc, char **argv)
 {
+    main_argv = argv;
     heap_on_huge_pages();
     int rc = run(argc, argv);
     if (fflush(stdout) != 0 || ferror(stdout)) {

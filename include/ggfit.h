@@ -65,6 +65,12 @@ typedef enum ggfit_status {
     GGFIT_ENOMEM = 4,      /* out of memory */
     GGFIT_EINVAL = 5,      /* the caller passed an invalid argument */
     GGFIT_ELIMIT = 6,      /* input exceeds a documented limit of ggfit */
+    GGFIT_ESTATIC = 7,     /* the program is statically linked and cannot load
+                              the shared library the request needs: libcurl
+                              for a URL, NVML for this machine's NVIDIA GPUs,
+                              the C library's resolver for an rpc-server's
+                              host name (the ggfit CLI then runs its dynamic
+                              build, ggfit-dynamic) */
     GGFIT_STATUS_COUNT
 } ggfit_status;
 

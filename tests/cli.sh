@@ -50,6 +50,20 @@ exports() {
 }
 check exports 0 '^exports: public only$' -- exports "$(dirname "$ggfit")/libggfit.so"
 
+# A statically linked ggfit (Makefile STATIC_CLI) cannot load shared
+# libraries: a request that needs one (here an rpc-server by name, which
+# the resolver's NSS modules resolve) is run by ggfit-dynamic beside it,
+# with the same outcome; alone, it says so instead of crashing.
+if ! LC_ALL=C readelf -lW "$ggfit" 2>/dev/null | grep -q 'INTERP'; then
+    check static-to-dynamic 2 "rpc-server localhost:1: cannot connect" -- \
+        "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc localhost:1 --gpu 8GiB
+    cp "$ggfit" "$tmp/lonely"
+    check static-alone 2 "linked statically, and could not run ggfit-dynamic" -- \
+        "$tmp/lonely" -m "$models/qwen3-0.6b-f16.gguf" --rpc localhost:1 --gpu 8GiB
+    check static-numeric 2 "rpc-server 127.0.0.1:1: cannot connect" -- \
+        "$tmp/lonely" -m "$models/qwen3-0.6b-f16.gguf" --rpc 127.0.0.1:1 --gpu 8GiB
+fi
+
 # The heap on transparent huge pages (cli/ggfit.c) changes the page faults
 # and nothing else: the same plan and log with glibc's heap left alone.
 same_heap() {

@@ -28,6 +28,13 @@
 ggfit_status ggfit__fail(char **err, ggfit_status status, const char *fmt, ...)
     GGFIT_PRINTF(3, 4);
 
+/* ---- linking.c: whether this program can load shared libraries ------------ */
+
+/* True in a statically linked program (glibc's): there libcurl, NVML and
+ * the C library's resolver are refused with GGFIT_ESTATIC (linking.c says
+ * why). */
+bool ggfit__static_program(void);
+
 /* ---- alloc.c: allocation with failure injection --------------------------- */
 
 /* Allocation wrappers: tests make the Nth call fail to prove that every

@@ -15,6 +15,7 @@ static const char *const status_names[] = {
     "out of memory",
     "invalid argument",
     "limit exceeded",
+    "needs a dynamically linked program",
 };
 _Static_assert(sizeof status_names / sizeof status_names[0] == GGFIT_STATUS_COUNT,
                "status_names must match ggfit_status");

@@ -98,9 +98,12 @@ static void summarize(ggfit_quant *q, const ggfit_model *m)
     }
 }
 
-/* Plans one model of the list: sub names it (model or model_url). */
+/* Plans one model of the list: sub names it (model or model_url). A
+ * model's own error goes in its row; running out of memory, or a
+ * statically linked program that cannot read it (GGFIT_ESTATIC: every
+ * other row would say the same), ends the list with *fatal. */
 static ggfit_status plan_one(ggfit_request *sub, const ggfit_device *devs, size_t n_devs,
-                             ggfit_quant *q)
+                             ggfit_quant *q, char **fatal)
 {
     ggfit_model *m = NULL;
     char mmproj[512] = "";
@@ -124,8 +127,11 @@ static ggfit_status plan_one(ggfit_request *sub, const ggfit_device *devs, size_
             }
         }
     }
-    if (rc == GGFIT_ENOMEM) {
-        ggfit_free(err);
+    if (rc == GGFIT_ENOMEM || rc == GGFIT_ESTATIC) {
+        if (fatal)
+            *fatal = err;
+        else
+            ggfit_free(err);
         ggfit_model_free(m);
         return rc;
     }
@@ -256,7 +262,7 @@ ggfit_status ggfit_request_quants(ggfit_request *r, const char *const *models, s
             break;
         }
         q->n_shards = files ? shards[i] : 1;
-        if ((rc = plan_one(&sub, devs, n_devs, q)))
+        if ((rc = plan_one(&sub, devs, n_devs, q, err)) && err && !*err)
             ggfit__fail(err, rc, "out of memory");
     }
     if (!rc)

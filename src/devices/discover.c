@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "ggml/backend.h"
@@ -301,11 +302,27 @@ static bool nvml_procs(nvml_procs_fn fn, nvmlDevice_t dev, unsigned int *seen, u
     return true;
 }
 
-static void discover_nvml(const ggfit_probe_options *o, ggfit_device *out, size_t max, size_t *n)
+/* The NVML library asked for: the option's, GGFIT_NVML, else the driver's. */
+static const char *nvml_path(const ggfit_probe_options *o)
 {
     const char *path = o && o->nvml_path ? o->nvml_path : getenv("GGFIT_NVML");
-    if (!path)
-        path = "libnvidia-ml.so.1";
+    return path ? path : "libnvidia-ml.so.1";
+}
+
+/* Whether dlopen could give NVML: a path that is there, or the driver's
+ * library where the NVIDIA kernel driver is loaded (NVML starts nowhere
+ * else). Asked only in a statically linked program, which cannot load it
+ * (base/linking.c): there the GPUs are then this program's to miss. */
+static bool nvml_may_load(const ggfit_probe_options *o)
+{
+    const char *path = nvml_path(o);
+    return strchr(path, '/') ? access(path, F_OK) == 0
+                             : access("/proc/driver/nvidia/version", F_OK) == 0;
+}
+
+static void discover_nvml(const ggfit_probe_options *o, ggfit_device *out, size_t max, size_t *n)
+{
+    const char *path = nvml_path(o);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return;   /* no NVIDIA driver: no NVIDIA GPUs */
@@ -569,6 +586,9 @@ ggfit_status ggfit_devices_discover(const ggfit_probe_options *o, ggfit_device *
 #ifdef __APPLE__
     discover_metal(out, max, n);
 #endif
+    if (ggfit__static_program() && nvml_may_load(o))
+        return ggfit__fail(err, GGFIT_ESTATIC, "finding NVIDIA GPUs needs NVML (%s), which a "
+                           "statically linked program cannot load", nvml_path(o));
     ggfit_host_info host;
     bool have_host = ggfit_host_probe(o, &host, NULL) == GGFIT_OK;
     discover_nvml(o, out, max, n);

@@ -35,6 +35,7 @@
  * so a hostile or broken server can cause an error, never a hang or an
  * allocation.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -182,6 +183,15 @@ static ggfit_status open_conn(conn *c)
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
+    /* A host name goes through NSS, which loads shared libraries: a
+     * statically linked program takes addresses only (base/linking.c). */
+    unsigned char addr[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1)
+        hints.ai_flags |= AI_NUMERICHOST;
+    else if (ggfit__static_program())
+        return ggfit__fail(c->err, GGFIT_ESTATIC, "rpc-server %s: resolving '%s' needs the C "
+                           "library's resolver, which a statically linked program cannot "
+                           "load", c->endpoint, host);
     int gai = getaddrinfo(host, port, &hints, &res);
     if (gai)
         return ggfit__fail(c->err, GGFIT_EIO, "rpc-server %s: cannot resolve '%s': %s",

@@ -535,6 +535,9 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
 
 static ggfit_status curl_new(CURL **c, const char *url, char **err)
 {
+    if (ggfit__static_program())
+        return ggfit__fail(err, GGFIT_ESTATIC, "%s: reading a URL needs libcurl, which a "
+                           "statically linked program cannot load", url);
     pthread_once(&curl_once, curl_init);
     if (curl_load_error[0])
         return ggfit__fail(err, GGFIT_EIO, "%s: reading a URL needs libcurl, which could not "
