@@ -840,8 +840,7 @@ static void heap_on_huge_pages(void)
     if (sbrk(10 << 20) == (void *)-1)
         return;
     sbrk(-(10 << 20));
-    if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20) ||
-        !mallopt(M_TOP_PAD, 8 << 20))
+    if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20))
         return;
     void *volatile first = malloc(1);   /* the arena exists from here */
     free(first);
@@ -850,9 +849,17 @@ static void heap_on_huge_pages(void)
     if (end == (uintptr_t)-1 || mi.keepcost == 0 || mi.keepcost > end)
         return;
     uintptr_t top = end - mi.keepcost;  /* malloc's top block: the free end */
+    /* The first 2 MB boundary past the heap's end (a static program's C
+     * library has started the arena before main, and its top may hold the
+     * next one): the gap's block, past the top, then grows the heap by it
+     * and the top pad, and ends 48 bytes before the boundary, where malloc
+     * writes the next block's header at once. The boundary's huge page
+     * stays untouched until it is marked. */
     uintptr_t start = (top + 4096 + huge - 1) & ~(huge - 1);
-    /* the gap's block ends 48 bytes before the boundary, where the next
-     * block's header goes: the boundary's huge page stays untouched */
+    while (start <= end)
+        start += huge;
+    if (!mallopt(M_TOP_PAD, 8 << 20))
+        return;
     heap_gap = malloc(start - top - 64);
     if ((uintptr_t)heap_gap != top + 16 || (uintptr_t)sbrk(0) < start + huge) {
         /* not the heap expected (or no room to grow it: a memory limit):

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "llama/graph_cache.h"
 #include "llama/project.h"
 
@@ -78,12 +79,19 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     bool known;
     pr.arch = ggfit__arch(pr.hp->arch, &known);
     /* llama_init_from_model turns flash attention off for an architecture
-     * that cannot run it, before anything is sized. */
-    ggfit_params p_no_fa;
+     * that cannot run it, before anything is sized. (The copy is on the
+     * heap: 86 KB in this frame put every projection's callees that much
+     * deeper on the stack, on pages of their own.) */
+    ggfit_params *p_no_fa = NULL;
     if (pr.arch->no_flash_attn && p->flash_attn != GGFIT_FA_OFF) {
-        p_no_fa = *p;
-        p_no_fa.flash_attn = GGFIT_FA_OFF;
-        pr.p = &p_no_fa;
+        if (!(p_no_fa = ggfit__malloc(sizeof *p_no_fa))) {
+            if (placement != placement_out)
+                free(placement);
+            return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        }
+        ggfit__params_copy(p_no_fa, p);
+        p_no_fa->flash_attn = GGFIT_FA_OFF;
+        pr.p = p_no_fa;
     }
     for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
         pr.dev_buft[d] = -1;
@@ -128,6 +136,7 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
                      "configuration of '%s'", pr.hp->arch);
     }
     ggfit__overrides_free(&pr);
+    free(p_no_fa);
     if (cache && rc == GGFIT_OK)
         ggfit__pmemo_put(cache, out, placement, ggfit_model_n_tensors(m));
     if (placement != placement_out)
