@@ -112,10 +112,55 @@ static void test_kept_graphs_change_nothing(void **state)
     printf("cache: %d projections on kept graphs equal to fresh ones\n", n_checked);
 }
 
+/* A model freed leaves its cache, emptied, to the next model opened
+ * (graph_cache.c): every layout projected after every other must give what
+ * it gives after any other. The layouts are projected in turn, then in the
+ * opposite turn, and each projection compared with its first. */
+static void test_caches_passed_on_change_nothing(void **state)
+{
+    (void)state;
+    static const int picked[] = { 0, 2, 5, 9, 11 };
+    enum { N_PICKED = sizeof picked / sizeof picked[0] };
+    model_name files[64];
+    size_t n_files = model_files(files, 64);
+    assert_true(n_files >= 16);
+    ggfit_device devs[2];
+    size_t n_dev;
+    assert_int_equal(ggfit_devices_parse("cuda:24GiB,cuda:12GiB", devs, 2, &n_dev, NULL),
+                     GGFIT_OK);
+    ggfit_projection *first = calloc(n_files * N_PICKED, sizeof *first);
+    assert_non_null(first);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k = 0; k < n_files; k++) {
+            size_t f = pass ? n_files - 1 - k : k;
+            char path[512];
+            model_path(path, sizeof path, files[f]);
+            ggfit_model *m;
+            char *err = NULL;
+            if (ggfit_model_open(path, &m, &err) != GGFIT_OK)
+                fail_msg("%s", err);
+            for (int c = 0; c < N_PICKED; c++) {
+                ggfit_params p;
+                parse(&p, configs[picked[c]]);
+                ggfit_projection got, *was = &first[f * N_PICKED + (size_t)c];
+                if (ggfit_project(m, &p, devs, 1, pass ? &got : was, NULL, &err) != GGFIT_OK)
+                    fail_msg("%s %s: %s", files[f], configs[picked[c]], err);
+                const char *what = pass ? differs(&got, was) : NULL;
+                if (what)
+                    fail_msg("%s %s: %s differs after another model than after the one "
+                             "before it", files[f], configs[picked[c]], what);
+            }
+            ggfit_model_free(m);
+        }
+    }
+    free(first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept_graphs_change_nothing),
+        cmocka_unit_test(test_caches_passed_on_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * graph_cache.c - keys, slots and re-targeting of the kept graphs.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 void ggfit__gkey_make(gkey *k, const gb_params *p)
 {
     memset(k, 0, sizeof *k);   /* padding too: keys are compared with memcmp */
-    k->m = p->m;
+    k->model = ggfit__model_serial(p->m);
     k->n_tokens = p->n_tokens;
     k->n_outputs = p->n_outputs;
     k->n_seqs = p->n_seqs;
@@ -140,13 +141,14 @@ static size_t pmemo_key(ggfit__buf *b, const ggfit_model *m, const ggfit_params 
 {
     const size_t head = offsetof(ggfit_params, overrides), tail = head + sizeof p->overrides;
     size_t n_ov = p->n_overrides < GGFIT_MAX_OVERRIDES ? p->n_overrides : GGFIT_MAX_OVERRIDES;
-    size_t size = sizeof m + sizeof n + head + (sizeof *p - tail) +
+    uint64_t model = ggfit__model_serial(m);
+    size_t size = sizeof model + sizeof n + head + (sizeof *p - tail) +
                   n_ov * sizeof(ggfit_override) + n * sizeof *devs;
     char *k = ggfit__buf_get(b, size);
     if (!k)
         return 0;
-    memcpy(k, &m, sizeof m);
-    k += sizeof m;
+    memcpy(k, &model, sizeof model);
+    k += sizeof model;
     memcpy(k, &n, sizeof n);
     k += sizeof n;
     memcpy(k, p, head);
@@ -300,10 +302,53 @@ void ggfit__cmemo_clear(gentry *e)
     e->gen++;
 }
 
+/* The graph cache of the model freed last, emptied, kept for the next
+ * model's projections: its graphs' arrays and the scheduler's and
+ * ggml-alloc's buffers are pages touched already. Freed, they went back to
+ * the system (the C library trims the heap's top), and each first
+ * projection of a model opened after paid some 250 fresh pages, 2 ms on a
+ * virtual machine where a page fault costs 8 us (make bench). One cache,
+ * a few MB, is kept until the next model takes it or the program ends. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ggfit__gcache *spare;
+
 struct ggfit__gcache *ggfit__gcache_new(void)
 {
-    return ggfit__calloc(1, sizeof(struct ggfit__gcache));
+    pthread_mutex_lock(&spare_lock);
+    struct ggfit__gcache *c = spare;
+    spare = NULL;
+    pthread_mutex_unlock(&spare_lock);
+    return c ? c : ggfit__calloc(1, sizeof(struct ggfit__gcache));
 }
+
+/* Forgets c's graphs and memos, keeping their memory, for another model:
+ * as a graph built in a slot that held another (context.c), and each
+ * slot's generation moves on, so that the scheduler's and ggml-alloc's
+ * keeps no longer match a graph of the model before. */
+static void gcache_empty(struct ggfit__gcache *c)
+{
+    for (int k = 0; k < GCACHE_SLOTS; k++) {
+        gentry *e = &c->e[k];
+        e->valid = false;
+        e->moving.valid = false;
+        ggfit__sched_prep_free(&e->prep);
+        ggfit__cmemo_clear(e);
+        gg_reset(&e->g);
+    }
+    for (int k = 0; k < PMEMO_SLOTS; k++)
+        c->memo[k].n_key = 0;
+    c->n_memo_key = 0;
+}
+
+/* At the program's end (or the library's unloading) the kept cache is
+ * freed, so that nothing is left allocated. */
+#if defined(__GNUC__)
+__attribute__((destructor)) static void spare_free(void)
+{
+    ggfit__gcache_free(spare);
+    spare = NULL;
+}
+#endif
 
 static void gentry_clear(gentry *e)
 {
@@ -371,9 +416,17 @@ gentry *ggfit__gcache_victim(struct ggfit__gcache *c, const gkey *key)
 /* Builds llama.cpp's graph for the model and sizes its compute buffers.
  * Returns GGFIT_EUNSUPPORTED when ggfit has no graph for the architecture. */
 
+/* A model's cache when the model is freed: emptied and kept for the next
+ * (the one kept before it freed). */
 static void gcache_free_kept(void *p)
 {
-    ggfit__gcache_free(p);
+    struct ggfit__gcache *c = p;
+    gcache_empty(c);
+    pthread_mutex_lock(&spare_lock);
+    struct ggfit__gcache *old = spare;
+    spare = c;
+    pthread_mutex_unlock(&spare_lock);
+    ggfit__gcache_free(old);
 }
 
 struct ggfit__gcache *ggfit__gcache_take(const ggfit_model *m)

@@ -16,7 +16,7 @@
 /* What a graph's structure depends on, apart from the model: equal keys
  * build equal graphs up to the buffer types of weights and caches. */
 typedef struct gkey {
-    const ggfit_model *m;
+    uint64_t model;        /* ggfit__model_serial */
     uint32_t n_tokens, n_outputs, n_seqs, n_stream, n_kv, n_kv_swa, swa_period;
     uint32_t type_k, type_v;
     int32_t cpu_backend, pooling;

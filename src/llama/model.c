@@ -3,6 +3,7 @@
  * from "<arch>.*" keys, and each tensor's layer and role.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@
 
 struct ggfit_model {
     ggfit_gguf *g;
+    uint64_t serial;            /* this model's number in the program: the
+                                   kept graphs and memos name their model by
+                                   it, never by its address, which a model
+                                   opened later may have (their cache passes
+                                   on to it: graph_cache.c) */
     ggfit_hparams hp;
     ggfit_layer_info *layers;   /* hp.n_layer entries */
     ggfit_tensor *tensors;
@@ -764,6 +770,8 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
         return rc;
     }
     m->g = g;
+    static _Atomic uint64_t serials;
+    m->serial = atomic_fetch_add(&serials, 1) + 1;
     m->cache = ggfit__calloc(1, sizeof *m->cache);
     if (!m->cache || pthread_mutex_init(&m->cache->lock, NULL) != 0) {
         free(m->cache);
@@ -821,6 +829,11 @@ void ggfit_model_free(ggfit_model *m)
     free(m->facts);
     free(m->recurrent);
     free(m);
+}
+
+uint64_t ggfit__model_serial(const ggfit_model *m)
+{
+    return m->serial;
 }
 
 void *ggfit__model_keep_take(const ggfit_model *m)

@@ -60,6 +60,9 @@ int ggfit__model_recurrent(const ggfit_model *m, uint32_t il);
  * taken by another thread, so that concurrent callers never share one);
  * give keeps p (NULL: no-op), freed with free_fn when it is replaced or the
  * model is freed, and frees the one it replaces. */
+/* The model's number in this program, unique: what the kept graphs and
+ * memos name it by. */
+uint64_t ggfit__model_serial(const ggfit_model *m);
 void *ggfit__model_keep_take(const ggfit_model *m);
 void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void *));
 
