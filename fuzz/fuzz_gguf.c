@@ -8,11 +8,18 @@
  * every tensor looked at, then the model described and rendered, so that
  * the sanitizers see every byte the accessors and renderers touch.
  * Invariants the reader promises are checked with abort(), which libFuzzer
- * reports as a crash with the input that broke them.
+ * reports as a crash with the input that broke them. The same bytes are
+ * also read as a file (mapped, its string arrays read with pread through a
+ * buffer made small here) and as a remote source would give them, and must
+ * read alike.
  */
+#define _GNU_SOURCE   /* memfd_create */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ggfit.h"
 #include "base/base.h"
@@ -207,6 +214,41 @@ static void walk_source(const uint8_t *data, size_t size, const ggfit_gguf *mem)
     ggfit_gguf_close(g);
 }
 
+/* The bytes as a local file (an in-memory one): accepted or refused as
+ * from memory, with the same message after the name; split models aside,
+ * whose other shards a file's name makes the reader look for. */
+static void walk_file(const uint8_t *data, size_t size, const ggfit_gguf *mem,
+                      const char *mem_err)
+{
+    static int fd = -1;
+    if (fd < 0 && (fd = memfd_create("fuzz.gguf", 0)) < 0)
+        return;
+    if (ftruncate(fd, 0) != 0 || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
+        return;
+    if (mem && (ggfit_gguf_find_key(mem, "split.count") >= 0 ||
+                ggfit_gguf_find_key(mem, "split.no") >= 0))
+        return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ggfit_gguf *g = NULL;
+    char *err = NULL;
+    if (ggfit_gguf_open(path, &g, &err) != GGFIT_OK) {
+        CHECK(err != NULL && g == NULL && mem_err != NULL);
+        size_t n = strlen(path);
+        CHECK(strncmp(err, path, n) == 0);
+        if (!strstr(mem_err, "split"))
+            CHECK(strcmp(err + n, mem_err + strlen("fuzz.gguf")) == 0);
+        ggfit_free(err);
+        return;
+    }
+    CHECK(mem != NULL);
+    CHECK(ggfit_gguf_n_tensors(g) == ggfit_gguf_n_tensors(mem));
+    CHECK(ggfit_gguf_n_kv(g) == ggfit_gguf_n_kv(mem));
+    CHECK(ggfit_gguf_tensor_bytes(g) == ggfit_gguf_tensor_bytes(mem));
+    CHECK(ggfit_gguf_data_offset(g, 0) == ggfit_gguf_data_offset(mem, 0));
+    ggfit_gguf_close(g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -216,11 +258,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ggfit_gguf_open_memory(data, size, "fuzz.gguf", &g, &err) != GGFIT_OK) {
         CHECK(err != NULL && g == NULL);
         CHECK(strncmp(err, "fuzz.gguf: ", 11) == 0);
+        walk_file(data, size, NULL, err);
         ggfit_free(err);
         walk_source(data, size, NULL);
         return 0;
     }
     CHECK(err == NULL);
+    walk_file(data, size, g, NULL);
     walk_source(data, size, g);
     walk_gguf(g);
     walk_model(g);

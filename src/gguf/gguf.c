@@ -643,8 +643,12 @@ done:
  * 4 to 5 ms for the 13 MB on the reference VM, against 1.5 ms through the
  * buffer, which stays in the L2 cache. The mapping still holds every value
  * for whoever reads one later (ggfit_value_next). */
+#ifdef GGFIT_FUZZ
+enum { STREAM_MIN = 2, STREAM_BUF = 64 };   /* inputs of at most 64 KiB */
+#else
 enum { STREAM_MIN = 1 << 14,      /* strings below which the mapping is walked */
        STREAM_BUF = 256 << 10 };  /* bytes read at a time */
+#endif
 
 /* Walks the strings of a big array from r->pos through the buffer, as far
  * as it can: *done strings, r->pos after them. It stops short (the walk in
