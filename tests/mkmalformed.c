@@ -211,6 +211,21 @@ static void mk_string_past_eof(gw *w)
     long_string(w, "tiny");
 }
 
+/* A tokenizer-sized string array (read with pread through a buffer, not in
+ * the mapping: gguf.c stream_strings) whose 17,001st string declares 1 MiB,
+ * more than the buffer holds, and the file ends 100 bytes after its length. */
+static void mk_tokens_past_eof(gw *w)
+{
+    start(w, 0, 2);
+    array_key(w, "tokenizer.ggml.tokens", GGFIT_GGUF_STRING, 17002);
+    for (int i = 0; i < 17000; i++) {
+        char tok[2] = { (char)('a' + i % 26), 0 };
+        gw_str(w, tok);
+    }
+    gw_u64(w, 1 << 20);
+    filler(w, 100);
+}
+
 static void mk_empty_key(gw *w)
 {
     start(w, 0, 2);
@@ -553,6 +568,9 @@ static const entry catalogue[] = {
          mk_key_past_eof),
     GGUF("string-past-eof.gguf", GGFIT_EFORMAT, "string value of 1000 bytes is longer than the",
          mk_string_past_eof),
+    GGUF("tokens-past-eof.gguf", GGFIT_EFORMAT,
+         "string value of 1048576 bytes is longer than the 100 bytes left in the file (at "
+         "offset 153114)", mk_tokens_past_eof),
     GGUF("empty-key.gguf", GGFIT_EFORMAT,
          "key 1 is empty, longer than 65535 bytes or holds a NUL byte", mk_empty_key),
     GGUF("key-with-nul.gguf", GGFIT_EFORMAT,
