@@ -54,7 +54,8 @@ check exports 0 '^exports: public only$' -- exports "$(dirname "$ggfit")/libggfi
 # libraries: a request that needs one (here an rpc-server by name, which
 # the resolver's NSS modules resolve) is run by ggfit-dynamic beside it,
 # with the same outcome; alone, it says so instead of crashing.
-if ! LC_ALL=C readelf -lW "$ggfit" 2>/dev/null | grep -q 'INTERP'; then
+if command -v readelf >/dev/null &&
+    ! LC_ALL=C readelf -lW "$ggfit" 2>/dev/null | grep -q 'INTERP'; then
     check static-to-dynamic 2 "rpc-server localhost:1: cannot connect" -- \
         "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --rpc localhost:1 --gpu 8GiB
     cp "$ggfit" "$tmp/lonely"
