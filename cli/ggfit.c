@@ -75,10 +75,9 @@ static const char usage[] =
     "  -fitc N            smallest context the fit may choose (default 4096)\n"
     "  --fit-around       where llama.cpp's fit stops at a set -ngl, -ts, -ot,\n"
     "                     -cmoe or -ncmoe, keep them and fit the rest around them\n"
-    "  --for PROGRAM      print the plan for cli, bench or fit-params; server\n"
-    "                     plans as llama-server's own fit (-np auto = 4 slots\n"
-    "                     -kvu, one output per slot, --cache-ram on the host);\n"
-    "                     default: llama-fit-params' plan, for llama-server -np 1\n"
+    "  --for PROGRAM      server (default: llama-server's own fit, -np auto =\n"
+    "                     4 slots -kvu, --cache-ram, what it loads beside the\n"
+    "                     model), cli, bench, or fit-params (its own line)\n"
     "  -- llama-server ... a whole command line (as --for server)\n"
     "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
     "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
@@ -98,8 +97,8 @@ static const char usage[] =
 
 /* After usage with --help (one string literal holds at most 4095 bytes). */
 static const char usage_more[] =
-    "  what llama-server loads beside the model, counted with --for server (or\n"
-    "  ggfit -- llama-server ...) as its own fit counts them, each on its rows:\n"
+    "  what llama-server loads beside the model, counted (but with --for\n"
+    "  fit-params, cli or bench) as its own fit counts them, each on its rows:\n"
     "                     --mmproj FILE (-mm; --no-mmproj-offload,\n"
     "                     --image-min-tokens N, --image-max-tokens N), a draft\n"
     "                     -md FILE (-ngld -ctkd -ctvd -otd -devd ...), MTP\n"

@@ -857,7 +857,10 @@ typedef struct ggfit_layer_range {
     int32_t device;           /* its weights: index into the devices, -1 the
                                  CPU (system RAM) */
     int32_t experts;          /* its routed experts: a device, -1 the CPU,
-                                 -2 split between them; the block's device
+                                 -2 split between places (experts_on says
+                                 which); the block's device when it has none */
+    uint32_t experts_on;      /* where its routed experts' tensors are: bit d
+                                 device d, bit GGFIT_MAX_DEVICES the CPU; 0
                                  when it has none */
     bool output;              /* the output layer (first == last == n_layer) */
 } ggfit_layer_range;
@@ -913,10 +916,8 @@ GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force
 /* The llama.cpp program a plan is printed for (--for): its syntax, and the
  * defaults that differ between them made explicit. */
 typedef enum ggfit_program {
-    GGFIT_FOR_DEFAULT = 0,    /* no --for: planned with llama-fit-params'
-                                 rules (what check.py and the oracle hold),
-                                 printed for llama-server with -np 1 and
-                                 -fit off so that it uses that memory */
+    GGFIT_FOR_DEFAULT = 0,    /* no --for: llama-server, as GGFIT_FOR_SERVER
+                                 (ggfit_request_init sets that) */
     GGFIT_FOR_CLI = 1,        /* llama-cli */
     GGFIT_FOR_FIT_PARAMS = 2, /* llama-fit-params' own line, as it prints it */
     GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
@@ -1172,6 +1173,9 @@ typedef struct ggfit_plan {
     bool has_mmproj;
     char mmproj[512];         /* the file; -hf: the repo's, loaded with it */
     bool mmproj_auto;         /* -hf's projector (no -mm in the printed flags) */
+    bool no_mmproj;           /* -hf's repo has a projector and --no-mmproj
+                                 (or --no-mmproj-auto) left it out: the
+                                 printed line says --no-mmproj */
     ggfit_mmproj_params mmproj_params;   /* as measured (-fa: the model's) */
     ggfit_mmproj_usage mmproj_usage;
     /* --spec-type draft-mtp without -md: draft is the MTP context on the

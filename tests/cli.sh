@@ -84,7 +84,7 @@ check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
 check quants-local 0 '^  1  .*/qwen3-14b-Q4_K_M.gguf  *Q4_K_M .* fits, less context' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
     -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
-check quants-local-best 0 "^  -m $models/qwen3-14b-Q4_K_M.gguf -c 14592 -ngl all" -- \
+check quants-local-best 0 "^  -m $models/qwen3-14b-Q4_K_M.gguf -c 15616 -ngl all -np 4 -kvu" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
     -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
 check quants-local-none 3 'best: none fits this machine' -- \
@@ -120,7 +120,7 @@ check gpu-repeated-same 0 '^same$' -- sh -c '
 # an MLA model takes only K and V caches of one type (llama_init_from_model)
 check project-mla-kv-types 2 "does not support different K (Q8_0) and V (F16) cache types" -- \
     "$ggfit" -m "$models/deepseek-v2-lite-Q4_K_M.gguf" --gpu 24GiB -c 4096 -ctk q8_0
-check project-mla-kv-same 0 "^-c 4096 -ngl all -np 1 -ctk q8_0 -ctv q8_0 -fit off$" -- \
+check project-mla-kv-same 0 "^-c 4096 -ngl all -np 4 -kvu -ctk q8_0 -ctv q8_0 -fit off$" -- \
     "$ggfit" -m "$models/deepseek-v2-lite-Q4_K_M.gguf" --gpu 24GiB -c 4096 -ctk q8_0 -ctv q8_0 -q
 check project-quant-v-no-fa 2 'needs flash attention' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -ctv q8_0 -fa off -fitp on
@@ -157,7 +157,7 @@ check reorder-usage 2 'reorder needs IN and OUT files' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
 check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
     "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
-check plan-server 0 '^-c 8192 -ngl 33 -np 1 -ctk q8_0 -ctv q8_0 -fit off$' -- \
+check plan-server 0 '^-c 8192 -ngl 33 -np 4 -kvu -ctk q8_0 -ctv q8_0 -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -c 8192 -ctk q8_0 -ctv q8_0
 check plan-bench 0 '^-ngl 99 -ts 3/1 -fa 1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090,rtx-3090 -ts 3,1 -fa on --for bench
@@ -206,8 +206,12 @@ check paste-server 0 '^-c 16384 -ngl 99 -np 4 -kvu -fit off$' -- \
 # (tools/servercmp.py --fit-mib 12288), llama-fit-params -c 17664.
 check server-fit 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB --for server
-check server-default-fit 0 '^-c 17664 -ngl all -np 1 -fit off$' -- \
+# without --for the plan is llama-server's; llama-fit-params' own is smaller
+check server-default-fit 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB
+check fit-params-fit 0 '^-c 17664 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB \
+    --for fit-params
 check server-compute 0 '"compute": 180365344' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:80GiB --for server -fitp on --json
 check server-prompt-cache 0 "Host: 8192 MiB of what it uses are llama-server's prompt cache" -- \
@@ -257,7 +261,7 @@ check server-mmproj-json 0 '"weights": 1355636736' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --for server \
     -mm data/real/mmproj-qwen2.5-vl-7b-f16.gguf --json
 check mmproj-fit-params-not-counted 0 '^note: not counted yet .*: -mm' -- \
-    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --for fit-params \
     -mm data/real/mmproj-qwen2.5-vl-7b-f16.gguf
 # an MTP context (--spec-type draft-mtp) on a NextN model: its context and
 # compute in the fit targets, the NextN block in the fit's layers (-ngl 50
@@ -284,7 +288,10 @@ check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jin
     "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
 check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
-    "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 --mmproj mm.gguf -md d.gguf
+    "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 --mmproj mm.gguf -md d.gguf \
+    --for fit-params
+check server-counts-md 2 'd.gguf: cannot open' -- \
+    "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 -md d.gguf
 check paste-bench 0 '^-ngl 99 -fa 1$' -- \
     fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
 # speeds: every plan's, the fastest plan that fits, the sweep and its picture
@@ -292,7 +299,7 @@ check plan-speed 0 '^predicted speed: pp512 [0-9]* t/s, tg128 [0-9.]* t/s (llama
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check plan-speed-json 0 '"of": "plan"' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --json
-check objective-speed 0 '^-c 131072 -ngl all -ts 33 -np 1 -fit off$' -- \
+check objective-speed 0 '^-c 131072 -ngl all -ts 33 -np 4 -kvu -fit off$' -- \
     "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
     --objective speed -q
 check objective-speed-report 0 '^  fastest        131072 .* -ts 33 ' -- \
@@ -327,7 +334,7 @@ check devices-measure 0 'host memory bandwidth, measured .* 1 thread [0-9.]* GB/
     "$ggfit" devices --measure
 check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
     "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
-check env-ctx 0 '^-c 8192 -ngl all -np 1 -fit off$' -- \
+check env-ctx 0 '^-c 8192 -ngl all -np 4 -kvu -fit off$' -- \
     fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090
 check env-flag-wins 0 '^-c 4096 ' -- \
     fitted env LLAMA_ARG_CTX_SIZE=8192 "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 -c 4096
@@ -379,10 +386,12 @@ check devices-unknown-arg 2 "ggfit devices: unknown argument '--frobnicate'" -- 
     "$ggfit" devices --frobnicate
 # Without --gpu the fit plans for the discovered devices and host memory.
 check discovered-project 0 'ROCm0  *7168  *1884  *1024  *5284  ok' -- \
-    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -fitp on
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -fitp on \
+    --for fit-params
 rm -r "$tmp/root/sys"
 check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 MiB' -- \
-    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -v
+    env GGFIT_SYSROOT="$tmp/root" GGFIT_NVML=/none "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -c 4096 -v \
+    --for fit-params
 
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
@@ -448,7 +457,7 @@ same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     cat "$tmp/plan.out"
     [ "$a" -eq "$b" ] && cmp -s "$tmp/cli.out" "$tmp/plan.out" && echo "same as the CLI (exit $a)"
 }
-check example-fit 0 '^-c 8192 -ngl 33 -np 1 -fit off$' -- \
+check example-fit 0 '^-c 8192 -ngl 33 -np 4 -kvu -fit off$' -- \
     "$plan" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
 check example-same-8k 0 '^same as the CLI (exit 0)$' -- \
     same_as_cli -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192
@@ -480,7 +489,7 @@ around_again() {  # around_again MODEL GPU FLAGS...: the plan's flags, planned a
 check fit-around-ngl 0 '^-c 65536 -ngl 99 -ts 13,24 -ot blk\[.\]12\[.\]ffn_down=CUDA1,' -- \
     fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around
-check fit-around-report 0 '^--fit-around: kept as given: -c 65536 -ngl 99; fitted around them: -ts 13,24, -ot with 14 tensor overrides' -- \
+check fit-around-report 0 '^--fit-around: kept as given: -c 65536 -ngl 99; fitted around them: -ts 13,24, -ot with 13 tensor overrides' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around
 check fit-around-json 0 '"args": "-c 65536 -ngl 99"' -- \
@@ -550,7 +559,8 @@ if [ "$http_rc" -eq 0 ]; then
     check remote-stalled 2 'the transfer stalled' -- \
         env GGFIT_HTTP_STALL_TIMEOUT_MS=1000 "$ggfit" inspect -m "$url/slow/qwen3-0.6b-f16.gguf"
     check hf-default 0 '^same as the file (exit 0)$' -- \
-        same_remote "-hf ggfit/Qwen3-GGUF" "$models/qwen3-14b-Q4_K_M.gguf" --gpu cuda:8GiB -c 8192
+        same_remote "-hf ggfit/Qwen3-GGUF" "$models/qwen3-14b-Q4_K_M.gguf" --gpu cuda:8GiB -c 8192 \
+        --for fit-params
     check hf-quant 0 '/resolve/0123456789abcdef0123456789abcdef01234567/Qwen3-0.6B-Q8_0.gguf$' -- \
         env HF_ENDPOINT="$url" "$ggfit" inspect -hf ggfit/Qwen3-GGUF:q8_0
     check hf-file 0 '"name": "Qwen3-30B-A3B"' -- \
@@ -561,13 +571,18 @@ if [ "$http_rc" -eq 0 ]; then
     check hf-gated 2 'gated-GGUF/refs: HTTP 401 .*set HF_TOKEN' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/gated-GGUF --gpu 8GiB
     check hf-mmproj-note 0 "note: -hf: llama.cpp also loads the repo's mmproj-Qwen3-F16.gguf" -- \
-        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192
-    check hf-no-mmproj 0 'note: ignored (no effect on memory): --no-mmproj$' -- \
-        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
-    # --for server counts the repo's projector: read over HTTP and measured
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --for cli
+    # llama-server's plan (the default) counts the repo's projector: read
+    # over HTTP and measured; --no-mmproj leaves it out, and the line says so
     check hf-mmproj-server 0 '"projector": "qwen2.5vl_merger"' -- \
-        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --for server \
-        --json
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --json
+    check hf-mmproj-counted 0 "^multimodal projector mmproj-Qwen3-F16.gguf (-hf's, loaded with the model)" -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192
+    check hf-no-mmproj 0 '^-c 8192 -ngl 27 -np 4 -kvu --no-mmproj -fit off$' -- \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
+    check hf-no-mmproj-planned 0 '^0$' -- \
+        sh -c '"$@" 2>&1 | grep -c "^note: ignored.*--no-mmproj"; exit 0' - \
+        env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --no-mmproj
     check hf-bad-repo 2 'invalid Hugging Face repository' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf qwen3 --gpu 8GiB
     # which quant?: -hf USER/MODEL --list, best first
@@ -584,7 +599,7 @@ if [ "$http_rc" -eq 0 ]; then
         "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB
     check hf-offline 0 '^same as the file (exit 0)$' -- \
         same_remote "-hf ggfit/Qwen3-GGUF --offline" "$models/qwen3-14b-Q4_K_M.gguf" \
-        --gpu cuda:8GiB -c 8192
+        --gpu cuda:8GiB -c 8192 --for fit-params
     check remote-offline-miss 2 'not in the cache' -- \
         "$ggfit" inspect -m "$url/files/llama-3.1-8b-Q4_K_M.gguf" --offline
     # the listing again, every header and API reply from the cache

@@ -130,10 +130,11 @@ static void test_programs(void **state)
     ggfit_argv_free(w);
     ggfit_free(fp);
 
+    /* the default plan is llama-server's: its 4 slots on a unified cache */
     w = ggfit_plan_argv(&pl, GGFIT_FOR_DEFAULT, &n);
     bool np = false, ctk = false, fit_off = false;
     for (size_t i = 0; i + 1 < n; i++) {
-        np |= !strcmp(w[i], "-np") && !strcmp(w[i + 1], "1");
+        np |= !strcmp(w[i], "-np") && !strcmp(w[i + 1], "4") && !strcmp(w[i + 2], "-kvu");
         ctk |= !strcmp(w[i], "-ctk") && !strcmp(w[i + 1], "q8_0");
         fit_off |= !strcmp(w[i], "-fit") && !strcmp(w[i + 1], "off");
     }

@@ -91,23 +91,24 @@ static void two_devices(void **state)
     ggfit_plan_free(&pl);
 }
 
-/* Without --for server there is no draft (llama-fit-params refuses -md):
- * noted as not counted, the fit unchanged. The draft's own flags are
- * parsed into the draft's params, under every name. */
+/* For llama-fit-params there is no draft (it refuses -md): noted as not
+ * counted, the fit unchanged. The draft's own flags are parsed into the
+ * draft's params, under every name. Without --for, the draft counts. */
 static void not_server(void **state)
 {
     (void)state;
     static ggfit_plan pl;
-    const char *const w[] = { "-ctkd", "q8_0", "--spec-draft-type-v", "q8_0" };
-    plan_of(&pl, "rpc:16384MiB", w, 4);
+    const char *const w[] = { "--for", "fit-params", "-ctkd", "q8_0",
+                              "--spec-draft-type-v", "q8_0" };
+    plan_of(&pl, "rpc:16384MiB", w, 6);
     assert_false(pl.has_draft);
     assert_int_equal(pl.fit_options.extra_used[0], 0);
     assert_non_null(strstr(pl.notes, "not counted yet"));
     assert_non_null(strstr(pl.notes, " -md"));
     ggfit_plan_free(&pl);
 
-    const char *const s[] = { "--for", "server", "-np", "1", "-ctkd", "q8_0", "-ctvd", "q8_0" };
-    plan_of(&pl, "rpc:16384MiB", s, 8);
+    const char *const s[] = { "-np", "1", "-ctkd", "q8_0", "-ctvd", "q8_0" };
+    plan_of(&pl, "rpc:16384MiB", s, 6);
     assert_true(pl.has_draft);
     assert_null(strstr(pl.notes, "not counted"));
     assert_non_null(strstr(pl.notes, "-md: planned as on a GPU machine"));

@@ -360,7 +360,7 @@ static void test_request_plan(void **state)
     ggfit_free(err);
 
     /* llama.cpp's documented example, as the CLI answers it. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192", model);
+    snprintf(line, sizeof line, "-m %s --for fit-params --gpu cuda:24576MiB/24077MiB -c 8192", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_false(plan.print_memory);
@@ -374,7 +374,7 @@ static void test_request_plan(void **state)
     ggfit_free(plan.fit.log);
 
     /* -fit off: the flags as given only checked. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192 -fit off", model);
+    snprintf(line, sizeof line, "-m %s --for fit-params --gpu cuda:24576MiB/24077MiB -c 8192 -fit off", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_int_equal(plan.fit.status, GGFIT_FIT_FAILED);
@@ -382,7 +382,7 @@ static void test_request_plan(void **state)
     ggfit_free(plan.fit.log);
 
     /* -fitp on: the projection of the flags as given, and no fit. */
-    snprintf(line, sizeof line, "-m %s --gpu cuda:24576MiB/24077MiB -c 8192 -fitp on", model);
+    snprintf(line, sizeof line, "-m %s --for fit-params --gpu cuda:24576MiB/24077MiB -c 8192 -fitp on", model);
     parse_request(&r, line, &rc, &err);
     assert_int_equal(ggfit_request_plan(&r, &plan, &err), GGFIT_OK);
     assert_true(plan.print_memory);

@@ -99,8 +99,8 @@ static void measured(void **state)
     assert_int_equal(pl.projection.host.compute, 62926880ull);
     ggfit_plan_free(&pl);
 
-    const char *const fitp[] = { "-fitp", "on" };
-    plan_of(&pl, fitp, 2);
+    const char *const fitp[] = { "--for", "fit-params", "-fitp", "on" };
+    plan_of(&pl, fitp, 4);
     assert_true(pl.projection.devices[0].compute > 300ull << 20);
     assert_int_equal(pl.verdict.prompt_cache, 0);
     ggfit_plan_free(&pl);
@@ -112,9 +112,9 @@ static void fitted(void **state)
 {
     (void)state;
     static ggfit_plan pl, def;   /* 900 KB each: off the stack */
-    const char *const server[] = { "--for", "server" };
-    plan_of(&pl, server, 2);
-    plan_of(&def, NULL, 0);
+    const char *const fitp[] = { "--for", "fit-params" };
+    plan_of(&pl, NULL, 0);   /* the default: llama-server */
+    plan_of(&def, fitp, 2);
     assert_int_equal(pl.fit.projection.n_ctx, 18688);
     assert_int_equal(def.fit.projection.n_ctx, 17664);
     assert_int_equal(pl.verdict.prompt_cache, 8192ull << 20);

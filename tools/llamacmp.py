@@ -18,13 +18,13 @@ the comparison is only as fine as a MiB.
 For each model and each flag set it runs, with 0 to N RPC devices (each an
 rpc-server on the CPU backend, started here on a free port):
     llama-fit-params -m MODEL [--rpc EP,...] FLAGS -fitp on
-    build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS -fitp on --json
+    build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS -fitp on --for fit-params --json
 and prints every row (devices, then Host) where model, context or compute
 bytes differ. The exit status is 1 when any differ.
 
 --fit compares the fit decisions instead: with 1 to N RPC devices,
     llama-fit-params -m MODEL --rpc EP,... FLAGS
-    build/ggfit -m MODEL --rpc EP,... FLAGS --json   (its "args")
+    build/ggfit -m MODEL --rpc EP,... FLAGS --for fit-params --json   (its "args")
 each asking the same rpc-servers for their free memory (this machine's, as
 the CPU backend reports it), and prints every case where the printed flags
 differ (a boundary case can differ when the free memory moved between the
@@ -101,7 +101,8 @@ def llama_fit(bindir, model, eps, flags):
 def ggfit_fit(ggfit, model, eps, flags):
     """llama.cpp's decision as ggfit makes it: the JSON's status and args
     (what llama-fit-params prints), whatever ggfit's own verdict says."""
-    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + ['--json']
+    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + \
+          ['--for', 'fit-params', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)
@@ -118,7 +119,7 @@ def ggfit_fit(ggfit, model, eps, flags):
 def ggfit_rows(ggfit, model, n_dev, flags):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
     cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + \
-          ['-fitp', 'on', '--json']
+          ['-fitp', 'on', '--for', 'fit-params', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)

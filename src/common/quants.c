@@ -60,7 +60,7 @@ static uint32_t expert_blocks_in_ram(const ggfit_verdict *v)
     uint32_t n = 0;
     for (uint32_t i = 0; i < v->n_ranges; i++) {
         const ggfit_layer_range *r = &v->ranges[i];
-        if (!r->output && r->device >= 0 && r->experts < 0)
+        if (!r->output && r->device >= 0 && (r->experts_on >> GGFIT_MAX_DEVICES & 1))
             n += r->last - r->first + 1;
     }
     return n;

@@ -37,6 +37,7 @@ void ggfit_request_init(ggfit_request *r)
     ggfit_fit_options_init(&r->fit);
     r->rpc_timeout_ms = 5000;
     r->cache_ram_mib = -2;
+    r->program = GGFIT_FOR_SERVER;   /* the program the printed line is for */
 }
 
 static bool is(const char *a, const char *s1, const char *s2)
@@ -203,8 +204,10 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
     size_t k = 0, cap = sizeof out->notes;
     out->notes[0] = '\0';
     /* --for server with --mmproj counts the projector's flags */
-#define MMPROJ_COUNTS(a) (r->program == GGFIT_FOR_SERVER && r->mmproj && \
-                          (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a)))
+    /* and, for a model from -hf, --no-mmproj: the line carries it */
+#define MMPROJ_COUNTS(a) (r->program == GGFIT_FOR_SERVER && \
+                          ((r->mmproj && (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a))) || \
+                           (r->hf_repo && is(a, "--no-mmproj", "--no-mmproj-auto"))))
     uint32_t n_ign = 0;
     for (uint32_t i = 0; i < r->n_ignored; i++)
         n_ign += !MMPROJ_COUNTS(r->ignored[i]);
@@ -385,6 +388,8 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     ggfit__zero_except(out, sizeof *out, holes, sizeof holes / sizeof holes[0]);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
+    if (r->program == GGFIT_FOR_DEFAULT)   /* a request not made by ggfit_request_init */
+        r->program = GGFIT_FOR_SERVER;
     /* The devices come before the model, so that a bad --gpu is reported
      * before a missing file, as the CLI always has. */
     char mmproj[512] = "";
@@ -413,6 +418,7 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     out->program = r->program;
     notes(r, out);
     ggfit__mmproj_note(r, mmproj, out->notes, sizeof out->notes);
+    out->no_mmproj = ggfit__mmproj_declined(r, mmproj);
     if (r->program == GGFIT_FOR_SERVER)
         ggfit__spec_notes(r, m, out);
     out->n_layer = ggfit_model_hparams(m)->n_layer;

@@ -524,6 +524,18 @@ bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj)
     return true;
 }
 
+bool ggfit__mmproj_declined(const ggfit_request *r, const char *mmproj)
+{
+    static const char *const off[] = { "--no-mmproj", "--no-mmproj-auto" };
+    if (!mmproj[0] || r->program != GGFIT_FOR_SERVER || r->mmproj)
+        return false;
+    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++)
+        for (uint32_t i = 0; i < r->n_ignored; i++)
+            if (!strcmp(r->ignored[i], off[k]))
+                return true;
+    return false;
+}
+
 void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n)
 {
     if (!ggfit__mmproj_auto(r, mmproj) || r->program == GGFIT_FOR_SERVER)

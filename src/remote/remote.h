@@ -57,6 +57,11 @@ void ggfit__quant_tag(const char *path, char tag[64]);
  * llama-bench), unless --no-mmproj or --mmproj says otherwise. */
 bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj);
 
+/* Whether -hf found an mmproj that --no-mmproj (--no-mmproj-auto) leaves
+ * out of a llama-server plan: the printed line must say so, or
+ * llama-server loads it. */
+bool ggfit__mmproj_declined(const ggfit_request *r, const char *mmproj);
+
 /* Appends to notes (a plan's) that llama.cpp loads that mmproj and that
  * ggfit does not count it (all but --for server, which counts it). */
 void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n);

@@ -347,7 +347,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "--embedding");
     }
     /* --for server: the prompt cache planned, when not llama-server's 8192 */
-    if (prog == GGFIT_FOR_SERVER && p->cache_ram_mib != 8192) {
+    if (server && p->cache_ram_mib != 8192) {
         add(&w, "--cache-ram");
         add(&w, "%d", p->cache_ram_mib);
     }
@@ -357,7 +357,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "%s", pooling[p->pooling]);
     }
     /* --for server -md: the draft model and the draft's flags planned */
-    if (prog == GGFIT_FOR_SERVER && pl->has_draft) {
+    if (server && pl->has_draft) {
         const ggfit_params *d = &pl->draft_params;
         bool md = pl->draft_model != NULL;   /* else an MTP context */
         if (md) {
@@ -400,13 +400,13 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         }
     }
     /* --for server: the speculative flags (--spec-type ..., -devd) */
-    for (const char *sp = pl->spec_args; prog == GGFIT_FOR_SERVER && *sp;) {
+    for (const char *sp = pl->spec_args; server && *sp;) {
         size_t len = strcspn(sp, " ");
         add(&w, "%.*s", (int)len, sp);
         sp += len + (sp[len] == ' ');
     }
     /* --for server --mmproj: the projector and its flags, as measured */
-    if (prog == GGFIT_FOR_SERVER && pl->has_mmproj) {
+    if (server && pl->has_mmproj) {
         const ggfit_mmproj_params *mp = &pl->mmproj_params;
         if (!pl->mmproj_auto) {   /* -hf loads its own */
             add(&w, "-mm");
@@ -425,6 +425,8 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             add(&w, "%d", mp->image_max_tokens);
         }
     }
+    if (server && pl->no_mmproj)   /* -hf would load the repo's projector */
+        add(&w, "--no-mmproj");
     /* The flags are the plan: llama.cpp's own fit would change them. */
     if (!bench) {
         add(&w, "-fit");

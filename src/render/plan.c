@@ -85,6 +85,20 @@ static const char *where(const ggfit_plan *pl, int32_t d)
     return d >= 0 && (size_t)d < pl->n_devices ? pl->devices[d].name : "system RAM (CPU)";
 }
 
+/* A block whose experts' tensors are in several places: those other than
+ * the block's own, from the placement the printed flags come from. */
+static void split_experts(ggfit_sb *sb, const ggfit_plan *pl, const ggfit_layer_range *r)
+{
+    const char *sep = ", part of the experts ";
+    for (int32_t d = 0; d < (int32_t)pl->n_devices && d < GGFIT_MAX_DEVICES; d++)
+        if (d != r->device && (r->experts_on >> d & 1)) {
+            ggfit__sb_printf(sb, "%son %s", sep, pl->devices[d].name);
+            sep = " and ";
+        }
+    if (r->device != -1 && (r->experts_on >> GGFIT_MAX_DEVICES & 1))
+        ggfit__sb_printf(sb, "%sin system RAM", sep);
+}
+
 /* Where the layers went and the context, one line per decision. */
 static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
 {
@@ -92,11 +106,15 @@ static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
     const ggfit_projection *pr = &pl->projection;
     uint32_t asked = pl->asked.n_ctx;
     ggfit__sb_printf(sb, "placement:\n  context: %u tokens", pr->n_ctx);
+    if (pr->n_seq > 1 && pl->asked.kv_unified)
+        ggfit__sb_printf(sb, " shared by %u sequences (-np %u -kvu)", pr->n_seq, pr->n_seq);
+    else if (pr->n_seq > 1)
+        ggfit__sb_printf(sb, " over %u sequences, %u each", pr->n_seq, pr->n_ctx / pr->n_seq);
     if (!pl->print_memory && pl->fit.status == GGFIT_FIT_FITS && !pl->asked.set_n_ctx &&
         asked != pr->n_ctx)
         ggfit__sb_printf(sb, ", reduced by the fit from %s", asked ? "the -c given" :
                                                              "the trained context");
-    ggfit__sb_printf(sb, "%s\n", pr->n_seq > 1 ? " over all sequences" : "");
+    ggfit__sb_printf(sb, "\n");
     for (uint32_t i = 0; i < v->n_ranges; i++) {
         const ggfit_layer_range *r = &v->ranges[i];
         char name[48];
@@ -108,7 +126,7 @@ static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
             snprintf(name, sizeof name, "layers %u-%u", r->first, r->last);
         ggfit__sb_printf(sb, "  %s: %s", name, where(pl, r->device));
         if (r->experts == -2)
-            ggfit__sb_printf(sb, ", part of the experts in system RAM");
+            split_experts(sb, pl, r);
         else if (r->experts == -1 && r->device != -1)
             ggfit__sb_printf(sb, ", experts in system RAM");
         else if (r->experts != r->device)

@@ -87,20 +87,25 @@ static ggfit_status layer_ranges(const ggfit_model *m, const ggfit_projection *p
 {
     uint32_t nl = ggfit_model_hparams(m)->n_layer;
     uint64_t nt = ggfit_model_n_tensors(m);
-    int32_t *dev = ggfit__malloc(2 * ((size_t)nl + 1) * sizeof *dev), *exp;
+    int32_t *dev = ggfit__malloc(3 * ((size_t)nl + 1) * sizeof *dev), *exp;
     if (!dev)
         return GGFIT_ENOMEM;
     exp = dev + nl + 1;
-    for (uint32_t il = 0; il <= nl; il++)
+    uint32_t *on = (uint32_t *)(exp + nl + 1);   /* the places of its experts */
+    for (uint32_t il = 0; il <= nl; il++) {
         dev[il] = exp[il] = -3;
+        on[il] = 0;
+    }
     for (uint64_t i = 0; i < nt; i++) {
         const ggfit_tensor *t = ggfit_model_tensor(m, i);
         uint32_t il = t->output_layer ? nl : (uint32_t)t->layer;
         if (place[i] < 0 || (!t->output_layer && (t->layer < 0 || t->layer >= (int32_t)nl)))
             continue;
         int32_t at = pr->bufts[place[i]].device;
-        if (t->role == GGFIT_ROLE_EXPERTS)
+        if (t->role == GGFIT_ROLE_EXPERTS) {
             exp[il] = exp[il] == -3 || exp[il] == at ? at : -2;
+            on[il] |= 1u << (at >= 0 && at < GGFIT_MAX_DEVICES ? at : GGFIT_MAX_DEVICES);
+        }
         else if (dev[il] == -3 || t->role == GGFIT_ROLE_ATTENTION)
             dev[il] = at;
     }
@@ -114,7 +119,7 @@ static ggfit_status layer_ranges(const ggfit_model *m, const ggfit_projection *p
             e = d;
         ggfit_layer_range *r = v->n_ranges ? &v->ranges[v->n_ranges - 1] : NULL;
         if (r && il != nl && r->last + 1 == il && r->device == d &&
-            r->experts == e) {
+            r->experts == e && r->experts_on == on[il]) {
             r->last = il;
             continue;
         }
@@ -124,6 +129,7 @@ static ggfit_status layer_ranges(const ggfit_model *m, const ggfit_projection *p
         r->first = r->last = il;
         r->device = d;
         r->experts = e;
+        r->experts_on = on[il];
         r->output = il == nl;
     }
     free(dev);
