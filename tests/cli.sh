@@ -489,6 +489,22 @@ around_again() {  # around_again MODEL GPU FLAGS...: the plan's flags, planned a
 check fit-around-ngl 0 '^-c 65536 -ngl 99 -ts 13,24 -ot blk\[.\]12\[.\]ffn_down=CUDA1,' -- \
     fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around
+# the words come from the placement the flags make: blk.12.ffn_down=CUDA1
+check placement-words 0 '^  layer 12: CUDA0, part of the experts on CUDA1$' -- \
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB -c 65536
+placement_again() {  # the placement text of a plan, and of its printed flags planned again
+    line=$("$ggfit" "$@" 2>/dev/null) || return 1
+    "$ggfit" "$@" 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p1"
+    # shellcheck disable=SC2086
+    "$ggfit" "$@" $line 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p2"
+    cmp -s "$tmp/p1" "$tmp/p2" && grep -q 'layer' "$tmp/p1" && echo "the flags place as the words say"
+}
+for gpus in rtx-3090,rtx-3090 rtx-3090,rtx-3060-12gb rtx-4090,rtx-3090,rtx-3060-12gb; do
+    check "placement-flags-$gpus" 0 '^the flags place as the words say$' -- \
+        placement_again -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu "$gpus" --host-mem 64GiB -c 65536
+    check "placement-flags-next-$gpus" 0 '^the flags place as the words say$' -- \
+        placement_again -m "$models/qwen3-next-80b-a3b-Q4_K_M.gguf" --gpu "$gpus" --host-mem 128GiB
+done
 check fit-around-report 0 '^--fit-around: kept as given: -c 65536 -ngl 99; fitted around them: -ts 13,24, -ot with 13 tensor overrides' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around
