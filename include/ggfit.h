@@ -763,6 +763,8 @@ GGFIT_API char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *de
 typedef struct ggfit_change {
     char flags[192];          /* what to change: "-ngl 31", "-c 24576",
                                  "-ctk q8_0 -ctv q8_0 -c 32768" */
+    char drop[320];           /* the given flags the change replaces, to
+                                 leave out: "-cmoe", "-ot exps=CPU"; "" */
     uint32_t n_changes;       /* flags changed: fewest first */
     ggfit_params params;      /* the flags with the change made */
     uint64_t worst_left;      /* bytes left on the tightest device or pool */

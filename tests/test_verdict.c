@@ -381,9 +381,63 @@ static void test_free_after(void **state)
     ggfit_plan_free(&pl);
 }
 
+/* Whether the words a and b name the same flag (llama.cpp's two names). */
+static bool same_flag(const char *a, const char *b)
+{
+    static const char *const names[][2] = { { "-cmoe", "--cpu-moe" }, { "-ot", "--override-tensor" },
+                                           { "-ncmoe", "--n-cpu-moe" } };
+    if (!strcmp(a, b))
+        return true;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if ((!strcmp(a, names[k][0]) || !strcmp(a, names[k][1])) &&
+            (!strcmp(b, names[k][0]) || !strcmp(b, names[k][1])))
+            return true;
+    return false;
+}
+
+/* A change applied as a user would: the command line without the flags it
+ * replaces (c->drop), then its words; planned again, the whole machine
+ * must hold it. */
+static void apply_change(const char *const *args, const ggfit_change *c)
+{
+    static char words[2][512];
+    const char *w[48];
+    size_t k = 0;
+    snprintf(words[0], sizeof words[0], "%s", c->drop);
+    snprintf(words[1], sizeof words[1], "%s", c->flags);
+    for (; *args && k < 40; args++) {
+        bool dropped = false;
+        char *save = NULL, tmp[512];
+        snprintf(tmp, sizeof tmp, "%s", words[0]);
+        for (char *t = strtok_r(tmp, " ", &save); t && !dropped; t = strtok_r(NULL, " ", &save)) {
+            if (!same_flag(*args, t))
+                continue;
+            bool valued = strcmp(t, "-cmoe") != 0;   /* -ot PATTERN=BUF, -ncmoe N */
+            char *v = valued ? strtok_r(NULL, " ", &save) : NULL;
+            dropped = !valued || (args[1] && v && !strcmp(args[1], v));
+        }
+        if (dropped) {
+            args += strcmp(*args, "-cmoe") && strcmp(*args, "--cpu-moe");
+            continue;
+        }
+        w[k++] = *args;
+    }
+    char *save = NULL;
+    for (char *t = strtok_r(words[1], " ", &save); t && k < 46; t = strtok_r(NULL, " ", &save))
+        w[k++] = t;
+    w[k] = NULL;
+    static ggfit_plan pl;
+    assert_int_equal(plan_of(&pl, w), 0);
+    if (ggfit_plan_exit_status(&pl) != 0)
+        fail_msg("'%s' in place of '%s', applied, does not fit: %s", c->flags, c->drop,
+                 pl.verdict.summary);
+    ggfit_plan_free(&pl);
+}
+
 /* Flags as constraints: with a set flag that stops llama.cpp's fit and
  * flags that do not fit, the nearest changes that fit, each one checked
- * here by projecting it and judging the whole machine. */
+ * here by projecting it and judging the whole machine, and by applying it
+ * to the command line. */
 static void check_changes(const char *model, const char *const *flags, size_t want_min)
 {
     char m[512];
@@ -418,6 +472,13 @@ static void check_changes(const char *model, const char *const *flags, size_t wa
         free(v);
         ggfit_model_free(mo);
     }
+    static ggfit_change changes[GGFIT_MAX_CHANGES];   /* pl is planned again below */
+    size_t n_changes = pl.n_changes;
+    memcpy(changes, pl.changes, n_changes * sizeof *changes);
+    ggfit_plan_free(&pl);
+    for (size_t i = 0; i < n_changes; i++)
+        apply_change((const char *const *)args, &changes[i]);
+    assert_int_equal(plan_of(&pl, args), 0);
     char *t = ggfit_plan_text(&pl, false);
     if (want_min)
         assert_non_null(strstr(t, "nearest changes that fit"));
@@ -446,6 +507,14 @@ static void test_nearest_changes(void **state)
     const char *f[] = { "--gpu", "rtx-4060", "-ot", "exps=CUDA0", "-c", "16384", "--host-mem",
                         "64GiB", NULL };
     check_changes("qwen3-30b-a3b-Q4_K_M.gguf", f, 0);
+    /* the given expert placement replaced: -cmoe and -ot exps=CPU leave the
+     * host short of glm-4.5-air's experts, -ncmoe N in their place fits */
+    const char *g[] = { "--gpu", "rtx-3090", "--host-mem", "64GiB", "-c", "32768", "--cpu-moe",
+                        NULL };
+    check_changes("glm-4.5-air-Q4_K_M.gguf", g, 1);
+    const char *h[] = { "--gpu", "rtx-3090", "--host-mem", "64GiB", "-c", "32768", "-ot",
+                        "exps=CPU", NULL };
+    check_changes("glm-4.5-air-Q4_K_M.gguf", h, 1);
 }
 
 int main(void)

@@ -330,15 +330,15 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
     else if (!rc)
         rc = ggfit_verdict_of(m, &a->params, &a->projection, out->devices, out->n_devices,
                               &out->host, &out->fit_options, v, err);
-    if (!rc && a->status != GGFIT_FIT_FAILED && v->status == GGFIT_VERDICT_HOST) {
+    if (!rc && a->status != GGFIT_FIT_FAILED && v->status != GGFIT_VERDICT_FITS) {
         bool found = false;
         ggfit_fit_result *b = ggfit__calloc(1, sizeof *b);
         ggfit_verdict *bv = ggfit__calloc(1, sizeof *bv);
         if (!b || !bv)
             rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         else
-            rc = ggfit__refit_for_host(m, p, out->devices, out->n_devices, &out->host,
-                                       &out->fit_options, a, &found, b, bv, err);
+            rc = ggfit__refit(m, p, out->devices, out->n_devices, &out->host,
+                              &out->fit_options, a, v, &found, b, bv, err);
         if (!rc && found) {
             ggfit_fit_result_free(a);
             *a = *b;
@@ -454,10 +454,13 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     if (!rc)
         rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
                               &out->host, &out->fit_options, &out->verdict, err);
-    if (!rc && !r->print_memory && out->verdict.status == GGFIT_VERDICT_HOST)
-        rc = ggfit__refit_for_host(m, &params, out->devices, out->n_devices, &out->host,
-                                   &out->fit_options, &out->fit, &out->has_alternative,
-                                   &out->alternative, &out->alternative_verdict, err);
+    /* where it does not hold on the whole machine (the host short, or a
+     * device inside its margin: llama.cpp's fit is approximate), the
+     * nearest plan that does, llama.cpp's beside it (verdict/refit.c) */
+    if (!rc && !r->print_memory && out->verdict.status != GGFIT_VERDICT_FITS)
+        rc = ggfit__refit(m, &params, out->devices, out->n_devices, &out->host,
+                          &out->fit_options, &out->fit, &out->verdict, &out->has_alternative,
+                          &out->alternative, &out->alternative_verdict, err);
     /* --fit-around: where llama.cpp aborts on a set flag, the set flags
      * kept and the rest fitted around them, as the plan. */
     if (!rc && !r->print_memory && r->fit.fit_around && !out->has_alternative &&

@@ -85,6 +85,21 @@ static const char *where(const ggfit_plan *pl, int32_t d)
     return d >= 0 && (size_t)d < pl->n_devices ? pl->devices[d].name : "system RAM (CPU)";
 }
 
+/* Where llama.cpp's decision keeps less than a margin: "RPC0 98 MiB inside
+ * its 1024 MiB margin, ...", into buf. */
+static const char *inside_margins(const ggfit_plan *pl, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < pl->verdict.n_pools && k < n; i++) {
+        const ggfit_pool *p = &pl->verdict.pools[i];
+        if (p->kind == GGFIT_POOL_DEVICE && p->short_by)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s %.0f MiB inside its %.0f MiB margin",
+                                  k ? ", " : "", p->name, mib(p->short_by), mib(p->margin));
+    }
+    return buf;
+}
+
 /* A block whose experts' tensors are in several places: those other than
  * the block's own, from the placement the printed flags come from. */
 static void split_experts(ggfit_sb *sb, const ggfit_plan *pl, const ggfit_layer_range *r)
@@ -296,8 +311,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     if (pl->n_changes) {
         ggfit__sb_printf(&sb, "nearest changes that fit (each projected):");
         for (size_t i = 0; i < pl->n_changes; i++)
-            ggfit__sb_printf(&sb, "%s %s (%.0f MiB to spare)", i ? "; or" : "",
-                             pl->changes[i].flags, mib(pl->changes[i].worst_left));
+            ggfit__sb_printf(&sb, "%s %s%s%s (%.0f MiB to spare)", i ? "; or" : "",
+                             pl->changes[i].flags, pl->changes[i].drop[0] ? " in place of " : "",
+                             pl->changes[i].drop, mib(pl->changes[i].worst_left));
         ggfit__sb_printf(&sb, "\n");
     } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative &&
                !host_refit_failed(pl)) {
@@ -316,11 +332,17 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
                              (double)av->pools[i].free_after / GGFIT_MiB);
         ggfit__sb_printf(&sb, "\n");
     } else if (pl->has_alternative) {
+        char where_short[320];
         char *a = ggfit_fit_args(r, pl->devices, pl->n_devices);
         char *b = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
-        if (a && b)
+        if (a && b && pl->verdict.status == GGFIT_VERDICT_HOST)
             ggfit__sb_printf(&sb, "llama.cpp's fit (%s) leaves the host short; the largest "
                                   "context the whole machine holds: %s (%s)\n", a, b,
+                             pl->alternative_verdict.summary);
+        else if (a && b)
+            ggfit__sb_printf(&sb, "llama.cpp's fit (%s) runs, but its estimate lands %s; the "
+                                  "nearest plan that keeps every margin: %s (%s)\n", a,
+                             inside_margins(pl, where_short, sizeof where_short), b,
                              pl->alternative_verdict.summary);
         ggfit_free(a);
         ggfit_free(b);
@@ -398,7 +420,8 @@ static json_t *changes_json(const ggfit_plan *pl)
     json_t *a = json_array();
     for (size_t i = 0; a && i < pl->n_changes; i++) {
         const ggfit_change *c = &pl->changes[i];
-        if (json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "change", c->flags,
+        if (json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I}", "change", c->flags,
+                                               "in_place_of", c->drop,
                                                "flags_changed", (json_int_t)c->n_changes,
                                                "spare", (json_int_t)c->worst_left))) {
             json_decref(a);

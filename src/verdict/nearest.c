@@ -11,6 +11,11 @@
  *   a smaller cache   -ctk q8_0 -ctv q8_0 (with -fa on where it was off)
  *   experts in RAM    the smallest -ncmoe N (MoE models)
  *   two at once       the q8_0 cache with the largest context that fits
+ *
+ * and, where the given flags send experts to system RAM (-cmoe, -ot
+ * ...exps...=CPU) and the host is what runs short, those flags replaced:
+ * the smallest -ncmoe N in their place, which keeps the rest of the
+ * experts on the GPUs.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,6 +102,7 @@ static ggfit_params *add(search *s, ggfit_change *out, size_t max, size_t *n,
     vsnprintf(c->flags, sizeof c->flags, fmt, ap);
     va_end(ap);
     ggfit__params_copy(&c->params, p);
+    c->drop[0] = '\0';
     c->n_changes = k;
     c->worst_left = left;
     return &c->params;
@@ -210,6 +216,33 @@ static void set_ncmoe(ggfit_params *p, uint32_t v)
     p->set_overrides = true;
 }
 
+/* p without the flags that send experts to system RAM (-cmoe and -ot rules
+ * of expert tensors to the CPU; an -ncmoe beside them goes too), into q;
+ * what was dropped, in the flags' own words, into drop. False when p has
+ * neither -cmoe nor such a rule (-ncmoe alone is the one-flag change). */
+static bool without_expert_offload(const ggfit_params *p, ggfit_params *q, char *drop, size_t n)
+{
+    size_t k = 0;
+    drop[0] = '\0';
+    ggfit__params_copy(q, p);
+    if (p->cpu_moe)
+        k += (size_t)snprintf(drop + k, n - k, "-cmoe%s", p->n_cpu_moe ? " -ncmoe" : "");
+    q->cpu_moe = false;
+    q->n_cpu_moe = 0;
+    q->n_overrides = 0;
+    for (uint32_t i = 0; i < p->n_overrides; i++) {
+        const ggfit_override *o = &p->overrides[i];
+        if (strcmp(o->buffer, "CPU") || !strstr(o->pattern, "exps")) {
+            q->overrides[q->n_overrides++] = *o;
+        } else if (k < n) {
+            k += (size_t)snprintf(drop + k, n - k, "%s-ot %s=%s", k ? " " : "", o->pattern,
+                                  o->buffer);
+        }
+    }
+    q->set_overrides = q->n_overrides > 0;
+    return drop[0] != '\0';
+}
+
 static void quantize_cache(ggfit_params *p)
 {
     p->type_k = p->type_v = GGFIT_TYPE_Q8_0;
@@ -260,6 +293,22 @@ ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
                          &left)) &&
         found)
         set_ncmoe(add(s, out, max, n, p, 1, left, "-ncmoe %u", best), best);
+    /* the given expert placement replaced by the smallest -ncmoe that fits:
+     * when the host is short of the experts (-cmoe on a machine whose RAM
+     * does not hold them all), some of them on the GPUs */
+    char drop[sizeof out->drop];
+    ggfit_params *r = ggfit__malloc(sizeof *r);
+    if (!rc && !r)
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    if (!rc && n_devs && hp->n_expert > 0 && without_expert_offload(p, r, drop, sizeof drop) &&
+        !(rc = smallest(s, r, set_ncmoe, 1, hp->n_layer, true, &best, &found, &left)) &&
+        found) {
+        size_t at = *n;
+        set_ncmoe(add(s, out, max, n, r, 1, left, "-ncmoe %u", best), best);
+        if (at < *n)
+            snprintf(out[at].drop, sizeof out[at].drop, "%s", drop);
+    }
+    free(r);
     /* two flags: the smaller cache and the context it allows */
     if (!rc && *n == 0 && f16 && ctx > 256 &&
         !(rc = largest(s, &q, set_ctx, 256, ctx - 1, 256, false, &best, &found, &left)) && found)

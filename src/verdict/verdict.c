@@ -225,7 +225,7 @@ static uint64_t cpu_mapped(const ggfit_params *p, const ggfit_projection *pr)
     return p->use_mmap ? pr->host.model : 0;
 }
 
-static uint64_t margin_of(const ggfit_fit_options *opt, uint32_t d)
+uint64_t ggfit__fit_margin(const ggfit_fit_options *opt, size_t d)
 {
     if (!opt || opt->n_margins == 0)
         return (uint64_t)1024 << 20;
@@ -243,6 +243,14 @@ static void summarize(ggfit_verdict *v, const ggfit_host_mem *host)
                  "fits: every device keeps its margin, and system memory holds the %.0f MiB "
                  "left on the host (%.0f MiB free)", h ? mib(h->used) : 0.0,
                  mib(host ? host->free : 0));
+    } else if (bad->kind == GGFIT_POOL_DEVICE && bad->short_by < bad->margin) {
+        /* it loads, with less than the margin left (llama.cpp's fit lands
+         * there: its estimates are approximate) */
+        snprintf(v->summary, sizeof v->summary,
+                 "inside the margin: %s needs %.0f MiB of %.0f MiB free and keeps %.0f MiB of "
+                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, mib(bad->used),
+                 mib(bad->free), mib((uint64_t)bad->free_after), mib(bad->margin),
+                 mib(bad->short_by));
     } else if (bad->kind == GGFIT_POOL_DEVICE) {
         snprintf(v->summary, sizeof v->summary,
                  "does not fit: %s needs %.0f MiB and keeps a %.0f MiB margin, %.0f MiB are "
@@ -375,7 +383,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
         pl->total = dev->total;
         pl->free = dev->free;
         pl->used = mem_sum(&pr->devices[d]);
-        pl->margin = margin_of(opt, d);
+        pl->margin = ggfit__fit_margin(opt, d);
         uint64_t extra = opt ? opt->extra_used[pr->device_of[d]] : 0;   /* a draft model */
         if (metal && dev->kind == GGFIT_BACKEND_METAL) {
             uint64_t span = 0, tensors = 0;
@@ -429,7 +437,7 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
         h->used += opt->extra_host;   /* a draft model's host buffers */
     h->mapped = cpu_mapped(p, pr);
     /* CPU-only: llama.cpp's fit keeps its margin in system memory. */
-    h->margin = pr->n_devices == 0 ? margin_of(opt, 0) : 0;
+    h->margin = pr->n_devices == 0 ? ggfit__fit_margin(opt, 0) : 0;
     pool_close(h);
 
     if (unified) {

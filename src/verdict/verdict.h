@@ -6,16 +6,22 @@
 
 #include "ggfit.h"
 
-/* refit.c: when first (llama.cpp's fit of p) leaves the host short, the
- * fit with the largest context down to opt->n_ctx_min that the whole
- * machine holds: *found, with the fit in *alt (freed by the caller with
- * ggfit_fit_result_free) and its verdict in *altv. Nothing is tried when
- * the user set the context, fitting is off, or the fit failed. */
-ggfit_status ggfit__refit_for_host(const ggfit_model *m, const ggfit_params *p,
-                                   const ggfit_device *devs, size_t n,
-                                   const ggfit_host_mem *host, const ggfit_fit_options *opt,
-                                   const ggfit_fit_result *first, bool *found,
-                                   ggfit_fit_result *alt, ggfit_verdict *altv, char **err);
+/* refit.c: llama.cpp's decision (first, judged firstv) leaves the host
+ * short, or a device inside its margin: the nearest plan that the whole
+ * machine holds (the largest context down to -fitc whose fit it holds,
+ * when the context is not set; for a device, else llama.cpp's fit with
+ * that device's target raised by what it lacked). *found, with the fit in
+ * *alt (freed by the caller with ggfit_fit_result_free) and its verdict
+ * in *altv. Nothing is tried when fitting is off, the fit failed, or
+ * firstv fits. */
+ggfit_status ggfit__refit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                          size_t n, const ggfit_host_mem *host, const ggfit_fit_options *opt,
+                          const ggfit_fit_result *first, const ggfit_verdict *firstv,
+                          bool *found, ggfit_fit_result *alt, ggfit_verdict *altv, char **err);
+
+/* verdict.c: the margin -fitt keeps on device d (one value is every
+ * device's; none: 1024 MiB). */
+uint64_t ggfit__fit_margin(const ggfit_fit_options *opt, size_t d);
 
 /* verdict.c: the verdict without the Metal fixes (one projection less
  * per fix), for searches that judge many plans. */
