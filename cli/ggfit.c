@@ -33,7 +33,7 @@
 static const char usage[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
     "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
-    "             [-fitp on] [--json] [-q | -v]\n"
+    "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
     "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
     "       ggfit devices [--json] [--sysroot DIR]\n"
     "       ggfit archs [--json | --markdown]\n"
@@ -135,6 +135,47 @@ static const char usage_quants[] =
     "            -hf USER/MODEL picks as llama.cpp does. Two or more -m (or\n"
     "            one with --list) list those files the same way; exit status\n"
     "            the best one's plan's\n";
+
+/* Prints the words of text after column *col, wrapped at 80 columns to
+ * --help's description column. */
+static void wrapped(FILE *f, int *col, const char *text)
+{
+    while (*text) {
+        size_t n = strcspn(text, " ");
+        if (n) {
+            if (*col > 21 && *col + 1 + (int)n > 80) {
+                fputs("\n                     ", f);
+                *col = 21;
+            }
+            fprintf(f, "%s%.*s", *col > 21 ? " " : "", (int)n, text);
+            *col += (*col > 21) + (int)n;
+        }
+        text += n + (text[n] == ' ');
+    }
+}
+
+/* --cpu's entry of --help (printed after usage, whose literal is full),
+ * with the features and classes the library knows. */
+static void cpu_help(FILE *f)
+{
+    int col = 21;
+    fputs("  --cpu CPU          ", f);
+    wrapped(f, &col, "the CPU planned for: its features decide which weights llama.cpp "
+                     "puts in the CPU's AMX and CPU_REPACK buffers (host memory its table "
+                     "leaves out); default this machine's, a catalog Mac's or APU's own, "
+                     "else (--gpu) avx2,avx512. CPU: features, comma-separated");
+    char names[128] = "(";
+    size_t at = 1;
+    for (unsigned k = 0; k < 32; k++)
+        if (ggfit_cpu_feature_name(1u << k) && at < sizeof names)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s ",
+                                   ggfit_cpu_feature_name(1u << k));
+    wrapped(f, &col, names);
+    wrapped(f, &col, "or none), or classes:");
+    for (size_t i = 0; i < ggfit_cpu_class_count(); i++)
+        wrapped(f, &col, ggfit_cpu_class_get(i)->id);
+    fputc('\n', f);
+}
 
 static int fail(const char *msg)
 {
@@ -901,6 +942,7 @@ static int run(int argc, char **argv)
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(usage, stdout);
+        cpu_help(stdout);
         fputs(usage_more, stdout);
         fputs(usage_quants, stdout);
         return 0;

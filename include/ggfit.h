@@ -447,7 +447,7 @@ typedef struct ggfit_host_info {
     uint64_t total;           /* bytes of system memory (MemTotal) */
     uint64_t available;       /* MemAvailable, capped by the cgroup v2 limit
                                  (memory.max - memory.current) when set */
-    uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
+    uint32_t cpu_features;    /* GGFIT_CPU_*: decides AMX and CPU_REPACK */
     char cpu_name[128];
 } ggfit_host_info;
 
@@ -503,13 +503,45 @@ GGFIT_API const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
 GGFIT_API ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out,
                                        size_t max, size_t *n, char **err);
 
-/* CPU features that decide llama.cpp's weight repacking (CPU_REPACK). */
+/* ---- the CPU planned for (devices/cpu.c) -------------------------------- */
+
+/* CPU features that decide the CPU's extra buffer types, where llama.cpp
+ * puts the weights the CPU multiplies (ggml-cpu's list, in its order: AMX,
+ * then CPU_REPACK), as a build for that CPU (-march=native) has them. */
 enum {
     GGFIT_CPU_AVX2 = 1 << 0,
     GGFIT_CPU_AVX512 = 1 << 1,
     GGFIT_CPU_NEON_DOTPROD = 1 << 2,
     GGFIT_CPU_NEON_I8MM = 1 << 3,
+    /* AMX-INT8 with AVX512-VNNI, what ggml builds its AMX buffer type with
+     * (__AMX_INT8__ && __AVX512VNNI__), and the tiles granted by the
+     * kernel (ggml_amx_init): Intel Xeon since Sapphire Rapids */
+    GGFIT_CPU_AMX = 1 << 4,
 };
+
+/* A kind of CPU by name, for planning on a machine other than this one. */
+typedef struct ggfit_cpu_class {
+    const char *id;           /* what --cpu takes: "sapphire-rapids", "zen4" */
+    const char *name;         /* "Intel Xeon 4th gen (Sapphire Rapids)" */
+    uint32_t features;        /* GGFIT_CPU_* */
+} ggfit_cpu_class;
+
+/* The classes --cpu knows, in the order -h lists them; static, never
+ * freed. get returns NULL when i >= ggfit_cpu_class_count(). */
+GGFIT_API size_t ggfit_cpu_class_count(void);
+GGFIT_API const ggfit_cpu_class *ggfit_cpu_class_get(size_t i);
+
+/* Parses --cpu: a comma list of class ids and feature names (avx2,
+ * avx512, amx, dotprod, i8mm), their features together; "none" for a CPU
+ * with none of them. A feature brings those a compiler enables with it
+ * (avx512 brings avx2; amx, built with AVX512-VNNI, brings both). An
+ * unknown name is GGFIT_EINVAL, with the closest known one in *err. */
+GGFIT_API ggfit_status ggfit_cpu_parse(const char *spec, uint32_t *features, char **err);
+
+/* The name --cpu takes for one GGFIT_CPU_* bit ("amx"); NULL for none. */
+GGFIT_API const char *ggfit_cpu_feature_name(uint32_t bit);
+
+/* ---- llama.cpp's flags (common/params.c) -------------------------------- */
 
 enum { GGFIT_FA_AUTO = -1, GGFIT_FA_OFF = 0, GGFIT_FA_ON = 1 };
 enum { GGFIT_SPLIT_NONE = 0, GGFIT_SPLIT_LAYER = 1, GGFIT_SPLIT_ROW = 2 };
@@ -543,7 +575,8 @@ typedef struct ggfit_params {
     bool no_repack;           /* --no-repack */
     bool no_host;             /* --no-host */
     bool use_mmap;            /* --mmap (fit turns it off) */
-    uint32_t cpu_features;    /* GGFIT_CPU_*: decides CPU_REPACK */
+    uint32_t cpu_features;    /* GGFIT_CPU_* of the CPU planned for: decide
+                                 the extra buffer types (AMX, CPU_REPACK) */
     /* which flags the user set, for the fit */
     bool set_n_ctx, set_n_gpu_layers, set_tensor_split, set_overrides;
     /* llama-server's embedding modes (common/arg.cpp, accepted by
@@ -627,7 +660,8 @@ typedef struct ggfit_mem {
 } ggfit_mem;
 
 typedef struct ggfit_buft_mem {
-    char name[96];            /* "RPC0[host:port]", "CUDA0", "CPU", "CPU_REPACK" */
+    char name[96];            /* "RPC0[host:port]", "CUDA0", "CPU", "AMX",
+                                 "CPU_REPACK" */
     int32_t device;           /* index into the devices, -1 for the CPU */
     bool is_host;             /* counted in the Host row */
     ggfit_mem mem;
@@ -645,7 +679,9 @@ typedef struct ggfit_projection {
     uint32_t device_of[GGFIT_MAX_DEVICES]; /* each row's index among the
                                  devices passed (-sm none keeps only -mg's) */
     ggfit_mem host;           /* the Host row */
-    ggfit_mem cpu_extra;      /* CPU_REPACK and other extra buffers */
+    ggfit_mem cpu_extra;      /* the CPU's extra buffer types (AMX,
+                                 CPU_REPACK): host memory that llama.cpp's
+                                 table leaves out of every row */
     uint32_t n_bufts;
     ggfit_buft_mem bufts[GGFIT_MAX_BUFTS];
     bool compute_estimated;   /* compute bytes from formulas, not a graph */
@@ -671,9 +707,9 @@ GGFIT_API ggfit_status ggfit_project(const ggfit_model *m, const ggfit_params *p
                                      const ggfit_device *devs, size_t n, ggfit_projection *out,
                                      int32_t *placement, char **err);
 
-/* llama.cpp's memory breakdown table (MiB), plus the CPU_REPACK row llama.cpp
- * leaves out. The caller frees it with ggfit_free(); NULL when out of
- * memory. */
+/* llama.cpp's memory breakdown table (MiB), plus a row for each of the
+ * CPU's extra buffer types (AMX, CPU_REPACK), which llama.cpp leaves out.
+ * The caller frees it with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs);
 
 /* The projection as JSON: n_ctx, devices[] (name, model, context, compute),
@@ -774,7 +810,8 @@ typedef struct ggfit_change {
 
 /* llama.cpp's fit only looks at the GPUs' margins. The verdict also asks
  * whether the host holds what stays there (weights not mapped from the
- * file, KV and compute buffers on the host, CPU_REPACK, and the mmap'ed
+ * file, KV and compute buffers on the host, the CPU's extra buffer types
+ * AMX and CPU_REPACK, which llama.cpp's table leaves out, and the mmap'ed
  * weights, which must stay in RAM not to page), whether one pool shared by
  * a unified-memory GPU and the host holds both, and what Metal really maps
  * (one span of the file per backend, not the tensors' bytes). */
@@ -1006,6 +1043,10 @@ typedef struct ggfit_request {
     const char *host_mem;     /* --host-mem TOTAL[/FREE] (ggfit_size_parse),
                                  or NULL: this machine's memory (or, for a
                                  Mac from the catalog, the Mac's) */
+    const char *cpu;          /* --cpu CLASS|FEATURE,... (ggfit_cpu_parse):
+                                 the CPU planned for, or NULL: this
+                                 machine's without --gpu, a catalog Mac's or
+                                 APU's own, else params.cpu_features */
     bool print_memory;        /* -fitp on, --print-memory: project the flags
                                  as given instead of fitting them */
     int rpc_timeout_ms;       /* per rpc-server connection and reply, 5000 */
@@ -1079,7 +1120,7 @@ GGFIT_API void ggfit_request_init(ggfit_request *r);
 
 /* Parses the flag at argv[*i] (and its value) as the CLI does and advances
  * *i past what it used: llama.cpp's flags (ggfit_params_parse_arg),
- * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE,
+ * -m/--model FILE, --gpu SPEC, --rpc HOST:PORT,..., --host-mem SIZE, --cpu CPU,
  * -fit/--fit on|off, -fitt/--fit-target MIB,..., -fitc/--fit-ctx N,
  * -fitp/--fit-print on|off, --print-memory, --fit-around and --for PROGRAM. Any other
  * flag of llama.cpp's programs (common/arg.cpp: --port, -t, --jinja, ...)
@@ -1099,7 +1140,8 @@ GGFIT_API ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char 
  * (ggfit_devices_discover). Also sets what the plan needs of the host:
  * without --gpu, r->params.cpu_features and r->fit.host_free from this
  * machine (ggfit_host_probe); with --gpu, r->fit.host_free from --host-mem,
- * else from this machine. Fills at most max devices; *n is how many. */
+ * else from this machine; with --cpu (r->cpu), r->params.cpu_features from
+ * it, whatever else is given. Fills at most max devices; *n is how many. */
 GGFIT_API ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max,
                                              size_t *n, char **err);
 

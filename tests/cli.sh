@@ -408,6 +408,26 @@ check cpu-only-fails 1 'unable to fit model into system memory' -- \
 check host-mem-bad 2 "host-mem: bad size 'lots'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem lots
 
+# A described CPU with AMX: llama.cpp's Host row leaves out the weights of
+# its AMX buffer type (an AMX machine's llama-fit-params printed Host model
+# 311,427,072 B for qwen3-0.6b on the CPU, default flags), shown beside it
+# and counted in the verdict's Host pool (5078 + 1137 MiB).
+host_json() {  # the projection's Host row, one line
+    "$@" --json | tr -d ' \n' | grep -o '"host":{[^}]*}'
+}
+check cpu-amx-host 0 '^"host":{"model":311427072,' -- \
+    host_json "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu sapphire-rapids \
+    -fitp on --for fit-params --host-mem 64GiB/60GiB
+check cpu-amx-row 0 "^  AMX (not in llama.cpp's table)  *1137  *1137  *0  *0$" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu amx -fitp on --for fit-params \
+    --host-mem 64GiB/60GiB
+check cpu-amx-verdict 0 '^  Host  *61440  *6215  *1024  *55225  ok$' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu sapphire-rapids -fitp on \
+    --for fit-params --host-mem 64GiB/60GiB
+check cpu-bad 2 "^ggfit: --cpu: unknown CPU or feature 'sapphire-rapid'; did you mean sapphire-rapids?$" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu sapphire-rapid
+check cpu-help 0 '^  --cpu CPU ' -- "$ggfit" --help
+
 # The flags ggfit adds to llama.cpp's, parsed by the library: each message
 # exactly as the CLI has always printed it.
 check project-no-model 2 '^ggfit: -m FILE is needed$' -- "$ggfit" --gpu 8GiB -c 4096

@@ -73,6 +73,15 @@ static const char cpuinfo_x86[] =
 static const char cpuinfo_avx2_only[] =
     "processor\t: 0\nmodel name\t: AMD Ryzen 7 5800X\nflags\t\t: fpu avx avx2 avx512bw_fake\n";
 
+/* A Sapphire Rapids Xeon: AMX-INT8 with its tiles and AVX512-VNNI. */
+static const char cpuinfo_amx[] =
+    "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n"
+    "flags\t\t: fpu avx2 avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile amx_int8\n";
+
+/* AMX-INT8 without the tile state a kernel grants: no AMX. */
+static const char cpuinfo_amx_no_tile[] =
+    "processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni amx_int8\n";
+
 static const char cpuinfo_arm[] = "processor\t: 0\nBogoMIPS\t: 48.00\n"
                                   "Features\t: fp asimd evtstrm aes asimddp sha512 i8mm bf16\n"
                                   "CPU implementer\t: 0x41\n";
@@ -197,6 +206,16 @@ static void test_host_cpu_features(void **state)
     h = probe_ok(r);
     assert_int_equal(h.cpu_features, GGFIT_CPU_AVX2);   /* whole words only */
     assert_string_equal(h.cpu_name, "AMD Ryzen 7 5800X");
+
+    r = new_root("host-amx");
+    put(r, "proc/meminfo", meminfo);
+    put(r, "proc/cpuinfo", cpuinfo_amx);
+    assert_int_equal(probe_ok(r).cpu_features,
+                     GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512 | GGFIT_CPU_AMX);
+    r = new_root("host-amx-no-tile");
+    put(r, "proc/meminfo", meminfo);
+    put(r, "proc/cpuinfo", cpuinfo_amx_no_tile);
+    assert_int_equal(probe_ok(r).cpu_features, GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512);
 }
 
 static void test_host_errors(void **state)
@@ -475,6 +494,11 @@ static void test_render(void **state)
     t = ggfit_devices_text(&h, NULL, 0);
     assert_non_null(strstr(t, "no GPUs found"));
     ggfit_free(t);
+    h.cpu_features |= GGFIT_CPU_AMX;
+    t = ggfit_devices_text(&h, NULL, 0);
+    assert_non_null(strstr(t, "  cpu        avx2 avx512 amx (features that decide"));
+    ggfit_free(t);
+    h.cpu_features &= ~(uint32_t)GGFIT_CPU_AMX;
 
     char *js = ggfit_devices_json(&h, d, 2);
     assert_non_null(js);

@@ -252,6 +252,7 @@ static void test_request_bad_flags(void **state)
         { "-fitc -5", "-fitc: expected a context size" },
         { "-fitc 4294967296", "-fitc: expected a context size" },
         { "-ctk q3_k", "-ctk: unsupported cache type 'q3_k'" },
+        { "--cpu", "--cpu needs a value" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ggfit_request r;
@@ -340,6 +341,84 @@ static void test_request_devices(void **state)
     ggfit_free(err);
 }
 
+/* --cpu: the CPU planned for, by class or features (devices/cpu.c). */
+static void test_cpu(void **state)
+{
+    (void)state;
+    const uint32_t avx512 = GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
+    static const struct { const char *spec; uint32_t want; } ok[] = {
+        { "sapphire-rapids", avx512 | GGFIT_CPU_AMX },
+        { "Granite-Rapids", avx512 | GGFIT_CPU_AMX },   /* any case */
+        { "zen4", avx512 },
+        { "alder-lake", GGFIT_CPU_AVX2 },
+        { "apple-m1", GGFIT_CPU_NEON_DOTPROD },
+        { "apple-m2", GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM },
+        { "none", 0 },
+        { "avx2", GGFIT_CPU_AVX2 },
+        { "avx512", avx512 },                  /* AVX-512 brings AVX2 */
+        { "amx", avx512 | GGFIT_CPU_AMX },     /* built with AVX512-VNNI */
+        { "zen4,amx", avx512 | GGFIT_CPU_AMX },
+        { "dotprod,i8mm", GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM },
+    };
+    char *err = NULL;
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+        uint32_t f = 12345;
+        if (ggfit_cpu_parse(ok[k].spec, &f, &err) != GGFIT_OK)
+            fail_msg("%s: %s", ok[k].spec, err);
+        if (f != ok[k].want)
+            fail_msg("%s: features %#x, want %#x", ok[k].spec, f, ok[k].want);
+    }
+    static const struct { const char *spec; const char *msg; } bad[] = {
+        { "sapphire-rapid", "--cpu: unknown CPU or feature 'sapphire-rapid'; did you mean "
+                            "sapphire-rapids?" },
+        { "avx2,amz", "--cpu: unknown CPU or feature 'amz'; did you mean amx?" },
+        { "frobnicate", "--cpu: unknown CPU or feature 'frobnicate' (a CPU such as" },
+        { "avx2,,amx", "--cpu: an empty item in 'avx2,,amx'" },
+        { "", "--cpu: an empty item in ''" },
+        { "avx2,", "--cpu: an empty item in 'avx2,'" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        uint32_t f = 0;
+        assert_int_equal(ggfit_cpu_parse(bad[k].spec, &f, &err), GGFIT_EINVAL);
+        if (!err || strncmp(err, bad[k].msg, strlen(bad[k].msg)))
+            fail_msg("'%s': got '%s'", bad[k].spec, err ? err : "(null)");
+        ggfit_free(err);
+    }
+    /* Every class parses to its own features; the names are the bits'. */
+    assert_true(ggfit_cpu_class_count() >= 10);
+    assert_null(ggfit_cpu_class_get(ggfit_cpu_class_count()));
+    for (size_t i = 0; i < ggfit_cpu_class_count(); i++) {
+        const ggfit_cpu_class *c = ggfit_cpu_class_get(i);
+        uint32_t f;
+        assert_int_equal(ggfit_cpu_parse(c->id, &f, NULL), GGFIT_OK);
+        assert_int_equal(f, c->features);
+    }
+    assert_string_equal(ggfit_cpu_feature_name(GGFIT_CPU_AMX), "amx");
+    assert_null(ggfit_cpu_feature_name(GGFIT_CPU_AMX << 1));
+
+    /* In a request it wins over the rest: the default (--gpu), a Mac's
+     * own CPU; and a bad one is refused before any rpc-server is asked. */
+    ggfit_request r;
+    ggfit_device d[GGFIT_MAX_DEVICES];
+    size_t n;
+    ggfit_status rc;
+    parse_request(&r, "--gpu 8GiB --host-mem 64GiB --cpu sapphire-rapids", &rc, &err);
+    assert_string_equal(r.cpu, "sapphire-rapids");
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(r.params.cpu_features, avx512 | GGFIT_CPU_AMX);
+    assert_int_equal(r.host.cpu_features, avx512 | GGFIT_CPU_AMX);
+    parse_request(&r, "--gpu m2-16gb", &rc, &err);
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(r.params.cpu_features, GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM);
+    parse_request(&r, "--gpu m2-16gb --cpu zen4", &rc, &err);
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_OK);
+    assert_int_equal(r.params.cpu_features, avx512);
+    parse_request(&r, "--rpc 127.0.0.1:1 --gpu 8GiB --cpu zen9", &rc, &err);
+    assert_int_equal(ggfit_request_devices(&r, d, GGFIT_MAX_DEVICES, &n, &err), GGFIT_EINVAL);
+    assert_string_equal(err, "--cpu: unknown CPU or feature 'zen9'; did you mean zen2?");
+    ggfit_free(err);
+}
+
 static void test_request_plan(void **state)
 {
     (void)state;
@@ -408,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_request_flags),
         cmocka_unit_test(test_request_bad_flags),
         cmocka_unit_test(test_request_devices),
+        cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_request_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

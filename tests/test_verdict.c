@@ -254,6 +254,166 @@ static void test_apu_pool(void **state)
     assert_int_equal(d.free, ggfit_host_free_assumed(128 * GiB, NULL, 0));
 }
 
+/* The buffer type named name in a projection, or NULL. */
+static const ggfit_buft_mem *buft(const ggfit_projection *pr, const char *name)
+{
+    for (uint32_t b = 0; b < pr->n_bufts; b++)
+        if (!strcmp(pr->bufts[b].name, name))
+            return &pr->bufts[b];
+    return NULL;
+}
+
+/* A described CPU with AMX (a Xeon since Sapphire Rapids): llama.cpp puts
+ * the F16 matrices of the CPU's layers in the AMX buffer type, which its
+ * table leaves out of the Host row; the verdict counts them as the host
+ * memory they are. Qwen3 0.6B on the CPU alone, llama-fit-params -fitp on
+ * with default flags: an AMX machine's llama.cpp printed Host model
+ * 311,427,072 B (token_embd and the norms). AMX holds the 7 matrices of
+ * each of the 28 blocks, 31,457,280 B a block, and the output layer's copy
+ * of the tied token_embd (311,164,928 B), which AMX takes too. */
+static void test_amx_cpu(void **state)
+{
+    (void)state;
+    char m[512];
+    model_path(m, sizeof m, "qwen3-0.6b-f16.gguf");
+    static ggfit_plan amx, plain, nr;
+    const char *a[] = { "-m", m, "--gpu", "none", "--cpu", "sapphire-rapids", "-fitp", "on",
+                        "--host-mem", "64GiB/60GiB", "--for", "fit-params", NULL };
+    const char *p[] = { "-m", m, "--gpu", "none", "-fitp", "on", "--host-mem", "64GiB/60GiB",
+                        "--for", "fit-params", NULL };
+    const char *n[] = { "-m", m, "--gpu", "none", "--cpu", "sapphire-rapids", "-fitp", "on",
+                        "--host-mem", "64GiB/60GiB", "--for", "fit-params", "--no-repack",
+                        NULL };
+    assert_int_equal(plan_of(&amx, a), 0);
+    assert_int_equal(plan_of(&plain, p), 0);
+    assert_int_equal(plan_of(&nr, n), 0);
+    assert_int_equal(amx.host.cpu_features,
+                     GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512 | GGFIT_CPU_AMX);
+    const ggfit_projection *pa = &amx.projection, *pp = &plain.projection;
+    assert_int_equal(pa->host.model, 311427072);                /* llama.cpp's Host row */
+    assert_int_equal(pp->host.model, 1192230912);               /* no AMX: all of it */
+    const ggfit_buft_mem *x = buft(pa, "AMX");
+    assert_non_null(x);
+    assert_false(x->is_host);
+    assert_int_equal(x->device, -1);
+    assert_int_equal(x->mem.model, 28 * 31457280ull + 311164928ull);
+    assert_int_equal(pa->cpu_extra.model, x->mem.model);
+    assert_null(buft(pp, "AMX"));
+    /* The cache and the compute buffers do not move. */
+    assert_int_equal(pa->host.context, pp->host.context);
+    assert_int_equal(pa->host.compute, pp->host.compute);
+    /* The verdict's host pool: the Host row and AMX; the tied copy is all
+     * AMX adds to the host's bytes. */
+    const ggfit_pool *ha = pool(&amx.verdict, GGFIT_POOL_HOST);
+    const ggfit_pool *hp = pool(&plain.verdict, GGFIT_POOL_HOST);
+    assert_int_equal(ha->used, pa->host.model + pa->host.context + pa->host.compute +
+                               x->mem.model);
+    assert_int_equal(ha->used, hp->used + 311164928ull);
+    assert_int_equal(ha->mapped, 311427072);   /* AMX is allocated, never mapped */
+    char *t = ggfit_projection_text(pa, amx.devices);
+    assert_non_null(strstr(t, "\n  AMX (not in llama.cpp's table)"));
+    ggfit_free(t);
+    /* --no-repack: no extra buffer type at all, AMX included. */
+    assert_int_equal(nr.projection.host.model, 1192230912);
+    assert_null(buft(&nr.projection, "AMX"));
+    ggfit_plan_free(&amx);
+    ggfit_plan_free(&plain);
+    ggfit_plan_free(&nr);
+}
+
+/* Projects a small llama of type t on the CPU alone with features f. */
+static void project_tiny(uint32_t t, uint32_t f, ggfit_projection *pr)
+{
+    gw w = {0};
+    gw_tiny_model(&w, "llama", 2, 256, 768, 1000, t);
+    ggfit_gguf *g;
+    ggfit_model *m;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), 0);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), 0);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 256;
+    p.cpu_features = f;
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, pr, NULL, &err), 0);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
+/* AMX's own bytes (amx/mmq.cpp ggml_backend_amx_get_alloc_size): a block
+ * of each row packed for its kernels, with what the kernel keeps beside it
+ * (Q8_0 4 B, Q4_K 4, IQ4_XS 2, Q4_0 and Q6_K none; F16 unpacked); which
+ * matrices it takes (32 rows at a time: not the 1000-row output, which
+ * CPU_REPACK takes where it can, after AMX); BF16 not at all. Two blocks
+ * of four 256x256 matrices, two 256x768 and one 768x256: 2560 rows of 256
+ * columns and 256 of 768 per block. */
+static void test_amx_types(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t type;
+        uint64_t row256;          /* packed bytes of a 256-column row */
+    } cases[] = {
+        { GGFIT_TYPE_Q8_0, 8 * (34 + 4) },
+        { GGFIT_TYPE_Q4_K, 144 + 4 },
+        { GGFIT_TYPE_IQ4_XS, 136 + 2 },
+        { GGFIT_TYPE_Q6_K, 210 },
+        { GGFIT_TYPE_Q4_0, 8 * 18 },
+        { GGFIT_TYPE_F16, 512 },
+    };
+    const uint32_t amx = GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512 | GGFIT_CPU_AMX;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ggfit_projection pr;
+        project_tiny(cases[i].type, amx, &pr);
+        const ggfit_buft_mem *x = buft(&pr, "AMX");
+        assert_non_null(x);
+        assert_int_equal(x->mem.model, 2 * (2560 + 256 * 3) * cases[i].row256);
+        /* The output's 1000 rows: CPU_REPACK for Q4_0 and Q4_K (AVX2),
+         * else CPU. */
+        const ggfit_buft_mem *r = buft(&pr, "CPU_REPACK");
+        uint32_t ty = cases[i].type;
+        if (ty == GGFIT_TYPE_Q4_0 || ty == GGFIT_TYPE_Q4_K)
+            assert_int_equal(r ? r->mem.model : 0, ggfit_row_bytes(ty, 256) * 1000);
+        else
+            assert_null(r);
+        /* AMX is first in the list: without it, CPU_REPACK takes the
+         * blocks' Q4_0 and Q4_K matrices as before. */
+        ggfit_projection no;
+        project_tiny(cases[i].type, GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512, &no);
+        assert_null(buft(&no, "AMX"));
+        assert_int_equal(pr.host.context, no.host.context);
+    }
+    ggfit_projection bf;
+    project_tiny(GGFIT_TYPE_BF16, amx, &bf);
+    assert_null(buft(&bf, "AMX"));
+
+    /* Experts are MUL_MAT_ID's, which AMX does not run: CPU_REPACK takes
+     * the Q4_K ones, AMX the attention's matrices beside them. */
+    char path[512], *err = NULL;
+    model_path(path, sizeof path, "qwen3-30b-a3b-Q4_K_M.gguf");
+    ggfit_model *m;
+    assert_int_equal(ggfit_model_open(path, &m, &err), 0);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 4096;
+    p.cpu_features = amx;
+    uint64_t nt = ggfit_model_n_tensors(m);
+    int32_t *place = malloc(nt * sizeof *place);
+    ggfit_projection pr;
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, place, &err), 0);
+    const ggfit_buft_mem *x = buft(&pr, "AMX"), *r = buft(&pr, "CPU_REPACK");
+    assert_true(x && r);
+    for (uint64_t i = 0; i < nt; i++) {
+        const ggfit_tensor_info *t = ggfit_model_tensor(m, i)->info;
+        if (strstr(t->name, "_exps.") && t->type == GGFIT_TYPE_Q4_K)
+            assert_ptr_equal(&pr.bufts[place[i]], r);
+        if (!strcmp(t->name, "blk.0.attn_q.weight"))
+            assert_ptr_equal(&pr.bufts[place[i]], x);
+    }
+    free(place);
+    ggfit_model_free(m);
+}
+
 /* Metal maps one span per file: output first and blocks last maps the
  * whole file for a partial offload; stored last, only what it holds. */
 static ggfit_model *layout(bool output_first)
@@ -527,6 +687,8 @@ int main(void)
         cmocka_unit_test(test_mac_host),
         cmocka_unit_test(test_unified_experts),
         cmocka_unit_test(test_apu_pool),
+        cmocka_unit_test(test_amx_cpu),
+        cmocka_unit_test(test_amx_types),
         cmocka_unit_test(test_metal_span),
         cmocka_unit_test(test_metal_span_cpu_moe),
         cmocka_unit_test(test_free_after),

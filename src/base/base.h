@@ -102,4 +102,8 @@ static inline size_t ggfit__str_put(char *dst, size_t n, size_t at, const char *
 /* The same with v in decimal ("%llu"). */
 size_t ggfit__str_put_u(char *dst, size_t n, size_t at, uint64_t v);
 
+/* Edit distance between a[0..na) and b[0..nb), case-insensitive (b is cut
+ * at 127 characters): how the names a user mistyped find the closest ones. */
+size_t ggfit__edit_distance(const char *a, size_t na, const char *b, size_t nb);
+
 #endif

@@ -1,6 +1,8 @@
 /*
- * sb.c - the malloc-backed string builder the renderers write with.
+ * sb.c - the malloc-backed string builder the renderers write with, and
+ * the small string helpers beside it.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -60,4 +62,26 @@ size_t ggfit__str_put_u(char *dst, size_t n, size_t at, uint64_t v)
         digits[--k] = (char)('0' + v % 10);
     while (v /= 10);
     return ggfit__str_put(dst, n, at, digits + k);
+}
+
+size_t ggfit__edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t row[128];
+    if (nb >= sizeof row / sizeof row[0])
+        nb = sizeof row / sizeof row[0] - 1;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
+                                 tolower((unsigned char)b[j - 1]));
+            size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[nb];
 }

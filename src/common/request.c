@@ -94,7 +94,7 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
         return rc;
     }
     static const char *const with_value[] = {
-        "-m", "--model", "--gpu", "--rpc", "--host-mem", "-fitp", "--fit-print", "-fit",
+        "-m", "--model", "--gpu", "--rpc", "--host-mem", "--cpu", "-fitp", "--fit-print", "-fit",
         "--fit", "-fitt", "--fit-target", "-fitc", "--fit-ctx", "--for",
         "-hf", "-hfr", "--hf-repo", "-hff", "--hf-file", "-hft", "--hf-token",
         "-mu", "--model-url",
@@ -127,6 +127,8 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
         r->rpc = argv[++*i];
     } else if (is(a, "--host-mem", NULL)) {
         r->host_mem = argv[++*i];
+    } else if (is(a, "--cpu", NULL)) {
+        r->cpu = argv[++*i];   /* parsed with the devices (devices/order.c) */
     } else if (is(a, "-fitp", "--fit-print")) {
         const char *v = argv[++*i];
         if (strcmp(v, "on") && strcmp(v, "off"))

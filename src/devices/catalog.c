@@ -5,7 +5,6 @@
  * The table is data/gpus.tsv, turned into C at build time by
  * scripts/gen_catalog.awk ($(B)/catalog_data.h); the TSV is the one source.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -88,29 +87,6 @@ const ggfit_catalog_entry *ggfit_catalog_find(const char *id)
 
 /* ---- suggestions for a mistyped id ----------------------------------------- */
 
-/* Edit distance between a[0..na) and b[0..nb), case-insensitive. */
-static size_t distance(const char *a, size_t na, const char *b, size_t nb)
-{
-    size_t row[128];
-    if (nb >= sizeof row / sizeof row[0])
-        nb = sizeof row / sizeof row[0] - 1;
-    for (size_t j = 0; j <= nb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= na; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= nb; j++) {
-            size_t up = row[j];
-            size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
-                                 tolower((unsigned char)b[j - 1]));
-            size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
-    }
-    return row[nb];
-}
-
 size_t ggfit__catalog_suggest(const char *id, char *out, size_t cap)
 {
     enum { N_BEST = 3 };
@@ -123,9 +99,9 @@ size_t ggfit__catalog_suggest(const char *id, char *out, size_t cap)
         size_t n_c = strlen(c);
         /* in half edits: a whole prefix ("rtx-4060-ti" of "rtx-4060-ti-16gb")
          * ranks before one mistyped letter */
-        size_t s = 2 * distance(id, n_id, c, n_c);
+        size_t s = 2 * ggfit__edit_distance(id, n_id, c, n_c);
         if (n_id < n_c) {
-            size_t p = 2 * distance(id, n_id, c, n_id) + 1;
+            size_t p = 2 * ggfit__edit_distance(id, n_id, c, n_id) + 1;
             s = p < s ? p : s;
         }
         if (s > limit)

@@ -199,12 +199,19 @@ static void probe_cpu(const char *root, ggfit_host_info *h)
     char text[16 * 1024];
     char flags[8192];
     if (read_text(root, "/proc/cpuinfo", text, sizeof text))
-        return;   /* no cpuinfo: no repacking features assumed */
+        return;   /* no cpuinfo: no features assumed */
     if (cpuinfo_field(text, "flags", flags, sizeof flags)) {
         if (has_word(flags, "avx2"))
             h->cpu_features |= GGFIT_CPU_AVX2;
         if (has_word(flags, "avx512f"))
             h->cpu_features |= GGFIT_CPU_AVX512;
+        /* ggml's AMX buffer type needs AMX-INT8 and AVX512-VNNI, and the
+         * tile data the kernel grants (ggml_amx_init); a kernel that
+         * cannot enable it clears amx_tile. (Kernels 5.11 to 5.15 list the
+         * flags without granting the tiles: taken as granting them.) */
+        if (has_word(flags, "amx_int8") && has_word(flags, "amx_tile") &&
+            has_word(flags, "avx512_vnni"))
+            h->cpu_features |= GGFIT_CPU_AMX;
     }
     if (cpuinfo_field(text, "Features", flags, sizeof flags)) {
         if (has_word(flags, "asimddp"))

@@ -2,9 +2,10 @@
  * order.c - which devices a request plans for, in llama.cpp's order, and
  * which host: the rpc-servers' devices first (llama.cpp adds --rpc servers
  * before it enumerates its local backends), then the described (--gpu) or
- * discovered ones; the host's memory and the CPU features that decide
- * weight repacking come from this machine unless described (--host-mem,
- * or a Mac from the catalog, which is a whole machine).
+ * discovered ones; the host's memory and the CPU features that decide the
+ * CPU's extra buffer types (AMX, CPU_REPACK) come from this machine unless
+ * described (--host-mem, --cpu, or a Mac from the catalog, which is a
+ * whole machine).
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,18 +37,17 @@ static ggfit_status parse_host_mem(const char *v, ggfit_host_mem *h, char **err)
     return GGFIT_OK;
 }
 
-/* The CPU of a machine from the catalog, which decides repacking: Apple
- * silicon has the dot-product extension, i8mm since the M2 (ARMv8.6);
- * DGX Spark's Grace cores (Armv9.2) have both; an AMD APU is x86 (Zen 5:
- * AVX2 and AVX-512). */
+/* The CPU of a machine from the catalog (devices/cpu.c's classes): a Mac
+ * an Apple M1 or one of its successors, which add i8mm; a unified CUDA
+ * device DGX Spark's GB10; an AMD APU a Zen 5. */
 static uint32_t machine_cpu_features(const ggfit_device *d)
 {
-    if (d->kind == GGFIT_BACKEND_METAL)
-        return GGFIT_CPU_NEON_DOTPROD |
-               (strstr(d->description, "Apple M1") ? 0u : (uint32_t)GGFIT_CPU_NEON_I8MM);
-    if (d->kind == GGFIT_BACKEND_CUDA)
-        return GGFIT_CPU_NEON_DOTPROD | GGFIT_CPU_NEON_I8MM;
-    return GGFIT_CPU_AVX2 | GGFIT_CPU_AVX512;
+    const char *cpu = d->kind == GGFIT_BACKEND_METAL
+                      ? (strstr(d->description, "Apple M1") ? "apple-m1" : "apple-m2")
+                      : d->kind == GGFIT_BACKEND_CUDA ? "gb10" : "zen5";
+    uint32_t f = 0;
+    ggfit_cpu_parse(cpu, &f, NULL);
+    return f;
 }
 
 ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max, size_t *n,
@@ -61,6 +61,9 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_devices: NULL argument");
     *n = 0;
     memset(&r->host, 0, sizeof r->host);
+    uint32_t cpu = 0;
+    if (r->cpu && (rc = ggfit_cpu_parse(r->cpu, &cpu, err)))
+        return rc;
     if (r->rpc && (rc = ggfit_rpc_query(r->rpc, r->rpc_timeout_ms, out, max, &n_rpc, err)))
         return rc;
     /* Every --gpu, as one list: the devices are numbered across them
@@ -131,9 +134,14 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         snprintf(r->host.source, sizeof r->host.source, "this machine's");
     }
     if (mac && r->gpu) {
-        /* Its CPU, not this machine's, decides the repacking. */
+        /* Its CPU, not this machine's, decides the extra buffer types. */
         r->params.cpu_features = machine_cpu_features(mac);
         r->host.cpu_features = r->params.cpu_features;
+    }
+    /* A described CPU wins over any other. */
+    if (r->cpu) {
+        r->params.cpu_features = cpu;
+        r->host.cpu_features = cpu;
     }
     r->fit.host_free = r->host.free;
     return GGFIT_OK;

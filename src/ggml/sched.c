@@ -1622,7 +1622,8 @@ static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size
 
 /* Whether in is for the graph and backends the keep's split was. The
  * buffer types may differ past those both have (a fit's projections add
- * and drop CPU_REPACK, the last): a tensor in one of those has changed its
+ * and drop the CPU's extra buffer types, AMX and CPU_REPACK, as weights
+ * come to the CPU and leave it): a tensor in one of those has changed its
  * buffer type, and is redone as such. */
 static bool same_config(const ggfit_sched_keep *kp, const ggfit_sched_in *in)
 {

@@ -136,7 +136,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
                                        .max_size = UINT64_MAX };
     uint32_t cpu_usable = 0;
     for (uint32_t b = 0; b < o->n_bufts; b++)
-        if (o->bufts[b].device < 0)   /* host buffers and CPU_REPACK */
+        if (o->bufts[b].device < 0)   /* host buffers, AMX and CPU_REPACK */
             cpu_usable |= 1u << b;
     for (uint32_t d = 0; d < pr->n_dev; d++) {
         int buft = ggfit__device_buft(pr, (int)d);

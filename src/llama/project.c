@@ -68,8 +68,10 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     memset(out, 0, sizeof *out);
     int8_t dev_of[GGFIT_MAX_LAYERS + 1];   /* set as far as used */
     proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
-                .cpu_buft = -1, .repack_buft = -1, .host_buft = -1, .tied_buft = -1,
+                .cpu_buft = -1, .host_buft = -1, .tied_buft = -1,
                 .cache = cache, .dev_of = dev_of };
+    for (int e = 0; e < GGFIT__CPU_EXTRA_COUNT; e++)
+        pr.extra_buft[e] = -1;
     if (!placement) {
         uint64_t nt = ggfit_model_n_tensors(m);
         placement = ggfit__malloc((size_t)(nt ? nt : 1) * sizeof *placement);

@@ -3,8 +3,9 @@
  * carries through its stages, and each stage's entry point. The stages and
  * the llama.cpp code each follows:
  *   split.c             the layers' devices (llama_model::load_tensors)
- *   buft.c              buffer type lists, alignment, repacking
- *                       (make_cpu_buft_list, select_weight_buft)
+ *   buft.c              buffer type lists, alignment, the CPU's extra
+ *                       buffer types (make_cpu_buft_list,
+ *                       select_weight_buft; ggml-cpu's AMX and REPACK)
  *   override.c          -ot, -cmoe, -ncmoe (tensor_buft_overrides)
  *   weights.c           each weight's buffer type and bytes
  *   kv_cache.c          KV cells, sliding windows, MLA (llama_kv_cache,
@@ -31,6 +32,17 @@
 
 struct ggfit__gcache;
 
+/* The CPU's extra buffer types ggfit models, in the order ggml-cpu lists
+ * them (buft.c has each one's rules). */
+enum { GGFIT__CPU_EXTRA_AMX, GGFIT__CPU_EXTRA_REPACK, GGFIT__CPU_EXTRA_COUNT };
+
+/* How a buffer type sizes a tensor (its get_alloc_size). */
+enum {
+    GGFIT__ALLOC_NBYTES,      /* the tensor's bytes */
+    GGFIT__ALLOC_PAD_ROWS,    /* quantized rows padded to 512 columns */
+    GGFIT__ALLOC_AMX,         /* packed for AMX's kernels */
+};
+
 /* One projection in progress. */
 typedef struct proj {
     const ggfit_model *m;
@@ -46,11 +58,12 @@ typedef struct proj {
      * caller's array of GGFIT_MAX_LAYERS + 1. */
     int8_t *dev_of;
     int dev_buft[GGFIT_MAX_DEVICES];
-    /* Per buffer type, as added: its alignment and whether its backend
-     * pads quantized rows (read per weight, per cache and for the graph). */
+    /* Per buffer type, as added: its alignment and how it sizes a tensor
+     * (GGFIT__ALLOC_*; read per weight, per cache and for the graph). */
     uint32_t buft_align[GGFIT_MAX_BUFTS];
-    bool buft_pads[GGFIT_MAX_BUFTS];
-    int cpu_buft, repack_buft, host_buft;          /* -1 until used / none */
+    uint8_t buft_alloc[GGFIT_MAX_BUFTS];
+    int cpu_buft, host_buft;                       /* -1 until used / none */
+    int extra_buft[GGFIT__CPU_EXTRA_COUNT];        /* -1 until used */
     struct rule {
         pcre2_code *re;        /* a general pattern, or NULL for a block rule */
         int32_t layer;         /* block rule: its block; -1 any; -2 below -ncmoe */
@@ -98,22 +111,29 @@ int ggfit__dev_layer(const proj *pr, uint32_t il);
 int ggfit__buft_add(proj *pr, const char *name, int32_t device, bool is_host);
 int ggfit__cpu_buft(proj *pr);
 int ggfit__device_buft(proj *pr, int d);
-/* Bytes a tensor takes in buffer type b: the backend's alloc size (a
- * backend that pads quantized rows adds the bytes of the columns up to the
- * next multiple of 512), padded to the buffer type's alignment. Inline: the
+/* The bytes the AMX buffer type allocates for t, before alignment. */
+uint64_t ggfit__amx_alloc_size(const ggfit_tensor_info *t);
+/* Bytes a tensor takes in a buffer type that sizes it by rule
+ * (GGFIT__ALLOC_*) and aligns to align: the backend's alloc size (a backend
+ * that pads quantized rows adds the bytes of the columns up to the next
+ * multiple of 512; AMX packs), padded to the alignment. Inline: the
  * weights ask it once per tensor and projection. */
-static inline uint64_t ggfit__alloc_bytes_in(uint32_t align, bool pads, const ggfit_tensor_info *t)
+static inline uint64_t ggfit__alloc_bytes_in(uint32_t align, unsigned rule,
+                                             const ggfit_tensor_info *t)
 {
     uint64_t n = t->n_bytes;
-    if (pads && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
+    if (rule == GGFIT__ALLOC_PAD_ROWS && t->ne[0] % 512 != 0 && ggfit_type_is_quantized(t->type))
         n += ggfit_row_bytes(t->type, 512 - (uint64_t)t->ne[0] % 512);
+    else if (rule == GGFIT__ALLOC_AMX)
+        n = ggfit__amx_alloc_size(t);
     return GGFIT_PAD(n, align);
 }
 static inline uint64_t ggfit__alloc_bytes(const proj *pr, int b, const ggfit_tensor_info *t)
 {
-    return ggfit__alloc_bytes_in(pr->buft_align[b], pr->buft_pads[b], t);
+    return ggfit__alloc_bytes_in(pr->buft_align[b], pr->buft_alloc[b], t);
 }
-/* The CPU list's choice for weight t used by op: the host buffer type, CPU_REPACK or CPU. */
+/* The CPU list's choice for weight t used by op: the host buffer type, one
+ * of the CPU's extra buffer types (AMX, CPU_REPACK) or CPU. */
 int ggfit__select_cpu(proj *pr, const ggfit_tensor_info *t, weight_op op);
 /* Where the CPU backend computes: the first device's host buffer type, else CPU. */
 int ggfit__cpu_compute_buft(proj *pr);

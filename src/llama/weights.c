@@ -47,14 +47,14 @@ static uint64_t place_run(const proj *pr, const ggfit_tensor *tensors, const uin
                           int32_t *placement, uint64_t *model)
 {
     const uint32_t align = pr->buft_align[b];
-    const bool pads = pr->buft_pads[b];
+    const unsigned rule = pr->buft_alloc[b];
     stop |= GGFIT_TFACT_TOKEN_EMBD | GGFIT_TFACT_OUTPUT;
     uint64_t sum = 0;
     for (; i < n && tensors[i].layer == il; i++) {
         uint16_t f = facts[i];
         if ((f & stop) || (f & GGFIT_TFACT_OP) == OP_GET_ROWS)
             break;
-        sum += ggfit__alloc_bytes_in(align, pads, tensors[i].info);
+        sum += ggfit__alloc_bytes_in(align, rule, tensors[i].info);
         if (placement)
             placement[i] = b;
     }

@@ -10,16 +10,12 @@
 
 #include "base/base.h"
 
-static const struct {
-    uint32_t bit;
-    const char *name;
-} cpu_feature_names[] = {
-    {GGFIT_CPU_AVX2, "avx2"},
-    {GGFIT_CPU_AVX512, "avx512"},
-    {GGFIT_CPU_NEON_DOTPROD, "dotprod"},
-    {GGFIT_CPU_NEON_I8MM, "i8mm"},
-};
-#define N_CPU_FEATURES (sizeof cpu_feature_names / sizeof cpu_feature_names[0])
+/* The name of feature bit k if features has it (devices/cpu.c), else
+ * NULL: the features are printed bit by bit. */
+static const char *feature_name(uint32_t features, unsigned k)
+{
+    return features >> k & 1 ? ggfit_cpu_feature_name(1u << k) : NULL;
+}
 
 static double mib(uint64_t b)
 {
@@ -35,12 +31,13 @@ char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, 
                          mib(host->available));
         ggfit__sb_printf(&sb, "  cpu        ");
         bool any = false;
-        for (size_t i = 0; i < N_CPU_FEATURES; i++)
-            if (host->cpu_features & cpu_feature_names[i].bit) {
-                ggfit__sb_printf(&sb, "%s%s", any ? " " : "", cpu_feature_names[i].name);
+        for (unsigned k = 0; k < 32; k++)
+            if (feature_name(host->cpu_features, k)) {
+                ggfit__sb_printf(&sb, "%s%s", any ? " " : "", feature_name(host->cpu_features, k));
                 any = true;
             }
-        ggfit__sb_printf(&sb, "%s (weight repacking features)\n", any ? "" : "none");
+        ggfit__sb_printf(&sb, "%s (features that decide the CPU's buffer types)\n",
+                         any ? "" : "none");
     }
     if (n == 0) {
         ggfit__sb_printf(&sb, "no GPUs found: llama.cpp would run on the CPU\n");
@@ -72,9 +69,9 @@ char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, 
         json_t *features = json_array();
         if (!features)
             goto done;
-        for (size_t i = 0; i < N_CPU_FEATURES; i++)
-            if (host->cpu_features & cpu_feature_names[i].bit)
-                json_array_append_new(features, json_string(cpu_feature_names[i].name));
+        for (unsigned k = 0; k < 32; k++)
+            if (feature_name(host->cpu_features, k))
+                json_array_append_new(features, json_string(feature_name(host->cpu_features, k)));
         json_t *h = json_pack("{s:I, s:I, s:s, s:o}", "total", (json_int_t)host->total,
                               "available", (json_int_t)host->available, "cpu_name",
                               host->cpu_name, "cpu_features", features);

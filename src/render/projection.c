@@ -48,8 +48,16 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
     for (uint32_t d = 0; d < pr->n_devices; d++)
         row(&sb, devs[pr->device_of[d]].name, &pr->devices[d], &devs[pr->device_of[d]]);
     row(&sb, "Host", &pr->host, NULL);
-    if (pr->cpu_extra.model || pr->cpu_extra.context || pr->cpu_extra.compute)
-        row(&sb, "CPU_REPACK (not in llama.cpp's table)", &pr->cpu_extra, NULL);
+    /* The CPU's extra buffer types (AMX, CPU_REPACK): host memory that
+     * llama.cpp's table leaves out, one row each. */
+    for (uint32_t i = 0; i < pr->n_bufts; i++) {
+        const ggfit_buft_mem *b = &pr->bufts[i];
+        if (b->device < 0 && !b->is_host && (b->mem.model || b->mem.context || b->mem.compute)) {
+            char name[128];
+            snprintf(name, sizeof name, "%s (not in llama.cpp's table)", b->name);
+            row(&sb, name, &b->mem, NULL);
+        }
+    }
     if (pr->warning[0])
         ggfit__sb_printf(&sb, "note: %s\n", pr->warning);
     return ggfit__sb_take(&sb);

@@ -7,9 +7,10 @@
  *    its free memory (llama.cpp's own test, except on Metal with mmap,
  *    where the device holds the span of the file it maps, not the tensors);
  *  - the host: the Host row (weights left on the CPU, KV and compute on
- *    the host, pinned host buffers) and CPU_REPACK, against system memory;
- *    the weights mapped from the file must stay resident too, or every
- *    token pages them in from disk;
+ *    the host, pinned host buffers) and the CPU's extra buffer types (AMX,
+ *    CPU_REPACK: weights llama.cpp's table counts in no row), against
+ *    system memory; the weights mapped from the file must stay resident
+ *    too, or every token pages them in from disk;
  *  - one pool for unified memory (Apple silicon, APUs): each unified
  *    device's use and the host's together against the machine's memory,
  *    since a tensor "moved to the CPU" stays in the same RAM.
@@ -219,7 +220,7 @@ static bool has_metal_weights(const ggfit_projection *pr, const ggfit_device *de
 /* Bytes of weights the CPU maps from the file: with mmap, the Host row's
  * weights (llama.cpp's fit projects without mmap, into a pinned host
  * buffer where a GPU has one; a real run with mmap maps them, CPU_Mapped).
- * CPU_REPACK is allocated either way. */
+ * AMX and CPU_REPACK are allocated either way. */
 static uint64_t cpu_mapped(const ggfit_params *p, const ggfit_projection *pr)
 {
     return p->use_mmap ? pr->host.model : 0;
@@ -420,6 +421,8 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
     h->device = -1;
     h->total = host ? host->total : 0;
     h->free = host ? host->free : 0;
+    /* The Host row and the CPU's extra buffer types (AMX, CPU_REPACK):
+     * host memory too, though llama.cpp's table leaves them out. */
     h->used = mem_sum(&pr->host) + mem_sum(&pr->cpu_extra);
     /* llama-server's prompt cache (server_prompt_cache): states of past
      * prompts in host memory up to --cache-ram MiB, or without a limit up
