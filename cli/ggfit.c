@@ -98,7 +98,7 @@ static const char usage[] =
 /* After usage with --help (one string literal holds at most 4095 bytes). */
 static const char usage_more[] =
     "  what llama-server loads beside the model, counted (but with --for\n"
-    "  fit-params, cli or bench) as its own fit counts them, each on its rows:\n"
+    "  fit-params or bench) as its own fit counts them, each on its rows:\n"
     "                     --mmproj FILE (-mm; --no-mmproj-offload,\n"
     "                     --image-min-tokens N, --image-max-tokens N), a draft\n"
     "                     -md FILE (-ngld -ctkd -ctvd -otd -devd ...), MTP\n"

@@ -957,7 +957,8 @@ GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force
 typedef enum ggfit_program {
     GGFIT_FOR_DEFAULT = 0,    /* no --for: llama-server, as GGFIT_FOR_SERVER
                                  (ggfit_request_init sets that) */
-    GGFIT_FOR_CLI = 1,        /* llama-cli */
+    GGFIT_FOR_CLI = 1,        /* llama-cli: llama-server's code in its own
+                                 process (b10309), with -np 1 by default */
     GGFIT_FOR_FIT_PARAMS = 2, /* llama-fit-params' own line, as it prints it */
     GGFIT_FOR_BENCH = 3,      /* llama-bench: its names, no -c, no -fit */
     GGFIT_FOR_SERVER = 4,     /* --for server, ggfit -- llama-server: planned

@@ -292,6 +292,15 @@ check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
     --for fit-params
 check server-counts-md 2 'd.gguf: cannot open' -- \
     "$ggfit" --gpu rtx-3090 -m "$models/qwen3-14b-Q4_K_M.gguf" -c 4096 -md d.gguf
+# llama-cli (b10309) starts llama_server with its own flags: -np 1, the
+# prompt cache, and a draft counted as llama-server counts them
+check cli-plan 0 '^-c 8192 -ngl all -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 --host-mem 64GiB -c 8192 --for cli
+check cli-prompt-cache 0 "8192 MiB of what it uses are llama-server's prompt cache" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 --host-mem 64GiB -c 8192 --for cli
+check cli-draft 0 '^-c 8192 -ngl all -md .*qwen3-0.6b-f16.gguf -fit off$' -- \
+    fitted "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-cli -m "$models/qwen3-14b-Q4_K_M.gguf" \
+    -c 8192 -md "$models/qwen3-0.6b-f16.gguf"
 check paste-bench 0 '^-ngl 99 -fa 1$' -- \
     fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
 # speeds: every plan's, the fastest plan that fits, the sweep and its picture
@@ -606,7 +615,8 @@ if [ "$http_rc" -eq 0 ]; then
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF:IQ1_S --gpu 8GiB
     check hf-gated 2 'gated-GGUF/refs: HTTP 401 .*set HF_TOKEN' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/gated-GGUF --gpu 8GiB
-    check hf-mmproj-note 0 "note: -hf: llama.cpp also loads the repo's mmproj-Qwen3-F16.gguf" -- \
+    # llama-cli runs llama-server's code (b10309): the projector counts too
+    check hf-mmproj-cli 0 "^multimodal projector mmproj-Qwen3-F16.gguf (-hf's, loaded with the model)" -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --gpu cuda:8GiB -c 8192 --for cli
     # llama-server's plan (the default) counts the repo's projector: read
     # over HTTP and measured; --no-mmproj leaves it out, and the line says so

@@ -13,6 +13,15 @@
  * reads an override past n_overrides. */
 void ggfit__params_copy(ggfit_params *dst, const ggfit_params *src);
 
+/* Whether the program runs llama-server's code, and so its fit and what it
+ * loads beside the model: llama-server, and llama-cli, which in b10309
+ * starts llama_server in its own process with its own flags (tools/cli/
+ * cli-server.h; -np 1 by default, not auto). */
+static inline bool ggfit__serves(ggfit_program p)
+{
+    return p == GGFIT_FOR_SERVER || p == GGFIT_FOR_CLI || p == GGFIT_FOR_DEFAULT;
+}
+
 /* ggfit_params_init, but for the overrides, which are left as they are
  * (for the same reason: nothing reads one past n_overrides, which is 0).
  * For structs that hold flags, whose init would otherwise touch 86 KB of

@@ -207,7 +207,7 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
     out->notes[0] = '\0';
     /* --for server with --mmproj counts the projector's flags */
     /* and, for a model from -hf, --no-mmproj: the line carries it */
-#define MMPROJ_COUNTS(a) (r->program == GGFIT_FOR_SERVER && \
+#define MMPROJ_COUNTS(a) (ggfit__serves(r->program) && \
                           ((r->mmproj && (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a))) || \
                            (r->hf_repo && is(a, "--no-mmproj", "--no-mmproj-auto"))))
     uint32_t n_ign = 0;
@@ -223,7 +223,7 @@ static void notes(const ggfit_request *r, ggfit_plan *out)
     }
     /* --for server counts llama-server's prompt cache (--cache-ram) */
     /* and the draft model (-md and its flags, common/draft.c) */
-#define SERVER_COUNTS(a) ((r->program == GGFIT_FOR_SERVER && \
+#define SERVER_COUNTS(a) ((ggfit__serves(r->program) && \
                           (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a))) || \
                           MMPROJ_COUNTS(a))
     uint32_t n_nc = 0;
@@ -410,7 +410,11 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     /* --for server: the flags as llama-server changes them before its fit */
     ggfit_params params;
     ggfit__params_copy(&params, &r->params);
-    if (r->program == GGFIT_FOR_SERVER) {
+    if (ggfit__serves(r->program)) {
+        if (r->program == GGFIT_FOR_CLI && !params.set_n_seq) {
+            params.n_seq = 1;   /* llama-cli's -np: 1, where the server's is auto */
+            params.set_n_seq = true;
+        }
         ggfit_params_server(&params, r->cache_ram_mib);
         ggfit__spec_params(r, &params);   /* and the speculative flags */
         ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
@@ -419,25 +423,24 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     ggfit__params_copy(&out->asked, &params);
     out->program = r->program;
     notes(r, out);
-    ggfit__mmproj_note(r, mmproj, out->notes, sizeof out->notes);
     out->no_mmproj = ggfit__mmproj_declined(r, mmproj);
-    if (r->program == GGFIT_FOR_SERVER)
+    if (ggfit__serves(r->program))
         ggfit__spec_notes(r, m, out);
     out->n_layer = ggfit_model_hparams(m)->n_layer;
     out->host = r->host;
     out->fit_options = r->fit;
     /* --for server -md (or an MTP context): the draft measured, its bytes
      * added to the fit's targets and the verdict's pools (common/draft.c) */
-    if (r->program == GGFIT_FOR_SERVER && ggfit__spec_has_draft(r) &&
+    if (ggfit__serves(r->program) && ggfit__spec_has_draft(r) &&
         (rc = ggfit__draft_plan(r, m, &params, out, err)))
         return rc;
     /* --for server --mmproj: the projector measured, its bytes added the
      * same way (common/mmproj.c) */
-    if (r->program == GGFIT_FOR_SERVER && r->mmproj &&
+    if (ggfit__serves(r->program) && r->mmproj &&
         (rc = ggfit__mmproj_plan(r, &params, out, err)))
         return rc;
     /* and the one -hf found, which llama-server loads along */
-    if (r->program == GGFIT_FOR_SERVER && ggfit__mmproj_auto(r, mmproj) &&
+    if (ggfit__serves(r->program) && ggfit__mmproj_auto(r, mmproj) &&
         (rc = ggfit__mmproj_plan_hf(r, mmproj, &params, out, err)))
         return rc;
     const ggfit_params *judged = &params;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "common/params.h"
 #include "remote/remote.h"
 
 #define API_MAX_BYTES ((size_t)64 << 20)   /* the largest API reply read */
@@ -527,23 +528,13 @@ bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj)
 bool ggfit__mmproj_declined(const ggfit_request *r, const char *mmproj)
 {
     static const char *const off[] = { "--no-mmproj", "--no-mmproj-auto" };
-    if (!mmproj[0] || r->program != GGFIT_FOR_SERVER || r->mmproj)
+    if (!mmproj[0] || !ggfit__serves(r->program) || r->mmproj)
         return false;
     for (size_t k = 0; k < sizeof off / sizeof off[0]; k++)
         for (uint32_t i = 0; i < r->n_ignored; i++)
             if (!strcmp(r->ignored[i], off[k]))
                 return true;
     return false;
-}
-
-void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n)
-{
-    if (!ggfit__mmproj_auto(r, mmproj) || r->program == GGFIT_FOR_SERVER)
-        return;
-    size_t k = strlen(notes);
-    if (k < n)
-        snprintf(notes + k, n - k, "-hf: llama.cpp also loads the repo's %s (--no-mmproj not "
-                 "to); its memory is not counted yet\n", mmproj);
 }
 
 ggfit_status ggfit__request_mmproj(const ggfit_request *r, ggfit_gguf **out, char **err)

@@ -62,10 +62,6 @@ bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj);
  * llama-server loads it. */
 bool ggfit__mmproj_declined(const ggfit_request *r, const char *mmproj);
 
-/* Appends to notes (a plan's) that llama.cpp loads that mmproj and that
- * ggfit does not count it (all but --for server, which counts it). */
-void ggfit__mmproj_note(const ggfit_request *r, const char *mmproj, char *notes, size_t n);
-
 /* --for server: the header of the mmproj -hf found, over HTTP (the repo
  * resolved again for its address). */
 ggfit_status ggfit__request_mmproj(const ggfit_request *r, ggfit_gguf **out, char **err);

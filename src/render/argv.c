@@ -294,6 +294,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     }
     /* llama-server's default is -np auto (4 slots): say what was planned */
     bool server = prog == GGFIT_FOR_DEFAULT || prog == GGFIT_FOR_SERVER;
+    bool serves = ggfit__serves(prog);   /* llama-cli runs llama-server's code */
     if (!bench && (server || p->n_seq != def.n_seq)) {
         add(&w, "-np");
         add(&w, "%u", p->n_seq);
@@ -347,7 +348,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "--embedding");
     }
     /* --for server: the prompt cache planned, when not llama-server's 8192 */
-    if (server && p->cache_ram_mib != 8192) {
+    if (serves && p->cache_ram_mib != 8192) {
         add(&w, "--cache-ram");
         add(&w, "%d", p->cache_ram_mib);
     }
@@ -357,7 +358,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "%s", pooling[p->pooling]);
     }
     /* --for server -md: the draft model and the draft's flags planned */
-    if (server && pl->has_draft) {
+    if (serves && pl->has_draft) {
         const ggfit_params *d = &pl->draft_params;
         bool md = pl->draft_model != NULL;   /* else an MTP context */
         if (md) {
@@ -400,13 +401,13 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         }
     }
     /* --for server: the speculative flags (--spec-type ..., -devd) */
-    for (const char *sp = pl->spec_args; server && *sp;) {
+    for (const char *sp = pl->spec_args; serves && *sp;) {
         size_t len = strcspn(sp, " ");
         add(&w, "%.*s", (int)len, sp);
         sp += len + (sp[len] == ' ');
     }
     /* --for server --mmproj: the projector and its flags, as measured */
-    if (server && pl->has_mmproj) {
+    if (serves && pl->has_mmproj) {
         const ggfit_mmproj_params *mp = &pl->mmproj_params;
         if (!pl->mmproj_auto) {   /* -hf loads its own */
             add(&w, "-mm");
@@ -425,7 +426,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             add(&w, "%d", mp->image_max_tokens);
         }
     }
-    if (server && pl->no_mmproj)   /* -hf would load the repo's projector */
+    if (serves && pl->no_mmproj)   /* -hf would load the repo's projector */
         add(&w, "--no-mmproj");
     /* The flags are the plan: llama.cpp's own fit would change them. */
     if (!bench) {
