@@ -223,7 +223,7 @@ static void test_defaults(void **state)
     /* The tokenizer's token count when there is no vocab_size key. */
     gw_header(&w, 3, 0, 3);
     gw_kv_str(&w, "general.architecture", "qwen2");
-    gw_kv_u32(&w, "qwen2.block_count", 0);
+    gw_kv_u32(&w, "qwen2.block_count", 1);
     gw_key(&w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
     gw_u32(&w, GGFIT_GGUF_STRING);
     gw_u64(&w, 3);

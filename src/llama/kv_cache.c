@@ -15,8 +15,8 @@ bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
     if (li->nextn && !pr->arch->swa_nextn_pattern)
         return false;
-    if (pr->hp->has_swa_layers)
-        return li->swa;
+    if (pr->swa_layers)
+        return ggfit__model_swa_layer(pr->m, il, pr->swa_n);
     if (period == 0)
         return true;
     return pr->arch->swa_dense_first ? il % period != 0 : il % period < period - 1;
@@ -29,14 +29,6 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
-    for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
-        char key[160];
-        snprintf(key, sizeof key, "%s.%s", hp->arch, *k);
-        if (ggfit_gguf_find_key(ggfit_model_gguf(pr->m), key) < 0)
-            return ggfit__fail(pr->err, GGFIT_EFORMAT,
-                               "%s: key not found in model: %s (llama.cpp refuses the file)",
-                               ggfit__proj_path(pr), key);
-    }
     bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
     if ((pr->arch->same_kv_types || (pr->arch->mla_same_kv_types && mla)) &&
         p->type_k != p->type_v)
@@ -117,9 +109,11 @@ void ggfit__resolve_swa(proj *pr)
     uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
                      : hp->n_swa      ? hp->n_swa
                                       : pr->arch->swa_default;
-    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
-    bool swa = (n_swa > 0 || pr->arch->swa_always) &&
-               (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+    /* The pattern as the architecture reads it (llama/arch_keys.c): per
+     * layer, or a period. */
+    bool per_layer = ggfit__swa_per_layer(pr);
+    uint32_t period = ggfit__swa_period(pr);
+    bool swa = (n_swa > 0 || pr->arch->swa_always) && (per_layer || pr->arch->swa_period > 0) &&
                !(pr->arch->swa_needs_window && hp->n_swa == 0);
     uint64_t size_swa = kv_size;
     if (swa && !p->swa_full) {
@@ -132,6 +126,8 @@ void ggfit__resolve_swa(proj *pr)
     }
     pr->swa = swa;
     pr->period = period;
+    pr->swa_layers = per_layer;
+    pr->swa_n = hp->n_layer - (pr->arch->swa_key_main ? hp->n_nextn : 0);
     pr->size_swa = size_swa;
 }
 
