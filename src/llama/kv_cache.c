@@ -23,8 +23,13 @@ bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
 }
 
 /* llama_init_from_model refuses a quantized cache whose blocks do not
- * divide every layer's head (K or V), unless flash attention is off
- * (then a quantized V is refused anyway, in ggfit__resolve_sizes). */
+ * divide the head (K or V) of a layer below n_layer() (the NextN blocks
+ * are not looked at) when flash attention is not off. -fa auto counts as
+ * on: it is asked before the probe, and a quantized V turns auto into on
+ * anyway, so such a V is refused whatever -fa says (-fa off: in
+ * ggfit__resolve_sizes). A K cache with -fa off is not checked, and runs
+ * while its rows are whole blocks (ggfit__project_kv refuses the others:
+ * ggml aborts on their views). */
 ggfit_status ggfit__check_cache_blocks(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
@@ -43,16 +48,19 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
         if (!ggfit_type_is_quantized(type))
             continue;
         uint32_t blck = ggfit_type_block_size(type);
-        for (uint32_t il = 0; il < hp->n_layer; il++) {
+        for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
             bool swa = pr->swa && ggfit__layer_is_swa(pr, il, pr->period);
             uint32_t head = kv ? (swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v)
                                : (swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k);
             if (blck && head % blck != 0)
                 return ggfit__fail(pr->err, GGFIT_EINVAL,
                                    "%s: %c cache type %s with block size %u does not divide "
-                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it unless "
-                                   "-fa off", ggfit__proj_path(pr), kv ? 'V' : 'K', ggfit_type_name(type),
-                                   blck, kv ? 'v' : 'k', head, il);
+                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it %s",
+                                   ggfit__proj_path(pr), kv ? 'V' : 'K', ggfit_type_name(type),
+                                   blck, kv ? 'v' : 'k', head, il,
+                                   kv ? "with any -fa (a quantized V cache needs flash "
+                                        "attention): use -ctv f16, bf16 or f32"
+                                      : "unless -fa off");
         }
     }
     return GGFIT_OK;
