@@ -74,12 +74,16 @@ static void one_tensor(gw *w)
     gw_pad(w, 32);
 }
 
-/* Valid GGUF for the model-level files: architecture, block_count and
- * n_extra more keys the caller writes, then n_tensors tensor infos. */
+/* Valid GGUF for the model-level files: architecture, block_count, the
+ * context and embedding lengths llama.cpp requires (after block_count, so
+ * that files wrong in it fail there) and n_extra more keys the caller
+ * writes, then n_tensors tensor infos. */
 static void start_model(gw *w, uint64_t n_tensors, uint64_t n_extra, uint32_t n_layer)
 {
-    start(w, n_tensors, 2 + n_extra);
+    start(w, n_tensors, 4 + n_extra);
     gw_kv_u32(w, ARCH ".block_count", n_layer);
+    gw_kv_u32(w, ARCH ".context_length", 4096);
+    gw_kv_u32(w, ARCH ".embedding_length", 64);
 }
 
 /* A file whose only tensor info is the one under test, nothing else wrong. */
@@ -481,6 +485,13 @@ static void mk_no_block_count(gw *w)
     gw_pad(w, 32);
 }
 
+static void mk_no_context_length(gw *w)
+{
+    start(w, 0, 2);
+    gw_kv_u32(w, ARCH ".block_count", 2);
+    gw_pad(w, 32);
+}
+
 static void mk_block_count_negative(gw *w)
 {
     start(w, 0, 2);
@@ -660,6 +671,9 @@ static const entry catalogue[] = {
           mk_head_count_kv_length),
     MODEL("block-count-zero.gguf", GGFIT_ELIMIT,
           "llama.block_count is 0; llama.cpp loads 1 to 512 blocks", mk_block_count_zero),
+    MODEL("no-context-length.gguf", GGFIT_EFORMAT,
+          "key 'llama.context_length' is missing; llama.cpp refuses the file",
+          mk_no_context_length),
     MODEL("head-count-float-array.gguf", GGFIT_EFORMAT,
           "key 'llama.attention.head_count' is an array of 2 float32, expected 2 integers",
           mk_head_count_float_array),

@@ -221,9 +221,11 @@ static void test_defaults(void **state)
     gw_free(&w);
 
     /* The tokenizer's token count when there is no vocab_size key. */
-    gw_header(&w, 3, 0, 3);
+    gw_header(&w, 3, 0, 5);
     gw_kv_str(&w, "general.architecture", "qwen2");
     gw_kv_u32(&w, "qwen2.block_count", 1);
+    gw_kv_u32(&w, "qwen2.context_length", 4096);
+    gw_kv_u32(&w, "qwen2.embedding_length", 64);
     gw_key(&w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
     gw_u32(&w, GGFIT_GGUF_STRING);
     gw_u64(&w, 3);
@@ -303,10 +305,12 @@ static void test_json_non_utf8(void **state)
         gw w = {0};
         ggfit_gguf *g;
         ggfit_model *m;
-        gw_header(&w, 3, 0, 3);
+        gw_header(&w, 3, 0, 5);
         gw_kv_str(&w, "general.architecture", "llama");
         gw_kv_str(&w, "general.name", names[k] ? names[k] : longname);
         gw_kv_u32(&w, "llama.block_count", 1);
+        gw_kv_u32(&w, "llama.context_length", 4096);
+        gw_kv_u32(&w, "llama.embedding_length", 64);
         assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "n.gguf", &g, NULL), GGFIT_OK);
         assert_int_equal(ggfit_model_from_gguf(g, &m, NULL), GGFIT_OK);
         char *s = ggfit_inspect_json(m, true);

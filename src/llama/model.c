@@ -321,6 +321,14 @@ static ggfit_status read_hparams(loader *l)
     hp->n_ff_max = max_field(m, LAYER_FIELD(n_ff));
 #undef LAYER_FIELD
 
+    /* load_hparams requires these two of every architecture ("key not
+     * found in model"). */
+    static const char *const required[] = { "context_length", "embedding_length" };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!find(l, required[i], &v, key, sizeof key))
+            return ggfit__fail(l->err, GGFIT_EFORMAT,
+                               "%s: key '%s' is missing; llama.cpp refuses the file", l->path,
+                               key);
     static const struct { const char *key; size_t off; } scalars[] = {
         { "context_length", offsetof(ggfit_hparams, n_ctx_train) },
         { "embedding_length", offsetof(ggfit_hparams, n_embd) },
