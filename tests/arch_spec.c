@@ -38,12 +38,35 @@ void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
     memcpy(k->a, v, sizeof k->a);
 }
 
+void key_arr(model_spec *s, const char *suffix, uint32_t type, const void *v, uint32_t n)
+{
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    k->kind = 'r';
+    k->u = n;
+    k->arr = v;
+    k->arr_type = type;
+}
+
 void key_str(model_spec *s, const char *suffix, const char *v)
 {
     kv *k = &s->kvs[s->n_kv++];
     snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
     k->kind = 's';
     k->s = v;
+}
+
+void key_drop(model_spec *s, const char *suffix)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", s->arch, suffix);
+    for (size_t i = 0; i < s->n_kv;)
+        if (!strcmp(s->kvs[i].key, key)) {
+            memmove(&s->kvs[i], &s->kvs[i + 1], (s->n_kv - i - 1) * sizeof s->kvs[0]);
+            s->n_kv--;
+        } else {
+            i++;
+        }
 }
 
 /* A tensor named fmt (with the layer for %d), F16 unless it is 1-D. */
@@ -102,6 +125,11 @@ void write_spec(const model_spec *s, gw *w)
             gw_u64(w, k->u);
             for (uint32_t j = 0; j < k->u; j++)
                 gw_u32(w, k->a[j]);
+        } else if (k->kind == 'r') {
+            gw_key(w, k->key, GGFIT_GGUF_ARRAY);
+            gw_u32(w, k->arr_type);
+            gw_u64(w, k->u);
+            gw_bytes(w, k->arr, (k->arr_type == GGFIT_GGUF_BOOL ? 1 : 4) * (size_t)k->u);
         } else if (k->kind == 'b') {
             gw_key(w, k->key, GGFIT_GGUF_BOOL);
             gw_u8(w, (uint8_t)k->u);
@@ -192,6 +220,54 @@ void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept,
                          (unsigned long long)total(&b.devices[d]));
         assert_int_equal(total(&a.host), total(&b.host));
     }
+}
+
+void project_one(const model_spec *s, uint32_t n_ctx, ggfit_projection *pr)
+{
+    gw w;
+    write_spec(s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = n_ctx;
+    if (ggfit_project(m, &p, NULL, 0, pr, NULL, &err) != GGFIT_OK)
+        fail_msg("%s: %s", s->arch, err);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
+bool same_projection(const model_spec *a, const model_spec *b, uint32_t n_ctx)
+{
+    ggfit_projection pa, pb;
+    project_one(a, n_ctx, &pa);
+    project_one(b, n_ctx, &pb);
+    return pa.host.model == pb.host.model && pa.host.context == pb.host.context &&
+           pa.host.compute == pb.host.compute;
+}
+
+void refused_with(const model_spec *s, const char *what)
+{
+    gw w;
+    write_spec(s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    ggfit_projection pr;
+    ggfit_status rc = ggfit_project(m, &p, NULL, 0, &pr, NULL, &err);
+    if (rc != GGFIT_EFORMAT || !err || !strstr(err, what))
+        fail_msg("%s: expected a refusal naming '%s', got %s: %s", s->arch, what,
+                 ggfit_status_str(rc), err ? err : "");
+    ggfit_free(err);
+    ggfit_model_free(m);
+    gw_free(&w);
 }
 
 /* Projects the model under -fa on/off, on one RPC device and on the CPU:

@@ -15,11 +15,14 @@ enum { E = 256, HD = 64, NH = E / HD, NKV = 2, F = 512, V = 1000, NL = 3, NX = 4
 /* A header under construction: keys, then tensors. */
 typedef struct kv {
     char key[96];
-    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array, 'g' f32 array */
+    int kind;   /* 'u' u32, 'f' f32, 's' string, 'b' bool, 'a' u32 array, 'g' f32 array,
+                   'r' any array */
     uint32_t u;
     uint32_t a[4];  /* 'a': u values */
     float f;
     const char *s;
+    const void *arr;    /* 'r': u elements of GGUF type arr_type, packed */
+    uint32_t arr_type;
 } kv;
 
 typedef struct model_spec {
@@ -35,7 +38,12 @@ void key_u32(model_spec *s, const char *suffix, uint32_t v);
 void key_f32(model_spec *s, const char *suffix, float v);
 void key_bool(model_spec *s, const char *suffix, bool v);
 void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4]);
+/* An array of n elements of GGUF type `type` (bool: one byte each; 32-bit
+ * types: four), read from v, which must outlive the spec. */
+void key_arr(model_spec *s, const char *suffix, uint32_t type, const void *v, uint32_t n);
 void key_str(model_spec *s, const char *suffix, const char *v);
+/* Removes the key "<arch>.<suffix>" (every copy), if any. */
+void key_drop(model_spec *s, const char *suffix);
 /* Keys under "<arch>." and tensors (fmt with %d = il), in file order. */
 void tensor(model_spec *s, const char *fmt, int il, int64_t ne0, int64_t ne1, int64_t ne2);
 /* A spec of arch with the usual keys (E, heads, NL blocks, ...); its file. */
@@ -52,5 +60,13 @@ void head(model_spec *s, bool output, bool output_bias);
 uint64_t total(const ggfit_mem *m);
 void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept, uint32_t n_ctx);
 uint64_t project_all(const model_spec *s, uint32_t n_ctx);
+/* One projection of the model on the CPU with the default flags and
+ * n_ctx, which must succeed (not written out with GGFIT_ARCHS_DUMP). */
+void project_one(const model_spec *s, uint32_t n_ctx, ggfit_projection *pr);
+/* Whether two models project to the same bytes on the CPU (project_one). */
+bool same_projection(const model_spec *a, const model_spec *b, uint32_t n_ctx);
+/* The projection refuses the model with GGFIT_EFORMAT and a message
+ * holding `what`, as llama.cpp refuses to load it. */
+void refused_with(const model_spec *s, const char *what);
 
 #endif

@@ -74,12 +74,16 @@ static void one_tensor(gw *w)
     gw_pad(w, 32);
 }
 
-/* Valid GGUF for the model-level files: architecture, block_count and
- * n_extra more keys the caller writes, then n_tensors tensor infos. */
+/* Valid GGUF for the model-level files: architecture, block_count, the
+ * context and embedding lengths llama.cpp requires (after block_count, so
+ * that files wrong in it fail there) and n_extra more keys the caller
+ * writes, then n_tensors tensor infos. */
 static void start_model(gw *w, uint64_t n_tensors, uint64_t n_extra, uint32_t n_layer)
 {
-    start(w, n_tensors, 2 + n_extra);
+    start(w, n_tensors, 4 + n_extra);
     gw_kv_u32(w, ARCH ".block_count", n_layer);
+    gw_kv_u32(w, ARCH ".context_length", 4096);
+    gw_kv_u32(w, ARCH ".embedding_length", 64);
 }
 
 /* A file whose only tensor info is the one under test, nothing else wrong. */
@@ -481,6 +485,13 @@ static void mk_no_block_count(gw *w)
     gw_pad(w, 32);
 }
 
+static void mk_no_context_length(gw *w)
+{
+    start(w, 0, 2);
+    gw_kv_u32(w, ARCH ".block_count", 2);
+    gw_pad(w, 32);
+}
+
 static void mk_block_count_negative(gw *w)
 {
     start(w, 0, 2);
@@ -504,13 +515,18 @@ static void mk_head_count_kv_length(gw *w)
     gw_pad(w, 32);
 }
 
-static void mk_swa_pattern_length(gw *w)
+static void mk_block_count_zero(gw *w)
 {
-    start_model(w, 0, 1, 4);
-    array_key(w, ARCH ".attention.sliding_window_pattern", GGFIT_GGUF_BOOL, 3);
-    gw_u8(w, 1);
-    gw_u8(w, 1);
-    gw_u8(w, 0);
+    start_model(w, 0, 0, 0);
+    gw_pad(w, 32);
+}
+
+static void mk_head_count_float_array(gw *w)
+{
+    start_model(w, 0, 1, 2);
+    array_key(w, ARCH ".attention.head_count", GGFIT_GGUF_FLOAT32, 2);
+    gw_f32(w, 32.0f);
+    gw_f32(w, 32.0f);
     gw_pad(w, 32);
 }
 
@@ -645,17 +661,22 @@ static const entry catalogue[] = {
     MODEL("no-block-count.gguf", GGFIT_EFORMAT, "key 'llama.block_count' is missing",
           mk_no_block_count),
     MODEL("block-count-negative.gguf", GGFIT_EFORMAT,
-          "key 'llama.block_count' must be an integer from 0 to 4294967295 (it is int32 -1)",
+          "key 'llama.block_count' has type int32; llama.cpp reads it as a uint32",
           mk_block_count_negative),
     MODEL("block-count-over-limit.gguf", GGFIT_ELIMIT,
-          "llama.block_count is 100000, more than ggfit's limit of 4096",
+          "llama.block_count is 100000; llama.cpp loads 1 to 512 blocks (LLAMA_MAX_LAYERS)",
           mk_block_count_over_limit),
     MODEL("head-count-kv-length.gguf", GGFIT_EFORMAT,
           "key 'llama.attention.head_count_kv' is an array of 3 uint32, expected 4 integers",
           mk_head_count_kv_length),
-    MODEL("swa-pattern-length.gguf", GGFIT_EFORMAT,
-          "key 'llama.attention.sliding_window_pattern' is an array of 3 bool, expected 4 bools",
-          mk_swa_pattern_length),
+    MODEL("block-count-zero.gguf", GGFIT_ELIMIT,
+          "llama.block_count is 0; llama.cpp loads 1 to 512 blocks", mk_block_count_zero),
+    MODEL("no-context-length.gguf", GGFIT_EFORMAT,
+          "key 'llama.context_length' is missing; llama.cpp refuses the file",
+          mk_no_context_length),
+    MODEL("head-count-float-array.gguf", GGFIT_EFORMAT,
+          "key 'llama.attention.head_count' is an array of 2 float32, expected 2 integers",
+          mk_head_count_float_array),
     MODEL("tensor-block-out-of-range.gguf", GGFIT_EFORMAT,
           "tensor 'blk.2.attn_q.weight' belongs to block 2 but llama.block_count is 2",
           mk_tensor_block_out_of_range),

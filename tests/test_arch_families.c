@@ -1092,6 +1092,123 @@ static void test_required_keys(void **state)
     refused_without("mimo2", "attention.sliding_window_pattern");
 }
 
+/* Cohere2 MoE as convert_hf_to_gguf.py writes it: sliding_window_pattern
+ * one bool per trunk block (layer_types), the MTP block not counted.
+ * load_arch_hparams reads nextn_predict_layers first and then takes that
+ * many values, the MTP block no sliding-window one: the layers the period
+ * 4 (dense first) gives. An array over every block is refused ("wrong
+ * array length"), and so is one of floats. */
+static void test_cohere2moe_layer_types(void **state)
+{
+    (void)state;
+    static const uint8_t trunk[4] = { 0, 1, 1, 1 }, every[5] = { 0, 1, 1, 1, 0 };
+    static const float floats[4] = { 0, 1, 1, 1 };
+    model_spec period, s;
+    cohere2moe_spec(&period, false);
+    cohere2moe_spec(&s, false);
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, trunk, 4);
+    assert_true(same_projection(&s, &period, 0));
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, every, 5);
+    refused_with(&s, "holds 5 values, not 4");
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_FLOAT32, floats, 4);
+    refused_with(&s, "is an array of float32");
+}
+
+/* An architecture that reads neither the sliding-window pattern nor the
+ * recurrent layers (llama) loads a file with both, of any length, as if
+ * they were absent: llama.cpp never looks at them. */
+static void test_keys_not_read(void **state)
+{
+    (void)state;
+    static const uint8_t three[3] = { 1, 1, 0 };
+    model_spec plain, s;
+    spec_init(&plain, "llama");
+    head(&plain, true, false);
+    llama_blocks(&plain, false);
+    s = plain;
+    key_u32(&s, "attention.sliding_window", 256);
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, three, 3);
+    key_arr(&s, "attention.recurrent_layers", GGFIT_GGUF_BOOL, three, 2);
+    assert_true(same_projection(&s, &plain, 0));
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_u32(&s, "attention.sliding_window_pattern", 2);
+    assert_true(same_projection(&s, &plain, 0));
+}
+
+/* What load_arch_hparams refuses in the keys it reads into fixed arrays
+ * (llama_model_loader::get_key_or_arr: exactly n values or one scalar of
+ * the array's type; get_arr: an array, at most 512 values), checked before
+ * anything is sized: the refusals need no tensors. */
+static void test_arr_keys(void **state)
+{
+    (void)state;
+    static const uint8_t swa3[3] = { 1, 1, 0 }, swa4[4] = { 1, 1, 0, 1 };
+    static const uint32_t u4[4] = { 0, 4, 128, 4 }, u3[3] = { 0, 4, 128 };
+    static const float f2[2] = { 8, 8 };
+    model_spec s;
+    /* Gemma 4 and Step-3.5 require the per-layer pattern (array form). */
+    spec_init(&s, "gemma4");
+    key_u32(&s, "attention.sliding_window", 512);
+    refused_with(&s, "gemma4.attention.sliding_window_pattern' is missing");
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa4, 4);
+    refused_with(&s, "holds 4 values, not 3");
+    spec_init(&s, "step35");
+    key_u32(&s, "attention.sliding_window", 512);
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa3, 3);
+    key_arr(&s, "swiglu_clamp_exp", GGFIT_GGUF_FLOAT32, f2, 2);
+    refused_with(&s, "step35.swiglu_clamp_exp' holds 2 values, not 3");
+    key_drop(&s, "swiglu_clamp_exp");
+    key_arr(&s, "swiglu_clamp_shexp", GGFIT_GGUF_UINT32, u3, 3);
+    refused_with(&s, "step35.swiglu_clamp_shexp' is an array of uint32, not of float32");
+    key_drop(&s, "swiglu_clamp_shexp");
+    key_u32(&s, "swiglu_clamp_exp", 7);   /* the scalar form: a float32 */
+    refused_with(&s, "step35.swiglu_clamp_exp' is a uint32, not a float32");
+    /* MiMo-V2 reads its pattern before nextn_predict_layers: every block. */
+    spec_init(&s, "mimo2");
+    s.kvs[0].u = 4;
+    key_u32(&s, "nextn_predict_layers", 1);
+    key_u32(&s, "attention.sliding_window", 128);
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa3, 3);
+    refused_with(&s, "holds 3 values, not 4");
+    /* Apertus requires the xIELU parameters, one per block or one. */
+    spec_init(&s, "apertus");
+    refused_with(&s, "'xielu.alpha_n' is missing");
+    /* DeepSeek V4: compress_ratios (get_arr) at least block_count long. */
+    spec_init(&s, "deepseek4");
+    s.kvs[0].u = 4;
+    key_f32(&s, "swiglu_clamp_exp", 10.0f);
+    key_arr(&s, "attention.compress_ratios", GGFIT_GGUF_UINT32, u3, 3);
+    refused_with(&s, "holds 3 values, fewer than the 4 blocks");
+    key_drop(&s, "attention.compress_ratios");
+    key_u32(&s, "attention.compress_ratios", 4);
+    refused_with(&s, "compress_ratios' is not an array");
+    /* Qwen3.5: the rope sections are required, 4 of them; the recurrent
+     * layers one per block. */
+    spec_init(&s, "qwen35");
+    refused_with(&s, "qwen35.rope.dimension_sections' is missing");
+    key_arr(&s, "rope.dimension_sections", GGFIT_GGUF_UINT32, u3, 3);
+    refused_with(&s, "holds 3 values, not 4");
+    key_drop(&s, "rope.dimension_sections");
+    key_arr(&s, "rope.dimension_sections", GGFIT_GGUF_INT32, u4, 4);
+    key_arr(&s, "attention.recurrent_layers", GGFIT_GGUF_BOOL, swa4, 4);
+    refused_with(&s, "recurrent_layers' holds 4 values, not 3");
+    /* GLM-DSA reads nextn_predict_layers first: one indexer type per
+     * trunk block. */
+    spec_init(&s, "glm-dsa");
+    s.kvs[0].u = 4;
+    key_u32(&s, "nextn_predict_layers", 1);
+    key_arr(&s, "attention.indexer.types", GGFIT_GGUF_BOOL, swa4, 4);
+    refused_with(&s, "holds 4 values, not 3");
+    /* EXAONE MoE reads the pattern as a uint32: another scalar is refused
+     * (an array is passed over). */
+    spec_init(&s, "exaone-moe");
+    key_f32(&s, "attention.sliding_window_pattern", 4.0f);
+    refused_with(&s, "is not a uint32");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1131,6 +1248,9 @@ int main(void)
         cmocka_unit_test(test_swa_window0),
         cmocka_unit_test(test_nanbeige_loops),
         cmocka_unit_test(test_required_keys),
+        cmocka_unit_test(test_cohere2moe_layer_types),
+        cmocka_unit_test(test_keys_not_read),
+        cmocka_unit_test(test_arr_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -371,6 +371,29 @@ static void test_exaone_moe(void **state)
     project_all(&s, 0);
 }
 
+/* EXAONE MoE (K-EXAONE) as convert_hf_to_gguf.py writes it:
+ * sliding_window_pattern one bool per main block (layer_types, that is
+ * num_hidden_layers of them: 4 of the 5 blocks, the NextN one not
+ * counted). load_arch_hparams reads the key as a uint32 and, finding an
+ * array, passes it over: the period stays 4 whatever the array says. */
+static void test_exaone_moe_layer_types(void **state)
+{
+    (void)state;
+    static const uint8_t lllg[4] = { 1, 1, 1, 0 }, none[4] = { 0, 0, 0, 0 };
+    model_spec plain, s;
+    exaone_moe_spec(&plain, 5, 1, 1, 0, 2, false);
+    exaone_moe_spec(&s, 5, 1, 1, 0, 2, false);
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, lllg, 4);
+    assert_true(same_projection(&s, &plain, 0));
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, none, 4);
+    assert_true(same_projection(&s, &plain, 0));
+    /* while a scalar is the period */
+    key_drop(&s, "attention.sliding_window_pattern");
+    key_u32(&s, "attention.sliding_window_pattern", 2);
+    assert_false(same_projection(&s, &plain, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_qwen2vl),
         cmocka_unit_test(test_exaone_moe),
         cmocka_unit_test(test_nemotron_h_experts),
+        cmocka_unit_test(test_exaone_moe_layer_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

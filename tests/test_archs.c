@@ -644,6 +644,49 @@ static void test_exaone4(void **state)
     project_all(&s, 0);
 }
 
+/* EXAONE 4.5 as convert_hf_to_gguf.py writes it: 64 blocks and an MTP one
+ * (block_count 65, nextn_predict_layers 1) with the MTP block's tensors,
+ * sliding_window 4096 and sliding_window_pattern one bool per main block
+ * (layer_types, LLLG). load_arch_hparams counts the blocks before it
+ * reads nextn_predict_layers: 65, not 64, so no sliding window at all, the
+ * pattern never read: the projection of the same file without both keys. */
+static void exaone45_spec(model_spec *s, bool swa_keys)
+{
+    static uint8_t lllg[64];
+    for (int i = 0; i < 64; i++)
+        lllg[i] = i % 4 != 3;
+    post_norm_spec(s, "exaone4", 65, swa_keys ? 4096 : 0, true, true);
+    key_u32(s, "nextn_predict_layers", 1);
+    if (swa_keys)
+        key_arr(s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, lllg, 64);
+    tensor(s, "blk.%d.nextn.eh_proj.weight", 64, 2 * E, E, 1);
+    tensor(s, "blk.%d.nextn.enorm.weight", 64, E, 1, 1);
+    tensor(s, "blk.%d.nextn.hnorm.weight", 64, E, 1, 1);
+    tensor(s, "blk.%d.nextn.shared_head_norm.weight", 64, E, 1, 1);
+}
+
+static void test_exaone45(void **state)
+{
+    (void)state;
+    model_spec s, plain;
+    exaone45_spec(&s, true);
+    exaone45_spec(&plain, false);
+    assert_true(same_projection(&s, &plain, 16384));
+    /* EXAONE 4.0 32B with that array: windows on three layers in four,
+     * the array passed over (the period 4 stands), as without it. */
+    static const uint8_t none[64];
+    post_norm_spec(&s, "exaone4", 64, 4096, true, true);
+    post_norm_spec(&plain, "exaone4", 64, 4096, true, true);
+    key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, none, 64);
+    assert_true(same_projection(&s, &plain, 16384));
+    /* whose windowed cache is smaller than EXAONE 4.5's full one */
+    ggfit_projection with_swa, without;
+    project_one(&s, 16384, &with_swa);
+    exaone45_spec(&s, true);
+    project_one(&s, 16384, &without);
+    assert_true(with_swa.host.context < without.host.context);
+}
+
 static void test_olmo2(void **state)
 {
     (void)state;
@@ -985,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_bailingmoe2),
         cmocka_unit_test(test_apertus),
         cmocka_unit_test(test_gemma3n),
+        cmocka_unit_test(test_exaone45),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

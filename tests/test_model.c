@@ -221,9 +221,11 @@ static void test_defaults(void **state)
     gw_free(&w);
 
     /* The tokenizer's token count when there is no vocab_size key. */
-    gw_header(&w, 3, 0, 3);
+    gw_header(&w, 3, 0, 5);
     gw_kv_str(&w, "general.architecture", "qwen2");
-    gw_kv_u32(&w, "qwen2.block_count", 0);
+    gw_kv_u32(&w, "qwen2.block_count", 1);
+    gw_kv_u32(&w, "qwen2.context_length", 4096);
+    gw_kv_u32(&w, "qwen2.embedding_length", 64);
     gw_key(&w, "tokenizer.ggml.tokens", GGFIT_GGUF_ARRAY);
     gw_u32(&w, GGFIT_GGUF_STRING);
     gw_u64(&w, 3);
@@ -303,10 +305,12 @@ static void test_json_non_utf8(void **state)
         gw w = {0};
         ggfit_gguf *g;
         ggfit_model *m;
-        gw_header(&w, 3, 0, 3);
+        gw_header(&w, 3, 0, 5);
         gw_kv_str(&w, "general.architecture", "llama");
         gw_kv_str(&w, "general.name", names[k] ? names[k] : longname);
         gw_kv_u32(&w, "llama.block_count", 1);
+        gw_kv_u32(&w, "llama.context_length", 4096);
+        gw_kv_u32(&w, "llama.embedding_length", 64);
         assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "n.gguf", &g, NULL), GGFIT_OK);
         assert_int_equal(ggfit_model_from_gguf(g, &m, NULL), GGFIT_OK);
         char *s = ggfit_inspect_json(m, true);
@@ -326,6 +330,39 @@ static void test_json_non_utf8(void **state)
     }
 }
 
+/* Real-size layouts written as convert_hf_to_gguf.py writes them (data/real,
+ * SOURCES.md): their sliding_window_pattern holds one bool per main block
+ * (layer_types) while block_count counts the MTP block too. llama.cpp loads
+ * both, reading the pattern as a uint32 and passing the array over; the
+ * projections (-c 16384, f16 cache of 8 KV heads of 128: 4096 B a cell and
+ * layer) are llama.cpp's (data/oracle/llamacpp.jsonl holds the rest). */
+static void test_converter_layouts(void **state)
+{
+    (void)state;
+    const uint64_t cell = 2 * 8 * 128 * 2, n_ctx = 16384;
+    char *err = NULL;
+    ggfit_model *m = NULL;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = (uint32_t)n_ctx;
+    ggfit_projection pr;
+    /* EXAONE 4.5: 64 blocks and an MTP one; windows only where block_count
+     * is 64, so none: every block caches the whole context. */
+    if (ggfit_model_open("data/real/exaone-4.5-33b-Q4_K_M.gguf", &m, &err) != GGFIT_OK)
+        fail_msg("%s", err);
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+    assert_int_equal(pr.host.context, 65 * n_ctx * cell);
+    ggfit_model_free(m);
+    /* K-EXAONE: 48 blocks and an MTP one, the period 4 of the architecture
+     * over all 49 (12 global layers; 37 of a 128-token window plus a ubatch
+     * of 512, padded to 768 cells). */
+    if (ggfit_model_open("data/real/k-exaone-236b-a23b-Q4_K_M.gguf", &m, &err) != GGFIT_OK)
+        fail_msg("%s", err);
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+    assert_int_equal(pr.host.context, (12 * n_ctx + 37 * 768) * cell);
+    ggfit_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_inspect_text),
         cmocka_unit_test(test_inspect_json),
         cmocka_unit_test(test_json_non_utf8),
+        cmocka_unit_test(test_converter_layouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

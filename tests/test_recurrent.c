@@ -333,6 +333,20 @@ static void test_jamba(void **state)
     ggfit_free(err);
     p.flash_attn = GGFIT_FA_OFF;
     assert_int_equal(ggfit_project(model, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+    /* A quantized V of such heads: refused with -fa auto or on (the block
+     * check, auto counting as on) and off (no flash attention), as
+     * llama.cpp refuses it (the same with heads of 80 and q4_0, checked
+     * against llama-fit-params). */
+    p.type_k = GGFIT_TYPE_F16;
+    p.type_v = GGFIT_TYPE_Q8_0;
+    static const int fas[] = { GGFIT_FA_AUTO, GGFIT_FA_ON, GGFIT_FA_OFF };
+    for (size_t f = 0; f < 3; f++) {
+        p.flash_attn = fas[f];
+        assert_int_equal(ggfit_project(model, &p, NULL, 0, &pr, NULL, &err), GGFIT_EINVAL);
+        assert_non_null(strstr(err, fas[f] == GGFIT_FA_OFF ? "needs flash attention"
+                                                           : "with any -fa"));
+        ggfit_free(err);
+    }
     ggfit_model_free(model);
 
     check_all(&m, &w);

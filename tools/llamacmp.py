@@ -18,7 +18,7 @@ the comparison is only as fine as a MiB.
 For each model and each flag set it runs, with 0 to N RPC devices (each an
 rpc-server on the CPU backend, started here on a free port):
     llama-fit-params -m MODEL [--rpc EP,...] FLAGS -fitp on
-    build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS -fitp on --for fit-params --json
+    build/ggfit -m MODEL --gpu rpc:81920MiB,...|none FLAGS --for fit-params -fitp on --json
 and prints every row (devices, then Host) where model, context or compute
 bytes differ. The exit status is 1 when any differ.
 
@@ -48,6 +48,10 @@ DEFAULT_FLAGS = [
     '-c 4096', '-c 4096 -fa off', '-c 4096 -ngl 2', '-c 4096 -ctk q8_0 -ctv q8_0',
     '-c 8192 -np 2', '-c 4096 -ub 64', '-c 4096 -nkvo', '-c 4096 --swa-full',
 ]
+
+# ggfit plans for the program named by --for; llama-fit-params' plan is what
+# is compared here, whatever ggfit's default program is.
+FOR_FIT_PARAMS = ['--for', 'fit-params']
 
 
 def free_port():
@@ -101,8 +105,7 @@ def llama_fit(bindir, model, eps, flags):
 def ggfit_fit(ggfit, model, eps, flags):
     """llama.cpp's decision as ggfit makes it: the JSON's status and args
     (what llama-fit-params prints), whatever ggfit's own verdict says."""
-    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + \
-          ['--for', 'fit-params', '--json']
+    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + FOR_FIT_PARAMS + ['--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)
@@ -118,8 +121,8 @@ def ggfit_fit(ggfit, model, eps, flags):
 
 def ggfit_rows(ggfit, model, n_dev, flags):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
-    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + \
-          ['-fitp', 'on', '--for', 'fit-params', '--json']
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + FOR_FIT_PARAMS + \
+          ['-fitp', 'on', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)

@@ -26,6 +26,55 @@ typedef enum ggfit_rec_rule {
     GGFIT_REC_BOTH,        /* every layer has attention and state */
 } ggfit_rec_rule;
 
+/* How load_arch_hparams reads attention.sliding_window_pattern: one of
+ * the two forms of llama_model_loader::get_key_or_arr. */
+typedef enum ggfit_swa_key {
+    /* The uint32 form, asked as not required: a scalar is the period, and
+     * an array is passed over (the period stays swa_period), as the
+     * per-layer array EXAONE's converter writes (num_hidden_layers bools,
+     * NextN blocks not counted). Only an architecture with a swa_period
+     * reads it at all. */
+    GGFIT_SWA_KEY_PERIOD,
+    /* The per-layer form (hparams.is_swa_impl), required: an array of
+     * exactly n values (swa_key_main), or one value for all n layers;
+     * the layers past n are not sliding-window ones. */
+    GGFIT_SWA_KEY_LAYERS,
+    /* A scalar as the period, else the per-layer form (Cohere2 MoE,
+     * Mellum: the uint32 form first, the array form when it fails). */
+    GGFIT_SWA_KEY_EITHER,
+} ggfit_swa_key;
+
+/* How many values a fixed-size array key holds (ggfit_arr_key.n). */
+typedef enum ggfit_arr_n {
+    GGFIT_ARR_ANY,       /* as many as the file gives (get_arr) */
+    GGFIT_ARR_BLOCKS,    /* block_count (n_layer_all; n_layer() read before
+                            nextn_predict_layers is) */
+    GGFIT_ARR_MAIN,      /* block_count less nextn_predict_layers (n_layer()
+                            once it is read) */
+    GGFIT_ARR_FOUR,      /* 4: rope.dimension_sections */
+} ggfit_arr_n;
+
+/* A key load_arch_hparams reads into one of llama_hparams' fixed arrays,
+ * checked as llama_model_loader checks it (llama/arch_keys.c): with
+ * get_key_or_arr (key_or_arr) an array of exactly n values or one scalar
+ * for all; with get_arr an array of at most 512 (LLAMA_MAX_LAYERS) and
+ * at least n, the entries past its end keeping their defaults. */
+typedef struct ggfit_arr_key {
+    const char *suffix;        /* after "<arch>." (the whole name past a
+                                  leading '!'); NULL ends the list */
+    bool key_or_arr;           /* get_key_or_arr; else get_arr */
+    uint8_t type;              /* the array's C type, as a GGUF scalar type:
+                                  GGFIT_GGUF_UINT32 (uint32_t), _INT32 (int)
+                                  or _FLOAT32 (float) */
+    uint8_t n;                 /* ggfit_arr_n */
+    bool required;             /* absent: "key not found in model" */
+} ggfit_arr_key;
+
+/* rope.dimension_sections, which the M-RoPE architectures read with
+ * get_key_or_arr into std::array<int, 4>. */
+#define GGFIT_ARR_ROPE_SECTIONS(required) \
+    { "rope.dimension_sections", true, GGFIT_GGUF_INT32, GGFIT_ARR_FOUR, (required) }
+
 struct bctx;   /* a graph under construction (llama/graph.h) */
 
 /* One architecture: a row of named fields, in the architecture's own file
@@ -40,6 +89,10 @@ typedef struct ggfit_arch {
      * 0: then every layer holds state. */
     uint32_t rec_interval_default;
     uint32_t swa_period;       /* default sliding_window_pattern; 0: no SWA */
+    ggfit_swa_key swa_key;     /* how the file's pattern is read */
+    /* The per-layer pattern holds block_count less nextn_predict_layers
+     * values (read after it: Cohere2 MoE); else block_count. */
+    bool swa_key_main;
     bool swa_dense_first;      /* layer il%p == 0 is the dense one */
     uint32_t swa_default;      /* n_swa when the file gives none */
     bool swa_needs_window;     /* SWA only when sliding_window > 0 */
@@ -110,6 +163,9 @@ typedef struct ggfit_arch {
      * llama.cpp refuses a file without one ("key not found in model"), and
      * so does the projection; NULL: none checked. */
     const char *const *required_keys;
+    /* Keys load_arch_hparams reads into fixed arrays (one value per layer,
+     * the rope sections), checked as it checks them; NULL: none. */
+    const ggfit_arr_key *arr_keys;
     /* --pooling rank (llm_graph_context::build_pooling) pools the mean of
      * the tokens and runs GELU in the classification head (ModernBERT);
      * else it takes one token's row and runs tanh. */

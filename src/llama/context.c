@@ -105,10 +105,16 @@ ggfit_status ggfit__resolve_sizes(proj *pr)
     o->pooling = p->embeddings ? pooling_type(pr) : GGFIT_POOLING_NONE;
     /* -fa auto keeps flash attention on every backend ggfit models. */
     o->flash_attn = p->flash_attn != GGFIT_FA_OFF;
+    /* llama_init_from_model: a quantized V turns -fa auto into on, and is
+     * refused with flash attention off (-fa off, or an architecture that
+     * turns it off: then no -fa helps). */
     if (!o->flash_attn && ggfit_type_is_quantized(p->type_v))
         return ggfit__fail(pr->err, GGFIT_EINVAL,
-                           "a quantized V cache (-ctv %s) needs flash attention (-fa on)",
-                           ggfit_type_name(p->type_v));
+                           "a quantized V cache (-ctv %s) needs flash attention (%s)",
+                           ggfit_type_name(p->type_v),
+                           pr->arch->no_flash_attn ? "which llama.cpp turns off for this "
+                                                     "architecture: use -ctv f16"
+                                                   : "-fa on or auto");
     /* The graph reserve then aborts in build_pooling (llama-graph.cpp). */
     if (p->embeddings && pr->arch->embeddings_abort)
         return ggfit__fail(pr->err, GGFIT_EINVAL, "%s: --embedding: %s", ggfit__proj_path(pr),

@@ -15,28 +15,25 @@ bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
     const ggfit_layer_info *li = ggfit_model_layer(pr->m, il);
     if (li->nextn && !pr->arch->swa_nextn_pattern)
         return false;
-    if (pr->hp->has_swa_layers)
-        return li->swa;
+    if (pr->swa_layers)
+        return ggfit__model_swa_layer(pr->m, il, pr->swa_n);
     if (period == 0)
         return true;
     return pr->arch->swa_dense_first ? il % period != 0 : il % period < period - 1;
 }
 
 /* llama_init_from_model refuses a quantized cache whose blocks do not
- * divide every layer's head (K or V), unless flash attention is off
- * (then a quantized V is refused anyway, in ggfit__resolve_sizes). */
+ * divide the head (K or V) of a layer below n_layer() (the NextN blocks
+ * are not looked at) when flash attention is not off. -fa auto counts as
+ * on: it is asked before the probe, and a quantized V turns auto into on
+ * anyway, so such a V is refused whatever -fa says (-fa off: in
+ * ggfit__resolve_sizes). A K cache with -fa off is not checked, and runs
+ * while its rows are whole blocks (ggfit__project_kv refuses the others:
+ * ggml aborts on their views). */
 ggfit_status ggfit__check_cache_blocks(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
-    for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
-        char key[160];
-        snprintf(key, sizeof key, "%s.%s", hp->arch, *k);
-        if (ggfit_gguf_find_key(ggfit_model_gguf(pr->m), key) < 0)
-            return ggfit__fail(pr->err, GGFIT_EFORMAT,
-                               "%s: key not found in model: %s (llama.cpp refuses the file)",
-                               ggfit__proj_path(pr), key);
-    }
     bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
     if ((pr->arch->same_kv_types || (pr->arch->mla_same_kv_types && mla)) &&
         p->type_k != p->type_v)
@@ -51,16 +48,19 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
         if (!ggfit_type_is_quantized(type))
             continue;
         uint32_t blck = ggfit_type_block_size(type);
-        for (uint32_t il = 0; il < hp->n_layer; il++) {
+        for (uint32_t il = 0; il < hp->n_layer - hp->n_nextn; il++) {
             bool swa = pr->swa && ggfit__layer_is_swa(pr, il, pr->period);
             uint32_t head = kv ? (swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v)
                                : (swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k);
             if (blck && head % blck != 0)
                 return ggfit__fail(pr->err, GGFIT_EINVAL,
                                    "%s: %c cache type %s with block size %u does not divide "
-                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it unless "
-                                   "-fa off", ggfit__proj_path(pr), kv ? 'V' : 'K', ggfit_type_name(type),
-                                   blck, kv ? 'v' : 'k', head, il);
+                                   "n_embd_head_%c=%u (layer %u); llama.cpp refuses it %s",
+                                   ggfit__proj_path(pr), kv ? 'V' : 'K', ggfit_type_name(type),
+                                   blck, kv ? 'v' : 'k', head, il,
+                                   kv ? "with any -fa (a quantized V cache needs flash "
+                                        "attention): use -ctv f16, bf16 or f32"
+                                      : "unless -fa off");
         }
     }
     return GGFIT_OK;
@@ -117,9 +117,11 @@ void ggfit__resolve_swa(proj *pr)
     uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
                      : hp->n_swa      ? hp->n_swa
                                       : pr->arch->swa_default;
-    uint32_t period = hp->swa_pattern ? hp->swa_pattern : pr->arch->swa_period;
-    bool swa = (n_swa > 0 || pr->arch->swa_always) &&
-               (hp->has_swa_layers || period > 0 || hp->swa_pattern) &&
+    /* The pattern as the architecture reads it (llama/arch_keys.c): per
+     * layer, or a period. */
+    bool per_layer = ggfit__swa_per_layer(pr);
+    uint32_t period = ggfit__swa_period(pr);
+    bool swa = (n_swa > 0 || pr->arch->swa_always) && (per_layer || pr->arch->swa_period > 0) &&
                !(pr->arch->swa_needs_window && hp->n_swa == 0);
     uint64_t size_swa = kv_size;
     if (swa && !p->swa_full) {
@@ -132,6 +134,8 @@ void ggfit__resolve_swa(proj *pr)
     }
     pr->swa = swa;
     pr->period = period;
+    pr->swa_layers = per_layer;
+    pr->swa_n = hp->n_layer - (pr->arch->swa_key_main ? hp->n_nextn : 0);
     pr->size_swa = size_swa;
 }
 

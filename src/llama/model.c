@@ -41,6 +41,10 @@ struct ggfit_model {
     uint32_t rest_rows;         /* blocks in rest_at */
     uint16_t *facts;            /* per tensor: GGFIT_TFACT_* (placement) */
     uint8_t *recurrent;         /* attention.recurrent_layers per layer, NULL */
+    uint8_t swa_form;           /* attention.sliding_window_pattern's form:
+                                   GGFIT_KEY_* (model.h) */
+    bool swa_scalar_on;         /* a scalar pattern's value is not 0 */
+    uint64_t swa_n;             /* an array pattern's length */
     uint64_t role_bytes[GGFIT_ROLE_COUNT];
     uint64_t input_bytes, output_bytes;
     struct model_cache *cache;  /* the last graph projected, shared by calls */
@@ -132,7 +136,11 @@ static ggfit_status get_u32(const loader *l, const char *suffix, uint32_t *out)
 
 /* attention.recurrent_layers: which layers are recurrent, one integer (or
  * bool) per layer or one for all (llama.cpp's get_key_or_arr into
- * hparams.is_recr_impl); m->recurrent stays NULL when the key is absent. */
+ * hparams.is_recr_impl); m->recurrent stays NULL when the key is absent.
+ * Only the architectures that read the key check it (their arr_keys,
+ * llama/arch.h), as llama.cpp's do: another one loads a file whatever its
+ * length, so the entries are kept as far as they go, and none is refused
+ * here. */
 static ggfit_status get_recurrent_layers(const loader *l)
 {
     char key[256];
@@ -140,30 +148,67 @@ static ggfit_status get_recurrent_layers(const loader *l)
     ggfit_model *m = l->m;
     if (!find(l, "attention.recurrent_layers", &v, key, sizeof key))
         return GGFIT_OK;
-    if (v.type == GGFIT_GGUF_ARRAY && (!is_int_type(v.elem_type) || v.n != m->hp.n_layer))
-        return ggfit__fail(l->err, GGFIT_EFORMAT,
-                           "%s: key '%s' is an array of %llu %s, expected %u integers "
-                           "(one per layer)",
-                           l->path, key, (unsigned long long)v.n,
-                           ggfit_gguf_type_name(v.elem_type), m->hp.n_layer);
-    if (v.type != GGFIT_GGUF_ARRAY && !is_int_type(v.type))
-        return bad_u32(l, key, &v);
+    bool arr = v.type == GGFIT_GGUF_ARRAY;
+    if (arr ? !is_int_type(v.elem_type) : !is_int_type(v.type))
+        return GGFIT_OK;
     m->recurrent = ggfit__calloc(m->hp.n_layer ? m->hp.n_layer : 1, 1);
     if (!m->recurrent)
         return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
-    if (v.type != GGFIT_GGUF_ARRAY) {
+    if (!arr) {
         for (uint32_t il = 0; il < m->hp.n_layer; il++)
             m->recurrent[il] = v.u != 0;
         return GGFIT_OK;
     }
     ggfit_value_iter it = {0};
-    for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++)
+    for (uint32_t il = 0; il < m->hp.n_layer && ggfit_value_next(&v, &it, &e); il++)
         m->recurrent[il] = e.u != 0;
     return GGFIT_OK;
 }
 
+/* attention.sliding_window_pattern as the file gives it. What it means
+ * is the architecture's (llama/arch.h, swa_key): a period, one value per
+ * layer, or nothing when the architecture reads no such key; so it is
+ * recorded here, the layers' swa flags set from an array as far as it
+ * goes, and checked where the architecture is known (llama/arch_keys.c). */
+static void get_swa_pattern(const loader *l)
+{
+    char key[256];
+    ggfit_value v, e;
+    ggfit_model *m = l->m;
+    if (!find(l, "attention.sliding_window_pattern", &v, key, sizeof key))
+        return;
+    if (v.type != GGFIT_GGUF_ARRAY) {
+        bool ok = is_int_type(v.type) && v.i >= 0 && v.u <= UINT32_MAX;
+        m->swa_form = ok ? GGFIT_KEY_SCALAR : GGFIT_KEY_BAD;
+        m->hp.swa_pattern = ok ? (uint32_t)v.u : 0;
+        m->swa_scalar_on = ok && v.u != 0;
+        return;
+    }
+    m->swa_form = GGFIT_KEY_ARRAY;
+    m->swa_n = v.n;
+    m->hp.has_swa_layers = true;
+    if (!is_int_type(v.elem_type))
+        return;
+    ggfit_value_iter it = {0};
+    for (uint32_t il = 0; il < m->hp.n_layer && ggfit_value_next(&v, &it, &e); il++)
+        m->layers[il].swa = e.u != 0;
+}
+
+/* llama.cpp reads these keys as uint32 (GGUFMeta::GKV<uint32_t>), which
+ * refuses a key of another type ("key ... has wrong type"). */
+static ggfit_status not_uint32(const loader *l, const char *key, uint32_t type)
+{
+    return ggfit__fail(l->err, GGFIT_EFORMAT,
+                       "%s: key '%s' has type %s; llama.cpp reads it as a uint32 and refuses "
+                       "the file", l->path, key, ggfit_gguf_type_name(type));
+}
+
 /* Reads a key that is a scalar for every layer or an array with one integer
- * per layer, into the uint32_t at byte offset `field` of each layer. */
+ * per layer, into the uint32_t at byte offset `field` of each layer, as
+ * llama_model_loader::get_key_or_arr reads it into a per-layer array for
+ * block_count layers: a uint32 scalar, or an array of exactly that many
+ * uint32, int32 or bool (get_arr's element types; a float or string array
+ * is an assertion, any other a refusal). */
 static ggfit_status get_per_layer(const loader *l, const char *suffix, size_t field)
 {
     char key[256];
@@ -172,21 +217,23 @@ static ggfit_status get_per_layer(const loader *l, const char *suffix, size_t fi
     if (!find(l, suffix, &v, key, sizeof key))
         return GGFIT_OK;
     if (v.type != GGFIT_GGUF_ARRAY) {
-        if (!is_int_type(v.type) || v.i < 0 || v.u > UINT32_MAX)
-            return bad_u32(l, key, &v);
+        if (v.type != GGFIT_GGUF_UINT32)
+            return not_uint32(l, key, v.type);
         for (uint32_t il = 0; il < m->hp.n_layer; il++)
             *(uint32_t *)((char *)&m->layers[il] + field) = (uint32_t)v.u;
         return GGFIT_OK;
     }
-    if (!is_int_type(v.elem_type) || v.n != m->hp.n_layer)
+    bool int_elems = v.elem_type == GGFIT_GGUF_UINT32 || v.elem_type == GGFIT_GGUF_INT32 ||
+                     v.elem_type == GGFIT_GGUF_BOOL;
+    if (!int_elems || v.n != m->hp.n_layer)
         return ggfit__fail(l->err, GGFIT_EFORMAT,
                            "%s: key '%s' is an array of %llu %s, expected %u integers "
-                           "(one per layer)",
+                           "(one per layer); llama.cpp refuses it",
                            l->path, key, (unsigned long long)v.n,
                            ggfit_gguf_type_name(v.elem_type), m->hp.n_layer);
     ggfit_value_iter it = {0};
     for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++) {
-        if (e.i < 0 || e.u > UINT32_MAX)
+        if (e.i < 0)
             return bad_u32(l, key, &e);
         *(uint32_t *)((char *)&m->layers[il] + field) = (uint32_t)e.u;
     }
@@ -247,10 +294,14 @@ static ggfit_status read_hparams(loader *l)
     ggfit_value v;
     if (!find(l, "block_count", &v, key, sizeof key))
         return ggfit__fail(l->err, GGFIT_EFORMAT, "%s: key '%s' is missing", l->path, key);
-    if ((rc = get_u32(l, "block_count", &hp->n_layer)))
-        return rc;
-    if (hp->n_layer > MAX_LAYERS)
-        return ggfit__fail(l->err, GGFIT_ELIMIT, "%s: %s is %u, more than ggfit's limit of %d",
+    if (v.type != GGFIT_GGUF_UINT32)
+        return not_uint32(l, key, v.type);
+    hp->n_layer = (uint32_t)v.u;
+    /* load_hparams asserts 0 < block_count <= LLAMA_MAX_LAYERS: its
+     * per-layer arrays hold that many. */
+    if (hp->n_layer == 0 || hp->n_layer > MAX_LAYERS)
+        return ggfit__fail(l->err, GGFIT_ELIMIT,
+                           "%s: %s is %u; llama.cpp loads 1 to %d blocks (LLAMA_MAX_LAYERS)",
                            l->path, key, hp->n_layer, MAX_LAYERS);
     m->layers = ggfit__calloc(hp->n_layer ? hp->n_layer : 1, sizeof *m->layers);
     if (!m->layers)
@@ -270,6 +321,14 @@ static ggfit_status read_hparams(loader *l)
     hp->n_ff_max = max_field(m, LAYER_FIELD(n_ff));
 #undef LAYER_FIELD
 
+    /* load_hparams requires these two of every architecture ("key not
+     * found in model"). */
+    static const char *const required[] = { "context_length", "embedding_length" };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!find(l, required[i], &v, key, sizeof key))
+            return ggfit__fail(l->err, GGFIT_EFORMAT,
+                               "%s: key '%s' is missing; llama.cpp refuses the file", l->path,
+                               key);
     static const struct { const char *key; size_t off; } scalars[] = {
         { "context_length", offsetof(ggfit_hparams, n_ctx_train) },
         { "embedding_length", offsetof(ggfit_hparams, n_embd) },
@@ -315,24 +374,7 @@ static ggfit_status read_hparams(loader *l)
     for (uint32_t il = hp->n_layer - hp->n_nextn; il < hp->n_layer; il++)
         m->layers[il].nextn = true;
 
-    /* Sliding-window pattern: a period, or one bool per layer. */
-    if (find(l, "attention.sliding_window_pattern", &v, key, sizeof key)) {
-        if (v.type == GGFIT_GGUF_ARRAY) {
-            ggfit_value e;
-            ggfit_value_iter it = {0};
-            if (!is_int_type(v.elem_type) || v.n != hp->n_layer)
-                return ggfit__fail(l->err, GGFIT_EFORMAT,
-                                   "%s: key '%s' is an array of %llu %s, expected %u "
-                                   "bools (one per layer)",
-                                   l->path, key, (unsigned long long)v.n,
-                                   ggfit_gguf_type_name(v.elem_type), hp->n_layer);
-            for (uint32_t il = 0; ggfit_value_next(&v, &it, &e); il++)
-                m->layers[il].swa = e.u != 0;
-            hp->has_swa_layers = true;
-        } else if ((rc = get_u32(l, "attention.sliding_window_pattern", &hp->swa_pattern))) {
-            return rc;
-        }
-    }
+    get_swa_pattern(l);
 
     /* Defaults llama.cpp applies. */
     uint32_t n_head0 = hp->n_layer ? m->layers[0].n_head : 0;
@@ -722,8 +764,9 @@ static ggfit_status expand_loops(loader *l)
         return GGFIT_OK;
     if ((uint64_t)n * loops > MAX_LAYERS)
         return ggfit__fail(l->err, GGFIT_ELIMIT,
-                           "%s: %s.num_loops %u times %u blocks is more than ggfit's limit "
-                           "of %d layers", l->path, hp->arch, loops, n, MAX_LAYERS);
+                           "%s: %s.num_loops %u times %u blocks is more than the %d layers "
+                           "llama.cpp loads (LLAMA_MAX_LAYERS)", l->path, hp->arch, loops, n,
+                           MAX_LAYERS);
     uint32_t all = n * loops;
     ggfit_layer_info *layers = ggfit__calloc(all, sizeof *layers);
     int64_t *first = ggfit__malloc(all * sizeof *first);
@@ -872,6 +915,21 @@ const ggfit_tensor *ggfit__model_tensors(const ggfit_model *m)
 int ggfit__model_recurrent(const ggfit_model *m, uint32_t il)
 {
     return m->recurrent && il < m->hp.n_layer ? m->recurrent[il] : -1;
+}
+
+int ggfit__model_swa_key(const ggfit_model *m, uint64_t *n)
+{
+    *n = m->swa_n;
+    return m->swa_form;
+}
+
+bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n)
+{
+    if (il >= n || il >= m->hp.n_layer)
+        return false;
+    if (m->swa_form == GGFIT_KEY_SCALAR)
+        return m->swa_scalar_on;
+    return m->swa_form == GGFIT_KEY_ARRAY && il < m->swa_n && m->layers[il].swa;
 }
 
 uint32_t ggfit__model_rest_id(const ggfit_model *m, const char *rest)

@@ -8,8 +8,9 @@
 
 #include "ggfit.h"
 
-/* block_count above this is refused; real models have < 200 */
-#define GGFIT_MAX_LAYERS 4096
+/* llama.cpp's LLAMA_MAX_LAYERS: the size of its per-layer arrays, so the
+ * most blocks it loads (a looped model's passes included); more is refused */
+#define GGFIT_MAX_LAYERS 512
 
 /* Index of the tensor "blk.<il>.<rest>" of model m, or -1 (model.c). */
 int64_t ggfit__model_find_block_tensor(const ggfit_model *m, uint32_t il, const char *rest);
@@ -52,6 +53,22 @@ const ggfit_tensor *ggfit__model_tensors(const ggfit_model *m);
 /* Whether the file's attention.recurrent_layers marks layer il recurrent
  * (1) or not (0); -1 when the file has no such key. */
 int ggfit__model_recurrent(const ggfit_model *m, uint32_t il);
+
+/* The form a key takes in the file. */
+enum {
+    GGFIT_KEY_ABSENT,
+    GGFIT_KEY_SCALAR,    /* an integer from 0 to UINT32_MAX */
+    GGFIT_KEY_ARRAY,
+    GGFIT_KEY_BAD,       /* a scalar of another type or value */
+};
+/* attention.sliding_window_pattern's form (GGFIT_KEY_*), with *n the
+ * length of an array. */
+int ggfit__model_swa_key(const ggfit_model *m, uint64_t *n);
+/* hparams.is_swa_impl[il] as llama_model_loader::get_key_or_arr's
+ * per-layer form leaves it when it reads sliding_window_pattern for n
+ * layers: the array's entry, or a scalar's value (not 0) for every layer
+ * below n; false past them, or without the key. */
+bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n);
 
 /* ggfit_project and ggfit_fit take a const model but keep the last graph
  * they built with it (llama/graph_cache.c), so that the next projection of

@@ -97,7 +97,11 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     }
     for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
         pr.dev_buft[d] = -1;
-    ggfit_status rc = ggfit__setup_devices(&pr, devs, n);
+    /* The model's load (load_arch_hparams) refuses before any context is
+     * made. */
+    ggfit_status rc = ggfit__check_arch_keys(&pr);
+    if (!rc)
+        rc = ggfit__setup_devices(&pr, devs, n);
     if (!rc)
         rc = ggfit__resolve_sizes(&pr);
     if (!rc)

@@ -8,6 +8,8 @@
  *                       select_weight_buft; ggml-cpu's AMX and REPACK)
  *   override.c          -ot, -cmoe, -ncmoe (tensor_buft_overrides)
  *   weights.c           each weight's buffer type and bytes
+ *   arch_keys.c         what load_arch_hparams refuses; how the
+ *                       sliding-window pattern is read
  *   kv_cache.c          KV cells, sliding windows, MLA (llama_kv_cache,
  *                       llama_kv_cache_iswa)
  *   memory_recurrent.c  recurrent state (llama_memory_recurrent)
@@ -83,6 +85,8 @@ typedef struct proj {
     bool fa_mismatch;                              /* FA probe: a node left its layer */
     struct ggfit__gcache *cache;                   /* a fit's graph, or NULL */
     uint32_t period;                               /* SWA period in force */
+    bool swa_layers;                               /* the pattern is per layer, */
+    uint32_t swa_n;                                /* for this many layers */
     bool swa;
     uint64_t size_swa;
     ggfit_projection *out;
@@ -176,6 +180,15 @@ static inline bool ggfit__override_may_match(const proj *pr, uint16_t facts)
     const unsigned ffn = ((1u << GGFIT_FFN_KIND_COUNT) - 1) << GGFIT_TFACT_FFN_SHIFT;
     return pr->n_regex || (pr->n_rules && (facts & ffn));
 }
+
+/* arch_keys.c: what load_arch_hparams refuses (the required keys, the fixed
+ * arrays of arr_keys, the sliding-window pattern in the architecture's
+ * form); whether the architecture takes the pattern per layer
+ * (is_swa_impl), and the period it takes otherwise (the file's scalar
+ * where it reads one, else its swa_period). */
+ggfit_status ggfit__check_arch_keys(proj *pr);
+bool ggfit__swa_per_layer(const proj *pr);
+uint32_t ggfit__swa_period(const proj *pr);
 
 /* weights.c: every weight's buffer type (placement, per model tensor) and bytes. */
 ggfit_status ggfit__project_weights(proj *pr, int32_t *placement);

@@ -67,8 +67,19 @@ static void build_apertus(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams: the xIELU activation's four parameters, one per block
+ * or one for all, required. */
+static const ggfit_arr_key arr_keys[] = {
+    { "!xielu.alpha_n", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, true },
+    { "!xielu.alpha_p", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, true },
+    { "!xielu.beta", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, true },
+    { "!xielu.eps", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, true },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_apertus = {
     .name = "apertus",
     .mem = GGFIT_MEM_KV,
+    .arr_keys = arr_keys,
     .build = build_apertus,
 };

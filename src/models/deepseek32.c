@@ -492,7 +492,20 @@ static void build_glm_dsa_mtp(bctx *b)
     build_dsa_mtp(b, true);
 }
 
+/* load_arch_hparams: the optional rope sections; GLM-DSA's indexer types
+ * too, one per block of the trunk (nextn_predict_layers is read first). */
+static const ggfit_arr_key arr_keys_ds32[] = {
+    GGFIT_ARR_ROPE_SECTIONS(false),
+    { NULL },
+};
+static const ggfit_arr_key arr_keys_glm[] = {
+    GGFIT_ARR_ROPE_SECTIONS(false),
+    { "attention.indexer.types", true, GGFIT_GGUF_UINT32, GGFIT_ARR_MAIN, false },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_deepseek32 = {
+    .arr_keys = arr_keys_ds32,
     .mla_same_kv_types = true,
     .name = "deepseek32",
     .mtp = true,   /* load_mtp loads the NextN blocks */
@@ -505,6 +518,7 @@ const ggfit_arch ggfit__model_deepseek32 = {
 };
 
 const ggfit_arch ggfit__model_glm_dsa = {
+    .arr_keys = arr_keys_glm,
     .mla_same_kv_types = true,
     .name = "glm-dsa",
     .mtp = true,

@@ -768,8 +768,19 @@ static weight_op weight_probe(const ggfit_model *m, const ggfit_tensor *t, weigh
     return op;
 }
 
+/* load_arch_hparams: the SwiGLU clamps (one per block, NextN blocks
+ * included, or one for all; the shared experts' optional) and the
+ * compression ratios (get_arr: at least block_count of them, required). */
+static const ggfit_arr_key arr_keys[] = {
+    { "swiglu_clamp_exp", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, true },
+    { "swiglu_clamp_shexp", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, false },
+    { "attention.compress_ratios", false, GGFIT_GGUF_UINT32, GGFIT_ARR_BLOCKS, true },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_deepseek4 = {
     .name = "deepseek4",
+    .arr_keys = arr_keys,
     .mtp = true,   /* load_mtp loads the NextN blocks; the MTP context is noted, not counted */
     .mem = GGFIT_MEM_KV,
     .index_k = index_k,

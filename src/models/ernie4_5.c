@@ -51,8 +51,15 @@ static void build_ernie4_5(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams reads the rope sections (get_key_or_arr, 4), when the file has them. */
+static const ggfit_arr_key arr_keys[] = {
+    GGFIT_ARR_ROPE_SECTIONS(false),
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_ernie4_5 = {
     .name = "ernie4_5",
+    .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .build = build_ernie4_5,
 };

@@ -73,12 +73,14 @@ static void build_exaone4(bctx *b)
 }
 
 /* llama_model_exaone4::load_arch_hparams: sliding windows (4096 tokens
- * unless the file says otherwise) in the 64-block model only, counting the
- * blocks without the NextN ones; the others ignore the window. */
+ * unless the file says otherwise) in the 64-block model only, where the
+ * blocks are counted before nextn_predict_layers is read: NextN blocks
+ * included, so EXAONE 4.5 (64 blocks and an MTP one) has no window at all;
+ * the others ignore the window. */
 static uint32_t window_exaone4(const ggfit_arch *a, const ggfit_model *m)
 {
     const ggfit_hparams *hp = ggfit_model_hparams(m);
-    return (hp->n_layer - hp->n_nextn == 64) ? (hp->n_swa ? hp->n_swa : a->swa_default) : 0;
+    return hp->n_layer == 64 ? (hp->n_swa ? hp->n_swa : a->swa_default) : 0;
 }
 
 /* Three sliding-window layers in four; the NextN blocks are left out of

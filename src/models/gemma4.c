@@ -46,7 +46,7 @@ static uint32_t kv_from_gemma4(const ggfit_model *m)
 /* load_tensors creates rope_freqs for the full-attention layers only. */
 static bool rope_freqs_layer_gemma4(const ggfit_model *m, uint32_t il)
 {
-    return !ggfit_model_layer(m, il)->swa;
+    return !ggfit__model_swa_layer(m, il, ggfit_model_hparams(m)->n_layer);
 }
 
 /* Whether layer il is a sliding-window one (hparams.is_swa). */
@@ -317,6 +317,7 @@ static int64_t tensor_layer_gemma4(const ggfit_model *m, const ggfit_tensor *t)
  * tied output's copy of token_embd is made before token_embd itself. */
 const ggfit_arch ggfit__model_gemma4 = {
     .name = "gemma4",
+    .swa_key = GGFIT_SWA_KEY_LAYERS,   /* one value per block, required */
     .mem = GGFIT_MEM_KV,
     .tied_output_copied = true,
     .kv_from = kv_from_gemma4,

@@ -60,8 +60,15 @@ static void build_glm4(bctx *b)
 }
 
 /* The NextN blocks are left out of the graph but keep their KV cells. */
+/* load_arch_hparams reads the rope sections (get_key_or_arr, 4), when the file has them. */
+static const ggfit_arr_key arr_keys[] = {
+    GGFIT_ARR_ROPE_SECTIONS(false),
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_glm4 = {
     .name = "glm4",
+    .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,
     .build = build_glm4,

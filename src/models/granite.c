@@ -183,8 +183,16 @@ static void build_minicpm(bctx *b)
     build_granite_like(b, true);
 }
 
+/* llama_model_granite::load_arch_hparams: the deepstack mapping, an int
+ * array of at most 512 (get_arr), when the file has one. */
+static const ggfit_arr_key arr_keys_granite[] = {
+    { "deepstack_mapping", false, GGFIT_GGUF_INT32, GGFIT_ARR_ANY, false },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_granite = {
     .name = "granite",
+    .arr_keys = arr_keys_granite,
     .mem = GGFIT_MEM_KV,
     .build = build_granite,
 };

@@ -77,6 +77,7 @@ const ggfit_arch ggfit__model_mellum = {
     .name = "mellum",
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
+    .swa_key = GGFIT_SWA_KEY_EITHER,
     .swa_needs_window = true,
     .build = build_mellum,
 };

@@ -152,6 +152,7 @@ const ggfit_arch ggfit__model_mimo2 = {
     .build_mtp = build_mimo2_mtp,
     .mem = GGFIT_MEM_KV,
     .required_keys = required_keys,
+    .swa_key = GGFIT_SWA_KEY_LAYERS,   /* read before nextn_predict_layers */
     .swa_always = true,
     .build = build_mimo2,
 };

@@ -63,8 +63,15 @@ static uint32_t window_none(const ggfit_arch *a, const ggfit_model *m)
     return 0;
 }
 
+/* load_arch_hparams reads the rope sections (get_key_or_arr, 4). */
+static const ggfit_arr_key arr_keys[] = {
+    GGFIT_ARR_ROPE_SECTIONS(true),
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_qwen2vl = {
     .name = "qwen2vl",
+    .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen2vl,
     .window = window_none,

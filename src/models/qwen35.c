@@ -380,8 +380,17 @@ static void build_qwen35moe_mtp(bctx *b)
 
 /* Every full_attention_interval-th layer (default 4) attends; the others
  * are delta nets. */
+/* load_arch_hparams: the rope sections (required) and which blocks are
+ * recurrent (one per block, MTP blocks included, or one for all). */
+static const ggfit_arr_key arr_keys[] = {
+    GGFIT_ARR_ROPE_SECTIONS(true),
+    { "attention.recurrent_layers", true, GGFIT_GGUF_UINT32, GGFIT_ARR_BLOCKS, false },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_qwen35 = {
     .name = "qwen35",
+    .arr_keys = arr_keys,
     .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
@@ -395,6 +404,7 @@ const ggfit_arch ggfit__model_qwen35 = {
 /* qwen35moe: the same layers, whose FFNs are experts and a shared expert. */
 const ggfit_arch ggfit__model_qwen35moe = {
     .name = "qwen35moe",
+    .arr_keys = arr_keys,
     .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
     .mtp = true,
     .mtp_kv_nextn = true,

@@ -363,8 +363,16 @@ static void build_qwen3next_mtp(bctx *b)
 }
 
 /* Every full_attention_interval-th layer attends; the others are delta nets. */
+/* load_arch_hparams: which blocks are recurrent (one per block, MTP blocks
+ * included, or one for all). */
+static const ggfit_arr_key arr_keys[] = {
+    { "attention.recurrent_layers", true, GGFIT_GGUF_UINT32, GGFIT_ARR_BLOCKS, false },
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_qwen3next = {
     .name = "qwen3next",
+    .arr_keys = arr_keys,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_qwen3next_mtp,

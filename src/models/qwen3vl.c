@@ -20,8 +20,15 @@ static void build_qwen3vl(bctx *b)
     gb_build_llama_like(b, GB_LLAMA_QK_NORM);
 }
 
+/* load_arch_hparams reads the rope sections (get_key_or_arr, 4). */
+static const ggfit_arr_key arr_keys[] = {
+    GGFIT_ARR_ROPE_SECTIONS(true),
+    { NULL },
+};
+
 const ggfit_arch ggfit__model_qwen3vl = {
     .name = "qwen3vl",
+    .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
     .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */
@@ -30,6 +37,7 @@ const ggfit_arch ggfit__model_qwen3vl = {
 /* qwen3vlmoe: the same graph, whose FFNs are experts. */
 const ggfit_arch ggfit__model_qwen3vlmoe = {
     .name = "qwen3vlmoe",
+    .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
 };

@@ -87,7 +87,8 @@ static int32_t attention(bctx *b, int32_t cur, int il)
         gb_cb(b, k, "Kcur_normed", il);
     }
     /* Full-attention layers read rope_freqs, sliding-window ones none. */
-    int32_t rf = li->swa ? -1 : gb_rope_factors(b, il);
+    bool swa = ggfit__model_swa_layer(b->p->m, (uint32_t)il, b->hp->n_layer);
+    int32_t rf = swa ? -1 : gb_rope_factors(b, il);
     q = gb_rope(b, q, rf, il);
     k = gb_rope(b, k, rf, il);
     gb_cb(b, q, "Qcur_pos", il);
@@ -231,8 +232,19 @@ static void build_step35_mtp(bctx *b)
 
 /* The sliding-window pattern (one bool per block) is read before
  * nextn_predict_layers, so it covers the MTP blocks too. */
+/* load_arch_hparams: the SwiGLU clamps, one per block (nextn_predict_layers
+ * is read after them, so the MTP blocks count) or one for all. */
+static const ggfit_arr_key arr_keys[] = {
+    { "swiglu_clamp_exp", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, false },
+    { "swiglu_clamp_shexp", true, GGFIT_GGUF_FLOAT32, GGFIT_ARR_BLOCKS, false },
+    { NULL },
+};
+
+/* The sliding-window pattern one value per block, MTP blocks included. */
 const ggfit_arch ggfit__model_step35 = {
     .name = "step35",
+    .arr_keys = arr_keys,
+    .swa_key = GGFIT_SWA_KEY_LAYERS,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_step35_mtp,
