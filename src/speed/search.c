@@ -42,7 +42,8 @@ typedef struct tried {
 static ggfit_status judge_params(judge *j, const ggfit_params *p, tried *t, char **err)
 {
     memset(t, 0, sizeof *t);
-    ggfit_status rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->so, &j->pr, &j->sp, err);
+    ggfit_status rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->host, j->so, &j->pr,
+                                             &j->sp, err);
     if (!rc)
         rc = ggfit_verdict_of(j->m, p, &j->pr, j->devs, j->n, j->host, j->fo, &j->v, err);
     if (rc)
@@ -360,8 +361,8 @@ static ggfit_status own_speed(judge *j, const ggfit_plan *pl, ggfit_plan_speed *
     memset(out, 0, sizeof *out);
     if (!prints_flags(pl))
         return GGFIT_OK;
-    ggfit_status rc = ggfit__speed_of_params(j->m, ggfit__plan_chosen(pl), j->devs, j->n, j->so,
-                                             &j->pr, &j->sp, err);
+    ggfit_status rc = ggfit__speed_of_params(j->m, ggfit__plan_chosen(pl), j->devs, j->n,
+                                             j->host, j->so, &j->pr, &j->sp, err);
     if (!rc)
         ggfit__plan_speed_brief(&j->sp, out);
     return rc;
@@ -503,7 +504,7 @@ static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep_poi
         pt->used[i] = j->v.pools[i].used;
     ggfit_speed_options full = *j->so;
     full.depth = t.n_ctx > full.n_gen ? t.n_ctx - full.n_gen : 0;
-    if ((rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, &full, &j->pr, &j->sp, err)))
+    if ((rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->host, &full, &j->pr, &j->sp, err)))
         return rc;
     pt->tg_tps_full = j->sp.tg_tps;
     return GGFIT_OK;
