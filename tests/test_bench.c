@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "test_util.h"
 
 /* A request from words: "-m" names a file of models_dir(). */
@@ -317,6 +318,34 @@ static void test_line_errors(void **state)
     }
 }
 
+/* Any allocation of a line's planning can fail: GGFIT_ENOMEM, nothing
+ * kept (the sanitizer and valgrind builds check the leaks). A failure
+ * that only empties a text (the speed's assumptions) leaves GGFIT_OK. */
+static void test_line_enomem(void **state)
+{
+    (void)state;
+    uint64_t n, total = 0;
+    for (n = 1;; n++) {
+        ggfit_bench_result *b = result();
+        char *err = NULL;
+        ggfit__fail_alloc_after(n);
+        ggfit_status rc = line_of("--gpu rtx-3090 --host-mem 64GiB",
+                                  "-m qwen3-0.6b-f16.gguf -p 512 -n 0 -d 0,1024", b, &err);
+        uint64_t made = ggfit__fail_alloc_after(0);
+        if (rc != GGFIT_OK) {
+            assert_int_equal(rc, GGFIT_ENOMEM);
+            ggfit_free(err);
+            free(b);
+        } else {
+            result_free(b);
+        }
+        total = made > total ? made : total;
+        if (made < n)
+            break;
+    }
+    assert_true(total > 20);   /* the lists, the plans, the speeds */
+}
+
 /* ---- this machine's host bandwidth ------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -457,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_line_lists),
         cmocka_unit_test(test_line_fit),
         cmocka_unit_test(test_line_errors),
+        cmocka_unit_test(test_line_enomem),
         cmocka_unit_test(test_host_bw_cache),
         cmocka_unit_test(test_host_bw_in_plans),
     };

@@ -74,13 +74,14 @@ static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
                          flags ? "  " : "", t->flags);
     }
     const ggfit_bench_test *d = &b->tests[b->decides];
-    ggfit__sb_printf(sb, "decided by %s%s%s (n_ctx %u), %s:\n", d->name, d->flags[0] ? ", " : "",
+    ggfit__sb_printf(sb, "decided by %s%s%s (n_ctx %u): %s\n", d->name, d->flags[0] ? ", " : "",
                      d->flags, d->n_ctx,
-                     d->exit_status == 0 ? "the largest context: every test fits"
-                                         : "the first test that does not fit, at its largest "
-                                           "context");
+                     d->exit_status == 0   ? "every test fits, this one at the largest context"
+                     : d->exit_status == 3 ? "of the tests system memory does not hold, the "
+                                             "largest context"
+                                           : "of the tests that do not fit, the largest context");
     if (d->state_bytes)
-        ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are the state at depth %u, which "
+        ggfit__sb_printf(sb, "  its Host use holds %.0f MiB of state at depth %u, which "
                              "llama-bench keeps for its repetitions\n",
                          d->state_bytes / GGFIT_MiB, d->depth);
     ggfit__verdict_text(sb, v, pl);
