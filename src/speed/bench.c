@@ -6,6 +6,7 @@
  * creates for it. Kept apart from speed.c, which the plans themselves call
  * (request.c), so that the model does not call back up into the request.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,11 @@ ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o, ggfit_b
         return ggfit__fail(err, GGFIT_EINVAL, "bench: missing argument");
     if (!r->model)
         return ggfit__fail(err, GGFIT_EINVAL, "bench: -m FILE is needed");
+    /* the fields, not the 64 tests' room: one test is used */
     memset(out, 0, offsetof(ggfit_bench_result, tests) + sizeof out->tests[0]);
     out->n_tests = 1;
+    out->decides = 0;
+    out->notes[0] = '\0';
     ggfit_plan *plan = &out->plan;
     ggfit_status rc = ggfit_request_plan(r, plan, err);
     if (rc)
@@ -299,6 +303,7 @@ ggfit_status ggfit_bench_line(ggfit_request *r, const ggfit_bench_args *a,
     memset(out, 0, offsetof(ggfit_bench_result, tests));
     memset(&out->plan, 0, offsetof(ggfit_plan, fit));
     out->decides = out->n_tests = 0;
+    out->exit_status = 0;
     out->line = true;
     out->reps = a->reps;
     line_notes(a, out->notes, sizeof out->notes);
