@@ -1777,6 +1777,9 @@ typedef struct ggfit_sweep {
                                  leaves its limit out when far above) */
     size_t n_points;
     ggfit_sweep_point points[GGFIT_MAX_SWEEP];
+    bool host_used;           /* a point reads system memory: at host_bw_gbs */
+    double host_bw_gbs;
+    char host_bw_from[96];    /* whose figure (ggfit_speed's host_bw_from) */
 } ggfit_sweep;
 
 /* Plans the request's model at every value of the axis (at most

@@ -457,6 +457,22 @@ static void test_host_bw_in_plans(void **state)
     assert_non_null(strstr(j, "\"kind\": \"measured\""));
     ggfit_free(j);
     result_free(b);
+    /* the sweep's points too, and its table says so */
+    ggfit_sweep *sw = calloc(1, sizeof *sw);
+    ggfit_speed_options so;
+    char buf[512], *argv[64];
+    int argc;
+    ggfit_request r;
+    assert_non_null(sw);
+    ggfit_speed_options_init(&so);
+    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    r.fit.no_log = true;
+    assert_int_equal(ggfit_request_sweep(&r, GGFIT_SWEEP_NGL, &so, sw, &err), GGFIT_OK);
+    assert_true(sw->host_used && sw->host_bw_gbs == 7.8);
+    t = ggfit_sweep_text(sw);
+    assert_non_null(strstr(t, "; host memory 7.8 GB/s (measured on this machine "));
+    ggfit_free(t);
+    free(sw);
     /* another machine's memory: the default, nothing measured */
     char other[256];
     snprintf(other, sizeof other, "%s --host-mem 64GiB", line);

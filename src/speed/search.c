@@ -488,13 +488,18 @@ void ggfit_fastest_free(ggfit_fastest *f)
 
 /* Judges p as a sweep point: memory per pool, speeds at depth 0 and with
  * the cache full. */
-static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep_point *pt,
-                                char **err)
+static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep *s,
+                                ggfit_sweep_point *pt, char **err)
 {
     tried t;
     ggfit_status rc = judge_params(j, p, &t, err);
     if (rc)
         return rc;
+    if (j->sp.host_used && !s->host_used) {   /* the same figure for every point */
+        s->host_used = true;
+        s->host_bw_gbs = j->sp.host_bw_gbs;
+        snprintf(s->host_bw_from, sizeof s->host_bw_from, "%s", j->sp.host_bw_from);
+    }
     pt->fits = t.fits;
     pt->n_ctx = t.n_ctx;
     pt->n_gpu_layers = t.n_gpu_layers;
@@ -530,7 +535,7 @@ static ggfit_status sweep_ctx(judge *j, const ggfit_params *given, ggfit_sweep *
         pt->fitted = fr.status != GGFIT_FIT_FAILED;
         p = fr.params;
         ggfit_fit_result_free(&fr);
-        if ((rc = sweep_point(j, &p, pt, err)))
+        if ((rc = sweep_point(j, &p, out, pt, err)))
             return rc;
         pt->fits = pt->fits && pt->fitted;
         if (c == train)
@@ -551,7 +556,7 @@ static ggfit_status sweep_layers(judge *j, const ggfit_params *given, ggfit_swee
                                                  : with_cpu_moe(&base, k);
         pt->x = k;
         pt->fitted = true;
-        ggfit_status rc = sweep_point(j, &p, pt, err);
+        ggfit_status rc = sweep_point(j, &p, out, pt, err);
         if (rc || k >= hi)
             return rc;
     }
