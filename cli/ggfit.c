@@ -108,6 +108,8 @@ static const char usage_more[] =
     "  bench     what llama-bench would report (pp and tg tokens/s) for the plan:\n"
     "            bytes per token against bandwidth, FLOPs against throughput\n"
     "            (ggfit bench -h)\n"
+    "       ggfit [--gpu DEVICES] -- llama-bench -m FILE [its flags]: each test of a\n"
+    "            llama-bench line planned at the context llama-bench creates for it\n"
     "       ggfit sweep -m FILE [flags as above] [--over ctx|ngl|ncmoe] [--svg FILE]\n"
     "  sweep     memory and predicted tokens/s against the context, -ngl or\n"
     "            -ncmoe, as a table, --csv, --json and an SVG picture (ggfit sweep -h)\n"
@@ -388,6 +390,13 @@ static int cmd_devices(int argc, char **argv)
     ggfit_host_bw bw;
     if ((rc = ggfit_host_measure(0, &bw, &err)))
         return report(rc, err);
+    /* kept as the speed model's figure for this machine; a cache folder
+     * that cannot be written costs only the next plan's measuring */
+    if (!o.sysroot && !getenv("GGFIT_SYSROOT") &&   /* a fake root is not this machine */
+        ggfit_host_bw_keep(host.cpu_name, host.total, &bw, &err) != GGFIT_OK) {
+        ggfit_free(err);
+        err = NULL;
+    }
     if (json)
         return emit(ggfit_devices_json_measured(&host, devs, n, &bw), true);
     if ((rc = emit(ggfit_devices_text(&host, devs, n), false)))
@@ -451,6 +460,8 @@ static int program_of(ggfit_request *req, int argc, char **argv, int *i)
 
 static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
                       bool *used);
+static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
+                      bool json, bool quiet);
 
 /* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
  * stdout (the comparison on stderr), or JSON. */
@@ -569,6 +580,11 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
                 free(models);
                 return rc;
             }
+            /* llama-bench's own flags, and its tests planned as it runs them */
+            if (req->program == GGFIT_FOR_BENCH) {
+                free(models);
+                return bench_line(req, &fo.speed, argc, argv, i, json, quiet);
+            }
             continue;
         } else {
             if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc)
@@ -636,15 +652,22 @@ static int cmd_project(int argc, char **argv)
 static const char bench_usage[] =
     "usage: ggfit bench -m FILE [--gpu DEVICES] [placement flags] [-p N] [-n N] [-d N]\n"
     "                   [constants] [--as-type TYPE] [--json]\n"
+    "       ggfit bench [--gpu DEVICES] [--json] -- llama-bench -m FILE [its flags]\n"
     "  predicts what llama-bench reports (pp and tg tokens/s) for the plan: the\n"
-    "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...). Generation:\n"
-    "  bytes read per token on each device against its bandwidth, the devices in\n"
-    "  series; prompt: FLOPs against each device's throughput, and the weights in\n"
-    "  system RAM copied to the GPU once per ubatch.\n"
+    "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...), at -c\n"
+    "  (default -p + -n + -d), with the plan's verdict; exit status the plan's\n"
+    "  (0 fits, 1 does not, 3 system memory short). Generation: bytes read per\n"
+    "  token on each device against its bandwidth, the devices in series; prompt:\n"
+    "  FLOPs against each device's throughput, and the weights in system RAM\n"
+    "  copied to the GPU once per ubatch. System memory of this machine: its\n"
+    "  measured read (kept in the cache folder; GGFIT_HOST_BW=default|GBS).\n"
     "  -p N, -n N, -d N    llama-bench's prompt, generated tokens, depth (512, 128, 0)\n"
-    "  constants           --bandwidth GBS (every GPU), --host-bw GBS, --efficiency F,\n"
-    "                      --host-efficiency F, --fixed-ms MS, --link-bw GBS,\n"
-    "                      --cross-ms MS, --tflops T, --host-tflops T,\n"
+    "  -- llama-bench ...  a llama-bench line: each of its tests planned at the\n"
+    "                      context llama-bench creates (n_prompt + n_gen + n_depth),\n"
+    "                      its flags as given (no fit unless -fitt/-fitc), a row each\n"
+    "  constants           --bandwidth GBS (every GPU), --host-bw GBS|default,\n"
+    "                      --efficiency F, --host-efficiency F, --fixed-ms MS,\n"
+    "                      --link-bw GBS, --cross-ms MS, --tflops T, --host-tflops T,\n"
     "                      --pp-efficiency F\n"
     "  --as-type TYPE      count the weights as another quant (F16, Q8_0, ...)\n";
 
@@ -662,6 +685,14 @@ static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char *
                         &so->host_efficiency, &so->fixed_ms, &so->link_gbs, &so->tflops,
                         &so->host_tflops, &so->pp_efficiency, &so->cross_ms };
     *used = false;
+    /* --host-bw default: the model's default even for this machine's own
+     * memory (no measuring) */
+    if (!strcmp(argv[*i], "--host-bw") && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
+        so->host_bw_default = true;
+        *i += 2;
+        *used = true;
+        return 0;
+    }
     for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
         if (!strcmp(argv[*i], dflags[k])) {
             char *end;
@@ -677,11 +708,75 @@ static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char *
     return 0;
 }
 
+/* ggfit bench's answer (or a llama-bench line's) on stdout; the exit
+ * status is the plan's (the deciding test's for a line). Frees b. */
+static int print_bench(ggfit_bench_result *b, bool json, bool quiet)
+{
+    int rc = b->exit_status;
+    char *out = quiet ? NULL : json ? ggfit_bench_json(b) : ggfit_bench_text(b);
+    if (quiet && rc)
+        fprintf(stderr, "ggfit: %s: %s\n", b->tests[b->decides].name,
+                b->tests[b->decides].summary);
+    else if (!quiet && emit(out, json))
+        rc = EXIT_BAD_INPUT;
+    ggfit_bench_result_free(b);
+    free(b);
+    return rc;
+}
+
+/* The rest of a llama-bench command line, from argv[i] (after its
+ * program's name): llama-bench's flags, the machine's (--gpu, --host-mem)
+ * and ggfit's output and speed flags; its tests planned (ggfit_bench_line). */
+static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
+                      bool json, bool quiet)
+{
+    ggfit_bench_args *a = calloc(1, sizeof *a);
+    char *err = NULL;
+    int rc;
+    if (!a)
+        return fail("out of memory");
+    ggfit_bench_args_init(a);
+    while (i < argc) {
+        bool used;
+        if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            *(argv[i][2] == 'j' ? &json : &quiet) = true;
+            i++;
+            continue;
+        }
+        if ((rc = speed_flag(so, "", argc, argv, &i, &used))) {
+            free(a);
+            return rc;
+        }
+        if (!used && (rc = ggfit_bench_parse_arg(a, req, argc, argv, &i, &used, &err))) {
+            free(a);
+            return report(rc, err);
+        }
+        if (!used) {
+            fprintf(stderr, "ggfit: llama-bench has no flag '%s' (tools/llama-bench/"
+                            "llama-bench.cpp), nor has ggfit beside it\n", argv[i]);
+            free(a);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    ggfit_bench_result *b = calloc(1, sizeof *b);   /* a plan: large for a stack */
+    if (!b) {
+        free(a);
+        return fail("out of memory");
+    }
+    req->fit.no_log = true;
+    rc = ggfit_bench_line(req, a, so, b, &err);
+    free(a);
+    if (rc) {
+        free(b);
+        return report(rc, err);
+    }
+    return print_bench(b, json, quiet);
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     ggfit_request req;
     ggfit_speed_options so;
-    ggfit_speed sp;
     bool json = false;
     char *err = NULL;
     int rc;
@@ -700,6 +795,14 @@ static int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(bench_usage, stdout);
             return 0;
+        }
+        if (!strcmp(a, "--")) {   /* a llama-bench line: its tests, planned */
+            int k = i;
+            if ((rc = program_of(&req, argc, argv, &k)))
+                return rc;
+            if (req.program != GGFIT_FOR_BENCH)
+                return fail("bench -- : expected a llama-bench command line");
+            return bench_line(&req, &so, argc, argv, k, json, false);
         }
         if (!strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-d") || !strcmp(a, "--as-type")) {
             if (i + 1 >= argc) {
@@ -742,9 +845,14 @@ static int cmd_bench(int argc, char **argv)
         req.params.set_n_ctx = true;
     }
     req.fit.no_log = true;   /* the speeds are printed, not the fit */
-    if ((rc = ggfit_bench(&req, &so, &sp, &err)))
+    ggfit_bench_result *b = calloc(1, sizeof *b);   /* a plan: large for a stack */
+    if (!b)
+        return fail("out of memory");
+    if ((rc = ggfit_bench(&req, &so, b, &err))) {
+        free(b);
         return report(rc, err);
-    return emit(json ? ggfit_speed_json(&sp) : ggfit_speed_text(&sp), json);
+    }
+    return print_bench(b, json, false);
 }
 
 /* ggfit sweep: memory and predicted speed against the context, -ngl or

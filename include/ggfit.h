@@ -823,6 +823,11 @@ typedef struct ggfit_host_mem {
     uint32_t cpu_features;    /* GGFIT_CPU_* of that machine */
     char source[192];         /* "this machine", "--host-mem 64GiB", ... and
                                  what was assumed ("free assumed ...") */
+    /* The memory is this machine's own (no --host-mem, no Mac from the
+     * catalog, no --sysroot): the speed model then takes its measured
+     * bandwidth (ggfit_host_bw_cached), keyed by cpu_name and total. */
+    bool this_machine;
+    char cpu_name[128];
 } ggfit_host_mem;
 
 /* The system memory a machine with total bytes leaves free to llama.cpp
@@ -1162,6 +1167,10 @@ typedef struct ggfit_plan_speed {
     double pp_tps;            /* prompt tokens per second */
     double tg_tps;            /* generated tokens per second */
     uint64_t host_bytes_per_token; /* read from system memory per token */
+    bool host_used;           /* ggfit_speed's host_used */
+    double host_bw_gbs;       /* the host's bandwidth, as used */
+    int host_bw_kind;         /* ggfit_host_bw_kind: whose figure */
+    char host_bw_from[96];    /* ggfit_speed's host_bw_from */
 } ggfit_plan_speed;
 
 typedef struct ggfit_plan {
@@ -1403,12 +1412,25 @@ GGFIT_API void ggfit_hf_model_free(ggfit_hf_model *m);
  * src/speed/constants.c.
  * ---------------------------------------------------------------------- */
 
+/* Whose figure the host's bandwidth is. */
+typedef enum ggfit_host_bw_kind {
+    GGFIT_HOST_BW_DEFAULT = 0, /* the speed model's default (speed_constants.c) */
+    GGFIT_HOST_BW_GIVEN = 1,  /* --host-bw */
+    GGFIT_HOST_BW_UNIFIED = 2, /* a unified device's own (the same memory) */
+    GGFIT_HOST_BW_MEASURED = 3, /* this machine's, measured (or GGFIT_HOST_BW) */
+} ggfit_host_bw_kind;
+
 typedef struct ggfit_speed_options {
     uint32_t n_prompt;        /* llama-bench -p, 512 */
     uint32_t n_gen;           /* llama-bench -n, 128 */
     uint32_t depth;           /* llama-bench -d, 0: tokens already in the cache */
     double bandwidth_gbs;     /* --bandwidth: every GPU's peak GB/s; 0: the device's */
-    double host_bw_gbs;       /* --host-bw: system memory's peak GB/s; 0: default */
+    double host_bw_gbs;       /* --host-bw: system memory's peak GB/s; 0: this
+                                 machine's measured read when the plan is for
+                                 this machine's memory and a leg reads it
+                                 (ggfit_host_bw_cached), else the default */
+    bool host_bw_default;     /* --host-bw default: the default even for this
+                                 machine (nothing measured) */
     double efficiency;        /* --efficiency: fraction of a GPU's peak; 0: backend's */
     double host_efficiency;   /* --host-efficiency: of the host's peak; 0: default */
     double fixed_ms;          /* --fixed-ms: per token per GPU; < 0: backend's */
@@ -1424,6 +1446,8 @@ typedef struct ggfit_speed_options {
                                  the host (a scheduler split: a copy and a
                                  synchronisation), beside the bytes over the
                                  link; < 0: default */
+    char host_bw_from[96];    /* where host_bw_gbs comes from, in words ("" is
+                                 --host-bw); set with a measured figure */
 } ggfit_speed_options;
 
 GGFIT_API void ggfit_speed_options_init(ggfit_speed_options *o);
@@ -1477,6 +1501,17 @@ typedef struct ggfit_speed {
     char assumptions[512];    /* the constants not from the devices, in words */
     double cross_ms;          /* each crossing's split cost, as used (in
                                  link_ms_per_token) */
+    /* The host's bandwidth as used, and whose figure it is; host_used:
+     * system memory holds weights beyond the token embedding's rows (whose
+     * one row per token costs nothing) or the KV cache (-nkvo), so that its
+     * bandwidth decides part of the speed. */
+    bool host_used;
+    double host_bw_gbs;
+    double host_efficiency;
+    ggfit_host_bw_kind host_bw_kind;
+    char host_bw_from[96];    /* "measured on this machine 2025-06-01",
+                                 "--host-bw", "the unified device's",
+                                 "a default: dual-channel DDR5-5600" */
 } ggfit_speed;
 
 /* The speed of model m run with params p (whose projection pr and
@@ -1487,11 +1522,127 @@ GGFIT_API ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *
                                       const ggfit_speed_options *o, ggfit_speed *out,
                                       char **err);
 
-/* ggfit bench: plans the request (the fitted plan, or the flags as given
- * when llama.cpp's fit keeps them), projects it with its placement and
- * gives its speed. */
+/* ------------------------------------------------------------------------
+ * ggfit bench, and llama-bench's own command line
+ *
+ * ggfit bench plans the request as the plan itself does (ggfit_request_plan
+ * at llama-bench's context) and gives that plan's speed beside its verdict.
+ * A llama-bench command line (ggfit -- llama-bench ...) is planned as
+ * llama-bench runs it (tools/llama-bench/llama-bench.cpp): no fit (unless
+ * -fitt or -fitc), -ngl 99 by default, and for each test a context of
+ * n_prompt + n_gen + n_depth tokens (cmd_params_instance::
+ * to_llama_cparams), each test judged on the whole machine.
+ * ---------------------------------------------------------------------- */
+
+#define GGFIT_BENCH_MAX_GIVEN 16  /* times one llama-bench flag may be given */
+#define GGFIT_BENCH_MAX_TESTS 64  /* tests one line may make */
+#define GGFIT_BENCH_LISTS 27      /* llama-bench's flags that take a list */
+
+/* The values given to one of llama-bench's list flags. */
+typedef struct ggfit_bench_list {
+    const char *given[GGFIT_BENCH_MAX_GIVEN]; /* each value as given: a comma
+                                 list (numbers also as ranges, 512-2048*2) */
+    const char *flag[GGFIT_BENCH_MAX_GIVEN]; /* the flag it was given with */
+    uint32_t n_given;
+} ggfit_bench_list;
+
+/* A llama-bench command line, its flags as given: ggfit_bench_args_init,
+ * then ggfit_bench_parse_arg over argv. The strings point into argv. */
+typedef struct ggfit_bench_args {
+    ggfit_bench_list lists[GGFIT_BENCH_LISTS]; /* in llama-bench's order of
+                                 combination (bench_args.c) */
+    int32_t reps;             /* -r, 5: no effect on memory or on t/s */
+    uint32_t n_models;        /* -m given (one is planned) */
+    const char *ignored[GGFIT_MAX_IGNORED]; /* flags without effect on memory
+                                 or speed (-t, -o, --progress ...) */
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED]; /* flags ggfit does not
+                                 count (-dev, -nopo) */
+    uint32_t n_not_counted;
+} ggfit_bench_args;
+
+GGFIT_API void ggfit_bench_args_init(ggfit_bench_args *a);
+
+/* Parses llama-bench's flag at argv[*i] (and its value) into a, and the
+ * model's (-m, -hf, -hff, -hft, --offline) and --rpc into r; ggfit's flags
+ * that describe the machine (--gpu, --host-mem) go to r as
+ * ggfit_request_parse_arg takes them. Another flag is the caller's: *used
+ * false and *i unchanged. A bad value is GGFIT_EINVAL with a message. */
+GGFIT_API ggfit_status ggfit_bench_parse_arg(ggfit_bench_args *a, ggfit_request *r, int argc,
+                                             char **argv, int *i, bool *used, char **err);
+
+/* One of llama-bench's tests, a row of its table. */
+typedef struct ggfit_bench_test {
+    char name[48];            /* llama-bench's test column: "pp512", "tg128",
+                                 "pp512+tg128", " @ d4096" at a depth */
+    uint32_t n_prompt, n_gen, depth;
+    uint32_t n_ctx;           /* the context planned (llama.cpp pads it to a
+                                 multiple of 256): for a line's test the one
+                                 llama-bench makes for it, n_prompt + n_gen +
+                                 depth; for ggfit bench's own, -c */
+    uint32_t instance;        /* which combination of the flags' values */
+    char flags[192];          /* that combination, in llama-bench's words,
+                                 of the flags given: "-ngl 99 -fa 1" */
+    double tps;               /* predicted t/s as llama-bench reports it:
+                                 tokens over the time of the prompt, the
+                                 generation, or both */
+    int exit_status;          /* its plan's (ggfit_plan_exit_status) */
+    int status;               /* its verdict: ggfit_verdict_status */
+    char summary[320];        /* that verdict in words */
+    uint32_t n_pools;         /* the verdict's pools, as the deciding plan's */
+    uint64_t used[GGFIT_MAX_POOLS]; /* bytes each pool holds */
+    uint64_t state_bytes;     /* system memory llama-bench keeps the depth's
+                                 state in (llama_state_seq_get_data), in the
+                                 Host pool's used */
+    ggfit_speed speed;        /* the prompt's (pp, pp+tg) or the generation's
+                                 (tg) speed at the depth, each device's share */
+} ggfit_bench_test;
+
+typedef struct ggfit_bench_result {
+    bool line;                /* a llama-bench command line's tests
+                                 (ggfit_bench_line); else ggfit bench's own
+                                 plan, one test whose speed has both pp and tg */
+    bool fitted;              /* line: -fitt or -fitc, llama-bench fits */
+    int32_t reps;             /* line: -r */
+    size_t n_tests;
+    ggfit_bench_test tests[GGFIT_BENCH_MAX_TESTS];
+    size_t decides;           /* the test whose plan decides the run: the
+                                 first with the worst exit status (1, then
+                                 3), among those the largest context */
+    ggfit_plan plan;          /* that test's whole plan: devices, verdict,
+                                 nearest changes; ggfit_plan_text renders it */
+    int exit_status;          /* the run's, that plan's: 0 every test fits,
+                                 1 one does not, 3 the devices hold them and
+                                 system memory does not */
+    char notes[512];          /* line: flags ignored or not counted */
+} ggfit_bench_result;
+
+/* ggfit bench: plans the request as ggfit_request_plan does (the fitted
+ * plan, or the flags as given when llama.cpp's fit keeps them), projects
+ * the flags it prints (or those given, when none fit) with their placement
+ * and gives their speed with o's -p, -n and -d; out->plan's verdict and
+ * exit status are the plan's own. Free with ggfit_bench_result_free(). */
 GGFIT_API ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o,
-                                   ggfit_speed *out, char **err);
+                                   ggfit_bench_result *out, char **err);
+
+/* A llama-bench command line a (the model, --rpc, --gpu and --host-mem in
+ * r): every test of every instance planned as llama-bench creates it, its
+ * verdict and its speed with o's constants (o's -p, -n and -d are not
+ * used: the line's are). A line that makes more than
+ * GGFIT_BENCH_MAX_TESTS tests is GGFIT_EINVAL. */
+GGFIT_API ggfit_status ggfit_bench_line(ggfit_request *r, const ggfit_bench_args *a,
+                                        const ggfit_speed_options *o, ggfit_bench_result *out,
+                                        char **err);
+GGFIT_API void ggfit_bench_result_free(ggfit_bench_result *b);
+
+/* The result in words and as JSON. ggfit bench's own: the speed (as
+ * ggfit_speed_text and _json), then the plan's verdict and exit status
+ * ({..., "verdict": {...}, "exit_status"}). A line: a row per test (its
+ * context, memory per pool, verdict, t/s), then the deciding plan's
+ * verdict on the whole machine ({"tests": [...], "decides", "plan": {...},
+ * "exit_status"}). Free with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_bench_text(const ggfit_bench_result *b);
+GGFIT_API char *ggfit_bench_json(const ggfit_bench_result *b);
 
 /* The speed as text (a table of the legs) and as JSON ({"pp_tps",
  * "tg_tps", "devices": [{"name", "bytes_per_token", "ms_per_token", ...}],
@@ -1524,6 +1675,34 @@ GGFIT_API char *ggfit_host_bw_text(const ggfit_host_bw *b);
 GGFIT_API char *ggfit_devices_json_measured(const ggfit_host_info *host,
                                             const ggfit_device *devs, size_t n,
                                             const ggfit_host_bw *b);
+
+/* This machine's host bandwidth as the speed model takes it: the larger of
+ * the measured reads (one thread, all of them), kept in the cache folder
+ * (GGFIT_CACHE_DIR, else $XDG_CACHE_HOME/ggfit, else ~/.cache/ggfit) as
+ * "host-bw" with the CPU's name and the memory's total, and measured again
+ * (about 150 ms) when either differs, when the figure is older than
+ * GGFIT_HOST_BW_MAX_AGE_DAYS, or when it cannot be read. GGFIT_HOST_BW in
+ * the environment decides instead: "default" measures nothing (gbs 0: the
+ * speed model's default), a number is taken as the measured figure. */
+#define GGFIT_HOST_BW_MAX_AGE_DAYS 30
+
+typedef struct ggfit_host_bw_figure {
+    double gbs;               /* GB/s; 0: none (GGFIT_HOST_BW=default) */
+    int64_t measured_at;      /* when, in seconds since 1970 (UTC); 0 for
+                                 GGFIT_HOST_BW */
+    bool fresh;               /* measured by this call (and kept) */
+    char source[96];          /* "measured on this machine 2025-06-01",
+                                 "GGFIT_HOST_BW=7.8", "GGFIT_HOST_BW=default" */
+} ggfit_host_bw_figure;
+
+GGFIT_API ggfit_status ggfit_host_bw_cached(const char *cpu_name, uint64_t mem_total,
+                                            ggfit_host_bw_figure *out, char **err);
+
+/* Keeps measurement b (ggfit devices --measure) as ggfit_host_bw_cached's
+ * figure for the machine named by cpu_name and mem_total. GGFIT_EIO with a
+ * message when the cache folder cannot be written. */
+GGFIT_API ggfit_status ggfit_host_bw_keep(const char *cpu_name, uint64_t mem_total,
+                                          const ggfit_host_bw *b, char **err);
 
 /* ------------------------------------------------------------------------
  * The fastest plan that fits (--objective speed)
@@ -1647,6 +1826,9 @@ typedef struct ggfit_sweep {
                                  leaves its limit out when far above) */
     size_t n_points;
     ggfit_sweep_point points[GGFIT_MAX_SWEEP];
+    bool host_used;           /* a point reads system memory: at host_bw_gbs */
+    double host_bw_gbs;
+    char host_bw_from[96];    /* whose figure (ggfit_speed's host_bw_from) */
 } ggfit_sweep;
 
 /* Plans the request's model at every value of the axis (at most

@@ -301,8 +301,24 @@ check cli-prompt-cache 0 "8192 MiB of what it uses are llama-server's prompt cac
 check cli-draft 0 '^-c 8192 -ngl all -md .*qwen3-0.6b-f16.gguf -fit off$' -- \
     fitted "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-cli -m "$models/qwen3-14b-Q4_K_M.gguf" \
     -c 8192 -md "$models/qwen3-0.6b-f16.gguf"
-check paste-bench 0 '^-ngl 99 -fa 1$' -- \
-    fitted "$ggfit" --gpu rtx-3090 -- /usr/local/bin/llama-bench -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
+# a llama-bench line: its tests, each at the context llama-bench creates
+check paste-bench 0 '^  pp512  *512 .* yes .*-fa on$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- /usr/local/bin/llama-bench \
+    -m "$models/qwen3-0.6b-f16.gguf" -fa on -r 5
+check paste-bench-depth 1 '^decided by pp512 @ d4096 (n_ctx 4608)' -- \
+    "$ggfit" --gpu rtx-3060-12gb -- llama-bench -m "$models/llama-3.3-70b-Q4_K_M.gguf" \
+    -p 512 -n 128 -d 0,4096
+check paste-bench-rows 1 '^  tg128 @ d4096  *4224 ' -- \
+    "$ggfit" --gpu rtx-3060-12gb -- llama-bench -m "$models/llama-3.3-70b-Q4_K_M.gguf" \
+    -p 512 -n 128 -d 0,4096
+check paste-bench-json 3 '"exit_status": 3' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 8GiB --json -- llama-bench \
+    -m "$models/llama-3.1-8b-Q4_K_M.gguf" -d 0,65536
+check paste-bench-unknown 2 "llama-bench has no flag '-c'" -- \
+    "$ggfit" --gpu rtx-3090 -- llama-bench -m "$models/qwen3-0.6b-f16.gguf" -c 4096
+check bench-paste 1 '^  pp512 @ d4096  *4608 .* no ' -- \
+    "$ggfit" bench --gpu rtx-3060-12gb -- llama-bench -m "$models/llama-3.3-70b-Q4_K_M.gguf" \
+    -d 0,4096
 # speeds: every plan's, the fastest plan that fits, the sweep and its picture
 check plan-speed 0 '^predicted speed: pp512 [0-9]* t/s, tg128 [0-9.]* t/s (llama-bench at depth 0' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
@@ -324,6 +340,41 @@ check objective-bad 2 'expected speed, pp or context' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --objective fast
 check speed-constants-alone 2 'go with --objective speed|pp (the constants also with bench and sweep)' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --host-bw 50
+# ggfit bench says what the plan says: its verdict line, its exit status
+check bench-no-fit 1 '^verdict: does not fit: CUDA0 needs ' -- \
+    "$ggfit" bench -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rtx-3060-12gb -ngl 99 \
+    --for fit-params
+check bench-no-fit-json 1 '"exit_status": 1' -- \
+    "$ggfit" bench -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rtx-3060-12gb -ngl 99 \
+    --for fit-params --json
+same_verdict() {  # ggfit bench and the plan, same flags (-c: bench's 640)
+    "$ggfit" bench "$@" >"$tmp/bench.out" 2>&1
+    a=$?
+    "$ggfit" -c 640 "$@" >"$tmp/plan.out" 2>&1
+    b=$?
+    grep '^verdict: ' "$tmp/bench.out" >"$tmp/bench.v"
+    grep '^verdict: ' "$tmp/plan.out" | diff - "$tmp/bench.v" >/dev/null && [ "$a" -eq "$b" ] &&
+        echo "the same verdict, exit $a"
+}
+check bench-verdict-is-plans 0 '^the same verdict, exit 1$' -- same_verdict \
+    -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rpc:12GiB -ngl 99 --for fit-params
+check bench-verdict-host 3 'fits on the GPUs but not in system memory' -- \
+    "$ggfit" bench -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB -c 4096 \
+    --for fit-params
+# this machine's memory: its measured bandwidth, kept in the cache folder
+host_bw() {  # a measured figure made known (7.8), then a plan that reads system memory
+    env -u GGFIT_HOST_BW GGFIT_CACHE_DIR="$tmp/hb" "$ggfit" devices --measure >/dev/null &&
+        sed 's/^gbs .*/gbs 7.8/' "$tmp/hb/host-bw" >"$tmp/hb/new" && mv "$tmp/hb/new" "$tmp/hb/host-bw" &&
+        env -u GGFIT_HOST_BW GGFIT_CACHE_DIR="$tmp/hb" "$ggfit" bench "$@"
+}
+check bench-host-measured 0 'host memory 7.8 GB/s (measured on this machine [0-9-]*) at 100%' -- \
+    host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params
+check bench-host-default 0 'host memory 89.6 GB/s (a default: dual-channel DDR5-5600) at 65%' -- \
+    host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params \
+    --host-bw default
+check bench-host-other 0 'host memory 89.6 GB/s (a default' -- \
+    host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params \
+    --host-mem 32GiB
 check sweep-table 0 '^     40960    40960     29   yes' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \

@@ -37,10 +37,11 @@ static void test_plan_carries_bench_speed(void **state)
     int argc;
     ggfit_request r;
     ggfit_plan pl;
-    ggfit_speed sp;
+    ggfit_bench_result *b = calloc(1, sizeof *b);
     ggfit_speed_options o;
     char *err = NULL;
     const char *line = "-m gpt-oss-120b-mxfp4.gguf --gpu rtx-3090 --host-mem 128GiB";
+    assert_non_null(b);
     request_of(&r, line, buf, sizeof buf, argv, &argc);
     assert_int_equal(ggfit_request_plan(&r, &pl, &err), GGFIT_OK);
     assert_true(pl.speed.ok);
@@ -51,8 +52,14 @@ static void test_plan_carries_bench_speed(void **state)
     assert_true(pl.speed.host_bytes_per_token > 100000000u);
     ggfit_speed_options_init(&o);
     request_of(&r, line, buf, sizeof buf, argv, &argc);
-    assert_int_equal(ggfit_bench(&r, &o, &sp, &err), GGFIT_OK);
-    assert_true(sp.tg_tps == pl.speed.tg_tps && sp.pp_tps == pl.speed.pp_tps);
+    assert_int_equal(ggfit_bench(&r, &o, b, &err), GGFIT_OK);
+    const ggfit_speed *sp = &b->tests[0].speed;
+    assert_true(sp->tg_tps == pl.speed.tg_tps && sp->pp_tps == pl.speed.pp_tps);
+    /* the plan's own verdict and exit status */
+    assert_int_equal(b->exit_status, ggfit_plan_exit_status(&pl));
+    assert_string_equal(b->tests[0].summary, pl.verdict.summary);
+    ggfit_bench_result_free(b);
+    free(b);
     char *text = ggfit_plan_text(&pl, false), *json = ggfit_plan_json(&pl);
     assert_non_null(strstr(text, "predicted speed: pp512 "));
     assert_non_null(strstr(json, "\"tg_tps\""));

@@ -118,8 +118,11 @@ def bench_args(r, ggfit):
 
 
 def run(args, extra=()):
+    """ggfit bench's JSON; its exit status is the plan's (1: the flags do
+    not fit the card the row names, 3: system memory short), which does not
+    stop the speed from being predicted"""
     out = subprocess.run(list(args) + list(extra), capture_output=True, text=True)
-    if out.returncode:
+    if out.returncode not in (0, 1, 3):
         raise RuntimeError('%s: %s' % (' '.join(args), out.stderr.strip()))
     return json.loads(out.stdout)
 

@@ -35,6 +35,16 @@ ggfit_status ggfit__fail(char **err, ggfit_status status, const char *fmt, ...)
  * why). */
 bool ggfit__static_program(void);
 
+/* ---- cache_dir.c: where the caches live ----------------------------------- */
+
+/* The cache folder into out: GGFIT_CACHE_DIR, else $XDG_CACHE_HOME/ggfit,
+ * else ~/.cache/ggfit; "" when there is none (no HOME). */
+void ggfit__cache_dir(char *out, size_t n);
+
+/* Makes dir and the folders above it (those that exist are left alone;
+ * whether it worked shows when a file is written there). */
+void ggfit__mkdirs(const char *dir);
+
 /* ---- alloc.c: allocation with failure injection --------------------------- */
 
 /* Allocation wrappers: tests make the Nth call fail to prove that every

@@ -366,14 +366,8 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
     return rc;
 }
 
-ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
+void ggfit__plan_zero(ggfit_plan *out)
 {
-    ggfit_model *m = NULL;
-    ggfit_status rc;
-    if (err)
-        *err = NULL;
-    if (!r || !out)
-        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
     /* All zero but the nearest changes, which are read only below n_changes,
      * and the overrides of its four sets of flags, read only below
      * n_overrides: they are most of the plan (a copy of the flags each), and
@@ -388,6 +382,17 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
         { offsetof(ggfit_plan, draft_params.overrides), sizeof out->draft_params.overrides },
     };
     ggfit__zero_except(out, sizeof *out, holes, sizeof holes / sizeof holes[0]);
+}
+
+ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
+{
+    ggfit_model *m = NULL;
+    ggfit_status rc;
+    if (err)
+        *err = NULL;
+    if (!r || !out)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
+    ggfit__plan_zero(out);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
     if (r->program == GGFIT_FOR_DEFAULT)   /* a request not made by ggfit_request_init */

@@ -8,6 +8,7 @@
  * whole machine).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -48,6 +49,16 @@ static uint32_t machine_cpu_features(const ggfit_device *d)
     uint32_t f = 0;
     ggfit_cpu_parse(cpu, &f, NULL);
     return f;
+}
+
+/* The host's memory is this machine's own: the speed model may measure it
+ * (speed/host_bw.c). Not with a fake root (--sysroot, GGFIT_SYSROOT): that
+ * describes another machine, whose memory cannot be read here. */
+static void this_machine(ggfit_request *r, const ggfit_host_info *host)
+{
+    const char *env = getenv("GGFIT_SYSROOT");
+    r->host.this_machine = !r->probe.sysroot && !(env && env[0]);
+    snprintf(r->host.cpu_name, sizeof r->host.cpu_name, "%s", host->cpu_name);
 }
 
 ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max, size_t *n,
@@ -110,7 +121,9 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         r->host.cpu_features = host.cpu_features;
         snprintf(r->host.source, sizeof r->host.source, "this machine (%s)",
                  host.cpu_name[0] ? host.cpu_name : "MemAvailable");
-        if (r->host_mem && (rc = parse_host_mem(r->host_mem, &r->host, err)))
+        if (!r->host_mem)
+            this_machine(r, &host);
+        else if ((rc = parse_host_mem(r->host_mem, &r->host, err)))
             return rc;
         r->host.cpu_features = host.cpu_features;
     } else if (r->host_mem) {
@@ -132,6 +145,7 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         r->host.free = host.available;
         r->host.cpu_features = r->params.cpu_features;
         snprintf(r->host.source, sizeof r->host.source, "this machine's");
+        this_machine(r, &host);
     }
     if (mac && r->gpu) {
         /* Its CPU, not this machine's, decides the extra buffer types. */

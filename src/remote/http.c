@@ -52,14 +52,7 @@ void ggfit_remote_options_init(ggfit_remote_options *o)
     o->connect_timeout_ms = env_u32("GGFIT_HTTP_CONNECT_TIMEOUT_MS", 10000);
     o->stall_timeout_ms = env_u32("GGFIT_HTTP_STALL_TIMEOUT_MS", 30000);
     o->first_bytes = env_u32("GGFIT_HTTP_FIRST_BYTES", (uint32_t)FIRST_BYTES);
-    const char *c = getenv("GGFIT_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-               *h = getenv("HOME");
-    if (c)
-        snprintf(o->cache_dir, sizeof o->cache_dir, "%s", c);
-    else if (x && x[0] == '/')
-        snprintf(o->cache_dir, sizeof o->cache_dir, "%s/ggfit", x);
-    else if (h && h[0] == '/')
-        snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/ggfit", h);
+    ggfit__cache_dir(o->cache_dir, sizeof o->cache_dir);
 }
 
 /* ---- the cache ------------------------------------------------------------------ */
@@ -112,26 +105,13 @@ bool ggfit__cache_load(const ggfit_remote_options *o, const char *url, char *eta
     return ok;
 }
 
-static void mkdirs(const char *dir)
-{
-    char p[1100];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    mkdir(p, 0755);
-}
-
 void ggfit__cache_store(const ggfit_remote_options *o, const char *url, const char *etag,
                         uint64_t size, const void *bytes, size_t n)
 {
     char path[1100], tmp[1200];
     if (!o->cache_dir[0] || strchr(url, '\n') || strchr(etag, '\n'))
         return;
-    mkdirs(o->cache_dir);
+    ggfit__mkdirs(o->cache_dir);
     cache_path(o, url, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");

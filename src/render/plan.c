@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static double mib(uint64_t b)
 {
@@ -38,7 +39,7 @@ char *ggfit_plan_args(const ggfit_plan *pl)
 
 /* ---- text ----------------------------------------------------------------- */
 
-static void verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
+void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
 {
     ggfit__sb_printf(sb, "whole machine [MiB] (ggfit's verdict; llama.cpp's fit looks at the "
                          "GPUs' margins only)\n");
@@ -183,7 +184,7 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
 /* Whose speed the plan carries: "plan" (the flags it prints, or with
  * -fitp on those it reports), "flags_as_given" (a failed fit's) or
  * "llama_cpp_fit" (a fit the whole machine does not hold). */
-static const char *speed_whose(const ggfit_plan *pl)
+const char *ggfit__speed_whose(const ggfit_plan *pl)
 {
     if (pl->print_memory || pl->has_alternative || pl->verdict.status == GGFIT_VERDICT_FITS)
         return "plan";
@@ -195,12 +196,17 @@ static void speed_text(ggfit_sb *sb, const ggfit_plan *pl)
     const ggfit_plan_speed *s = &pl->speed;
     if (!s->ok)
         return;
+    const char *whose = ggfit__speed_whose(pl);
     ggfit__sb_printf(sb, "predicted speed%s: pp%u %.0f t/s, tg%u %.1f t/s (llama-bench at depth "
-                         "%u, an empty cache; ggfit bench shows each device's share)\n",
-                     speed_whose(pl)[0] == 'p' ? ""
-                     : speed_whose(pl)[0] == 'f' ? " of the flags as given, were they to fit"
-                                                 : " of llama.cpp's fit, were it to fit",
+                         "%u, an empty cache",
+                     whose[0] == 'p'   ? ""
+                     : whose[0] == 'f' ? " of the flags as given, were they to fit"
+                                       : " of llama.cpp's fit, were it to fit",
                      s->n_prompt, s->pp_tps, s->n_gen, s->tg_tps, s->depth);
+    /* system memory's figure, where part of the weights are read there */
+    if (s->host_used)
+        ggfit__sb_printf(sb, "; host memory %.1f GB/s, %s", s->host_bw_gbs, s->host_bw_from);
+    ggfit__sb_printf(sb, "; ggfit bench shows each device's share)\n");
 }
 
 static json_t *speed_json(const ggfit_plan *pl)
@@ -208,10 +214,11 @@ static json_t *speed_json(const ggfit_plan *pl)
     const ggfit_plan_speed *s = &pl->speed;
     if (!s->ok)
         return json_null();
-    return json_pack("{s:f, s:f, s:i, s:i, s:i, s:I, s:s}", "pp_tps", s->pp_tps, "tg_tps",
-                     s->tg_tps, "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen, "depth",
-                     (int)s->depth, "host_bytes_per_token", (json_int_t)s->host_bytes_per_token,
-                     "of", speed_whose(pl));
+    return json_pack("{s:f, s:f, s:i, s:i, s:i, s:I, s:s, s:f, s:s}", "pp_tps", s->pp_tps,
+                     "tg_tps", s->tg_tps, "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen,
+                     "depth", (int)s->depth, "host_bytes_per_token",
+                     (json_int_t)s->host_bytes_per_token, "of", ggfit__speed_whose(pl),
+                     "host_bw_gbs", s->host_bw_gbs, "host_bw_from", s->host_bw_from);
 }
 
 static bool host_refit_failed(const ggfit_plan *pl)
@@ -245,6 +252,22 @@ static void mmproj_text(ggfit_sb *sb, const ggfit_plan *pl)
             ggfit__sb_printf(sb, "  %-12s  %-20s %8s  %-10s %10.0f %9.0f (its inputs; in no "
                                  "fit target)\n", "CPU", "", "", "", 0.0,
                              e->cpu_compute / GGFIT_MiB);
+    }
+}
+
+void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    if (pl->n_changes) {
+        ggfit__sb_printf(sb, "nearest changes that fit (each projected):");
+        for (size_t i = 0; i < pl->n_changes; i++)
+            ggfit__sb_printf(sb, "%s %s%s%s (%.0f MiB to spare)", i ? "; or" : "",
+                             pl->changes[i].flags, pl->changes[i].drop[0] ? " in place of " : "",
+                             pl->changes[i].drop, mib(pl->changes[i].worst_left));
+        ggfit__sb_printf(sb, "\n");
+    } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative &&
+               !host_refit_failed(pl)) {
+        ggfit__sb_printf(sb, "no single change of -ngl, -c, the cache type or -ncmoe fits: "
+                             "more memory or a smaller quant is needed\n");
     }
 }
 
@@ -287,7 +310,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         mmproj_text(&sb, pl);
     placement_text(&sb, pl);
     speed_text(&sb, pl);
-    verdict_text(&sb, &pl->verdict, pl);
+    ggfit__verdict_text(&sb, &pl->verdict, pl);
     for (const char *p = pl->notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
@@ -308,18 +331,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     }
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
-    if (pl->n_changes) {
-        ggfit__sb_printf(&sb, "nearest changes that fit (each projected):");
-        for (size_t i = 0; i < pl->n_changes; i++)
-            ggfit__sb_printf(&sb, "%s %s%s%s (%.0f MiB to spare)", i ? "; or" : "",
-                             pl->changes[i].flags, pl->changes[i].drop[0] ? " in place of " : "",
-                             pl->changes[i].drop, mib(pl->changes[i].worst_left));
-        ggfit__sb_printf(&sb, "\n");
-    } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative &&
-               !host_refit_failed(pl)) {
-        ggfit__sb_printf(&sb, "no single change of -ngl, -c, the cache type or -ncmoe fits: "
-                              "more memory or a smaller quant is needed\n");
-    }
+    ggfit__changes_text(&sb, pl);
     if (pl->has_alternative && pl->fit_around) {
         const ggfit_verdict *av = &pl->alternative_verdict;
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; fitted around them: %s; the "
@@ -361,7 +373,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static json_t *verdict_json(const ggfit_verdict *v)
+json_t *ggfit__verdict_json(const ggfit_verdict *v)
 {
     json_t *pools = json_array(), *spans = json_array(), *fixes = json_array();
     json_t *o = NULL;
@@ -516,7 +528,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         alt = a ? json_pack("{s:s, s:I, s:I, s:o}", "args", a, "n_ctx",
                             (json_int_t)pl->alternative.projection.n_ctx, "n_gpu_layers",
                             (json_int_t)pl->alternative.params.n_gpu_layers, "verdict",
-                            verdict_json(&pl->alternative_verdict))
+                            ggfit__verdict_json(&pl->alternative_verdict))
                 : NULL;
         ggfit_free(a);
     }
@@ -524,7 +536,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
                             json_pack("{s:I, s:I, s:s}", "total", (json_int_t)pl->host.total,
                                       "free", (json_int_t)pl->host.free, "source",
                                       pl->host.source)) ||
-        json_object_set_new(root, "verdict", verdict_json(&pl->verdict)) ||
+        json_object_set_new(root, "verdict", ggfit__verdict_json(&pl->verdict)) ||
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||

@@ -2,7 +2,9 @@
  * measure.c - this machine's host memory bandwidth, read as the weights in
  * system RAM are read during generation: a buffer larger than the caches
  * summed word by word, first by one thread, then by one thread per CPU.
- * Bounded: each phase stops once about GGFIT__MEASURE_MS have passed.
+ * Bounded: each phase stops once about GGFIT__MEASURE_MS have passed (the
+ * speed model's own measurement, host_bw.c, skips the one-thread phase
+ * where the rest took long).
  * GPU memory is not measured (ggfit runs no GPU code): the catalog's and
  * NVML's figures stand for it.
  */
@@ -91,10 +93,11 @@ static uint32_t passes_for(const uint64_t *buf, size_t words, uint64_t *sink)
     return k < 1 ? 1 : k > 64 ? 64 : (uint32_t)k;
 }
 
-ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out, char **err)
+/* The measurement; single_after_ms bounds it: the one-thread phase runs
+ * only while less time than that has passed (else single_gbs is 0). */
+static ggfit_status measure(uint64_t buffer_bytes, double single_after_ms, ggfit_host_bw *out,
+                            char **err)
 {
-    if (!out)
-        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_host_measure: NULL argument");
     memset(out, 0, sizeof *out);
     if (!buffer_bytes)
         buffer_bytes = (uint64_t)128 << 20;
@@ -110,7 +113,8 @@ ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out, char 
                                                                   : (uint32_t)ncpu;
     uint64_t sink = 0;
     uint32_t passes = passes_for(buf, words, &sink);
-    out->single_gbs = run(buf, words, 1, passes, &sink);
+    if (now_ms() - t0 < single_after_ms || nt == 1)
+        out->single_gbs = run(buf, words, 1, passes, &sink);
     out->all_gbs = nt > 1 ? run(buf, words, nt, passes, &sink) : out->single_gbs;
     out->n_threads = nt;
     out->buffer_bytes = (uint64_t)words * 8;
@@ -121,6 +125,25 @@ ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out, char 
     return GGFIT_OK;
 }
 
+ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out, char **err)
+{
+    if (!out)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_host_measure: NULL argument");
+    return measure(buffer_bytes, 1e12, out, err);
+}
+
+double ggfit__host_bw_best(const ggfit_host_bw *b)
+{
+    return b->all_gbs > b->single_gbs ? b->all_gbs : b->single_gbs;
+}
+
+ggfit_status ggfit__host_measure_bounded(ggfit_host_bw *out, char **err)
+{
+    /* the buffer filled and read once take 40 to 80 ms on a desktop; on a
+     * machine that slow (or that busy) one phase is enough */
+    return measure(0, 100, out, err);
+}
+
 char *ggfit_host_bw_text(const ggfit_host_bw *b)
 {
     ggfit_sb sb = { 0 };
@@ -128,11 +151,14 @@ char *ggfit_host_bw_text(const ggfit_host_bw *b)
                           "%.0f ms in all): 1 thread %.1f GB/s, %u threads %.1f GB/s\n",
                      (unsigned long long)(b->buffer_bytes >> 20), b->passes,
                      b->passes == 1 ? "" : "s", b->ms, b->single_gbs, b->n_threads, b->all_gbs);
-    ggfit__sb_printf(&sb, "  the speed model assumes %.1f GB/s (dual-channel DDR5-5600) at %.0f%% "
-                          "unless --host-bw GBS is given (a unified device: its own); a "
-                          "measured read is near what llama.cpp's CPU threads reach: "
-                          "--host-bw %.0f --host-efficiency 1 uses it\n",
-                     GGFIT__SPEED_HOST_BW, GGFIT__SPEED_HOST_EFF * 100, b->all_gbs);
+    ggfit__sb_printf(&sb, "  kept for the speed model: plans for this machine's memory take "
+                          "%.1f GB/s at 100%% (a measured read is near what llama.cpp's CPU "
+                          "threads reach; measured again after %d days, or when the CPU or "
+                          "the memory changes); with --host-mem (another machine) it assumes "
+                          "%.1f GB/s (dual-channel DDR5-5600) at %.0f%%; --host-bw GBS sets "
+                          "the figure (a unified device: its own)\n",
+                     ggfit__host_bw_best(b), GGFIT_HOST_BW_MAX_AGE_DAYS, GGFIT__SPEED_HOST_BW,
+                     GGFIT__SPEED_HOST_EFF * 100);
     ggfit__sb_printf(&sb, "  GPU memory is not measured (ggfit runs no GPU code): the catalog's "
                           "or NVML's bandwidth is used, --bandwidth overrides it\n");
     return ggfit__sb_take(&sb);
@@ -145,9 +171,11 @@ char *ggfit_devices_json_measured(const ggfit_host_info *host, const ggfit_devic
     json_t *root = base ? json_loads(base, 0, NULL) : NULL;
     ggfit_free(base);
     if (root && !json_object_set_new(root, "host_bandwidth",
-                                      json_pack("{s:f, s:f, s:i, s:I, s:i, s:f, s:f, s:f}",
+                                      json_pack("{s:f, s:f, s:f, s:i, s:I, s:i, s:f, s:f, "
+                                                "s:f}",
                                                 "single_thread_gbs", b->single_gbs,
-                                                "all_threads_gbs", b->all_gbs, "threads",
+                                                "all_threads_gbs", b->all_gbs, "kept_gbs",
+                                                ggfit__host_bw_best(b), "threads",
                                                 (int)b->n_threads, "buffer_bytes",
                                                 (json_int_t)b->buffer_bytes, "passes",
                                                 (int)b->passes, "ms", b->ms,

@@ -42,7 +42,8 @@ typedef struct tried {
 static ggfit_status judge_params(judge *j, const ggfit_params *p, tried *t, char **err)
 {
     memset(t, 0, sizeof *t);
-    ggfit_status rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->so, &j->pr, &j->sp, err);
+    ggfit_status rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->host, j->so, &j->pr,
+                                             &j->sp, err);
     if (!rc)
         rc = ggfit_verdict_of(j->m, p, &j->pr, j->devs, j->n, j->host, j->fo, &j->v, err);
     if (rc)
@@ -360,8 +361,8 @@ static ggfit_status own_speed(judge *j, const ggfit_plan *pl, ggfit_plan_speed *
     memset(out, 0, sizeof *out);
     if (!prints_flags(pl))
         return GGFIT_OK;
-    ggfit_status rc = ggfit__speed_of_params(j->m, ggfit__plan_chosen(pl), j->devs, j->n, j->so,
-                                             &j->pr, &j->sp, err);
+    ggfit_status rc = ggfit__speed_of_params(j->m, ggfit__plan_chosen(pl), j->devs, j->n,
+                                             j->host, j->so, &j->pr, &j->sp, err);
     if (!rc)
         ggfit__plan_speed_brief(&j->sp, out);
     return rc;
@@ -487,13 +488,18 @@ void ggfit_fastest_free(ggfit_fastest *f)
 
 /* Judges p as a sweep point: memory per pool, speeds at depth 0 and with
  * the cache full. */
-static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep_point *pt,
-                                char **err)
+static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep *s,
+                                ggfit_sweep_point *pt, char **err)
 {
     tried t;
     ggfit_status rc = judge_params(j, p, &t, err);
     if (rc)
         return rc;
+    if (j->sp.host_used && !s->host_used) {   /* the same figure for every point */
+        s->host_used = true;
+        s->host_bw_gbs = j->sp.host_bw_gbs;
+        snprintf(s->host_bw_from, sizeof s->host_bw_from, "%s", j->sp.host_bw_from);
+    }
     pt->fits = t.fits;
     pt->n_ctx = t.n_ctx;
     pt->n_gpu_layers = t.n_gpu_layers;
@@ -503,7 +509,7 @@ static ggfit_status sweep_point(judge *j, const ggfit_params *p, ggfit_sweep_poi
         pt->used[i] = j->v.pools[i].used;
     ggfit_speed_options full = *j->so;
     full.depth = t.n_ctx > full.n_gen ? t.n_ctx - full.n_gen : 0;
-    if ((rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, &full, &j->pr, &j->sp, err)))
+    if ((rc = ggfit__speed_of_params(j->m, p, j->devs, j->n, j->host, &full, &j->pr, &j->sp, err)))
         return rc;
     pt->tg_tps_full = j->sp.tg_tps;
     return GGFIT_OK;
@@ -529,7 +535,7 @@ static ggfit_status sweep_ctx(judge *j, const ggfit_params *given, ggfit_sweep *
         pt->fitted = fr.status != GGFIT_FIT_FAILED;
         p = fr.params;
         ggfit_fit_result_free(&fr);
-        if ((rc = sweep_point(j, &p, pt, err)))
+        if ((rc = sweep_point(j, &p, out, pt, err)))
             return rc;
         pt->fits = pt->fits && pt->fitted;
         if (c == train)
@@ -550,7 +556,7 @@ static ggfit_status sweep_layers(judge *j, const ggfit_params *given, ggfit_swee
                                                  : with_cpu_moe(&base, k);
         pt->x = k;
         pt->fitted = true;
-        ggfit_status rc = sweep_point(j, &p, pt, err);
+        ggfit_status rc = sweep_point(j, &p, out, pt, err);
         if (rc || k >= hi)
             return rc;
     }

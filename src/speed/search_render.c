@@ -68,6 +68,12 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
                              f->objective == GGFIT_OBJECTIVE_PP ? "pp" : "tg");
         ggfit__sb_printf(&sb, "\n");
     }
+    /* system memory's figure, where a plan shown reads part of its weights there */
+    const ggfit_plan_speed *hs = os->ok && os->host_used ? os
+                                 : f->best_speed.ok && f->best_speed.host_used ? &f->best_speed
+                                                                                : NULL;
+    if (hs)
+        ggfit__sb_printf(&sb, "host memory %.1f GB/s (%s)\n", hs->host_bw_gbs, hs->host_bw_from);
     ggfit__sb_printf(&sb, "plans tried:\n");
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];
@@ -84,9 +90,13 @@ static json_t *plan_json(const ggfit_plan *pl, const ggfit_plan_speed *s)
         return NULL;
     uint32_t n_ctx = pl->has_alternative ? pl->alternative.projection.n_ctx
                                          : pl->projection.n_ctx;
-    json_t *o = json_pack("{s:s, s:i, s:b, s:o, s:o}", "args", args, "n_ctx", (int)n_ctx,
+    json_t *o = json_pack("{s:s, s:i, s:b, s:o, s:o, s:o}", "args", args, "n_ctx", (int)n_ctx,
                           "fits", s->ok, "pp_tps", s->ok ? json_real(s->pp_tps) : json_null(),
-                          "tg_tps", s->ok ? json_real(s->tg_tps) : json_null());
+                          "tg_tps", s->ok ? json_real(s->tg_tps) : json_null(),
+                          "host_bandwidth",
+                          s->ok && s->host_used ? json_pack("{s:f, s:s}", "gbs", s->host_bw_gbs,
+                                                            "from", s->host_bw_from)
+                                                : json_null());
     ggfit_free(args);
     return o;
 }

@@ -72,6 +72,29 @@ static bool layer_swa(const ggfit_hparams *hp, const ggfit_layer_info *li, uint3
     return false;
 }
 
+/* Bytes of layer il's K and V for cells cells (a sliding-window layer
+ * holds its window at most), cache types of ek and ev bytes an element. */
+static double layer_kv_bytes(const ggfit_hparams *hp, const ggfit_layer_info *li, uint32_t il,
+                             double ek, double ev, double cells)
+{
+    bool swa = layer_swa(hp, li, il);
+    double hk = swa && hp->n_embd_head_k_swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k;
+    double hv = swa && hp->n_embd_head_v_swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v;
+    return li->n_head_kv * (hk * ek + hv * ev) * (swa ? dmin(cells, hp->n_swa) : cells);
+}
+
+uint64_t ggfit__kv_bytes(const ggfit_model *m, const ggfit_params *p, uint32_t cells)
+{
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    double ek = type_elem_bytes(p->type_k), ev = type_elem_bytes(p->type_v), b = 0;
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(m, il);
+        if (li->n_head_kv && !li->nextn)
+            b += layer_kv_bytes(hp, li, il, ek, ev, cells);
+    }
+    return round_u64(b);
+}
+
 ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
                             const ggfit_projection *pr, const int32_t *placement,
                             const ggfit_device *devs, size_t n, const ggfit_speed_options *o,
@@ -178,12 +201,8 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
         bool swa = layer_swa(hp, li, il);
         double hk = swa && hp->n_embd_head_k_swa ? hp->n_embd_head_k_swa : hp->n_embd_head_k;
         double hv = swa && hp->n_embd_head_v_swa ? hp->n_embd_head_v_swa : hp->n_embd_head_v;
-        double tc = tg_cells, pc = pp_cells;
-        if (swa) {
-            tc = dmin(tc, hp->n_swa);
-            pc = dmin(pc, hp->n_swa);
-        }
-        kvbytes[p->no_kv_offload ? n : leg] += li->n_head_kv * (hk * ek + hv * ev) * tc;
+        double pc = swa ? dmin(pp_cells, hp->n_swa) : pp_cells;
+        kvbytes[p->no_kv_offload ? n : leg] += layer_kv_bytes(hp, li, il, ek, ev, tg_cells);
         flops[leg] += 2.0 * li->n_head * (hk + hv) * pc;
         fattn[leg] += 2.0 * li->n_head * (hk + hv) * pc;
     }
@@ -217,20 +236,32 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     out->link_gbs = link_gbs;
     out->link_ms_per_token = link_ms_tok;
 
-    /* the host's bandwidth: --host-bw, else a unified device's (the same
-     * memory), else the default */
+    /* the host's bandwidth: --host-bw (or this machine's measured read,
+     * plan_speed.c), else a unified device's (the same memory), else the
+     * default */
     double host_bw = o->host_bw_gbs;
-    const char *host_bw_from = "--host-bw";
+    out->host_bw_kind = o->host_bw_from[0] ? GGFIT_HOST_BW_MEASURED : GGFIT_HOST_BW_GIVEN;
+    snprintf(out->host_bw_from, sizeof out->host_bw_from, "%s",
+             o->host_bw_from[0] ? o->host_bw_from : "--host-bw");
     for (size_t d = 0; d < n && host_bw <= 0; d++)
         if (devs[d].unified && devs[d].bandwidth_gbs > 0) {
             host_bw = devs[d].bandwidth_gbs;
-            host_bw_from = "the unified device's";
+            out->host_bw_kind = GGFIT_HOST_BW_UNIFIED;
+            snprintf(out->host_bw_from, sizeof out->host_bw_from, "the unified device's");
         }
     if (host_bw <= 0) {
         host_bw = GGFIT__SPEED_HOST_BW;
-        host_bw_from = "assumed: dual-channel DDR5-5600";
+        out->host_bw_kind = GGFIT_HOST_BW_DEFAULT;
+        snprintf(out->host_bw_from, sizeof out->host_bw_from,
+                 "a default: dual-channel DDR5-5600");
     }
-    double host_eff = o->host_efficiency > 0 ? o->host_efficiency : GGFIT__SPEED_HOST_EFF;
+    /* a measured read is what llama.cpp's threads reach: all of it */
+    double host_eff = o->host_efficiency > 0                        ? o->host_efficiency
+                      : out->host_bw_kind == GGFIT_HOST_BW_MEASURED ? 1.0
+                                                                    : GGFIT__SPEED_HOST_EFF;
+    out->host_bw_gbs = host_bw;
+    out->host_efficiency = host_eff;
+    out->host_used = held[n] > 0 || kvbytes[n] > 0;
     ggfit_sb as = { 0 };
     int32_t offload_to = -1;
     for (size_t d = 0; d < n; d++)
@@ -377,7 +408,8 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     out->tg_tps = tg_ms > 0 ? 1e3 / tg_ms : 0;
     out->pp_ms = pp_s * 1e3;
     out->pp_tps = pp_s > 0 ? o->n_prompt / pp_s : 0;
-    ggfit__sb_printf(&as, "host %.1f GB/s (%s) at %.0f%%", host_bw, host_bw_from, host_eff * 100);
+    ggfit__sb_printf(&as, "host memory %.1f GB/s (%s) at %.0f%%", host_bw, out->host_bw_from,
+                     host_eff * 100);
     char *a = ggfit__sb_take(&as);
     snprintf(out->assumptions, sizeof out->assumptions, "%s", a ? a : "");
     ggfit_free(a);

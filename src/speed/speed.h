@@ -60,15 +60,40 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
 #define GGFIT__SPEED_RPC_GBS 0.125
 #define GGFIT__SPEED_FLOP_PER_BYTE 150.0
 
+/* Bytes of the K and V of cells cells in every layer (a sliding-window
+ * layer's at most its window), at p's cache types: what a generated token
+ * reads at that depth, and about what llama.cpp's state of that many tokens
+ * holds. */
+uint64_t ggfit__kv_bytes(const ggfit_model *m, const ggfit_params *p, uint32_t cells);
+
 /* The flags a plan prints (its alternative's, the fit's, or with
  * print_memory the flags as given). */
 const ggfit_params *ggfit__plan_chosen(const ggfit_plan *pl);
 
-/* Projects p with its placement into *pr and gives its speed. */
+/* ggfit_speed_of on the plan's host: where host is this machine's own
+ * memory (host->this_machine; NULL: another's), o gives no --host-bw and a
+ * leg reads system memory, with this machine's measured bandwidth
+ * (ggfit_host_bw_cached: kept in the cache folder, measured when missing). */
+ggfit_status ggfit__speed_on_host(const ggfit_model *m, const ggfit_params *p,
+                                  const ggfit_projection *pr, const int32_t *placement,
+                                  const ggfit_device *devs, size_t n, const ggfit_host_mem *host,
+                                  const ggfit_speed_options *o, ggfit_speed *out, char **err);
+
+/* Projects p with its placement into *pr and gives its speed on host (as
+ * ggfit__speed_on_host). */
 ggfit_status ggfit__speed_of_params(const ggfit_model *m, const ggfit_params *p,
                                     const ggfit_device *devs, size_t n,
-                                    const ggfit_speed_options *o, ggfit_projection *pr,
-                                    ggfit_speed *out, char **err);
+                                    const ggfit_host_mem *host, const ggfit_speed_options *o,
+                                    ggfit_projection *pr, ggfit_speed *out, char **err);
+
+/* ggfit_host_measure with a bound on its time (about 150 ms here): the
+ * one-thread phase is left out where filling and reading the buffer took
+ * long. */
+ggfit_status ggfit__host_measure_bounded(ggfit_host_bw *out, char **err);
+
+/* The figure a measurement gives the speed model: the larger of one
+ * thread's read and all threads' (on a busy machine either can lose). */
+double ggfit__host_bw_best(const ggfit_host_bw *b);
 
 /* The figures of s a plan carries. */
 void ggfit__plan_speed_brief(const ggfit_speed *s, ggfit_plan_speed *b);

@@ -90,7 +90,13 @@ char *ggfit_speed_json(const ggfit_speed *s)
         goto done;
     }
     host = NULL;
-    if (json_object_set_new(root, "link",
+    static const char *const kinds[] = { "default", "given", "unified", "measured" };
+    if (json_object_set_new(root, "host_bandwidth",
+                            json_pack("{s:f, s:f, s:s, s:s, s:b}", "gbs", s->host_bw_gbs,
+                                      "efficiency", s->host_efficiency, "kind",
+                                      kinds[s->host_bw_kind & 3], "from", s->host_bw_from,
+                                      "used", s->host_used)) ||
+        json_object_set_new(root, "link",
                             json_pack("{s:i, s:i, s:f, s:I, s:f, s:f, s:f}",
                                       "crossings_per_token", (int)s->n_crossings,
                                       "gpu_crossings_per_token", (int)s->n_gpu_crossings,

@@ -46,7 +46,10 @@ char *ggfit_sweep_text(const ggfit_sweep *s)
         ggfit__sb_printf(&sb, "\n");
     }
     ggfit__sb_printf(&sb, "  pp%u and tg%u at depth 0; tg full: at depth n_ctx - %u (the cache "
-                          "full)\n", s->n_prompt, s->n_gen, s->n_gen);
+                          "full)", s->n_prompt, s->n_gen, s->n_gen);
+    if (s->host_used)
+        ggfit__sb_printf(&sb, "; host memory %.1f GB/s (%s)", s->host_bw_gbs, s->host_bw_from);
+    ggfit__sb_printf(&sb, "\n");
     return ggfit__sb_take(&sb);
 }
 
@@ -79,7 +82,11 @@ char *ggfit_sweep_json(const ggfit_sweep *s)
                              "n_ctx", (int)s->n_ctx, "n_prompt", (int)s->n_prompt, "n_gen",
                              (int)s->n_gen);
     char *out = NULL;
-    if (!root || !pools || !pts)
+    if (!root || !pools || !pts ||
+        json_object_set_new(root, "host_bandwidth",
+                            s->host_used ? json_pack("{s:f, s:s}", "gbs", s->host_bw_gbs,
+                                                     "from", s->host_bw_from)
+                                         : json_null()))
         goto done;
     for (uint32_t i = 0; i < s->n_pools; i++)
         if (json_array_append_new(pools, json_pack("{s:s, s:I}", "name", s->pool_names[i],

@@ -1,0 +1,28 @@
+/*
+ * render.h - pieces of the plan's renderers (plan.c) that other renderers
+ * show the same way: ggfit bench's verdict is the plan's, in the plan's
+ * words (speed/bench_render.c). Not installed.
+ */
+#ifndef GGFIT_RENDER_H
+#define GGFIT_RENDER_H
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+/* The whole machine's table, the notes under it and the verdict line. */
+void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl);
+
+/* "nearest changes that fit ...", or why none is given, where the plan
+ * does not fit (nothing where it does). */
+void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl);
+
+/* Whose speed the plan carries: "plan", "flags_as_given" or
+ * "llama_cpp_fit" (plan.c says when each). */
+const char *ggfit__speed_whose(const ggfit_plan *pl);
+
+/* The verdict as JSON ({"status", "summary", "short", "pools": [...], ...});
+ * NULL when out of memory. */
+json_t *ggfit__verdict_json(const ggfit_verdict *v);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * bench_render.c - ggfit bench's answer in words and as JSON: its speed and
+ * the plan's own verdict (render/plan.c's words), or a llama-bench line's
+ * tests, one row each, and the verdict of the test that decides the run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "render/render.h"
+
+static const char *fits_word(int exit_status)
+{
+    return exit_status == 0 ? "yes" : exit_status == 3 ? "host" : "no";
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+/* ggfit bench's own: the speed, then the plan's verdict line. */
+static void own_text(ggfit_sb *sb, const ggfit_bench_result *b)
+{
+    const ggfit_plan *pl = &b->plan;
+    const ggfit_bench_test *t = &b->tests[0];
+    char *speed = ggfit_speed_text(&t->speed);
+    if (!speed) {
+        sb->oom = true;
+        return;
+    }
+    ggfit__sb_printf(sb, "%s", speed);
+    ggfit_free(speed);
+    ggfit__sb_printf(sb, "verdict: %s\n", t->summary);
+    ggfit__sb_printf(sb, "  the plan at -c %u (without -c: -p + -n + -d, llama-bench's "
+                         "context)%s\n",
+                     t->n_ctx, pl->has_alternative ? "; llama.cpp's own fit left the host "
+                                                     "short, and this context fits"
+                                                   : "");
+    if (t->exit_status != 0)
+        ggfit__sb_printf(sb, "  the speed above is %s\n",
+                         ggfit__speed_whose(pl)[0] == 'f' ? "of the flags as given, were they "
+                                                            "to fit"
+                                                          : "of llama.cpp's fit, were it to fit");
+    ggfit__changes_text(sb, pl);
+}
+
+/* A llama-bench line: a row per test, then the deciding plan's verdict. */
+static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
+{
+    const ggfit_plan *pl = &b->plan;
+    const ggfit_verdict *v = pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+    bool flags = false;
+    for (size_t i = 0; i < b->n_tests; i++)
+        flags |= b->tests[i].flags[0] != '\0';
+    ggfit__sb_printf(sb, "llama-bench's tests, each at the context llama-bench creates for it "
+                         "(n_prompt + n_gen + n_depth), %s; %d repetition%s each\n",
+                     b->fitted ? "fitted as llama-bench fits with -fitt or -fitc"
+                               : "the flags as given (llama-bench fits only with -fitt or -fitc)",
+                     b->reps, b->reps == 1 ? "" : "s");
+    ggfit__sb_printf(sb, "  %-20s %8s", "test", "n_ctx");
+    for (uint32_t k = 0; k < v->n_pools; k++) {
+        char head[48];
+        snprintf(head, sizeof head, "%.20s MiB", v->pools[k].name);
+        ggfit__sb_printf(sb, " %12s", head);
+    }
+    ggfit__sb_printf(sb, "  %-4s %10s%s\n", "fits", "t/s", flags ? "  flags" : "");
+    for (size_t i = 0; i < b->n_tests; i++) {
+        const ggfit_bench_test *t = &b->tests[i];
+        ggfit__sb_printf(sb, "  %-20s %8u", t->name, t->n_ctx);
+        for (uint32_t k = 0; k < v->n_pools; k++)
+            ggfit__sb_printf(sb, " %12.0f", k < t->n_pools ? t->used[k] / GGFIT_MiB : 0.0);
+        ggfit__sb_printf(sb, "  %-4s %10.2f%s%s\n", fits_word(t->exit_status), t->tps,
+                         flags ? "  " : "", t->flags);
+    }
+    const ggfit_bench_test *d = &b->tests[b->decides];
+    ggfit__sb_printf(sb, "decided by %s%s%s (n_ctx %u): %s\n", d->name, d->flags[0] ? ", " : "",
+                     d->flags, d->n_ctx,
+                     d->exit_status == 0   ? "every test fits, this one at the largest context"
+                     : d->exit_status == 3 ? "of the tests system memory does not hold, the "
+                                             "largest context"
+                                           : "of the tests that do not fit, the largest context");
+    if (d->state_bytes)
+        ggfit__sb_printf(sb, "  its Host use holds %.0f MiB of state at depth %u, which "
+                             "llama-bench keeps for its repetitions\n",
+                         d->state_bytes / GGFIT_MiB, d->depth);
+    ggfit__verdict_text(sb, v, pl);
+    if (d->exit_status != 0)
+        ggfit__sb_printf(sb, "  the t/s of a test that does not fit is its own were it to "
+                             "fit\n");
+    ggfit__changes_text(sb, pl);
+    for (const char *p = b->notes; *p;) {
+        size_t n = strcspn(p, "\n");
+        ggfit__sb_printf(sb, "note: %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}
+
+char *ggfit_bench_text(const ggfit_bench_result *b)
+{
+    ggfit_sb sb = { 0 };
+    if (b->line)
+        line_text(&sb, b);
+    else
+        own_text(&sb, b);
+    return ggfit__sb_take(&sb);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static json_t *loads(char *text)
+{
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    ggfit_free(text);
+    return j;
+}
+
+static json_t *lines_of(const char *text)
+{
+    json_t *a = json_array();
+    for (const char *p = text; a && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return a;
+}
+
+static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
+{
+    const ggfit_verdict *v = &b->plan.verdict;
+    json_t *used = json_object();
+    for (uint32_t k = 0; used && k < t->n_pools && k < v->n_pools; k++)
+        if (json_object_set_new(used, v->pools[k].name, json_integer((json_int_t)t->used[k]))) {
+            json_decref(used);
+            used = NULL;
+        }
+    static const char *const ids[] = { "fits", "no_fit", "host_short" };
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:f, s:b, s:s, s:i, s:s, s:o, s:I, "
+                     "s:o}",
+                     "test", t->name, "n_prompt", (int)t->n_prompt, "n_gen", (int)t->n_gen,
+                     "n_depth", (int)t->depth, "n_ctx", (int)t->n_ctx, "instance",
+                     (int)t->instance, "flags", t->flags, "tps", t->tps, "fits",
+                     t->exit_status == 0, "status", ids[t->status % 3], "exit_status",
+                     t->exit_status, "verdict", t->summary, "used", used ? used : json_null(),
+                     "state_bytes", (json_int_t)t->state_bytes, "speed",
+                     loads(ggfit_speed_json(&t->speed)));
+}
+
+char *ggfit_bench_json(const ggfit_bench_result *b)
+{
+    const ggfit_plan *pl = &b->plan;
+    const ggfit_verdict *v = pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+    json_t *root;
+    char *out = NULL;
+    if (!b->line) {
+        /* the speed's own fields, as before, and the plan's verdict */
+        const ggfit_bench_test *t = &b->tests[0];
+        root = loads(ggfit_speed_json(&t->speed));
+        if (!root || json_object_set_new(root, "n_ctx", json_integer(t->n_ctx)) ||
+            json_object_set_new(root, "of", json_string(ggfit__speed_whose(pl))) ||
+            json_object_set_new(root, "verdict", ggfit__verdict_json(v)) ||
+            json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
+            goto done;
+    } else {
+        json_t *tests = json_array();
+        root = json_pack("{s:b, s:i, s:b, s:o}", "llama_bench", 1, "reps", (int)b->reps,
+                         "fitted", b->fitted, "tests", tests ? tests : json_null());
+        for (size_t i = 0; root && tests && i < b->n_tests; i++)
+            if (json_array_append_new(tests, test_json(b, &b->tests[i])))
+                goto done;
+        if (!root || !tests ||
+            json_object_set_new(root, "decides", json_integer((json_int_t)b->decides)) ||
+            json_object_set_new(root, "plan", loads(ggfit_plan_json(pl))) ||
+            json_object_set_new(root, "notes", lines_of(b->notes)) ||
+            json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
+            goto done;
+    }
+    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(root);
+    return out;
+}
