@@ -29,14 +29,6 @@ ggfit_status ggfit__check_cache_blocks(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
     const ggfit_params *p = pr->p;
-    for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
-        char key[160];
-        snprintf(key, sizeof key, "%s.%s", hp->arch, *k);
-        if (ggfit_gguf_find_key(ggfit_model_gguf(pr->m), key) < 0)
-            return ggfit__fail(pr->err, GGFIT_EFORMAT,
-                               "%s: key not found in model: %s (llama.cpp refuses the file)",
-                               ggfit__proj_path(pr), key);
-    }
     bool mla = hp->n_embd_head_k_mla && hp->n_embd_head_v_mla;
     if ((pr->arch->same_kv_types || (pr->arch->mla_same_kv_types && mla)) &&
         p->type_k != p->type_v)

@@ -1,0 +1,223 @@
+/*
+ * check.c - the hyperparameter rules every architecture shares, and the
+ * helpers the architectures' own rules are written with (check.h).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "base/base.h"
+#include "llama/arch.h"
+#include "llama/check.h"
+
+/* llama.cpp's limits (src/llama-hparams.h), which load_hparams asserts. */
+#define LLAMA_MAX_LAYERS 512
+#define LLAMA_MAX_EXPERTS 512
+
+hp_check ggfit__check_init(const ggfit_gguf *g, const char *path, const char *prefix,
+                           char **err)
+{
+    return (hp_check){ .g = g, .path = path, .prefix = prefix, .err = err, .rc = GGFIT_OK };
+}
+
+bool hc_fail(hp_check *c, const char *fmt, ...)
+{
+    if (c->rc)
+        return false;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->rc = ggfit__fail(c->err, GGFIT_EFORMAT, "%s: %s", c->path, msg);
+    return false;
+}
+
+bool hc_nonzero(hp_check *c, const char *key, uint64_t v, const char *why)
+{
+    if (c->rc)
+        return false;
+    return v != 0 || hc_fail(c, "%s.%s is 0: %s", c->prefix, key, why);
+}
+
+bool hc_range(hp_check *c, const char *key, uint64_t v, uint64_t lo, uint64_t hi,
+              const char *why)
+{
+    if (c->rc)
+        return false;
+    return (v >= lo && v <= hi) ||
+           hc_fail(c, "%s.%s is %llu, outside %llu..%llu: %s", c->prefix, key,
+                   (unsigned long long)v, (unsigned long long)lo, (unsigned long long)hi, why);
+}
+
+bool hc_multiple(hp_check *c, const char *key, uint64_t v, const char *by_key, uint64_t by,
+                 const char *why)
+{
+    if (c->rc || !hc_nonzero(c, by_key, by, why))
+        return false;
+    return v % by == 0 ||
+           hc_fail(c, "%s.%s is %llu, not a multiple of %s.%s (%llu): %s", c->prefix, key,
+                   (unsigned long long)v, c->prefix, by_key, (unsigned long long)by, why);
+}
+
+bool hc_layer_multiple(hp_check *c, uint32_t il, const char *key, uint64_t v,
+                       const char *by_key, uint64_t by, const char *why)
+{
+    if (c->rc)
+        return false;
+    if (by == 0)
+        return hc_fail(c, "%s.%s is 0 in layer %u: %s", c->prefix, by_key, il, why);
+    return v % by == 0 ||
+           hc_fail(c, "%s.%s is %llu in layer %u, not a multiple of %s.%s (%llu): %s",
+                   c->prefix, key, (unsigned long long)v, il, c->prefix, by_key,
+                   (unsigned long long)by, why);
+}
+
+/* The number under key as gb_key reads it (integers, bools, floats); false
+ * when the file has none or it is not a number. */
+static bool key_number(const hp_check *c, const char *key, double *out, char *full, size_t n)
+{
+    snprintf(full, n, "%s.%s", c->prefix, key);
+    int64_t i = ggfit_gguf_find_key(c->g, full);
+    ggfit_value v;
+    if (i < 0 || !ggfit_gguf_value(c->g, (uint64_t)i, &v))
+        return false;
+    switch (v.type) {
+    case GGFIT_GGUF_UINT8: case GGFIT_GGUF_UINT16: case GGFIT_GGUF_UINT32:
+    case GGFIT_GGUF_UINT64: case GGFIT_GGUF_BOOL:
+        *out = (double)v.u;
+        return true;
+    case GGFIT_GGUF_INT8: case GGFIT_GGUF_INT16: case GGFIT_GGUF_INT32: case GGFIT_GGUF_INT64:
+        *out = (double)v.i;
+        return true;
+    case GGFIT_GGUF_FLOAT32: case GGFIT_GGUF_FLOAT64:
+        *out = v.f;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool hc_key_int(hp_check *c, const char *key, int64_t lo, int64_t hi, int64_t def,
+                int64_t *out, const char *why)
+{
+    if (out)
+        *out = def;
+    if (c->rc)
+        return false;
+    char full[160];
+    double v;
+    if (!key_number(c, key, &v, full, sizeof full))
+        return true;
+    /* Compared as doubles: lo and hi are far inside 2^63, so a value that
+     * passes converts exactly. */
+    if (!(v >= (double)lo && v <= (double)hi) || v != floor(v))
+        return hc_fail(c, "%s is %g, not a whole number from %lld to %lld: %s", full, v,
+                       (long long)lo, (long long)hi, why);
+    if (out)
+        *out = (int64_t)v;
+    return true;
+}
+
+/* ---- the rules every architecture shares -------------------------------- */
+
+/* Keys load_arch_hparams requires (the row's required_keys). */
+static void required_keys(hp_check *c, const ggfit_arch *a)
+{
+    for (const char *const *k = a->required_keys; k && *k && !c->rc; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.%s", c->prefix, *k);
+        if (ggfit_gguf_find_key(c->g, key) < 0)
+            hc_fail(c, "key not found in model: %s (llama.cpp refuses the file)", key);
+    }
+}
+
+/* load_hparams: GGML_ASSERT(n_layer_all > 0 && n_layer_all <=
+ * LLAMA_MAX_LAYERS); with num_loops (nanbeige) the layers are the blocks
+ * times the loops. */
+static void blocks(hp_check *c)
+{
+    if (c->hp->n_layer == 0)
+        hc_fail(c, "%s.block_count is 0: llama.cpp asserts that a model has blocks",
+                c->prefix);
+    else if (c->hp->n_layer > LLAMA_MAX_LAYERS)
+        hc_fail(c, "%s.block_count gives %u layers, more than llama.cpp's limit of %d "
+                "(LLAMA_MAX_LAYERS, which load_hparams asserts)", c->prefix, c->hp->n_layer,
+                LLAMA_MAX_LAYERS);
+}
+
+/* load_hparams' asserts on the experts and their groups, which the MoE
+ * blocks then divide by (graph.c's group-limited routing reshapes the
+ * experts into their groups); the gating function's number, which the
+ * blocks convert to an int. */
+static void experts(hp_check *c, const ggfit_arch *a)
+{
+    const ggfit_hparams *hp = c->hp;
+    uint64_t n = hp->n_expert, used = hp->n_expert_used;
+    int64_t groups, group_used;
+    if (a->one_expert_dense && n <= 1)
+        n = used = 0;   /* load_hparams: HunYuan's one expert is a dense FFN */
+    const char *why = "llama.cpp's load_hparams asserts it";
+    if (!hc_key_int(c, "expert_group_count", 0, UINT32_MAX, 0, &groups, why) ||
+        !hc_key_int(c, "expert_group_used_count", 0, UINT32_MAX, 0, &group_used, why) ||
+        !hc_key_int(c, "expert_gating_func", 0, UINT32_MAX, 0, NULL,
+                    "llama.cpp reads a gating function's number") ||
+        !hc_range(c, "expert_count", n, 0, LLAMA_MAX_EXPERTS,
+                  "llama.cpp's load_hparams asserts at most LLAMA_MAX_EXPERTS"))
+        return;
+    if (used > n) {
+        hc_fail(c, "%s.expert_used_count is %llu, more than the %llu experts (%s.expert_count): "
+                "llama.cpp's load_hparams asserts it", c->prefix, (unsigned long long)used,
+                (unsigned long long)n, c->prefix);
+        return;
+    }
+    if (n == 0) {
+        hc_range(c, "expert_group_count", (uint64_t)groups, 0, 0,
+                 "a model without experts has no expert groups (llama.cpp asserts it)");
+        return;
+    }
+    if (!hc_nonzero(c, "expert_used_count", used,
+                    "a model with experts uses some (llama.cpp asserts it)") ||
+        !hc_range(c, "expert_group_count", (uint64_t)groups, 0, n - 1,
+                  "fewer groups than experts (llama.cpp asserts it)") ||
+        groups <= 1)
+        return;
+    if (hc_multiple(c, "expert_count", n, "expert_group_count", (uint64_t)groups,
+                    "each group holds as many experts (llama.cpp asserts it)"))
+        hc_range(c, "expert_group_used_count", (uint64_t)group_used, 1, (uint64_t)groups - 1,
+                 "some groups but not all are used (llama.cpp asserts it)");
+}
+
+/* Each KV head serves a whole group of query heads: ggml_mul_mat (and
+ * flash attention) broadcast K and V over the query heads only when their
+ * count divides it, and assert so. Layers without KV heads (recurrent
+ * ones) aside, and those without query heads in the file (RWKV6-Qwen2
+ * counts them from the head size; a builder that divides by the group
+ * checks it has one). */
+static void attention_groups(hp_check *c)
+{
+    for (uint32_t il = 0; il < c->hp->n_layer && !c->rc; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(c->m, il);
+        if (li->n_head_kv)
+            hc_layer_multiple(c, il, "attention.head_count", li->n_head,
+                              "attention.head_count_kv", li->n_head_kv,
+                              "each KV head serves a whole group of query heads "
+                              "(ggml_mul_mat asserts it)");
+    }
+}
+
+ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, char **err)
+{
+    const ggfit_gguf *g = ggfit_model_gguf(m);
+    const ggfit_hparams *hp = ggfit_model_hparams(m);
+    hp_check c = ggfit__check_init(g, ggfit_gguf_shard_path(g, 0), hp->arch, err);
+    c.m = m;
+    c.hp = hp;
+    required_keys(&c, a);
+    blocks(&c);
+    experts(&c, a);
+    attention_groups(&c);
+    if (!c.rc && a->check)
+        a->check(&c);
+    return c.rc;
+}
