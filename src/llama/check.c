@@ -40,14 +40,14 @@ bool hc_nonzero(hp_check *c, const char *key, uint64_t v, const char *why)
     return v != 0 || hc_fail(c, "%s.%s is 0: %s", c->prefix, key, why);
 }
 
-bool hc_range(hp_check *c, const char *key, uint64_t v, uint64_t lo, uint64_t hi,
+bool hc_range(hp_check *c, const char *key, int64_t v, int64_t lo, int64_t hi,
               const char *why)
 {
     if (c->rc)
         return false;
     return (v >= lo && v <= hi) ||
-           hc_fail(c, "%s.%s is %llu, outside %llu..%llu: %s", c->prefix, key,
-                   (unsigned long long)v, (unsigned long long)lo, (unsigned long long)hi, why);
+           hc_fail(c, "%s.%s is %lld, outside %lld..%lld: %s", c->prefix, key, (long long)v,
+                   (long long)lo, (long long)hi, why);
 }
 
 bool hc_multiple(hp_check *c, const char *key, uint64_t v, const char *by_key, uint64_t by,
@@ -162,7 +162,7 @@ static void experts(hp_check *c, const ggfit_arch *a)
         !hc_key_int(c, "expert_group_used_count", 0, UINT32_MAX, 0, &group_used, why) ||
         !hc_key_int(c, "expert_gating_func", 0, UINT32_MAX, 0, NULL,
                     "llama.cpp reads a gating function's number") ||
-        !hc_range(c, "expert_count", n, 0, LLAMA_MAX_EXPERTS,
+        !hc_range(c, "expert_count", (int64_t)n, 0, LLAMA_MAX_EXPERTS,
                   "llama.cpp's load_hparams asserts at most LLAMA_MAX_EXPERTS"))
         return;
     if (used > n) {
@@ -172,19 +172,19 @@ static void experts(hp_check *c, const ggfit_arch *a)
         return;
     }
     if (n == 0) {
-        hc_range(c, "expert_group_count", (uint64_t)groups, 0, 0,
+        hc_range(c, "expert_group_count", groups, 0, 0,
                  "a model without experts has no expert groups (llama.cpp asserts it)");
         return;
     }
     if (!hc_nonzero(c, "expert_used_count", used,
                     "a model with experts uses some (llama.cpp asserts it)") ||
-        !hc_range(c, "expert_group_count", (uint64_t)groups, 0, n - 1,
+        !hc_range(c, "expert_group_count", groups, 0, (int64_t)n - 1,
                   "fewer groups than experts (llama.cpp asserts it)") ||
         groups <= 1)
         return;
     if (hc_multiple(c, "expert_count", n, "expert_group_count", (uint64_t)groups,
                     "each group holds as many experts (llama.cpp asserts it)"))
-        hc_range(c, "expert_group_used_count", (uint64_t)group_used, 1, (uint64_t)groups - 1,
+        hc_range(c, "expert_group_used_count", group_used, 1, groups - 1,
                  "some groups but not all are used (llama.cpp asserts it)");
 }
 

@@ -46,7 +46,7 @@ bool hc_fail(hp_check *c, const char *fmt, ...) GGFIT_PRINTF(2, 3);
  * why ends the message: what llama.cpp or ggfit does with it. Each returns
  * whether the rule holds (false also after an earlier failure). */
 bool hc_nonzero(hp_check *c, const char *key, uint64_t v, const char *why);
-bool hc_range(hp_check *c, const char *key, uint64_t v, uint64_t lo, uint64_t hi,
+bool hc_range(hp_check *c, const char *key, int64_t v, int64_t lo, int64_t hi,
               const char *why);
 /* v is a multiple of by (by_key's value; 0 breaks the rule as well). */
 bool hc_multiple(hp_check *c, const char *key, uint64_t v, const char *by_key, uint64_t by,

@@ -73,5 +73,6 @@ static void build_hunyuan_vl(bctx *b)
 const ggfit_arch ggfit__model_hunyuan_vl = {
     .name = "hunyuan_vl",
     .mem = GGFIT_MEM_KV,
+    .one_expert_dense = true,
     .build = build_hunyuan_vl,
 };

@@ -127,5 +127,9 @@ static void hparams_gemma4v(clip_model *m)
     ggfit__clip_warmup_n_tokens(hp, 256);
 }
 
-const clip_type ggfit__clip_gemma4v = { "gemma4v", hparams_gemma4v, build_gemma4v };
-const clip_type ggfit__clip_gemma4uv = { "gemma4uv", hparams_gemma4v, build_gemma4uv };
+const clip_type ggfit__clip_gemma4v = {
+    .name = "gemma4v", .hparams = hparams_gemma4v, .build = build_gemma4v,
+};
+const clip_type ggfit__clip_gemma4uv = {
+    .name = "gemma4uv", .hparams = hparams_gemma4v, .build = build_gemma4uv,
+};
