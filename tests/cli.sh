@@ -155,6 +155,22 @@ check reorder-header-only 2 'a header-only file or a partial download cannot be 
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
 check reorder-usage 2 'reorder needs IN and OUT files' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
+# OUT that is no regular file is refused before the input is read (here
+# there is none), --force or not: /dev/full stays a device, the directory,
+# the FIFO and the link stay as they were.
+check reorder-device 2 '/dev/full is a character device, not a regular file: give a path' -- \
+    "$ggfit" reorder "$tmp/none.gguf" /dev/full --force
+mkdir "$tmp/outdir"
+check reorder-directory 2 "$tmp/outdir is a directory, not a regular file" -- \
+    "$ggfit" reorder "$tmp/none.gguf" "$tmp/outdir" --force
+ln -s "$tmp/bad.gguf" "$tmp/link.gguf"
+check reorder-link 2 "$tmp/link.gguf is a symbolic link, not a regular file" -- \
+    "$ggfit" reorder "$tmp/none.gguf" "$tmp/link.gguf" --force
+if mkfifo "$tmp/fifo.gguf" 2>/dev/null; then
+    check reorder-fifo 2 "$tmp/fifo.gguf is a FIFO, not a regular file" -- \
+        "$ggfit" reorder "$tmp/none.gguf" "$tmp/fifo.gguf" --force
+fi
+check reorder-device-kept 0 '^c' -- sh -c 'ls -l /dev/full | cut -c1'
 check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
     "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
 check plan-server 0 '^-c 8192 -ngl 33 -np 1 -ctk q8_0 -ctv q8_0 -fit off$' -- \
