@@ -3,6 +3,7 @@
  * helpers the architectures' own rules are written with (check.h).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -121,6 +122,61 @@ bool hc_key_int(hp_check *c, const char *key, int64_t lo, int64_t hi, int64_t de
 
 /* ---- the rules every architecture shares -------------------------------- */
 
+/* ggfit's limits on the sizes a header declares, far above any model's
+ * (embeddings of 16384, FFNs of 65536, heads of 512, vocabularies of
+ * 262144), so that the graphs' products of a few sizes and the ubatch stay
+ * within int64_t: past them the shapes would overflow, and no allocation
+ * of such a size could be made anyway. The context (and so the KV cells)
+ * is not limited: its products are unsigned. */
+#define LIMIT_WIDTH (1u << 20)   /* an embedding, an FFN, a rank */
+#define LIMIT_HEAD (1u << 16)    /* a head's size or count, a state's */
+#define LIMIT_VOCAB (1u << 24)
+
+static void sizes(hp_check *c)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        uint32_t max;
+    } limits[] = {
+#define F(f) offsetof(ggfit_hparams, f)
+        { "embedding_length", F(n_embd), LIMIT_WIDTH },
+        { "vocab_size", F(n_vocab), LIMIT_VOCAB },
+        { "feed_forward_length", F(n_ff_max), LIMIT_WIDTH },
+        { "expert_feed_forward_length", F(n_ff_exp), LIMIT_WIDTH },
+        { "expert_shared_feed_forward_length", F(n_ff_shexp), LIMIT_WIDTH },
+        { "expert_shared_count", F(n_expert_shared), LIMIT_HEAD },
+        { "attention.head_count", F(n_head_max), LIMIT_HEAD },
+        { "attention.head_count_kv", F(n_head_kv_max), LIMIT_HEAD },
+        { "attention.key_length", F(n_embd_head_k), LIMIT_HEAD },
+        { "attention.value_length", F(n_embd_head_v), LIMIT_HEAD },
+        { "attention.key_length_swa", F(n_embd_head_k_swa), LIMIT_HEAD },
+        { "attention.value_length_swa", F(n_embd_head_v_swa), LIMIT_HEAD },
+        { "attention.key_length_mla", F(n_embd_head_k_mla), LIMIT_HEAD },
+        { "attention.value_length_mla", F(n_embd_head_v_mla), LIMIT_HEAD },
+        { "attention.q_lora_rank", F(n_lora_q), LIMIT_WIDTH },
+        { "attention.kv_lora_rank", F(n_lora_kv), LIMIT_WIDTH },
+        { "rope.dimension_count", F(n_rot), LIMIT_HEAD },
+        { "ssm.conv_kernel", F(ssm_d_conv), LIMIT_HEAD },
+        { "ssm.inner_size", F(ssm_d_inner), LIMIT_WIDTH },
+        { "ssm.state_size", F(ssm_d_state), LIMIT_HEAD },
+        { "ssm.time_step_rank", F(ssm_dt_rank), LIMIT_HEAD },
+        { "ssm.group_count", F(ssm_n_group), LIMIT_HEAD },
+        { "shortconv.l_cache", F(shortconv_l_cache), LIMIT_HEAD },
+        { "wkv.head_size", F(wkv_head_size), LIMIT_HEAD },
+        { "token_shift_count", F(token_shift_count), LIMIT_HEAD },
+        { "kda.head_dim", F(n_embd_head_kda), LIMIT_HEAD },
+#undef F
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0] && !c->rc; i++) {
+        uint32_t v = *(const uint32_t *)((const char *)c->hp + limits[i].off);
+        if (v > limits[i].max)
+            c->rc = ggfit__fail(c->err, GGFIT_ELIMIT, "%s: %s.%s is %u, more than ggfit's "
+                                "limit of %u (no model has such a size)", c->path, c->prefix,
+                                limits[i].key, v, limits[i].max);
+    }
+}
+
 /* Keys load_arch_hparams requires (the row's required_keys). */
 static void required_keys(hp_check *c, const ggfit_arch *a)
 {
@@ -160,8 +216,8 @@ static void experts(hp_check *c, const ggfit_arch *a)
     const char *why = "llama.cpp's load_hparams asserts it";
     if (!hc_key_int(c, "expert_group_count", 0, UINT32_MAX, 0, &groups, why) ||
         !hc_key_int(c, "expert_group_used_count", 0, UINT32_MAX, 0, &group_used, why) ||
-        !hc_key_int(c, "expert_gating_func", 0, UINT32_MAX, 0, NULL,
-                    "llama.cpp reads a gating function's number") ||
+        !hc_key_int(c, "expert_gating_func", 0, INT32_MAX, 0, NULL,
+                    "the MoE blocks read a gating function's number") ||
         !hc_range(c, "expert_count", (int64_t)n, 0, LLAMA_MAX_EXPERTS,
                   "llama.cpp's load_hparams asserts at most LLAMA_MAX_EXPERTS"))
         return;
@@ -215,6 +271,7 @@ ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, char 
     c.hp = hp;
     required_keys(&c, a);
     blocks(&c);
+    sizes(&c);
     experts(&c, a);
     attention_groups(&c);
     if (!c.rc && a->check)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 typedef struct dsa {
@@ -492,9 +493,22 @@ static void build_glm_dsa_mtp(bctx *b)
     build_dsa_mtp(b, true);
 }
 
+/* The lightning indexer's keys, converted to integers by the graph (its
+ * own rules on them, heads wider than the rope, make it an estimate). */
+static void check(hp_check *c)
+{
+    static const char *const keys[] = { "attention.indexer.head_count",
+                                        "attention.indexer.key_length",
+                                        "attention.indexer.top_k" };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
+                   "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_deepseek32 = {
     .mla_same_kv_types = true,
     .name = "deepseek32",
+    .check = check,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_deepseek32_mtp,
@@ -507,6 +521,7 @@ const ggfit_arch ggfit__model_deepseek32 = {
 const ggfit_arch ggfit__model_glm_dsa = {
     .mla_same_kv_types = true,
     .name = "glm-dsa",
+    .check = check,
     .mtp = true,
     .mtp_kv_nextn = true,
     .build_mtp = build_glm_dsa_mtp,

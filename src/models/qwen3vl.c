@@ -3,6 +3,7 @@
  * (dense or MoE) with M-RoPE and deepstack layers, whose extra embedding
  * slices are added to the first layers' outputs. Both build one graph.
  */
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* llama_model_qwen3vl::graph and llama_model_qwen3vlmoe::graph: Qwen3's
@@ -20,8 +21,16 @@ static void build_qwen3vl(bctx *b)
     gb_build_llama_like(b, GB_LLAMA_QK_NORM);
 }
 
+/* The graph converts n_deepstack_layers to an integer. */
+static void check(hp_check *c)
+{
+    hc_key_int(c, "n_deepstack_layers", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_qwen3vl = {
     .name = "qwen3vl",
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
     .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */
@@ -30,6 +39,7 @@ const ggfit_arch ggfit__model_qwen3vl = {
 /* qwen3vlmoe: the same graph, whose FFNs are experts. */
 const ggfit_arch ggfit__model_qwen3vlmoe = {
     .name = "qwen3vlmoe",
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
 };

@@ -336,12 +336,20 @@ static void check(hp_check *c)
                     c->hp->wkv_head_size, why);
 }
 
+/* RWKV6 also converts rescale_every_n_layers to an integer. */
+static void check_rwkv6(hp_check *c)
+{
+    check(c);
+    hc_key_int(c, "rescale_every_n_layers", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 /* Recurrent memory only, a state in every layer. */
 const ggfit_arch ggfit__model_rwkv6 = {
     .name = "rwkv6",
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
-    .check = check,
+    .check = check_rwkv6,
     .build = build_rwkv6,
     .tensor_layer = tensor_layer,
     .state_size = state_size,

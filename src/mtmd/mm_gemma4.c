@@ -120,7 +120,7 @@ static void hparams_gemma4v(clip_model *m)
     hp->n_merge = 3;
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &hp->n_merge);
     if (m->type->build == build_gemma4uv) {
-        hp->patch_size *= hp->n_merge;
+        hp->patch_size = ggfit__clip_clamp32((int64_t)hp->patch_size * hp->n_merge);
         hp->n_merge = 1;
     }
     ggfit__clip_limit_image_tokens(hp, 40, 280);
