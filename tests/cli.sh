@@ -41,6 +41,14 @@ check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
 check unknown-arg 2 "unknown argument '--frobnicate'" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
 check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+# Headers a fuzz run found that made the CLI divide by zero (SIGFPE): refused
+# with the key and its value, exit status 2.
+check hostile-minimax-m3 2 'minimax-m3.attention.head_count is 0 in layer 0, which has 2 KV' -- \
+    "$ggfit" -m tests/malformed/crash-minimax-m3.gguf --gpu rpc:24GiB -fitp on
+check hostile-rwkv6 2 'crash-rwkv6.gguf: rwkv6.embedding_length is 0: the time mix splits' -- \
+    "$ggfit" -m tests/malformed/crash-rwkv6.gguf --gpu rpc:24GiB -fitp on
+check hostile-rwkv7 2 'crash-rwkv7.gguf: rwkv7.embedding_length is 0: the time mix splits' -- \
+    "$ggfit" -m tests/malformed/crash-rwkv7.gguf --gpu rpc:24GiB -fitp on
 
 # libggfit.so next to the CLI exports the public API only: ggfit_*, never an
 # internal ggfit__* or a symbol without the prefix.
