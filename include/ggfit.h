@@ -948,9 +948,14 @@ GGFIT_API ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params
  * layer's tensors as they were. Keys and tensor data are copied exactly.
  * Each file is written under a temporary name and renamed into place when
  * complete. A split model's out is named like NAME-00001-of-0000N.gguf
- * and the other shards follow that pattern. Refused: a header-only or
- * partial input (its tensor data is not there), out existing unless force,
- * out being the input. */
+ * and the other shards follow that pattern. Writes regular files only.
+ * Refused (GGFIT_EINVAL) before anything is written: out, or another
+ * shard's name, that is a directory, a device, a FIFO, a socket or a
+ * symbolic link (whatever force says: none is replaced), that exists
+ * unless force, or that is one of the input's shards; out itself is looked
+ * at before a byte of the input is read, the other shards' names once the
+ * input's header says how many there are. Refused too: a header-only or
+ * partial input (its tensor data is not there). */
 GGFIT_API ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **err);
 
 /* ------------------------------------------------------------------------

@@ -41,6 +41,14 @@ check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
 check unknown-arg 2 "unknown argument '--frobnicate'" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
 check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+# Headers a fuzz run found that made the CLI divide by zero (SIGFPE): refused
+# with the key and its value, exit status 2.
+check hostile-minimax-m3 2 'minimax-m3.attention.head_count is 0 in layer 0, which has 2 KV' -- \
+    "$ggfit" -m tests/malformed/crash-minimax-m3.gguf --gpu rpc:24GiB -fitp on
+check hostile-rwkv6 2 "crash-rwkv6.gguf: key 'rwkv6.embedding_length' is missing; llama.cpp refuses the file" -- \
+    "$ggfit" -m tests/malformed/crash-rwkv6.gguf --gpu rpc:24GiB -fitp on
+check hostile-rwkv7 2 "crash-rwkv7.gguf: key 'rwkv7.embedding_length' is missing; llama.cpp refuses the file" -- \
+    "$ggfit" -m tests/malformed/crash-rwkv7.gguf --gpu rpc:24GiB -fitp on
 
 # libggfit.so next to the CLI exports the public API only: ggfit_*, never an
 # internal ggfit__* or a symbol without the prefix.
@@ -155,6 +163,22 @@ check reorder-header-only 2 'a header-only file or a partial download cannot be 
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
 check reorder-usage 2 'reorder needs IN and OUT files' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
+# OUT that is no regular file is refused before the input is read (here
+# there is none), --force or not: /dev/full stays a device, the directory,
+# the FIFO and the link stay as they were.
+check reorder-device 2 '/dev/full is a character device, not a regular file: give a path' -- \
+    "$ggfit" reorder "$tmp/none.gguf" /dev/full --force
+mkdir "$tmp/outdir"
+check reorder-directory 2 "$tmp/outdir is a directory, not a regular file" -- \
+    "$ggfit" reorder "$tmp/none.gguf" "$tmp/outdir" --force
+ln -s "$tmp/bad.gguf" "$tmp/link.gguf"
+check reorder-link 2 "$tmp/link.gguf is a symbolic link, not a regular file" -- \
+    "$ggfit" reorder "$tmp/none.gguf" "$tmp/link.gguf" --force
+if mkfifo "$tmp/fifo.gguf" 2>/dev/null; then
+    check reorder-fifo 2 "$tmp/fifo.gguf is a FIFO, not a regular file" -- \
+        "$ggfit" reorder "$tmp/none.gguf" "$tmp/fifo.gguf" --force
+fi
+check reorder-device-kept 0 '^c' -- sh -c 'ls -l /dev/full | cut -c1'
 check metal-span 1 'Metal maps [0-9]* MiB of the file for [0-9]* MiB of tensors' -- \
     "$ggfit" -m "$models/gpt-oss-20b-mxfp4.gguf" --gpu m3-pro-18gb -c 4096 --cpu-moe -fitp on
 check plan-server 0 '^-c 8192 -ngl 33 -np 4 -kvu -ctk q8_0 -ctv q8_0 -fit off$' -- \

@@ -6,9 +6,12 @@
  *
  * STATUS is ggfit_status_str() of the status the reader must return,
  * SUBSTRING a distinctive part of its message, and FUNCTION says which call
- * reports it: "gguf" (ggfit_gguf_open, the file layer) or "model"
+ * reports it: "gguf" (ggfit_gguf_open, the file layer), "model"
  * (ggfit_model_open; these files are valid GGUF and only the model
- * description refuses them). tests/test_malformed.c replays the catalogue.
+ * description refuses them) or "project" (ggfit_project and ggfit_fit; the
+ * model is described, its hyperparameters refused before anything is
+ * sized). tests/test_malformed.c replays the catalogue. A few files are
+ * kept as a fuzz run found them (FOUND): listed, not written.
  *
  * Usage: mkmalformed DIR   (run by `make malformed`; the output is committed)
  *
@@ -545,18 +548,100 @@ static void mk_nextn_over_block_count(gw *w)
     gw_pad(w, 32);
 }
 
+/* ---- hyperparameters a projection refuses -------------------------------- */
+
+/* Models the description takes (ggfit_model_open) whose numbers llama.cpp's
+ * loader refuses or ggfit's arithmetic cannot take: the projection refuses
+ * them before sizing anything, naming the key and its value
+ * (src/llama/check.c and the architectures' .check). No tensors: the
+ * checks come first. */
+
+/* A header of architecture arch with its block_count; n_extra keys follow. */
+static void start_arch(gw *w, const char *arch, uint64_t n_extra, uint32_t n_layer)
+{
+    char key[96];
+    gw_header(w, 3, 0, 3 + n_extra);
+    gw_kv_str(w, "general.architecture", arch);
+    snprintf(key, sizeof key, "%s.block_count", arch);
+    gw_kv_u32(w, key, n_layer);
+    snprintf(key, sizeof key, "%s.context_length", arch);   /* load_hparams requires it */
+    gw_kv_u32(w, key, 4096);
+}
+
+static void mk_heads_not_grouped(gw *w)
+{
+    start_arch(w, ARCH, 3, 2);
+    gw_kv_u32(w, ARCH ".embedding_length", 384);
+    gw_kv_u32(w, ARCH ".attention.head_count", 6);
+    gw_kv_u32(w, ARCH ".attention.head_count_kv", 4);
+    gw_pad(w, 32);
+}
+
+static void mk_experts_used_over_count(gw *w)
+{
+    start_model(w, 0, 2, 2);
+    gw_kv_u32(w, ARCH ".expert_count", 8);
+    gw_kv_u32(w, ARCH ".expert_used_count", 9);
+    gw_pad(w, 32);
+}
+
+static void mk_expert_groups_uneven(gw *w)
+{
+    start_model(w, 0, 4, 2);
+    gw_kv_u32(w, ARCH ".expert_count", 8);
+    gw_kv_u32(w, ARCH ".expert_used_count", 2);
+    gw_kv_u32(w, ARCH ".expert_group_count", 3);
+    gw_kv_u32(w, ARCH ".expert_group_used_count", 1);
+    gw_pad(w, 32);
+}
+
+static void mk_wkv_head_size_zero(gw *w)
+{
+    start_arch(w, "rwkv7", 2, 2);
+    gw_kv_u32(w, "rwkv7.embedding_length", 256);
+    gw_kv_u32(w, "rwkv7.wkv.head_size", 0);
+    gw_pad(w, 32);
+}
+
+static void mk_embd_not_heads(gw *w)
+{
+    start_arch(w, "rwkv6", 2, 2);
+    gw_kv_u32(w, "rwkv6.embedding_length", 100);
+    gw_kv_u32(w, "rwkv6.wkv.head_size", 64);
+    gw_pad(w, 32);
+}
+
+static void mk_count_not_whole(gw *w)
+{
+    start_arch(w, "ernie4_5-moe", 2, 2);
+    gw_kv_u32(w, "ernie4_5-moe.embedding_length", 64);
+    gw_kv_f32(w, "ernie4_5-moe.interleave_moe_layer_step", 1.5f);
+    gw_pad(w, 32);
+}
+
+static void mk_size_over_limit(gw *w)
+{
+    start_arch(w, ARCH, 1, 2);
+    gw_kv_u32(w, ARCH ".embedding_length", 1u << 21);
+    gw_pad(w, 32);
+}
+
 /* ---- the catalogue ---------------------------------------------------------- */
 
 typedef struct entry {
     const char *file;
     int status;
     const char *substring;
-    const char *function;      /* "gguf" or "model" */
-    void (*make)(gw *w);
+    const char *function;      /* "gguf", "model" or "project" */
+    void (*make)(gw *w);       /* NULL: a file kept as a fuzz run found it */
 } entry;
 
 #define GGUF(f, st, sub, fn) { f, st, sub, "gguf", fn }
 #define MODEL(f, st, sub, fn) { f, st, sub, "model", fn }
+#define PROJECT(f, st, sub, fn) { f, st, sub, "project", fn }
+/* A file a fuzz run found (../shared/reliability/), committed as it was:
+ * listed here, never written. */
+#define FOUND(f, st, sub, stage) { f, st, sub, stage, NULL }
 
 static const entry catalogue[] = {
     GGUF("empty.gguf", GGFIT_EFORMAT, "not a GGUF file: 0 bytes, too short for the magic",
@@ -682,6 +767,31 @@ static const entry catalogue[] = {
           mk_tensor_block_out_of_range),
     MODEL("nextn-over-block-count.gguf", GGFIT_EFORMAT,
           "llama.nextn_predict_layers is 3, more than the 2 blocks", mk_nextn_over_block_count),
+    PROJECT("heads-not-grouped.gguf", GGFIT_EFORMAT,
+            "llama.attention.head_count is 6 in layer 0, not a multiple of "
+            "llama.attention.head_count_kv (4)", mk_heads_not_grouped),
+    PROJECT("experts-used-over-count.gguf", GGFIT_EFORMAT,
+            "llama.expert_used_count is 9, more than the 8 experts", mk_experts_used_over_count),
+    PROJECT("expert-groups-uneven.gguf", GGFIT_EFORMAT,
+            "llama.expert_count is 8, not a multiple of llama.expert_group_count (3)",
+            mk_expert_groups_uneven),
+    PROJECT("wkv-head-size-zero.gguf", GGFIT_EFORMAT, "rwkv7.wkv.head_size is 0: the time mix",
+            mk_wkv_head_size_zero),
+    PROJECT("embd-not-heads.gguf", GGFIT_EFORMAT,
+            "rwkv6.embedding_length is 100, not a multiple of rwkv6.wkv.head_size (64)",
+            mk_embd_not_heads),
+    PROJECT("count-not-whole.gguf", GGFIT_EFORMAT,
+            "ernie4_5-moe.interleave_moe_layer_step is 1.5, not a whole number from 1 to",
+            mk_count_not_whole),
+    PROJECT("size-over-limit.gguf", GGFIT_ELIMIT,
+            "llama.embedding_length is 2097152, more than ggfit's limit of 1048576",
+            mk_size_over_limit),
+    FOUND("crash-minimax-m3.gguf", GGFIT_EFORMAT,
+          "minimax-m3.attention.head_count is 0 in layer 0, which has 2 KV heads", "project"),
+    FOUND("crash-rwkv6.gguf", GGFIT_EFORMAT,
+          "key 'rwkv6.embedding_length' is missing; llama.cpp refuses the file", "model"),
+    FOUND("crash-rwkv7.gguf", GGFIT_EFORMAT,
+          "key 'rwkv7.embedding_length' is missing; llama.cpp refuses the file", "model"),
 };
 
 int main(int argc, char **argv)
@@ -701,11 +811,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0]; i++) {
         const entry *e = &catalogue[i];
         gw w = {0};
-        e->make(&w);
         snprintf(path, sizeof path, "%s/%s", argv[1], e->file);
-        if (gw_write_file(&w, path) != 0) {
-            perror(path);
-            rc = 1;
+        if (e->make) {
+            e->make(&w);
+            if (gw_write_file(&w, path) != 0) {
+                perror(path);
+                rc = 1;
+            }
         }
         gw_free(&w);
         fprintf(tsv, "%s\t%s\t%s\t%s\n", e->file, status_name(e->status), e->substring,

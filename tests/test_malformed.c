@@ -1,8 +1,10 @@
 /*
  * test_malformed.c - malformed input fails cleanly: the catalogue in
  * $GGFIT_MALFORMED (written by mkmalformed, one file per failure class, each
- * with its expected status and message), a valid header cut at every byte,
- * and bytes appended after a valid header.
+ * with its expected status and message, refused by the reader, the model
+ * description or the projection; a few files kept as fuzz runs found
+ * them), a valid header cut at every byte, and bytes appended after a
+ * valid header.
  */
 #include <dirent.h>
 #include <unistd.h>
@@ -24,7 +26,7 @@ typedef struct entry {
     char file[128];
     char status[32];
     char substring[512];
-    char function[8];     /* "gguf" or "model" */
+    char function[8];     /* "gguf", "model" or "project" */
 } entry;
 
 /* Splits "a\tb\tc\td\n" into the entry; false if the line is malformed. */
@@ -64,7 +66,8 @@ static size_t read_catalogue(entry *entries, size_t max)
         if (n == max)
             fail_msg("%s: more than %zu entries", path, max);
         if (!parse_line(line, &entries[n]))
-            fail_msg("%s:%zu: not FILE<TAB>STATUS<TAB>SUBSTRING<TAB>gguf|model", path, n + 1);
+            fail_msg("%s:%zu: not FILE<TAB>STATUS<TAB>SUBSTRING<TAB>gguf|model|project", path,
+                     n + 1);
         n++;
     }
     fclose(f);
@@ -95,6 +98,29 @@ static void check_failure(const entry *e, const char *path, int rc, const void *
 /* What *out holds before a call, so that a failure must clear it. */
 static max_align_t sentinel;
 
+/* The model is described; its projection and fit (-fitp on, as the CLI
+ * runs them) refuse its hyperparameters, before anything is built. */
+static void check_projection(const entry *e, const char *path)
+{
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    if (ggfit_model_open(path, &m, &err) != GGFIT_OK)
+        fail_msg("%s: expected a model, got: %s", e->file, err);
+    ggfit_device dev;
+    size_t n = 0;
+    assert_int_equal(ggfit_devices_parse("rpc:24GiB", &dev, 1, &n, NULL), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    ggfit_projection pr;
+    int rc = ggfit_project(m, &p, &dev, n, &pr, NULL, &err);
+    check_failure(e, path, rc, NULL, err);
+    ggfit_fit_result r;
+    err = NULL;
+    rc = ggfit_fit(m, &p, &dev, n, NULL, &r, &err);
+    check_failure(e, path, rc, NULL, err);
+    ggfit_model_free(m);
+}
+
 static void check_entry(const entry *e)
 {
     char path[512];
@@ -113,8 +139,10 @@ static void check_entry(const entry *e)
         ggfit_model *m = (void *)&sentinel;
         int rc = ggfit_model_open(path, &m, &err);
         check_failure(e, path, rc, m, err);
+    } else if (strcmp(e->function, "project") == 0) {
+        check_projection(e, path);
     } else {
-        fail_msg("%s: function '%s' is neither gguf nor model", e->file, e->function);
+        fail_msg("%s: function '%s' is neither gguf, model nor project", e->file, e->function);
     }
 }
 

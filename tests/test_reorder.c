@@ -2,11 +2,14 @@
  * test_reorder.c - ggfit reorder: small models with real data rewritten
  * with the output layer last, every tensor's bytes read back identical,
  * Metal's span shrunk to the tensors, and the refusals (header-only input,
- * an existing output, a failed write that leaves nothing behind).
+ * an existing output, a failed write that leaves nothing behind, an output
+ * that is no regular file, for a split model's every shard).
  */
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,6 +211,159 @@ static void test_write_failure(void **state)
     unlink(in);
 }
 
+/* ---- outputs that are no regular file ------------------------------------ */
+
+/* The files in dir whose name holds part, counted (temporary files left). */
+static int files_with(const char *part)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strstr(e->d_name, part) != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void expect_refused(const char *in, const char *out, const char *what)
+{
+    char *err = NULL;
+    int rc = ggfit_reorder(in, out, true, &err);
+    if (rc != GGFIT_EINVAL || !err || strncmp(err, out, strlen(out)) != 0 || !strstr(err, what))
+        fail_msg("%s: status %s, message %s; expected '%s is %s'", out, ggfit_status_str(rc),
+                 err ? err : "(none)", out, what);
+    ggfit_free(err);
+    assert_int_equal(files_with(".tmp."), 0);
+}
+
+/* A directory, a device, a FIFO, a socket or a symbolic link as OUT is
+ * refused even with force, before the input is read (here an input that
+ * does not exist, then a real one), and stays as it was. */
+static void test_out_not_regular(void **state)
+{
+    (void)state;
+    char in[320], none[320], sub[320], fifo[320], sock[320], link_[320], target[320];
+    snprintf(in, sizeof in, "%s/in.gguf", dir);
+    snprintf(none, sizeof none, "%s/none.gguf", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sock, sizeof sock, "%s/sock", dir);
+    snprintf(link_, sizeof link_, "%s/link.gguf", dir);
+    snprintf(target, sizeof target, "%s/target.gguf", dir);
+    write_model(in, 2, 256, true);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    assert_true(strlen(sock) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    assert_true(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    FILE *f = fopen(target, "wb");
+    assert_true(f && fputs("kept", f) >= 0 && fclose(f) == 0);
+    assert_int_equal(symlink(target, link_), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *src = pass ? in : none;
+        struct stat st;
+        if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode))
+            expect_refused(src, "/dev/full", "a character device, not a regular file");
+        expect_refused(src, sub, "a directory, not a regular file");
+        expect_refused(src, fifo, "a FIFO, not a regular file");
+        expect_refused(src, sock, "a socket, not a regular file");
+        expect_refused(src, link_, "a symbolic link, not a regular file");
+    }
+    struct stat st;
+    assert_int_equal(lstat(link_, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(target, &st), 0);
+    assert_int_equal(st.st_size, 4);
+    assert_int_equal(stat(sub, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    close(fd);
+    unlink(sock);
+    unlink(link_);
+    unlink(target);
+    unlink(fifo);
+    rmdir(sub);
+    unlink(in);
+}
+
+/* Shard no (0-based) of a two-shard llama with data: token_embd and output
+ * in the first, block 0's two tensors in the second. */
+static void write_split_shard(const char *base, uint16_t no)
+{
+    static const char *const names[2][2] = {
+        { "token_embd.weight", "output.weight" },
+        { "blk.0.attn_q.weight", "blk.0.attn_k.weight" },
+    };
+    gw w = {0};
+    char path[320];
+    gw_header(&w, 3, 2, no == 0 ? 7 : 2);
+    if (no == 0) {
+        gw_kv_str(&w, "general.architecture", "llama");
+        gw_kv_u32(&w, "llama.block_count", 1);
+        gw_kv_u32(&w, "llama.context_length", 4096);
+        gw_kv_u32(&w, "llama.embedding_length", 64);
+    }
+    gw_key(&w, "split.no", GGFIT_GGUF_UINT16);
+    gw_u16(&w, no);
+    gw_key(&w, "split.count", GGFIT_GGUF_UINT16);
+    gw_u16(&w, 2);
+    if (no == 0) {
+        gw_key(&w, "split.tensors.count", GGFIT_GGUF_INT32);
+        gw_u32(&w, 4);
+    }
+    for (int i = 0; i < 2; i++) {
+        int64_t ne[2] = { 64, 4 };
+        gw_tensor(&w, names[no][i], 2, ne, GGFIT_TYPE_F32, (uint64_t)i * 1024);
+    }
+    gw_pad(&w, 32);
+    for (int k = 0; k < 2048; k++)
+        gw_u8(&w, (uint8_t)(k * 7 + no));
+    snprintf(path, sizeof path, "%s-%05u-of-00002.gguf", base, no + 1u);
+    assert_int_equal(gw_write_file(&w, path), 0);
+    gw_free(&w);
+}
+
+/* A split model's other shard names are checked as OUT is, before the
+ * first shard is written: a directory where the second goes leaves no
+ * first shard behind. */
+static void test_split_names(void **state)
+{
+    (void)state;
+    char base[320], in[340], out[340], out2[340];
+    snprintf(base, sizeof base, "%s/sm", dir);
+    write_split_shard(base, 0);
+    write_split_shard(base, 1);
+    snprintf(in, sizeof in, "%s-00001-of-00002.gguf", base);
+    snprintf(out, sizeof out, "%s/re-00001-of-00002.gguf", dir);
+    snprintf(out2, sizeof out2, "%s/re-00002-of-00002.gguf", dir);
+    assert_int_equal(mkdir(out2, 0700), 0);
+    expect_refused(in, out2, "a directory, not a regular file");
+    char *err = NULL;
+    assert_int_equal(ggfit_reorder(in, out, true, &err), GGFIT_EINVAL);
+    if (!strstr(err, "re-00002-of-00002.gguf is a directory"))
+        fail_msg("%s", err);
+    ggfit_free(err);
+    assert_int_not_equal(access(out, F_OK), 0);
+    /* A shard name that is one of the input's shards is the input. */
+    rmdir(out2);
+    snprintf(out, sizeof out, "%s-00001-of-00002.gguf", base);
+    assert_int_equal(ggfit_reorder(in, out, true, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "the output is the input"));
+    ggfit_free(err);
+    /* And with a free name, both shards are written. */
+    snprintf(out, sizeof out, "%s/re-00001-of-00002.gguf", dir);
+    if (ggfit_reorder(in, out, false, &err) != GGFIT_OK)
+        fail_msg("%s", err);
+    assert_int_equal(access(out, F_OK), 0);
+    assert_int_equal(access(out2, F_OK), 0);
+    unlink(out);
+    unlink(out2);
+    unlink(in);
+    snprintf(in, sizeof in, "%s-00002-of-00002.gguf", base);
+    unlink(in);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -228,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_span_shrinks),
         cmocka_unit_test(test_header_only_refused),
         cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_out_not_regular),
+        cmocka_unit_test(test_split_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -237,6 +237,14 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
 }
 
 /* Step 2: a smaller context, when -c was not given. */
+/* a * b as llama.cpp's int64_t product comes out: wrapped where a
+ * header's context length makes it overflow, which in C would be
+ * undefined. */
+static int64_t mul_wrapped(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
 static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, int64_t sum_proj_free,
                         int64_t sum_model, bool *done)
 {
@@ -286,7 +294,7 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
     for (size_t d = 0; d < f->nd; d++)
         used_min += mem[d];
     if (target > used_min) {
-        int64_t add = (int64_t)(f->hp_nct - f->n_ctx_min) * (target - used_min) /
+        int64_t add = mul_wrapped(f->hp_nct - f->n_ctx_min, target - used_min) /
                       (sum_used - used_min);
         uint32_t n_ctx = (uint32_t)(f->p.n_ctx + (uint64_t)add);
         n_ctx -= n_ctx % 256;   /* rounded down for CUDA */
@@ -294,7 +302,7 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
         int64_t per_ctx = (sum_used - used_min) / (int64_t)(f->hp_nct - f->n_ctx_min);
         logf_(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
               f->hp_nct, f->p.n_ctx,
-              (long long)((int64_t)(f->hp_nct - f->p.n_ctx) * per_ctx / MiB));
+              (long long)(mul_wrapped(f->hp_nct - f->p.n_ctx, per_ctx) / MiB));
         if (f->nd <= 1) {
             logf_(f, "entire model can be fit by reducing context");
             *done = true;

@@ -26,10 +26,18 @@ bool ggfit__gguf_raw(const ggfit_gguf *g, uint32_t i, ggfit__gguf_shard_raw *out
  * each of the shard's exactly once), each one's data copied as it is and
  * padded to the alignment. The file is written beside out_path under a
  * temporary name and renamed into place only when complete; out_path must
- * not exist unless force. A shard whose tensor data is not all there (a
- * header-only file, a partial download) is refused. */
+ * pass ggfit__gguf_check_target. A shard whose tensor data is not all
+ * there (a header-only file, a partial download) is refused. */
 ggfit_status ggfit__gguf_rewrite(const ggfit_gguf *g, uint32_t i, const uint64_t *order,
                                  const char *out_path, bool force, char **err);
+
+/* Whether out_path may be written as a new file (GGFIT_EINVAL with the
+ * reason if not): absent, or a regular file (not a link to one) that is
+ * none of the n_inputs files being read, and then only with force. A
+ * directory, a device, a FIFO, a socket or a symbolic link is refused
+ * whatever force says. Looks at the path only; reads nothing. */
+ggfit_status ggfit__gguf_check_target(const char *out_path, const char *const *inputs,
+                                      size_t n_inputs, bool force, char **err);
 
 /* A header read from somewhere else than a file (remote/: over HTTP), as
  * the file reader reads a file: the shard's size first, then bytes at

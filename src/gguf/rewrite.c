@@ -110,6 +110,53 @@ static ggfit_status copy_tensor(FILE *in, out *o, const ggfit__gguf_shard_raw *s
     return GGFIT_OK;
 }
 
+/* What a path that is not a regular file is, and how to give one instead:
+ * the rename at the end would replace a link or a device node with the
+ * new file, and fail on a directory only after every byte was written. */
+static const char *not_regular(mode_t mode, const char **fix)
+{
+    *fix = "give a path for the new .gguf";
+    if (S_ISREG(mode))
+        return NULL;
+    if (S_ISLNK(mode)) {
+        *fix = "give the path of a file, not of a link (a link is never replaced)";
+        return "a symbolic link";
+    }
+    if (S_ISDIR(mode)) {
+        *fix = "give a path for the new .gguf, such as one inside it";
+        return "a directory";
+    }
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+ggfit_status ggfit__gguf_check_target(const char *out_path, const char *const *inputs,
+                                      size_t n_inputs, bool force, char **err)
+{
+    struct stat st_out, st_in;
+    if (lstat(out_path, &st_out) != 0)
+        return GGFIT_OK;   /* a new file (a path it cannot be written to fails at its creation) */
+    const char *fix, *what = not_regular(st_out.st_mode, &fix);
+    if (what)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s is %s, not a regular file: %s", out_path,
+                           what, fix);
+    for (size_t k = 0; k < n_inputs; k++)
+        if (stat(inputs[k], &st_in) == 0 && st_in.st_dev == st_out.st_dev &&
+            st_in.st_ino == st_out.st_ino)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: the output is the input (%s); write "
+                                                  "another file", out_path, inputs[k]);
+    if (!force)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s exists (--force replaces it)", out_path);
+    return GGFIT_OK;
+}
+
 ggfit_status ggfit__gguf_rewrite(const ggfit_gguf *g, uint32_t i, const uint64_t *order,
                                  const char *out_path, bool force, char **err)
 {
@@ -117,18 +164,12 @@ ggfit_status ggfit__gguf_rewrite(const ggfit_gguf *g, uint32_t i, const uint64_t
     ggfit_status rc;
     if (!ggfit__gguf_raw(g, i, &s))
         return ggfit__fail(err, GGFIT_EINVAL, "no shard %u", i);
-    if ((rc = check_data(g, &s, err)) || (rc = check_order(&s, order, err)))
+    const char *path_in = s.path;
+    if ((rc = check_data(g, &s, err)) || (rc = check_order(&s, order, err)) ||
+        (rc = ggfit__gguf_check_target(out_path, &path_in, 1, force, err)))
         return rc;
 
-    struct stat st_in, st_out;
-    bool exists = stat(out_path, &st_out) == 0;
-    if (exists && stat(s.path, &st_in) == 0 && st_in.st_dev == st_out.st_dev &&
-        st_in.st_ino == st_out.st_ino)
-        return ggfit__fail(err, GGFIT_EINVAL, "%s: the output is the input; write another "
-                                              "file", out_path);
-    if (exists && !force)
-        return ggfit__fail(err, GGFIT_EINVAL, "%s exists (--force replaces it)", out_path);
-
+    struct stat st_in;
     size_t len = strlen(out_path);
     char *tmp = ggfit__malloc(len + 16);
     unsigned char *buf = ggfit__malloc(COPY_CHUNK);

@@ -76,6 +76,7 @@ typedef struct ggfit_arr_key {
     { "rope.dimension_sections", true, GGFIT_GGUF_INT32, GGFIT_ARR_FOUR, (required) }
 
 struct bctx;   /* a graph under construction (llama/graph.h) */
+struct hp_check; /* a file's hyperparameters being checked (llama/check.h) */
 
 /* One architecture: a row of named fields, in the architecture's own file
  * (src/models/<arch>.c), listed once in src/models/registry.c. Fields left
@@ -166,6 +167,17 @@ typedef struct ggfit_arch {
     /* Keys load_arch_hparams reads into fixed arrays (one value per layer,
      * the rope sections), checked as it checks them; NULL: none. */
     const ggfit_arr_key *arr_keys;
+    /* load_hparams takes an expert_count of 1 for none (HunYuan's dense
+     * models): then no expert is used either. */
+    bool one_expert_dense;
+    /* What load_arch_hparams refuses (its asserts and throws) and what the
+     * builder and the hooks below need of the file's numbers: a divisor
+     * that is not 0, a key they convert to an integer that fits it, a count
+     * that fits the arrays it indexes; run before anything is sized, after
+     * the rules every architecture shares (llama/check.c). The rules are
+     * calls of check.h's helpers on c, whose first failure is the answer.
+     * NULL: the shared rules alone. */
+    void (*check)(struct hp_check *c);
     /* --pooling rank (llm_graph_context::build_pooling) pools the mean of
      * the tokens and runs GELU in the classification head (ModernBERT);
      * else it takes one token's row and runs tanh. */

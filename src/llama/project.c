@@ -14,7 +14,10 @@
  *    llama_kv_cache_iswa and llama_memory_recurrent (kv_cache.c,
  *    memory_recurrent.c);
  *  - compute buffers from llama.cpp's graph through the scheduler and
- *    ggml-alloc (context.c), estimated where there is no graph.
+ *    ggml-alloc (context.c), estimated where there is no graph;
+ *  - before all of them, the file's hyperparameters are checked (check.c,
+ *    and the architecture's .check): what llama.cpp refuses, and what the
+ *    arithmetic of the stages and builders needs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 
 #include "base/base.h"
 #include "common/params.h"
+#include "llama/check.h"
 #include "llama/graph_cache.h"
 #include "llama/project.h"
 
@@ -98,8 +102,11 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
         pr.dev_buft[d] = -1;
     /* The model's load (load_arch_hparams) refuses before any context is
-     * made. */
+     * made, and the file's numbers first: nothing below divides by one
+     * unchecked. */
     ggfit_status rc = ggfit__check_arch_keys(&pr);
+    if (!rc)
+        rc = ggfit__check_model(m, pr.arch, err);
     if (!rc)
         rc = ggfit__setup_devices(&pr, devs, n);
     if (!rc)

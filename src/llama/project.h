@@ -18,6 +18,8 @@
  *   graph_cache.c       graphs kept between projections
  *   compute_estimate.c  compute buffers without a graph
  *   debug.c             graph dumps for tools/graphdiff.py and scheddiff.py
+ *   check.c             the file's hyperparameters, before any of them
+ *                       (load_hparams' asserts and throws)
  *   project.c           the order they run in, and the rows of the result
  */
 #ifndef GGFIT_PROJECT_H

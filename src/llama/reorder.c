@@ -86,7 +86,10 @@ ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **e
         *err = NULL;
     if (!in || !out)
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_reorder: NULL argument");
-    if ((rc = ggfit_model_open(in, &m, err)))
+    /* out before a byte of the input is read: a directory, a device or a
+     * link there is refused at once, not after gigabytes are copied. */
+    if ((rc = ggfit__gguf_check_target(out, &in, 1, force, err)) ||
+        (rc = ggfit_model_open(in, &m, err)))
         return rc;
     const ggfit_gguf *g = ggfit_model_gguf(m);
     uint32_t n_shards = ggfit_gguf_n_shards(g);
@@ -94,14 +97,19 @@ ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **e
     uint64_t *order = ggfit__malloc((nt ? nt : 1) * sizeof *order);
     size_t name_size = strlen(out) + 32;
     char *name = ggfit__malloc(name_size);
-    if (!order || !name) {
+    const char **inputs = ggfit__malloc(n_shards * sizeof *inputs);
+    if (!order || !name || !inputs) {
         rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         goto done;
     }
-    /* Every shard's name first, so that a bad OUT is refused before any
+    /* Every shard's name first, so that a bad OUT, or another shard's name
+     * that is taken, the input or no regular file, is refused before any
      * shard is written. */
+    for (uint32_t k = 0; k < n_shards; k++)
+        inputs[k] = ggfit_gguf_shard_path(g, k);
     for (uint32_t k = 0; k < n_shards && n_shards > 1; k++)
-        if ((rc = shard_name(out, k, n_shards, name, name_size, err)))
+        if ((rc = shard_name(out, k, n_shards, name, name_size, err)) ||
+            (rc = ggfit__gguf_check_target(name, inputs, n_shards, force, err)))
             goto done;
     for (uint32_t k = 0; k < n_shards; k++) {
         ggfit__gguf_shard_raw s;
@@ -121,6 +129,7 @@ ggfit_status ggfit_reorder(const char *in, const char *out, bool force, char **e
 done:
     free(order);
     free(name);
+    free(inputs);
     ggfit_model_free(m);
     return rc;
 }

@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* build_ffn with GELU, no gate (LLM_FFN_SEQ) and the optional biases of up
@@ -240,8 +241,16 @@ const ggfit_arch ggfit__model_bert = {
     .tensor_layer = tensor_layer,
 };
 
+/* The nomic builders convert moe_every_n_layers to an integer. */
+static void check_nomic(hp_check *c)
+{
+    hc_key_int(c, "moe_every_n_layers", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_nomic_bert = {
     .name = "nomic-bert",
+    .check = check_nomic,
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_nomic_bert,
@@ -250,6 +259,7 @@ const ggfit_arch ggfit__model_nomic_bert = {
 
 const ggfit_arch ggfit__model_nomic_bert_moe = {
     .name = "nomic-bert-moe",
+    .check = check_nomic,
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_nomic_bert_moe,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 typedef struct dsa {
@@ -503,11 +504,23 @@ static const ggfit_arr_key arr_keys_glm[] = {
     { "attention.indexer.types", true, GGFIT_GGUF_UINT32, GGFIT_ARR_MAIN, false },
     { NULL },
 };
+/* The lightning indexer's keys, converted to integers by the graph (its
+ * own rules on them, heads wider than the rope, make it an estimate). */
+static void check(hp_check *c)
+{
+    static const char *const keys[] = { "attention.indexer.head_count",
+                                        "attention.indexer.key_length",
+                                        "attention.indexer.top_k" };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
+                   "llama.cpp reads it as an unsigned 32-bit count");
+}
 
 const ggfit_arch ggfit__model_deepseek32 = {
     .arr_keys = arr_keys_ds32,
     .mla_same_kv_types = true,
     .name = "deepseek32",
+    .check = check,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_deepseek32_mtp,
@@ -521,6 +534,7 @@ const ggfit_arch ggfit__model_glm_dsa = {
     .arr_keys = arr_keys_glm,
     .mla_same_kv_types = true,
     .name = "glm-dsa",
+    .check = check,
     .mtp = true,
     .mtp_kv_nextn = true,
     .build_mtp = build_glm_dsa_mtp,

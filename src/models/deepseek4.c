@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* An integer of the file, one of array key's elements (j-th), else def. */
@@ -778,9 +779,24 @@ static const ggfit_arr_key arr_keys[] = {
     { NULL },
 };
 
+/* The keys the graph converts to integers (its own rules on them make
+ * it an estimate). */
+static void check(hp_check *c)
+{
+    static const char *const keys[] = {
+        "hash_layer_count", "attention.output_group_count", "attention.output_lora_rank",
+        "hyper_connection.count", "attention.indexer.key_length",
+        "attention.indexer.head_count", "attention.indexer.top_k",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
+                   "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_deepseek4 = {
     .name = "deepseek4",
     .arr_keys = arr_keys,
+    .check = check,
     .mtp = true,   /* load_mtp loads the NextN blocks; the MTP context is noted, not counted */
     .mem = GGFIT_MEM_KV,
     .index_k = index_k,

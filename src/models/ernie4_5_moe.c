@@ -5,6 +5,7 @@
  * normalised, an optional selection bias, gate experts optional) plus an
  * optional shared expert. It reads no rope_freqs or expert_weights_scale.
  */
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* The expert FFN of layer il, then its shared expert when the
@@ -41,11 +42,7 @@ static int32_t ffn_moe(bctx *b, int32_t cur, int il)
 static bool moe_layer(bctx *b, int il)
 {
     uint32_t lead = (uint32_t)gb_key(b, "leading_dense_block_count", 0);
-    uint32_t step = (uint32_t)gb_key(b, "interleave_moe_layer_step", 0);
-    if (step == 0) {
-        b->missing = true;   /* llama.cpp requires the key and asserts step > 0 */
-        return false;
-    }
+    uint32_t step = (uint32_t)gb_key(b, "interleave_moe_layer_step", 0);   /* > 0: check() */
     return (uint32_t)il >= lead && ((uint32_t)il + 1) % step == 0;
 }
 
@@ -98,8 +95,20 @@ static void build_ernie4_5_moe(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams requires the MoE layers' step, and load_tensors
+ * asserts it is not 0 (the graph takes every step-th layer). */
+static const char *const required_keys[] = { "interleave_moe_layer_step", NULL };
+
+static void check(hp_check *c)
+{
+    hc_key_int(c, "interleave_moe_layer_step", 1, UINT32_MAX, 0, NULL,
+               "every step-th layer has experts (llama.cpp asserts a step of 1 or more)");
+}
+
 const ggfit_arch ggfit__model_ernie4_5_moe = {
     .name = "ernie4_5-moe",
     .mem = GGFIT_MEM_KV,
+    .required_keys = required_keys,
+    .check = check,
     .build = build_ernie4_5_moe,
 };

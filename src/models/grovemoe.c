@@ -5,6 +5,7 @@
  * (one per experts_per_group experts: the chosen indices divided), scaled
  * by expert_group_scale and added.
  */
+#include "llama/check.h"
 #include "llama/graph.h"
 
 static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
@@ -12,11 +13,7 @@ static int32_t layer(bctx *b, int32_t inpL, int il, bool last)
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int64_t n_group = (int64_t)gb_key(b, "experts_per_group", 0);
-    if (n_group <= 0) {
-        b->missing = true;   /* llama.cpp asserts it */
-        return inpL;
-    }
+    int64_t n_group = (int64_t)gb_key(b, "experts_per_group", 0);   /* > 0: check() */
     int64_t n_chunk = hp->n_expert / n_group;
     int32_t inpSA = inpL;
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
@@ -87,8 +84,20 @@ static void build_grovemoe(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams requires experts_per_group; load_tensors asserts it
+ * is not 0 (the chunk experts are the experts divided by it). */
+static const char *const required_keys[] = { "experts_per_group", NULL };
+
+static void check(hp_check *c)
+{
+    hc_key_int(c, "experts_per_group", 1, UINT32_MAX, 0, NULL,
+               "the chunk experts are the experts divided by it (llama.cpp asserts it)");
+}
+
 const ggfit_arch ggfit__model_grovemoe = {
     .name = "grovemoe",
     .mem = GGFIT_MEM_KV,
+    .required_keys = required_keys,
+    .check = check,
     .build = build_grovemoe,
 };

@@ -83,5 +83,6 @@ static void build_hunyuan_dense(bctx *b)
 const ggfit_arch ggfit__model_hunyuan_dense = {
     .name = "hunyuan-dense",
     .mem = GGFIT_MEM_KV,
+    .one_expert_dense = true,
     .build = build_hunyuan_dense,
 };

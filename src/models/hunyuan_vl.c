@@ -80,5 +80,6 @@ const ggfit_arch ggfit__model_hunyuan_vl = {
     .name = "hunyuan_vl",
     .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
+    .one_expert_dense = true,
     .build = build_hunyuan_vl,
 };

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 static uint32_t key_u32(const ggfit_model *m, const char *suffix)
@@ -394,10 +395,41 @@ static void build_minimax_m3(bctx *b)
     gb_output(b, inpL);
 }
 
+/* load_arch_hparams requires the indexer's keys. */
+static const char *const required_keys[] = {
+    "attention.indexer.head_count", "attention.indexer.key_length", "attention.indexer.top_k",
+    "attention.indexer.block_size", "attention.indexer.local_blocks", NULL,
+};
+
+/* The sparse layers read the indexer's keys as counts: positions pooled
+ * into blocks of block_size, the top_k blocks kept, heads of key_length;
+ * their grouped flash attention divides by the query heads per KV head (a
+ * whole number by the shared rules), which must be at least one. */
+static void check(hp_check *c)
+{
+    for (uint32_t il = 0; il < c->hp->n_layer && !c->rc; il++) {
+        const ggfit_layer_info *li = ggfit_model_layer(c->m, il);
+        if (li->n_head_kv && !li->n_head)
+            hc_fail(c, "%s.attention.head_count is 0 in layer %u, which has %u KV heads: "
+                    "MiniMax Sparse Attention divides the query heads into one group per "
+                    "KV head", c->prefix, il, li->n_head_kv);
+    }
+    hc_key_int(c, "attention.indexer.block_size", 1, UINT32_MAX, 0, NULL,
+               "MiniMax Sparse Attention pools the positions into blocks of this size");
+    hc_key_int(c, "attention.indexer.top_k", 1, UINT32_MAX, 0, NULL,
+               "MiniMax Sparse Attention keeps this many blocks");
+    hc_key_int(c, "attention.indexer.key_length", 1, UINT32_MAX, 0, NULL,
+               "the indexer's heads have this size");
+    hc_key_int(c, "attention.indexer.head_count", 1, UINT32_MAX, 0, NULL,
+               "the indexer has this many heads");
+}
+
 const ggfit_arch ggfit__model_minimax_m3 = {
     .name = "minimax-m3",
     .mem = GGFIT_MEM_KV,
     .index_k = index_k,
     .index_v = index_v,
+    .required_keys = required_keys,
+    .check = check,
     .build = build_minimax_m3,
 };

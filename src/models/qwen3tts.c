@@ -6,6 +6,7 @@
  * with -inf, a scalar made from output_norm's first value; with the tied
  * embeddings as the head the graph is Qwen3-VL's.
  */
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* The end of llama_model_qwen3vl::graph for LLM_ARCH_QWEN3TTS. */
@@ -52,8 +53,16 @@ static void build_qwen3tts(bctx *b)
     gb_build_llama_like(b, GB_LLAMA_QK_NORM);
 }
 
+/* The graph converts n_deepstack_layers to an integer. */
+static void check(hp_check *c)
+{
+    hc_key_int(c, "n_deepstack_layers", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_qwen3tts = {
     .name = "qwen3tts",
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3tts,
 };

@@ -3,6 +3,7 @@
  * (dense or MoE) with M-RoPE and deepstack layers, whose extra embedding
  * slices are added to the first layers' outputs. Both build one graph.
  */
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* llama_model_qwen3vl::graph and llama_model_qwen3vlmoe::graph: Qwen3's
@@ -26,9 +27,17 @@ static const ggfit_arr_key arr_keys[] = {
     { NULL },
 };
 
+/* The graph converts n_deepstack_layers to an integer. */
+static void check(hp_check *c)
+{
+    hc_key_int(c, "n_deepstack_layers", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_qwen3vl = {
     .name = "qwen3vl",
     .arr_keys = arr_keys,
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
     .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */
@@ -38,6 +47,7 @@ const ggfit_arch ggfit__model_qwen3vl = {
 const ggfit_arch ggfit__model_qwen3vlmoe = {
     .name = "qwen3vlmoe",
     .arr_keys = arr_keys,
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3vl,
 };

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* build_pos_bias: the relative position buckets' bias per head,
@@ -148,8 +149,16 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
     return -2;
 }
 
+/* The graph converts decoder_block_count to an integer. */
+static void check(hp_check *c)
+{
+    hc_key_int(c, "decoder_block_count", 0, UINT32_MAX, 0, NULL,
+               "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_t5 = {
     .name = "t5",
+    .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_t5,
     .tensor_layer = tensor_layer,

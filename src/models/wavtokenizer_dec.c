@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* build_inp_embd with n_embd = features_length. */
@@ -213,8 +214,19 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
     return il;
 }
 
+/* The graph converts the feature length and the block counts to integers. */
+static void check(hp_check *c)
+{
+    static const char *const keys[] = { "features_length", "posnet.block_count",
+                                        "convnext.block_count" };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
+                   "llama.cpp reads it as an unsigned 32-bit count");
+}
+
 const ggfit_arch ggfit__model_wavtokenizer_dec = {
     .name = "wavtokenizer-dec",
+    .check = check,
     .mem = GGFIT_MEM_NONE,
     .build = build_wavtokenizer_dec,
     .tensor_layer = tensor_layer,

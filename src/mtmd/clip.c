@@ -43,11 +43,11 @@ extern const clip_type ggfit__clip_qwen2vl, ggfit__clip_qwen25vl, ggfit__clip_qw
 /* The other names clip_projector_type_from_string knows: exact weights, the
  * warmup at image_size, the compute buffer estimated. */
 static const clip_type plain[] = {
-    { "adapter", 0, 0 }, { "step3vl", 0, 0 }, { "gemma3na", 0, 0 }, { "cogvlm", 0, 0 },
-    { "dots_ocr", 0, 0 }, { "deepseekocr2", 0, 0 }, { "lfm2a", 0, 0 }, { "yasa2", 0, 0 },
-    { "nemotron_v2_vl", 0, 0 }, { "exaone4_5", 0, 0 }, { "granite_speech", 0, 0 },
-    { "mimovl", 0, 0 }, { "mimo_audio", 0, 0 }, { "parakeet", 0, 0 },
-    { "qwen3tts_spkenc", 0, 0 }, { "qwen3tts_gen", 0, 0 },
+    { .name = "adapter" }, { .name = "step3vl" }, { .name = "gemma3na" }, { .name = "cogvlm" },
+    { .name = "dots_ocr" }, { .name = "deepseekocr2" }, { .name = "lfm2a" }, { .name = "yasa2" },
+    { .name = "nemotron_v2_vl" }, { .name = "exaone4_5" }, { .name = "granite_speech" },
+    { .name = "mimovl" }, { .name = "mimo_audio" }, { .name = "parakeet" },
+    { .name = "qwen3tts_spkenc" }, { .name = "qwen3tts_gen" },
 };
 
 const clip_type *ggfit__clip_type(const char *name)
@@ -112,6 +112,64 @@ static bool proj_name(clip_model *m)
     return true;
 }
 
+/* clip_model_loader::get_u32 refuses a value past INT32_MAX, which the
+ * int fields it fills could not hold; every integer key of the encoder's
+ * (and the file's shared clip.*) is read that way. */
+static void int32_keys(hp_check *c)
+{
+    for (uint64_t i = 0; i < ggfit_gguf_n_kv(c->g) && !c->rc; i++) {
+        const char *key = ggfit_gguf_key(c->g, i);
+        ggfit_value v;
+        if (strncmp(key, "clip.", 5) != 0 || !ggfit_gguf_value(c->g, i, &v))
+            continue;
+        bool is_unsigned = v.type == GGFIT_GGUF_UINT32 || v.type == GGFIT_GGUF_UINT64;
+        bool is_signed = v.type == GGFIT_GGUF_INT32 || v.type == GGFIT_GGUF_INT64;
+        if ((is_unsigned && v.u > INT32_MAX) || (is_signed && (v.i > INT32_MAX || v.i < INT32_MIN)))
+            hc_fail(c, "%s is %s%llu, past INT32_MAX: llama.cpp's clip loader refuses it", key,
+                    is_signed && v.i < 0 ? "-" : "",
+                    (unsigned long long)(is_signed && v.i < 0 ? 0 - (uint64_t)v.i : v.u));
+    }
+}
+
+/* clip.cpp's sanity checks (load_hparams: image and patch size, n_embd,
+ * the pixel bounds, n_merge, the mel bins), get_u32's bound, and the
+ * sizes the graph is built for (a few thousand blocks, heads that have a
+ * width, a warmup image of one patch at least); then the type's own. */
+static ggfit_status check_hparams(const clip_model *m, char **err)
+{
+    const clip_hparams *hp = &m->hp;
+    const char *prefix = m->audio ? "clip.audio" : "clip.vision";
+    hp_check c = ggfit__check_init(m->g, ggfit_gguf_shard_path(m->g, 0), prefix, err);
+    const char *refused = "llama.cpp's clip loader refuses it";
+    const char *graph = "ggfit's graph of the encoder needs it";
+    int32_keys(&c);
+    if (!m->audio) {
+        hc_range(&c, "image_size", hp->image_size, 0, 65536, refused);
+        hc_range(&c, "patch_size", hp->patch_size, 1, 65535, refused);
+    } else {
+        hc_range(&c, "num_mel_bins", hp->n_mel_bins, 1, INT32_MAX, refused);
+    }
+    hc_range(&c, "embedding_length", hp->n_embd, 1, INT32_MAX, refused);
+    hc_range(&c, "attention.head_count", hp->n_head, 1, hp->n_embd,
+             "each head has a width (n_embd / n_head): ggfit's graph of the encoder needs it");
+    hc_range(&c, "attention.head_count_kv", hp->n_head_kv, 1, INT32_MAX, graph);
+    hc_range(&c, "block_count", hp->n_layer, 0, 4096, graph);
+    hc_range(&c, "attention.head_dim", hp->n_embd_head, 0, INT32_MAX, graph);
+    if (hp->n_merge < 0 || hp->n_merge >= 65536)
+        hc_fail(&c, "%s's merge factor (clip_hparams::n_merge) is %d, outside 0..65535: %s",
+                m->proj_name, hp->n_merge, refused);
+    if (hp->image_max_pixels < hp->image_min_pixels)
+        hc_fail(&c, "%s's image_max_pixels (%d) is less than its image_min_pixels (%d): %s",
+                m->proj_name, hp->image_max_pixels, hp->image_min_pixels, refused);
+    if (!m->audio && (hp->warmup_image_size < hp->patch_size || hp->warmup_image_size < 0))
+        hc_fail(&c, "%s's warmup image (%d pixels a side) is smaller than one patch "
+                "(clip.vision.patch_size %d): ggfit's graph of the encoder needs one",
+                m->proj_name, hp->warmup_image_size, hp->patch_size);
+    if (!c.rc && m->type->check)
+        m->type->check(&c, m);
+    return c.rc;
+}
+
 static ggfit_status load_hparams(clip_model *m, const ggfit_mmproj_params *p, char **err)
 {
     clip_hparams *hp = &m->hp;
@@ -156,15 +214,7 @@ static ggfit_status load_hparams(clip_model *m, const ggfit_mmproj_params *p, ch
     hp->ffn_op = gelu ? CLIP_FFN_GELU : silu ? CLIP_FFN_SILU : CLIP_FFN_GELU_QUICK;
     if (m->type->hparams)
         m->type->hparams(m);
-    /* clip.cpp's sanity checks (patch size, n_merge), and sizes the
-     * graph is built for (a few thousand blocks, heads that have a width) */
-    if (hp->patch_size <= 0 || hp->patch_size >= 65536 || hp->n_merge < 0 ||
-        hp->n_merge >= 65536 || hp->image_size < 0 || hp->image_size > 65536 ||
-        hp->n_embd <= 0 || hp->n_head <= 0 || hp->n_head > hp->n_embd || hp->n_head_kv <= 0 ||
-        hp->n_layer < 0 || hp->n_layer > 4096 || hp->n_embd_head < 0 || hp->n_mel_bins < 0 ||
-        hp->warmup_image_size < 0 || (!m->audio && hp->warmup_image_size < hp->patch_size))
-        return ggfit__fail(err, GGFIT_EFORMAT, "clip: bad hparams (%s)", m->proj_name);
-    return GGFIT_OK;
+    return check_hparams(m, err);
 }
 
 /* ---- weights (load_tensors' get_tensor) ---------------------------------- */
@@ -257,7 +307,7 @@ static ggfit_status reserve(const clip_model *m, const ggfit_device *dev, bool f
         .g = &g, .m = m, .hp = hp, .wbuft = 0, .flash_attn = fa,
         .nx = side, .ny = m->audio ? hp->n_mel_bins : side, .patch_size = hp->patch_size,
         .n_embd = hp->n_embd, .n_head = hp->n_head, .n_head_kv = hp->n_head_kv,
-        .n_layer = hp->n_layer, .wmap = wmap, .pfx = m->audio ? "a" : "v",
+        .n_layer = hp->n_layer, .wmap = wmap, .pfx = m->audio ? "a" : "v", .stand_in = -1,
     };
     c.n_patches_x = c.nx / c.patch_size;
     c.n_patches_y = c.ny / c.patch_size;

@@ -9,6 +9,7 @@
 #define GGFIT_MTMD_CLIP_H
 
 #include "ggml/ggml.h"
+#include "llama/check.h"
 
 /* clip-impl.h ffn_op_type */
 enum { CLIP_FFN_GELU, CLIP_FFN_GELU_ERF, CLIP_FFN_SILU, CLIP_FFN_GELU_QUICK };
@@ -47,6 +48,8 @@ typedef struct clip_graph {
     int64_t patch_size, n_patches_x, n_patches_y, n_patches;
     int64_t n_embd, n_head, n_head_kv, d_head, n_layer;
     bool missing;              /* a tensor build() needs is not in the file */
+    int32_t stand_in;          /* what such a tensor reads as until build()
+                                  sees missing: -1 until made */
     int32_t *wmap;             /* per file tensor: its leaf, or -1 */
     /* build_vit's add_pos (Q and K of each layer), with its inputs */
     int32_t (*add_pos)(struct clip_graph *c, int32_t cur);
@@ -60,11 +63,15 @@ typedef struct clip_graph {
 
 /* A projector type (clip-impl.h PROJECTOR_TYPE_NAMES), its part of
  * load_hparams and its graph (models/<type>.cpp); build NULL: no graph
- * yet, the compute buffer is estimated. */
+ * yet, the compute buffer is estimated. check: what the type's part of
+ * load_hparams asserts and what its graph divides by or indexes with,
+ * after the rules every encoder shares (clip.c), as the language models'
+ * .check (llama/check.h); NULL: none. */
 typedef struct clip_type {
     const char *name;
     void (*hparams)(clip_model *m);
     void (*build)(clip_graph *c);
+    void (*check)(hp_check *c, const clip_model *m);
 } clip_type;
 
 /* The type called name (clip_projector_type_from_string), or NULL. */
@@ -92,7 +99,8 @@ ggfit_status ggfit__mmproj_from_gguf(ggfit_gguf *g, const char *name, ggfit_mmpr
 /* The weight named by fmt (load_tensors' get_tensor), or -1 when the file
  * has none; each is its own leaf, in the encoder's buffer type. */
 int32_t cg_w(clip_graph *c, const char *fmt, ...) GGFIT_PRINTF(2, 3);
-/* A weight build() cannot go without: marks the graph missing when absent. */
+/* A weight build() cannot go without: marks the graph missing when absent
+ * (or empty), and gives a stand-in tensor then, never -1. */
 int32_t cg_wreq(clip_graph *c, const char *fmt, ...) GGFIT_PRINTF(2, 3);
 /* build_mm: the weight w times x, through the type's mm when it has one */
 int32_t cg_mm(clip_graph *c, int32_t w, int32_t x);

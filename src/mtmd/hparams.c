@@ -38,18 +38,28 @@ int32_t ggfit__clip_clamp32(int64_t v)
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
 
+/* The same for a product of several: worked out in double, exact while it
+ * stays in int32 range (far inside the 2^53 a double holds), so that a
+ * header's patch size and merge, each up to 2^31, cannot overflow the
+ * int64_t they would be multiplied in before the checks (clip.c) see
+ * them. */
+static int32_t clamp32_product(double v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
 void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max)
 {
-    int64_t area = (int64_t)hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
+    double area = (double)hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
     int64_t lo = hp->custom_image_min_tokens > 0 ? hp->custom_image_min_tokens : n_min;
     int64_t hi = hp->custom_image_max_tokens > 0 ? hp->custom_image_max_tokens : n_max;
-    hp->image_min_pixels = ggfit__clip_clamp32(lo * area);
-    hp->image_max_pixels = ggfit__clip_clamp32(hi * area);
+    hp->image_min_pixels = clamp32_product((double)lo * area);
+    hp->image_max_pixels = clamp32_product((double)hi * area);
     hp->warmup_image_size = ggfit__clip_isqrt(hp->image_max_pixels);
 }
 
 void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens)
 {
     int64_t side = ggfit__clip_isqrt(n_tokens);
-    hp->warmup_image_size = ggfit__clip_clamp32(side * hp->patch_size * hp->n_merge);
+    hp->warmup_image_size = clamp32_product((double)side * hp->patch_size * hp->n_merge);
 }

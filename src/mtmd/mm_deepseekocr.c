@@ -254,5 +254,6 @@ static void hparams_deepseekocr(clip_model *m)
     m->hp.warmup_image_size = 1024;
 }
 
-const clip_type ggfit__clip_deepseekocr = { "deepseekocr", hparams_deepseekocr,
-                                            build_deepseekocr };
+const clip_type ggfit__clip_deepseekocr = {
+    .name = "deepseekocr", .hparams = hparams_deepseekocr, .build = build_deepseekocr,
+};

@@ -120,12 +120,16 @@ static void hparams_gemma4v(clip_model *m)
     hp->n_merge = 3;
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &hp->n_merge);
     if (m->type->build == build_gemma4uv) {
-        hp->patch_size *= hp->n_merge;
+        hp->patch_size = ggfit__clip_clamp32((int64_t)hp->patch_size * hp->n_merge);
         hp->n_merge = 1;
     }
     ggfit__clip_limit_image_tokens(hp, 40, 280);
     ggfit__clip_warmup_n_tokens(hp, 256);
 }
 
-const clip_type ggfit__clip_gemma4v = { "gemma4v", hparams_gemma4v, build_gemma4v };
-const clip_type ggfit__clip_gemma4uv = { "gemma4uv", hparams_gemma4v, build_gemma4uv };
+const clip_type ggfit__clip_gemma4v = {
+    .name = "gemma4v", .hparams = hparams_gemma4v, .build = build_gemma4v,
+};
+const clip_type ggfit__clip_gemma4uv = {
+    .name = "gemma4uv", .hparams = hparams_gemma4v, .build = build_gemma4uv,
+};

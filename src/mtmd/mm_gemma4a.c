@@ -236,5 +236,7 @@ static void hparams_gemma4ua(clip_model *m)
     m->hp.n_mel_bins = 640;
 }
 
-const clip_type ggfit__clip_gemma4a = { "gemma4a", NULL, build_gemma4a };
-const clip_type ggfit__clip_gemma4ua = { "gemma4ua", hparams_gemma4ua, build_gemma4ua };
+const clip_type ggfit__clip_gemma4a = { .name = "gemma4a", .build = build_gemma4a };
+const clip_type ggfit__clip_gemma4ua = {
+    .name = "gemma4ua", .hparams = hparams_gemma4ua, .build = build_gemma4ua,
+};

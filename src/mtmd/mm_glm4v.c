@@ -75,4 +75,6 @@ static void hparams_glm4v(clip_model *m)
     ggfit__clip_warmup_n_tokens(&m->hp, 46 * 46);
 }
 
-const clip_type ggfit__clip_glm4v = { "glm4v", hparams_glm4v, build_glm4v };
+const clip_type ggfit__clip_glm4v = {
+    .name = "glm4v", .hparams = hparams_glm4v, .build = build_glm4v,
+};

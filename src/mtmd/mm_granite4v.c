@@ -179,4 +179,32 @@ static void build_granite4v(clip_graph *c)
         gg_expand(g, mm);
 }
 
-const clip_type ggfit__clip_granite4_vision = { "granite4_vision", NULL, build_granite4v };
+/* Each block cuts the warmup image's side of patches into windows of
+ * window_side and downsamples each to query_side a side: at least one
+ * window, and no larger than before (interp_down divides by the ratio,
+ * as llama.cpp's does). */
+static void check_granite4v(hp_check *c, const clip_model *m)
+{
+    static const char *const keys[2] = { "clip.vision.projector.query_side",
+                                         "clip.vision.projector.window_side" };
+    int32_t qs = 0, ws = 0;
+    int64_t side = m->hp.warmup_image_size / m->hp.patch_size;
+    ggfit_value v;
+    for (int i = 0; i < 2; i++)
+        if (!ggfit__clip_key_value(m, keys[i], &v))
+            hc_fail(c, "key not found: %s (llama.cpp's clip loader requires it)", keys[i]);
+    ggfit__clip_u32(m, keys[0], &qs);
+    ggfit__clip_u32(m, keys[1], &ws);
+    if (hc_range(c, "projector.window_side", ws, 1, side,
+                 "Granite Vision cuts the image's patches into windows this many a side") &&
+        hc_range(c, "projector.query_side", qs, 1, INT32_MAX,
+                 "Granite Vision downsamples each window to this many queries a side") &&
+        (side / ws) * qs > side)
+        hc_fail(c, "clip.vision.projector.query_side is %d, more than its window_side %d "
+                "(%lld patches a side): Granite Vision downsamples each window to it",
+                qs, ws, (long long)side);
+}
+
+const clip_type ggfit__clip_granite4_vision = {
+    .name = "granite4_vision", .build = build_granite4v, .check = check_granite4v,
+};

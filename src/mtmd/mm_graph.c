@@ -9,14 +9,31 @@
 
 #include "mtmd/clip.h"
 
+/* An empty tensor (a dimension of 0) is no weight a graph can use. */
+static bool empty(const ggfit_tensor_info *t)
+{
+    for (uint32_t d = 0; d < t->n_dims; d++)
+        if (t->ne[d] == 0)
+            return true;
+    return false;
+}
+
 static int32_t weight(clip_graph *c, bool required, const char *fmt, va_list ap)
 {
     char name[GG_NAME];
     vsnprintf(name, sizeof name, fmt, ap);
     int64_t i = ggfit_gguf_find_tensor(c->m->g, name);
-    if (i < 0) {
-        c->missing |= required;
-        return -1;
+    if (i < 0 || empty(ggfit_gguf_tensor(c->m->g, (uint64_t)i))) {
+        if (!required)
+            return -1;
+        /* Missing makes the compute an estimate; until the type looks at
+         * it, a required weight reads as a stand-in (one element), so that
+         * the ops built on it are never given -1 (a block_count past the
+         * file's blocks asks for one in every layer). */
+        c->missing = true;
+        if (c->stand_in < 0)
+            c->stand_in = gg_new_1d(c->g, GGFIT_TYPE_F32, 1);
+        return c->stand_in;
     }
     if (c->wmap[i] < 0) {
         const ggfit_tensor_info *t = ggfit_gguf_tensor(c->m->g, (uint64_t)i);

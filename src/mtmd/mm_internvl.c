@@ -46,4 +46,6 @@ static void hparams_internvl(clip_model *m)
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
 }
 
-const clip_type ggfit__clip_internvl = { "internvl", hparams_internvl, build_internvl };
+const clip_type ggfit__clip_internvl = {
+    .name = "internvl", .hparams = hparams_internvl, .build = build_internvl,
+};

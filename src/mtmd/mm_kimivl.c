@@ -122,5 +122,9 @@ static void hparams_kimik25(clip_model *m)
     }
 }
 
-const clip_type ggfit__clip_kimivl = { "kimivl", hparams_kimivl, build_kimivl };
-const clip_type ggfit__clip_kimik25 = { "kimik25", hparams_kimik25, build_kimik25 };
+const clip_type ggfit__clip_kimivl = {
+    .name = "kimivl", .hparams = hparams_kimivl, .build = build_kimivl,
+};
+const clip_type ggfit__clip_kimik25 = {
+    .name = "kimik25", .hparams = hparams_kimik25, .build = build_kimik25,
+};

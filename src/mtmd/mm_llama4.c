@@ -55,4 +55,6 @@ static void hparams_llama4(clip_model *m)
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
 }
 
-const clip_type ggfit__clip_llama4 = { "llama4", hparams_llama4, build_llama4 };
+const clip_type ggfit__clip_llama4 = {
+    .name = "llama4", .hparams = hparams_llama4, .build = build_llama4,
+};

@@ -233,6 +233,6 @@ static void build_llava(clip_graph *c)
         gg_expand(g, emb);
 }
 
-const clip_type ggfit__clip_mlp = { "mlp", NULL, build_llava };
-const clip_type ggfit__clip_ldp = { "ldp", NULL, build_llava };
-const clip_type ggfit__clip_ldpv2 = { "ldpv2", NULL, build_llava };
+const clip_type ggfit__clip_mlp = { .name = "mlp", .build = build_llava };
+const clip_type ggfit__clip_ldp = { .name = "ldp", .build = build_llava };
+const clip_type ggfit__clip_ldpv2 = { .name = "ldpv2", .build = build_llava };

@@ -235,6 +235,14 @@ static void hparams_minicpmv4_6(clip_model *m)
                                                                         : (int64_t)first.u);
 }
 
+/* load_hparams MINICPMV4_6 asserts a merge of 2 or 4. */
+static void check_minicpmv4_6(hp_check *c, const clip_model *m)
+{
+    if (m->hp.n_merge != 2 && m->hp.n_merge != 4)
+        hc_fail(c, "clip.vision.projector.scale_factor is %d: MiniCPM-V 4.6 merges 2 or 4 "
+                "patches a side (llama.cpp's clip loader asserts it)", m->hp.n_merge);
+}
+
 /* load_hparams: the query count the file gives, else by version */
 static void hparams_resampler(clip_model *m)
 {
@@ -246,6 +254,10 @@ static void hparams_resampler(clip_model *m)
         hp->minicpmv_query_num = version >= 3 && version <= 6 ? 64 : version == 100045 ? 64 : 96;
 }
 
-const clip_type ggfit__clip_resampler = { "resampler", hparams_resampler, build_resampler };
-const clip_type ggfit__clip_minicpmv4_6 = { "minicpmv4_6", hparams_minicpmv4_6,
-                                             build_minicpmv4_6 };
+const clip_type ggfit__clip_resampler = {
+    .name = "resampler", .hparams = hparams_resampler, .build = build_resampler,
+};
+const clip_type ggfit__clip_minicpmv4_6 = {
+    .name = "minicpmv4_6", .hparams = hparams_minicpmv4_6, .build = build_minicpmv4_6,
+    .check = check_minicpmv4_6,
+};

@@ -70,4 +70,6 @@ static void hparams_minimax_m3(clip_model *m)
     ggfit__clip_warmup_n_tokens(hp, 16 * 16);
 }
 
-const clip_type ggfit__clip_minimax_m3 = { "minimax_m3", hparams_minimax_m3, build_minimax_m3 };
+const clip_type ggfit__clip_minimax_m3 = {
+    .name = "minimax_m3", .hparams = hparams_minimax_m3, .build = build_minimax_m3,
+};

@@ -291,4 +291,6 @@ static void hparams_mobilenetv5(clip_model *m)
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
 }
 
-const clip_type ggfit__clip_gemma3nv = { "gemma3nv", hparams_mobilenetv5, build_mobilenetv5 };
+const clip_type ggfit__clip_gemma3nv = {
+    .name = "gemma3nv", .hparams = hparams_mobilenetv5, .build = build_mobilenetv5,
+};

@@ -109,5 +109,9 @@ static void hparams_hunyuanvl(clip_model *m)
     ggfit__clip_warmup_n_tokens(hp, 32 * 32);
 }
 
-const clip_type ggfit__clip_paddleocr = { "paddleocr", hparams_paddleocr, build_paddleocr };
-const clip_type ggfit__clip_hunyuanvl = { "hunyuanvl", hparams_hunyuanvl, build_hunyuanvl };
+const clip_type ggfit__clip_paddleocr = {
+    .name = "paddleocr", .hparams = hparams_paddleocr, .build = build_paddleocr,
+};
+const clip_type ggfit__clip_hunyuanvl = {
+    .name = "hunyuanvl", .hparams = hparams_hunyuanvl, .build = build_hunyuanvl,
+};

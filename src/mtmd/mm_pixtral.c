@@ -80,5 +80,9 @@ static void hparams_lightonocr(clip_model *m)
     ggfit__clip_warmup_n_tokens(&m->hp, 256);
 }
 
-const clip_type ggfit__clip_pixtral = { "pixtral", hparams_pixtral, build_pixtral };
-const clip_type ggfit__clip_lightonocr = { "lightonocr", hparams_lightonocr, build_pixtral };
+const clip_type ggfit__clip_pixtral = {
+    .name = "pixtral", .hparams = hparams_pixtral, .build = build_pixtral,
+};
+const clip_type ggfit__clip_lightonocr = {
+    .name = "lightonocr", .hparams = hparams_lightonocr, .build = build_pixtral,
+};

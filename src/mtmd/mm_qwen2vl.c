@@ -193,6 +193,12 @@ static void hparams_qwen2vl(clip_model *m)
     ggfit__clip_warmup_n_tokens(hp, 46 * 46);
 }
 
-const clip_type ggfit__clip_qwen2vl = { "qwen2vl_merger", hparams_qwen2vl, build_qwen2vl };
-const clip_type ggfit__clip_qwen25vl = { "qwen2.5vl_merger", hparams_qwen2vl, build_qwen2vl };
-const clip_type ggfit__clip_qwen3vl = { "qwen3vl_merger", hparams_qwen2vl, build_qwen3vl };
+const clip_type ggfit__clip_qwen2vl = {
+    .name = "qwen2vl_merger", .hparams = hparams_qwen2vl, .build = build_qwen2vl,
+};
+const clip_type ggfit__clip_qwen25vl = {
+    .name = "qwen2.5vl_merger", .hparams = hparams_qwen2vl, .build = build_qwen2vl,
+};
+const clip_type ggfit__clip_qwen3vl = {
+    .name = "qwen3vl_merger", .hparams = hparams_qwen2vl, .build = build_qwen3vl,
+};

@@ -64,4 +64,6 @@ static void hparams_qwen3a(clip_model *m)
     m->hp.ffn_op = CLIP_FFN_GELU_ERF;
 }
 
-const clip_type ggfit__clip_qwen3a = { "qwen3a", hparams_qwen3a, build_qwen3a };
+const clip_type ggfit__clip_qwen3a = {
+    .name = "qwen3a", .hparams = hparams_qwen3a, .build = build_qwen3a,
+};

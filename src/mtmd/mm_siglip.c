@@ -79,6 +79,14 @@ static void hparams_gemma3(clip_model *m)
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
 }
 
+/* Gemma 3's projector pools the patches with a kernel and stride of
+ * n_merge (ggml_pool_2d divides by it). */
+static void check_gemma3(hp_check *c, const clip_model *m)
+{
+    hc_range(c, "projector.scale_factor", m->hp.n_merge, 1, 65535,
+             "Gemma 3's projector pools the patches by this factor a side");
+}
+
 static void hparams_idefics3(clip_model *m)
 {
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
@@ -99,8 +107,16 @@ static void hparams_phi4(clip_model *m)
     ggfit__clip_warmup_n_tokens(&m->hp, 16 * 16);
 }
 
-const clip_type ggfit__clip_gemma3 = { "gemma3", hparams_gemma3, build_siglip };
-const clip_type ggfit__clip_idefics3 = { "idefics3", hparams_idefics3, build_siglip };
-const clip_type ggfit__clip_lfm2 = { "lfm2", hparams_lfm2, build_siglip };
-const clip_type ggfit__clip_phi4 = { "phi4", hparams_phi4, build_siglip };
-const clip_type ggfit__clip_janus_pro = { "janus_pro", NULL, build_siglip };
+const clip_type ggfit__clip_gemma3 = {
+    .name = "gemma3", .hparams = hparams_gemma3, .build = build_siglip, .check = check_gemma3,
+};
+const clip_type ggfit__clip_idefics3 = {
+    .name = "idefics3", .hparams = hparams_idefics3, .build = build_siglip,
+};
+const clip_type ggfit__clip_lfm2 = {
+    .name = "lfm2", .hparams = hparams_lfm2, .build = build_siglip,
+};
+const clip_type ggfit__clip_phi4 = {
+    .name = "phi4", .hparams = hparams_phi4, .build = build_siglip,
+};
+const clip_type ggfit__clip_janus_pro = { .name = "janus_pro", .build = build_siglip };

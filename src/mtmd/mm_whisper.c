@@ -141,9 +141,21 @@ static void hparams_whisper(clip_model *m)
     m->hp.ffn_op = CLIP_FFN_GELU_ERF;
 }
 
-const clip_type ggfit__clip_ultravox = { "ultravox", hparams_whisper, build_whisper };
-const clip_type ggfit__clip_voxtral = { "voxtral", hparams_whisper, build_whisper };
-const clip_type ggfit__clip_qwen2a = { "qwen2a", hparams_whisper, build_whisper };
-const clip_type ggfit__clip_musicflamingo = { "musicflamingo", hparams_whisper, build_whisper };
-const clip_type ggfit__clip_meralion = { "meralion", hparams_whisper, build_whisper };
-const clip_type ggfit__clip_glma = { "glma", hparams_whisper, build_whisper };
+const clip_type ggfit__clip_ultravox = {
+    .name = "ultravox", .hparams = hparams_whisper, .build = build_whisper,
+};
+const clip_type ggfit__clip_voxtral = {
+    .name = "voxtral", .hparams = hparams_whisper, .build = build_whisper,
+};
+const clip_type ggfit__clip_qwen2a = {
+    .name = "qwen2a", .hparams = hparams_whisper, .build = build_whisper,
+};
+const clip_type ggfit__clip_musicflamingo = {
+    .name = "musicflamingo", .hparams = hparams_whisper, .build = build_whisper,
+};
+const clip_type ggfit__clip_meralion = {
+    .name = "meralion", .hparams = hparams_whisper, .build = build_whisper,
+};
+const clip_type ggfit__clip_glma = {
+    .name = "glma", .hparams = hparams_whisper, .build = build_whisper,
+};

@@ -124,4 +124,6 @@ static void hparams_youtuvl(clip_model *m)
     ggfit__clip_warmup_n_tokens(hp, 16 * 16);
 }
 
-const clip_type ggfit__clip_youtuvl = { "youtuvl", hparams_youtuvl, build_youtuvl };
+const clip_type ggfit__clip_youtuvl = {
+    .name = "youtuvl", .hparams = hparams_youtuvl, .build = build_youtuvl,
+};
