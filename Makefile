@@ -187,11 +187,14 @@ build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/
 	mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
 
+# Seeds: the malformed catalogue, the shipped layouts, and the small headers
+# of every architecture and projector type (data/tiny, data/real), whose
+# mutations reach each builder's arithmetic.
 fuzz: build-fuzz/fuzz_gguf
 	mkdir -p build-fuzz/corpus
 	build-fuzz/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	    -artifact_prefix=build-fuzz/ \
-	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS)
+	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS) data/tiny data/real
 
 # Regenerates the committed catalogue of malformed files.
 malformed: $(B)/mkmalformed

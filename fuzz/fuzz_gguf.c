@@ -6,7 +6,8 @@
  * come with a message. An accepted one is used the way a client would:
  * every value decoded (arrays walked element by element, nested ones too),
  * every tensor looked at, then the model described and rendered, so that
- * the sanitizers see every byte the accessors and renderers touch.
+ * the sanitizers see every byte the accessors and renderers touch; a
+ * projector file (clip.*) is measured as well.
  * Invariants the reader promises are checked with abort(), which libFuzzer
  * reports as a crash with the input that broke them. The same bytes are
  * also read as a file (mapped, its string arrays read with pread through a
@@ -24,6 +25,7 @@
 #include "ggfit.h"
 #include "base/base.h"
 #include "gguf/gguf.h"
+#include "mtmd/clip.h"
 
 #define MAX_DEPTH 8   /* gguf.c refuses arrays nested deeper than this */
 
@@ -164,6 +166,36 @@ static void walk_model(ggfit_gguf *g)
     ggfit_model_free(m);
 }
 
+/* A projector file (clip.* keys) measured as llama-server's mtmd measures
+ * it, on one small GPU: refused with a message or measured, never a crash.
+ * Read again from memory: the projector takes its header. */
+static void walk_mmproj(const uint8_t *data, size_t size, const ggfit_gguf *mem)
+{
+    if (ggfit_gguf_find_key(mem, "clip.has_vision_encoder") < 0 &&
+        ggfit_gguf_find_key(mem, "clip.has_audio_encoder") < 0)
+        return;
+    ggfit_gguf *g = NULL;
+    ggfit_mmproj *mm = NULL;
+    char *err = NULL;
+    CHECK(ggfit_gguf_open_memory(data, size, "fuzz.gguf", &g, &err) == GGFIT_OK);
+    if (ggfit__mmproj_from_gguf(g, "fuzz.gguf", &mm, &err) != GGFIT_OK) {
+        CHECK(err != NULL && mm == NULL);
+        ggfit_free(err);
+        return;
+    }
+    ggfit_device dev;
+    size_t n;
+    CHECK(ggfit_devices_parse("rpc:64MiB", &dev, 1, &n, NULL) == GGFIT_OK);
+    ggfit_mmproj_params p;
+    ggfit_mmproj_params_init(&p);
+    ggfit_mmproj_usage u;
+    if (ggfit_mmproj_measure(mm, &p, &dev, n, &u, &err) != GGFIT_OK) {
+        CHECK(err != NULL);
+        ggfit_free(err);
+    }
+    ggfit_mmproj_free(mm);
+}
+
 /* The remote path's reader (src/remote/ feeds it over HTTP): the same
  * bytes given in small pieces, as range requests bring them. */
 typedef struct mem_src { const uint8_t *data; size_t size; } mem_src;
@@ -267,6 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk_file(data, size, g, NULL);
     walk_source(data, size, g);
     walk_gguf(g);
+    walk_mmproj(data, size, g);
     walk_model(g);
     return 0;
 }

@@ -3,8 +3,8 @@
  * helpers the architectures' own rules are written with (check.h).
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "base/base.h"
