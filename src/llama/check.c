@@ -252,3 +252,12 @@ ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, char 
         a->check(&c);
     return c.rc;
 }
+
+void hc_wkv_heads(hp_check *c)
+{
+    const char *why = "the time mix splits the embedding into heads of wkv.head_size "
+                      "(llama.cpp's reshapes assert it)";
+    if (hc_nonzero(c, "embedding_length", c->hp->n_embd, why))
+        hc_multiple(c, "embedding_length", c->hp->n_embd, "wkv.head_size",
+                    c->hp->wkv_head_size, why);
+}

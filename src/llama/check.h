@@ -63,6 +63,11 @@ bool hc_key_int(hp_check *c, const char *key, int64_t lo, int64_t hi, int64_t de
 bool hc_layer_multiple(hp_check *c, uint32_t il, const char *key, uint64_t v,
                        const char *by_key, uint64_t by, const char *why);
 
+/* RWKV's time mix (rwkv6, rwkv7 and their Qwen2 kin): the embedding is a
+ * whole, non-zero number of wkv.head_size heads, as llama.cpp's reshapes
+ * assert, and the group norm divides by their count. */
+void hc_wkv_heads(hp_check *c);
+
 /* Everything a language model's file must satisfy before its projection,
  * with architecture a's own rules (its .check); GGFIT_OK or GGFIT_EFORMAT
  * with the key and value in *err. */

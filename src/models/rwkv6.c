@@ -48,7 +48,7 @@ static int32_t time_mix(bctx *b, int32_t cur, int32_t x_prev, int32_t s_all, int
     const ggfit_hparams *hp = b->hp;
     int64_t n_tokens = b->p->n_tokens, n_seqs = b->p->n_seqs;
     int64_t n_seq_tokens = n_tokens / n_seqs, n_embd = hp->n_embd;
-    /* a whole number of heads, at least one: check() */
+    /* a whole number of heads, at least one: hc_wkv_heads() */
     int64_t head_size = hp->wkv_head_size, n_head = n_embd / head_size;
     int64_t n_head_kv = ggfit_model_layer(b->p->m, (uint32_t)il)->n_head_kv;
     int32_t first = gb_weight(b, "blk.%d.time_mix_first.weight", il);
@@ -324,22 +324,10 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
     return -2;
 }
 
-/* The time mix splits the embedding into heads of wkv.head_size
- * (n_head = n_embd / head_size; llama.cpp's reshapes assert that they
- * cover it) and the group norm divides the embedding by their count. */
-static void check(hp_check *c)
-{
-    const char *why = "the time mix splits the embedding into heads of wkv.head_size "
-                      "(llama.cpp's reshapes assert it)";
-    if (hc_nonzero(c, "embedding_length", c->hp->n_embd, why))
-        hc_multiple(c, "embedding_length", c->hp->n_embd, "wkv.head_size",
-                    c->hp->wkv_head_size, why);
-}
-
 /* RWKV6 also converts rescale_every_n_layers to an integer. */
 static void check_rwkv6(hp_check *c)
 {
-    check(c);
+    hc_wkv_heads(c);
     hc_key_int(c, "rescale_every_n_layers", 0, UINT32_MAX, 0, NULL,
                "llama.cpp reads it as an unsigned 32-bit count");
 }
@@ -359,7 +347,7 @@ const ggfit_arch ggfit__model_rwkv6qwen2 = {
     .name = "rwkv6qwen2",
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
-    .check = check,
+    .check = hc_wkv_heads,
     .build = build_rwkv6qwen2,
     .state_size = state_size,
 };

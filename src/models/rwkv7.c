@@ -57,7 +57,7 @@ static int32_t time_mix(bctx *b, int32_t cur, int32_t x_prev, int32_t *v_first,
     const ggfit_hparams *hp = b->hp;
     int64_t n_tokens = b->p->n_tokens, n_seqs = b->p->n_seqs;
     int64_t n_seq_tokens = n_tokens / n_seqs, n_embd = hp->n_embd;
-    /* a whole number of heads, at least one: check() */
+    /* a whole number of heads, at least one: hc_wkv_heads() */
     int64_t head_size = hp->wkv_head_size, head_count = n_embd / head_size;
     int32_t g1 = gb_weight(b, "blk.%d.time_mix_g1.weight", il);
     int32_t g2 = gb_weight(b, "blk.%d.time_mix_g2.weight", il);
@@ -307,24 +307,12 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
     return -2;
 }
 
-/* The time mix splits the embedding into heads of wkv.head_size
- * (n_head = n_embd / head_size; llama.cpp's reshapes assert that they
- * cover it) and the group norm divides the embedding by their count. */
-static void check(hp_check *c)
-{
-    const char *why = "the time mix splits the embedding into heads of wkv.head_size "
-                      "(llama.cpp's reshapes assert it)";
-    if (hc_nonzero(c, "embedding_length", c->hp->n_embd, why))
-        hc_multiple(c, "embedding_length", c->hp->n_embd, "wkv.head_size",
-                    c->hp->wkv_head_size, why);
-}
-
 /* Recurrent memory only, a state in every layer. */
 const ggfit_arch ggfit__model_rwkv7 = {
     .name = "rwkv7",
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
-    .check = check,
+    .check = hc_wkv_heads,
     .build = build_rwkv7,
     .tensor_layer = tensor_layer,
     .state_size = state_size,
@@ -334,7 +322,7 @@ const ggfit_arch ggfit__model_arwkv7 = {
     .name = "arwkv7",
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
-    .check = check,
+    .check = hc_wkv_heads,
     .build = build_arwkv7,
     .state_size = state_size,
 };

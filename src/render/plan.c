@@ -443,7 +443,7 @@ static json_t *changes_json(const ggfit_plan *pl)
     return a;
 }
 
-static json_t *lines_of(const char *text)
+json_t *ggfit__json_lines(const char *text)
 {
     json_t *a = json_array();
     for (const char *p = text; a && *p;) {
@@ -540,7 +540,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||
-        json_object_set_new(root, "notes", lines_of(pl->notes)) ||
+        json_object_set_new(root, "notes", ggfit__json_lines(pl->notes)) ||
         json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "speed", speed_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))

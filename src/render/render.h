@@ -25,4 +25,7 @@ const char *ggfit__speed_whose(const ggfit_plan *pl);
  * NULL when out of memory. */
 json_t *ggfit__verdict_json(const ggfit_verdict *v);
 
+/* Text as a JSON array of its lines (the notes); NULL when out of memory. */
+json_t *ggfit__json_lines(const char *text);
+
 #endif

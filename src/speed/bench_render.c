@@ -115,20 +115,6 @@ static json_t *loads(char *text)
     return j;
 }
 
-static json_t *lines_of(const char *text)
-{
-    json_t *a = json_array();
-    for (const char *p = text; a && *p;) {
-        size_t n = strcspn(p, "\n");
-        if (json_array_append_new(a, json_stringn(p, n))) {
-            json_decref(a);
-            return NULL;
-        }
-        p += n + (p[n] == '\n');
-    }
-    return a;
-}
-
 static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
 {
     const ggfit_verdict *v = &b->plan.verdict;
@@ -175,7 +161,7 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
         if (!root || !tests ||
             json_object_set_new(root, "decides", json_integer((json_int_t)b->decides)) ||
             json_object_set_new(root, "plan", loads(ggfit_plan_json(pl))) ||
-            json_object_set_new(root, "notes", lines_of(b->notes)) ||
+            json_object_set_new(root, "notes", ggfit__json_lines(b->notes)) ||
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
             goto done;
     }
