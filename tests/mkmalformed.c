@@ -792,6 +792,10 @@ static const entry catalogue[] = {
           "key 'rwkv6.embedding_length' is missing; llama.cpp refuses the file", "model"),
     FOUND("crash-rwkv7.gguf", GGFIT_EFORMAT,
           "key 'rwkv7.embedding_length' is missing; llama.cpp refuses the file", "model"),
+    /* this session's hour-long fuzz run: kv_lora_rank and the rope width
+     * renamed away, the MLA cache's K head 0 wide */
+    FOUND("crash-glm-dsa.gguf", GGFIT_EFORMAT,
+          "glm-dsa.attention.kv_lora_rank is 0: the MLA cache's K head", "project"),
 };
 
 int main(int argc, char **argv)
