@@ -593,6 +593,9 @@ around_again() {  # around_again MODEL GPU FLAGS...: the plan's flags, planned a
 check fit-around-ngl 0 '^-c 65536 -ngl 99 -ts 13,24 -ot blk\[.\]12\[.\]ffn_down=CUDA1,' -- \
     fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around
+# set flags that load with less than the margin free: said so, not 'runs out of memory'
+check inside-margin-set 1 '^as given they load, with less than the margin free (CUDA0 749 MiB inside' -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB -ngl 99 -c 20480
 # the words come from the placement the flags make: blk.12.ffn_down=CUDA1
 check placement-words 0 '^  layer 12: CUDA0, part of the experts on CUDA1$' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB -c 65536

@@ -101,6 +101,20 @@ static const char *inside_margins(const ggfit_plan *pl, char *buf, size_t n)
     return buf;
 }
 
+/* Whether the verdict fails only on devices that keep part of their
+ * margin: the plan loads, with less than the margin free. */
+static bool inside_margin_only(const ggfit_plan *pl)
+{
+    const ggfit_verdict *v = &pl->verdict;
+    if (v->status != GGFIT_VERDICT_NO_FIT)
+        return false;
+    for (uint32_t i = 0; i < v->n_pools; i++)
+        if (v->pools[i].short_by &&
+            (v->pools[i].kind != GGFIT_POOL_DEVICE || v->pools[i].short_by >= v->pools[i].margin))
+            return false;
+    return true;
+}
+
 /* A block whose experts' tensors are in several places: those other than
  * the block's own, from the placement the printed flags come from. */
 static void split_experts(ggfit_sb *sb, const ggfit_plan *pl, const ggfit_layer_range *r)
@@ -158,6 +172,7 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
     ggfit__sb_printf(sb, "llama.cpp: failed to fit params to free device memory: %s\n",
                      r->reason);
     if (strstr(r->reason, "already set by user")) {
+        char where[320];
         ggfit__sb_printf(sb, "what it means: llama.cpp's fit only chooses what you left "
                              "unset; with -ngl, -ts, -ot, -cmoe or -ncmoe given it stops here "
                              "and llama-server loads the flags as given.\n");
@@ -167,6 +182,11 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
         else if (pl->fit_around && pl->has_alternative)
             ggfit__sb_printf(sb, "as given they do not fit; --fit-around keeps them and fits "
                                  "the unset flags around them (below)\n");
+        else if (inside_margin_only(pl))
+            ggfit__sb_printf(sb, "as given they load, with less than the margin free (%s): "
+                                 "the margin is what keeps a run from running out of memory "
+                                 "later; drop the flag named above (or lower it) and let the "
+                                 "fit choose\n", inside_margins(pl, where, sizeof where));
         else
             ggfit__sb_printf(sb, "as given they do not fit, so the load runs out of memory: "
                                  "drop the flag named above (or lower it) and let the fit "
