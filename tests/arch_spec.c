@@ -4,35 +4,47 @@
  * the projections every architecture test runs on them (test_arch*.c).
  */
 #include "arch_spec.h"
+#include "llama/arch.h"
+
+/* The key's entry: the one s has (a key set again takes the new value), or
+ * a new one at the end. */
+static kv *slot(model_spec *s, const char *suffix)
+{
+    char key[sizeof s->kvs[0].key];
+    snprintf(key, sizeof key, "%s.%s", s->arch, suffix);
+    for (size_t i = 0; i < s->n_kv; i++)
+        if (!strcmp(s->kvs[i].key, key))
+            return &s->kvs[i];
+    assert_true(s->n_kv < sizeof s->kvs / sizeof s->kvs[0]);
+    kv *k = &s->kvs[s->n_kv++];
+    snprintf(k->key, sizeof k->key, "%s", key);
+    return k;
+}
 
 void key_u32(model_spec *s, const char *suffix, uint32_t v)
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 'u';
     k->u = v;
 }
 
 void key_f32(model_spec *s, const char *suffix, float v)
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 'f';
     k->f = v;
 }
 
 void key_bool(model_spec *s, const char *suffix, bool v)
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 'b';
     k->u = v;
 }
 
 void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 'a';
     k->u = 4;
     memcpy(k->a, v, sizeof k->a);
@@ -40,8 +52,7 @@ void key_arr4(model_spec *s, const char *suffix, const uint32_t v[4])
 
 void key_arr(model_spec *s, const char *suffix, uint32_t type, const void *v, uint32_t n)
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 'r';
     k->u = n;
     k->arr = v;
@@ -50,8 +61,7 @@ void key_arr(model_spec *s, const char *suffix, uint32_t type, const void *v, ui
 
 void key_str(model_spec *s, const char *suffix, const char *v)
 {
-    kv *k = &s->kvs[s->n_kv++];
-    snprintf(k->key, sizeof k->key, "%s.%s", s->arch, suffix);
+    kv *k = slot(s, suffix);
     k->kind = 's';
     k->s = v;
 }
@@ -67,6 +77,21 @@ void key_drop(model_spec *s, const char *suffix)
         } else {
             i++;
         }
+}
+
+void key_required(model_spec *s)
+{
+    bool known;
+    const ggfit_arch *a = ggfit__arch(s->arch, &known);
+    for (const char *const *r = a ? a->required_keys : NULL; r && *r; r++) {
+        char key[96];
+        snprintf(key, sizeof key, "%s.%s", s->arch, *r);
+        bool have = false;
+        for (size_t i = 0; i < s->n_kv && !have; i++)
+            have = !strcmp(s->kvs[i].key, key);
+        if (!have)
+            key_u32(s, *r, 1);
+    }
 }
 
 /* A tensor named fmt (with the layer for %d), F16 unless it is 1-D. */

@@ -27,7 +27,7 @@ typedef struct kv {
 
 typedef struct model_spec {
     const char *arch;
-    kv kvs[32];
+    kv kvs[48];
     size_t n_kv;
     gw_tensor_spec t[768];
     char names[768][64];
@@ -44,6 +44,10 @@ void key_arr(model_spec *s, const char *suffix, uint32_t type, const void *v, ui
 void key_str(model_spec *s, const char *suffix, const char *v);
 /* Removes the key "<arch>.<suffix>" (every copy), if any. */
 void key_drop(model_spec *s, const char *suffix);
+/* The keys the architecture's row requires (llama.cpp's load_arch_hparams
+ * reads them without a default) that s lacks, each set to 1: for tests of
+ * a later refusal. */
+void key_required(model_spec *s);
 /* Keys under "<arch>." and tensors (fmt with %d = il), in file order. */
 void tensor(model_spec *s, const char *fmt, int il, int64_t ne0, int64_t ne1, int64_t ne2);
 /* A spec of arch with the usual keys (E, heads, NL blocks, ...); its file. */

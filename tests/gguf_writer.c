@@ -135,7 +135,7 @@ void gw_tiny_model_order(gw *w, const char *arch, uint32_t n_layer, uint32_t n_e
 {
     char key[128], name[64];
     uint64_t n_tensors = 3 + (uint64_t)n_layer * 9;
-    gw_header(w, 3, n_tensors, 8);
+    gw_header(w, 3, n_tensors, 9);
     gw_kv_str(w, "general.architecture", arch);
     gw_kv_str(w, "general.name", "tiny");
     gw_kv_u32(w, "general.alignment", 32);
@@ -145,6 +145,7 @@ void gw_tiny_model_order(gw *w, const char *arch, uint32_t n_layer, uint32_t n_e
     gw_kv_u32(w, KEY("embedding_length"), n_embd);
     gw_kv_u32(w, KEY("feed_forward_length"), n_ff);
     gw_kv_u32(w, KEY("attention.head_count"), n_embd / 64);
+    gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f);   /* llama.cpp requires it */
 #undef KEY
     uint64_t off = 0;
     struct { const char *fmt; uint32_t type; int64_t ne0, ne1; } per[] = {

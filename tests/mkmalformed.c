@@ -83,10 +83,11 @@ static void one_tensor(gw *w)
  * writes, then n_tensors tensor infos. */
 static void start_model(gw *w, uint64_t n_tensors, uint64_t n_extra, uint32_t n_layer)
 {
-    start(w, n_tensors, 4 + n_extra);
+    start(w, n_tensors, 5 + n_extra);
     gw_kv_u32(w, ARCH ".block_count", n_layer);
     gw_kv_u32(w, ARCH ".context_length", 4096);
     gw_kv_u32(w, ARCH ".embedding_length", 64);
+    gw_kv_f32(w, ARCH ".attention.layer_norm_rms_epsilon", 1e-6f);
 }
 
 /* A file whose only tensor info is the one under test, nothing else wrong. */
@@ -557,15 +558,35 @@ static void mk_nextn_over_block_count(gw *w)
  * checks come first. */
 
 /* A header of architecture arch with its block_count; n_extra keys follow. */
+/* A file of another architecture, with the keys llama.cpp requires of it
+ * before the one under test (llama's norm epsilon, RWKV's ranks: each 1;
+ * the files set wkv.head_size themselves) and n_extra more. */
 static void start_arch(gw *w, const char *arch, uint64_t n_extra, uint32_t n_layer)
 {
+    static const struct { const char *arch, *keys[4]; } required[] = {
+        { "rwkv6", { "time_mix_extra_dim", "time_decay_extra_dim" } },
+        { "rwkv7", { "attention.decay_lora_rank", "attention.iclr_lora_rank",
+                     "attention.value_residual_mix_lora_rank" } },
+    };
+    const char *const *req = NULL;
+    uint64_t n_req = !strcmp(arch, ARCH);
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!strcmp(arch, required[i].arch))
+            for (req = required[i].keys; req[n_req]; n_req++)
+                ;
     char key[96];
-    gw_header(w, 3, 0, 3 + n_extra);
+    gw_header(w, 3, 0, 3 + n_req + n_extra);
     gw_kv_str(w, "general.architecture", arch);
     snprintf(key, sizeof key, "%s.block_count", arch);
     gw_kv_u32(w, key, n_layer);
     snprintf(key, sizeof key, "%s.context_length", arch);   /* load_hparams requires it */
     gw_kv_u32(w, key, 4096);
+    if (!strcmp(arch, ARCH))
+        gw_kv_f32(w, ARCH ".attention.layer_norm_rms_epsilon", 1e-6f);
+    for (uint64_t k = 0; req && k < n_req; k++) {
+        snprintf(key, sizeof key, "%s.%s", arch, req[k]);
+        gw_kv_u32(w, key, 1);
+    }
 }
 
 static void mk_heads_not_grouped(gw *w)
@@ -792,10 +813,12 @@ static const entry catalogue[] = {
           "key 'rwkv6.embedding_length' is missing; llama.cpp refuses the file", "model"),
     FOUND("crash-rwkv7.gguf", GGFIT_EFORMAT,
           "key 'rwkv7.embedding_length' is missing; llama.cpp refuses the file", "model"),
-    /* this session's hour-long fuzz run: kv_lora_rank and the rope width
-     * renamed away, the MLA cache's K head 0 wide */
+    /* an hour-long fuzz run: kv_lora_rank and the rope width renamed
+     * away, which made the MLA cache's K head 0 wide; llama.cpp's loader
+     * requires the rank */
     FOUND("crash-glm-dsa.gguf", GGFIT_EFORMAT,
-          "glm-dsa.attention.kv_lora_rank is 0: the MLA cache's K head", "project"),
+          "key not found in model: glm-dsa.attention.kv_lora_rank (llama.cpp refuses the file)",
+          "project"),
 };
 
 int main(int argc, char **argv)

@@ -1151,11 +1151,13 @@ static void test_arr_keys(void **state)
     model_spec s;
     /* Gemma 4 and Step-3.5 require the per-layer pattern (array form). */
     spec_init(&s, "gemma4");
+    key_required(&s);
     key_u32(&s, "attention.sliding_window", 512);
     refused_with(&s, "gemma4.attention.sliding_window_pattern' is missing");
     key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa4, 4);
     refused_with(&s, "holds 4 values, not 3");
     spec_init(&s, "step35");
+    key_required(&s);
     key_u32(&s, "attention.sliding_window", 512);
     key_arr(&s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa3, 3);
     key_arr(&s, "swiglu_clamp_exp", GGFIT_GGUF_FLOAT32, f2, 2);
@@ -1168,6 +1170,7 @@ static void test_arr_keys(void **state)
     refused_with(&s, "step35.swiglu_clamp_exp' is a uint32, not a float32");
     /* MiMo-V2 reads its pattern before nextn_predict_layers: every block. */
     spec_init(&s, "mimo2");
+    key_required(&s);
     s.kvs[0].u = 4;
     key_u32(&s, "nextn_predict_layers", 1);
     key_u32(&s, "attention.sliding_window", 128);
@@ -1175,9 +1178,11 @@ static void test_arr_keys(void **state)
     refused_with(&s, "holds 3 values, not 4");
     /* Apertus requires the xIELU parameters, one per block or one. */
     spec_init(&s, "apertus");
+    key_required(&s);
     refused_with(&s, "'xielu.alpha_n' is missing");
     /* DeepSeek V4: compress_ratios (get_arr) at least block_count long. */
     spec_init(&s, "deepseek4");
+    key_required(&s);
     s.kvs[0].u = 4;
     key_f32(&s, "swiglu_clamp_exp", 10.0f);
     key_arr(&s, "attention.compress_ratios", GGFIT_GGUF_UINT32, u3, 3);
@@ -1188,6 +1193,7 @@ static void test_arr_keys(void **state)
     /* Qwen3.5: the rope sections are required, 4 of them; the recurrent
      * layers one per block. */
     spec_init(&s, "qwen35");
+    key_required(&s);
     refused_with(&s, "qwen35.rope.dimension_sections' is missing");
     key_arr(&s, "rope.dimension_sections", GGFIT_GGUF_UINT32, u3, 3);
     refused_with(&s, "holds 3 values, not 4");
@@ -1198,6 +1204,7 @@ static void test_arr_keys(void **state)
     /* GLM-DSA reads nextn_predict_layers first: one indexer type per
      * trunk block. */
     spec_init(&s, "glm-dsa");
+    key_required(&s);
     s.kvs[0].u = 4;
     key_u32(&s, "nextn_predict_layers", 1);
     key_arr(&s, "attention.indexer.types", GGFIT_GGUF_BOOL, swa4, 4);
@@ -1205,6 +1212,7 @@ static void test_arr_keys(void **state)
     /* EXAONE MoE reads the pattern as a uint32: another scalar is refused
      * (an array is passed over). */
     spec_init(&s, "exaone-moe");
+    key_required(&s);
     key_f32(&s, "attention.sliding_window_pattern", 4.0f);
     refused_with(&s, "is not a uint32");
 }

@@ -100,6 +100,8 @@ static void build_afmoe(bctx *b)
 /* Three sliding-window layers in four, when the file gives a window. */
 const ggfit_arch ggfit__model_afmoe = {
     .name = "afmoe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_shared_count", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_needs_window = true,

@@ -79,6 +79,7 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_apertus = {
     .name = "apertus",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .arr_keys = arr_keys,
     .build = build_apertus,

@@ -50,6 +50,7 @@ static void build_arcee(bctx *b)
 
 const ggfit_arch ggfit__model_arcee = {
     .name = "arcee",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_arcee,
 };

@@ -61,6 +61,7 @@ static void build_arctic(bctx *b)
 
 const ggfit_arch ggfit__model_arctic = {
     .name = "arctic",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_arctic,
 };

@@ -48,6 +48,7 @@ static void build_baichuan(bctx *b)
 
 const ggfit_arch ggfit__model_baichuan = {
     .name = "baichuan",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_baichuan,
 };

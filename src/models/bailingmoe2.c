@@ -86,6 +86,8 @@ static void build_bailingmoe2(bctx *b)
 /* The NextN blocks are left out of the graph but keep their KV cells. */
 const ggfit_arch ggfit__model_bailingmoe2 = {
     .name = "bailingmoe2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_shared_count", "expert_gating_func", NULL },
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,
     .build = build_bailingmoe2,

@@ -235,6 +235,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 
 const ggfit_arch ggfit__model_bert = {
     .name = "bert",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_bert,
@@ -250,6 +251,7 @@ static void check_nomic(hp_check *c)
 
 const ggfit_arch ggfit__model_nomic_bert = {
     .name = "nomic-bert",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .check = check_nomic,
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
@@ -259,6 +261,7 @@ const ggfit_arch ggfit__model_nomic_bert = {
 
 const ggfit_arch ggfit__model_nomic_bert_moe = {
     .name = "nomic-bert-moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .check = check_nomic,
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
@@ -268,6 +271,7 @@ const ggfit_arch ggfit__model_nomic_bert_moe = {
 
 const ggfit_arch ggfit__model_jina_bert_v2 = {
     .name = "jina-bert-v2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_jina_bert_v2,
@@ -276,6 +280,7 @@ const ggfit_arch ggfit__model_jina_bert_v2 = {
 
 const ggfit_arch ggfit__model_jina_bert_v3 = {
     .name = "jina-bert-v3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_jina_bert_v3,

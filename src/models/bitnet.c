@@ -96,6 +96,7 @@ static void build_bitnet(bctx *b)
  * token_embd where it lies. */
 const ggfit_arch ggfit__model_bitnet = {
     .name = "bitnet",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .no_output = true,
     .build = build_bitnet,

@@ -23,6 +23,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 
 const ggfit_arch ggfit__model_bloom = {
     .name = "bloom",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_bloom,
     .tensor_layer = tensor_layer,

@@ -95,6 +95,7 @@ static void build_chameleon(bctx *b)
 
 const ggfit_arch ggfit__model_chameleon = {
     .name = "chameleon",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_chameleon,
 };

@@ -44,6 +44,7 @@ static void build_chatglm(bctx *b)
 
 const ggfit_arch ggfit__model_chatglm = {
     .name = "chatglm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_chatglm,
 };

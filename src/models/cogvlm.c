@@ -52,6 +52,7 @@ static void build_cogvlm(bctx *b)
 
 const ggfit_arch ggfit__model_cogvlm = {
     .name = "cogvlm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_cogvlm,
 };

@@ -76,6 +76,8 @@ static void build_cohere2(bctx *b)
 /* Three sliding-window layers in four, the fourth global. */
 const ggfit_arch ggfit__model_cohere2 = {
     .name = "cohere2",
+    .required_keys = (const char *const[]){ "attention.sliding_window", "logit_scale",
+            "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .build = build_cohere2,

@@ -165,7 +165,12 @@ static void build_cohere2moe_mtp(bctx *b)
 /* load_arch_hparams requires both: the window (get_key) and, when the
  * pattern is no period, a per-block array (get_key_or_arr). */
 static const char *const required_keys[] = {
-    "attention.sliding_window", "attention.sliding_window_pattern", NULL,
+    "attention.sliding_window",
+    "attention.sliding_window_pattern",
+    "logit_scale",
+    "leading_dense_block_count",
+    "expert_feed_forward_length",
+    NULL,
 };
 
 /* Three sliding-window layers in four after a dense one (the pattern as

@@ -61,6 +61,7 @@ static void build_command_r(bctx *b)
 
 const ggfit_arch ggfit__model_command_r = {
     .name = "command-r",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_command_r,
 };

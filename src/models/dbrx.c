@@ -64,6 +64,8 @@ static void build_dbrx(bctx *b)
 
 const ggfit_arch ggfit__model_dbrx = {
     .name = "dbrx",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", "attention.clamp_kqv",
+            NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_dbrx,
 };

@@ -60,6 +60,7 @@ static void build_deci(bctx *b)
 
 const ggfit_arch ggfit__model_deci = {
     .name = "deci",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_deci,
 };

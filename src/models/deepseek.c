@@ -79,6 +79,8 @@ static void build_deepseek(bctx *b)
 
 const ggfit_arch ggfit__model_deepseek = {
     .name = "deepseek",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_shared_count", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_deepseek,
 };

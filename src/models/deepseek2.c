@@ -257,6 +257,8 @@ static void build_deepseek2_mtp(bctx *b)
 const ggfit_arch ggfit__model_deepseek2 = {
     .mla_same_kv_types = true,
     .name = "deepseek2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.kv_lora_rank", "expert_feed_forward_length", "expert_shared_count", NULL },
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .build_mtp = build_deepseek2_mtp,
     .mem = GGFIT_MEM_KV,

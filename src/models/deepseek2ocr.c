@@ -83,6 +83,8 @@ static void build_deepseek2ocr(bctx *b)
 
 const ggfit_arch ggfit__model_deepseek2ocr = {
     .name = "deepseek2-ocr",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_shared_count", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_deepseek2ocr,
 };

@@ -795,6 +795,14 @@ static void check(hp_check *c)
 
 const ggfit_arch ggfit__model_deepseek4 = {
     .name = "deepseek4",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.q_lora_rank", "attention.sliding_window", "expert_feed_forward_length",
+            "expert_shared_count", "expert_weights_scale", "expert_weights_norm",
+            "attention.indexer.head_count", "attention.indexer.key_length",
+            "attention.indexer.top_k", "attention.output_group_count", "attention.output_lora_rank",
+            "attention.compress_rope_freq_base", "hyper_connection.count",
+            "hyper_connection.sinkhorn_iterations", "hyper_connection.epsilon", "hash_layer_count",
+            "expert_gating_func", NULL },
     .arr_keys = arr_keys,
     .check = check,
     .mtp = true,   /* load_mtp loads the NextN blocks; the MTP context is noted, not counted */

@@ -100,6 +100,8 @@ static void build_dots1(bctx *b)
 
 const ggfit_arch ggfit__model_dots1 = {
     .name = "dots1",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_shared_count", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_dots1,
 };

@@ -61,6 +61,7 @@ static void build_dream(bctx *b)
 
 const ggfit_arch ggfit__model_dream = {
     .name = "dream",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .non_causal = true,
     .build = build_dream,
@@ -68,6 +69,7 @@ const ggfit_arch ggfit__model_dream = {
 
 const ggfit_arch ggfit__model_llada = {
     .name = "llada",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .non_causal = true,
     .build = build_dream,

@@ -59,6 +59,7 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_ernie4_5 = {
     .name = "ernie4_5",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .build = build_ernie4_5,

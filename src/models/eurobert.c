@@ -82,6 +82,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 
 const ggfit_arch ggfit__model_eurobert = {
     .name = "eurobert",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_eurobert,
@@ -89,6 +90,7 @@ const ggfit_arch ggfit__model_eurobert = {
 
 const ggfit_arch ggfit__model_neo_bert = {
     .name = "neo-bert",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .build = build_neo_bert,

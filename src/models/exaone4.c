@@ -87,6 +87,7 @@ static uint32_t window_exaone4(const ggfit_arch *a, const ggfit_model *m)
  * the graph but keep their KV cells. */
 const ggfit_arch ggfit__model_exaone4 = {
     .name = "exaone4",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_default = 4096,

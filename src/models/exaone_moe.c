@@ -96,6 +96,9 @@ static void build_exaone_moe(bctx *b)
  * (load_arch_hparams sets it before it reads nextn_predict_layers). */
 const ggfit_arch ggfit__model_exaone_moe = {
     .name = "exaone-moe",
+    .required_keys = (const char *const[]){ "attention.sliding_window",
+            "attention.layer_norm_rms_epsilon", "expert_feed_forward_length", "expert_gating_func",
+            NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_default = 128,

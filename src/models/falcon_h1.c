@@ -59,6 +59,8 @@ static void build_falcon_h1(bctx *b)
 /* Every layer has both attention (KV cells) and a Mamba2 state. */
 const ggfit_arch ggfit__model_falcon_h1 = {
     .name = "falcon-h1",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_BOTH,
     .build = build_falcon_h1,

@@ -44,6 +44,7 @@ static void build_gemma(bctx *b)
 
 const ggfit_arch ggfit__model_gemma = {
     .name = "gemma",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_gemma,
 };

@@ -85,6 +85,7 @@ static void build_gemma2(bctx *b)
 /* Every other layer slides over 4096 tokens unless the file says otherwise. */
 const ggfit_arch ggfit__model_gemma2 = {
     .name = "gemma2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 2,
     .swa_default = 4096,

@@ -112,6 +112,7 @@ static void build_gemma3(bctx *b)
 /* Five sliding-window layers in six, when the file gives a window. */
 const ggfit_arch ggfit__model_gemma3 = {
     .name = "gemma3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 6,
     .swa_needs_window = true,

@@ -323,6 +323,8 @@ static int64_t tensor_layer_gemma3n(const ggfit_model *m, const ggfit_tensor *t)
  * copy of token_embd is made before token_embd itself. */
 const ggfit_arch ggfit__model_gemma3n = {
     .name = "gemma3n",
+    .required_keys = (const char *const[]){ "attention.sliding_window",
+            "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 5,
     .kv_from_start = 20,

@@ -317,6 +317,9 @@ static int64_t tensor_layer_gemma4(const ggfit_model *m, const ggfit_tensor *t)
  * tied output's copy of token_embd is made before token_embd itself. */
 const ggfit_arch ggfit__model_gemma4 = {
     .name = "gemma4",
+    .required_keys = (const char *const[]){ "attention.sliding_window",
+            "attention.layer_norm_rms_epsilon", "embedding_length_per_layer_input",
+            "attention.key_length_swa", "attention.value_length_swa", NULL },
     .swa_key = GGFIT_SWA_KEY_LAYERS,   /* one value per block, required */
     .mem = GGFIT_MEM_KV,
     .tied_output_copied = true,

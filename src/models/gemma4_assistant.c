@@ -11,6 +11,9 @@
 
 const ggfit_arch ggfit__model_gemma4_assistant = {
     .name = "gemma4-assistant",
+    .required_keys = (const char *const[]){ "attention.sliding_window",
+            "attention.layer_norm_rms_epsilon", "attention.key_length_swa",
+            "attention.value_length_swa", NULL },
     .why = "a draft model only: llama.cpp creates its context only beside a Gemma 4 target "
            "(alone: \"Gemma4Assistant requires ctx_other to be set\"), whose last layers' KV "
            "cache it reads instead of its own; speculative decoding is not modelled yet",

@@ -80,6 +80,8 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 /* set_swa_pattern(6): every sixth layer, the last of each six, is dense. */
 const ggfit_arch ggfit__model_gemma_embedding = {
     .name = "gemma-embedding",
+    .required_keys = (const char *const[]){ "attention.sliding_window",
+            "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .non_causal = true,
     .swa_period = 6,

@@ -68,6 +68,7 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_glm4 = {
     .name = "glm4",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,

@@ -95,6 +95,9 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_glm4moe = {
     .name = "glm4moe",
+    .required_keys = (const char *const[]){ "expert_feed_forward_length",
+            "attention.layer_norm_rms_epsilon", "expert_count", "expert_used_count",
+            "expert_shared_count", NULL },
     .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .nextn_kv = true,

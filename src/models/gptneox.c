@@ -14,6 +14,8 @@ static void build_gptneox(bctx *b)
 
 const ggfit_arch ggfit__model_gptneox = {
     .name = "gptneox",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", "use_parallel_residual",
+            NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_gptneox,
 };

@@ -87,6 +87,8 @@ static void build_gptoss(bctx *b)
 /* Sliding-window and full attention alternate. */
 const ggfit_arch ggfit__model_gptoss = {
     .name = "gpt-oss",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "attention.sliding_window", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 2,
     .build = build_gptoss,

@@ -192,6 +192,8 @@ static const ggfit_arr_key arr_keys_granite[] = {
 
 const ggfit_arch ggfit__model_granite = {
     .name = "granite",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "logit_scale",
+            NULL },
     .arr_keys = arr_keys_granite,
     .mem = GGFIT_MEM_KV,
     .build = build_granite,
@@ -200,6 +202,8 @@ const ggfit_arch ggfit__model_granite = {
 /* granitemoe: the same graph, whose FFNs are experts. */
 const ggfit_arch ggfit__model_granitemoe = {
     .name = "granitemoe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "logit_scale",
+            NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_granite,
 };
@@ -207,6 +211,7 @@ const ggfit_arch ggfit__model_granitemoe = {
 /* minicpm: granite's graph under MiniCPM's defaults. */
 const ggfit_arch ggfit__model_minicpm = {
     .name = "minicpm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_minicpm,
 };

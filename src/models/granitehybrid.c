@@ -106,6 +106,8 @@ static void build_granitehybrid(bctx *b)
 /* The Mamba2 layers are those without KV heads. */
 const ggfit_arch ggfit__model_granitehybrid = {
     .name = "granitehybrid",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_granitehybrid,

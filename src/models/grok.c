@@ -110,6 +110,7 @@ static void build_grok(bctx *b)
 
 const ggfit_arch ggfit__model_grok = {
     .name = "grok",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .no_flash_attn = true,   /* llama_init_from_model forces it off */
     .build = build_grok,

@@ -86,7 +86,13 @@ static void build_grovemoe(bctx *b)
 
 /* load_arch_hparams requires experts_per_group; load_tensors asserts it
  * is not 0 (the chunk experts are the experts divided by it). */
-static const char *const required_keys[] = { "experts_per_group", NULL };
+static const char *const required_keys[] = {
+    "experts_per_group",
+    "expert_feed_forward_length",
+    "expert_group_scale",
+    "attention.layer_norm_rms_epsilon",
+    NULL,
+};
 
 static void check(hp_check *c)
 {

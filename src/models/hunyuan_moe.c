@@ -110,6 +110,8 @@ static void build_hunyuan_moe(bctx *b)
 
 const ggfit_arch ggfit__model_hunyuan_moe = {
     .name = "hunyuan-moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_hunyuan_moe,
 };

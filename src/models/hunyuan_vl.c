@@ -78,6 +78,7 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_hunyuan_vl = {
     .name = "hunyuan_vl",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .arr_keys = arr_keys,
     .mem = GGFIT_MEM_KV,
     .one_expert_dense = true,

@@ -112,6 +112,8 @@ static void build_hy_v3_mtp(bctx *b)
 
 const ggfit_arch ggfit__model_hy_v3 = {
     .name = "hy_v3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", NULL },
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_hy_v3_mtp,

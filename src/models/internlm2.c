@@ -14,6 +14,7 @@ static void build_internlm2(bctx *b)
 
 const ggfit_arch ggfit__model_internlm2 = {
     .name = "internlm2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_internlm2,
 };

@@ -52,6 +52,7 @@ static void build_jais(bctx *b)
 
 const ggfit_arch ggfit__model_jais = {
     .name = "jais",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_jais,
 };

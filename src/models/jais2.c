@@ -47,6 +47,7 @@ static void build_jais2(bctx *b)
 
 const ggfit_arch ggfit__model_jais2 = {
     .name = "jais2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_jais2,
 };

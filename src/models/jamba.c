@@ -48,6 +48,8 @@ static void build_jamba(bctx *b)
 /* The Mamba layers are those without KV heads. */
 const ggfit_arch ggfit__model_jamba = {
     .name = "jamba",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_jamba,

@@ -270,6 +270,10 @@ static void build_kimi_linear(bctx *b)
 const ggfit_arch ggfit__model_kimi_linear = {
     .mla_same_kv_types = true,
     .name = "kimi-linear",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.key_length_mla", "attention.value_length_mla", "attention.kv_lora_rank",
+            "ssm.conv_kernel", "kda.head_dim", "expert_feed_forward_length", "expert_shared_count",
+            "expert_gating_func", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .state_size = state_size,

@@ -94,6 +94,8 @@ static void build_laguna(bctx *b)
  * ones. */
 const ggfit_arch ggfit__model_laguna = {
     .name = "laguna",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "leading_dense_block_count", "expert_feed_forward_length", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_dense_first = true,

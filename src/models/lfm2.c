@@ -162,6 +162,8 @@ static void state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
 /* The short-conv layers are those without KV heads. */
 const ggfit_arch ggfit__model_lfm2 = {
     .name = "lfm2",
+    .required_keys = (const char *const[]){ "shortconv.l_cache", "attention.layer_norm_rms_epsilon",
+            NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_lfm2,
@@ -171,6 +173,8 @@ const ggfit_arch ggfit__model_lfm2 = {
 
 const ggfit_arch ggfit__model_lfm2moe = {
     .name = "lfm2moe",
+    .required_keys = (const char *const[]){ "shortconv.l_cache", "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "expert_gating_func", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_lfm2moe,

@@ -76,6 +76,7 @@ static void build_rnd1(bctx *b)
 
 const ggfit_arch ggfit__model_llada_moe = {
     .name = "llada-moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .non_causal = true,
     .build = build_llada_moe,
@@ -83,6 +84,7 @@ const ggfit_arch ggfit__model_llada_moe = {
 
 const ggfit_arch ggfit__model_rnd1 = {
     .name = "rnd1",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .non_causal = true,
     .build = build_rnd1,

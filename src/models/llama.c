@@ -14,6 +14,7 @@ static void build_llama(bctx *b)
 
 const ggfit_arch ggfit__model_llama = {
     .name = "llama",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_llama,
 };

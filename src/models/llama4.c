@@ -138,6 +138,8 @@ static uint32_t window_llama4(const ggfit_arch *a, const ggfit_model *m)
 /* Three chunked-attention layers in four. */
 const ggfit_arch ggfit__model_llama4 = {
     .name = "llama4",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "interleave_moe_layer_step", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_default = 8192,

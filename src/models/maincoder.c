@@ -46,6 +46,7 @@ static void build_maincoder(bctx *b)
 
 const ggfit_arch ggfit__model_maincoder = {
     .name = "maincoder",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_maincoder,
 };

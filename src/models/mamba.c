@@ -42,6 +42,8 @@ static void build_mamba2(bctx *b)
 /* Every layer holds a recurrent state, none a KV cache. */
 const ggfit_arch ggfit__model_mamba = {
     .name = "mamba",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .build = build_mamba,
@@ -49,6 +51,8 @@ const ggfit_arch ggfit__model_mamba = {
 
 const ggfit_arch ggfit__model_mamba2 = {
     .name = "mamba2",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .build = build_mamba2,

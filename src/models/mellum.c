@@ -75,6 +75,8 @@ static void build_mellum(bctx *b)
 /* Three sliding-window layers in four, when the file gives a window. */
 const ggfit_arch ggfit__model_mellum = {
     .name = "mellum",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_key = GGFIT_SWA_KEY_EITHER,

@@ -141,7 +141,11 @@ static void build_mimo2_mtp(bctx *b)
 
 /* load_arch_hparams requires both (get_key, get_key_or_arr). */
 static const char *const required_keys[] = {
-    "attention.sliding_window", "attention.sliding_window_pattern", NULL,
+    "attention.sliding_window",
+    "attention.sliding_window_pattern",
+    "attention.layer_norm_rms_epsilon",
+    "expert_feed_forward_length",
+    NULL,
 };
 
 /* The sliding-window pattern is the file's, one bool per block. */

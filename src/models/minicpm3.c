@@ -61,6 +61,8 @@ static void build_minicpm3(bctx *b)
 
 const ggfit_arch ggfit__model_minicpm3 = {
     .name = "minicpm3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.q_lora_rank", "attention.kv_lora_rank", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_minicpm3,
 };

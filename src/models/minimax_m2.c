@@ -100,6 +100,8 @@ static void build_minimax_m2(bctx *b)
 
 const ggfit_arch ggfit__model_minimax_m2 = {
     .name = "minimax-m2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_minimax_m2,
 };

@@ -397,8 +397,16 @@ static void build_minimax_m3(bctx *b)
 
 /* load_arch_hparams requires the indexer's keys. */
 static const char *const required_keys[] = {
-    "attention.indexer.head_count", "attention.indexer.key_length", "attention.indexer.top_k",
-    "attention.indexer.block_size", "attention.indexer.local_blocks", NULL,
+    "attention.indexer.head_count",
+    "attention.indexer.key_length",
+    "attention.indexer.top_k",
+    "attention.indexer.block_size",
+    "attention.indexer.local_blocks",
+    "attention.layer_norm_rms_epsilon",
+    "expert_feed_forward_length",
+    "expert_shared_count",
+    "expert_gating_func",
+    NULL,
 };
 
 /* The sparse layers read the indexer's keys as counts: positions pooled

@@ -17,6 +17,7 @@ static void build_mistral3(bctx *b)
 
 const ggfit_arch ggfit__model_mistral3 = {
     .name = "mistral3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_mistral3,
 };

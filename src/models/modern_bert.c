@@ -83,6 +83,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
  * unless the file gives the period). */
 const ggfit_arch ggfit__model_modern_bert = {
     .name = "modern-bert",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_NONE,
     .no_output = true,
     .swa_period = 3,

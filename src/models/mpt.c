@@ -13,6 +13,7 @@ static void build_mpt(bctx *b)
 
 const ggfit_arch ggfit__model_mpt = {
     .name = "mpt",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_mpt,
 };

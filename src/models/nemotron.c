@@ -55,6 +55,7 @@ static void build_nemotron(bctx *b)
 
 const ggfit_arch ggfit__model_nemotron = {
     .name = "nemotron",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_nemotron,
 };

@@ -122,6 +122,8 @@ static void build_nemotron_h(bctx *b)
 /* Mamba2 layers have neither KV heads nor an FFN; attention layers have KV heads. */
 const ggfit_arch ggfit__model_nemotron_h = {
     .name = "nemotron_h",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,

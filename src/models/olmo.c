@@ -49,6 +49,7 @@ static void build_olmo(bctx *b)
 
 const ggfit_arch ggfit__model_olmo = {
     .name = "olmo",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_olmo,
 };

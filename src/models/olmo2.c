@@ -74,6 +74,7 @@ static void build_olmo2(bctx *b)
 /* Three sliding-window layers in four, when the file gives a window. */
 const ggfit_arch ggfit__model_olmo2 = {
     .name = "olmo2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_needs_window = true,

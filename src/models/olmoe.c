@@ -70,6 +70,7 @@ static void build_olmoe(bctx *b)
 
 const ggfit_arch ggfit__model_olmoe = {
     .name = "olmoe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_olmoe,
 };

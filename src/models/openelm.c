@@ -57,6 +57,7 @@ static void build_openelm(bctx *b)
 
 const ggfit_arch ggfit__model_openelm = {
     .name = "openelm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_openelm,
 };

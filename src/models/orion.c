@@ -50,6 +50,7 @@ static void build_orion(bctx *b)
 
 const ggfit_arch ggfit__model_orion = {
     .name = "orion",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_orion,
 };

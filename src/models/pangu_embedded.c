@@ -43,6 +43,7 @@ static void build_pangu_embedded(bctx *b)
 
 const ggfit_arch ggfit__model_pangu_embedded = {
     .name = "pangu-embedded",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_pangu_embedded,
 };

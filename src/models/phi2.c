@@ -44,6 +44,7 @@ static void build_phi2(bctx *b)
 
 const ggfit_arch ggfit__model_phi2 = {
     .name = "phi2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_phi2,
 };

@@ -71,6 +71,7 @@ static uint32_t window_phi3(const ggfit_arch *a, const ggfit_model *m)
 
 const ggfit_arch ggfit__model_phi3 = {
     .name = "phi3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_phi3,
     .window = window_phi3,

@@ -98,6 +98,7 @@ static uint32_t window_none(const ggfit_arch *a, const ggfit_model *m)
 
 const ggfit_arch ggfit__model_phimoe = {
     .name = "phimoe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_phimoe,
     .window = window_none,

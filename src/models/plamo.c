@@ -47,6 +47,7 @@ static void build_plamo(bctx *b)
 
 const ggfit_arch ggfit__model_plamo = {
     .name = "plamo",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_plamo,
 };

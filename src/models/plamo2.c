@@ -170,6 +170,8 @@ static void build_plamo2(bctx *b)
 
 const ggfit_arch ggfit__model_plamo2 = {
     .name = "plamo2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_plamo2,

@@ -60,6 +60,7 @@ static void build_plamo3(bctx *b)
 /* Seven sliding-window layers in eight, when the file gives a window. */
 const ggfit_arch ggfit__model_plamo3 = {
     .name = "plamo3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 8,
     .swa_needs_window = true,

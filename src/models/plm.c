@@ -51,6 +51,8 @@ static void build_plm(bctx *b)
 
 const ggfit_arch ggfit__model_plm = {
     .name = "plm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.kv_lora_rank", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_plm,
 };

@@ -41,6 +41,7 @@ static void build_qwen(bctx *b)
 
 const ggfit_arch ggfit__model_qwen = {
     .name = "qwen",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_qwen,
 };

@@ -57,6 +57,7 @@ static void build_qwen2(bctx *b)
 
 const ggfit_arch ggfit__model_qwen2 = {
     .name = "qwen2",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_qwen2,
 };

@@ -90,6 +90,7 @@ static void build_qwen2moe(bctx *b)
 
 const ggfit_arch ggfit__model_qwen2moe = {
     .name = "qwen2moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_qwen2moe,
 };

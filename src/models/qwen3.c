@@ -12,6 +12,7 @@ static void build_qwen3(bctx *b)
 
 const ggfit_arch ggfit__model_qwen3 = {
     .name = "qwen3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3,
     .rank_softmax = true,   /* build_pooling: the Qwen3 rerankers' softmax */

@@ -390,6 +390,8 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_qwen35 = {
     .name = "qwen35",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .arr_keys = arr_keys,
     .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
     .mtp = true,   /* load_mtp loads the NextN blocks */
@@ -404,6 +406,8 @@ const ggfit_arch ggfit__model_qwen35 = {
 /* qwen35moe: the same layers, whose FFNs are experts and a shared expert. */
 const ggfit_arch ggfit__model_qwen35moe = {
     .name = "qwen35moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .arr_keys = arr_keys,
     .rs_rollback = true,   /* llm_arch_supports_rs_rollback */
     .mtp = true,

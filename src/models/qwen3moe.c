@@ -12,6 +12,7 @@ static void build_qwen3moe(bctx *b)
 
 const ggfit_arch ggfit__model_qwen3moe = {
     .name = "qwen3moe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_qwen3moe,
 };

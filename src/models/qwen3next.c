@@ -372,6 +372,8 @@ static const ggfit_arr_key arr_keys[] = {
 
 const ggfit_arch ggfit__model_qwen3next = {
     .name = "qwen3next",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "ssm.conv_kernel",
+            "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank", "ssm.group_count", NULL },
     .arr_keys = arr_keys,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,

@@ -36,6 +36,7 @@ static void check(hp_check *c)
 
 const ggfit_arch ggfit__model_qwen3vl = {
     .name = "qwen3vl",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .arr_keys = arr_keys,
     .check = check,
     .mem = GGFIT_MEM_KV,
@@ -46,6 +47,7 @@ const ggfit_arch ggfit__model_qwen3vl = {
 /* qwen3vlmoe: the same graph, whose FFNs are experts. */
 const ggfit_arch ggfit__model_qwen3vlmoe = {
     .name = "qwen3vlmoe",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .arr_keys = arr_keys,
     .check = check,
     .mem = GGFIT_MEM_KV,

@@ -37,6 +37,7 @@ static void build_refact(bctx *b)
 
 const ggfit_arch ggfit__model_refact = {
     .name = "refact",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_refact,
 };

@@ -335,6 +335,8 @@ static void check_rwkv6(hp_check *c)
 /* Recurrent memory only, a state in every layer. */
 const ggfit_arch ggfit__model_rwkv6 = {
     .name = "rwkv6",
+    .required_keys = (const char *const[]){ "wkv.head_size", "time_mix_extra_dim",
+            "time_decay_extra_dim", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .check = check_rwkv6,
@@ -345,6 +347,8 @@ const ggfit_arch ggfit__model_rwkv6 = {
 
 const ggfit_arch ggfit__model_rwkv6qwen2 = {
     .name = "rwkv6qwen2",
+    .required_keys = (const char *const[]){ "wkv.head_size", "time_mix_extra_dim",
+            "time_decay_extra_dim", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .check = hc_wkv_heads,

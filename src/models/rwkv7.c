@@ -310,6 +310,8 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 /* Recurrent memory only, a state in every layer. */
 const ggfit_arch ggfit__model_rwkv7 = {
     .name = "rwkv7",
+    .required_keys = (const char *const[]){ "wkv.head_size", "attention.decay_lora_rank",
+            "attention.iclr_lora_rank", "attention.value_residual_mix_lora_rank", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .check = hc_wkv_heads,
@@ -320,6 +322,8 @@ const ggfit_arch ggfit__model_rwkv7 = {
 
 const ggfit_arch ggfit__model_arwkv7 = {
     .name = "arwkv7",
+    .required_keys = (const char *const[]){ "wkv.head_size", "attention.decay_lora_rank",
+            "attention.iclr_lora_rank", "attention.value_residual_mix_lora_rank", NULL },
     .mem = GGFIT_MEM_RECURRENT,
     .rec = GGFIT_REC_ALL,
     .check = hc_wkv_heads,

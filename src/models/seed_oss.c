@@ -54,6 +54,7 @@ static void build_seed_oss(bctx *b)
 
 const ggfit_arch ggfit__model_seed_oss = {
     .name = "seed_oss",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_seed_oss,
 };

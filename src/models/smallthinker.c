@@ -90,6 +90,7 @@ static uint32_t window_smallthinker(const ggfit_arch *a, const ggfit_model *m)
 
 const ggfit_arch ggfit__model_smallthinker = {
     .name = "smallthinker",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .swa_period = 4,
     .swa_dense_first = true,

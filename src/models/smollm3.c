@@ -57,6 +57,7 @@ static void build_smollm3(bctx *b)
 
 const ggfit_arch ggfit__model_smollm3 = {
     .name = "smollm3",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_smollm3,
 };

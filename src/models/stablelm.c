@@ -59,6 +59,7 @@ static void build_stablelm(bctx *b)
 
 const ggfit_arch ggfit__model_stablelm = {
     .name = "stablelm",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_stablelm,
 };

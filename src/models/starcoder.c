@@ -12,6 +12,7 @@ static void build_starcoder(bctx *b)
 
 const ggfit_arch ggfit__model_starcoder = {
     .name = "starcoder",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_starcoder,
 };

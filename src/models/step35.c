@@ -243,6 +243,8 @@ static const ggfit_arr_key arr_keys[] = {
 /* The sliding-window pattern one value per block, MTP blocks included. */
 const ggfit_arch ggfit__model_step35 = {
     .name = "step35",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "expert_feed_forward_length", "attention.sliding_window", NULL },
     .arr_keys = arr_keys,
     .swa_key = GGFIT_SWA_KEY_LAYERS,
     .mtp = true,   /* load_mtp loads the NextN blocks */

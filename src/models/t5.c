@@ -158,6 +158,8 @@ static void check(hp_check *c)
 
 const ggfit_arch ggfit__model_t5 = {
     .name = "t5",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
+            "attention.relative_buckets_count", NULL },
     .check = check,
     .mem = GGFIT_MEM_KV,
     .build = build_t5,

@@ -67,6 +67,8 @@ static void build_talkie(bctx *b)
 
 const ggfit_arch ggfit__model_talkie = {
     .name = "talkie",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", "logit_scale",
+            NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_talkie,
 };

@@ -226,6 +226,8 @@ static void check(hp_check *c)
 
 const ggfit_arch ggfit__model_wavtokenizer_dec = {
     .name = "wavtokenizer-dec",
+    .required_keys = (const char *const[]){ "attention.layer_norm_epsilon",
+            "attention.group_norm_epsilon", "attention.group_norm_groups", NULL },
     .check = check,
     .mem = GGFIT_MEM_NONE,
     .build = build_wavtokenizer_dec,

@@ -13,6 +13,7 @@ static void build_xverse(bctx *b)
 
 const ggfit_arch ggfit__model_xverse = {
     .name = "xverse",
+    .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_xverse,
 };
