@@ -247,15 +247,23 @@ void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept,
     }
 }
 
-void project_one(const model_spec *s, uint32_t n_ctx, ggfit_projection *pr)
+/* s written into w and opened as a model (the caller frees both). */
+static ggfit_model *open_spec(const model_spec *s, gw *w)
 {
-    gw w;
-    write_spec(s, &w);
+    write_spec(s, w);
     ggfit_gguf *g = NULL;
     ggfit_model *m = NULL;
     char *err = NULL;
-    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_gguf_open_memory(w->data, w->len, "tiny.gguf", &g, &err), GGFIT_OK);
     assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    return m;
+}
+
+void project_one(const model_spec *s, uint32_t n_ctx, ggfit_projection *pr)
+{
+    gw w;
+    ggfit_model *m = open_spec(s, &w);
+    char *err = NULL;
     ggfit_params p;
     ggfit_params_init(&p);
     p.n_ctx = n_ctx;
@@ -277,12 +285,8 @@ bool same_projection(const model_spec *a, const model_spec *b, uint32_t n_ctx)
 void refused_with(const model_spec *s, const char *what)
 {
     gw w;
-    write_spec(s, &w);
-    ggfit_gguf *g = NULL;
-    ggfit_model *m = NULL;
+    ggfit_model *m = open_spec(s, &w);
     char *err = NULL;
-    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
-    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
     ggfit_params p;
     ggfit_params_init(&p);
     ggfit_projection pr;
