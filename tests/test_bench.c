@@ -13,27 +13,6 @@
 #include "base/base.h"
 #include "test_util.h"
 
-/* A request from words: "-m" names a file of models_dir(). */
-static void request_of(ggfit_request *r, const char *line, char *buf, size_t n, char **argv,
-                       int *argc)
-{
-    char *err = NULL;
-    ggfit_request_init(r);
-    snprintf(buf, n, "%s", line);
-    *argc = 0;
-    for (char *t = strtok(buf, " "); t && *argc < 62; t = strtok(NULL, " "))
-        argv[(*argc)++] = t;
-    static char paths[4][512];
-    for (int i = 0, k = 0; i + 1 < *argc && k < 4; i++)
-        if (!strcmp(argv[i], "-m")) {
-            model_path(paths[k], sizeof paths[k], argv[i + 1]);
-            argv[i + 1] = paths[k++];
-        }
-    for (int i = 0; i < *argc;)
-        if (ggfit_request_parse_arg(r, *argc, argv, &i, NULL, &err))
-            fail_msg("%s: %s", line, err);
-}
-
 /* ggfit bench -m ... (the library's, with the CLI's context rule). */
 static void bench_of(const char *line, ggfit_bench_result *b)
 {
@@ -41,7 +20,7 @@ static void bench_of(const char *line, ggfit_bench_result *b)
     int argc;
     ggfit_request r;
     ggfit_speed_options o;
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     ggfit_speed_options_init(&o);
     if (!r.params.set_n_ctx) {
         r.params.n_ctx = o.n_prompt + o.n_gen + o.depth;
@@ -57,7 +36,7 @@ static void plan_of(const char *line, ggfit_plan *pl)
     char buf[512], *argv[64], *err = NULL;
     int argc;
     ggfit_request r;
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     r.fit.no_log = true;
     if (ggfit_request_plan(&r, pl, &err))
         fail_msg("%s: %s", line, err);
@@ -74,7 +53,8 @@ static ggfit_status line_of(const char *ggfit_flags, const char *bench, ggfit_be
     ggfit_bench_args *a = calloc(1, sizeof *a);
     ggfit_speed_options o;
     assert_non_null(a);
-    request_of(&r, ggfit_flags, gbuf, sizeof gbuf, gargv, &gargc);
+    request_of(&r, ggfit_flags, gbuf, sizeof gbuf, gargv,
+               (int)(sizeof gargv / sizeof gargv[0]), &gargc);
     ggfit_bench_args_init(a);
     ggfit_speed_options_init(&o);
     snprintf(buf, sizeof buf, "%s", bench);
@@ -465,7 +445,7 @@ static void test_host_bw_in_plans(void **state)
     ggfit_request r;
     assert_non_null(sw);
     ggfit_speed_options_init(&so);
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     r.fit.no_log = true;
     assert_int_equal(ggfit_request_sweep(&r, GGFIT_SWEEP_NGL, &so, sw, &err), GGFIT_OK);
     assert_true(sw->host_used && sw->host_bw_gbs == 7.8);

@@ -9,27 +9,6 @@
 
 #include "test_util.h"
 
-/* A request from words: "-m" names a file of models_dir(). */
-static void request_of(ggfit_request *r, const char *line, char *buf, size_t n, char **argv,
-                       int *argc)
-{
-    char *err = NULL;
-    ggfit_request_init(r);
-    snprintf(buf, n, "%s", line);
-    *argc = 0;
-    for (char *t = strtok(buf, " "); t && *argc < 30; t = strtok(NULL, " "))
-        argv[(*argc)++] = t;
-    static char paths[4][512];
-    for (int i = 0, k = 0; i + 1 < *argc && k < 4; i++)
-        if (!strcmp(argv[i], "-m")) {
-            model_path(paths[k], sizeof paths[k], argv[i + 1]);
-            argv[i + 1] = paths[k++];
-        }
-    for (int i = 0; i < *argc;)
-        if (ggfit_request_parse_arg(r, *argc, argv, &i, NULL, &err))
-            fail_msg("%s: %s", line, err);
-}
-
 static void test_plan_carries_bench_speed(void **state)
 {
     (void)state;
@@ -42,7 +21,7 @@ static void test_plan_carries_bench_speed(void **state)
     char *err = NULL;
     const char *line = "-m gpt-oss-120b-mxfp4.gguf --gpu rtx-3090 --host-mem 128GiB";
     assert_non_null(b);
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     assert_int_equal(ggfit_request_plan(&r, &pl, &err), GGFIT_OK);
     assert_true(pl.speed.ok);
     assert_int_equal(pl.speed.n_prompt, 512);
@@ -51,7 +30,7 @@ static void test_plan_carries_bench_speed(void **state)
     /* experts in RAM: the host reads a part of every token */
     assert_true(pl.speed.host_bytes_per_token > 100000000u);
     ggfit_speed_options_init(&o);
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     assert_int_equal(ggfit_bench(&r, &o, b, &err), GGFIT_OK);
     const ggfit_speed *sp = &b->tests[0].speed;
     assert_true(sp->tg_tps == pl.speed.tg_tps && sp->pp_tps == pl.speed.pp_tps);
@@ -78,7 +57,8 @@ static void test_quants_part_in_ram_by_speed(void **state)
     ggfit_request r;
     ggfit_quant_list l;
     char *err = NULL;
-    request_of(&r, "--gpu rtx-3060-12gb --host-mem 64GiB", buf, sizeof buf, argv, &argc);
+    request_of(&r, "--gpu rtx-3060-12gb --host-mem 64GiB", buf, sizeof buf, argv,
+               (int)(sizeof argv / sizeof argv[0]), &argc);
     char a[512], b[512], c[512];
     model_path(a, sizeof a, "qwen3-14b-f16.gguf");
     model_path(b, sizeof b, "gpt-oss-20b-mxfp4.gguf");
@@ -105,7 +85,7 @@ static void fastest_of(const char *line, ggfit_fastest *f)
     ggfit_request r;
     ggfit_fastest_options o;
     char *err = NULL;
-    request_of(&r, line, buf, sizeof buf, argv, &argc);
+    request_of(&r, line, buf, sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     ggfit_fastest_options_init(&o);
     if (ggfit_request_fastest(&r, &o, f, &err))
         fail_msg("%s: %s", line, err);
@@ -175,7 +155,7 @@ static void test_sweep_context(void **state)
     ggfit_sweep *s = calloc(1, sizeof *s);
     assert_non_null(s);
     request_of(&r, "-m qwen3-14b-Q4_K_M.gguf --gpu rtx-3060-12gb --host-mem 64GiB", buf,
-               sizeof buf, argv, &argc);
+               sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     ggfit_speed_options_init(&o);
     assert_int_equal(ggfit_request_sweep(&r, GGFIT_SWEEP_CTX, &o, s, &err), GGFIT_OK);
     /* 512 doubling to 32768, then the trained 40960 */
@@ -202,7 +182,7 @@ static void test_sweep_context(void **state)
     ggfit_free(js);
     /* -ncmoe: fewer blocks' experts in RAM, more memory on the GPU */
     request_of(&r, "-m qwen3-30b-a3b-Q4_K_M.gguf --gpu rtx-4060-ti-16gb --host-mem 64GiB", buf,
-               sizeof buf, argv, &argc);
+               sizeof buf, argv, (int)(sizeof argv / sizeof argv[0]), &argc);
     assert_int_equal(ggfit_request_sweep(&r, GGFIT_SWEEP_NCMOE, &o, s, &err), GGFIT_OK);
     assert_int_equal(s->n_points, 49);
     assert_false(s->points[0].fits);

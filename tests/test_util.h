@@ -54,6 +54,28 @@ static inline size_t model_files(model_name *names, size_t max)
     return n;
 }
 
+/* A request parsed from the words of line (split in buf, at most max of
+ * them in argv); "-m" names a file of models_dir(). */
+static inline void request_of(ggfit_request *r, const char *line, char *buf, size_t n,
+                              char **argv, int max, int *argc)
+{
+    char *err = NULL;
+    ggfit_request_init(r);
+    snprintf(buf, n, "%s", line);
+    *argc = 0;
+    for (char *t = strtok(buf, " "); t && *argc < max; t = strtok(NULL, " "))
+        argv[(*argc)++] = t;
+    static char paths[4][512];
+    for (int i = 0, k = 0; i + 1 < *argc && k < 4; i++)
+        if (!strcmp(argv[i], "-m")) {
+            model_path(paths[k], sizeof paths[k], argv[i + 1]);
+            argv[i + 1] = paths[k++];
+        }
+    for (int i = 0; i < *argc;)
+        if (ggfit_request_parse_arg(r, *argc, argv, &i, NULL, &err))
+            fail_msg("%s: %s", line, err);
+}
+
 /* A fresh temporary directory for files a test writes. */
 static inline const char *tmp_dir(void)
 {

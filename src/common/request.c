@@ -395,8 +395,6 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     ggfit__plan_zero(out);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
-    if (r->program == GGFIT_FOR_DEFAULT)   /* a request not made by ggfit_request_init */
-        r->program = GGFIT_FOR_SERVER;
     /* The devices come before the model, so that a bad --gpu is reported
      * before a missing file, as the CLI always has. */
     char mmproj[512] = "";

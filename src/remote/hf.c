@@ -507,34 +507,33 @@ out:
 
 /* ---- the model of a request ------------------------------------------------------ */
 
+/* Whether one of the flags names (NULL-ended) is on r's command line: llama.cpp's
+ * flags ggfit takes without applying are kept by name (ignored, not_counted). */
+static bool given(const ggfit_request *r, const char *const *names)
+{
+    for (; *names; names++) {
+        for (uint32_t i = 0; i < r->n_ignored; i++)
+            if (!strcmp(r->ignored[i], *names))
+                return true;
+        for (uint32_t i = 0; i < r->n_not_counted; i++)
+            if (!strcmp(r->not_counted[i], *names))
+                return true;
+    }
+    return false;
+}
+
+static const char *const no_mmproj[] = { "--no-mmproj", "--no-mmproj-auto", NULL };
+
 bool ggfit__mmproj_auto(const ggfit_request *r, const char *mmproj)
 {
-    static const char *const off[] = { "--no-mmproj", "--no-mmproj-auto", "-mm", "--mmproj",
-                                       "-mmu", "--mmproj-url" };
-    if (!mmproj[0] || r->program == GGFIT_FOR_FIT_PARAMS || r->program == GGFIT_FOR_BENCH ||
-        r->mmproj)
-        return false;
-    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
-        for (uint32_t i = 0; i < r->n_ignored; i++)
-            if (!strcmp(r->ignored[i], off[k]))
-                return false;
-        for (uint32_t i = 0; i < r->n_not_counted; i++)
-            if (!strcmp(r->not_counted[i], off[k]))
-                return false;
-    }
-    return true;
+    static const char *const own[] = { "-mm", "--mmproj", "-mmu", "--mmproj-url", NULL };
+    return mmproj[0] && ggfit__serves(r->program) && !r->mmproj && !given(r, no_mmproj) &&
+           !given(r, own);
 }
 
 bool ggfit__mmproj_declined(const ggfit_request *r, const char *mmproj)
 {
-    static const char *const off[] = { "--no-mmproj", "--no-mmproj-auto" };
-    if (!mmproj[0] || !ggfit__serves(r->program) || r->mmproj)
-        return false;
-    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++)
-        for (uint32_t i = 0; i < r->n_ignored; i++)
-            if (!strcmp(r->ignored[i], off[k]))
-                return true;
-    return false;
+    return mmproj[0] && ggfit__serves(r->program) && !r->mmproj && given(r, no_mmproj);
 }
 
 ggfit_status ggfit__request_mmproj(const ggfit_request *r, ggfit_gguf **out, char **err)

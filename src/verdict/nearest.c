@@ -35,6 +35,7 @@ typedef struct search {
     ggfit_projection pr;
     ggfit_verdict v;
     ggfit_params scratch;     /* add's, for changes past the caller's room */
+    ggfit_params replaced;    /* the flags without the given expert placement */
     char **err;
 } search;
 
@@ -297,9 +298,7 @@ ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
      * when the host is short of the experts (-cmoe on a machine whose RAM
      * does not hold them all), some of them on the GPUs */
     char drop[sizeof out->drop];
-    ggfit_params *r = ggfit__malloc(sizeof *r);
-    if (!rc && !r)
-        rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    ggfit_params *r = &s->replaced;
     if (!rc && n_devs && hp->n_expert > 0 && without_expert_offload(p, r, drop, sizeof drop) &&
         !(rc = smallest(s, r, set_ncmoe, 1, hp->n_layer, true, &best, &found, &left)) &&
         found) {
@@ -308,7 +307,6 @@ ggfit_status ggfit__nearest(const ggfit_model *m, const ggfit_params *p,
         if (at < *n)
             snprintf(out[at].drop, sizeof out[at].drop, "%s", drop);
     }
-    free(r);
     /* two flags: the smaller cache and the context it allows */
     if (!rc && *n == 0 && f16 && ctx > 256 &&
         !(rc = largest(s, &q, set_ctx, 256, ctx - 1, 256, false, &best, &found, &left)) && found)
