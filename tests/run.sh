@@ -36,5 +36,7 @@ p=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log")
 f=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log")
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
+echo "== symbols"
+if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

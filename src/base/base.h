@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "ggfit.h"
+#include "base/namespace.h"
 
 #if defined(__GNUC__)
 #define GGFIT_PRINTF(f, a) __attribute__((format(printf, f, a)))

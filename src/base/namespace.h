@@ -1,0 +1,160 @@
+/*
+ * namespace.h - the library's internal names, kept out of its users' way.
+ *
+ * The graph builders (gb_), the small ggml (gg_), the projector's graph (cg_)
+ * and the hyperparameter checks (hc_) keep their short names in the source;
+ * the objects carry them as ggfit__gb_..., so that libggfit.a, like
+ * libggfit.so, defines no symbol outside the ggfit_ prefix (as jemalloc's
+ * private_namespace.h does). tests/symbols.sh fails when a new internal
+ * function is missing here: add its line.
+ */
+#ifndef GGFIT_NAMESPACE_H
+#define GGFIT_NAMESPACE_H
+
+#define cg_add                   ggfit__cg_add
+#define cg_attn                  ggfit__cg_attn
+#define cg_cont                  ggfit__cg_cont
+#define cg_conv_2d               ggfit__cg_conv_2d
+#define cg_conv_2d_dw            ggfit__cg_conv_2d_dw
+#define cg_conv_2d_pad           ggfit__cg_conv_2d_pad
+#define cg_ffn                   ggfit__cg_ffn
+#define cg_inp                   ggfit__cg_inp
+#define cg_inp_raw               ggfit__cg_inp_raw
+#define cg_input                 ggfit__cg_input
+#define cg_mm                    ggfit__cg_mm
+#define cg_mul                   ggfit__cg_mul
+#define cg_norm                  ggfit__cg_norm
+#define cg_patch_merge_permute   ggfit__cg_patch_merge_permute
+#define cg_reshape               ggfit__cg_reshape
+#define cg_resize_pos            ggfit__cg_resize_pos
+#define cg_rope_2d               ggfit__cg_rope_2d
+#define cg_vit                   ggfit__cg_vit
+#define cg_w                     ggfit__cg_w
+#define cg_wreq                  ggfit__cg_wreq
+#define gb_attn                  ggfit__gb_attn
+#define gb_attn_iswa             ggfit__gb_attn_iswa
+#define gb_attn_iswa_shared      ggfit__gb_attn_iswa_shared
+#define gb_attn_k                ggfit__gb_attn_k
+#define gb_attn_kq_b             ggfit__gb_attn_kq_b
+#define gb_attn_kv_lora          ggfit__gb_attn_kv_lora
+#define gb_attn_mha              ggfit__gb_attn_mha
+#define gb_attn_mha_v            ggfit__gb_attn_mha_v
+#define gb_attn_no_cache         ggfit__gb_attn_no_cache
+#define gb_build_ffn             ggfit__gb_build_ffn
+#define gb_build_gpt_like        ggfit__gb_build_gpt_like
+#define gb_build_llama_like      ggfit__gb_build_llama_like
+#define gb_build_qkv_clamp       ggfit__gb_build_qkv_clamp
+#define gb_cb_named              ggfit__gb_cb_named
+#define gb_cont                  ggfit__gb_cont
+#define gb_cont_4d               ggfit__gb_cont_4d
+#define gb_ffn                   ggfit__gb_ffn
+#define gb_ffn_act               ggfit__gb_ffn_act
+#define gb_ffn_bias              ggfit__gb_ffn_bias
+#define gb_ffn_gate_up           ggfit__gb_ffn_gate_up
+#define gb_ffn_gated             ggfit__gb_ffn_gated
+#define gb_ffn_w                 ggfit__gb_ffn_w
+#define gb_hadamard              ggfit__gb_hadamard
+#define gb_inp_embd              ggfit__gb_inp_embd
+#define gb_inp_embd_pos          ggfit__gb_inp_embd_pos
+#define gb_inp_embd_scaled       ggfit__gb_inp_embd_scaled
+#define gb_inputs_k              ggfit__gb_inputs_k
+#define gb_inputs_kv             ggfit__gb_inputs_kv
+#define gb_inputs_kv_iswa        ggfit__gb_inputs_kv_iswa
+#define gb_inputs_no_cache       ggfit__gb_inputs_no_cache
+#define gb_inputs_rs             ggfit__gb_inputs_rs
+#define gb_key                   ggfit__gb_key
+#define gb_layer_copy            ggfit__gb_layer_copy
+#define gb_layer_norm            ggfit__gb_layer_norm
+#define gb_mamba2_layer          ggfit__gb_mamba2_layer
+#define gb_mamba_layer           ggfit__gb_mamba_layer
+#define gb_moe_ffn               ggfit__gb_moe_ffn
+#define gb_moe_ffn_ex            ggfit__gb_moe_ffn_ex
+#define gb_moe_layer             ggfit__gb_moe_layer
+#define gb_mtp_eh_proj           ggfit__gb_mtp_eh_proj
+#define gb_mtp_embd              ggfit__gb_mtp_embd
+#define gb_mtp_head              ggfit__gb_mtp_head
+#define gb_ne                    ggfit__gb_ne
+#define gb_norm                  ggfit__gb_norm
+#define gb_out_rows              ggfit__gb_out_rows
+#define gb_output                ggfit__gb_output
+#define gb_output_ln             ggfit__gb_output_ln
+#define gb_output_weight         ggfit__gb_output_weight
+#define gb_qkv                   ggfit__gb_qkv
+#define gb_qkv_fused             ggfit__gb_qkv_fused
+#define gb_required              ggfit__gb_required
+#define gb_reshape_2d            ggfit__gb_reshape_2d
+#define gb_reshape_3d            ggfit__gb_reshape_3d
+#define gb_reshape_4d            ggfit__gb_reshape_4d
+#define gb_rope                  ggfit__gb_rope
+#define gb_rope_factors          ggfit__gb_rope_factors
+#define gb_rope_factors_ls       ggfit__gb_rope_factors_ls
+#define gb_rs                    ggfit__gb_rs
+#define gb_rwkv_shift_load       ggfit__gb_rwkv_shift_load
+#define gb_rwkv_shift_store      ggfit__gb_rwkv_shift_store
+#define gb_state                 ggfit__gb_state
+#define gb_view_2d               ggfit__gb_view_2d
+#define gb_view_3d               ggfit__gb_view_3d
+#define gb_view_4d               ggfit__gb_view_4d
+#define gb_weight                ggfit__gb_weight
+#define gg_add_id                ggfit__gg_add_id
+#define gg_add_inplace           ggfit__gg_add_inplace
+#define gg_argsort_top_k         ggfit__gg_argsort_top_k
+#define gg_binary                ggfit__gg_binary
+#define gg_cb                    ggfit__gg_cb
+#define gg_clamp                 ggfit__gg_clamp
+#define gg_concat                ggfit__gg_concat
+#define gg_cont                  ggfit__gg_cont
+#define gg_cont_shape            ggfit__gg_cont_shape
+#define gg_cpy                   ggfit__gg_cpy
+#define gg_cpy_type              ggfit__gg_cpy_type
+#define gg_expand                ggfit__gg_expand
+#define gg_expand_no_compute     ggfit__gg_expand_no_compute
+#define gg_finish                ggfit__gg_finish
+#define gg_flash_attn            ggfit__gg_flash_attn
+#define gg_free                  ggfit__gg_free
+#define gg_gated_delta_net       ggfit__gg_gated_delta_net
+#define gg_get_rows              ggfit__gg_get_rows
+#define gg_glu_split             ggfit__gg_glu_split
+#define gg_init                  ggfit__gg_init
+#define gg_input                 ggfit__gg_input
+#define gg_is_contiguous         ggfit__gg_is_contiguous
+#define gg_memory                ggfit__gg_memory
+#define gg_mul_mat               ggfit__gg_mul_mat
+#define gg_mul_mat_id            ggfit__gg_mul_mat_id
+#define gg_name_fmt              ggfit__gg_name_fmt
+#define gg_nbytes                ggfit__gg_nbytes
+#define gg_new                   ggfit__gg_new
+#define gg_new_1d                ggfit__gg_new_1d
+#define gg_new_2d                ggfit__gg_new_2d
+#define gg_new_4d                ggfit__gg_new_4d
+#define gg_norm                  ggfit__gg_norm
+#define gg_op_shape              ggfit__gg_op_shape
+#define gg_permute               ggfit__gg_permute
+#define gg_reexpand              ggfit__gg_reexpand
+#define gg_repeat                ggfit__gg_repeat
+#define gg_reserve               ggfit__gg_reserve
+#define gg_reset                 ggfit__gg_reset
+#define gg_reshape               ggfit__gg_reshape
+#define gg_rms_norm              ggfit__gg_rms_norm
+#define gg_rope                  ggfit__gg_rope
+#define gg_scale                 ggfit__gg_scale
+#define gg_scale_inplace         ggfit__gg_scale_inplace
+#define gg_set_rows              ggfit__gg_set_rows
+#define gg_soft_max              ggfit__gg_soft_max
+#define gg_ssm_conv              ggfit__gg_ssm_conv
+#define gg_ssm_scan              ggfit__gg_ssm_scan
+#define gg_sum_rows              ggfit__gg_sum_rows
+#define gg_tname                 ggfit__gg_tname
+#define gg_transpose             ggfit__gg_transpose
+#define gg_unary_op              ggfit__gg_unary_op
+#define gg_view                  ggfit__gg_view
+#define gg_weight                ggfit__gg_weight
+#define hc_fail                  ggfit__hc_fail
+#define hc_key_int               ggfit__hc_key_int
+#define hc_layer_multiple        ggfit__hc_layer_multiple
+#define hc_multiple              ggfit__hc_multiple
+#define hc_nonzero               ggfit__hc_nonzero
+#define hc_range                 ggfit__hc_range
+#define hc_wkv_heads             ggfit__hc_wkv_heads
+
+#endif
