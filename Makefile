@@ -1,5 +1,5 @@
 # ggfit - build, test, sanitize, fuzz.
-#   make            libggfit.a, libggfit.so and the ggfit CLI in build/
+#   make            libggfit.a, libggfit.so(.N) and the ggfit CLI in build/
 #   make test       unit tests, malformed-file catalogue, reference figures
 #   make asan       the test suite built with ASan + UBSan
 #   make tsan       the test suite built with ThreadSanitizer (clang)
@@ -115,8 +115,15 @@ endif
 $(B)/libggfit.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
-$(B)/libggfit.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The shared library is named for ggfit.h's ABI version (libggfit.so.N, its
+# soname: a program runs with any library of its N); libggfit.so links to it,
+# for -lggfit.
+ABI     := $(shell awk '/^.define GGFIT_ABI_VERSION / { print $$3 }' include/ggfit.h)
+$(B)/libggfit.so.$(ABI): $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libggfit.so.$(ABI) -o $@ $^ $(LDLIBS)
+
+$(B)/libggfit.so: $(B)/libggfit.so.$(ABI)
+	ln -sf libggfit.so.$(ABI) $@
 
 $(B)/ggfit-dynamic: cli/ggfit.c $(B)/libggfit.a
 	$(CC) $(CFLAGS) $(PGO_USE) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
@@ -130,8 +137,9 @@ $(B)/ggfit: $(B)/ggfit-dynamic
 endif
 
 # The README's C program, linked with the shared library as a program outside
-# the tree would be (ggfit.h's exports only); tests/cli.sh runs it.
-$(B)/plan: examples/plan.c include/ggfit.h $(B)/libggfit.so
+# the tree would be (the exports of ggfit.h and ggfit_app.h only);
+# tests/cli.sh runs it.
+$(B)/plan: examples/plan.c include/ggfit.h include/ggfit_app.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
 $(B)/tests:
@@ -183,7 +191,7 @@ valgrind: all $(TEST_BIN)
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -DGGFIT_FUZZ -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
 fuzz-build: build-fuzz/fuzz_gguf
-build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
+build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h include/ggfit_app.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
 	mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GGFIT_SANITIZED 1

@@ -9,38 +9,42 @@
  */
 #include <stdio.h>
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 int main(int argc, char **argv)
 {
-    ggfit_request req;
-    ggfit_plan plan;
-    char *err = NULL;
-    ggfit_request_init(&req);
+    /* A request and a plan are large (a plan is close to a megabyte): the
+     * library makes them on the heap. */
+    ggfit_request *req = ggfit_request_new();
+    ggfit_plan *plan = ggfit_plan_new();
+    char *err = NULL, *text = NULL;
+    int rc = 2;
+    if (!req || !plan)
+        goto fail;
     for (int i = 1; i < argc;)
-        if (ggfit_request_parse_arg(&req, argc, argv, &i, NULL, &err) != GGFIT_OK)
+        if (ggfit_request_parse_arg(req, argc, argv, &i, NULL, &err) != GGFIT_OK)
             goto fail;
-    if (ggfit_request_plan(&req, &plan, &err) != GGFIT_OK)
+    if (ggfit_request_plan(req, plan, &err) != GGFIT_OK)
         goto fail;
     /* The flags to use or, with -fitp on, the memory and the verdict on the
      * whole machine; the exit status says whether it fits. */
-    char *text = plan.print_memory ? ggfit_plan_text(&plan, false) : ggfit_plan_args(&plan);
-    int rc = ggfit_plan_exit_status(&plan);
-    ggfit_plan_free(&plan);   /* the log of the reasoning: not printed here */
-    if (!text) {
-        fputs("out of memory\n", stderr);
-        return 2;
-    }
-    if (plan.print_memory)
+    text = plan->print_memory ? ggfit_plan_text(plan, false) : ggfit_plan_args(plan);
+    if (!text)
+        goto fail;
+    if (plan->print_memory)
         fputs(text, stdout);
     else if (text[0])
         printf("%s\n", text);
     else
-        fprintf(stderr, "cannot fit: %s\n", plan.verdict.summary);
-    ggfit_free(text);
-    return rc;
+        fprintf(stderr, "cannot fit: %s\n", plan->verdict.summary);
+    rc = ggfit_plan_exit_status(plan);
+    goto done;
 fail:
     fprintf(stderr, "%s\n", err ? err : "out of memory");
+done:
+    ggfit_free(text);
     ggfit_free(err);
-    return 2;
+    ggfit_plan_destroy(plan);   /* with the log of the reasoning, not printed */
+    ggfit_request_free(req);
+    return rc;
 }

@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 #include "base/base.h"
 #include "gguf/gguf.h"
 #include "mtmd/clip.h"

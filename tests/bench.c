@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 static double now_ms(void)
 {

@@ -353,7 +353,7 @@ static void test_default_unchanged(void **state)
     ggfit_fit_result r;
     assert_int_equal(ggfit_fit(mod, &p, dev, nd, &o, &r, &err), 0);
     assert_int_equal(r.status, GGFIT_FIT_FAILED);
-    ggfit_fit_result_free(&r);
+    ggfit_fit_result_clear(&r);
     o.fit_around = true;
     assert_int_equal(ggfit_fit(mod, &p, dev, nd, &o, &r, &err), 0);
     assert_int_equal(r.status, GGFIT_FIT_FITS);
@@ -372,7 +372,7 @@ static void test_default_unchanged(void **state)
     assert_memory_equal(q.params.overrides, r.params.overrides,
                         r.params.n_overrides * sizeof *r.params.overrides);
     assert_memory_equal(&q.projection, &r.projection, sizeof r.projection);
-    ggfit_fit_result_free(&r);
+    ggfit_fit_result_clear(&r);
     ggfit_model_free(mod);
 }
 

@@ -229,7 +229,7 @@ static void use_model(ggfit_gguf *g, const char *what)
         rc = ggfit_fit(m, &p, dev, n_dev, &o, &r, &err);
         refused(rc, err, what);
         if (rc == GGFIT_OK)
-            ggfit_fit_result_free(&r);
+            ggfit_fit_result_clear(&r);
     }
     ggfit_model_free(m);
 }

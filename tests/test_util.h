@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* Directory of the shipped model layouts (GGFIT_MODELS, default data/models). */
 static inline const char *models_dir(void)

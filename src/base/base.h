@@ -9,7 +9,7 @@
 
 #include <stdarg.h>
 #include <string.h>
-#include "ggfit.h"
+#include "ggfit_app.h"   /* ggfit.h, and the layers above it */
 #include "base/namespace.h"
 
 #if defined(__GNUC__)

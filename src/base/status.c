@@ -1,5 +1,6 @@
 /*
- * status.c - status names, caller-owned error messages and ggfit_free().
+ * status.c - status names, caller-owned error messages, ggfit_free() and the
+ * library's version.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,21 @@ const char *ggfit_status_str(int status)
     if (status < 0 || status >= GGFIT_STATUS_COUNT)
         return "unknown status";
     return status_names[status];
+}
+
+const char *ggfit_version(void)
+{
+    return GGFIT_VERSION;
+}
+
+int ggfit_version_number(void)
+{
+    return GGFIT_VERSION_NUMBER;
+}
+
+int ggfit_abi_version(void)
+{
+    return GGFIT_ABI_VERSION;
 }
 
 void ggfit_free(void *p)

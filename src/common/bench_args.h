@@ -5,7 +5,7 @@
 #ifndef GGFIT_BENCH_ARGS_H
 #define GGFIT_BENCH_ARGS_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 #define GGFIT__BENCH_MAX_VALUES 64
 #define GGFIT__BENCH_VALUE_LEN 512

@@ -4,7 +4,7 @@
 #ifndef GGFIT_COMMON_DRAFT_H
 #define GGFIT_COMMON_DRAFT_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* Takes argv[*i] when it is -md, one of the draft's memory flags
  * (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, by any of their names) or

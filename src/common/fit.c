@@ -74,6 +74,7 @@ typedef struct fitter {
 void ggfit_fit_options_init(ggfit_fit_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->n_ctx_min = 4096;
 }
 
@@ -1002,8 +1003,13 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
                              sizeof out->params.overrides };
     ggfit__zero_except(out, sizeof *out, &ov, 1);
     ggfit_fit_options defaults;
-    if (!opt) {
+    if (!opt || opt->size < sizeof *opt) {
+        /* a program built with fewer fields: those it set, the defaults for
+         * the others (ggfit.h's size) */
         ggfit_fit_options_init(&defaults);
+        if (opt)
+            memcpy(&defaults, opt, opt->size);
+        defaults.size = sizeof defaults;
         opt = &defaults;
     }
     /* All zero but the overrides of the flags being fitted, which are read
@@ -1129,7 +1135,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
     return rc;
 }
 
-void ggfit_fit_result_free(ggfit_fit_result *r)
+void ggfit_fit_result_clear(ggfit_fit_result *r)
 {
     if (r) {
         ggfit_free(r->log);

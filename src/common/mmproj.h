@@ -5,7 +5,7 @@
 #ifndef GGFIT_COMMON_MMPROJ_H
 #define GGFIT_COMMON_MMPROJ_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* Takes argv[*i] when it is -mm/--mmproj FILE, --[no-]mmproj-offload,
  * --image-min-tokens N, --image-max-tokens N or --[no-]warmup: sets r->mmproj or

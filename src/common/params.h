@@ -4,7 +4,7 @@
 #ifndef GGFIT_COMMON_PARAMS_H
 #define GGFIT_COMMON_PARAMS_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* *dst = *src, but for the overrides past src->n_overrides, which are left
  * as they were in dst: the override array is nearly all of the struct

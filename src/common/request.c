@@ -342,7 +342,7 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
             rc = ggfit__refit(m, p, out->devices, out->n_devices, &out->host,
                               &out->fit_options, a, v, &found, b, bv, err);
         if (!rc && found) {
-            ggfit_fit_result_free(a);
+            ggfit_fit_result_clear(a);
             *a = *b;
             *v = *bv;
         }
@@ -359,7 +359,7 @@ static ggfit_status fit_around(const ggfit_model *m, ggfit_request *r, const ggf
         out->alternative_verdict = *v;
         out->has_alternative = true;
     } else if (have) {
-        ggfit_fit_result_free(a);
+        ggfit_fit_result_clear(a);
     }
     free(a);
     free(v);
@@ -497,8 +497,8 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
 void ggfit_plan_free(ggfit_plan *plan)
 {
     if (plan) {
-        ggfit_fit_result_free(&plan->fit);
-        ggfit_fit_result_free(&plan->alternative);
+        ggfit_fit_result_clear(&plan->fit);
+        ggfit_fit_result_clear(&plan->alternative);
         plan->has_alternative = false;
     }
 }

@@ -29,7 +29,7 @@
 #include <pcre2.h>
 
 #include "base/base.h"
-#include "ggfit.h"
+#include "ggfit_app.h"
 #include "llama/arch.h"
 #include "llama/model.h"
 #include "llama/patterns.h"

@@ -5,7 +5,7 @@
 #ifndef GGFIT_REMOTE_H
 #define GGFIT_REMOTE_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* The body of a GET of url (a Hugging Face API reply), at most max bytes,
  * NUL-terminated; the caller frees *body; *code the HTTP status (0 when

@@ -274,7 +274,7 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
         return rc;
     bool fitted = fr.status != GGFIT_FIT_FAILED;
     ggfit_params fp = fr.params;
-    ggfit_fit_result_free(&fr);
+    ggfit_fit_result_clear(&fr);
     if (fitted) {
         snprintf(what, sizeof what, "llama.cpp's fit at -c %u%s", n_ctx, tag);
         if ((rc = consider(s, &fp, what, err)))
@@ -534,7 +534,7 @@ static ggfit_status sweep_ctx(judge *j, const ggfit_params *given, ggfit_sweep *
         pt->x = c;
         pt->fitted = fr.status != GGFIT_FIT_FAILED;
         p = fr.params;
-        ggfit_fit_result_free(&fr);
+        ggfit_fit_result_clear(&fr);
         if ((rc = sweep_point(j, &p, out, pt, err)))
             return rc;
         pt->fits = pt->fits && pt->fitted;

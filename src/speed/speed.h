@@ -5,7 +5,7 @@
 #ifndef GGFIT_SPEED_H
 #define GGFIT_SPEED_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 typedef struct ggfit__speed_backend {
     double efficiency;        /* of peak bandwidth, generation: quantized weights */

@@ -42,7 +42,7 @@ static ggfit_status try_ctx(const ggfit_model *m, const ggfit_params *p, uint32_
     if (r->status == GGFIT_FIT_FAILED)
         return GGFIT_OK;
     if ((rc = ggfit_verdict_of(m, &r->params, &r->projection, devs, n, host, opt, v, err))) {
-        ggfit_fit_result_free(r);
+        ggfit_fit_result_clear(r);
         return rc;
     }
     *ok = v->status == GGFIT_VERDICT_FITS;
@@ -70,7 +70,7 @@ static ggfit_status refit_ctx(const ggfit_model *m, const ggfit_params *p,
     ggfit_status rc = try_ctx(m, p, lo, devs, n, host, opt, &r, v, &ok, err);
     if (rc || !ok) {
         if (!rc)
-            ggfit_fit_result_free(&r);
+            ggfit_fit_result_clear(&r);
         free(v);
         return rc;
     }
@@ -84,18 +84,18 @@ static ggfit_status refit_ctx(const ggfit_model *m, const ggfit_params *p,
         if ((rc = try_ctx(m, p, mid * step, devs, n, host, opt, &r, v, &ok, err)))
             break;
         if (ok) {
-            ggfit_fit_result_free(alt);
+            ggfit_fit_result_clear(alt);
             *alt = r;
             *altv = *v;
             good = mid;
         } else {
-            ggfit_fit_result_free(&r);
+            ggfit_fit_result_clear(&r);
             bad = mid;
         }
     }
     free(v);
     if (rc) {
-        ggfit_fit_result_free(alt);
+        ggfit_fit_result_clear(alt);
         *found = false;
     }
     return rc;
@@ -130,7 +130,7 @@ static ggfit_status refit_margins(const ggfit_model *m, const ggfit_params *p,
         if (!raised)
             break;
         if (round)
-            ggfit_fit_result_free(alt);
+            ggfit_fit_result_clear(alt);
         memset(alt, 0, sizeof *alt);
         if ((rc = ggfit_fit(m, p, devs, n, &o, alt, err)))
             break;
@@ -143,7 +143,7 @@ static ggfit_status refit_margins(const ggfit_model *m, const ggfit_params *p,
         v = altv;
     }
     if (!*found)
-        ggfit_fit_result_free(alt);
+        ggfit_fit_result_clear(alt);
     return rc;
 }
 

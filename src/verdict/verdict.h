@@ -4,14 +4,14 @@
 #ifndef GGFIT_VERDICT_H
 #define GGFIT_VERDICT_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* refit.c: llama.cpp's decision (first, judged firstv) leaves the host
  * short, or a device inside its margin: the nearest plan that the whole
  * machine holds (the largest context down to -fitc whose fit it holds,
  * when the context is not set; for a device, else llama.cpp's fit with
  * that device's target raised by what it lacked). *found, with the fit in
- * *alt (freed by the caller with ggfit_fit_result_free) and its verdict
+ * *alt (freed by the caller with ggfit_fit_result_clear) and its verdict
  * in *altv. Nothing is tried when fitting is off, the fit failed, or
  * firstv fits. */
 ggfit_status ggfit__refit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
