@@ -43,8 +43,10 @@
  *  - the structs the library hands out by pointer (ggfit_hparams,
  *    ggfit_layer_info, ggfit_tensor_info, ggfit_mem, ggfit_catalog_entry,
  *    ...) may gain fields at their end;
- *  - the structs a program allocates keep their layout, but for
- *    ggfit_fit_options, which carries its size (ggfit_fit_options_init).
+ *  - the structs a program allocates (ggfit_value, ggfit_device,
+ *    ggfit_host_info, ggfit_probe_options, ...) keep their layout: a field
+ *    added to one is a new ABI version; ggfit_fit_options, which grows
+ *    with the fit, carries its size instead (ggfit_fit_options_init).
  * ggfit_app.h adds the command line's layers (requests, plans, verdicts,
  * speeds, sweeps, the quant table, remote models), which may change
  * between any two versions.
@@ -750,9 +752,10 @@ GGFIT_API const ggfit_buft_mem *ggfit_projection_buft(const ggfit_projection *pr
 GGFIT_API const char *ggfit_projection_warning(const ggfit_projection *pr);
 
 /* Projects llama.cpp's memory use for model m with params p on the n
- * devices (none: CPU only). If placement is not NULL it receives, for each
- * tensor of the model, the index of its buffer type in its buffer types (ggfit_projection_buft), or -1
- * when llama.cpp does not load it.
+ * devices (none: CPU only) into out (ggfit_projection_new). If placement
+ * is not NULL it receives, for each tensor of the model, the index of its
+ * buffer type (ggfit_projection_buft's i), or -1 when llama.cpp does not
+ * load it.
  *
  * The model keeps the last compute graph a projection or fit built with it
  * (freed by ggfit_model_free), so that projecting the same model again
@@ -809,7 +812,7 @@ typedef struct ggfit_fit_options {
      * Host pool only (llama-server adds nothing to the fit for the host). */
     uint64_t extra_used[GGFIT_MAX_DEVICES];
     uint64_t extra_host;
-    /* The result's log is not wanted: out->log stays NULL (ggfit_fit_json
+    /* The result's log is not wanted: it stays NULL (ggfit_fit_json
      * then has an empty "log"), and the lines are never formatted, which
      * is a good part of a fit's cost outside its projections. Everything
      * else in the result is the same as with the log. Default false: the
@@ -817,7 +820,10 @@ typedef struct ggfit_fit_options {
     bool no_log;
 } ggfit_fit_options;
 
+/* llama.cpp's defaults (-fitt 1024 MiB on every device, -fitc 4096), and
+ * the size. */
 GGFIT_API void ggfit_fit_options_init(ggfit_fit_options *o);
+
 /* llama.cpp's decision: a handle that ggfit_fit fills. */
 typedef struct ggfit_fit_result ggfit_fit_result;
 
@@ -844,7 +850,6 @@ GGFIT_API const ggfit_projection *ggfit_fit_result_projection(const ggfit_fit_re
 GGFIT_API const char *ggfit_fit_result_reason(const ggfit_fit_result *r);
 GGFIT_API const char *ggfit_fit_result_log(const ggfit_fit_result *r);
 GGFIT_API uint32_t ggfit_fit_result_n_projections(const ggfit_fit_result *r);
-
 
 /* The fitted flags as llama-fit-params prints them: "-c N -ngl N [-ts ..]
  * [-ot "..."]". The caller frees the text with ggfit_free(); NULL when out
