@@ -77,9 +77,12 @@ uint64_t project_all_at(const model_spec *s, uint32_t n_ctx, const char *where);
 #define SPEC_STR(x) SPEC_STR_(x)
 #define project_all(s, n_ctx) project_all_at((s), (n_ctx), __FILE__ ":" SPEC_STR(__LINE__))
 
-/* llama.cpp's figures for the file w was written as (data/tiny/<file>,
- * which must hold w's bytes, or the test fails naming where), held to m
- * (oracle_check); nothing when data/tiny/ has no such file. */
+/* llama.cpp's figures for the header w, held to m (oracle_check): those of
+ * data/tiny/<file>, or of another file of data/tiny/ with w's bytes when
+ * this one's differ (the spec numbered otherwise; test_tiny says so) or
+ * have none recorded (a copy). Fails,
+ * naming where, when no file holds w's bytes though <file> exists (the
+ * spec changed); nothing for a new spec. */
 void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *where);
 /* data/oracle/llamacpp.jsonl, or the file GGFIT_ORACLE names. */
 const char *oracle_path(void);
