@@ -80,17 +80,17 @@ uint64_t project_all_at(const model_spec *s, uint32_t n_ctx, const char *where);
 /* llama.cpp's figures for the header w, held to m (oracle_check): those of
  * data/tiny/<file>, or of another file of data/tiny/ with w's bytes when
  * this one's differ (the spec numbered otherwise; test_tiny says so) or
- * have none recorded (a copy). Fails,
- * naming where, when no file holds w's bytes though <file> exists (the
- * spec changed); nothing for a new spec. */
+ * have none recorded (a copy). Fails, naming where, when no file holds
+ * w's bytes though <file> exists (the spec changed); nothing for a new
+ * spec, whose file test_tiny asks for. */
 void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *where);
 /* data/oracle/llamacpp.jsonl, or the file GGFIT_ORACLE names. */
 const char *oracle_path(void);
-/* The cases oracle_path() holds for `file`
- * (llama.cpp's bytes for it, tools/llamacmp.py --record), each projected
- * on m with its flags and 0 to 4 RPC devices of 80 GiB: every row must be
- * equal to the byte, or the test fails naming the file, `where`, the case
- * and the figure. Returns how many cases there were (0: none recorded). */
+/* The cases oracle_path() holds for `file` (llama.cpp's bytes for it,
+ * tools/llamacmp.py --record), each projected on m with its flags and 0
+ * to 4 RPC devices of 80 GiB: every row must be equal to the byte, or the
+ * test fails naming the file, `where`, the case and the figure. Returns
+ * how many cases there were (0: none recorded). */
 int oracle_check(ggfit_model *m, const char *file, const char *where);
 /* One recorded case (a parsed line of llamacpp.jsonl) projected on m:
  * whether every row is llama.cpp's; if not, the first difference in why. */
