@@ -500,7 +500,7 @@ void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *w
     if (at < 0)   /* a new spec: test_tiny asks for its file */
         return;
     fail_msg("the spec at %s writes a header no file of %s holds (%s differs from byte %ld): "
-             "the spec changed; write data/tiny/ again (GGFIT_ARCHS_DUMP) and record "
+             "the spec changed; write data/tiny/ again (tools/write_tiny.py) and record "
              "llama.cpp's figures for it", where, tiny_dir(), file, at);
 }
 

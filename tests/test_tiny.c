@@ -12,6 +12,7 @@
  * missing from data/tiny/, differs from it, or is written by two programs,
  * and on each file of data/tiny/ that no spec writes, naming the file and
  * the spec (its place in the source, from the folder's SPECS list).
+ * tools/write_tiny.py writes data/tiny/ again the same way.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -212,16 +213,15 @@ static void test_tiny_is_what_the_specs_write(void **state)
         unsigned char *a = slurp(ours, &na), *b = slurp(theirs, &nb);
         assert_non_null(a);
         if (!b) {
-            printf("tiny: %s is missing: the spec at %s (%s) writes it; copy it from "
-                   "GGFIT_ARCHS_DUMP=DIR GGFIT_MTMD_DUMP=DIR build/tests/%s and record "
-                   "llama.cpp's figures for it\n", theirs, w[i].where, w[i].prog, w[i].prog);
+            printf("tiny: %s is missing: the spec at %s (%s) writes it "
+                   "(tools/write_tiny.py copies it; then record llama.cpp's figures for it)\n",
+                   theirs, w[i].where, w[i].prog);
             n_bad++;
         } else if (na != nb || memcmp(a, b, na)) {
             printf("tiny: %s differs from what the spec at %s (%s) writes now (from byte %zu; "
-                   "%zu bytes, %zu written): write it again (GGFIT_ARCHS_DUMP=DIR "
-                   "GGFIT_MTMD_DUMP=DIR build/tests/%s) and record llama.cpp's figures for it\n",
-                   theirs, w[i].where, w[i].prog, first_difference(a, na, b, nb), nb, na,
-                   w[i].prog);
+                   "%zu bytes, %zu written): tools/write_tiny.py writes it again; then record "
+                   "llama.cpp's figures for it\n",
+                   theirs, w[i].where, w[i].prog, first_difference(a, na, b, nb), nb, na);
             n_bad++;
         }
         free(a);
@@ -241,14 +241,17 @@ static void test_tiny_is_what_the_specs_write(void **state)
             found = !strcmp(w[i].file, e->d_name);
         if (!found) {
             printf("tiny: %s/%s: no spec writes it (a spec removed or renumbered: its "
-                   "recorded figures check nothing a test makes)\n", tiny_dir(), e->d_name);
+                   "recorded figures check nothing a test makes; tools/write_tiny.py)\n",
+                   tiny_dir(), e->d_name);
             n_bad++;
         }
     }
     closedir(d);
     printf("tiny: %zu files written by the specs of %zu programs, %zu in %s, %d differences\n",
            n, n_progs, n_tiny, tiny_dir(), n_bad);
-    assert_int_equal(n_bad, 0);
+    if (n_bad)
+        fail_msg("%s is not what the specs write: %d differences, listed above", tiny_dir(),
+                 n_bad);
     assert_true(n > 0);
 }
 
