@@ -305,8 +305,8 @@ static void request(ggfit_request *r, const char *line, char *buf, size_t n, cha
 static void fail_each_plan(const char *line)
 {
     char buf[512], *argv[32];
-    ggfit_request r;
-    ggfit_plan want_pl;
+    static ggfit_request r;   /* large: off the stack */
+    static ggfit_plan want_pl, pl;
     char *err = NULL;
     request(&r, line, buf, sizeof buf, argv, 32);
     if (ggfit_request_plan(&r, &want_pl, &err) != GGFIT_OK)
@@ -317,7 +317,6 @@ static void fail_each_plan(const char *line)
     uint64_t n;
     uint64_t n_refused = 0;
     for (n = 1;; n++) {
-        ggfit_plan pl;
         char *text = NULL, *json = NULL, *args = NULL;
         char **words = NULL;
         size_t n_words = 0;
