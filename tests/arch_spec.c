@@ -388,12 +388,20 @@ const char *oracle_path(void)
     return p && *p ? p : "data/oracle/llamacpp.jsonl";
 }
 
-/* The recorded cases, read once per test program: model file -> array. */
+/* The recorded cases, read once per test program: model file -> array;
+ * freed at exit, where valgrind would count them as a leak. */
+static json_t *by_file;
+
+static void oracle_cases_free(void)
+{
+    json_decref(by_file);
+}
+
 static json_t *oracle_cases(void)
 {
-    static json_t *by_file;
     if (by_file)
         return by_file;
+    atexit(oracle_cases_free);
     FILE *f = fopen(oracle_path(), "r");
     if (!f)
         fail_msg("cannot open %s: the figures the architecture tests are held to", oracle_path());
