@@ -299,21 +299,234 @@ void refused_with(const model_spec *s, const char *what)
     gw_free(&w);
 }
 
+/* ------------------------------------------------------------------------
+ * Written headers and llama.cpp's figures for them
+ * ------------------------------------------------------------------------ */
+
+void oracle_params(ggfit_params *p, const char *args)
+{
+    char buf[512], *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", args);
+    for (char *tok = strtok(buf, " "); tok && argc < 64; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    ggfit_params_init(p);
+    bool server = false;
+    for (int i = 0; i < argc;) {
+        char *err = NULL;
+        if (!strcmp(argv[i], "--for") && i + 1 < argc && !strcmp(argv[i + 1], "server")) {
+            server = true;
+            i += 2;
+            continue;
+        }
+        if (ggfit_params_parse_arg(p, argc, argv, &i, NULL, &err) != GGFIT_OK)
+            fail_msg("%s: %s", args, err ? err : "unknown flag");
+    }
+    if (server)
+        ggfit_params_server(p, -2);
+}
+
+/* The first of row's figures (name, weights, cache, compute) m differs in,
+ * into why; false when none does. */
+static bool row_differs(const ggfit_mem *m, const char *name, json_t *row, char *why, size_t n)
+{
+    static const char *const what[] = { "weights", "cache", "compute" };
+    const uint64_t ours[] = { m->model, m->context, m->compute };
+    const char *theirs = json_string_value(json_array_get(row, 0));
+    if (!theirs || strcmp(theirs, name)) {
+        snprintf(why, n, "a row of %s where llama.cpp printed %s", name, theirs ? theirs : "?");
+        return true;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        uint64_t want = (uint64_t)json_integer_value(json_array_get(row, i + 1));
+        if (ours[i] != want) {
+            snprintf(why, n, "%s %s %llu bytes, llama.cpp printed %llu", name, what[i],
+                     (unsigned long long)ours[i], (unsigned long long)want);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n)
+{
+    static ggfit_device devs[GGFIT_MAX_DEVICES];
+    static size_t n_devs;
+    if (!n_devs)
+        assert_int_equal(ggfit_devices_parse("rpc:81920MiB,rpc:81920MiB,rpc:81920MiB,rpc:81920MiB",
+                                             devs, GGFIT_MAX_DEVICES, &n_devs, NULL), GGFIT_OK);
+    const char *args = json_string_value(json_object_get(c, "args"));
+    size_t nd = (size_t)json_integer_value(json_object_get(c, "devices"));
+    json_t *rows = json_object_get(c, "rows");
+    size_t n_rows = json_array_size(rows);
+    assert_true(args && nd <= n_devs && n_rows >= 1 && n_rows <= nd + 1);
+    ggfit_params p;
+    oracle_params(&p, args);
+    ggfit_projection pr;
+    char *err = NULL;
+    if (ggfit_project(m, &p, devs, nd, &pr, NULL, &err) != GGFIT_OK) {
+        snprintf(why, n, "refused: %s", err ? err : "");
+        ggfit_free(err);
+        return false;
+    }
+    /* llama.cpp lists the devices the model uses (-sm none: the main one),
+     * then Host; so does the projection. */
+    if (n_rows != pr.n_devices + 1) {
+        snprintf(why, n, "%u devices used, llama.cpp used %zu", pr.n_devices, n_rows - 1);
+        return false;
+    }
+    for (uint32_t d = 0; d < pr.n_devices; d++)
+        if (row_differs(&pr.devices[d], devs[pr.device_of[d]].name, json_array_get(rows, d),
+                        why, n))
+            return false;
+    return !row_differs(&pr.host, "Host", json_array_get(rows, n_rows - 1), why, n);
+}
+
+const char *oracle_path(void)
+{
+    const char *p = getenv("GGFIT_ORACLE");
+    return p && *p ? p : "data/oracle/llamacpp.jsonl";
+}
+
+/* The recorded cases, read once per test program: model file -> array;
+ * freed at exit, where valgrind would count them as a leak. */
+static json_t *by_file;
+
+static void oracle_cases_free(void)
+{
+    json_decref(by_file);
+}
+
+static json_t *oracle_cases(void)
+{
+    if (by_file)
+        return by_file;
+    atexit(oracle_cases_free);
+    FILE *f = fopen(oracle_path(), "r");
+    if (!f)
+        fail_msg("cannot open %s: the figures the architecture tests are held to", oracle_path());
+    by_file = json_object();
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        json_error_t jerr;
+        json_t *c = json_loads(line, 0, &jerr);
+        if (!c)
+            fail_msg("%s: %s", oracle_path(), jerr.text);
+        const char *file = json_string_value(json_object_get(c, "model"));
+        assert_non_null(file);
+        json_t *list = json_object_get(by_file, file);
+        if (!list) {
+            list = json_array();
+            json_object_set_new(by_file, file, list);
+        }
+        json_array_append_new(list, c);
+    }
+    fclose(f);
+    return by_file;
+}
+
+int oracle_check(ggfit_model *m, const char *file, const char *where)
+{
+    json_t *list = json_object_get(oracle_cases(), file);
+    size_t i;
+    json_t *c;
+    json_array_foreach(list, i, c) {
+        char why[256];
+        if (!oracle_case(m, c, why, sizeof why))
+            fail_msg("%s (the spec at %s), %lld devices, %s: %s", file, where,
+                     (long long)json_integer_value(json_object_get(c, "devices")),
+                     json_string_value(json_object_get(c, "args")), why);
+    }
+    return (int)json_array_size(list);
+}
+
+/* data/tiny/, or the folder GGFIT_TINY names. */
+static const char *tiny_dir(void)
+{
+    const char *d = getenv("GGFIT_TINY");
+    return d && *d ? d : "data/tiny";
+}
+
+/* Whether data/tiny/<file> holds w's bytes; *at: where they first differ,
+ * -1 when there is no such file. */
+static bool tiny_same(const char *file, const gw *w, long *at)
+{
+    char path[768];
+    snprintf(path, sizeof path, "%s/%s", tiny_dir(), file);
+    FILE *f = fopen(path, "rb");
+    *at = -1;
+    if (!f)
+        return false;
+    size_t i = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF && i < w->len && (uint8_t)ch == w->data[i])
+        i++;
+    fclose(f);
+    *at = (long)i;
+    return ch == EOF && i == w->len;
+}
+
+/* A file of data/tiny/ other than `not` that holds w's bytes, into found;
+ * false if none. */
+static bool tiny_find(const gw *w, const char *not, char *found, size_t n)
+{
+    DIR *d = opendir(tiny_dir());
+    if (!d)
+        return false;
+    bool hit = false;
+    for (struct dirent *e; !hit && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, not))
+            continue;
+        long at;
+        hit = tiny_same(e->d_name, w, &at);
+        if (hit)
+            snprintf(found, n, "%s", e->d_name);
+    }
+    closedir(d);
+    return hit;
+}
+
+void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *where)
+{
+    long at;
+    char found[256];
+    if (tiny_same(file, w, &at)) {
+        /* A second projection of a spec writes a copy, whose figures
+         * were recorded under the first name. */
+        if (!oracle_check(m, file, where) && tiny_find(w, file, found, sizeof found))
+            oracle_check(m, found, where);
+        return;
+    }
+    /* Numbered otherwise (a spec added or removed before it, or an
+     * earlier test of this program that failed and wrote fewer): its own
+     * file's figures still hold; test_tiny reports the numbering. */
+    if (tiny_find(w, file, found, sizeof found)) {
+        printf("note: the spec at %s writes %s's bytes, numbered %s here\n", where, found, file);
+        oracle_check(m, found, where);
+        return;
+    }
+    if (at < 0)   /* a new spec: test_tiny asks for its file */
+        return;
+    fail_msg("the spec at %s writes a header no file of %s holds (%s differs from byte %ld): "
+             "the spec changed; write data/tiny/ again (tools/write_tiny.py) and record "
+             "llama.cpp's figures for it", where, tiny_dir(), file, at);
+}
+
 /* Projects the model under -fa on/off, on one RPC device and on the CPU:
- * the graph must build every time. Then kept_equals_fresh. Returns the
- * compute bytes of the last of the first. */
-uint64_t project_all(const model_spec *s, uint32_t n_ctx)
+ * the graph must build every time. Then the figures llama.cpp printed for
+ * the file the spec writes, and kept_equals_fresh. Returns the compute
+ * bytes of the last of the first. */
+uint64_t project_all_at(const model_spec *s, uint32_t n_ctx, const char *where)
 {
     gw w;
     write_spec(s, &w);
-    /* GGFIT_ARCHS_DUMP=dir keeps the files, to look at with ggfit. */
-    static int n_dumped;
-    const char *dump = getenv("GGFIT_ARCHS_DUMP");
-    if (dump && *dump) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s-%d.gguf", dump, s->arch, n_dumped++);
-        assert_int_equal(gw_write_file(&w, path), 0);
-    }
+    /* The file's name: the architecture and how many headers this test
+     * program wrote before it (data/tiny/ and the recorded figures name
+     * the files so; GGFIT_ARCHS_DUMP=DIR keeps them). */
+    static int n_written;
+    char file[128];
+    snprintf(file, sizeof file, "%s-%d.gguf", s->arch, n_written++);
+    assert_int_equal(gw_dump(&w, "GGFIT_ARCHS_DUMP", file, where), 0);
     ggfit_gguf *g = NULL;
     ggfit_model *m = NULL;
     char *err = NULL;
@@ -334,15 +547,16 @@ uint64_t project_all(const model_spec *s, uint32_t n_ctx)
             p.flash_attn = fas[f];
             ggfit_projection pr;
             if (ggfit_project(m, &p, nd ? devs : NULL, nd, &pr, NULL, &err) != GGFIT_OK)
-                fail_msg("%s: %s", s->arch, err);
+                fail_msg("%s (the spec at %s): %s", file, where, err);
             if (pr.compute_estimated)
-                fail_msg("%s (fa %d, %zu devices): compute estimated: %s", s->arch, fas[f], nd,
-                         pr.warning);
+                fail_msg("%s (the spec at %s), fa %d, %zu devices: compute estimated: %s", file,
+                         where, fas[f], nd, pr.warning);
             compute = pr.host.compute;
             for (uint32_t d = 0; d < pr.n_devices; d++)
                 compute += pr.devices[d].compute;
             assert_true(compute > 0);
         }
+    check_recorded(file, &w, m, where);
     kept_equals_fresh(s, &w, m, n_ctx);
     ggfit_model_free(m);   /* and g, which it owns */
     gw_free(&w);

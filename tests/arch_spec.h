@@ -1,11 +1,17 @@
 /*
  * arch_spec.h - the specs of small models that the architecture tests
  * (tests/test_archs.c, tests/test_arch_<family>.c) write and project.
- * GGFIT_ARCHS_DUMP=DIR keeps each written header as DIR/<arch>-<n>.gguf,
- * which is how data/tiny/ is made.
+ * Each header project_all writes is named <arch>-<n>.gguf, n counting the
+ * calls of the test program; GGFIT_ARCHS_DUMP=DIR keeps them under those
+ * names, which is how data/tiny/ is made, and lists each with the spec's
+ * place in DIR/SPECS: tests/test_tiny.c writes them all again and holds
+ * data/tiny/ to them byte for byte, and project_all holds each to the
+ * figures llama.cpp printed for its file (data/oracle/llamacpp.jsonl).
  */
 #ifndef GGFIT_ARCH_SPEC_H
 #define GGFIT_ARCH_SPEC_H
+
+#include <jansson.h>
 
 #include "gguf_writer.h"
 #include "test_util.h"
@@ -59,11 +65,39 @@ void attn_qkv(model_spec *s, int il, bool bias);
 void ffn_swiglu(model_spec *s, int il);
 void head(model_spec *s, bool output, bool output_bias);
 /* The bytes of a row. Projections: project_all runs -fa auto/on/off on one
- * RPC device and on the CPU, fails if compute is estimated, then checks
- * kept graphs against fresh ones; returns the last compute bytes. */
+ * RPC device and on the CPU, fails if compute is estimated, holds the
+ * model to every case llama.cpp printed for its file (oracle_check), then
+ * checks kept graphs against fresh ones; returns the last compute bytes.
+ * `where` ("file:line", the macro's) names the spec in failures and in
+ * GGFIT_ARCHS_DUMP's list. */
 uint64_t total(const ggfit_mem *m);
 void kept_equals_fresh(const model_spec *s, const gw *w, ggfit_model *kept, uint32_t n_ctx);
-uint64_t project_all(const model_spec *s, uint32_t n_ctx);
+uint64_t project_all_at(const model_spec *s, uint32_t n_ctx, const char *where);
+#define SPEC_STR_(x) #x
+#define SPEC_STR(x) SPEC_STR_(x)
+#define project_all(s, n_ctx) project_all_at((s), (n_ctx), __FILE__ ":" SPEC_STR(__LINE__))
+
+/* llama.cpp's figures for the header w, held to m (oracle_check): those of
+ * data/tiny/<file>, or of another file of data/tiny/ with w's bytes when
+ * this one's differ (the spec numbered otherwise; test_tiny says so) or
+ * have none recorded (a copy). Fails, naming where, when no file holds
+ * w's bytes though <file> exists (the spec changed); nothing for a new
+ * spec, whose file test_tiny asks for. */
+void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *where);
+/* data/oracle/llamacpp.jsonl, or the file GGFIT_ORACLE names. */
+const char *oracle_path(void);
+/* The cases oracle_path() holds for `file` (llama.cpp's bytes for it,
+ * tools/llamacmp.py --record), each projected on m with its flags and 0
+ * to 4 RPC devices of 80 GiB: every row must be equal to the byte, or the
+ * test fails naming the file, `where`, the case and the figure. Returns
+ * how many cases there were (0: none recorded). */
+int oracle_check(ggfit_model *m, const char *file, const char *where);
+/* One recorded case (a parsed line of llamacpp.jsonl) projected on m:
+ * whether every row is llama.cpp's; if not, the first difference in why. */
+bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n);
+/* The flags of a recorded case ("-c 4096 -fa off"; "--for server":
+ * llama-server's rules, ggfit_params_server) into p. */
+void oracle_params(ggfit_params *p, const char *args);
 /* One projection of the model on the CPU with the default flags and
  * n_ctx, which must succeed (not written out with GGFIT_ARCHS_DUMP). */
 void project_one(const model_spec *s, uint32_t n_ctx, ggfit_projection *pr);

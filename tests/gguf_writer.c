@@ -190,3 +190,20 @@ int gw_write_file(const gw *w, const char *path)
     size_t n = fwrite(w->data, 1, w->len, f);
     return fclose(f) != 0 || n != w->len ? -1 : 0;
 }
+
+int gw_dump(const gw *w, const char *dir_env, const char *file, const char *where)
+{
+    const char *dir = getenv(dir_env);
+    if (!dir || !*dir)
+        return 0;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (gw_write_file(w, path))
+        return -1;
+    snprintf(path, sizeof path, "%s/SPECS", dir);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\t%s\n", file, where);
+    return fclose(f) != 0 ? -1 : 0;
+}

@@ -56,5 +56,11 @@ void gw_tiny_model_order(gw *w, const char *arch, uint32_t n_layer, uint32_t n_e
 
 /* Writes w to path; returns 0 on success. */
 int gw_write_file(const gw *w, const char *path);
+/* Where the environment variable dir_env names a folder (GGFIT_ARCHS_DUMP,
+ * GGFIT_MTMD_DUMP, ...): writes w there as `file` and appends the line
+ * "<file>\t<where>" to the folder's SPECS, which tests/test_tiny.c names
+ * the spec that wrote a file by. Returns 0 on success or when dir_env is
+ * unset. */
+int gw_dump(const gw *w, const char *dir_env, const char *file, const char *where);
 
 #endif

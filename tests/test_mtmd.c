@@ -161,11 +161,16 @@ static uint64_t measure_all(mspec *s, const char *type)
     char path[512];
     static int n_dumped;
     const char *dump = getenv("GGFIT_MTMD_DUMP");
-    if (dump && *dump)
-        snprintf(path, sizeof path, "%s/mmproj-%s-%d.gguf", dump, type, n_dumped++);
-    else
+    if (dump && *dump) {
+        char file[128], where[160];
+        snprintf(file, sizeof file, "mmproj-%s-%d.gguf", type, n_dumped);
+        snprintf(where, sizeof where, "tests/test_mtmd.c, projector %d (%s)", n_dumped++, type);
+        assert_int_equal(gw_dump(&w, "GGFIT_MTMD_DUMP", file, where), 0);
+        snprintf(path, sizeof path, "%s/%s", dump, file);
+    } else {
         snprintf(path, sizeof path, "/tmp/ggfit-test-mtmd-%d.gguf", (int)getpid());
-    assert_int_equal(gw_write_file(&w, path), 0);
+        assert_int_equal(gw_write_file(&w, path), 0);
+    }
     gw_free(&w);
     ggfit_mmproj *mm = NULL;
     char *err = NULL;
@@ -1425,8 +1430,8 @@ static void test_oracle_mtmd(void **state)
     (void)state;
     json_error_t je;
     FILE *f = fopen("data/oracle/mtmd.jsonl", "r");
-    if (!f)
-        skip();
+    if (!f)   /* a checkout without the figures proves nothing: a failure */
+        fail_msg("cannot open data/oracle/mtmd.jsonl: llama.cpp's figures for the projectors");
     char line[4096];
     int n_cases = 0;
     while (fgets(line, sizeof line, f)) {

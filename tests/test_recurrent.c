@@ -247,13 +247,13 @@ static void check(const mw *m, const gw *w, const char *gpus, uint32_t n_seq)
 
 static void check_all(mw *m, gw *w)
 {
-    const char *dump = getenv("GGFIT_TEST_DUMP_DIR");
-    if (dump) {
-        static int n_dumped;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s-%d.gguf", dump, m->arch, n_dumped++);
-        assert_int_equal(gw_write_file(w, path), 0);
-    }
+    /* GGFIT_ARCHS_DUMP=DIR keeps the files as <arch>-<n>.gguf, n
+     * counting the models written: data/tiny/ holds them. */
+    static int n_written;
+    char file[64], where[96];
+    snprintf(file, sizeof file, "%s-%d.gguf", m->arch, n_written);
+    snprintf(where, sizeof where, "tests/test_recurrent.c, model %d (%s)", n_written++, m->arch);
+    assert_int_equal(gw_dump(w, "GGFIT_ARCHS_DUMP", file, where), 0);
     for (uint32_t n_seq = 1; n_seq <= 2; n_seq++) {
         check(m, w, "rpc:8GiB", n_seq);
         check(m, w, NULL, n_seq);

@@ -39,6 +39,7 @@ static void add(words *w, const char *fmt, ...)
             return;
         }
         w->v = v;
+        v[w->n] = NULL;   /* whole even if this word's allocation fails */
         w->cap = cap;
     }
     va_list ap, aq;

@@ -302,7 +302,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
                          pl->alternative.log);
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
-        return NULL;
+        return free(ggfit__sb_take(&sb)), NULL;   /* and the log written so far */
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
     /* --for server -md: the draft, as llama-server measures it */
