@@ -235,7 +235,7 @@ static void fail_each_fit(const char *file)
     assert_true(want_r.n_projections > 2);
     char want[4096], got[4096];
     fit_figures(&want_r, want, sizeof want);
-    ggfit_fit_result_free(&want_r);
+    ggfit_fit_result_clear(&want_r);
     ggfit_model_free(m);
     uint64_t n;
     uint64_t n_refused = 0;
@@ -264,7 +264,7 @@ static void fail_each_fit(const char *file)
         ggfit_free(err);
         ggfit_free(args);
         ggfit_free(json);
-        ggfit_fit_result_free(&r);
+        ggfit_fit_result_clear(&r);
         ggfit_model_free(m);
         if (made < n)
             break;
