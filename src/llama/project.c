@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "common/params.h"
+#include "llama/params_default.h"
 #include "llama/check.h"
 #include "llama/graph_cache.h"
 #include "llama/project.h"
