@@ -21,8 +21,8 @@
 
 #include "base/base.h"
 #include "common/params.h"
-#include "llama/graph_cache.h"
-#include "llama/project.h"
+#include "project/graph_cache.h"
+#include "project/project.h"
 #include "llama/patterns.h"
 
 #define MiB ((int64_t)1 << 20)
@@ -631,7 +631,7 @@ static bool all_fit(const fitter *f, const int64_t *mem, const int64_t *target)
 }
 
 /* Layers per device for -ngl n with the user's -ts, as llama.cpp splits
- * them (llama/split.c: each offloaded layer goes to the device whose share
+ * them (project/split.c: each offloaded layer goes to the device whose share
  * of the cumulative proportions it falls in). */
 static void ts_counts(const fitter *f, uint32_t n, ngl_t *ngl)
 {

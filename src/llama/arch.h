@@ -55,7 +55,7 @@ typedef enum ggfit_arr_n {
 } ggfit_arr_n;
 
 /* A key load_arch_hparams reads into one of llama_hparams' fixed arrays,
- * checked as llama_model_loader checks it (llama/arch_keys.c): with
+ * checked as llama_model_loader checks it (project/arch_keys.c): with
  * get_key_or_arr (key_or_arr) an array of exactly n values or one scalar
  * for all; with get_arr an array of at most 512 (LLAMA_MAX_LAYERS) and
  * at least n, the entries past its end keeping their defaults. */

@@ -169,7 +169,7 @@ static ggfit_status get_recurrent_layers(const loader *l)
  * is the architecture's (llama/arch.h, swa_key): a period, one value per
  * layer, or nothing when the architecture reads no such key; so it is
  * recorded here, the layers' swa flags set from an array as far as it
- * goes, and checked where the architecture is known (llama/arch_keys.c). */
+ * goes, and checked where the architecture is known (project/arch_keys.c). */
 static void get_swa_pattern(const loader *l)
 {
     char key[256];
@@ -517,7 +517,7 @@ static weight_op tensor_op(const ggfit_tensor *t)
 _Static_assert((int)OP_OTHER <= (int)GGFIT_TFACT_OP && GGFIT_TFACT_FFN_SHIFT + GGFIT_FFN_KIND_COUNT <= 8,
                "weight ops and FFN kinds fit their bits of GGFIT_TFACT_*");
 
-/* What weight placement (llama/weights.c, override.c) would otherwise work
+/* What weight placement (project/weights.c, override.c) would otherwise work
  * out from the name on every projection. */
 static uint16_t tensor_facts(const ggfit_tensor *t)
 {

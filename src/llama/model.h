@@ -71,7 +71,7 @@ int ggfit__model_swa_key(const ggfit_model *m, uint64_t *n);
 bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n);
 
 /* ggfit_project and ggfit_fit take a const model but keep the last graph
- * they built with it (llama/graph_cache.c), so that the next projection of
+ * they built with it (project/graph_cache.c), so that the next projection of
  * the same structure only re-targets buffer types. The model holds it
  * without knowing what it is: take returns the kept object (NULL: none, or
  * taken by another thread, so that concurrent callers never share one);

@@ -5,7 +5,7 @@
  * (llama_hparams::n_embd_r and n_embd_s).
  */
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 bool ggfit__layer_has_state(const proj *pr, uint32_t il)
 {

@@ -13,9 +13,9 @@
 #include "ggml/backend.h"
 #include "ggml/sched.h"
 #include "llama/build.h"
-#include "llama/debug.h"
-#include "llama/graph_cache.h"
-#include "llama/project.h"
+#include "project/debug.h"
+#include "project/graph_cache.h"
+#include "project/project.h"
 
 /* hparams.causal_attn: "<arch>.attention.causal", true when absent;
  * encoders (BERT) say false. */

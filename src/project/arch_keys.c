@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 /* The key "<arch>.<suffix>", or suffix past a leading '!' for a key of no
  * architecture (its name in key), and its value; false when the file has

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 bool ggfit__layer_is_swa(const proj *pr, uint32_t il, uint32_t period)
 {
@@ -117,7 +117,7 @@ void ggfit__resolve_swa(proj *pr)
     uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
                      : hp->n_swa      ? hp->n_swa
                                       : pr->arch->swa_default;
-    /* The pattern as the architecture reads it (llama/arch_keys.c): per
+    /* The pattern as the architecture reads it (project/arch_keys.c): per
      * layer, or a period. */
     bool per_layer = ggfit__swa_per_layer(pr);
     uint32_t period = ggfit__swa_period(pr);

@@ -11,7 +11,7 @@
 
 #include "base/base.h"
 #include "ggml/backend.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 static uint32_t buft_alignment(const proj *pr, int b)
 {

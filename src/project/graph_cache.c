@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/graph_cache.h"
+#include "project/graph_cache.h"
 #include "llama/model.h"
 
 void ggfit__gkey_make(gkey *k, const gb_params *p)

@@ -6,7 +6,7 @@
  */
 #include "base/base.h"
 #include "ggml/backend.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 /* Layer il goes to the device whose share of the offloaded layers it falls
  * in; the output layer counts as the last (il == n_layer). */

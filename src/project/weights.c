@@ -11,7 +11,7 @@
 
 #include "base/base.h"
 #include "llama/model.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 /* Layer of a tensor for placement: block index, n_layer for the output
  * layer, -1 for the input layer, unless the architecture places a tensor

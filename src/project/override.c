@@ -13,7 +13,7 @@
 #include "base/base.h"
 #include "llama/model.h"
 #include "llama/patterns.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 static bool starts_with(const char *s, const char *prefix)
 {

@@ -5,7 +5,7 @@
  * layer's logits where they are computed.
  */
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/project.h"
 
 /* Stage estimates from llama.cpp's measured dense-graph behaviour (see
  * LLAMA_MEMORY.md section 5); the graph replay replaces these. */

@@ -26,8 +26,8 @@
 #include "base/base.h"
 #include "llama/params_default.h"
 #include "llama/check.h"
-#include "llama/graph_cache.h"
-#include "llama/project.h"
+#include "project/graph_cache.h"
+#include "project/project.h"
 
 static void fill_rows(proj *pr)
 {
