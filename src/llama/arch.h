@@ -145,6 +145,11 @@ typedef struct ggfit_arch {
     /* Attention is never causal, whatever attention.causal says
      * (load_arch_hparams sets causal_attn false). */
     bool non_causal;
+    /* The model has an encoder (llama_model_has_encoder: T5, T5ENCODER,
+     * and the draft models EAGLE3 and DFLASH, which read the target's
+     * hidden states): sched_reserve then reserves an output for every
+     * token, whatever n_outputs_max says. */
+    bool has_encoder;
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;

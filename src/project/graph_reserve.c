@@ -18,16 +18,6 @@
 #include "project/graph_cache.h"
 #include "project/proj.h"
 
-/* llama_model_has_encoder: T5, T5ENCODER, EAGLE3, DFLASH. */
-static bool has_encoder(const proj *pr)
-{
-    static const char *const names[] = { "t5", "t5encoder", "eagle3", "dflash" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(pr->arch->name, names[i]))
-            return true;
-    return false;
-}
-
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
  * per backend are the compute buffers. Returns GGFIT_EUNSUPPORTED when the
@@ -188,8 +178,8 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
     uint32_t n_outputs = n_tokens;
     /* sched_reserve: n_outputs_pp = min(n_tokens, cparams.n_outputs_max),
      * n_outputs_max being -b unless the flags set it (llama-server: one
-     * per slot) and the model has no encoder (llama_model_has_encoder). */
-    if (pr->p->n_outputs_max && pr->p->n_outputs_max < n_outputs && !has_encoder(pr))
+     * per slot) and the model has no encoder (its row's has_encoder). */
+    if (pr->p->n_outputs_max && pr->p->n_outputs_max < n_outputs && !pr->arch->has_encoder)
         n_outputs = pr->p->n_outputs_max;
     n_tokens = (n_tokens + n_seqs - 1) / n_seqs * n_seqs;
     if (probe)   /* the FA probe: one token per sequence, FA on */
