@@ -5,6 +5,9 @@ edge of a cycle is printed with the symbols that make it. Exit status 1 when
 there is a cycle: README.md's "Layers" says the folders call one way only.
 
 usage: tools/folder_cycles.py [OBJ_DIR]   (default build/obj; the folders below it)
+
+An object whose source is gone from src/ (a file moved or removed since the
+build) is left out, and counted, when run from the repository's root.
 """
 import os, subprocess, sys
 
@@ -44,6 +47,11 @@ def main():
     objs = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith('.o'))
     if not objs:
         sys.exit(f'no object files under {root}: build first')
+    stale = []
+    if os.path.isdir('src'):
+        src = lambda o: os.path.join('src', os.path.relpath(o, root)[:-2] + '.c')
+        stale = [o for o in objs if not os.path.exists(src(o))]
+        objs = [o for o in objs if os.path.exists(src(o))]
     folder = lambda o: os.path.relpath(o, root).split(os.sep)[0]
     info = {o: nm(o) for o in objs}
     owner = {}
@@ -63,12 +71,16 @@ def main():
         edges[a].add(b)
     cycles = sccs(folders, edges)
     for c in cycles:
+        # Every edge inside the component closes a cycle; the ones made of
+        # fewest symbols, usually the ones to move, come first.
         print('cycle: ' + ', '.join(c))
-        for a in c:
-            for b in sorted(edges[a]):
-                if b in c:
-                    ex = sorted(why[(a, b)])[:4]
-                    print(f'  {a} -> {b}: ' + ', '.join(f'{o} uses {s}' for o, s in ex))
+        inner = sorted(((a, b) for a in c for b in edges[a] if b in c),
+                       key=lambda e: (len(why[e]), e))
+        for a, b in inner:
+            n = len(why[(a, b)])
+            ex = sorted(why[(a, b)])[:4]
+            print(f'  {a} -> {b} ({n} symbol{"s" if n > 1 else ""}): ' +
+                  ', '.join(f'{o} uses {s}' for o, s in ex))
     if not cycles:
         # The folders' order, lowest first: each uses only folders before it.
         order, done = [], set()
@@ -79,7 +91,8 @@ def main():
             order.append(f)
         for f in folders: place(f)
         print('order: ' + ' < '.join(order))
-    print(f'{len(folders)} folders, {len(why)} edges, {len(cycles)} cycles')
+    left = f' ({len(stale)} stale objects left out)' if stale else ''
+    print(f'{len(folders)} folders, {len(why)} edges, {len(cycles)} cycles{left}')
     sys.exit(1 if cycles else 0)
 
 main()

@@ -1,8 +1,8 @@
 /*
  * request.c - the command line's plan as a library call: the flags ggfit
- * adds to llama.cpp's (the model, the devices, llama.cpp's fit flags) and
- * the plan they ask for. The devices themselves are ordered and probed in
- * devices/order.c.
+ * adds to llama.cpp's (the model, the devices, llama.cpp's fit flags); the
+ * plan they ask for is made in plan/request_plan.c. The devices themselves
+ * are ordered and probed in devices/order.c.
  */
 #include <stddef.h>
 #include <stdint.h>
