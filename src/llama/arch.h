@@ -150,6 +150,10 @@ typedef struct ggfit_arch {
      * hidden states): sched_reserve then reserves an output for every
      * token, whatever n_outputs_max says. */
     bool has_encoder;
+    /* load_arch_hparams reads "<arch>.num_loops" (Nanbeige): the file's
+     * blocks run that many times, each pass a layer of its own (model.c's
+     * expand_loops, which load/open.c hands this row). */
+    bool num_loops;
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;

@@ -83,4 +83,16 @@ uint64_t ggfit__model_serial(const ggfit_model *m);
 void *ggfit__model_keep_take(const ggfit_model *m);
 void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void *));
 
+struct ggfit_arch;
+/* An architecture's registry row by name (models/registry.c's ggfit__arch:
+ * *known false and the generic row for a name it does not know). */
+typedef const struct ggfit_arch *(*ggfit__arch_lookup)(const char *name, bool *known);
+
+/* ggfit_model_from_gguf, the architecture's load-time facts (num_loops)
+ * from row_of's row (NULL: none). The model description is below the
+ * architectures' rows, so the caller above them (load/open.c) passes the
+ * lookup down. */
+ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_model **out,
+                               char **err);
+
 #endif
