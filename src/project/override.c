@@ -5,7 +5,8 @@
  * regexes searched in tensor names (std::regex_search), run with PCRE2;
  * the patterns llama.cpp's own fit and -cmoe write are recognised and
  * matched from the tensor's facts instead, which is the same set of
- * tensors at a fraction of the cost.
+ * tensors at a fraction of the cost. Here they are made into rules;
+ * weights.c matches the tensors against them.
  */
 #include <stdlib.h>
 #include <string.h>

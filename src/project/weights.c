@@ -76,6 +76,8 @@ static int override_target(const proj *pr, const char *name, int32_t layer, uint
     return -2;
 }
 
+/* override_target's answer for a tensor of a block with these facts, from
+ * the block's row of the table. */
 static inline int block_target(const proj *pr, const block_rules *br, uint16_t facts)
 {
     unsigned kinds = (facts >> GGFIT_TFACT_FFN_SHIFT) & br->kinds;
