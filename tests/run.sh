@@ -38,5 +38,9 @@ passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "== folders"
+if python3 tools/folder_cycles.py "$b/obj"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "== stages"
+if python3 tools/stages.py "$b/obj"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,7 +6,7 @@ function's top level, not in a branch, without `false`), one line an
 architecture: its name, a tab, the keys after "<arch>.". llama.cpp refuses
 a file without them ("key not found in model"), and so does ggfit: each is
 in its architecture's row, `.required_keys` (src/models/<arch>.c), checked
-before anything is sized (src/llama/arch_keys.c). A key read in a branch
+before anything is sized (src/project/arch_keys.c). A key read in a branch
 (an expert count, a layer count switch) is not listed: where llama.cpp
 loads a file, ggfit must plan it.
 """

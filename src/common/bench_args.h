@@ -1,6 +1,6 @@
 /*
  * bench_args.h - llama-bench's command line made into instances and tests
- * (bench_args.c; not installed). speed/bench.c plans them.
+ * (bench_args.c; not installed). plan/bench.c plans them.
  */
 #ifndef GGFIT_BENCH_ARGS_H
 #define GGFIT_BENCH_ARGS_H

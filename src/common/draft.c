@@ -16,6 +16,7 @@
 
 #include "base/base.h"
 #include "common/draft.h"
+#include "llama/arch.h"
 
 /* The draft's flags (common/arg.cpp, every name) and the target flag that
  * sets the same field of ggfit_params. */
@@ -263,7 +264,8 @@ void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan 
      * llama_kv_cache_dsv4), and its MTP context is an iSWA cache of the
      * NextN blocks: neither is reproduced */
     size_t n = strlen(out->notes);
-    bool dsv4 = !strcmp(ggfit_model_hparams(m)->arch, "deepseek4");
+    bool known;
+    bool dsv4 = ggfit__arch(ggfit_model_hparams(m)->arch, &known)->compress_ratio != NULL;
     if (dsv4 && (r->spec_types & SPEC_CTX_TYPES) && n < sizeof out->notes)
         snprintf(out->notes + n, sizeof out->notes - n, "--spec-type: DeepSeek V4's rollback "
                  "snapshots (n_rs_seq %d) and its MTP context's cache are not counted yet\n",
@@ -481,7 +483,9 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
      * model (and DeepSeek V4): the measurement fails, then the load, and
      * llama-server does not start */
     const ggfit_hparams *dh = ggfit_model_hparams(model);
-    bool mla = (dh->n_embd_head_k_mla && dh->n_embd_head_v_mla) || !strcmp(dh->arch, "deepseek4");
+    bool known;
+    bool mla = (dh->n_embd_head_k_mla && dh->n_embd_head_v_mla) ||
+               ggfit__arch(dh->arch, &known)->same_kv_types;
     if (mla && d.type_k != d.type_v) {
         rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the %s does not support different K (%s) "
                          "and V (%s) cache types (-ctkd, -ctvd): llama-server fails to create "

@@ -13,6 +13,8 @@
  *     (up/gate, or attention only) with its overflow on the next device.
  * The search takes the same steps as llama.cpp so that it lands on the same
  * answer; each step costs a projection (microseconds) instead of a load.
+ * Where llama.cpp aborts on a flag the user set, the caller's continuation
+ * runs instead (ggfit_fit in fit_around.c passes --fit-around's).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -20,56 +22,11 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/fitter.h"
 #include "common/params.h"
-#include "llama/graph_cache.h"
-#include "llama/project.h"
+#include "project/graph_cache.h"
+#include "project/project.h"
 #include "llama/patterns.h"
-
-#define MiB ((int64_t)1 << 20)
-
-/* Which tensors of the first partial layer overflow (common_layer_fraction_t):
- * all but attention, all but up, down only, the experts; each is the
- * pattern of its kind in llama/patterns.h. */
-typedef enum fraction {
-    LF_ATTN = GGFIT_FFN_ALL,
-    LF_UP = GGFIT_FFN_NOT_UP,
-    LF_GATE = GGFIT_FFN_DOWN,
-    LF_MOE = GGFIT_FFN_EXPERTS,
-} fraction;
-
-typedef struct ngl_t {
-    uint32_t n_layer;         /* layers on the device */
-    uint32_t n_part;          /* of which partial (experts elsewhere) */
-    fraction overflow;        /* what the first partial layer gives away */
-} ngl_t;
-
-typedef struct fitter {
-    const ggfit_model *m;
-    const ggfit_device *devs;
-    size_t nd;
-    ggfit_params p;           /* the flags being fitted (mparams/cparams) */
-    int64_t margin[GGFIT_MAX_DEVICES];
-    int64_t free[GGFIT_MAX_DEVICES];
-    uint32_t hp_ngl, hp_nct, hp_nex;
-    uint32_t n_ctx_min;
-    ggfit_projection scratch;
-    struct ggfit__gcache *cache;  /* the graph shared by the projections */
-    ggfit_sb log;
-    bool no_log;              /* ggfit_fit_options.no_log: log nothing */
-    char **err;
-    uint32_t n_proj;
-    /* --fit-around (zero/defaults otherwise): the user's -ot kept in front
-     * of the fit's, the layers the fit places (hp_ngl + 1, or -ngl's), the
-     * user's -ts kept as given, and blocks whose experts -cmoe/-ncmoe
-     * already put in system memory left to those flags */
-    uint32_t n_keep;
-    uint32_t budget;
-    bool keep_ts;
-    bool around;
-    int32_t ngl_user;         /* -ngl as given, written when all are placed */
-    ngl_t last[GGFIT_MAX_DEVICES]; /* the layers the fit ended with */
-    int last_overflow[GGFIT_MAX_DEVICES];
-} fitter;
 
 void ggfit_fit_options_init(ggfit_fit_options *o)
 {
@@ -78,9 +35,7 @@ void ggfit_fit_options_init(ggfit_fit_options *o)
     o->n_ctx_min = 4096;
 }
 
-static void logf_(fitter *f, const char *fmt, ...) GGFIT_PRINTF(2, 3);
-
-static void logf_(fitter *f, const char *fmt, ...)
+void ggfit__fit_log(fitter *f, const char *fmt, ...)
 {
     if (f->no_log)
         return;   /* formatting the lines is most of what the log costs */
@@ -93,8 +48,8 @@ static void logf_(fitter *f, const char *fmt, ...)
 }
 
 /* Projects params p: device totals into mem[], the host's into *host. */
-static ggfit_status project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
-                   int64_t *model_sum)
+ggfit_status ggfit__fit_project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
+                               int64_t *model_sum)
 {
     ggfit_projection *pr = &f->scratch;
     ggfit_status rc = ggfit__project_cached(f->m, p, f->devs, f->nd, pr, NULL, f->cache, f->err);
@@ -130,7 +85,8 @@ static void overflow_pattern(char *buf, size_t n, uint32_t il, fraction lf)
 
 /* overflow[d]: device index the first partial layer of device d spills to,
  * or -1 for system memory. */
-static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, ggfit_params *p)
+ggfit_status ggfit__fit_set_flags(fitter *f, const ngl_t *ngl, const int *overflow,
+                                 ggfit_params *p)
 {
     p->n_gpu_layers = 0;
     for (size_t d = 0; d < f->nd; d++) {
@@ -166,17 +122,18 @@ static ggfit_status set_flags(fitter *f, const ngl_t *ngl, const int *overflow, 
 }
 
 /* Memory per device with the given layers per device (get_memory_for_layers). */
-static ggfit_status memory_for(fitter *f, const ngl_t *ngl, const int *overflow, int64_t *mem)
+ggfit_status ggfit__fit_memory_for(fitter *f, const ngl_t *ngl, const int *overflow,
+                                  int64_t *mem)
 {
     ggfit_params p;
     ggfit__params_copy(&p, &f->p);
-    ggfit_status rc = set_flags(f, ngl, overflow, &p);
+    ggfit_status rc = ggfit__fit_set_flags(f, ngl, overflow, &p);
     if (!rc)
-        rc = project(f, &p, mem, NULL, NULL);
+        rc = ggfit__fit_project(f, &p, mem, NULL, NULL);
     if (!rc) {
-        logf_(f, "memory for test allocation by device:");
+        ggfit__fit_log(f, "memory for test allocation by device:");
         for (size_t d = 0; d < f->nd; d++)
-            logf_(f, "id=%zu, n_layer=%2u, n_part=%2u, overflow_type=%d, mem=%6lld MiB", d,
+            ggfit__fit_log(f, "id=%zu, n_layer=%2u, n_part=%2u, overflow_type=%d, mem=%6lld MiB", d,
                   ngl[d].n_layer, ngl[d].n_part, (int)ngl[d].overflow,
                   (long long)(mem[d] / MiB));
     }
@@ -190,8 +147,8 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
                         int64_t *sum_proj_free, int64_t *sum_model, bool *done)
 {
     int64_t host;
-    logf_(f, "getting device memory data for initial parameters:");
-    ggfit_status rc = project(f, &f->p, mem, &host, sum_model);
+    ggfit__fit_log(f, "getting device memory data for initial parameters:");
+    ggfit_status rc = ggfit__fit_project(f, &f->p, mem, &host, sum_model);
     if (rc)
         return rc;
     *sum_used = *sum_free = *sum_proj_free = 0;
@@ -200,17 +157,17 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
         *sum_used = host;
         *sum_free = f->free[0];
         *sum_proj_free = *sum_free - *sum_used;
-        logf_(f, "projected to use %lld MiB of host memory vs. %lld MiB of total host memory",
+        ggfit__fit_log(f, "projected to use %lld MiB of host memory vs. %lld MiB of total host memory",
               (long long)(*sum_used / MiB), (long long)(*sum_free / MiB));
         if (*sum_proj_free >= f->margin[0]) {
-            logf_(f, "will leave %lld >= %lld MiB of system memory, no changes needed",
+            ggfit__fit_log(f, "will leave %lld >= %lld MiB of system memory, no changes needed",
                   (long long)(*sum_proj_free / MiB), (long long)(f->margin[0] / MiB));
             *done = true;
         }
         return GGFIT_OK;
     }
     if (f->nd > 1)
-        logf_(f, "projected memory use with initial parameters [MiB]:");
+        ggfit__fit_log(f, "projected memory use with initial parameters [MiB]:");
     bool all_ok = true;
     for (size_t d = 0; d < f->nd; d++) {
         int64_t proj_free = f->free[d] - mem[d];
@@ -219,19 +176,19 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
         *sum_proj_free += proj_free;
         all_ok &= proj_free >= f->margin[d];
         if (f->nd > 1)
-            logf_(f, "  - %s: %6lld total, %6lld used, %6lld free vs. target of %6lld",
+            ggfit__fit_log(f, "  - %s: %6lld total, %6lld used, %6lld free vs. target of %6lld",
                   f->devs[d].name, (long long)(f->devs[d].total / MiB),
                   (long long)(mem[d] / MiB), (long long)(proj_free / MiB),
                   (long long)(f->margin[d] / MiB));
     }
-    logf_(f, "projected to use %lld MiB of device memory vs. %lld MiB of free device memory",
+    ggfit__fit_log(f, "projected to use %lld MiB of device memory vs. %lld MiB of free device memory",
           (long long)(*sum_used / MiB), (long long)(*sum_free / MiB));
     if (all_ok) {
         if (f->nd == 1)
-            logf_(f, "will leave %lld >= %lld MiB of free device memory, no changes needed",
+            ggfit__fit_log(f, "will leave %lld >= %lld MiB of free device memory, no changes needed",
                   (long long)((f->free[0] - mem[0]) / MiB), (long long)(f->margin[0] / MiB));
         else
-            logf_(f, "targets for free memory can be met on all devices, no changes needed");
+            ggfit__fit_log(f, "targets for free memory can be met on all devices, no changes needed");
         *done = true;
     }
     return GGFIT_OK;
@@ -257,20 +214,20 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
     if (surplus >= 0)
         return GGFIT_OK;
     if (f->nd <= 1)
-        logf_(f, "cannot meet free memory target of %lld MiB, need to reduce device memory by "
+        ggfit__fit_log(f, "cannot meet free memory target of %lld MiB, need to reduce device memory by "
                  "%lld MiB", (long long)(f->margin[0] / MiB), (long long)(-surplus / MiB));
     else
-        logf_(f, "cannot meet free memory targets on all devices, need to use %lld MiB less in "
+        ggfit__fit_log(f, "cannot meet free memory targets on all devices, need to use %lld MiB less in "
                  "total", (long long)(-surplus / MiB));
     if (f->p.n_ctx != 0) {
-        logf_(f, "context size set by user to %u -> no change", f->p.n_ctx);
+        ggfit__fit_log(f, "context size set by user to %u -> no change", f->p.n_ctx);
         return GGFIT_OK;
     }
     if (!(f->hp_nct > f->n_ctx_min)) {
         if (f->n_ctx_min == UINT32_MAX)
-            logf_(f, "user has requested full context size of %u -> no change", f->hp_nct);
+            ggfit__fit_log(f, "user has requested full context size of %u -> no change", f->hp_nct);
         else
-            logf_(f, "default model context size is %u which is <= the min. context size of "
+            ggfit__fit_log(f, "default model context size is %u which is <= the min. context size of "
                      "%u -> no change", f->hp_nct, f->n_ctx_min);
         return GGFIT_OK;
     }
@@ -287,7 +244,7 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
     }
     int64_t mem[GGFIT_MAX_DEVICES], host, used_min = 0;
     f->p.n_ctx = f->n_ctx_min;
-    ggfit_status rc = project(f, &f->p, mem, &host, NULL);
+    ggfit_status rc = ggfit__fit_project(f, &f->p, mem, &host, NULL);
     if (rc)
         return rc;
     if (f->nd == 0)
@@ -301,17 +258,17 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
         n_ctx -= n_ctx % 256;   /* rounded down for CUDA */
         f->p.n_ctx = n_ctx > f->n_ctx_min ? n_ctx : f->n_ctx_min;
         int64_t per_ctx = (sum_used - used_min) / (int64_t)(f->hp_nct - f->n_ctx_min);
-        logf_(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
+        ggfit__fit_log(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
               f->hp_nct, f->p.n_ctx,
               (long long)(mul_wrapped(f->hp_nct - f->p.n_ctx, per_ctx) / MiB));
         if (f->nd <= 1) {
-            logf_(f, "entire model can be fit by reducing context");
+            ggfit__fit_log(f, "entire model can be fit by reducing context");
             *done = true;
             return GGFIT_OK;
         }
-        logf_(f, "entire model should be fit across devices by reducing context");
+        ggfit__fit_log(f, "entire model should be fit across devices by reducing context");
     } else {
-        logf_(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
+        ggfit__fit_log(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
               f->hp_nct, f->p.n_ctx, (long long)((sum_used - used_min) / MiB));
     }
     return GGFIT_OK;
@@ -362,7 +319,7 @@ static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const i
 {
     size_t nd = f->nd;
     ggfit_status rc;
-    logf_(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
+    ggfit__fit_log(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
                             : "filling dense-only layers back-to-front:");
     for (int id = (int)nd - 1; id >= 0; id--) {
         uint32_t unassigned = f->budget;
@@ -375,11 +332,11 @@ static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const i
         if (f->hp_nex > 0)
             hi[id].n_part = (size_t)id < nd - 1 ? hi[id].n_layer : hi[id].n_layer - 1;
         if (hi[id].n_layer > 0) {
-            if ((rc = memory_for(f, hi, overflow, mem_hi)))
+            if ((rc = ggfit__fit_memory_for(f, hi, overflow, mem_hi)))
                 return rc;
             if (mem_hi[id] > target[id]) {
                 uint32_t delta = hi[id].n_layer - ngl[id].n_layer;
-                logf_(f, "start filling device %d, delta=%u", id, delta);
+                ggfit__fit_log(f, "start filling device %d, delta=%u", id, delta);
                 while (delta > 1) {
                     uint32_t s = step_size(delta, target[id], mem[id], mem_hi[id]);
                     ngl_t test[GGFIT_MAX_DEVICES];
@@ -390,26 +347,26 @@ static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const i
                         /* on the last device the first layer is the output
                          * layer, which is always whole */
                         test[id].n_part += (size_t)id == nd - 1 && test[id].n_part == 0 ? s - 1 : s;
-                    if ((rc = memory_for(f, test, overflow, mem_test)))
+                    if ((rc = ggfit__fit_memory_for(f, test, overflow, mem_test)))
                         return rc;
                     if (mem_test[id] <= target[id]) {
                         memcpy(ngl, test, nd * sizeof *ngl);
                         memcpy(mem, mem_test, nd * sizeof *mem);
-                        logf_(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
+                        ggfit__fit_log(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
                     } else {
                         memcpy(hi, test, nd * sizeof *hi);
                         memcpy(mem_hi, mem_test, nd * sizeof *mem_hi);
-                        logf_(f, "set ngl_per_device_high[%d].n_layer=%u", id, hi[id].n_layer);
+                        ggfit__fit_log(f, "set ngl_per_device_high[%d].n_layer=%u", id, hi[id].n_layer);
                     }
                     delta = hi[id].n_layer - ngl[id].n_layer;
                 }
             } else {
                 memcpy(ngl, hi, nd * sizeof *ngl);
                 memcpy(mem, mem_hi, nd * sizeof *mem);
-                logf_(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
+                ggfit__fit_log(f, "set ngl_per_device[%d].n_layer=%u", id, ngl[id].n_layer);
             }
         }
-        logf_(f, "  - %s: %2u layers, %6lld MiB used, %6lld MiB free", f->devs[id].name,
+        ggfit__fit_log(f, "  - %s: %2u layers, %6lld MiB used, %6lld MiB free", f->devs[id].name,
               ngl[id].n_layer, (long long)(mem[id] / MiB),
               (long long)((f->free[id] - mem[id]) / MiB));
     }
@@ -443,8 +400,8 @@ static ggfit_status try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *m
     test[id].overflow = LF_UP;
     if (id < nd - 1)
         over_test[id] = (int)id + 1;
-    logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_UP");
-    ggfit_status rc = memory_for(f, test, over_test, mem_test);
+    ggfit__fit_log(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_UP");
+    ggfit_status rc = ggfit__fit_memory_for(f, test, over_test, mem_test);
     if (rc)
         return rc;
 #define FITS(m) ((m)[id] < target[id] && (id + 1 == nd || (m)[id + 1] < target[id + 1]))
@@ -453,21 +410,21 @@ static ggfit_status try_extra_layer(fitter *f, size_t id, ngl_t *ngl, int64_t *m
         memcpy(overflow, over_test, nd * sizeof *overflow); \
         memcpy(mem, mem_test, nd * sizeof *mem); \
         *dense_start = ds_test; \
-        logf_(f, "set ngl_per_device[%zu].(n_layer, n_part, overflow_type)=(%u, %u, " name \
+        ggfit__fit_log(f, "set ngl_per_device[%zu].(n_layer, n_part, overflow_type)=(%u, %u, " name \
                  "), id_dense_start=%zu", id, ngl[id].n_layer, ngl[id].n_part, *dense_start); \
     } while (0)
     if (FITS(mem_test)) {
         ACCEPT("UP");
         test[id].overflow = LF_GATE;
-        logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_GATE");
-        if ((rc = memory_for(f, test, over_test, mem_test)))
+        ggfit__fit_log(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_GATE");
+        if ((rc = ggfit__fit_memory_for(f, test, over_test, mem_test)))
             return rc;
         if (FITS(mem_test))
             ACCEPT("GATE");
     } else {
         test[id].overflow = LF_ATTN;
-        logf_(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_ATTN");
-        if ((rc = memory_for(f, test, over_test, mem_test)))
+        ggfit__fit_log(f, "trying to fit one extra layer with overflow_type=LAYER_FRACTION_ATTN");
+        if ((rc = ggfit__fit_memory_for(f, test, over_test, mem_test)))
             return rc;
         if (FITS(mem_test))
             ACCEPT("ATTN");
@@ -490,7 +447,7 @@ static ggfit_status step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int
         }
         break;
     }
-    logf_(f, "converting dense-only layers to full layers and filling them front-to-back with "
+    ggfit__fit_log(f, "converting dense-only layers to full layers and filling them front-to-back with "
              "overflow to next device/system memory:");
     for (size_t id = 0; id <= dense_start && dense_start < nd; id++) {
         ngl_t hi[GGFIT_MAX_DEVICES];
@@ -503,7 +460,7 @@ static ggfit_status step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int
             hi[jd].n_part = 0;
         }
         size_t dense_start_hi = nd - 1;
-        if ((rc = memory_for(f, hi, overflow, mem_hi)))
+        if ((rc = ggfit__fit_memory_for(f, hi, overflow, mem_hi)))
             return rc;
         if (mem_hi[id] > target[id]) {
             uint32_t delta = n_full(&hi[id]) - n_full(&ngl[id]);
@@ -524,19 +481,19 @@ static ggfit_status step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int
                     if (test[ds_test].n_part > 0)
                         break;
                 }
-                if ((rc = memory_for(f, test, overflow, mem_test)))
+                if ((rc = ggfit__fit_memory_for(f, test, overflow, mem_test)))
                     return rc;
                 if (mem_test[id] <= target[id]) {
                     memcpy(ngl, test, nd * sizeof *ngl);
                     memcpy(mem, mem_test, nd * sizeof *mem);
                     dense_start = ds_test;
-                    logf_(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), "
+                    ggfit__fit_log(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), "
                              "id_dense_start=%zu", id, ngl[id].n_layer, ngl[id].n_part, dense_start);
                 } else {
                     memcpy(hi, test, nd * sizeof *hi);
                     memcpy(mem_hi, mem_test, nd * sizeof *mem_hi);
                     dense_start_hi = ds_test;
-                    logf_(f, "set ngl_per_device_high[%zu].(n_layer, n_part)=(%u, %u), "
+                    ggfit__fit_log(f, "set ngl_per_device_high[%zu].(n_layer, n_part)=(%u, %u), "
                              "id_dense_start_high=%zu", id, hi[id].n_layer, hi[id].n_part,
                           dense_start_hi);
                 }
@@ -546,24 +503,24 @@ static ggfit_status step_fill_moe(fitter *f, ngl_t *ngl, int64_t *mem, const int
             memcpy(ngl, hi, nd * sizeof *ngl);
             memcpy(mem, mem_hi, nd * sizeof *mem);
             dense_start = dense_start_hi;
-            logf_(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), id_dense_start=%zu",
+            ggfit__fit_log(f, "set ngl_per_device[%zu].(n_layer, n_part)=(%u, %u), id_dense_start=%zu",
                   id, ngl[id].n_layer, ngl[id].n_part, dense_start);
         }
         if ((rc = try_extra_layer(f, id, ngl, mem, target, overflow, &dense_start)))
             return rc;
-        logf_(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
+        ggfit__fit_log(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
               f->devs[id].name, ngl[id].n_layer, ngl[id].n_part, (long long)(mem[id] / MiB),
               (long long)((f->free[id] - mem[id]) / MiB));
     }
     for (size_t id = dense_start + 1; id < nd; id++)
-        logf_(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
+        ggfit__fit_log(f, "  - %s: %2u layers (%2u overflowing), %6lld MiB used, %6lld MiB free",
               f->devs[id].name, ngl[id].n_layer, ngl[id].n_part, (long long)(mem[id] / MiB),
               (long long)((f->free[id] - mem[id]) / MiB));
     return GGFIT_OK;
 }
 
 /* Steps 3 and 4 (everything after the context). */
-static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
+ggfit_status ggfit__fit_layers(fitter *f, ggfit_fit_result *out)
 {
     size_t nd = f->nd;
     ggfit_status rc;
@@ -589,29 +546,29 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
         snprintf(all->pattern, sizeof all->pattern,
                  "blk\\.\\d+\\.ffn_(up|down|gate_up|gate)_(ch|)exps");
         snprintf(all->buffer, sizeof all->buffer, "CPU");
-        logf_(f, "getting device memory data with all MoE tensors moved to system memory:");
-        if ((rc = project(f, &p, m, NULL, NULL)))
+        ggfit__fit_log(f, "getting device memory data with all MoE tensors moved to system memory:");
+        if ((rc = ggfit__fit_project(f, &p, m, NULL, NULL)))
             return rc;
         for (size_t d = 0; d < nd; d++)
             surplus_cpu_moe += f->free[d] - m[d] - f->margin[d];
         if (surplus_cpu_moe > 0)
-            logf_(f, "with only dense weights in device memory there is a total surplus of %lld MiB",
+            ggfit__fit_log(f, "with only dense weights in device memory there is a total surplus of %lld MiB",
                   (long long)(surplus_cpu_moe / MiB));
         else
-            logf_(f, "with only dense weights in device memory there is still a total deficit of "
+            ggfit__fit_log(f, "with only dense weights in device memory there is still a total deficit of "
                      "%lld MiB", (long long)(-surplus_cpu_moe / MiB));
     }
     for (size_t d = 0; d < nd; d++) {
         target[d] = f->free[d] - f->margin[d];
-        logf_(f, "id=%zu, target=%lld MiB", d, (long long)(target[d] / MiB));
+        ggfit__fit_log(f, "id=%zu, target=%lld MiB", d, (long long)(target[d] / MiB));
     }
-    if ((rc = memory_for(f, ngl, overflow, mem)) ||
+    if ((rc = ggfit__fit_memory_for(f, ngl, overflow, mem)) ||
         (rc = step_fill_dense(f, ngl, mem, target, overflow)))
         return rc;
     if (f->hp_nex > 0 && surplus_cpu_moe > 0 &&
         (rc = step_fill_moe(f, ngl, mem, target, overflow)))
         return rc;
-    rc = set_flags(f, ngl, overflow, &f->p);
+    rc = ggfit__fit_set_flags(f, ngl, overflow, &f->p);
     if (!rc)
         out->status = GGFIT_FIT_FITS;
     if (f->around) {
@@ -621,375 +578,9 @@ static ggfit_status fit_layers(fitter *f, ggfit_fit_result *out)
     return rc;
 }
 
-/* ---- --fit-around: the unset flags fitted around the set ones ------------ */
-
-static bool all_fit(const fitter *f, const int64_t *mem, const int64_t *target)
-{
-    for (size_t d = 0; d < f->nd; d++)
-        if (mem[d] > target[d])
-            return false;
-    return true;
-}
-
-/* Layers per device for -ngl n with the user's -ts, as llama.cpp splits
- * them (llama/split.c: each offloaded layer goes to the device whose share
- * of the cumulative proportions it falls in). */
-static void ts_counts(const fitter *f, uint32_t n, ngl_t *ngl)
-{
-    const ggfit_hparams *hp = ggfit_model_hparams(f->m);
-    float split[GGFIT_MAX_DEVICES], cum[GGFIT_MAX_DEVICES], sum = 0, acc = 0;
-    for (size_t d = 0; d < f->nd; d++) {
-        split[d] = f->p.tensor_split[d] > 0 ? f->p.tensor_split[d] : 0.0f;
-        sum += split[d];
-    }
-    for (size_t d = 0; d < f->nd; d++) {
-        acc += split[d];
-        cum[d] = sum > 0 ? acc / sum : (float)(d + 1) / (float)f->nd;
-        ngl[d] = (ngl_t){ .overflow = LF_MOE };
-    }
-    uint32_t total = hp->n_layer + 1, start = total - n;
-    for (uint32_t il = start; il < total; il++) {
-        float x = (float)(il - start) / (float)n;
-        size_t d = 0;
-        while (d + 1 < f->nd && !(x < cum[d]))
-            d++;
-        ngl[d].n_layer++;
-    }
-}
-
-static void ts_text(const ggfit_params *p, size_t nd, char *buf, size_t n)
-{
-    size_t k = 0;
-    buf[0] = '\0';
-    for (size_t d = 0; d < nd && k < n; d++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%g", d ? "," : "", p->tensor_split[d]);
-}
-
-/* The fewest partial layers (experts in system memory) on device d that
- * keep it within its target, and for the first of them the largest part
- * that stays (up and gate, or up). *ok false when even all do not. */
-static ggfit_status ts_experts(fitter *f, size_t d, ngl_t *ngl, const int *overflow,
-                               const int64_t *target, bool *ok)
-{
-    int64_t mem[GGFIT_MAX_DEVICES];
-    ggfit_status rc;
-    uint32_t good = ngl[d].n_layer, bad;
-    ngl[d].n_part = 0;
-    ngl[d].overflow = LF_MOE;
-    if ((rc = memory_for(f, ngl, overflow, mem)))
-        return rc;
-    *ok = true;
-    if (mem[d] <= target[d])
-        return GGFIT_OK;
-    bad = 0;
-    while (good - bad > 1) {
-        uint32_t mid = bad + (good - bad) / 2;
-        ngl[d].n_part = mid;
-        if ((rc = memory_for(f, ngl, overflow, mem)))
-            return rc;
-        if (mem[d] <= target[d])
-            good = mid;
-        else
-            bad = mid;
-    }
-    ngl[d].n_part = good;
-    static const fraction more[] = { LF_GATE, LF_UP };
-    for (size_t i = 0; i < 2; i++) {
-        ngl[d].overflow = more[i];
-        if ((rc = memory_for(f, ngl, overflow, mem)))
-            return rc;
-        if (mem[d] <= target[d])
-            return GGFIT_OK;
-    }
-    ngl[d].overflow = LF_MOE;
-    return GGFIT_OK;
-}
-
-/* -ts kept: the largest -ngl in [lo, hi] whose layers, split as -ts says,
- * keep every device within its target, with (MoE) the experts of the
- * fewest layers per device in system memory. */
-static ggfit_status around_ts(fitter *f, uint32_t lo, uint32_t hi, const int64_t *target,
-                              bool *found)
-{
-    size_t nd = f->nd;
-    int overflow[GGFIT_MAX_DEVICES];
-    ngl_t ngl[GGFIT_MAX_DEVICES];
-    int64_t mem[GGFIT_MAX_DEVICES];
-    ggfit_status rc;
-    for (size_t d = 0; d < nd; d++)
-        overflow[d] = -1;
-    *found = false;
-    for (uint32_t n = hi; n >= lo && n > 0; n--) {
-        ts_counts(f, n, ngl);
-        for (size_t d = 0; f->hp_nex && d < nd; d++)
-            ngl[d].n_part = ngl[d].n_layer;
-        if ((rc = memory_for(f, ngl, overflow, mem)))
-            return rc;
-        if (!all_fit(f, mem, target))
-            continue;
-        if (f->hp_nex) {
-            for (size_t d = 0; d < nd; d++) {
-                bool ok;
-                if (ngl[d].n_layer && (rc = ts_experts(f, d, ngl, overflow, target, &ok)))
-                    return rc;
-            }
-            if ((rc = memory_for(f, ngl, overflow, mem)))
-                return rc;
-            /* the devices share little (compute buffers): where one is now
-             * over, its experts all go back to system memory */
-            for (size_t d = 0; d < nd && !all_fit(f, mem, target); d++)
-                if (mem[d] > target[d]) {
-                    ngl[d].n_part = ngl[d].n_layer;
-                    ngl[d].overflow = LF_MOE;
-                    if ((rc = memory_for(f, ngl, overflow, mem)))
-                        return rc;
-                }
-            if (!all_fit(f, mem, target))
-                continue;
-        }
-        logf_(f, "fit around: -ngl %u with the -ts given", n);
-        *found = true;
-        memcpy(f->last, ngl, nd * sizeof *ngl);
-        memcpy(f->last_overflow, overflow, nd * sizeof *overflow);
-        return set_flags(f, ngl, overflow, &f->p);
-    }
-    return GGFIT_OK;
-}
-
-/* llama.cpp's steps judge one device at a time; the others change a little
- * with it (compute buffers, the output layer, MTP blocks -ngl adds). Where
- * a device ends over its target: its first partial layer gives all its
- * FFN experts to system memory, then one more layer does; without experts
- * to move (dense) and with -ts unset, a layer moves to the device with the
- * most room. *ok false when nothing is left to move. */
-static ggfit_status repair(fitter *f, const int64_t *target, bool *ok)
-{
-    size_t nd = f->nd;
-    ngl_t *ngl = f->last;
-    int *overflow = f->last_overflow;
-    int64_t mem[GGFIT_MAX_DEVICES];
-    ggfit_status rc;
-    *ok = false;
-    for (uint32_t step = 0; step < 4 * (f->hp_ngl + 1) * (uint32_t)nd; step++) {
-        ggfit_params p;
-        ggfit__params_copy(&p, &f->p);
-        if ((rc = set_flags(f, ngl, overflow, &p)) || (rc = project(f, &p, mem, NULL, NULL)))
-            return rc;
-        size_t d = 0;
-        while (d < nd && mem[d] <= target[d])
-            d++;
-        if (d == nd) {
-            ggfit__params_copy(&f->p, &p);
-            *ok = true;
-            return GGFIT_OK;
-        }
-        if (f->hp_nex && ngl[d].n_part > 0 && (ngl[d].overflow != LF_MOE || overflow[d] >= 0)) {
-            ngl[d].overflow = LF_MOE;
-            overflow[d] = -1;
-        } else if (f->hp_nex && ngl[d].n_part < ngl[d].n_layer) {
-            ngl[d].n_part++;
-        } else if (!f->keep_ts && nd > 1 && ngl[d].n_layer > 0) {
-            size_t e = nd;
-            for (size_t k = 0; k < nd; k++)
-                if (k != d && mem[k] < target[k] && (e == nd || target[k] - mem[k] >
-                                                                  target[e] - mem[e]))
-                    e = k;
-            if (e == nd)
-                return GGFIT_OK;
-            if (ngl[d].n_part == ngl[d].n_layer)
-                ngl[d].n_part--;
-            ngl[d].n_layer--;
-            ngl[e].n_layer++;
-            if (f->hp_nex)
-                ngl[e].n_part++;   /* it comes without its experts */
-        } else {
-            return GGFIT_OK;
-        }
-        logf_(f, "fit around: %s over its target by %lld MiB, moved more to system memory or "
-                 "another device", f->devs[d].name, (long long)((mem[d] - target[d]) / MiB));
-    }
-    return GGFIT_OK;
-}
-
-/* One fit around the set flags at the context in f->p: GGFIT_OK with
- * *ok, or with reason[] saying why not. */
-static ggfit_status around_once(fitter *f, const ggfit_params *user, bool set_ngl, bool set_ts,
-                                uint32_t n, const int64_t *target, ggfit_fit_result *out,
-                                bool *ok, char *reason, size_t rn)
-{
-    size_t nd = f->nd;
-    char ts[96];
-    ts_text(user, nd, ts, sizeof ts);
-    uint32_t ctx = f->p.n_ctx ? f->p.n_ctx : f->hp_nct;
-    const char *ctx_note = user->set_n_ctx ? " (-c as given)"
-                           : f->p.n_ctx ? "" : " (the trained size)";
-    ggfit_status rc;
-    *ok = false;
-    reason[0] = '\0';
-    f->budget = f->hp_ngl + 1;
-    f->keep_ts = set_ts;
-    if (set_ts) {
-        bool found;
-        if ((rc = around_ts(f, set_ngl ? n : 1, n, target, &found)))
-            return rc;
-        if (!found) {
-            if (!f->hp_nex && set_ngl)
-                snprintf(reason, rn, "-ngl %d and -ts %s fix where every layer of this dense "
-                         "model goes: only the context was left to fit, and at %u%s it does "
-                         "not", user->n_gpu_layers, ts, ctx, ctx_note);
-            else if (set_ngl)
-                snprintf(reason, rn, "-ngl %d with -ts %s does not fit the devices%s at "
-                         "context %u%s", user->n_gpu_layers, ts,
-                         f->hp_nex ? " even with every expert in system memory" : "", ctx,
-                         ctx_note);
-            else
-                snprintf(reason, rn, "with -ts %s not even one layer fits the devices%s at "
-                         "context %u%s", ts,
-                         f->hp_nex ? " with its experts in system memory" : "", ctx, ctx_note);
-            return GGFIT_OK;
-        }
-    } else {
-        f->budget = n;
-        if ((rc = fit_layers(f, out)))
-            return rc;
-        out->status = GGFIT_FIT_FAILED;
-        if (set_ngl && (uint32_t)f->p.n_gpu_layers < n) {
-            snprintf(reason, rn, "-ngl %d does not fit: the devices hold %d of the %u layers "
-                     "it offloads%s at context %u%s", user->n_gpu_layers, f->p.n_gpu_layers, n,
-                     f->hp_nex ? " even with their experts in system memory" : "", ctx,
-                     ctx_note);
-            return GGFIT_OK;
-        }
-    }
-    /* every device keeps its margin, or it is no fit */
-    bool fixed;
-    if ((rc = repair(f, target, &fixed)))
-        return rc;
-    if (set_ngl)   /* as given: 99 and all mean every layer, as the fit's count */
-        f->p.n_gpu_layers = user->n_gpu_layers;
-    int64_t mem[GGFIT_MAX_DEVICES];
-    if ((rc = project(f, &f->p, mem, NULL, NULL)))
-        return rc;
-    for (size_t d = 0; d < nd; d++)
-        if (mem[d] > target[d]) {
-            snprintf(reason, rn, "the flags fitted around the set ones leave %s %lld MiB short "
-                     "of its margin at context %u%s", f->devs[d].name,
-                     (long long)((mem[d] - target[d]) / MiB), ctx, ctx_note);
-            return GGFIT_OK;
-        }
-    *ok = true;
-    return GGFIT_OK;
-}
-
-/* Called where llama.cpp aborts because the user set -ngl, -ts, -ot, -cmoe
- * or -ncmoe: keeps those and fits what is unset around them, with
- * llama.cpp's own steps where they apply; when those do not fit and -c
- * was not set, the largest context (a multiple of 256, down to -fitc)
- * with which they do. */
-static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_result *out)
-{
-    size_t nd = f->nd;
-    bool set_ngl = user->n_gpu_layers != GGFIT_NGL_AUTO, set_ts = false;
-    for (size_t d = 0; nd > 1 && d < nd; d++)
-        set_ts |= user->tensor_split[d] != 0.0f;
-    uint32_t all = f->hp_ngl + 1;
-    uint32_t n = !set_ngl || user->n_gpu_layers == GGFIT_NGL_ALL ||
-                         user->n_gpu_layers < 0 || (uint32_t)user->n_gpu_layers >= all
-                     ? all : (uint32_t)user->n_gpu_layers;
-    ggfit_status rc = GGFIT_OK;
-    out->status = GGFIT_FIT_FAILED;
-#define FAIL(...) do { \
-        snprintf(out->reason, sizeof out->reason, __VA_ARGS__); \
-        if (!f->no_log) \
-            ggfit__sb_printf(&f->log, "common_fit_params: fit around the set flags: %s\n", \
-                             out->reason); \
-        return GGFIT_OK; \
-    } while (0)
-    if (set_ngl && user->n_gpu_layers == 0)
-        FAIL("-ngl 0 keeps every layer in system memory: there is nothing to place on the "
-             "devices around it");
-    if (nd > 1 && user->split_mode == GGFIT_SPLIT_ROW)
-        FAIL("-sm row splits every layer across the devices: llama.cpp's fit does not place "
-             "layers for it, so there is nothing to fit around");
-    if (user->n_overrides >= GGFIT_MAX_OVERRIDES)
-        FAIL("the -ot given use every tensor override: none is left for the fit");
-    f->around = true;
-    f->n_keep = user->n_overrides;
-    f->ngl_user = user->n_gpu_layers;
-    logf_(f, "fit around the set flags:%s%s%s%s", set_ngl ? " -ngl" : "", set_ts ? " -ts" : "",
-          user->n_overrides ? " -ot" : "",
-          user->cpu_moe ? " -cmoe" : user->n_cpu_moe ? " -ncmoe" : "");
-    int64_t target[GGFIT_MAX_DEVICES];
-    for (size_t d = 0; d < nd; d++)
-        target[d] = f->free[d] - f->margin[d];
-    const ggfit_params base = f->p;   /* after llama.cpp's context step */
-    char reason[sizeof out->reason], first[sizeof out->reason];
-    bool ok;
-    if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, first,
-                          sizeof first)))
-        goto done;
-    uint32_t cur = base.n_ctx ? base.n_ctx : f->hp_nct, lo = f->n_ctx_min;
-    bool smaller = !ok && !user->set_n_ctx && lo != UINT32_MAX && cur > lo;
-    if (smaller) {
-        /* the context too: the largest that fits, as llama.cpp would
-         * give it up before the set flags */
-        const uint32_t step = 256;
-        ggfit_params good_p;
-        f->p = base;
-        f->p.n_ctx = lo;
-        logf_(f, "fit around: the set flags do not fit at context %u, trying %u", cur, lo);
-        if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, reason,
-                              sizeof reason)))
-            goto done;
-        if (ok) {
-            good_p = f->p;
-            uint32_t good = lo, bad = cur;
-            while (bad - good > step) {
-                uint32_t mid = good + (bad - good) / 2;
-                mid -= mid % step;
-                if (mid <= good)
-                    break;
-                f->p = base;
-                f->p.n_ctx = mid;
-                if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, reason,
-                                      sizeof reason)))
-                    goto done;
-                if (ok) {
-                    good = mid;
-                    good_p = f->p;
-                } else {
-                    bad = mid;
-                }
-            }
-            f->p = good_p;
-            ok = true;
-            logf_(f, "fit around: context reduced to %u", good);
-        }
-    }
-done:
-    if (rc == GGFIT_ELIMIT) {
-        if (f->err) {
-            ggfit_free(*f->err);
-            *f->err = NULL;
-        }
-        f->p = *user;
-        FAIL("the overrides given and the fit's own need more than %d tensor overrides",
-             GGFIT_MAX_OVERRIDES);
-    }
-    if (rc)
-        return rc;
-    if (!ok && smaller)
-        FAIL("%.200s, nor at %u (-fitc)", first, lo);
-    if (!ok)
-        FAIL("%s", first);
-#undef FAIL
-    out->status = GGFIT_FIT_FITS;
-    return GGFIT_OK;
-}
-
-ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
-                       size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
-                       char **err)
+ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
+                            size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
+                            ggfit__fit_around_fn around, char **err)
 {
     if (err)
         *err = NULL;
@@ -1092,8 +683,8 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         const char *why = f->nd == 0 ? "was unable to fit model into system memory by reducing "
                                        "context, abort"
                                      : locked(f, p, buf, sizeof buf);
-        if (why && opt->fit_around && strstr(why, "already set by user")) {
-            rc = fit_around(f, p, out);
+        if (why && around && opt->fit_around && strstr(why, "already set by user")) {
+            rc = around(f, p, out);
         } else if (why) {
             out->status = GGFIT_FIT_FAILED;
             snprintf(out->reason, sizeof out->reason, "%s", why);
@@ -1101,7 +692,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
                 ggfit__sb_printf(&f->log, "common_fit_params: failed to fit params to free "
                                           "device memory: %s\n", why);
         } else {
-            rc = fit_layers(f, out);
+            rc = ggfit__fit_layers(f, out);
         }
     }
     if (!rc) {

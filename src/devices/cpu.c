@@ -1,7 +1,7 @@
 /*
  * cpu.c - the CPU a plan is for, by its features or by name (--cpu
  * sapphire-rapids, --cpu avx2,avx512,amx): the features are what decide
- * the CPU's extra buffer types (llama/buft.c), as a build made on that CPU
+ * the CPU's extra buffer types (project/buft.c), as a build made on that CPU
  * (-march=native) has them.
  *
  * A class's features are those of the instruction sets its vendor lists

@@ -55,7 +55,7 @@ typedef enum ggfit_arr_n {
 } ggfit_arr_n;
 
 /* A key load_arch_hparams reads into one of llama_hparams' fixed arrays,
- * checked as llama_model_loader checks it (llama/arch_keys.c): with
+ * checked as llama_model_loader checks it (project/arch_keys.c): with
  * get_key_or_arr (key_or_arr) an array of exactly n values or one scalar
  * for all; with get_arr an array of at most 512 (LLAMA_MAX_LAYERS) and
  * at least n, the entries past its end keeping their defaults. */
@@ -145,6 +145,15 @@ typedef struct ggfit_arch {
     /* Attention is never causal, whatever attention.causal says
      * (load_arch_hparams sets causal_attn false). */
     bool non_causal;
+    /* The model has an encoder (llama_model_has_encoder: T5, T5ENCODER,
+     * and the draft models EAGLE3 and DFLASH, which read the target's
+     * hidden states): sched_reserve then reserves an output for every
+     * token, whatever n_outputs_max says. */
+    bool has_encoder;
+    /* load_arch_hparams reads "<arch>.num_loops" (Nanbeige): the file's
+     * blocks run that many times, each pass a layer of its own (model.c's
+     * expand_loops, which load/open.c hands this row). */
+    bool num_loops;
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;

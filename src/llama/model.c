@@ -83,6 +83,7 @@ typedef struct loader {
     ggfit_model *m;
     const char *path;
     char **err;
+    ggfit__arch_lookup row_of;  /* the architecture's row, for load-time facts */
 } loader;
 
 /* Finds "<arch>.<suffix>" (or the plain key when suffix starts with '!'). */
@@ -169,7 +170,7 @@ static ggfit_status get_recurrent_layers(const loader *l)
  * is the architecture's (llama/arch.h, swa_key): a period, one value per
  * layer, or nothing when the architecture reads no such key; so it is
  * recorded here, the layers' swa flags set from an array as far as it
- * goes, and checked where the architecture is known (llama/arch_keys.c). */
+ * goes, and checked where the architecture is known (project/arch_keys.c). */
 static void get_swa_pattern(const loader *l)
 {
     char key[256];
@@ -517,7 +518,7 @@ static weight_op tensor_op(const ggfit_tensor *t)
 _Static_assert((int)OP_OTHER <= (int)GGFIT_TFACT_OP && GGFIT_TFACT_FFN_SHIFT + GGFIT_FFN_KIND_COUNT <= 8,
                "weight ops and FFN kinds fit their bits of GGFIT_TFACT_*");
 
-/* What weight placement (llama/weights.c, override.c) would otherwise work
+/* What weight placement (project/weights.c, override.c) would otherwise work
  * out from the name on every projection. */
 static uint16_t tensor_facts(const ggfit_tensor *t)
 {
@@ -736,16 +737,11 @@ static ggfit_status classify(loader *l)
 
 /* ---- public interface --------------------------------------------------- */
 
-/* num_loops, for the architectures whose loader reads it: the file's
- * blocks run num_loops times, each pass a layer of its own (n_layer_all =
- * blocks * loops: its own KV cells and its own device), all passes reading
- * the weights of the file's block il % blocks. The layers past the file's
- * blocks hold no tensors. The list is here, not in the registry rows, so
- * that the model description does not call up into the architectures. */
-static const char *const looping_archs[] = {
-    "nanbeige",   /* llama_model_nanbeige::load_arch_hparams */
-};
-
+/* num_loops, for the architectures whose loader reads it (the row's
+ * num_loops): the file's blocks run num_loops times, each pass a layer of
+ * its own (n_layer_all = blocks * loops: its own KV cells and its own
+ * device), all passes reading the weights of the file's block il % blocks.
+ * The layers past the file's blocks hold no tensors. */
 static ggfit_status expand_loops(loader *l)
 {
     ggfit_model *m = l->m;
@@ -753,10 +749,9 @@ static ggfit_status expand_loops(loader *l)
     uint32_t n = hp->n_layer, loops = 1;
     ggfit_status rc;
     m->n_block_phys = n;
-    bool loops_read = false;
-    for (size_t i = 0; i < sizeof looping_archs / sizeof looping_archs[0]; i++)
-        loops_read |= !strcmp(hp->arch, looping_archs[i]);
-    if (!loops_read)
+    bool known;
+    const ggfit_arch *row = l->row_of ? l->row_of(hp->arch, &known) : NULL;
+    if (!row || !row->num_loops)
         return GGFIT_OK;
     if ((rc = get_u32(l, "num_loops", &loops)))
         return rc;
@@ -796,7 +791,8 @@ uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il)
     return m->n_block_phys && il >= m->n_block_phys ? il % m->n_block_phys : il;
 }
 
-ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
+ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_model **out,
+                               char **err)
 {
     if (err)
         *err = NULL;
@@ -824,7 +820,7 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
         ggfit_gguf_close(g);
         return rc;
     }
-    loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err };
+    loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err, .row_of = row_of };
     ggfit_status rc = read_hparams(&l);
     if (!rc)
         rc = classify(&l);
@@ -836,17 +832,6 @@ ggfit_status ggfit_model_from_gguf(ggfit_gguf *g, ggfit_model **out, char **err)
     }
     *out = m;
     return GGFIT_OK;
-}
-
-ggfit_status ggfit_model_open(const char *path, ggfit_model **out, char **err)
-{
-    ggfit_gguf *g;
-    if (out)
-        *out = NULL;
-    ggfit_status rc = ggfit_gguf_open(path, &g, err);
-    if (rc)
-        return rc;
-    return ggfit_model_from_gguf(g, out, err);
 }
 
 void ggfit_model_free(ggfit_model *m)

@@ -71,7 +71,7 @@ int ggfit__model_swa_key(const ggfit_model *m, uint64_t *n);
 bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n);
 
 /* ggfit_project and ggfit_fit take a const model but keep the last graph
- * they built with it (llama/graph_cache.c), so that the next projection of
+ * they built with it (project/graph_cache.c), so that the next projection of
  * the same structure only re-targets buffer types. The model holds it
  * without knowing what it is: take returns the kept object (NULL: none, or
  * taken by another thread, so that concurrent callers never share one);
@@ -82,5 +82,17 @@ bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n);
 uint64_t ggfit__model_serial(const ggfit_model *m);
 void *ggfit__model_keep_take(const ggfit_model *m);
 void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void *));
+
+struct ggfit_arch;
+/* An architecture's registry row by name (models/registry.c's ggfit__arch:
+ * *known false and the generic row for a name it does not know). */
+typedef const struct ggfit_arch *(*ggfit__arch_lookup)(const char *name, bool *known);
+
+/* ggfit_model_from_gguf, the architecture's load-time facts (num_loops)
+ * from row_of's row (NULL: none). The model description is below the
+ * architectures' rows, so the caller above them (load/open.c) passes the
+ * lookup down. */
+ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_model **out,
+                               char **err);
 
 #endif

@@ -5,7 +5,7 @@
  * llm_ffn_exps_block_regex). One table, so that what the fit writes and
  * what the projection recognises cannot drift apart. It lives below the
  * fit because the projection matches these patterns without a regex engine
- * (llama/override.c), and the model's tensor facts record which of them
+ * (project/override.c), and the model's tensor facts record which of them
  * each block tensor is (llama/model.c).
  */
 #ifndef GGFIT_PATTERNS_H

@@ -4,7 +4,7 @@
  * layer a compressed cache of its past: CSA layers (compression ratio 4)
  * with a lightning indexer that picks the compressed rows to attend, HCA
  * layers (ratio 128) that attend all of theirs, and uncompressed ones
- * (ratio 0). The memory is llama_kv_cache_dsv4 (src/llama/kv_cache.c,
+ * (ratio 0). The memory is llama_kv_cache_dsv4 (src/project/kv_cache.c,
  * the compress_ratio hook). Hyper-connections carry 4 residual streams;
  * the first hash_layer_count MoE layers route by token id. The NextN
  * blocks load nothing in the main context but keep raw and compressed

@@ -10,6 +10,7 @@
 
 const ggfit_arch ggfit__model_dflash = {
     .name = "dflash",
+    .has_encoder = true,
     .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .why = "a draft model only: it has no token embeddings or output of its own (it reads "
            "the target's), so llama.cpp creates its context only beside a target (alone: "

@@ -100,6 +100,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 
 const ggfit_arch ggfit__model_eagle3 = {
     .name = "eagle3",
+    .has_encoder = true,
     .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
             "target_hidden_size", NULL },
     .mem = GGFIT_MEM_KV,

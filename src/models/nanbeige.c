@@ -64,6 +64,7 @@ static bool rope_freqs_layer(const ggfit_model *m, uint32_t il)
 
 const ggfit_arch ggfit__model_nanbeige = {
     .name = "nanbeige",
+    .num_loops = true,
     .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon", NULL },
     .mem = GGFIT_MEM_KV,
     .build = build_nanbeige,

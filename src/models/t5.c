@@ -158,6 +158,7 @@ static void check(hp_check *c)
 
 const ggfit_arch ggfit__model_t5 = {
     .name = "t5",
+    .has_encoder = true,
     .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
             "attention.relative_buckets_count", NULL },
     .check = check,

@@ -139,6 +139,7 @@ static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 
 const ggfit_arch ggfit__model_t5encoder = {
     .name = "t5encoder",
+    .has_encoder = true,
     .required_keys = (const char *const[]){ "attention.layer_norm_rms_epsilon",
             "attention.relative_buckets_count", NULL },
     .mem = GGFIT_MEM_KV,

@@ -34,16 +34,6 @@ bool ggfit__hf_token_valid(const char *token);
 ggfit_status ggfit__request_model(const ggfit_request *r, ggfit_model **out, char *mmproj,
                                   size_t n, char **err);
 
-/* request.c: ggfit_request_plan with the model already open and the
- * devices already in out->devices (r->host set by ggfit_request_devices);
- * mmproj as ggfit__request_model gave it ("" for none). */
-ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
-                               ggfit_plan *out, char **err);
-
-/* request.c: a plan zeroed as ggfit_request_plan starts one (the parts
- * read only below their counts left as they are). */
-void ggfit__plan_zero(ggfit_plan *out);
-
 /* The model files of a resolved repo (m->files), split models once (their
  * first shard), in the repo's order, only those whose path holds tag when
  * tag is not "": at most max pointers into m->files in out, each one's

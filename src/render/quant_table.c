@@ -1,5 +1,5 @@
 /*
- * quant_table.c - renderers of a "which quant?" list (common/quants.c):
+ * quant_table.c - renderers of a "which quant?" list (plan/quants.c):
  * one row per model, best first, in words and as JSON.
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * sweep_render.c - a sweep (search.c) as a table, CSV, JSON and an SVG
+ * sweep_render.c - a sweep (plan/search.c) as a table, CSV, JSON and an SVG
  * picture drawn here with plain printf: three panels sharing the x axis
  * (generation, prompt, memory per pool with its limit dashed).
  */

@@ -28,7 +28,7 @@
 
 #include "base/base.h"
 #include "gguf/gguf.h"
-#include "llama/reorder.h"
+#include "load/reorder.h"
 #include "verdict/verdict.h"
 
 const char *ggfit_verdict_status_str(int status)

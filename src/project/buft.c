@@ -3,7 +3,7 @@
  * (a device's pinned host type, the CPU's extra buffer types, CPU), each
  * device's own type, and what the bytes a tensor takes in each depend on
  * (the buffer type's get_alloc_size, padded to its alignment:
- * ggfit__alloc_bytes, inline in project.h). The devices' backends' rules
+ * ggfit__alloc_bytes, inline in proj.h). The devices' backends' rules
  * are ggml/backend.c's table; the CPU's extra buffer types' are here.
  */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include "base/base.h"
 #include "ggml/backend.h"
-#include "llama/project.h"
+#include "project/proj.h"
 
 static uint32_t buft_alignment(const proj *pr, int b)
 {

@@ -1,15 +1,16 @@
 /*
- * compute_estimate.c - compute buffers for architectures and
- * configurations without a rebuilt graph: per-stage sizes fitted to
- * llama.cpp's dense graphs, per device that runs layers, the output
- * layer's logits where they are computed.
+ * compute.c - the compute buffers: llama.cpp's graph reserved through the
+ * scheduler and ggml-alloc (graph_reserve.c), and for architectures and
+ * configurations without a rebuilt graph an estimate: per-stage sizes
+ * fitted to llama.cpp's dense graphs, per device that runs layers, the
+ * output layer's logits where they are computed.
  */
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/compute.h"
 
 /* Stage estimates from llama.cpp's measured dense-graph behaviour (see
  * LLAMA_MEMORY.md section 5); the graph replay replaces these. */
-void ggfit__project_compute_estimate(proj *pr)
+static void compute_estimate(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
     ggfit_projection *o = pr->out;
@@ -57,3 +58,11 @@ void ggfit__project_compute_estimate(proj *pr)
     o->compute_estimated = true;
 }
 
+ggfit_status ggfit__project_compute(proj *pr, const int32_t *placement)
+{
+    ggfit_status rc = ggfit__graph_reserve(pr, placement, false);
+    if (rc != GGFIT_EUNSUPPORTED)
+        return rc;
+    compute_estimate(pr);
+    return GGFIT_OK;
+}

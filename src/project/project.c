@@ -1,33 +1,53 @@
 /*
  * project.c - what llama.cpp allocates for a model with given flags, per
  * buffer type: weights ("model"), KV cache and recurrent state ("context"),
- * compute buffers ("compute"). The stages run in llama.cpp's order
- * (llama_model_load, then llama_init_from_model), each in its own file (see
- * project.h); shared/LLAMA_MEMORY.md names the llama.cpp file and function
- * of each rule:
- *  - layers go to devices from the end: the output layer first, then blocks
- *    from the last (split.c);
- *  - a weight's buffer type is the first in its layer's list that supports
- *    the op the weight is used in (weights.c, buft.c, override.c);
- *  - every tensor is padded to its buffer's alignment (buft.c);
- *  - KV cells, SWA windows, MLA and recurrent state per llama_kv_cache,
- *    llama_kv_cache_iswa and llama_memory_recurrent (kv_cache.c,
- *    memory_recurrent.c);
- *  - compute buffers from llama.cpp's graph through the scheduler and
- *    ggml-alloc (context.c), estimated where there is no graph;
- *  - before all of them, the file's hyperparameters are checked (check.c,
- *    and the architecture's .check): what llama.cpp refuses, and what the
- *    arithmetic of the stages and builders needs.
+ * compute buffers ("compute"). The driver: the stages run one after the
+ * other in llama.cpp's order (llama_model_load, then llama_init_from_model),
+ * each in its own file with a header of its one entry point that only this
+ * file includes; each reads what the stages before it wrote into the state
+ * (proj.h) and calls no other stage. shared/LLAMA_MEMORY.md names the
+ * llama.cpp file and function of each rule.
+ *   arch_keys.c         what load_arch_hparams refuses, and the file's
+ *                       numbers (llama/check.c, the row's .check), before
+ *                       any of them is used
+ *   split.c             the layers' devices, from the end: the output
+ *                       layer first, then blocks from the last
+ *   sizes.c             context, batches, sequences, streams (cparams)
+ *   override.c          -ot, -cmoe and -ncmoe as rules
+ *   weights.c           each weight's buffer type: an override's, else the
+ *                       first in its layer's list that supports the op it
+ *                       is used in, padded to the buffer's alignment
+ *   layers.c            the sliding window, and what each layer holds
+ *   cache_types.c       the cache types llama_init_from_model refuses
+ *   flash_attn.c        -fa auto's probe
+ *   kv_cache.c          KV cells, SWA windows, MLA
+ *   memory_recurrent.c  recurrent state
+ *   compute.c           compute buffers from llama.cpp's graph through the
+ *                       scheduler and ggml-alloc (graph_reserve.c),
+ *                       estimated where there is no graph
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
-#include "common/params.h"
 #include "llama/check.h"
-#include "llama/graph_cache.h"
-#include "llama/project.h"
+#include "llama/params_default.h"
+#include "project/graph_cache.h"
+#include "project/project.h"
+#include "project/proj.h"
+/* the stages, in the order they run */
+#include "project/arch_keys.h"
+#include "project/split.h"
+#include "project/sizes.h"
+#include "project/override.h"
+#include "project/weights.h"
+#include "project/layers.h"
+#include "project/cache_types.h"
+#include "project/flash_attn.h"
+#include "project/kv_cache.h"
+#include "project/memory_recurrent.h"
+#include "project/compute.h"
 
 static void fill_rows(proj *pr)
 {
@@ -71,11 +91,8 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
         return GGFIT_OK;
     memset(out, 0, sizeof *out);
     int8_t dev_of[GGFIT_MAX_LAYERS + 1];   /* set as far as used */
-    proj pr = { .m = m, .hp = ggfit_model_hparams(m), .p = p, .out = out, .err = err,
-                .cpu_buft = -1, .host_buft = -1, .tied_buft = -1,
-                .cache = cache, .dev_of = dev_of };
-    for (int e = 0; e < GGFIT__CPU_EXTRA_COUNT; e++)
-        pr.extra_buft[e] = -1;
+    proj pr;
+    ggfit__proj_init(&pr, m, p, out, cache, dev_of, err);
     if (!placement) {
         uint64_t nt = ggfit_model_n_tensors(m);
         placement = ggfit__malloc((size_t)(nt ? nt : 1) * sizeof *placement);
@@ -99,8 +116,6 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
         p_no_fa->flash_attn = GGFIT_FA_OFF;
         pr.p = p_no_fa;
     }
-    for (int d = 0; d < GGFIT_MAX_DEVICES; d++)
-        pr.dev_buft[d] = -1;
     /* The model's load (load_arch_hparams) refuses before any context is
      * made, and the file's numbers first: nothing below divides by one
      * unchecked. */
@@ -118,24 +133,18 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
         ggfit__device_buft(&pr, (int)d);
     if (!rc)
         rc = ggfit__project_weights(&pr, placement);
-    if (!rc) {
-        ggfit__resolve_swa(&pr);
-        ggfit__cpu_buft(&pr);
-        rc = ggfit__check_cache_blocks(&pr);
-    }
+    if (!rc)
+        rc = ggfit__resolve_layers(&pr);
+    if (!rc)
+        rc = ggfit__check_cache_types(&pr);
     if (!rc)
         rc = ggfit__resolve_flash_attn(&pr, placement);
     if (!rc)
         rc = ggfit__project_kv(&pr);
     if (!rc)
         ggfit__project_state(&pr);
-    if (!rc) {
-        rc = ggfit__graph_compute(&pr, placement, false);
-        if (rc == GGFIT_EUNSUPPORTED) {
-            rc = GGFIT_OK;
-            ggfit__project_compute_estimate(&pr);
-        }
-    }
+    if (!rc)
+        rc = ggfit__project_compute(&pr, placement);
     if (!rc) {
         fill_rows(&pr);
         if (!known)
@@ -148,7 +157,7 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
                      "compute buffers are estimated: ggfit has no graph for this "
                      "configuration of '%s'", pr.hp->arch);
     }
-    ggfit__overrides_free(&pr);
+    ggfit__proj_free(&pr);
     free(p_no_fa);
     if (cache && rc == GGFIT_OK)
         ggfit__pmemo_put(cache, out, placement, ggfit_model_n_tensors(m));

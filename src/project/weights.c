@@ -11,7 +11,86 @@
 
 #include "base/base.h"
 #include "llama/model.h"
-#include "llama/project.h"
+#include "project/weights.h"
+
+/* ---- the override rules (override.c made them), matched ---------------- */
+
+/* Per block: the first rule matching a tensor of each FFN kind, and the
+ * kinds that have one (bit k: kind k). */
+typedef struct block_rules {
+    uint16_t first[GGFIT_FFN_KIND_COUNT];
+    uint8_t kinds;
+} block_rules;
+
+/* With block rules only (n_regex == 0) the rule a tensor of block il
+ * matches depends on il and the tensor's FFN kinds alone: fills, for blocks
+ * il < n, the first rule matching a tensor of each kind and the kinds that
+ * have one, so that block_target gives override_target's answer without a
+ * scan. */
+static void override_table(const proj *pr, block_rules *tab, uint32_t n)
+{
+    for (uint32_t il = 0; il < n; il++) {
+        for (uint32_t k = 0; k < GGFIT_FFN_KIND_COUNT; k++)
+            tab[il].first[k] = UINT16_MAX;
+        tab[il].kinds = 0;
+    }
+    /* From the last rule to the first, so that the first one matching wins. */
+    for (uint32_t i = pr->n_rules; i-- > 0;) {
+        const struct rule *r = &pr->rules[i];
+        uint32_t lo = 0, hi = n;   /* the blocks it matches, [lo, hi) */
+        if (r->layer >= 0) {
+            lo = (uint32_t)r->layer;
+            hi = lo < n ? lo + 1 : lo;
+        } else if (r->layer == -2 && pr->p->n_cpu_moe < n) {
+            hi = pr->p->n_cpu_moe;
+        }
+        for (uint32_t il = lo; il < hi; il++) {
+            tab[il].first[r->kind] = (uint16_t)i;
+            tab[il].kinds |= (uint8_t)(1u << r->kind);
+        }
+    }
+}
+
+/* Target of the first override matching a tensor: a device, -1 for the
+ * CPU, or -2 when none matches. facts are the tensor's GGFIT_TFACT_*, which
+ * say which FFN kinds its name is. */
+static int override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts)
+{
+    bool listed = layer >= 0 && (uint32_t)layer < pr->n_rule_blocks;
+    uint32_t k = listed ? pr->rule_first[layer] : 0;
+    uint32_t end = listed ? pr->rule_first[layer + 1] : pr->n_rules;
+    for (; k < end; k++) {
+        const struct rule *r = &pr->rules[listed ? pr->rule_list[k] : k];
+        if (r->re) {
+            if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
+                            NULL) >= 0)
+                return r->target;
+            continue;
+        }
+        if (layer < 0 || (r->layer >= 0 && r->layer != layer) ||
+            (r->layer == -2 && (uint32_t)layer >= pr->p->n_cpu_moe))
+            continue;
+        if (facts & (1u << (GGFIT_TFACT_FFN_SHIFT + r->kind)))
+            return r->target;
+    }
+    return -2;
+}
+
+/* override_target's answer for a tensor of a block with these facts, from
+ * the block's row of the table. */
+static inline int block_target(const proj *pr, const block_rules *br, uint16_t facts)
+{
+    unsigned kinds = (facts >> GGFIT_TFACT_FFN_SHIFT) & br->kinds;
+    if (!kinds)
+        return -2;
+    unsigned best = UINT16_MAX;
+    for (unsigned k = 0; kinds; k++, kinds >>= 1)
+        if ((kinds & 1) && br->first[k] < best)
+            best = br->first[k];
+    return pr->rules[best].target;
+}
+
+/* ---- the weights ---------------------------------------------------------- */
 
 /* Layer of a tensor for placement: block index, n_layer for the output
  * layer, -1 for the input layer, unless the architecture places a tensor
@@ -78,7 +157,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
      * depends on the tensor; the devices' types exist already, see
      * project.c). On the heap: arrays for GGFIT_MAX_LAYERS on the stack
      * would fault in fresh pages of it. */
-    ggfit__block_rules *rules = ggfit__malloc(n_layer * sizeof *rules + n_layer + 1);
+    block_rules *rules = ggfit__malloc(n_layer * sizeof *rules + n_layer + 1);
     if (!rules)
         return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
     int8_t *layer_buft = (int8_t *)(rules + n_layer);
@@ -88,7 +167,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
     }
     bool by_table = pr->n_rules && !pr->n_regex;
     if (by_table)
-        ggfit__override_table(pr, rules, n_layer);
+        override_table(pr, rules, n_layer);
     /* Summed here and added to the buffer types at the end. */
     uint64_t model[GGFIT_MAX_BUFTS] = {0};
     int embd_buft = -1;
@@ -146,10 +225,10 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
         if (by_table) {
             if ((f & ffn) && t->layer >= 0)
                 target = (uint32_t)t->layer < n_layer
-                         ? ggfit__override_block_target(pr, &rules[t->layer], f)
-                         : ggfit__override_target(pr, t->info->name, t->layer, f);
+                         ? block_target(pr, &rules[t->layer], f)
+                         : override_target(pr, t->info->name, t->layer, f);
         } else if (pr->n_regex) {
-            target = ggfit__override_target(pr, t->info->name, t->layer, f);
+            target = override_target(pr, t->info->name, t->layer, f);
         }
         if (target >= 0)
             b = ggfit__device_buft(pr, target);
@@ -179,7 +258,7 @@ ggfit_status ggfit__project_weights(proj *pr, int32_t *placement)
      * buffer type already holds it. */
     if (!has_output && embd && !pr->arch->no_output) {
         int d = ggfit__dev_layer(pr, hp->n_layer);
-        int target = ggfit__override_target(pr, embd->info->name, -1, embd_facts);
+        int target = override_target(pr, embd->info->name, -1, embd_facts);
         int b = target >= 0 ? ggfit__device_buft(pr, target)
                 : target == -1 || d < 0 ? ggfit__select_cpu(pr, embd->info, OP_MUL_MAT)
                                         : ggfit__device_buft(pr, d);

@@ -6,7 +6,7 @@
  */
 #include "base/base.h"
 #include "ggml/backend.h"
-#include "llama/project.h"
+#include "project/split.h"
 
 /* Layer il goes to the device whose share of the offloaded layers it falls
  * in; the output layer counts as the last (il == n_layer). */
@@ -17,13 +17,6 @@ static int dev_of_layer(const proj *pr, uint32_t k)
         if (x < pr->cum[d])
             return (int)d;
     return (int)pr->n_dev - 1;
-}
-
-int ggfit__dev_layer(const proj *pr, uint32_t il)
-{
-    if (il < pr->i_gpu_start || il - pr->i_gpu_start >= pr->act)
-        return -1;
-    return pr->dev_of[il - pr->i_gpu_start];
 }
 
 ggfit_status ggfit__setup_devices(proj *pr, const ggfit_device *devs, size_t n)

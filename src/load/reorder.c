@@ -14,7 +14,7 @@
 
 #include "base/base.h"
 #include "gguf/gguf.h"
-#include "llama/reorder.h"
+#include "load/reorder.h"
 
 /* The name of shard k (0-based) of n, from the first's: NAME-00001-of-0000N. */
 static ggfit_status shard_name(const char *first, uint32_t k, uint32_t n, char *buf, size_t size,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/graph_cache.h"
+#include "project/graph_cache.h"
 #include "llama/model.h"
 
 void ggfit__gkey_make(gkey *k, const gb_params *p)
@@ -322,7 +322,7 @@ struct ggfit__gcache *ggfit__gcache_new(void)
 }
 
 /* Forgets c's graphs and memos, keeping their memory, for another model:
- * as a graph built in a slot that held another (context.c), and each
+ * as a graph built in a slot that held another (graph_reserve.c), and each
  * slot's generation moves on, so that the scheduler's and ggml-alloc's
  * keeps no longer match a graph of the model before. */
 static void gcache_empty(struct ggfit__gcache *c)

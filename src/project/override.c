@@ -5,7 +5,8 @@
  * regexes searched in tensor names (std::regex_search), run with PCRE2;
  * the patterns llama.cpp's own fit and -cmoe write are recognised and
  * matched from the tensor's facts instead, which is the same set of
- * tensors at a fraction of the cost.
+ * tensors at a fraction of the cost. Here they are made into rules;
+ * weights.c matches the tensors against them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "base/base.h"
 #include "llama/model.h"
 #include "llama/patterns.h"
-#include "llama/project.h"
+#include "project/override.h"
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -143,72 +144,9 @@ ggfit_status ggfit__setup_overrides(proj *pr)
     /* -ncmoe N: one such pattern per block below N. */
     if (p->n_cpu_moe)
         pr->rules[pr->n_rules++] = (struct rule){ .layer = -2, .kind = GGFIT_FFN_EXPERTS, .target = -1 };
-    /* With block rules only, weights.c looks targets up in the table of
-     * ggfit__override_table instead. */
+    /* With block rules only, weights.c looks targets up in a table per
+     * block instead. */
     if (pr->n_regex)
         index_rules(pr);
     return GGFIT_OK;
-}
-
-void ggfit__override_table(const proj *pr, ggfit__block_rules *tab, uint32_t n)
-{
-    for (uint32_t il = 0; il < n; il++) {
-        for (uint32_t k = 0; k < GGFIT_FFN_KIND_COUNT; k++)
-            tab[il].first[k] = UINT16_MAX;
-        tab[il].kinds = 0;
-    }
-    /* From the last rule to the first, so that the first one matching wins. */
-    for (uint32_t i = pr->n_rules; i-- > 0;) {
-        const struct rule *r = &pr->rules[i];
-        uint32_t lo = 0, hi = n;   /* the blocks it matches, [lo, hi) */
-        if (r->layer >= 0) {
-            lo = (uint32_t)r->layer;
-            hi = lo < n ? lo + 1 : lo;
-        } else if (r->layer == -2 && pr->p->n_cpu_moe < n) {
-            hi = pr->p->n_cpu_moe;
-        }
-        for (uint32_t il = lo; il < hi; il++) {
-            tab[il].first[r->kind] = (uint16_t)i;
-            tab[il].kinds |= (uint8_t)(1u << r->kind);
-        }
-    }
-}
-
-/* Target of the first override matching a tensor: a device, -1 for the
- * CPU, or -2 when none matches. facts are the tensor's GGFIT_TFACT_*, which
- * say which FFN kinds its name is. */
-int ggfit__override_target(const proj *pr, const char *name, int32_t layer, uint16_t facts)
-{
-    bool listed = layer >= 0 && (uint32_t)layer < pr->n_rule_blocks;
-    uint32_t k = listed ? pr->rule_first[layer] : 0;
-    uint32_t end = listed ? pr->rule_first[layer + 1] : pr->n_rules;
-    for (; k < end; k++) {
-        const struct rule *r = &pr->rules[listed ? pr->rule_list[k] : k];
-        if (r->re) {
-            if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
-                            NULL) >= 0)
-                return r->target;
-            continue;
-        }
-        if (layer < 0 || (r->layer >= 0 && r->layer != layer) ||
-            (r->layer == -2 && (uint32_t)layer >= pr->p->n_cpu_moe))
-            continue;
-        if (facts & (1u << (GGFIT_TFACT_FFN_SHIFT + r->kind)))
-            return r->target;
-    }
-    return -2;
-}
-
-void ggfit__overrides_free(proj *pr)
-{
-    for (uint32_t i = 0; i < pr->n_rules; i++)
-        pcre2_code_free(pr->rules[i].re);
-    pcre2_match_data_free(pr->md);
-    free(pr->rule_first);   /* the block holds rule_list too */
-    pr->n_rules = 0;
-    pr->n_regex = 0;
-    pr->md = NULL;
-    pr->rule_first = NULL;
-    pr->rule_list = NULL;
-    pr->n_rule_blocks = 0;
 }

@@ -10,48 +10,12 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "plan/plan.h"
 #include "remote/remote.h"
-
-static const char *const rank_names[] = {
-    "fits", "fits, less context", "fits, part in RAM", "host memory short", "does not fit",
-    "error",
-};
-
-const char *ggfit_quant_rank_str(int rank)
-{
-    return rank >= 0 && rank <= GGFIT_RANK_ERROR ? rank_names[rank] : NULL;
-}
 
 static char *dup_str(const char *s)
 {
     return s ? ggfit__strndup(s, strlen(s)) : NULL;
-}
-
-void ggfit_quant_list_free(ggfit_quant_list *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        ggfit_quant *q = &l->quants[i];
-        free(q->name);
-        free(q->url);
-        free(q->error);
-        if (q->plan) {
-            ggfit_plan_free(q->plan);
-            free(q->plan);
-        }
-    }
-    free(l->quants);
-    free(l->repo);
-    free(l->commit);
-    memset(l, 0, sizeof *l);
-}
-
-int ggfit_quant_list_exit_status(const ggfit_quant_list *l)
-{
-    if (!l || !l->n || !l->quants[0].plan)
-        return 1;
-    return ggfit_plan_exit_status(l->quants[0].plan);
 }
 
 /* Blocks on a device whose routed experts stay in system RAM. */

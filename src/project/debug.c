@@ -3,7 +3,7 @@
  */
 #include <stdio.h>
 
-#include "llama/debug.h"
+#include "project/debug.h"
 
 /* The graph as built, one tensor a line (tools/graphdiff.py). */
 void ggfit__dump_graph(const gg_graph *g)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "plan/plan.h"
 #include "remote/remote.h"
 #include "speed/speed.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
-#include "llama/project.h"
+#include "project/arch_keys.h"
 
 /* The key "<arch>.<suffix>", or suffix past a leading '!' for a key of no
  * architecture (its name in key), and its value; false when the file has
@@ -138,7 +138,7 @@ static ggfit_status check_swa_key(const proj *pr)
     return GGFIT_OK;
 }
 
-ggfit_status ggfit__check_arch_keys(proj *pr)
+ggfit_status ggfit__check_arch_keys(const proj *pr)
 {
     for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
         char key[160];
@@ -154,24 +154,4 @@ ggfit_status ggfit__check_arch_keys(proj *pr)
             return rc;
     }
     return check_swa_key(pr);
-}
-
-bool ggfit__swa_per_layer(const proj *pr)
-{
-    uint64_t len;
-    int form = ggfit__model_swa_key(pr->m, &len);
-    switch (pr->arch->swa_key) {
-    case GGFIT_SWA_KEY_LAYERS: return form != GGFIT_KEY_ABSENT;
-    case GGFIT_SWA_KEY_EITHER: return form == GGFIT_KEY_ARRAY;
-    default: return false;
-    }
-}
-
-uint32_t ggfit__swa_period(const proj *pr)
-{
-    uint64_t len;
-    bool scalar = ggfit__model_swa_key(pr->m, &len) == GGFIT_KEY_SCALAR;
-    bool reads = pr->arch->swa_key == GGFIT_SWA_KEY_EITHER ||
-                 (pr->arch->swa_key == GGFIT_SWA_KEY_PERIOD && pr->arch->swa_period > 0);
-    return scalar && reads ? pr->hp->swa_pattern : pr->arch->swa_period;
 }

@@ -14,6 +14,7 @@
 #include "base/base.h"
 #include "common/bench_args.h"
 #include "common/params.h"
+#include "plan/plan.h"
 #include "remote/remote.h"
 #include "speed/speed.h"
 

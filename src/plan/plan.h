@@ -1,0 +1,31 @@
+/*
+ * plan.h - the planning above the fit, the verdict and the speeds,
+ * internal: a request's plan (request_plan.c), which the quants
+ * (quants.c), the fastest plan (search.c) and ggfit bench (bench.c) make
+ * for each of their candidates.
+ */
+#ifndef GGFIT_PLAN_PLAN_H
+#define GGFIT_PLAN_PLAN_H
+
+#include "ggfit.h"
+
+/* ggfit_request_plan with the model already open and the devices already
+ * in out->devices (r->host set by ggfit_request_devices); mmproj as
+ * ggfit__request_model gave it ("" for none). */
+ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
+                               ggfit_plan *out, char **err);
+
+/* A plan zeroed as ggfit_request_plan starts one (the parts read only
+ * below their counts left as they are). */
+void ggfit__plan_zero(ggfit_plan *out);
+
+/* --fit-around where llama.cpp's fit aborted on a set flag (plan_around.c):
+ * the fit around the set flags of p, judged on the whole machine, into
+ * out's alternative when it fits there, else out->around_reason says why. */
+ggfit_status ggfit__plan_fit_around(const ggfit_model *m, const ggfit_params *p, ggfit_plan *out,
+                                    char **err);
+/* --fit-around where nothing is fitted (-fitp on, -fit off): says so in
+ * out, with the flags it would have kept. */
+void ggfit__plan_not_around(const ggfit_params *p, bool print_memory, ggfit_plan *out);
+
+#endif

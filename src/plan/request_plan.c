@@ -1,0 +1,198 @@
+/*
+ * request_plan.c - the plan a request asks for: llama.cpp's fit of its
+ * flags (as the program it names changes them), ggfit's verdict on the
+ * whole machine, the refit, --fit-around and the nearest changes where it
+ * does not hold, and the plan's speeds. request.c (common/) reads the
+ * request; this is the stage above the fit, the verdict and the speeds
+ * that puts them together.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "common/draft.h"
+#include "common/mmproj.h"
+#include "common/params.h"
+#include "plan/plan.h"
+#include "remote/remote.h"
+#include "speed/speed.h"
+#include "verdict/verdict.h"
+
+static bool is(const char *a, const char *s1, const char *s2)
+{
+    return !strcmp(a, s1) || (s2 && !strcmp(a, s2));
+}
+
+/* What the plan leaves out, in words. */
+static void notes(const ggfit_request *r, ggfit_plan *out)
+{
+    size_t k = 0, cap = sizeof out->notes;
+    out->notes[0] = '\0';
+    /* --for server with --mmproj counts the projector's flags */
+    /* and, for a model from -hf, --no-mmproj: the line carries it */
+#define MMPROJ_COUNTS(a) (ggfit__serves(r->program) && \
+                          ((r->mmproj && (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a))) || \
+                           (r->hf_repo && is(a, "--no-mmproj", "--no-mmproj-auto"))))
+    uint32_t n_ign = 0;
+    for (uint32_t i = 0; i < r->n_ignored; i++)
+        n_ign += !MMPROJ_COUNTS(r->ignored[i]);
+    if (n_ign) {
+        k += (size_t)snprintf(out->notes + k, cap - k, "ignored (no effect on memory):");
+        for (uint32_t i = 0; i < r->n_ignored && k < cap; i++)
+            if (!MMPROJ_COUNTS(r->ignored[i]))
+                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->ignored[i]);
+        if (k < cap)
+            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
+    }
+    /* --for server counts llama-server's prompt cache (--cache-ram) */
+    /* and the draft model (-md and its flags, common/draft.c) */
+#define SERVER_COUNTS(a) ((ggfit__serves(r->program) && \
+                          (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a))) || \
+                          MMPROJ_COUNTS(a))
+    uint32_t n_nc = 0;
+    for (uint32_t i = 0; i < r->n_not_counted; i++)
+        n_nc += !SERVER_COUNTS(r->not_counted[i]);
+    if (n_nc && k < cap) {
+        k += (size_t)snprintf(out->notes + k, cap - k, "not counted yet (they add memory ggfit "
+                                                       "does not project):");
+        for (uint32_t i = 0; i < r->n_not_counted && k < cap; i++)
+            if (!SERVER_COUNTS(r->not_counted[i]))
+                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
+#undef SERVER_COUNTS
+#undef MMPROJ_COUNTS
+        if (k < cap)
+            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
+    }
+    uint32_t nd = 0;
+    for (size_t d = 0; d < out->n_devices; d++)
+        nd += out->devices[d].total || out->devices[d].free;
+    if (r->params.n_tensor_split > nd && nd > 0 && k < cap)
+        snprintf(out->notes + k, cap - k, "-ts gives %u proportions for %u devices: llama.cpp "
+                 "uses the first %u\n", r->params.n_tensor_split, nd, nd);
+}
+
+void ggfit__plan_zero(ggfit_plan *out)
+{
+    /* All zero but the nearest changes, which are read only below n_changes,
+     * and the overrides of its four sets of flags, read only below
+     * n_overrides: they are most of the plan (a copy of the flags each), and
+     * zeroing them would touch pages a run seldom uses (each fresh page is a
+     * fault). The holes are in the plan's order. */
+    const ggfit__hole holes[] = {
+        { offsetof(ggfit_plan, fit.params.overrides), sizeof out->fit.params.overrides },
+        { offsetof(ggfit_plan, asked.overrides), sizeof out->asked.overrides },
+        { offsetof(ggfit_plan, alternative.params.overrides),
+          sizeof out->alternative.params.overrides },
+        { offsetof(ggfit_plan, changes), sizeof out->changes },
+        { offsetof(ggfit_plan, draft_params.overrides), sizeof out->draft_params.overrides },
+    };
+    ggfit__zero_except(out, sizeof *out, holes, sizeof holes / sizeof holes[0]);
+}
+
+ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
+{
+    ggfit_model *m = NULL;
+    ggfit_status rc;
+    if (err)
+        *err = NULL;
+    if (!r || !out)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan: NULL argument");
+    ggfit__plan_zero(out);
+    if (!r->model && !r->hf_repo && !r->model_url)
+        return ggfit__fail(err, GGFIT_EINVAL, "-m FILE is needed");
+    /* The devices come before the model, so that a bad --gpu is reported
+     * before a missing file, as the CLI always has. */
+    char mmproj[512] = "";
+    if ((rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
+        (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err)))
+        return rc;
+    rc = ggfit__plan_model(r, m, mmproj, out, err);
+    ggfit_model_free(m);
+    return rc;
+}
+
+ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
+                               ggfit_plan *out, char **err)
+{
+    ggfit_status rc;
+    /* --for server: the flags as llama-server changes them before its fit */
+    ggfit_params params;
+    ggfit__params_copy(&params, &r->params);
+    if (ggfit__serves(r->program)) {
+        if (r->program == GGFIT_FOR_CLI && !params.set_n_seq) {
+            params.n_seq = 1;   /* llama-cli's -np: 1, where the server's is auto */
+            params.set_n_seq = true;
+        }
+        ggfit_params_server(&params, r->cache_ram_mib);
+        ggfit__spec_params(r, &params);   /* and the speculative flags */
+        ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
+    }
+    out->print_memory = r->print_memory;
+    ggfit__params_copy(&out->asked, &params);
+    out->program = r->program;
+    notes(r, out);
+    out->no_mmproj = ggfit__mmproj_declined(r, mmproj);
+    if (ggfit__serves(r->program))
+        ggfit__spec_notes(r, m, out);
+    out->n_layer = ggfit_model_hparams(m)->n_layer;
+    out->host = r->host;
+    out->fit_options = r->fit;
+    /* --for server -md (or an MTP context): the draft measured, its bytes
+     * added to the fit's targets and the verdict's pools (common/draft.c) */
+    if (ggfit__serves(r->program) && ggfit__spec_has_draft(r) &&
+        (rc = ggfit__draft_plan(r, m, &params, out, err)))
+        return rc;
+    /* --for server --mmproj: the projector measured, its bytes added the
+     * same way (common/mmproj.c) */
+    if (ggfit__serves(r->program) && r->mmproj &&
+        (rc = ggfit__mmproj_plan(r, &params, out, err)))
+        return rc;
+    /* and the one -hf found, which llama-server loads along */
+    if (ggfit__serves(r->program) && ggfit__mmproj_auto(r, mmproj) &&
+        (rc = ggfit__mmproj_plan_hf(r, mmproj, &params, out, err)))
+        return rc;
+    const ggfit_params *judged = &params;
+    if (r->print_memory) {
+        rc = ggfit_project(m, &params, out->devices, out->n_devices, &out->projection, NULL,
+                           err);
+    } else {
+        /* llama.cpp's own decision, whatever --fit-around says */
+        ggfit_fit_options own = out->fit_options;
+        own.fit_around = false;
+        rc = ggfit_fit(m, &params, out->devices, out->n_devices, &own, &out->fit, err);
+        out->projection = out->fit.projection;
+        judged = &out->fit.params;
+    }
+    /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
+    if (!rc)
+        rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
+                              &out->host, &out->fit_options, &out->verdict, err);
+    /* where it does not hold on the whole machine (the host short, or a
+     * device inside its margin: llama.cpp's fit is approximate), the
+     * nearest plan that does, llama.cpp's beside it (verdict/refit.c) */
+    if (!rc && !r->print_memory && out->verdict.status != GGFIT_VERDICT_FITS)
+        rc = ggfit__refit(m, &params, out->devices, out->n_devices, &out->host,
+                          &out->fit_options, &out->fit, &out->verdict, &out->has_alternative,
+                          &out->alternative, &out->alternative_verdict, err);
+    /* --fit-around: where llama.cpp aborts on a set flag, the set flags
+     * kept and the rest fitted around them, as the plan. */
+    if (!rc && !r->print_memory && r->fit.fit_around && !out->has_alternative &&
+        out->fit.status == GGFIT_FIT_FAILED && strstr(out->fit.reason, "already set by user"))
+        rc = ggfit__plan_fit_around(m, &params, out, err);
+    else if (!rc && r->fit.fit_around && (r->print_memory || r->fit.check_only))
+        ggfit__plan_not_around(&params, r->print_memory, out);   /* nothing is fitted: say so */
+    /* Not fitting, and nothing found that does: the nearest changes. */
+    if (!rc && !out->has_alternative && out->verdict.status != GGFIT_VERDICT_FITS)
+        rc = ggfit__nearest(m, judged, &out->projection, out->devices, out->n_devices,
+                            &out->host, &out->fit_options, out->changes, GGFIT_MAX_CHANGES,
+                            &out->n_changes, err);
+    /* the predicted speeds of the flags it prints (speed/) */
+    if (!rc)
+        rc = ggfit__plan_speed(m, out, err);
+    if (rc)
+        ggfit_plan_free(out);
+    return rc;
+}
