@@ -235,24 +235,9 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         return GGFIT_OK;
     }
     struct ggfit__gcache *cache = pr->cache;
-    if (cache && c && !cache->galloc)
-        cache->galloc = ggfit__galloc_keep_new();
-    if (cache && c && cache->galloc) {
-        /* ggml-alloc resumes its last walk on this graph where the two
-         * first differ: the scheduler says how many entries are its last
-         * split's with this owner and gen, and every split it made with
-         * the keep was handed to ggml-alloc right here (a failed split
-         * calls nothing; a failed replay empties ggml-alloc's keep). */
-        ggfit_galloc_tail tail = { .n_placed_same = so.n_placed_same, .tail_new = so.tail_new,
-                                   .tail_old = so.tail_old, .mid_new = so.mid_new };
-        rc = ggfit__galloc_reserve_kept(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                        sizes, cache->galloc, c, c->gen, so.n_same, &tail,
-                                        &serr);
-    } else {
-        rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
-                                           so.galloc, sizes,
-                                           cache ? &cache->work[GGFIT_SCHED_WORK] : NULL, &serr);
-    }
+    rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
+                                       sizes, cache ? &cache->work[GGFIT_SCHED_WORK] : NULL,
+                                       &serr);
     ggfit_free(serr);
     if (!rc) {
         for (int b = 0; b < n_backends; b++)

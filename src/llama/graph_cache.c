@@ -374,7 +374,6 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
             ggfit__buf_free(&c->memo[k].placement);
         }
         ggfit__buf_free(&c->memo_key);
-        ggfit__galloc_keep_free(c->galloc);
         free(c);
     }
 }

@@ -100,8 +100,6 @@ struct ggfit__gcache {
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
-    ggfit_galloc_keep *galloc; /* ggml-alloc's last walk, resumed by the next
-                                  (made on first use; NULL: none) */
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
