@@ -174,20 +174,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
                           .op_offload = true, .backends_only = probe,
                           .for_galloc = !g->names,
                           .work = pr->cache ? pr->cache->work : NULL };
-    /* A kept graph placed as before has its bytes already (cmemo). */
     uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
-    uint8_t *key = NULL;
-    size_t n_key = 0;
-    if (c && !probe && !g->names && c->moving.valid) {
-        n_key = ggfit__cmemo_key(c, &in, NULL);
-        key = ggfit__buf_get(&pr->cache->work[GGFIT_SCHED_WORK + 1], n_key);
-        if (key && (ggfit__cmemo_key(c, &in, key), ggfit__cmemo_find(c, key, n_key, sizes))) {
-            for (int b = 0; b < n_backends; b++)
-                o->bufts[backends[b].buft].mem.compute += sizes[b];
-            o->compute_estimated = false;
-            return GGFIT_OK;
-        }
-    }
     ggfit_sched_out so;
     char *serr = NULL;
     /* A cached graph's structural work is done once (prep empty until
@@ -242,8 +229,6 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
     if (!rc) {
         for (int b = 0; b < n_backends; b++)
             o->bufts[backends[b].buft].mem.compute += sizes[b];
-        if (key)
-            ggfit__cmemo_put(c, key, n_key, sizes);
     }
     ggfit__sched_free(&so);
     if (rc)
@@ -330,7 +315,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
         int moved = ggfit__gcache_retarget_dups(g, &c->moving, pr->m, placement, layer_buft);
         if (moved > 0) {
             ggfit__sched_prep_free(&c->prep);   /* the lists change */
-            ggfit__cmemo_clear(c);
+            ggfit__gentry_changed(c);
             c->moving.valid = false;            /* and the tensors */
             if (!gg_reexpand(g))
                 moved = -1;
@@ -345,7 +330,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             c = ggfit__gcache_victim(cache, &key);
             c->valid = false;
             ggfit__sched_prep_free(&c->prep);
-            ggfit__cmemo_clear(c);
+            ggfit__gentry_changed(c);
             c->moving.valid = false;
             gg_reset(&c->g);
             g = &c->g;
@@ -363,7 +348,7 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
             c->key = key;
             c->valid = true;
             c->used = ++cache->clock;
-            (void)ggfit__gcache_moving_make(g, &c->moving);   /* for the memo's keys */
+            (void)ggfit__gcache_moving_make(g, &c->moving);   /* for the resume */
         }
     }
     if (rc == GGFIT_OK)
