@@ -1021,6 +1021,7 @@ ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_
         free(f);
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     }
+    f->cache->cached_split = true;   /* the model's splits resume the last one */
     f->m = m;
     ggfit__params_copy(&f->p, p);
     f->err = err;

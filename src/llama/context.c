@@ -184,19 +184,8 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         serr = NULL;
     }
     in.prep = prep && prep->tf ? prep : NULL;
-    /* A kept graph's projections resume the scheduler's last split. */
-    if (c && !probe && !g->names && pr->cache) {
-        if (!pr->cache->keep)
-            pr->cache->keep = ggfit__sched_keep_new();
-        in.keep = pr->cache->keep;
-        in.keep_owner = c;
-        in.keep_gen = c->gen;
-        if (c->moving.valid) {
-            in.moving = c->moving.idx.p;
-            in.n_moving = c->moving.n;
-        }
-    }
-    ggfit_status rc = ggfit__sched_split(&in, &so, &serr);
+    /* A kept graph's projections may resume the scheduler's last split. */
+    ggfit_status rc = ggfit__gcache_split(pr->cache, probe || g->names ? NULL : c, &in, &so, &serr);
     if (!rc && g->names && !probe)
         ggfit__dump_scheduled(&in, &so);
     if (rc) {
@@ -302,7 +291,8 @@ ggfit_status ggfit__graph_compute(proj *pr, const int32_t *placement, bool probe
     gg_init(g);
     bool names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     ggfit_status rc = GGFIT_OK;
-    struct ggfit__gcache *cache = names ? NULL : pr->cache;
+    struct ggfit__gcache *cache = names || !(ggfit__cache_pieces(pr->cache) & GGFIT_CACHE_GRAPHS)
+                                      ? NULL : pr->cache;
     gkey key;
     ggfit__gkey_make(&key, &gp);
     gentry *c = ggfit__gcache_find(cache, &key);

@@ -255,6 +255,7 @@ static void gcache_empty(struct ggfit__gcache *c)
     for (int k = 0; k < PMEMO_SLOTS; k++)
         c->memo[k].n_key = 0;
     c->n_memo_key = 0;
+    c->cached_split = false;   /* another model's splits start plain */
 }
 
 /* At the program's end (or the library's unloading) the kept cache is
@@ -352,4 +353,41 @@ struct ggfit__gcache *ggfit__gcache_take(const ggfit_model *m)
 void ggfit__gcache_give(const ggfit_model *m, struct ggfit__gcache *c)
 {
     ggfit__model_keep_give(m, c, gcache_free_kept);
+}
+
+uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c)
+{
+    uint32_t dflt = GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS |
+                    (c && c->cached_split ? GGFIT_CACHE_RESUME : 0);
+    const char *e = getenv("GGFIT_CACHE");
+    if (!e || !*e)
+        return dflt;
+    if (!strcmp(e, "all"))
+        return GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS | GGFIT_CACHE_RESUME;
+    static const struct { const char *name; uint32_t bit; } names[] = {
+        { "graphs", GGFIT_CACHE_GRAPHS },
+        { "projections", GGFIT_CACHE_PROJECTIONS },
+        { "resume", GGFIT_CACHE_RESUME },
+    };
+    uint32_t on = 0;
+    for (const char *w = e; *w;) {
+        size_t n = strcspn(w, ",");
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strlen(names[k].name) == n && !strncmp(w, names[k].name, n))
+                on |= names[k].bit;
+        w += n + (w[n] == ',');
+    }
+    return on;   /* "none", or only unknown names: nothing */
+}
+
+ggfit_status ggfit__gcache_split(struct ggfit__gcache *c, gentry *e, const ggfit_sched_in *in,
+                                 ggfit_sched_out *out, char **err)
+{
+    if (!c || !e || !(ggfit__cache_pieces(c) & GGFIT_CACHE_RESUME))
+        return ggfit__sched_split(in, out, err);
+    if (!c->keep && !(c->keep = ggfit__sched_keep_new()))
+        return ggfit__sched_split(in, out, err);
+    return ggfit__sched_split_cached(in, c->keep, e, e->gen,
+                                     e->moving.valid ? e->moving.idx.p : NULL,
+                                     e->moving.valid ? e->moving.n : 0, out, err);
 }

@@ -11,6 +11,7 @@
 #include "ggml/galloc.h"
 #include "ggml/ggml.h"
 #include "ggml/sched.h"
+#include "ggml/sched_keep.h"
 #include "llama/build.h"
 
 /* What a graph's structure depends on, apart from the model: equal keys
@@ -80,6 +81,12 @@ struct ggfit__gcache {
     struct ggfit_sched_keep *keep; /* the scheduler's last split of a
                                       kept graph, to resume from; NULL until
                                       one is made */
+    bool cached_split;     /* the run-time option: splits of a kept graph
+                              resume the last one (ggfit__gcache_split).
+                              False for a new model's cache; ggfit_fit sets
+                              it, and the model's later projections (the
+                              verdict's, the speed search's), which split
+                              the same kept graphs, keep it */
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
@@ -126,6 +133,35 @@ void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
 
 /* Notes that e's graph changed its structure (see gentry.gen). */
 void ggfit__gentry_changed(gentry *e);
+
+/* The pieces of the incremental machinery, each kept because a command
+ * gains from it (make bench times each one):
+ *   graphs       a kept graph is re-targeted rather than built again, and
+ *                the scheduler's structural work on it (ggfit_sched_prep)
+ *                is done once;
+ *   projections  a projection with the inputs of a recent one takes its
+ *                result (ggfit__pmemo_find);
+ *   resume       the scheduler's split of a kept graph resumes the last
+ *                one (ggfit__sched_split_cached) rather than starting from
+ *                scratch; needs graphs.
+ * graphs and projections are on by default; resume where the cache's
+ * cached_split is set (by ggfit_fit, for the model's projections from then
+ * on). The
+ * environment's GGFIT_CACHE forces a set instead, for tests and timing:
+ * "none", "all", or a comma list of the names above. */
+enum {
+    GGFIT_CACHE_GRAPHS = 1,
+    GGFIT_CACHE_PROJECTIONS = 2,
+    GGFIT_CACHE_RESUME = 4,
+};
+uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c);
+
+/* Splits in's graph, the kept graph of entry e (NULL: a graph not kept),
+ * and fills *out: the cached-split entry point. Resumes the scheduler's
+ * last split of e's graph when c's pieces include resume, else (the
+ * default) splits from scratch; the output is the same either way. */
+ggfit_status ggfit__gcache_split(struct ggfit__gcache *c, gentry *e, const ggfit_sched_in *in,
+                                 ggfit_sched_out *out, char **err);
 
 struct ggfit__gcache *ggfit__gcache_new(void);
 void ggfit__gcache_free(struct ggfit__gcache *c);
