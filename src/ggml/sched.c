@@ -333,40 +333,33 @@ static ggfit_status assign_backends(sched *s)
     }
     if (s->keep)
         keep_rule1(s);
-    rules_2_3(s, 0, s->n_nv, s->n_nv);
-    return rule_4(s, 0, s->n_nodes);
+    rules_2_3(s, 0);
+    return rule_4(s, 0);
 }
 
 /* Rules 2 and 3 (and rule 4 below) run from the start or, resuming, from a
- * node rule 1 placed (see ggfit_sched_keep): the sweeps over non-view nodes
- * [nv_from, nv_to), and rule 3 over [nv_from, settle_to). */
-void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to)
+ * node rule 1 placed (sched_keep.c): the sweeps, and rule 3, over the
+ * non-view nodes from nv_from on. */
+void rules_2_3(sched *s, size_t nv_from)
 {
+    size_t nv_to = s->n_nv;
     expand(s, 1, true, nv_from, nv_to);
     expand(s, -1, true, nv_from, nv_to);
     expand(s, 1, false, nv_from, nv_to);
     expand(s, -1, false, nv_from, nv_to);
-
-    /* Rule 3, which changes only the node it settles. The keep notes which
-     * nodes had a backend before it (rule 3 moves none of those when no two
-     * backends share a buffer type). */
-    uint8_t *at = s->keep ? s->keep->at : NULL;
-    for (size_t k = nv_from; k < settle_to; k++) {
-        int32_t i = s->nv[k];
-        if (at && s->be[i] >= 0)
-            at[s->nv_k[k]] |= AT_SWEPT;
-        settle(s, i);
-    }
+    /* Rule 3, which changes only the node it settles. */
+    for (size_t k = nv_from; k < nv_to; k++)
+        settle(s, s->nv[k]);
 }
 
-ggfit_status rule_4(sched *s, size_t k_from, size_t k_to)
+ggfit_status rule_4(sched *s, size_t k_from)
 {
     /* Rule 4: views and leftover sources follow; the rest go to the first
      * backend that can run them. */
     const ggfit_st *tt = s->t;
     const int32_t *nodes = s->nodes;
     int8_t *be = s->be;
-    for (size_t k = k_from; k < k_to; k++) {
+    for (size_t k = k_from; k < s->n_nodes; k++) {
         int32_t i = nodes[k];
         const ggfit_st *t = &tt[i];
         int b = be[i];

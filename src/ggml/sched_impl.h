@@ -62,9 +62,6 @@ enum {
 enum {
     KEEP_CHANGED = 1,     /* its buffer type or backend changed */
     KEEP_VIEW = 2,        /* a view of a tensor that changed */
-    KEEP_REDO = 4,        /* decided again: rule 1 runs on it */
-    KEEP_DIRTY = 8,       /* its backend or memory differs from the kept
-                             split's, or it changed */
 };
 
 /* Per node position, after rule 1 (ggfit_sched_keep.at). */
@@ -72,7 +69,6 @@ enum {
     AT_ANCHOR = 1,        /* a non-view node rule 1 placed */
     AT_LATE_VIEW = 2,     /* a view rule 1 left unassigned: rule 4 places it */
     AT_VIEW = 4,          /* a view */
-    AT_SWEPT = 8,         /* a non-view node with a backend before rule 3 */
 };
 
 typedef struct sched {
@@ -183,11 +179,6 @@ struct ggfit_sched_keep {
     uint8_t *at;          /* per node position: AT_* */
     int32_t *nv_pos;      /* per non-view node: its node position (the
                              scratch's nv_k) */
-    int32_t *fixed;       /* a resume's scratch: the views it moved after ke */
-    int32_t *lcv;         /* per tensor: the last node position that is or
-                             reads it or a view of it; -1 when none. A node
-                             after lcv[x] of every dirty x (a resume's
-                             KEEP_DIRTY) reads nothing dirty */
     int32_t *nv_at;       /* per node position: the index among the non-view
                              nodes of the first one at or after it */
     int32_t *late;        /* the leafs rule 1 leaves unassigned (rule 4 places
@@ -206,8 +197,6 @@ struct ggfit_sched_keep {
     int32_t *view_first;  /* per tensor: the first listed view of it; -1 */
     int32_t *view_next;   /* per view: the next view of its view_src; -1 */
     uint64_t n_resumed, n_redone; /* ggfit__sched_keep_stats */
-    int8_t *old_be, *old_mb; /* a resume's scratch: the kept split's
-                             backend and memory of what it decides again */
 };
 
 /* ggml_is_view_op (what galloc's ggfit__op_is_view says), here so the
@@ -237,10 +226,10 @@ static inline int8_t mem_buft_of(const ggfit_st *t, int32_t i)
 void backend_masks(sched *s);
 /* Rule 1 for the listed tensors (by_k: each one's rule1 entry, or -1). */
 ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_t *list, size_t n);
-/* Rules 2 and 3 over the non-view nodes [nv_from, nv_to), rule 3 settling
- * up to settle_to; rule 4 over node positions [k_from, k_to). */
-void rules_2_3(sched *s, size_t nv_from, size_t nv_to, size_t settle_to);
-ggfit_status rule_4(sched *s, size_t k_from, size_t k_to);
+/* Rules 2 and 3 over the non-view nodes from nv_from on; rule 4 over the
+ * node positions from k_from on. */
+void rules_2_3(sched *s, size_t nv_from);
+ggfit_status rule_4(sched *s, size_t k_from);
 /* Rule 5 from node position k (non-view node v). */
 ggfit_status splits_from(sched *s, size_t k, size_t v);
 size_t count_out(const sched *s, size_t *n_leafs_out);

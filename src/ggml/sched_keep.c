@@ -46,8 +46,6 @@ ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->late = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->late_fc = carve(mem, &off, s->n_leafs * sizeof(int32_t), _Alignof(int32_t));
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->fixed = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
-        kp->lcv = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
         kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
@@ -58,8 +56,6 @@ ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->backend_in = carve(mem, &off, n, 1);
         kp->aside = carve(mem, &off, n, 1);
         kp->mark = carve(mem, &off, n, 1);
-        kp->old_be = carve(mem, &off, n, 1);
-        kp->old_mb = carve(mem, &off, n, 1);
         kp->at = carve(mem, &off, nn, 1);
         if (pass == 0 && !(mem = ggfit__buf_get(&kp->own, off)))
             return ggfit__fail(s->err, GGFIT_ENOMEM, "sched: out of memory");
@@ -174,7 +170,6 @@ void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_la
         kp->backend_in[i] = in->t[i].backend;
         kp->npos[i] = -1;
         kp->fc[i] = n_nodes;
-        kp->lcv[i] = -1;
         kp->rule1_k[i] = -1;
         kp->view_first[i] = -1;
     }
@@ -187,9 +182,8 @@ void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_la
             kp->view_first[v] = i;
         }
     }
-    /* One walk down the nodes: each one's position, each tensor's first node
-     * that is it or reads it, and its last that is or reads it or a view of
-     * it. A resume redoes the rules from a
+    /* One walk down the nodes: each one's position, and each tensor's first
+     * node that is it or reads it. A resume redoes the rules from a
      * node on and keeps what the nodes before it read: that holds when every
      * node reads only nodes before it (a node not walked yet is at k or
      * after), as in any graph ggml builds. */
@@ -200,9 +194,6 @@ void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_la
         const ggfit_st *t = &s->t[i];
         if (t->view_src >= 0 && LATER(t->view_src))
             kp->resumable = false;
-        kp->lcv[i] = k;
-        if (t->view_src >= 0)
-            kp->lcv[t->view_src] = k;
         if (kp->fc[i] == n_nodes)
             kp->fc[i] = k;
         for (unsigned j = 0; j < t->n_src; j++) {
@@ -210,9 +201,6 @@ void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_la
             if (p < 0)
                 continue;
             int32_t v = s->t[p].view_src;
-            kp->lcv[p] = k;
-            if (v >= 0)
-                kp->lcv[v] = k;
             if (kp->fc[p] == n_nodes)
                 kp->fc[p] = k;
             if (LATER(p) || (v >= 0 && LATER(v)))
@@ -339,59 +327,31 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         goto scratch;
     ckpt ck = kp->ck[c];
 
-    /* The rules end at ke: the first node rule 1 placed after the last
-     * node that is, or reads, a changed tensor (every sweep's carry starts
-     * again there, and the sweeps up start there). The nodes after it keep
-     * their backends when rule 3 moves no node that has one (no two
-     * backends share a buffer type) and every non-view node there had one
-     * before rule 3; only the views rule 4 places after their view_src, and
-     * the leafs it places after theirs, may follow a change (below).
-     * Otherwise the rules run to the end. */
-    size_t ke = n_nodes;
-    if (!s.shares_up) {
-        int32_t last = -1;   /* (the views of what changed are among the changed) */
-        for (size_t q = 0; q < n_chg; q++) {
-            int32_t i = changed[q];
-            last = kp->lcv[i] > last ? kp->lcv[i] : last;
-            last = kp->npos[i] > last ? kp->npos[i] : last;
-        }
-        size_t k = (size_t)last + 1;
-        while (k < n_nodes && !(kp->at[k] & AT_ANCHOR))
-            k++;
-        ke = k;
-        for (; k < n_nodes && ke < n_nodes; k++)
-            if (!(kp->at[k] & (AT_VIEW | AT_SWEPT)))
-                ke = n_nodes;
-    }
-
-    /* Redo [kw, ke): the nodes there, the leafs rule 4 places there, and
-     * what changed. */
-    size_t n_late_from = 0, n_late_to;
-    while (n_late_from < (size_t)kp->n_late && kp->late_fc[n_late_from] < (int32_t)kw)
+    /* Redo the rules from kw to the end: the nodes there, the leafs rule
+     * 4 places there, and what changed. */
+    size_t n_late_from = 0, n_late = 0;   /* (those with a consumer) */
+    while (n_late < (size_t)kp->n_late && kp->late_fc[n_late] < (int32_t)n_nodes)
+        n_late++;
+    while (n_late_from < n_late && kp->late_fc[n_late_from] < (int32_t)kw)
         n_late_from++;
-    n_late_to = n_late_from;
-    while (n_late_to < (size_t)kp->n_late && kp->late_fc[n_late_to] < (int32_t)ke)
-        n_late_to++;
-#define REDO(i) do { int32_t i_ = (i); \
-                     if (!(mark[i_] & KEEP_REDO)) { kp->old_be[i_] = s.be[i_]; kp->old_mb[i_] = s.mb[i_]; } \
-                     s.be[i_] = t[i_].backend; s.mb[i_] = mem_buft_of(t, i_); \
-                     mark[i_] |= KEEP_REDO; } while (0)
-    /* The nodes first: each once, and its memory is as it was unless it or
-     * its view_src changed (then it is among the changed, redone below). */
-    for (size_t k = kw; k < ke; k++) {
+    /* Each node once; its memory is as it was unless it or its view_src
+     * changed (then it is among the changed, redone below). */
+    for (size_t k = kw; k < n_nodes; k++) {
         int32_t i = s.nodes[k];
-        kp->old_be[i] = s.be[i];
-        kp->old_mb[i] = s.mb[i];
         s.be[i] = t[i].backend;
-        mark[i] |= KEEP_REDO;
     }
-    for (size_t q = n_late_from; q < n_late_to; q++)
-        REDO(kp->late[q]);
-    for (size_t q = 0; q < n_chg; q++)
-        REDO(changed[q]);
-#undef REDO
-    if (backends_of_list(&s, kp->rule1_k, s.nodes + kw, ke - kw) != GGFIT_OK ||
-        backends_of_list(&s, kp->rule1_k, kp->late + n_late_from, n_late_to - n_late_from) != GGFIT_OK ||
+    for (size_t q = n_late_from; q < n_late; q++) {
+        int32_t i = kp->late[q];
+        s.be[i] = t[i].backend;
+        s.mb[i] = mem_buft_of(t, i);
+    }
+    for (size_t q = 0; q < n_chg; q++) {
+        int32_t i = changed[q];
+        s.be[i] = t[i].backend;
+        s.mb[i] = mem_buft_of(t, i);
+    }
+    if (backends_of_list(&s, kp->rule1_k, s.nodes + kw, n_nodes - kw) != GGFIT_OK ||
+        backends_of_list(&s, kp->rule1_k, kp->late + n_late_from, n_late - n_late_from) != GGFIT_OK ||
         backends_of_list(&s, kp->rule1_k, changed, n_chg) != GGFIT_OK)
         goto scratch;
     /* A changed leaf keeps its part: placed by rule 1, or left to rule 4. */
@@ -400,7 +360,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         if ((s.tf[i] & TF_LEAF) && (s.be[i] < 0) != ((s.tf[i] & TF_LATE) != 0))
             goto scratch;
     }
-    for (size_t k = kw; k < ke; k++) {
+    for (size_t k = kw; k < n_nodes; k++) {
         int32_t i = s.nodes[k];   /* (a view stays one: at_flags) */
         kp->at[k] = kp->at[k] & AT_VIEW ? AT_VIEW | (s.be[i] < 0 ? AT_LATE_VIEW : 0)
                                         : s.be[i] >= 0 ? AT_ANCHOR : 0;
@@ -420,54 +380,11 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             aside[n_aside++] = s.be[s.nodes[k]];
             s.be[s.nodes[k]] = -1;
         }
-    size_t nv_kw = (size_t)kp->nv_at[kw], nv_ke = ke < n_nodes ? (size_t)kp->nv_at[ke] : s.n_nv;
-    rules_2_3(&s, nv_kw, ke < n_nodes ? nv_ke + 1 : s.n_nv, nv_ke);
+    rules_2_3(&s, (size_t)kp->nv_at[kw]);
     for (size_t q = 0; q < n_aside; q++)
         s.be[aside_i[q]] = aside[q];
-    if (rule_4(&s, kw, ke) != GGFIT_OK)
+    if (rule_4(&s, kw) != GGFIT_OK)
         goto scratch;
-    /* What now differs from the kept split. */
-#define SET_DIRTY(i) (mark[i] |= KEEP_DIRTY)
-#define DIRTY(i) do { int32_t i_ = (i); \
-                      if ((mark[i_] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i_] != kp->old_be[i_] || \
-                          s.mb[i_] != kp->old_mb[i_]) SET_DIRTY(i_); } while (0)
-    for (size_t k = kw; k < ke; k++) {
-        int32_t i = s.nodes[k];   /* (its memory changed only if it did) */
-        if ((mark[i] & (KEEP_CHANGED | KEEP_VIEW)) || s.be[i] != kp->old_be[i])
-            SET_DIRTY(i);
-    }
-    for (size_t q = n_late_from; q < n_late_to; q++)
-        DIRTY(kp->late[q]);
-    for (size_t q = 0; q < n_chg; q++)
-        DIRTY(changed[q]);
-#undef DIRTY
-    /* After ke, rule 4 places a view where its view_src is, and a leaf
-     * where its view_src is or else where its first consumer is: those
-     * follow a view_src that changed. */
-    size_t n_fixed = 0;
-    int32_t *fixed = kp->fixed;
-    for (size_t k = ke; k < n_nodes; k++) {
-        int32_t i = s.nodes[k], v = t[i].view_src;
-        if (!(kp->at[k] & AT_LATE_VIEW) || !(mark[v] & KEEP_DIRTY))
-            continue;
-        int b = s.be[v];
-        for (int cb = 0; cb < s.nb && b < 0; cb++)
-            if (supports_op(&s, cb, i))
-                b = cb;
-        if (b < 0)
-            goto scratch;
-        if (b != s.be[i]) {
-            s.be[i] = (int8_t)b;
-            SET_DIRTY(i);
-            fixed[n_fixed++] = i;
-        }
-    }
-#undef SET_DIRTY
-    for (size_t q = n_late_to; q < (size_t)kp->n_late; q++) {
-        int32_t i = kp->late[q], v = t[i].view_src;
-        if (v >= 0 && (mark[v] & KEEP_DIRTY))
-            goto scratch;   /* (a leaf view: none in llama.cpp's graphs) */
-    }
 
     /* Rule 5 from the checkpoint: the records made after it undone (each
      * was pushed at its tensor's head). The inputs split sp0 (under way
@@ -521,14 +438,10 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     if (kept)
         fill(&s, ko, o0, k_head);
     fill(&s, ko, k_kept, n_placed);
-    for (size_t k = kw; k < ke; k++)
+    for (size_t k = kw; k < n_nodes; k++)
         ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
-    for (size_t q = n_late_from; q < n_late_to; q++)
+    for (size_t q = n_late_from; q < n_late; q++)
         ko->backend_of[kp->late[q]] = s.be[kp->late[q]];
-    for (size_t q = 0; q < n_fixed; q++) {
-        ko->backend_of[fixed[q]] = s.be[fixed[q]];
-        mark[fixed[q]] = 0;
-    }
 
     /* The keep now describes this split. */
     for (size_t q = 0; q < n_chg; q++) {
@@ -538,17 +451,13 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         kp->backend_in[i] = t[i].backend;
         mark[i] = 0;
     }
-    for (size_t k = kw; k < ke; k++)
-        mark[s.nodes[k]] = 0;
-    for (size_t q = n_late_from; q < n_late_to; q++)
-        mark[kp->late[q]] = 0;
     kp->n_rec = s.n_rec;
     kp->n_splits = s.n_splits;
     kp->n_bufts = in->n_bufts;
     memcpy(kp->backends, in->backends, (size_t)in->n_backends * sizeof *kp->backends);
     memcpy(kp->bufts, in->bufts, (size_t)in->n_bufts * sizeof *kp->bufts);
     kp->n_resumed++;
-    kp->n_redone += ke - kw;
+    kp->n_redone += n_nodes - kw;
     *out = *ko;
     *done = true;
     return;
