@@ -603,22 +603,19 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
     *n_leafs_out = k;
 #undef HAS_MEM
 #undef PUT
-    return place_splits(s, origin, kind, 0, k, 0, 0, NULL);
+    return place_splits(s, origin, kind, 0, k);
 }
 
-/* The output of splits sp0 on, the first at output index k; returns the
- * output's count. A resume that found split sp0's inputs as they were keeps
- * its nodes before position q_kept, in place: its nodes go on at output
- * index k_kept, and *k_head is where its inputs' entries end. */
-size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k,
-                           int32_t q_kept, size_t k_kept, size_t *k_head)
+/* The output of splits sp0 on, the first at output index k (a resume
+ * places it from the head of the split under way at its checkpoint);
+ * returns the output's count. */
+size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k)
 {
     int n_copies = s->in->n_copies;
     bool skip_mem = s->in->for_galloc;
     const int32_t *nodes = s->nodes;
     const int8_t *mb = s->mb;
     int32_t *pos = s->pos;
-    int32_t *out_at = s->keep ? s->keep->out_at : NULL;   /* per checkpoint */
 #define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
 #define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
     for (int32_t sp = sp0; sp < s->n_splits; sp++) {
@@ -634,20 +631,7 @@ size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t
                 PUT(s->rec[r].tensor, 0);
             }
         }
-        int32_t q = spl->k_start;
-        if (sp == sp0 && k_head) {
-            *k_head = k;
-            if (q_kept > q) {
-                q = q_kept;
-                k = k_kept;
-            }
-        }
-        int64_t next_ck = out_at ? ((int64_t)q + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : INT64_MAX;
-        for (int32_t end = spl->k_end; q < end; q++) {
-            if (q == next_ck) {
-                out_at[q / KEEP_EVERY] = (int32_t)k;
-                next_ck += KEEP_EVERY;
-            }
+        for (int32_t q = spl->k_start, end = spl->k_end; q < end; q++) {
             int32_t i = nodes[q];
             if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
                 continue;

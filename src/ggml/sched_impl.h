@@ -188,8 +188,6 @@ struct ggfit_sched_keep {
     ckpt *ck;
     int32_t n_ck, max_ck;
     int32_t *split_out;   /* per split: the output index of its first entry */
-    int32_t *out_at;      /* per checkpoint position k (k / KEEP_EVERY): the
-                             output index of node k's entry, or of the next */
     int32_t *rule1_k;     /* per tensor: its entry in the prep's rule1; -1
                              when rule 1 does not decide it */
     int32_t *fc;          /* per tensor: the first node position that is it
@@ -233,8 +231,8 @@ ggfit_status rule_4(sched *s, size_t k_from);
 /* Rule 5 from node position k (non-view node v). */
 ggfit_status splits_from(sched *s, size_t k, size_t v);
 size_t count_out(const sched *s, size_t *n_leafs_out);
-size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k,
-                    int32_t q_kept, size_t k_kept, size_t *k_head);
+/* The output of splits sp0 on, the first at output index k. */
+size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k);
 void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out);
 void *carve(char *base, size_t *off, size_t bytes, size_t align);
 /* A split from scratch; with kp, it is kept there for the next to resume

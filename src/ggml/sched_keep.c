@@ -48,7 +48,6 @@ ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
         kp->nv_at = carve(mem, &off, nn * sizeof(int32_t), _Alignof(int32_t));
         kp->split_out = carve(mem, &off, (nn + 1) * sizeof(int32_t), _Alignof(int32_t));
         kp->ck = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(ckpt), _Alignof(ckpt));
-        kp->out_at = carve(mem, &off, (nn / KEEP_EVERY + 2) * sizeof(int32_t), _Alignof(int32_t));
         kp->fc = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->rule1_k = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
         kp->view_first = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
@@ -387,17 +386,8 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
         goto scratch;
 
     /* Rule 5 from the checkpoint: the records made after it undone (each
-     * was pushed at its tensor's head). The inputs split sp0 (under way
-     * at the checkpoint) had are noted first. */
+     * was pushed at its tensor's head). */
     int32_t sp0 = ck.n_splits - 1;
-    split old0 = s.splits[sp0];
-    int32_t n_old_in = old0.rec_first + old0.n_inputs - ck.n_rec;
-    if (n_old_in < 0 || (size_t)n_old_in > n)
-        n_old_in = -1;
-    for (int32_t r = 0; r < n_old_in; r++) {
-        aside_i[r] = s.rec[ck.n_rec + r].tensor;
-        aside[r] = s.rec[ck.n_rec + r].backend;
-    }
     for (int32_t r = s.n_rec - 1; r >= ck.n_rec; r--)
         s.head[s.rec[r].tensor] = s.rec[r].next;
     s.n_rec = ck.n_rec;
@@ -412,32 +402,18 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     size_t n_leafs_out = 0;
     if (count_out(&s, &n_leafs_out) > kp->cap_out)
         goto scratch;
-    /* When split sp0 has the inputs it had, in the same order, its
-     * entries before node ck.k are as they were (nodes before kw read and
-     * decide as before, and every index they hold is before them). */
     size_t o0 = (size_t)kp->split_out[sp0];
-    const split *new0 = &s.splits[sp0];
-    bool kept = n_old_in >= 0 && new0->rec_first == old0.rec_first &&
-                new0->n_inputs == old0.n_inputs && ck.k > new0->k_start &&
-                ck.k < old0.k_end && ck.k < new0->k_end;   /* node ck.k in sp0 both times */
-    for (int32_t r = 0; kept && r < n_old_in; r++)
-        kept = s.rec[ck.n_rec + r].tensor == aside_i[r] && s.rec[ck.n_rec + r].backend == aside[r];
-    size_t k_kept = kept ? (size_t)kp->out_at[ck.k / KEEP_EVERY] : o0, k_head = o0;
     ggfit_sched_out *ko = &kp->out;
-
-    for (size_t q = k_kept; q < n_out_old; q++)
+    for (size_t q = o0; q < n_out_old; q++)
         if (ko->kind[q] == GGFIT_SCHED_ORIG)
             s.pos[ko->origin[q]] = -1;
-    size_t n_placed = place_splits(&s, ko->origin, ko->kind, sp0, o0, kept ? ck.k : 0, k_kept,
-                                   &k_head);
+    size_t n_placed = place_splits(&s, ko->origin, ko->kind, sp0, o0);
     ko->n_nodes = n_placed - ko->n_leafs;
     ko->n_splits = s.n_splits;
     /* The leafs keep their places, not always their backends (those rule
      * 4 places at a consumer after kw). */
     fill(&s, ko, 0, ko->n_leafs);
-    if (kept)
-        fill(&s, ko, o0, k_head);
-    fill(&s, ko, k_kept, n_placed);
+    fill(&s, ko, o0, n_placed);
     for (size_t k = kw; k < n_nodes; k++)
         ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
     for (size_t q = n_late_from; q < n_late; q++)
