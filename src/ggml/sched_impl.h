@@ -121,7 +121,7 @@ typedef struct sched {
 } sched;
 
 /* ------------------------------------------------------------------------
- * The kept state (see ggfit_sched_keep in sched.h)
+ * The kept state (see sched_keep.h)
  * ---------------------------------------------------------------------- */
 
 #define KEEP_EVERY 32     /* node positions between checkpoints of rule 5 */

@@ -241,7 +241,7 @@ static bool same_config(const ggfit_sched_keep *kp, const ggfit_sched_in *in)
     return true;
 }
 
-/* The kept split resumed for in (see ggfit_sched_keep in sched.h). Sets
+/* The kept split resumed for in (see sched_keep.h). Sets
  * *done, or leaves it false when the split must start from scratch (which
  * also reports any error). The marks are all clear between calls. */
 static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_out *out,

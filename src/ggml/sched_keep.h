@@ -11,10 +11,11 @@
  * A fit's projections of one graph differ in where a few tensors live; the
  * next split finds the first node that reads a tensor whose buffer type or
  * backend changed, and redoes the rules from the last node before it that
- * rule 1 placed (the sweeps restart there: such a node restarts every
- * sweep's carry, and the sweeps up stop at it), the splits from a
- * checkpoint before it, and the output from the head of the split under
- * way there (a split's copies come first).
+ * rule 1 placed to the end of the graph (the sweeps restart there: such a
+ * node restarts every sweep's carry, and the sweeps up stop at it), the
+ * splits from a checkpoint before it, and the output from the head of the
+ * split under way there (a split's copies come first). What it skips is
+ * the graph's head, up to the first layer that moved.
  */
 #ifndef GGFIT_SCHED_KEEP_H
 #define GGFIT_SCHED_KEEP_H
