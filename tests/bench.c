@@ -17,6 +17,17 @@
  *    (llama.cpp: 10.96 s, most of it loading the vocabulary). Beside them,
  *    `ggfit --version`: what the process alone costs here (start, dynamic
  *    loading, exit), which every run pays before any work.
+ *  - the incremental machinery (src/llama/graph_cache.h): the commands a
+ *    user runs (a plain fit, --objective speed, sweep, a list of models,
+ *    a llama-bench line's tests) timed with each set of cached pieces
+ *    forced by GGFIT_CACHE, from none (every graph built, split and
+ *    allocated from scratch) to all, beside the library's default, and
+ *    what each piece buys: the time the commands take without it, less
+ *    their time with every piece. CPU time of the process (user + system,
+ *    which a shared machine's other work disturbs less than the wall
+ *    clock), median of 11 runs taken in turn. No target: a piece that buys
+ *    nothing visible has no place in the library (make bench-cache: this
+ *    table alone).
  * A first fit on a freshly opened model is reported beside it, with the
  * fresh pages it touched and what a fresh page costs on this machine: its
  * extra time is those page faults (one graph is about 1 MB), which some
@@ -24,6 +35,7 @@
  * what one `ggfit` run pays; it has no target of its own.
  */
 #include <fcntl.h>
+#include <sys/time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,8 +186,117 @@ static int whole_runs(const char *ggfit, const char *dir, const char *vocab)
     return a < 0 || b < 0 || a > 5.0 || b > 6.0;
 }
 
+/* The incremental machinery's pieces, each forced on and off
+ * (GGFIT_CACHE), against the commands a user runs. */
+static double cpu_ms(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
+static int pieces(const char *ggfit, const char *dir)
+{
+    enum { RUNS = 11, N_CMD = 5, N_SET = 7, MAX_ARGS = 24, MAX_ENV = 512 };
+    char m[4][512];
+    static const char *const files[4] = { "gpt-oss-120b-mxfp4.gguf", "glm-4.5-air-Q4_K_M.gguf",
+                                          "qwen3-next-80b-a3b-Q4_K_M.gguf",
+                                          "llama-3.3-70b-Q4_K_M.gguf" };
+    for (int k = 0; k < 4; k++)
+        snprintf(m[k], sizeof m[k], "%s/%s", dir, files[k]);
+#define DEVS "--gpu", "rpc:24077MiB,rpc:24077MiB,rpc:8192MiB", "--host-mem", "256GiB"
+    const char *const cmds[N_CMD][MAX_ARGS] = {
+        { ggfit, "-m", m[0], DEVS, NULL },
+        { ggfit, "-m", m[0], DEVS, "--objective", "speed", NULL },
+        { ggfit, "sweep", "-m", m[0], DEVS, NULL },
+        { ggfit, "-m", m[0], "-m", m[1], "-m", m[2], "-m", m[3], DEVS, NULL },
+        { ggfit, "bench", DEVS, "--", "llama-bench", "-m", m[0], "-p", "512,1024,2048", "-n",
+          "128,256", "-d", "0,4096", NULL },
+    };
+#undef DEVS
+    static const char *const names[N_CMD] = { "fit, 3 devices", "--objective speed", "sweep",
+                                              "4 models listed", "llama-bench line" };
+    /* NULL: the library's default. */
+    static const char *const sets[N_SET] = { "none", "graphs", "projections", "graphs,resume",
+                                             "graphs,projections", "all", NULL };
+    static const char *const heads[N_SET] = { "none", "graphs", "project", "gr+res", "gr+proj",
+                                              "all", "default" };
+    /* The environment, with GGFIT_CACHE set or left out, and the speed
+     * model's default host bandwidth (no measuring of this machine). */
+    char *envs[N_SET][MAX_ENV];
+    char cache_var[N_SET][64];
+    for (int k = 0; k < N_SET; k++) {
+        size_t n = 0;
+        for (char **e = environ; *e && n < MAX_ENV - 3; e++)
+            if (strncmp(*e, "GGFIT_CACHE=", 12) && strncmp(*e, "GGFIT_HOST_BW=", 14))
+                envs[k][n++] = *e;
+        static char host_bw[] = "GGFIT_HOST_BW=default";
+        envs[k][n++] = host_bw;
+        if (sets[k]) {
+            snprintf(cache_var[k], sizeof cache_var[k], "GGFIT_CACHE=%s", sets[k]);
+            envs[k][n++] = cache_var[k];
+        }
+        envs[k][n] = NULL;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    double med[N_CMD][N_SET];
+    for (int c = 0; c < N_CMD; c++) {
+        char *args[MAX_ARGS];
+        size_t n_args = 0;
+        while (cmds[c][n_args] && n_args < MAX_ARGS - 1)
+            n_args++;
+        memcpy(args, cmds[c], n_args * sizeof *args);   /* (char *const[] for spawn) */
+        args[n_args] = NULL;
+        double t[N_SET][RUNS];
+        for (int r = 0; r < RUNS; r++) {
+            for (int k = 0; k < N_SET; k++) {
+                pid_t pid;
+                int st;
+                struct rusage ru;
+                if (posix_spawn(&pid, args[0], &fa, NULL, args, envs[k]) != 0 ||
+                    wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 2) {
+                    posix_spawn_file_actions_destroy(&fa);
+                    fprintf(stderr, "bench: %s (%s) did not run\n", names[c],
+                            sets[k] ? sets[k] : "default");
+                    return 1;
+                }
+                t[k][r] = cpu_ms(&ru);
+            }
+        }
+        for (int k = 0; k < N_SET; k++) {
+            qsort(t[k], RUNS, sizeof t[k][0], cmp_double);
+            med[c][k] = t[k][RUNS / 2];
+        }
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    printf("\nincremental machinery, GGFIT_CACHE=<pieces>: ms of CPU per run (median of %d)\n",
+           RUNS);
+    printf("%-18s", "command");
+    for (int k = 0; k < N_SET; k++)
+        printf(" %8s", heads[k]);
+    printf("\n");
+    for (int c = 0; c < N_CMD; c++) {
+        printf("%-18s", names[c]);
+        for (int k = 0; k < N_SET; k++)
+            printf(" %8.2f", med[c][k]);
+        printf("\n");
+    }
+    /* What each piece buys: the time without it, less the time with all. */
+    printf("each piece buys (ms; without it, less all):\n%-18s %8s %8s %8s\n", "command",
+           "graphs", "project", "resume");
+    for (int c = 0; c < N_CMD; c++)
+        printf("%-18s %8.2f %8.2f %8.2f\n", names[c], med[c][2] - med[c][5],
+               med[c][3] - med[c][5], med[c][4] - med[c][5]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* bench --pieces MODELS GGFIT: the incremental machinery's table alone. */
+    if (argc > 3 && !strcmp(argv[1], "--pieces"))
+        return pieces(argv[3], argv[2]);
     static const char *const files[] = {
         "qwen3-0.6b-f16.gguf", "llama-3.3-70b-Q4_K_M.gguf", "gpt-oss-120b-mxfp4.gguf",
         "glm-4.5-air-Q4_K_M.gguf", "qwen3-next-80b-a3b-Q4_K_M.gguf",
@@ -280,6 +401,8 @@ int main(int argc, char **argv)
     }
     if (argc > 3)
         status |= whole_runs(argv[2], dir, argv[3]);
+    if (argc > 2)
+        status |= pieces(argv[2], dir);
     printf("this machine: %.1f us per fresh page\n", page_fault_us());
     printf(status ? "bench: a target was missed\n" : "bench: all targets met\n");
     return status;

@@ -14,9 +14,12 @@ passed=0
 failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for t in "$@"; do
-    echo "== $t"
-    GGFIT_MODELS=$models GGFIT_MALFORMED=tests/malformed $b/tests/$t >"$log" 2>&1
+# run_test TEST [VAR=VALUE ...]: one test binary, its counts added.
+run_test() {
+    t=$1
+    shift
+    echo "== $t${1:+ ($*)}"
+    env "$@" GGFIT_MODELS=$models GGFIT_MALFORMED=tests/malformed $b/tests/$t >"$log" 2>&1
     rc=$?
     grep -vE '^\[ (RUN|      OK) ' "$log"
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
@@ -28,6 +31,17 @@ for t in "$@"; do
         echo "$t: exit status $rc"
         failed=$((failed + 1))
     fi
+}
+for t in "$@"; do
+    run_test "$t"
+done
+# The two paths of a split (src/llama/graph_cache.h, GGFIT_CACHE): the runs
+# above take the library's default (a plain split, resumed ones in fits);
+# the recorded graphs, the kept graphs and the fits again with every cached
+# piece on, each resume checked against a split from scratch, and with none.
+for t in test_sched test_cache test_oracle_fit; do
+    run_test "$t" GGFIT_CACHE=all GGFIT_SCHED_VERIFY=1
+    run_test "$t" GGFIT_CACHE=none
 done
 echo "== cli"
 if sh tests/cli.sh "$b/ggfit" "$models" >"$log" 2>&1; then :; fi

@@ -11,7 +11,7 @@
  * with layers moving between devices (re-targeting), a context change
  * (eviction), -fa auto probes (partial offload), tied outputs and rope
  * factors both on and off the output's device, and flags that place every
- * tensor as an earlier configuration did (the kept compute bytes). */
+ * tensor as an earlier configuration did. */
 static const char *const configs[] = {
     "-c 4096",
     "-c 4096 -ngl 0",
@@ -28,7 +28,7 @@ static const char *const configs[] = {
     "-c 4096 -ngl 3 -ts 1,1",
     "-c 4096 -ngl 999 -ts 3,1",
     "-c 4096 -ngl 4",
-    "-c 4096 -ngl 999",   /* placed as "-c 4096" was: the compute memo's bytes */
+    "-c 4096 -ngl 999",   /* placed as "-c 4096" was */
 };
 
 static void parse(ggfit_params *p, const char *config)

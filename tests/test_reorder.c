@@ -131,7 +131,7 @@ static uint64_t span_of(const char *path, uint64_t *tensors)
     p.n_gpu_layers = 2;
     ggfit_projection pr;
     ggfit_verdict *v = malloc(sizeof *v);
-    ggfit_host_mem host = { 64ull << 30, 60ull << 30, 0, "test" };
+    ggfit_host_mem host = { .total = 64ull << 30, .free = 60ull << 30, .source = "test" };
     ggfit_fit_options o;
     ggfit_fit_options_init(&o);
     assert_int_equal(ggfit_project(m, &p, &d, 1, &pr, NULL, &err), 0);
@@ -367,8 +367,11 @@ static void test_split_names(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/ggfit-reorder-%d", (int)getpid());
-    return mkdir(dir, 0700);
+    /* a fresh folder: one left by a run that crashed, or by another
+     * process with this pid, is not ours */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/ggfit-reorder-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return mkdtemp(dir) ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -618,6 +618,7 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
         free(f);
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     }
+    f->cache->cached_split = true;   /* the model's splits resume the last one */
     f->m = m;
     ggfit__params_copy(&f->p, p);
     f->err = err;

@@ -198,19 +198,6 @@ typedef struct ggfit_sched_in {
                              keeps between splits for the scratch and the
                              output, which then borrows them: it stays valid
                              until the next split with the same buffers */
-    struct ggfit_sched_keep *keep; /* NULL, or the caller's kept state (see
-                             ggfit__sched_keep_new), used instead of work for
-                             splits with a prep, one copy and a graph: the
-                             output then borrows it */
-    const void *keep_owner; /* with keep: who owns the graph, and */
-    const int32_t *moving; /* with keep: NULL, or the only tensors whose buft
-                             or backend may differ between splits with equal
-                             owner and gen (n_moving of them) */
-    size_t n_moving;
-    uint32_t keep_gen;    /* its generation. The caller promises that equal
-                             (owner, gen) mean the same graph (t, lists,
-                             sources, views, ops, shapes, flags) but for the
-                             tensors' buft and backend */
 } ggfit_sched_in;
 
 #define GGFIT_SCHED_WORK 3
@@ -272,40 +259,8 @@ typedef struct ggfit_sched_out {
     int8_t *copy_backend; /* per output tensor of kind >= 0: the backend
                              of a split input's copy; -1 for a graph input's
                              extra copies, which stay on its backend */
-    size_t n_same;        /* with keep: entries [0, n_same) of t are byte
-                             for byte those of the previous split made with
-                             the same keep, owner and gen; else 0 */
-    size_t n_placed_same; /* with keep: entries [0, n_placed_same) are where
-                             the previous split's were (their contents may
-                             differ); else 0 */
-    size_t tail_new, tail_old; /* with keep: entries [tail_new, n) are the
-                             previous split's [tail_old, its n) with their
-                             indices mapped: one at or past tail_old moved by
-                             tail_new - tail_old, one below n_placed_same
-                             kept, one in between to mid_new[it -
-                             n_placed_same] (-1: it has no counterpart);
-                             tail_new is n when there is no such tail */
-    const int32_t *mid_new;
     bool borrowed;        /* the memory is the caller's work buffer */
 } ggfit_sched_out;
-
-/* The scheduler's state after a split, kept for the next split of the same
- * graph. A fit's projections of one graph differ in where a few tensors
- * live; the next split finds the first node that reads a tensor whose
- * buffer type or backend changed, and redoes the rules from the last node
- * before it that rule 1 placed (the sweeps restart there: such a node
- * restarts every sweep's carry, and the sweeps up stop at it), the splits
- * from a checkpoint before it, and the output from the head of the split
- * under way there (a split's copies come first). The output is then the
- * same as a split from scratch, byte for byte. */
-typedef struct ggfit_sched_keep ggfit_sched_keep;
-ggfit_sched_keep *ggfit__sched_keep_new(void);
-void ggfit__sched_keep_free(ggfit_sched_keep *keep);
-/* Forget the kept state (the next split starts from scratch). */
-void ggfit__sched_keep_drop(ggfit_sched_keep *keep);
-/* How many splits resumed from the kept state, and how many node positions
- * they redid in all (for tests and measurements). */
-void ggfit__sched_keep_stats(const ggfit_sched_keep *keep, uint64_t *n_resumed, uint64_t *n_redone);
 
 /* Runs the scheduler on in and fills *out (one allocation, released with
  * ggfit__sched_free). Returns GGFIT_OK; GGFIT_EINVAL for a malformed input

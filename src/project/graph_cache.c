@@ -214,91 +214,8 @@ void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
     c->n_memo_key = 0;
 }
 
-/* The backends and buffer types as the scheduler and ggml-alloc use them
- * (names aside), zero-padded so that equal inputs make equal bytes. */
-typedef struct cmemo_cfg {
-    int32_t n_backends, n_bufts, n_copies, cur_copy;
-    uint8_t op_offload;
-    struct {
-        int32_t buft, offload;
-        uint32_t bufts;
-        int64_t min_batch;
-        uint8_t is_cpu;
-    } be[GGFIT_SCHED_MAX_BACKENDS];
-    struct {
-        uint64_t alignment, max_size;
-        uint8_t is_host;
-    } bt[GGFIT_SCHED_MAX_BUFTS];
-} cmemo_cfg;
-
-size_t ggfit__cmemo_key(const gentry *e, const ggfit_sched_in *in, uint8_t *key)
+void ggfit__gentry_changed(gentry *e)
 {
-    size_t n = sizeof(cmemo_cfg) + 2 * (size_t)e->moving.n;
-    if (!key)
-        return n;
-    cmemo_cfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.n_backends = in->n_backends;
-    cfg.n_bufts = in->n_bufts;
-    cfg.n_copies = in->n_copies;
-    cfg.cur_copy = in->cur_copy;
-    cfg.op_offload = in->op_offload;
-    for (int b = 0; b < in->n_backends && b < GGFIT_SCHED_MAX_BACKENDS; b++) {
-        const ggfit_sched_backend *bk = &in->backends[b];
-        cfg.be[b].buft = bk->buft;
-        cfg.be[b].offload = (int32_t)bk->offload;
-        cfg.be[b].bufts = bk->bufts;
-        cfg.be[b].min_batch = bk->offload_min_batch;
-        cfg.be[b].is_cpu = bk->is_cpu;
-    }
-    for (int b = 0; b < in->n_bufts && b < GGFIT_SCHED_MAX_BUFTS; b++) {
-        cfg.bt[b].alignment = in->bufts[b].alignment;
-        cfg.bt[b].max_size = in->bufts[b].max_size;
-        cfg.bt[b].is_host = in->bufts[b].is_host;
-    }
-    memcpy(key, &cfg, sizeof cfg);
-    uint8_t *k = key + sizeof cfg;
-    const int32_t *idx = e->moving.idx.p;
-    for (uint32_t j = 0; j < e->moving.n; j++) {
-        const gg_tensor *t = &e->g.t[idx[j]];
-        *k++ = (uint8_t)t->buft;
-        *k++ = (uint8_t)t->backend;
-    }
-    return n;
-}
-
-bool ggfit__cmemo_find(gentry *e, const uint8_t *key, size_t n, uint64_t *sizes)
-{
-    cmemo *cm = &e->cm;
-    for (uint32_t s = 0; cm->n_key == n && s < cm->n; s++)
-        if (!memcmp(cm->keys + (size_t)s * n, key, n)) {
-            memcpy(sizes, cm->sizes[s], sizeof cm->sizes[s]);
-            return true;
-        }
-    return false;
-}
-
-void ggfit__cmemo_put(gentry *e, const uint8_t *key, size_t n, const uint64_t *sizes)
-{
-    cmemo *cm = &e->cm;
-    if (cm->n_key != n) {
-        free(cm->keys);
-        cm->keys = n <= SIZE_MAX / CMEMO_SLOTS ? ggfit__malloc(CMEMO_SLOTS * n) : NULL;
-        cm->n_key = cm->keys ? n : 0;
-        cm->n = cm->next = 0;
-        if (!cm->keys)
-            return;
-    }
-    memcpy(cm->keys + (size_t)cm->next * n, key, n);
-    memcpy(cm->sizes[cm->next], sizes, sizeof cm->sizes[cm->next]);
-    cm->next = (cm->next + 1) % CMEMO_SLOTS;
-    if (cm->n < CMEMO_SLOTS)
-        cm->n++;
-}
-
-void ggfit__cmemo_clear(gentry *e)
-{
-    e->cm.n = e->cm.next = 0;
     e->gen++;
 }
 
@@ -332,12 +249,13 @@ static void gcache_empty(struct ggfit__gcache *c)
         e->valid = false;
         e->moving.valid = false;
         ggfit__sched_prep_free(&e->prep);
-        ggfit__cmemo_clear(e);
+        ggfit__gentry_changed(e);
         gg_reset(&e->g);
     }
     for (int k = 0; k < PMEMO_SLOTS; k++)
         c->memo[k].n_key = 0;
     c->n_memo_key = 0;
+    c->cached_split = false;   /* another model's splits start plain */
 }
 
 /* At the program's end (or the library's unloading) the kept cache is
@@ -355,8 +273,6 @@ static void gentry_clear(gentry *e)
     gg_free(&e->g);
     ggfit__sched_prep_free(&e->prep);
     ggfit__buf_free(&e->moving.idx);
-    free(e->cm.keys);
-    memset(&e->cm, 0, sizeof e->cm);
     e->moving.valid = false;
     e->valid = false;
 }
@@ -366,7 +282,7 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
     if (c) {
         for (int k = 0; k < GCACHE_SLOTS; k++)
             gentry_clear(&c->e[k]);
-        for (int k = 0; k < GGFIT_SCHED_WORK + 2; k++)
+        for (int k = 0; k < GGFIT_SCHED_WORK + 1; k++)
             ggfit__buf_free(&c->work[k]);
         ggfit__sched_keep_free(c->keep);
         for (int k = 0; k < PMEMO_SLOTS; k++) {
@@ -374,7 +290,6 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
             ggfit__buf_free(&c->memo[k].placement);
         }
         ggfit__buf_free(&c->memo_key);
-        ggfit__galloc_keep_free(c->galloc);
         free(c);
     }
 }
@@ -438,4 +353,41 @@ struct ggfit__gcache *ggfit__gcache_take(const ggfit_model *m)
 void ggfit__gcache_give(const ggfit_model *m, struct ggfit__gcache *c)
 {
     ggfit__model_keep_give(m, c, gcache_free_kept);
+}
+
+uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c)
+{
+    uint32_t dflt = GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS |
+                    (c && c->cached_split ? GGFIT_CACHE_RESUME : 0);
+    const char *e = getenv("GGFIT_CACHE");
+    if (!e || !*e)
+        return dflt;
+    if (!strcmp(e, "all"))
+        return GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS | GGFIT_CACHE_RESUME;
+    static const struct { const char *name; uint32_t bit; } names[] = {
+        { "graphs", GGFIT_CACHE_GRAPHS },
+        { "projections", GGFIT_CACHE_PROJECTIONS },
+        { "resume", GGFIT_CACHE_RESUME },
+    };
+    uint32_t on = 0;
+    for (const char *w = e; *w;) {
+        size_t n = strcspn(w, ",");
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strlen(names[k].name) == n && !strncmp(w, names[k].name, n))
+                on |= names[k].bit;
+        w += n + (w[n] == ',');
+    }
+    return on;   /* "none", or only unknown names: nothing */
+}
+
+ggfit_status ggfit__gcache_split(struct ggfit__gcache *c, gentry *e, const ggfit_sched_in *in,
+                                 ggfit_sched_out *out, char **err)
+{
+    if (!c || !e || !(ggfit__cache_pieces(c) & GGFIT_CACHE_RESUME))
+        return ggfit__sched_split(in, out, err);
+    if (!c->keep && !(c->keep = ggfit__sched_keep_new()))
+        return ggfit__sched_split(in, out, err);
+    return ggfit__sched_split_cached(in, c->keep, e, e->gen,
+                                     e->moving.valid ? e->moving.idx.p : NULL,
+                                     e->moving.valid ? e->moving.n : 0, out, err);
 }

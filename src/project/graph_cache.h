@@ -11,6 +11,7 @@
 #include "ggml/galloc.h"
 #include "ggml/ggml.h"
 #include "ggml/sched.h"
+#include "ggml/sched_keep.h"
 #include "llama/build.h"
 
 /* What a graph's structure depends on, apart from the model: equal keys
@@ -38,21 +39,6 @@ typedef struct gmoving {
     bool valid;
 } gmoving;
 
-/* The compute buffers of a kept graph, by the scheduler's whole input:
- * the buffer type and backend of every tensor a retarget may change (the
- * rest of the graph is the same for every projection on it) and the
- * backends and buffer types. Equal inputs split and allocate alike, so a
- * projection that places the weights as an earlier one did (a fit's -ngl
- * all against its start, its experts-on-the-CPU step against a layer
- * count) takes its bytes. Emptied when the graph's structure changes. */
-#define CMEMO_SLOTS 24
-typedef struct cmemo {
-    uint8_t *keys;         /* CMEMO_SLOTS keys of n_key bytes */
-    size_t n_key;          /* bytes per key; 0: no key made yet */
-    uint32_t n, next;      /* keys kept; the slot the next one takes */
-    uint64_t sizes[CMEMO_SLOTS][GGFIT_SCHED_MAX_BACKENDS];
-} cmemo;
-
 /* One kept graph, or the memory of one (a graph whose build failed). */
 typedef struct gentry {
     gg_graph g;
@@ -61,11 +47,10 @@ typedef struct gentry {
     uint32_t used;         /* the cache's clock when last used */
     ggfit_sched_prep prep; /* the scheduler's structural work on g, or empty */
     gmoving moving;        /* what a retarget of g may change */
-    cmemo cm;              /* compute buffers by scheduler input */
-    uint32_t gen;          /* counts the changes of g's structure (each with
-                              cm emptied): the scheduler's and ggml-alloc's
-                              kept work from an earlier projection holds only
-                              for the same entry and gen */
+    uint32_t gen;          /* counts the changes of g's structure: the
+                              scheduler's kept split from an earlier
+                              projection holds only for the same entry and
+                              gen */
 } gentry;
 
 /* Two graphs: a fit projects its start, then its reduced context with the
@@ -91,17 +76,20 @@ typedef struct pmemo {
 struct ggfit__gcache {
     gentry e[GCACHE_SLOTS];
     uint32_t clock;
-    ggfit__buf work[GGFIT_SCHED_WORK + 2]; /* the scheduler's, then ggml-alloc's
-                                              scratch, then the compute memo's key
-                                              under way, kept between projections */
+    ggfit__buf work[GGFIT_SCHED_WORK + 1]; /* the scheduler's, then ggml-alloc's
+                                              scratch, kept between projections */
     struct ggfit_sched_keep *keep; /* the scheduler's last split of a
                                       kept graph, to resume from; NULL until
                                       one is made */
+    bool cached_split;     /* the run-time option: splits of a kept graph
+                              resume the last one (ggfit__gcache_split).
+                              False for a new model's cache; ggfit_fit sets
+                              it, and the model's later projections (the
+                              verdict's, the speed search's), which split
+                              the same kept graphs, keep it */
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
-    ggfit_galloc_keep *galloc; /* ggml-alloc's last walk, resumed by the next
-                                  (made on first use; NULL: none) */
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
@@ -143,14 +131,37 @@ bool ggfit__pmemo_find(struct ggfit__gcache *c, const ggfit_model *m, const ggfi
 void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
                       const int32_t *placement, uint64_t n_tensors);
 
-/* The compute buffer bytes per backend kept for in's scheduler input on
- * e's graph: true and sizes filled on a hit; on a miss the key is made in
- * key (n bytes, see ggfit__cmemo_key) for put. Keys need e->moving valid. */
-size_t ggfit__cmemo_key(const gentry *e, const ggfit_sched_in *in, uint8_t *key);
-bool ggfit__cmemo_find(gentry *e, const uint8_t *key, size_t n, uint64_t *sizes);
-void ggfit__cmemo_put(gentry *e, const uint8_t *key, size_t n, const uint64_t *sizes);
-/* Forgets e's compute buffers (its graph's structure changed). */
-void ggfit__cmemo_clear(gentry *e);
+/* Notes that e's graph changed its structure (see gentry.gen). */
+void ggfit__gentry_changed(gentry *e);
+
+/* The pieces of the incremental machinery, each kept because a command
+ * gains from it (make bench times each one):
+ *   graphs       a kept graph is re-targeted rather than built again, and
+ *                the scheduler's structural work on it (ggfit_sched_prep)
+ *                is done once;
+ *   projections  a projection with the inputs of a recent one takes its
+ *                result (ggfit__pmemo_find);
+ *   resume       the scheduler's split of a kept graph resumes the last
+ *                one (ggfit__sched_split_cached) rather than starting from
+ *                scratch; needs graphs.
+ * graphs and projections are on by default; resume where the cache's
+ * cached_split is set (by ggfit_fit, for the model's projections from then
+ * on). The
+ * environment's GGFIT_CACHE forces a set instead, for tests and timing:
+ * "none", "all", or a comma list of the names above. */
+enum {
+    GGFIT_CACHE_GRAPHS = 1,
+    GGFIT_CACHE_PROJECTIONS = 2,
+    GGFIT_CACHE_RESUME = 4,
+};
+uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c);
+
+/* Splits in's graph, the kept graph of entry e (NULL: a graph not kept),
+ * and fills *out: the cached-split entry point. Resumes the scheduler's
+ * last split of e's graph when c's pieces include resume, else (the
+ * default) splits from scratch; the output is the same either way. */
+ggfit_status ggfit__gcache_split(struct ggfit__gcache *c, gentry *e, const ggfit_sched_in *in,
+                                 ggfit_sched_out *out, char **err);
 
 struct ggfit__gcache *ggfit__gcache_new(void);
 void ggfit__gcache_free(struct ggfit__gcache *c);

@@ -70,20 +70,7 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
                           .op_offload = true, .backends_only = probe,
                           .for_galloc = !g->names,
                           .work = pr->cache ? pr->cache->work : NULL };
-    /* A kept graph placed as before has its bytes already (cmemo). */
     uint64_t sizes[GGFIT_SCHED_MAX_BACKENDS];
-    uint8_t *key = NULL;
-    size_t n_key = 0;
-    if (c && !probe && !g->names && c->moving.valid) {
-        n_key = ggfit__cmemo_key(c, &in, NULL);
-        key = ggfit__buf_get(&pr->cache->work[GGFIT_SCHED_WORK + 1], n_key);
-        if (key && (ggfit__cmemo_key(c, &in, key), ggfit__cmemo_find(c, key, n_key, sizes))) {
-            for (int b = 0; b < n_backends; b++)
-                o->bufts[backends[b].buft].mem.compute += sizes[b];
-            o->compute_estimated = false;
-            return GGFIT_OK;
-        }
-    }
     ggfit_sched_out so;
     char *serr = NULL;
     /* A cached graph's structural work is done once (prep empty until
@@ -93,19 +80,8 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         serr = NULL;
     }
     in.prep = prep && prep->tf ? prep : NULL;
-    /* A kept graph's projections resume the scheduler's last split. */
-    if (c && !probe && !g->names && pr->cache) {
-        if (!pr->cache->keep)
-            pr->cache->keep = ggfit__sched_keep_new();
-        in.keep = pr->cache->keep;
-        in.keep_owner = c;
-        in.keep_gen = c->gen;
-        if (c->moving.valid) {
-            in.moving = c->moving.idx.p;
-            in.n_moving = c->moving.n;
-        }
-    }
-    ggfit_status rc = ggfit__sched_split(&in, &so, &serr);
+    /* A kept graph's projections may resume the scheduler's last split. */
+    ggfit_status rc = ggfit__gcache_split(pr->cache, probe || g->names ? NULL : c, &in, &so, &serr);
     if (!rc && g->names && !probe)
         ggfit__dump_scheduled(&in, &so);
     if (rc) {
@@ -131,30 +107,13 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         return GGFIT_OK;
     }
     struct ggfit__gcache *cache = pr->cache;
-    if (cache && c && !cache->galloc)
-        cache->galloc = ggfit__galloc_keep_new();
-    if (cache && c && cache->galloc) {
-        /* ggml-alloc resumes its last walk on this graph where the two
-         * first differ: the scheduler says how many entries are its last
-         * split's with this owner and gen, and every split it made with
-         * the keep was handed to ggml-alloc right here (a failed split
-         * calls nothing; a failed replay empties ggml-alloc's keep). */
-        ggfit_galloc_tail tail = { .n_placed_same = so.n_placed_same, .tail_new = so.tail_new,
-                                   .tail_old = so.tail_old, .mid_new = so.mid_new };
-        rc = ggfit__galloc_reserve_kept(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
-                                        sizes, cache->galloc, c, c->gen, so.n_same, &tail,
-                                        &serr);
-    } else {
-        rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends,
-                                           so.galloc, sizes,
-                                           cache ? &cache->work[GGFIT_SCHED_WORK] : NULL, &serr);
-    }
+    rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
+                                       sizes, cache ? &cache->work[GGFIT_SCHED_WORK] : NULL,
+                                       &serr);
     ggfit_free(serr);
     if (!rc) {
         for (int b = 0; b < n_backends; b++)
             o->bufts[backends[b].buft].mem.compute += sizes[b];
-        if (key)
-            ggfit__cmemo_put(c, key, n_key, sizes);
     }
     ggfit__sched_free(&so);
     if (rc)
@@ -207,7 +166,8 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
     gg_init(g);
     bool names = getenv("GGFIT_DEBUG_GRAPH") != NULL;
     ggfit_status rc = GGFIT_OK;
-    struct ggfit__gcache *cache = names ? NULL : pr->cache;
+    struct ggfit__gcache *cache = names || !(ggfit__cache_pieces(pr->cache) & GGFIT_CACHE_GRAPHS)
+                                      ? NULL : pr->cache;
     gkey key;
     ggfit__gkey_make(&key, &gp);
     gentry *c = ggfit__gcache_find(cache, &key);
@@ -220,7 +180,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         int moved = ggfit__gcache_retarget_dups(g, &c->moving, pr->m, placement, layer_buft);
         if (moved > 0) {
             ggfit__sched_prep_free(&c->prep);   /* the lists change */
-            ggfit__cmemo_clear(c);
+            ggfit__gentry_changed(c);
             c->moving.valid = false;            /* and the tensors */
             if (!gg_reexpand(g))
                 moved = -1;
@@ -235,7 +195,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
             c = ggfit__gcache_victim(cache, &key);
             c->valid = false;
             ggfit__sched_prep_free(&c->prep);
-            ggfit__cmemo_clear(c);
+            ggfit__gentry_changed(c);
             c->moving.valid = false;
             gg_reset(&c->g);
             g = &c->g;
@@ -253,7 +213,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
             c->key = key;
             c->valid = true;
             c->used = ++cache->clock;
-            (void)ggfit__gcache_moving_make(g, &c->moving);   /* for the memo's keys */
+            (void)ggfit__gcache_moving_make(g, &c->moving);   /* for the resume */
         }
     }
     if (rc == GGFIT_OK)

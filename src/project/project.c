@@ -87,7 +87,8 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
         *err = NULL;
     if (!m || !p || !out || (n && !devs))
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_project: NULL argument");
-    if (cache && ggfit__pmemo_find(cache, m, p, devs, n, out, placement_out))
+    bool pm = cache && (ggfit__cache_pieces(cache) & GGFIT_CACHE_PROJECTIONS);
+    if (pm && ggfit__pmemo_find(cache, m, p, devs, n, out, placement_out))
         return GGFIT_OK;
     memset(out, 0, sizeof *out);
     int8_t dev_of[GGFIT_MAX_LAYERS + 1];   /* set as far as used */
@@ -159,7 +160,7 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
     }
     ggfit__proj_free(&pr);
     free(p_no_fa);
-    if (cache && rc == GGFIT_OK)
+    if (pm && rc == GGFIT_OK)
         ggfit__pmemo_put(cache, out, placement, ggfit_model_n_tensors(m));
     if (placement != placement_out)
         ggfit_free(placement);
