@@ -12,7 +12,7 @@
 # Rows: llama.cpp's, in data/llama_args.tsv's order (the order llama.cpp
 # reads LLAMA_ARG_* in), then ggfit's own in data/flags.tsv's order. A name
 # is in one row only (but for the rows llama.cpp itself repeats).
-BEGIN { FS = "\t"; n = 0; n_own = 0; w["names"] = w["neg"] = w["env"] = w["ex"] = 1 }
+BEGIN { FS = "\t"; n = 0; n_own = 0; w["names"] = w["neg"] = w["env"] = w["ex"] = w["pr"] = 1 }
 function fail(why) {
     printf "%s:%d: %s\n", FILENAME, FNR, why > "/dev/stderr"
     failed = 1
@@ -24,6 +24,13 @@ function width(k, s) {
         w[k] = length(s) + 1
 }
 function upper(s) { s = toupper(s); gsub(/-/, "_", s); return s }
+function named(list, a,    m, p, i) {
+    m = split(list, p, ",")
+    for (i = 1; i <= m; i++)
+        if (p[i] == a)
+            return 1
+    return 0
+}
 function kind_values(k) { return k == "bool" ? 0 : k == "pair" ? 2 : 1 }
 # llama.cpp's LLAMA_EXAMPLE_* list as the programs ggfit plans for
 function progs(list,    out, m, p, i) {
@@ -43,18 +50,23 @@ function progs(list,    out, m, p, i) {
     }
     return out == "" ? "0" : substr(out, 2)
 }
-function row(names, neg, env, pr, kind, lands, scope, mem, ex) {
+function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints) {
     if (neg == "-") neg = ""
     if (env == "-") env = ""
     if (ex == "-") ex = ""
+    if (prints == "-") prints = ""
     width("names", names); width("neg", neg); width("env", env); width("ex", ex)
+    width("pr", prints)
+    if (prints != "" && !named(names, prints) && !named(neg, prints))
+        fail(names ": prints " prints ", not one of its names")
     if (kind !~ /^(bool|int|size|enum|list|regex|path|text|pair)$/) fail("unknown kind " kind)
     if (scope !~ /^(model|context|ggfit|draft|projector|cli|other)$/) fail("unknown scope " scope)
     if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
     if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")
-    return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", GGFIT__KIND_%s, GGFIT__AT_%s, " \
-                   "GGFIT__SCOPE_%s, %s, GGFIT__MEM_%s, %d },", names, neg, env, ex, upper(kind),
-                   upper(lands), upper(scope), progs(pr), upper(mem), kind_values(kind))
+    return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", GGFIT__KIND_%s, GGFIT__AT_%s, " \
+                   "GGFIT__SCOPE_%s, %s, GGFIT__MEM_%s, %d },", names, neg, env, ex, prints,
+                   upper(kind), upper(lands), upper(scope), progs(pr), upper(mem),
+                   kind_values(kind))
 }
 # every name of a row, once in the whole table
 function claim(list, where,    m, p, i) {
@@ -67,7 +79,7 @@ function claim(list, where,    m, p, i) {
 }
 /^#/ || /^[ \t]*$/ { next }
 FILENAME == ARGV[1] {
-    if (NF != 9) fail("expected 9 tab-separated fields, got " NF)
+    if (NF != 10) fail("expected 10 tab-separated fields, got " NF)
     if ($2 == "=") {
         if ($3 != "=" || $4 != "=") fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
         if ($1 in ext) fail($1 " given twice")
@@ -91,7 +103,7 @@ FILENAME == ARGV[1] {
         }
     if (key == "") {
         kind = $3 == 0 ? "bool" : $3 == 2 ? "pair" : "text"
-        rows[n++] = row($1, $2, $4, $5, kind, "note", "other", "none", $3 ? "1" : "-")
+        rows[n++] = row($1, $2, $4, $5, kind, "note", "other", "none", $3 ? "1" : "-", "-")
         next
     }
     used[key] = 1
@@ -99,7 +111,7 @@ FILENAME == ARGV[1] {
     kind = e[5] == "=" ? ($3 == 0 ? "bool" : $3 == 2 ? "pair" : "text") : e[5]
     if (kind_values(kind) != $3) fail($1 ": kind " kind " in data/flags.tsv, but llama.cpp takes " $3 " values")
     ex = e[9] == "=" ? ($3 ? "1" : "-") : e[9]
-    rows[n++] = row($1, $2, $4, $5, kind, e[6], e[7], e[8], ex)
+    rows[n++] = row($1, $2, $4, $5, kind, e[6], e[7], e[8], ex, e[10])
 }
 END {
     if (failed) exit 1
@@ -109,7 +121,7 @@ END {
         split(own[i], e, "\t")
         FILENAME = ARGV[1]; FNR = 0
         claim(e[1], e[1]); if (e[2] != "-") claim(e[2], e[1])
-        rows[n++] = row(e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9])
+        rows[n++] = row(e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10])
     }
     print "/* Generated from data/flags.tsv and data/llama_args.tsv by"
     print " * scripts/gen_llama_args.awk; do not edit. */"
@@ -118,6 +130,7 @@ END {
     printf "    char negated[%d];  /* the --no-... names, or \"\" */\n", w["neg"]
     printf "    char env[%d];      /* LLAMA_ARG_..., or \"\" */\n", w["env"]
     printf "    char example[%d];  /* a valid value, \"\" for a bool */\n", w["ex"]
+    printf "    char prints[%d];   /* the name a printed plan gives it, or \"\" */\n", w["pr"]
     print  "    unsigned char kind, lands, scope, programs, memory, values;"
     print "} flag_row;"
     print ""

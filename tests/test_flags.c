@@ -288,6 +288,26 @@ static void test_every_landing(void **state)
             fail_msg("landing %d has no row", at);
 }
 
+/* The names a printed plan gives the flags (render/argv.c, render/flags.c). */
+static void test_printed(void **state)
+{
+    (void)state;
+    static const struct { ggfit__flag_at at; bool draft; const char *name; } cases[] = {
+        { GGFIT__AT_CTX, false, "-c" }, { GGFIT__AT_NGL, false, "-ngl" },
+        { GGFIT__AT_TYPE_K, false, "-ctk" }, { GGFIT__AT_TYPE_K, true, "-ctkd" },
+        { GGFIT__AT_NGL, true, "-ngld" }, { GGFIT__AT_KV_OFFLOAD, false, "-nkvo" },
+        { GGFIT__AT_MMAP, false, "--no-mmap" }, { GGFIT__AT_REPACK, false, "--no-repack" },
+        { GGFIT__AT_CACHE_RAM, false, "--cache-ram" }, { GGFIT__AT_DRAFT_MODEL, true, "-md" },
+        { GGFIT__AT_OVERRIDE_TENSOR, true, "-otd" }, { GGFIT__AT_RPC, false, "--rpc" },
+        { GGFIT__AT_WARMUP, false, "--no-warmup" }, { GGFIT__AT_FIT, false, "-fit" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        assert_string_equal(ggfit__flag_printed(cases[k].at, cases[k].draft), cases[k].name);
+    /* every applied flag of llama.cpp's model and context has one */
+    for (int at = GGFIT__AT_PARAMS_FIRST; at <= GGFIT__AT_PARAMS_LAST; at++)
+        assert_true(ggfit__flag_printed((ggfit__flag_at)at, false)[0] != '\0');
+}
+
 static void test_preset(void **state)
 {
     (void)state;
@@ -375,6 +395,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row),
         cmocka_unit_test(test_every_landing),
+        cmocka_unit_test(test_printed),
         cmocka_unit_test(test_preset),
         cmocka_unit_test(test_pasted_line),
         cmocka_unit_test(test_did_you_mean),

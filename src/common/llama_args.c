@@ -45,6 +45,7 @@ bool ggfit__flag_row(size_t i, ggfit__flag *out)
     const flag_row *r = &flag_rows[i];
     *out = (ggfit__flag){
         .names = r->names, .negated = r->negated, .env = r->env, .example = r->example,
+        .prints = r->prints,
         .kind = (ggfit__flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
         .scope = (ggfit__flag_scope)r->scope, .programs = r->programs,
         .memory = (ggfit__flag_memory)r->memory, .values = r->values,
@@ -66,6 +67,15 @@ int ggfit__flag_find(const char *a, bool *negated)
         }
     }
     return -1;
+}
+
+const char *ggfit__flag_printed(ggfit__flag_at at, bool draft)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (flag_rows[i].lands == at && (flag_rows[i].scope == GGFIT__SCOPE_DRAFT) == draft &&
+            flag_rows[i].prints[0])
+            return flag_rows[i].prints;
+    return "";   /* tests/test_flags.c: every one the renderers ask for is there */
 }
 
 /* Whether the comma list holds k once its names' leading dashes are gone. */

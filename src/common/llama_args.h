@@ -98,6 +98,7 @@ typedef struct ggfit__flag {
     const char *negated;  /* the --no-... names, or "" */
     const char *env;      /* LLAMA_ARG_..., or "" */
     const char *example;  /* a valid value, "" for a bool */
+    const char *prints;   /* the name a printed plan gives it, or "" */
     ggfit__flag_kind kind;
     ggfit__flag_at lands;
     ggfit__flag_scope scope;
@@ -118,6 +119,11 @@ int ggfit__flag_find(const char *a, bool *negated);
  * ("ctx-size", "c", "no-mmap") or its variable ("LLAMA_ARG_CTX_SIZE");
  * *negated as for ggfit__flag_find. -1: none. */
 int ggfit__flag_find_key(const char *k, bool *negated);
+
+/* The name a printed plan gives the flag that lands at at (of the draft:
+ * draft), as data/flags.tsv's prints column says ("-nkvo", "-ctkd"); a
+ * string in the table. */
+const char *ggfit__flag_printed(ggfit__flag_at at, bool draft);
 
 /* The name closest to a of every name and negated name in the table (edit
  * distance, as git's "did you mean"), or NULL when none is close enough
