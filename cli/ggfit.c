@@ -512,6 +512,17 @@ static int objective_of(const char *v, ggfit_objective *o)
     return 0;
 }
 
+/* --min-ctx's value */
+static int min_ctx_of(const char *v, uint32_t *n)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || x == 0 || x > 100000000)
+        return fail("--min-ctx: expected a number of tokens");
+    *n = (uint32_t)x;
+    return 0;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -547,22 +558,17 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
         } else if (!strcmp(argv[i], "--list")) {
             list = true;
         } else if (!strcmp(argv[i], "--objective") || !strcmp(argv[i], "--min-ctx")) {
-            char *end;
-            unsigned long x = 0;
+            bool objective = !strcmp(argv[i], "--objective");
             if (i + 1 >= argc) {
                 free(models);
                 return fail("--objective and --min-ctx need a value");
             }
-            rc = argv[i][2] == 'o' ? objective_of(argv[i + 1], &fo.objective) : 0;
-            if (argv[i][2] == 'm' && ((x = strtoul(argv[i + 1], &end, 10)), *end ||
-                                      end == argv[i + 1] || x == 0 || x > 100000000))
-                rc = fail("--min-ctx: expected a number of tokens");
+            rc = objective ? objective_of(argv[i + 1], &fo.objective)
+                           : min_ctx_of(argv[i + 1], &fo.n_ctx_min);
             if (rc) {
                 free(models);
                 return rc;
             }
-            if (argv[i][2] == 'm')
-                fo.n_ctx_min = (uint32_t)x;
             i += 2;
             continue;
         } else if (!strcmp(argv[i], "--quant-cache")) {
