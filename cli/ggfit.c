@@ -771,34 +771,31 @@ static const char bench_usage[] =
 static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
                       bool *used)
 {
-    static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
-                                          "--host-efficiency", "--fixed-ms", "--link-bw",
-                                          "--tflops", "--host-tflops", "--pp-efficiency",
-                                          "--cross-ms" };
-    double *dvals[] = { &so->bandwidth_gbs, &so->host_bw_gbs, &so->efficiency,
-                        &so->host_efficiency, &so->fixed_ms, &so->link_gbs, &so->tflops,
-                        &so->host_tflops, &so->pp_efficiency, &so->cross_ms };
+    bool negated;
+    ggfit__flag row;
+    int k = ggfit__flag_find(argv[*i], &negated);
+    /* the constant's field, by where its row of the table lands */
+    double *field = k >= 0 && ggfit__flag_row((size_t)k, &row) ? ggfit__speed_field(so, row.lands)
+                                                             : NULL;
     *used = false;
+    if (!field)
+        return 0;
     /* --host-bw default: the model's default even for this machine's own
      * memory (no measuring) */
-    if (!strcmp(argv[*i], "--host-bw") && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
+    if (row.lands == GGFIT__AT_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
         so->host_bw_default = true;
         *i += 2;
         *used = true;
         return 0;
     }
-    for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
-        if (!strcmp(argv[*i], dflags[k])) {
-            char *end;
-            if (*i + 1 >= argc || (*dvals[k] = strtod(argv[*i + 1], &end), *end) ||
-                end == argv[*i + 1] || *dvals[k] < 0) {
-                fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
-                return EXIT_BAD_INPUT;
-            }
-            *i += 2;
-            *used = true;
-            return 0;
-        }
+    char *end;
+    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
+        *field < 0) {
+        fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
+        return EXIT_BAD_INPUT;
+    }
+    *i += 2;
+    *used = true;
     return 0;
 }
 

@@ -59,7 +59,7 @@ function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints) {
     width("pr", prints)
     if (prints != "" && !named(names, prints) && !named(neg, prints))
         fail(names ": prints " prints ", not one of its names")
-    if (kind !~ /^(bool|int|size|enum|list|regex|path|text|pair)$/) fail("unknown kind " kind)
+    if (kind !~ /^(bool|int|number|size|enum|list|regex|path|text|pair)$/) fail("unknown kind " kind)
     if (scope !~ /^(model|context|ggfit|draft|projector|cli|other)$/) fail("unknown scope " scope)
     if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
     if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")

@@ -222,7 +222,7 @@ static void test_every_row(void **state)
                                    : f.kind == GGFIT__KIND_PAIR ? 2 : 1);
         assert_true((f.values == 0) == (f.example[0] == '\0'));
         assert_true(f.programs != 0 || f.scope == GGFIT__SCOPE_OTHER);
-        if (f.lands == GGFIT__AT_CLI) {
+        if (f.scope == GGFIT__SCOPE_CLI) {
             /* the command line tool's: the library leaves it to the caller */
             ggfit_request *r = fresh();
             char *argv[] = { (char *)(uintptr_t)f.names, NULL }, name[64];

@@ -184,7 +184,7 @@ static void note(ggfit_request *r, const ggfit__flag *f, const char *a, bool neg
 static bool lookup(const char *a, bool params_only, ggfit__flag *f, bool *negated)
 {
     int row = ggfit__flag_find(a, negated);
-    if (row < 0 || !ggfit__flag_row((size_t)row, f) || f->lands == GGFIT__AT_CLI)
+    if (row < 0 || !ggfit__flag_row((size_t)row, f) || f->scope == GGFIT__SCOPE_CLI)
         return false;
     return !params_only || (lands_in_params(f) && f->scope != GGFIT__SCOPE_DRAFT);
 }
@@ -315,7 +315,7 @@ ggfit_status ggfit__request_preset(ggfit_request *r, const char *key, const char
     if (err)
         *err = NULL;
     int row = ggfit__flag_find_key(key, &negated);
-    if (row < 0 || !ggfit__flag_row((size_t)row, &f) || f.lands == GGFIT__AT_CLI)
+    if (row < 0 || !ggfit__flag_row((size_t)row, &f) || f.scope == GGFIT__SCOPE_CLI)
         return ggfit__fail(err, GGFIT_EINVAL, "unknown preset key '%s'", key);
     return by_name(r, &f, key, value, negated, err);
 }

@@ -78,6 +78,23 @@ const char *ggfit__flag_printed(ggfit__flag_at at, bool draft)
     return "";   /* tests/test_flags.c: every one the renderers ask for is there */
 }
 
+double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at)
+{
+    switch (at) {
+    case GGFIT__AT_BANDWIDTH: return &so->bandwidth_gbs;
+    case GGFIT__AT_HOST_BW: return &so->host_bw_gbs;
+    case GGFIT__AT_EFFICIENCY: return &so->efficiency;
+    case GGFIT__AT_HOST_EFFICIENCY: return &so->host_efficiency;
+    case GGFIT__AT_FIXED_MS: return &so->fixed_ms;
+    case GGFIT__AT_LINK_BW: return &so->link_gbs;
+    case GGFIT__AT_TFLOPS: return &so->tflops;
+    case GGFIT__AT_HOST_TFLOPS: return &so->host_tflops;
+    case GGFIT__AT_PP_EFFICIENCY: return &so->pp_efficiency;
+    case GGFIT__AT_CROSS_MS: return &so->cross_ms;
+    default: return NULL;
+    }
+}
+
 /* Whether the comma list holds k once its names' leading dashes are gone. */
 static bool named_bare(const char *list, const char *k)
 {

@@ -19,6 +19,7 @@
 typedef enum ggfit__flag_kind {
     GGFIT__KIND_BOOL,    /* none; with negated names, on or off */
     GGFIT__KIND_INT,     /* an integer (some take words too: -ngl all) */
+    GGFIT__KIND_NUMBER,  /* a decimal, 0.7 */
     GGFIT__KIND_SIZE,    /* a byte count, 64GiB (ggfit_size_parse) */
     GGFIT__KIND_ENUM,    /* one of some words */
     GGFIT__KIND_LIST,    /* comma-separated items */
@@ -35,7 +36,9 @@ typedef enum ggfit__flag_kind {
  * the projector's (common/mmproj.c). */
 typedef enum ggfit__flag_at {
     GGFIT__AT_NOTE,            /* recognised, and listed in the plan's notes */
-    GGFIT__AT_CLI,             /* the command line tool's own (cli/ggfit.c) */
+    GGFIT__AT_CLI,             /* the command line tool's own (cli/ggfit.c): as
+                                  every row of GGFIT__SCOPE_CLI, the library's
+                                  parsers leave it to their caller */
     /* ggfit_params */
     GGFIT__AT_CTX, GGFIT__AT_BATCH, GGFIT__AT_UBATCH, GGFIT__AT_PARALLEL,
     GGFIT__AT_KV_UNIFIED, GGFIT__AT_KV_OFFLOAD, GGFIT__AT_SWA_FULL, GGFIT__AT_FLASH_ATTN,
@@ -55,6 +58,11 @@ typedef enum ggfit__flag_at {
     /* the projector */
     GGFIT__AT_MMPROJ, GGFIT__AT_MMPROJ_OFFLOAD, GGFIT__AT_WARMUP, GGFIT__AT_IMAGE_MIN_TOKENS,
     GGFIT__AT_IMAGE_MAX_TOKENS,
+    /* the speed model's constants (ggfit_speed_options: the command line
+     * tool's, ggfit__speed_field) */
+    GGFIT__AT_BANDWIDTH, GGFIT__AT_HOST_BW, GGFIT__AT_EFFICIENCY, GGFIT__AT_HOST_EFFICIENCY,
+    GGFIT__AT_FIXED_MS, GGFIT__AT_LINK_BW, GGFIT__AT_TFLOPS, GGFIT__AT_HOST_TFLOPS,
+    GGFIT__AT_PP_EFFICIENCY, GGFIT__AT_CROSS_MS,
     GGFIT__AT_COUNT
 } ggfit__flag_at;
 
@@ -66,6 +74,8 @@ typedef enum ggfit__flag_at {
 #define GGFIT__AT_DRAFT_LAST GGFIT__AT_DRAFT_DEVICE
 #define GGFIT__AT_MMPROJ_FIRST GGFIT__AT_MMPROJ
 #define GGFIT__AT_MMPROJ_LAST GGFIT__AT_IMAGE_MAX_TOKENS
+#define GGFIT__AT_SPEED_FIRST GGFIT__AT_BANDWIDTH
+#define GGFIT__AT_SPEED_LAST GGFIT__AT_CROSS_MS
 
 typedef enum ggfit__flag_scope {
     GGFIT__SCOPE_MODEL,      /* llama.cpp's model flags */
@@ -106,6 +116,10 @@ typedef struct ggfit__flag {
     ggfit__flag_memory memory;
     int values;           /* 0, 1 or 2 */
 } ggfit__flag;
+
+/* The field of so that the speed constant landing at at sets (--bandwidth,
+ * --host-bw, ...), or NULL for another landing. */
+double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at);
 
 /* Row i of the table (false past its end). */
 bool ggfit__flag_row(size_t i, ggfit__flag *out);
