@@ -84,8 +84,10 @@ FILENAME == ARGV[1] {
         if ($3 != "=" || $4 != "=") fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
         if ($1 in ext) fail($1 " given twice")
         ext[$1] = $0
+        ext_line[$1] = FNR
         used[$1] = 0
     } else {
+        own_line[n_own] = FNR
         own[n_own++] = $0
     }
     next
@@ -116,10 +118,10 @@ FILENAME == ARGV[1] {
 END {
     if (failed) exit 1
     for (k in used)
-        if (!used[k]) { FILENAME = ARGV[1]; FNR = 0; fail(k " is not a flag of data/llama_args.tsv") }
+        if (!used[k]) { FILENAME = ARGV[1]; FNR = ext_line[k]; fail(k " is not a flag of data/llama_args.tsv") }
     for (i = 0; i < n_own; i++) {
         split(own[i], e, "\t")
-        FILENAME = ARGV[1]; FNR = 0
+        FILENAME = ARGV[1]; FNR = own_line[i]
         claim(e[1], e[1]); if (e[2] != "-") claim(e[2], e[1])
         rows[n++] = row(e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10])
     }

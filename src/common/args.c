@@ -179,8 +179,9 @@ static void note(ggfit_request *r, const ggfit__flag *f, const char *a, bool neg
         r->ignored[r->n_ignored++] = a;
 }
 
-/* Whether the row of a (*row, *f, *negated) is one that p (params_only:
- * ggfit_params alone) takes. */
+/* Whether a is a flag the library's parsers take (params_only: one that
+ * lands in ggfit_params, ggfit_params_parse_arg's); its row in *f, and
+ * whether a is a negated name in *negated. */
 static bool lookup(const char *a, bool params_only, ggfit__flag *f, bool *negated)
 {
     int row = ggfit__flag_find(a, negated);
