@@ -199,44 +199,43 @@ static ggfit_status not_ours(const char *a, bool *used, char **err)
     return GGFIT_OK;
 }
 
-ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, bool *used,
-                                    char **err)
+/* The step of every command-line parser: the flag at argv[*i] looked up,
+ * its values taken and landed in r, and noted; or, r NULL, landed in p
+ * (ggfit_params_parse_arg: llama.cpp's model and context flags alone). */
+static ggfit_status take(ggfit_request *r, ggfit_params *p, int argc, char **argv, int *i,
+                         bool *used, char **err)
 {
     const char *a = argv[*i];
     ggfit__flag f;
     bool negated;
     if (used)
         *used = true;
-    if (!lookup(a, true, &f, &negated))
+    if (!lookup(a, !r, &f, &negated))
         return not_ours(a, used, err);
     int nv = negated ? 0 : f.values;
     if (*i + nv >= argc)
         return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-    ggfit_status rc = ggfit__params_set(p, f.lands, a, !negated, nv ? argv[*i + 1] : NULL, err);
-    if (!rc)
-        *i += 1 + nv;
-    return rc;
+    const char *v = nv ? argv[*i + 1] : NULL;
+    ggfit_status rc = r ? land(r, &f, a, !negated, v, err)
+                        : ggfit__params_set(p, f.lands, a, !negated, v, err);
+    if (rc)
+        return rc;
+    if (r)
+        note(r, &f, a, negated);
+    *i += 1 + nv;
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, bool *used,
+                                    char **err)
+{
+    return take(NULL, p, argc, argv, i, used, err);
 }
 
 ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
                                      bool *used, char **err)
 {
-    const char *a = argv[*i];
-    ggfit__flag f;
-    bool negated;
-    if (used)
-        *used = true;
-    if (!lookup(a, false, &f, &negated))
-        return not_ours(a, used, err);
-    int nv = negated ? 0 : f.values;
-    if (*i + nv >= argc)
-        return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-    ggfit_status rc = land(r, &f, a, !negated, nv ? argv[*i + 1] : NULL, err);
-    if (rc)
-        return rc;
-    note(r, &f, a, negated);
-    *i += 1 + nv;
-    return GGFIT_OK;
+    return take(r, NULL, argc, argv, i, used, err);
 }
 
 /* ---- values by name: LLAMA_ARG_* and presets -------------------------------- */
