@@ -59,7 +59,8 @@ function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints) {
     width("pr", prints)
     if (prints != "" && !named(names, prints) && !named(neg, prints))
         fail(names ": prints " prints ", not one of its names")
-    if (kind !~ /^(bool|int|number|size|enum|list|regex|path|text|pair)$/) fail("unknown kind " kind)
+    if (kind !~ /^(bool|int|number|size|enum|list|regex|path|text|pair)$/)
+        fail("unknown kind " kind)
     if (scope !~ /^(model|context|ggfit|draft|projector|cli|other)$/) fail("unknown scope " scope)
     if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
     if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")
@@ -81,7 +82,8 @@ function claim(list, where,    m, p, i) {
 FILENAME == ARGV[1] {
     if (NF != 10) fail("expected 10 tab-separated fields, got " NF)
     if ($2 == "=") {
-        if ($3 != "=" || $4 != "=") fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
+        if ($3 != "=" || $4 != "=")
+            fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
         if ($1 in ext) fail($1 " given twice")
         ext[$1] = $0
         ext_line[$1] = FNR
@@ -111,14 +113,19 @@ FILENAME == ARGV[1] {
     used[key] = 1
     split(ext[key], e, "\t")
     kind = e[5] == "=" ? ($3 == 0 ? "bool" : $3 == 2 ? "pair" : "text") : e[5]
-    if (kind_values(kind) != $3) fail($1 ": kind " kind " in data/flags.tsv, but llama.cpp takes " $3 " values")
+    if (kind_values(kind) != $3)
+        fail($1 ": kind " kind " in data/flags.tsv, but llama.cpp takes " $3 " values")
     ex = e[9] == "=" ? ($3 ? "1" : "-") : e[9]
     rows[n++] = row($1, $2, $4, $5, kind, e[6], e[7], e[8], ex, e[10])
 }
 END {
     if (failed) exit 1
     for (k in used)
-        if (!used[k]) { FILENAME = ARGV[1]; FNR = ext_line[k]; fail(k " is not a flag of data/llama_args.tsv") }
+        if (!used[k]) {
+            FILENAME = ARGV[1]
+            FNR = ext_line[k]
+            fail(k " is not a flag of data/llama_args.tsv")
+        }
     for (i = 0; i < n_own; i++) {
         split(own[i], e, "\t")
         FILENAME = ARGV[1]; FNR = own_line[i]
