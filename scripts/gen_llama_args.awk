@@ -32,13 +32,16 @@ function named(list, a,    m, p, i) {
     return 0
 }
 function kind_values(k) { return k == "bool" ? 0 : k == "pair" ? 2 : 1 }
-# llama.cpp's LLAMA_EXAMPLE_* list as the programs ggfit plans for
+# llama.cpp's LLAMA_EXAMPLE_* list (or data/flags.tsv's server, cli, bench,
+# fit-params) as the programs ggfit plans for
 function progs(list,    out, m, p, i) {
     if (list == "all")
         return "GGFIT__PROG_ALL"
     m = split(list, p, ",")
     out = ""
     for (i = 1; i <= m; i++) {
+        # ggfit's own rows name the programs in lower case
+        p[i] = p[i] == "bench" ? "LLAMA_BENCH" : upper(p[i])
         if (p[i] == "COMMON")
             out = out "|GGFIT__PROG_SERVER|GGFIT__PROG_CLI|GGFIT__PROG_FIT_PARAMS"
         else if (p[i] == "SERVER")
@@ -47,6 +50,9 @@ function progs(list,    out, m, p, i) {
             out = out "|GGFIT__PROG_CLI"
         else if (p[i] == "FIT_PARAMS")
             out = out "|GGFIT__PROG_FIT_PARAMS"
+        else if (p[i] == "LLAMA_BENCH")   # llama-bench's own parser takes it too
+                                           # (arg.cpp's BENCH is llama-batched-bench)
+            out = out "|GGFIT__PROG_BENCH"
     }
     return out == "" ? "0" : substr(out, 2)
 }
@@ -82,7 +88,7 @@ function claim(list, where,    m, p, i) {
 FILENAME == ARGV[1] {
     if (NF != 10) fail("expected 10 tab-separated fields, got " NF)
     if ($2 == "=") {
-        if ($3 != "=" || $4 != "=")
+        if ($3 != "=" || ($4 != "=" && $4 != "=,bench"))
             fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
         if ($1 in ext) fail($1 " given twice")
         ext[$1] = $0
@@ -116,7 +122,8 @@ FILENAME == ARGV[1] {
     if (kind_values(kind) != $3)
         fail($1 ": kind " kind " in data/flags.tsv, but llama.cpp takes " $3 " values")
     ex = e[9] == "=" ? ($3 ? "1" : "-") : e[9]
-    rows[n++] = row($1, $2, $4, $5, kind, e[6], e[7], e[8], ex, e[10])
+    rows[n++] = row($1, $2, $4, $5 (e[4] == "=,bench" ? ",LLAMA_BENCH" : ""), kind, e[6], e[7], e[8],
+                    ex, e[10])
 }
 END {
     if (failed) exit 1

@@ -308,6 +308,52 @@ static void test_printed(void **state)
         assert_true(ggfit__flag_printed((ggfit__flag_at)at, false)[0] != '\0');
 }
 
+/* Whether llama-bench's parser (ggfit_bench_parse_arg) takes a name of
+ * list, with a value. */
+static bool bench_takes(const char *list, const char *value)
+{
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[80];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        char *argv[] = { name, (char *)(uintptr_t)value, NULL };
+        ggfit_bench_args *a = calloc(1, sizeof *a);
+        ggfit_request *r = fresh();
+        int i = 0;
+        bool used = false;
+        char *err = NULL;
+        assert_non_null(a);
+        ggfit_bench_args_init(a);
+        ggfit_status rc = ggfit_bench_parse_arg(a, r, 2, argv, &i, &used, &err);
+        ggfit_free(err);
+        free(a);
+        free(r);
+        if (!rc && used)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+/* The rows that say llama-bench takes them are flags of its parser, and the
+ * rest of llama.cpp's model and context flags are not (or mean otherwise
+ * there). */
+static void test_bench_programs(void **state)
+{
+    (void)state;
+    ggfit__flag f;
+    size_t n = 0;
+    for (size_t row = 0; ggfit__flag_row(row, &f); row++) {
+        if (!(f.programs & GGFIT__PROG_BENCH) || f.scope == GGFIT__SCOPE_CLI)
+            continue;
+        const char *value = f.values ? f.example : "1";
+        if (!bench_takes(f.names, value) && !bench_takes(f.negated, value))
+            fail_msg("%s: not a flag of llama-bench's", f.names);
+        n++;
+    }
+    assert_true(n >= 20);
+}
+
 static void test_preset(void **state)
 {
     (void)state;
@@ -396,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_every_row),
         cmocka_unit_test(test_every_landing),
         cmocka_unit_test(test_printed),
+        cmocka_unit_test(test_bench_programs),
         cmocka_unit_test(test_preset),
         cmocka_unit_test(test_pasted_line),
         cmocka_unit_test(test_did_you_mean),
