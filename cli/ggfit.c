@@ -526,20 +526,12 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
  * the program decides the syntax the plan is printed in. */
 static int program_of(ggfit_request *req, int argc, char **argv, int *i)
 {
-    static const struct { const char *name; ggfit_program prog; } progs[] = {
-        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
-        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
-    };
     if (++*i >= argc)
         return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
-    const char *base = strrchr(argv[*i], '/');
-    base = base ? base + 1 : argv[*i];
-    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
-        if (!strcmp(base, progs[k].name)) {
-            req->program = progs[k].prog;
-            (*i)++;
-            return 0;
-        }
+    if (ggfit__program_named(argv[*i], &req->program)) {
+        (*i)++;
+        return 0;
+    }
     fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
                     "llama-bench\n", argv[*i]);
     return EXIT_BAD_INPUT;

@@ -360,10 +360,6 @@ static int split_words(char *line, char **words, int max)
 ggfit_status ggfit__request_parse_line(ggfit_request *r, char *line, char **words, int max,
                                        char **err)
 {
-    static const struct { const char *name; ggfit_program prog; } progs[] = {
-        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
-        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS },
-    };
     if (err)
         *err = NULL;
     int n = split_words(line, words, max);
@@ -372,15 +368,12 @@ ggfit_status ggfit__request_parse_line(ggfit_request *r, char *line, char **word
                                               "unclosed quote", max);
     int i = 0;
     if (n > 0 && words[0][0] != '-') {
-        const char *base = strrchr(words[0], '/');
-        base = base ? base + 1 : words[0];
-        size_t k = 0;
-        while (k < 3 && strcmp(base, progs[k].name))
-            k++;
-        if (k == 3)
+        /* llama-bench's flags are its own parser's (ggfit_bench_parse_arg) */
+        ggfit_program prog;
+        if (!ggfit__program_named(words[0], &prog) || prog == GGFIT_FOR_BENCH)
             return ggfit__fail(err, GGFIT_EINVAL, "'%s': expected llama-server, llama-cli or "
                                                   "llama-fit-params", words[0]);
-        r->program = progs[k].prog;
+        r->program = prog;
         i = 1;
     }
     while (i < n) {

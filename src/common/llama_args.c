@@ -38,6 +38,22 @@ const char *ggfit__flag_first(const char *list, char *buf, size_t n)
     return buf;
 }
 
+bool ggfit__program_named(const char *word, ggfit_program *out)
+{
+    static const struct { const char *name; ggfit_program prog; } progs[] = {
+        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
+        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
+    };
+    const char *base = strrchr(word, '/');
+    base = base ? base + 1 : word;
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
+        if (!strcmp(base, progs[k].name)) {
+            *out = progs[k].prog;
+            return true;
+        }
+    return false;
+}
+
 bool ggfit__flag_row(size_t i, ggfit__flag *out)
 {
     if (i >= N_ROWS)

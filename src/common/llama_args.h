@@ -121,6 +121,11 @@ typedef struct ggfit__flag {
  * --host-bw, ...), or NULL for another landing. */
 double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at);
 
+/* The program a llama.cpp command line's first word names (a path's base
+ * name: llama-server, llama-cli, llama-fit-params, llama-bench), in *out;
+ * false for another word. */
+bool ggfit__program_named(const char *word, ggfit_program *out);
+
 /* Row i of the table (false past its end). */
 bool ggfit__flag_row(size_t i, ggfit__flag *out);
 
