@@ -35,8 +35,12 @@ static const char *const spec_names[SPEC_COUNT] = {
 #define SPEC_CTX_TYPES (SPEC_BIT(SPEC_DRAFT_MTP) | SPEC_BIT(SPEC_DRAFT_EAGLE3) | \
                         SPEC_BIT(SPEC_DRAFT_DFLASH) | SPEC_BIT(SPEC_DRAFT_DSPARK))
 
-/* The speculative flags besides the draft's memory flags: how many draft
- * tokens a slot can verify at once. */
+/* The speculative flags of how many draft tokens a slot can verify at once,
+ * as ggfit__spec_args repeats them (in the order of spec_size_m, which is
+ * their landings' in common/llama_args.h). */
+_Static_assert(GGFIT__AT_SPEC_MAP_K_SIZE_M == GGFIT__AT_SPEC_SIMPLE_SIZE_M + 1 &&
+               GGFIT__AT_SPEC_MAP_K4V_SIZE_M == GGFIT__AT_SPEC_SIMPLE_SIZE_M + 2,
+               "one landing per spec_size_m, in order");
 static const char *const size_m_flags[3] = {
     "--spec-ngram-simple-size-m", "--spec-ngram-map-k-size-m", "--spec-ngram-map-k4v-size-m",
 };
