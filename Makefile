@@ -73,11 +73,12 @@ $(B)/obj/%.o: src/%.c
 $(B)/obj/devices/catalog.o: $(B)/catalog_data.h
 $(B)/obj/devices/catalog.o: CFLAGS += -I$(B)
 
-# llama.cpp's flags (data/llama_args.tsv, from tools/llama_args.py), so that
-# a pasted llama-server command line is understood.
-%/llama_args_data.h: data/llama_args.tsv scripts/gen_llama_args.awk
+# The table of every flag: llama.cpp's (data/llama_args.tsv, from
+# tools/llama_args.py) joined with what ggfit does with each and ggfit's own
+# (data/flags.tsv); not committed, the two TSVs stay the one source.
+%/llama_args_data.h: data/flags.tsv data/llama_args.tsv scripts/gen_llama_args.awk
 	mkdir -p $(@D)
-	awk -f scripts/gen_llama_args.awk data/llama_args.tsv >$@.tmp && mv $@.tmp $@
+	awk -f scripts/gen_llama_args.awk data/flags.tsv data/llama_args.tsv >$@.tmp && mv $@.tmp $@
 $(B)/obj/common/llama_args.o: $(B)/llama_args_data.h
 $(B)/obj/common/llama_args.o: CFLAGS += -I$(B)
 

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "ggfit_app.h"
+/* The table of flags (data/flags.tsv), for the usage text: internal to the
+ * library until ggfit.h gives it a public face. */
+#include "common/llama_args.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GGFIT_SANITIZED 1
@@ -30,7 +33,8 @@
 
 #define EXIT_BAD_INPUT 2
 
-static const char usage[] =
+/* The usage text's head (print_usage) */
+static const char usage_head[] =
     "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
     "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
     "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
@@ -78,10 +82,10 @@ static const char usage[] =
     "  --for PROGRAM      server (default: llama-server's own fit, -np auto =\n"
     "                     4 slots -kvu, --cache-ram, what it loads beside the\n"
     "                     model), cli, bench, or fit-params (its own line)\n"
-    "  -- llama-server ... a whole command line (as --for server)\n"
-    "  llama.cpp flags    -c -b -ub -np -kvu -fa -ctk -ctv --swa-full -ngl -ts -sm\n"
-    "                     -mg -ot -cmoe -ncmoe -nkvo --no-repack --mmap --no-mmap\n"
-    "                     and llama-server's --embedding --rerank --pooling TYPE\n"
+    "  -- llama-server ... a whole command line (as --for server)\n";
+
+/* After usage_head and the llama.cpp flags ggfit applies (llama_flags_help). */
+static const char usage_tail[] =
     "  -m, --model FILE   the GGUF file; a header-only file is enough; an\n"
     "                     http(s):// URL (-mu URL too) reads the header only\n"
     "  -hf USER/MODEL[:QUANT]  a Hugging Face repo's GGUF, chosen as llama.cpp\n"
@@ -179,6 +183,58 @@ static void cpu_help(FILE *f)
     fputc('\n', f);
 }
 
+/* Whether row i of the table is one of llama.cpp's model and context flags
+ * that ggfit applies, and not the repeat of an earlier row (llama.cpp lists
+ * -np twice); *programs: those of every row with its names. */
+static bool applied_row(size_t i, const ggfit__flag *f, unsigned *programs)
+{
+    ggfit__flag g;
+    if (f->lands < GGFIT__AT_PARAMS_FIRST || f->lands > GGFIT__AT_PARAMS_LAST ||
+        f->scope == GGFIT__SCOPE_DRAFT)
+        return false;
+    *programs = 0;
+    for (size_t j = 0; ggfit__flag_row(j, &g); j++) {
+        if (strcmp(g.names, f->names))
+            continue;
+        if (j < i)
+            return false;
+        *programs |= g.programs;
+    }
+    return true;
+}
+
+/* The usage text's entry of the llama.cpp flags ggfit applies, from the
+ * table (data/flags.tsv): each by its first name and first negated name,
+ * those of llama-server alone last. */
+static void llama_flags_help(FILE *f)
+{
+    int col = 21;
+    ggfit__flag row;
+    char name[64];
+    fputs("  llama.cpp flags    ", f);
+    for (int server = 0; server < 2; server++) {
+        if (server)
+            wrapped(f, &col, "and llama-server's");
+        for (size_t i = 0; ggfit__flag_row(i, &row); i++) {
+            unsigned programs;
+            if (!applied_row(i, &row, &programs) ||
+                server != !(programs & (GGFIT__PROG_CLI | GGFIT__PROG_FIT_PARAMS)))
+                continue;
+            wrapped(f, &col, ggfit__flag_first(row.names, name, sizeof name));
+            if (row.negated[0])
+                wrapped(f, &col, ggfit__flag_first(row.negated, name, sizeof name));
+        }
+    }
+    fputc('\n', f);
+}
+
+static void print_usage(FILE *f)
+{
+    fputs(usage_head, f);
+    llama_flags_help(f);
+    fputs(usage_tail, f);
+}
+
 static int fail(const char *msg)
 {
     fprintf(stderr, "ggfit: %s\n", msg);
@@ -258,51 +314,79 @@ static int open_model(const char *path, const char *hf, const char *hff, const c
     return rc;
 }
 
-static int cmd_inspect(int argc, char **argv)
+/* What inspect says when a flag of the model's source (by where its row of
+ * the table lands) has no value; "" for one that takes none; NULL: not such
+ * a flag. */
+static const char *model_source(ggfit__flag_at at)
 {
-    const char *path = NULL, *hf = NULL, *hff = NULL, *token = NULL;
-    bool json = false, tensors = false, offline = false;
-    for (int i = 0; i < argc; i++) {
+    switch (at) {
+    case GGFIT__AT_MODEL:
+    case GGFIT__AT_MODEL_URL: return "-m needs a file name";
+    case GGFIT__AT_HF_REPO: return "-hf needs a repository";
+    case GGFIT__AT_HF_FILE: return "-hff needs a file";
+    case GGFIT__AT_HF_TOKEN: return "-hft needs a token";
+    case GGFIT__AT_OFFLINE: return "";
+    default: return NULL;
+    }
+}
+
+/* inspect's flags: the model's source, taken as a plan takes it
+ * (ggfit_request_parse_arg), and its own. 0, or the exit status. */
+static int inspect_args(ggfit_request *req, int argc, char **argv, bool *json, bool *tensors)
+{
+    for (int i = 0; i < argc;) {
         const char *a = argv[i];
-        if (!strcmp(a, "-m") || !strcmp(a, "--model") || !strcmp(a, "-mu") ||
-            !strcmp(a, "--model-url")) {
-            if (++i >= argc)
-                return fail("-m needs a file name");
-            path = argv[i];
-        } else if (!strcmp(a, "-hf") || !strcmp(a, "-hfr") || !strcmp(a, "--hf-repo")) {
-            if (++i >= argc)
-                return fail("-hf needs a repository");
-            hf = argv[i];
-        } else if (!strcmp(a, "-hff") || !strcmp(a, "--hf-file")) {
-            if (++i >= argc)
-                return fail("-hff needs a file");
-            hff = argv[i];
-        } else if (!strcmp(a, "-hft") || !strcmp(a, "--hf-token")) {
-            if (++i >= argc)
-                return fail("-hft needs a token");
-            token = argv[i];
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--offline")) {
-            offline = true;
+        ggfit__flag row;
+        bool negated;
+        int k = ggfit__flag_find(a, &negated);
+        const char *missing = k >= 0 && ggfit__flag_row((size_t)k, &row) ? model_source(row.lands)
+                                                                         : NULL;
+        char *err = NULL;
+        if (missing && row.values && i + 1 >= argc)
+            return fail(missing);
+        if (missing) {
+            int rc = ggfit_request_parse_arg(req, argc, argv, &i, NULL, &err);
+            if (rc)
+                return report(rc, err);
+            continue;
+        }
+        if (!strcmp(a, "--json")) {
+            *json = true;
         } else if (!strcmp(a, "--tensors")) {
-            tensors = true;
+            *tensors = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
+            print_usage(stdout);
+            return -1;
         } else {
-            fprintf(stderr, "ggfit inspect: unknown argument '%s'\n%s", a, usage);
+            fprintf(stderr, "ggfit inspect: unknown argument '%s'\n", a);
+            print_usage(stderr);
             return EXIT_BAD_INPUT;
         }
+        i++;
     }
-    if (!path && !hf)
-        return fail("inspect needs -m FILE");
+    return 0;
+}
 
-    ggfit_model *m;
+static int cmd_inspect(int argc, char **argv)
+{
+    bool json = false, tensors = false;
+    /* a request for its model's fields alone: most of it is flags' overrides */
+    ggfit_request *req = calloc(1, sizeof *req);
+    if (!req)
+        return fail("out of memory");
+    ggfit_request_init(req);
+    int rc = inspect_args(req, argc, argv, &json, &tensors);
+    const char *path = req->model_url ? req->model_url : req->model;
+    if (!rc && !path && !req->hf_repo)
+        rc = fail("inspect needs -m FILE");
+    ggfit_model *m = NULL;
     char *err = NULL;
-    int rc = open_model(path, hf, hff, token, offline, &m, &err);
+    if (!rc && (rc = open_model(path, req->hf_repo, req->hf_file, req->hf_token, req->offline,
+                                &m, &err)))
+        rc = report(rc, err);
+    free(req);
     if (rc)
-        return report(rc, err);
+        return rc < 0 ? 0 : rc;   /* -1: --help */
     char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
     return emit(text, json);
@@ -318,7 +402,8 @@ static int cmd_reorder(int argc, char **argv)
         if (!strcmp(argv[i], "--force")) {
             force = true;
         } else if (argv[i][0] == '-' || n == 2) {
-            fprintf(stderr, "ggfit reorder: unexpected argument '%s'\n%s", argv[i], usage);
+            fprintf(stderr, "ggfit reorder: unexpected argument '%s'\n", argv[i]);
+            print_usage(stderr);
             return EXIT_BAD_INPUT;
         } else {
             files[n++] = argv[i];
@@ -346,7 +431,8 @@ static int cmd_archs(int argc, char **argv)
         } else if (!strcmp(argv[i], "--markdown")) {
             markdown = true;
         } else {
-            fprintf(stderr, "ggfit: archs: unknown argument '%s'\n%s", argv[i], usage);
+            fprintf(stderr, "ggfit: archs: unknown argument '%s'\n", argv[i]);
+            print_usage(stderr);
             return EXIT_BAD_INPUT;
         }
     }
@@ -369,10 +455,11 @@ static int cmd_devices(int argc, char **argv)
         } else if (!strcmp(a, "--measure")) {
             measure = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
+            print_usage(stdout);
             return 0;
         } else {
-            fprintf(stderr, "ggfit devices: unknown argument '%s'\n%s", a, usage);
+            fprintf(stderr, "ggfit devices: unknown argument '%s'\n", a);
+            print_usage(stderr);
             return EXIT_BAD_INPUT;
         }
     }
@@ -439,20 +526,12 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
  * the program decides the syntax the plan is printed in. */
 static int program_of(ggfit_request *req, int argc, char **argv, int *i)
 {
-    static const struct { const char *name; ggfit_program prog; } progs[] = {
-        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
-        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
-    };
     if (++*i >= argc)
         return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
-    const char *base = strrchr(argv[*i], '/');
-    base = base ? base + 1 : argv[*i];
-    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
-        if (!strcmp(base, progs[k].name)) {
-            req->program = progs[k].prog;
-            (*i)++;
-            return 0;
-        }
+    if (ggfit__program_named(argv[*i], &req->program)) {
+        (*i)++;
+        return 0;
+    }
     fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
                     "llama-bench\n", argv[*i]);
     return EXIT_BAD_INPUT;
@@ -512,6 +591,17 @@ static int objective_of(const char *v, ggfit_objective *o)
     return 0;
 }
 
+/* --min-ctx's value */
+static int min_ctx_of(const char *v, uint32_t *n)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || x == 0 || x > 100000000)
+        return fail("--min-ctx: expected a number of tokens");
+    *n = (uint32_t)x;
+    return 0;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -547,22 +637,17 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
         } else if (!strcmp(argv[i], "--list")) {
             list = true;
         } else if (!strcmp(argv[i], "--objective") || !strcmp(argv[i], "--min-ctx")) {
-            char *end;
-            unsigned long x = 0;
+            bool objective = !strcmp(argv[i], "--objective");
             if (i + 1 >= argc) {
                 free(models);
                 return fail("--objective and --min-ctx need a value");
             }
-            rc = argv[i][2] == 'o' ? objective_of(argv[i + 1], &fo.objective) : 0;
-            if (argv[i][2] == 'm' && ((x = strtoul(argv[i + 1], &end, 10)), *end ||
-                                      end == argv[i + 1] || x == 0 || x > 100000000))
-                rc = fail("--min-ctx: expected a number of tokens");
+            rc = objective ? objective_of(argv[i + 1], &fo.objective)
+                           : min_ctx_of(argv[i + 1], &fo.n_ctx_min);
             if (rc) {
                 free(models);
                 return rc;
             }
-            if (argv[i][2] == 'm')
-                fo.n_ctx_min = (uint32_t)x;
             i += 2;
             continue;
         } else if (!strcmp(argv[i], "--quant-cache")) {
@@ -596,7 +681,8 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
             if (used)
                 continue;
             free(models);
-            fprintf(stderr, "ggfit: unknown argument '%s'\n%s", argv[i], usage);
+            fprintf(stderr, "ggfit: unknown argument '%s'\n", argv[i]);
+            print_usage(stderr);
             return EXIT_BAD_INPUT;
         }
         i++;
@@ -677,34 +763,31 @@ static const char bench_usage[] =
 static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
                       bool *used)
 {
-    static const char *const dflags[] = { "--bandwidth", "--host-bw", "--efficiency",
-                                          "--host-efficiency", "--fixed-ms", "--link-bw",
-                                          "--tflops", "--host-tflops", "--pp-efficiency",
-                                          "--cross-ms" };
-    double *dvals[] = { &so->bandwidth_gbs, &so->host_bw_gbs, &so->efficiency,
-                        &so->host_efficiency, &so->fixed_ms, &so->link_gbs, &so->tflops,
-                        &so->host_tflops, &so->pp_efficiency, &so->cross_ms };
+    bool negated;
+    ggfit__flag row;
+    int k = ggfit__flag_find(argv[*i], &negated);
+    /* the constant's field, by where its row of the table lands */
+    double *field = k >= 0 && ggfit__flag_row((size_t)k, &row) ? ggfit__speed_field(so, row.lands)
+                                                             : NULL;
     *used = false;
+    if (!field)
+        return 0;
     /* --host-bw default: the model's default even for this machine's own
      * memory (no measuring) */
-    if (!strcmp(argv[*i], "--host-bw") && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
+    if (row.lands == GGFIT__AT_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
         so->host_bw_default = true;
         *i += 2;
         *used = true;
         return 0;
     }
-    for (size_t k = 0; k < sizeof dflags / sizeof dflags[0]; k++)
-        if (!strcmp(argv[*i], dflags[k])) {
-            char *end;
-            if (*i + 1 >= argc || (*dvals[k] = strtod(argv[*i + 1], &end), *end) ||
-                end == argv[*i + 1] || *dvals[k] < 0) {
-                fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
-                return EXIT_BAD_INPUT;
-            }
-            *i += 2;
-            *used = true;
-            return 0;
-        }
+    char *end;
+    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
+        *field < 0) {
+        fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
+        return EXIT_BAD_INPUT;
+    }
+    *i += 2;
+    *used = true;
     return 0;
 }
 
@@ -1041,7 +1124,7 @@ int main(int argc, char **argv)
 static int run(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -1049,7 +1132,7 @@ static int run(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         cpu_help(stdout);
         fputs(usage_more, stdout);
         fputs(usage_quants, stdout);
@@ -1069,6 +1152,7 @@ static int run(int argc, char **argv)
         return cmd_sweep(argc - 2, argv + 2);
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
-    fprintf(stderr, "ggfit: unknown command '%s'\n%s", argv[1], usage);
+    fprintf(stderr, "ggfit: unknown command '%s'\n", argv[1]);
+    print_usage(stderr);
     return EXIT_BAD_INPUT;
 }

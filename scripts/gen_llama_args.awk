@@ -1,15 +1,21 @@
-# gen_llama_args.awk - turns data/llama_args.tsv (llama.cpp's flags, from
-# tools/llama_args.py) into the C table src/common/llama_args.c includes.
-# Run: awk -f gen_llama_args.awk FILE
+# gen_llama_args.awk - joins data/flags.tsv (what ggfit does with each flag,
+# and ggfit's own flags) and data/llama_args.tsv (llama.cpp's flags, from
+# tools/llama_args.py) into the one table of flags that
+# src/common/llama_args.c includes.
+# Run: awk -f gen_llama_args.awk data/flags.tsv data/llama_args.tsv
 #
 # The rows hold their strings, in arrays as long as the longest of each
 # column, rather than pointers to them: a table of pointers needs one
 # relocation per string (some 1,400), each written by the loader at every
-# start, and the pages that hold them copied. The programs column is not
-# used by ggfit and is left out.
-BEGIN { FS = "\t"; n = 0; w[1] = w[2] = w[4] = 1 }
+# start, and the pages that hold them copied.
+#
+# Rows: llama.cpp's, in data/llama_args.tsv's order (the order llama.cpp
+# reads LLAMA_ARG_* in), then ggfit's own in data/flags.tsv's order. A name
+# is in one row only (but for the rows llama.cpp itself repeats).
+BEGIN { FS = "\t"; n = 0; n_own = 0; w["names"] = w["neg"] = w["env"] = w["ex"] = w["pr"] = 1 }
 function fail(why) {
     printf "%s:%d: %s\n", FILENAME, FNR, why > "/dev/stderr"
+    failed = 1
     exit 1
 }
 function width(k, s) {
@@ -17,26 +23,134 @@ function width(k, s) {
     if (length(s) + 1 > w[k])
         w[k] = length(s) + 1
 }
+function upper(s) { s = toupper(s); gsub(/-/, "_", s); return s }
+function named(list, a,    m, p, i) {
+    m = split(list, p, ",")
+    for (i = 1; i <= m; i++)
+        if (p[i] == a)
+            return 1
+    return 0
+}
+function kind_values(k) { return k == "bool" ? 0 : k == "pair" ? 2 : 1 }
+# llama.cpp's LLAMA_EXAMPLE_* list (or data/flags.tsv's server, cli, bench,
+# fit-params) as the programs ggfit plans for
+function progs(list,    out, m, p, i) {
+    if (list == "all")
+        return "GGFIT__PROG_ALL"
+    m = split(list, p, ",")
+    out = ""
+    for (i = 1; i <= m; i++) {
+        # ggfit's own rows name the programs in lower case
+        p[i] = p[i] == "bench" ? "LLAMA_BENCH" : upper(p[i])
+        if (p[i] == "COMMON")
+            out = out "|GGFIT__PROG_SERVER|GGFIT__PROG_CLI|GGFIT__PROG_FIT_PARAMS"
+        else if (p[i] == "SERVER")
+            out = out "|GGFIT__PROG_SERVER"
+        else if (p[i] == "CLI")
+            out = out "|GGFIT__PROG_CLI"
+        else if (p[i] == "FIT_PARAMS")
+            out = out "|GGFIT__PROG_FIT_PARAMS"
+        else if (p[i] == "LLAMA_BENCH")   # llama-bench's own parser takes it too
+                                           # (arg.cpp's BENCH is llama-batched-bench)
+            out = out "|GGFIT__PROG_BENCH"
+    }
+    return out == "" ? "0" : substr(out, 2)
+}
+function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints) {
+    if (neg == "-") neg = ""
+    if (env == "-") env = ""
+    if (ex == "-") ex = ""
+    if (prints == "-") prints = ""
+    width("names", names); width("neg", neg); width("env", env); width("ex", ex)
+    width("pr", prints)
+    if (prints != "" && !named(names, prints) && !named(neg, prints))
+        fail(names ": prints " prints ", not one of its names")
+    if (kind !~ /^(bool|int|number|size|enum|list|regex|path|text|pair)$/)
+        fail("unknown kind " kind)
+    if (scope !~ /^(model|context|ggfit|draft|projector|cli|other)$/) fail("unknown scope " scope)
+    if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
+    if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")
+    return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", GGFIT__KIND_%s, GGFIT__AT_%s, " \
+                   "GGFIT__SCOPE_%s, %s, GGFIT__MEM_%s, %d },", names, neg, env, ex, prints,
+                   upper(kind), upper(lands), upper(scope), progs(pr), upper(mem),
+                   kind_values(kind))
+}
+# every name of a row, once in the whole table
+function claim(list, where,    m, p, i) {
+    m = split(list, p, ",")
+    for (i = 1; i <= m; i++) {
+        if (p[i] !~ /^-/) fail("names must start with -: " p[i])
+        if ((p[i] in owner) && owner[p[i]] != where) fail(p[i] " is in two rows")
+        owner[p[i]] = where
+    }
+}
 /^#/ || /^[ \t]*$/ { next }
+FILENAME == ARGV[1] {
+    if (NF != 10) fail("expected 10 tab-separated fields, got " NF)
+    if ($2 == "=") {
+        if ($3 != "=" || ($4 != "=" && $4 != "=,bench"))
+            fail("a llama.cpp row takes its negated, env and programs from data/llama_args.tsv")
+        if ($1 in ext) fail($1 " given twice")
+        ext[$1] = $0
+        ext_line[$1] = FNR
+        used[$1] = 0
+    } else {
+        own_line[n_own] = FNR
+        own[n_own++] = $0
+    }
+    next
+}
 {
     if (NF != 5) fail("expected 5 tab-separated fields, got " NF)
-    if ($1 !~ /^-/) fail("names must start with -")
     if ($3 !~ /^[0-2]$/) fail("values must be 0, 1 or 2")
-    neg = $2 == "-" ? "" : $2
-    env = $4 == "-" ? "" : $4
-    width(1, $1); width(2, neg); width(4, env)
-    rows[n++] = sprintf("    { \"%s\", \"%s\", %d, \"%s\" },", $1, neg, $3, env)
+    claim($1, $1); if ($2 != "-") claim($2, $1)
+    m = split($1 ($2 == "-" ? "" : "," $2), nm, ",")
+    key = ""
+    for (i = 1; i <= m; i++)
+        if (nm[i] in ext) {
+            if (key != "" && key != nm[i]) fail("two rows of data/flags.tsv for " $1)
+            key = nm[i]
+        }
+    if (key == "") {
+        kind = $3 == 0 ? "bool" : $3 == 2 ? "pair" : "text"
+        rows[n++] = row($1, $2, $4, $5, kind, "note", "other", "none", $3 ? "1" : "-", "-")
+        next
+    }
+    used[key] = 1
+    split(ext[key], e, "\t")
+    kind = e[5] == "=" ? ($3 == 0 ? "bool" : $3 == 2 ? "pair" : "text") : e[5]
+    if (kind_values(kind) != $3)
+        fail($1 ": kind " kind " in data/flags.tsv, but llama.cpp takes " $3 " values")
+    ex = e[9] == "=" ? ($3 ? "1" : "-") : e[9]
+    rows[n++] = row($1, $2, $4, $5 (e[4] == "=,bench" ? ",LLAMA_BENCH" : ""), kind, e[6], e[7], e[8],
+                    ex, e[10])
 }
 END {
-    print "/* Generated from data/llama_args.tsv by scripts/gen_llama_args.awk; do not edit. */"
-    print "typedef struct llama_arg {"
-    printf "    char names[%d];    /* comma-separated, as llama.cpp spells them */\n", w[1]
-    printf "    char negated[%d];  /* the --no-... names, or \"\" */\n", w[2]
-    print  "    int values;         /* 0, 1 or 2 */"
-    printf "    char env[%d];      /* LLAMA_ARG_..., or \"\" */\n", w[4]
-    print "} llama_arg;"
+    if (failed) exit 1
+    for (k in used)
+        if (!used[k]) {
+            FILENAME = ARGV[1]
+            FNR = ext_line[k]
+            fail(k " is not a flag of data/llama_args.tsv")
+        }
+    for (i = 0; i < n_own; i++) {
+        split(own[i], e, "\t")
+        FILENAME = ARGV[1]; FNR = own_line[i]
+        claim(e[1], e[1]); if (e[2] != "-") claim(e[2], e[1])
+        rows[n++] = row(e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10])
+    }
+    print "/* Generated from data/flags.tsv and data/llama_args.tsv by"
+    print " * scripts/gen_llama_args.awk; do not edit. */"
+    print "typedef struct flag_row {"
+    printf "    char names[%d];    /* comma-separated, as llama.cpp spells them */\n", w["names"]
+    printf "    char negated[%d];  /* the --no-... names, or \"\" */\n", w["neg"]
+    printf "    char env[%d];      /* LLAMA_ARG_..., or \"\" */\n", w["env"]
+    printf "    char example[%d];  /* a valid value, \"\" for a bool */\n", w["ex"]
+    printf "    char prints[%d];   /* the name a printed plan gives it, or \"\" */\n", w["pr"]
+    print  "    unsigned char kind, lands, scope, programs, memory, values;"
+    print "} flag_row;"
     print ""
-    print "static const llama_arg llama_args[] = {"
+    print "static const flag_row flag_rows[] = {"
     for (i = 0; i < n; i++) print rows[i]
     print "};"
 }

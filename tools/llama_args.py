@@ -4,9 +4,11 @@
 Lists every flag llama.cpp's programs take (common/arg.cpp at the
 reference version: each add_opt(common_arg(...))) as data: its names, its
 negated names, how many values it takes, its LLAMA_ARG_* variable and the
-programs it belongs to. ggfit reads the table (scripts/gen_llama_args.awk)
-to accept a pasted llama-server or llama-cli command line: the flags that
-change memory are ggfit's own, the rest are recognised and ignored.
+programs it belongs to. scripts/gen_llama_args.awk joins it with
+data/flags.tsv (what ggfit does with each flag, and ggfit's own flags) into
+the one table of flags ggfit parses with (src/common/llama_args.c): the
+flags that change memory are applied, the rest recognised and noted, so
+that a pasted llama-server or llama-cli command line is understood.
 """
 import re
 import sys

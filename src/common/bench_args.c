@@ -5,15 +5,16 @@
  * as ranges, first-last[+step|*mult]) and may be repeated; every
  * combination of the values is one instance (get_cmd_params_instances, in
  * its loop order), and each instance makes a test per -p, -n and -pg. The
- * values are applied to the flags as llama.cpp's common flags (the same
- * ggfit_params_parse_arg the rest of ggfit parses them with), so that a
- * value means here what it means everywhere.
+ * values are applied to the flags as llama.cpp's common flags (where the
+ * rest of ggfit lands them: common/params.c, by the table's landings), so
+ * that a value means here what it means everywhere.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "common/args.h"
 #include "common/bench_args.h"
 
 /* How a flag's values are read. */
@@ -100,6 +101,25 @@ static bool named(const char *names, const char *a)
     return false;
 }
 
+/* Whether f is one of the flags of the model's source and the machine that
+ * ggfit takes as ggfit_request_parse_arg does (-hf, -hff, -hft, --offline,
+ * --gpu, --host-mem, --rpc). */
+static bool machine_or_model(const char *f)
+{
+    bool negated;
+    ggfit__flag row;
+    int k = ggfit__flag_find(f, &negated);
+    if (k < 0 || !ggfit__flag_row((size_t)k, &row))
+        return false;
+    switch (row.lands) {
+    case GGFIT__AT_HF_REPO: case GGFIT__AT_HF_FILE: case GGFIT__AT_HF_TOKEN:
+    case GGFIT__AT_OFFLINE: case GGFIT__AT_GPU: case GGFIT__AT_HOST_MEM: case GGFIT__AT_RPC:
+        return true;
+    default:
+        return false;
+    }
+}
+
 void ggfit_bench_args_init(ggfit_bench_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -125,10 +145,6 @@ ggfit_status ggfit_bench_parse_arg(ggfit_bench_args *a, ggfit_request *r, int ar
     *used = true;
     if (err)
         *err = NULL;
-    /* the model's and the machine's, as ggfit takes them */
-    static const char *const request_flags[] = { "-hf", "-hfr", "--hf-repo", "-hff", "--hf-file",
-                                                 "-hft", "--hf-token", "--offline", "--gpu",
-                                                 "--host-mem", "-rpc", "--rpc" };
     if (named("-m,--model", f)) {
         if (*i + 1 >= argc)
             return ggfit__fail(err, GGFIT_EINVAL, "llama-bench %s needs a value", f);
@@ -140,17 +156,15 @@ ggfit_status ggfit_bench_parse_arg(ggfit_bench_args *a, ggfit_request *r, int ar
         *i += 2;
         return GGFIT_OK;
     }
-    for (size_t k = 0; k < sizeof request_flags / sizeof request_flags[0]; k++)
-        if (!strcmp(f, request_flags[k])) {
-            if (!strcmp(f, "-rpc")) {   /* llama-bench's short name of --rpc */
-                if (*i + 1 >= argc)
-                    return ggfit__fail(err, GGFIT_EINVAL, "llama-bench -rpc needs a value");
-                r->rpc = argv[++*i];
-                (*i)++;
-                return GGFIT_OK;
-            }
-            return ggfit_request_parse_arg(r, argc, argv, i, NULL, err);
-        }
+    if (!strcmp(f, "-rpc")) {   /* llama-bench's short name of --rpc */
+        if (*i + 1 >= argc)
+            return ggfit__fail(err, GGFIT_EINVAL, "llama-bench -rpc needs a value");
+        r->rpc = argv[++*i];
+        (*i)++;
+        return GGFIT_OK;
+    }
+    if (machine_or_model(f))
+        return ggfit_request_parse_arg(r, argc, argv, i, NULL, err);
     for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++)
         if (named(plain[k].names, f)) {
             if (*i + plain[k].values >= argc)
@@ -324,12 +338,12 @@ ggfit_status ggfit__bench_lists(const ggfit_bench_args *a, ggfit__bench_vals *va
     return GGFIT_OK;
 }
 
-/* One common flag (and its value) into p. */
-static ggfit_status apply(ggfit_params *p, const char *flag, const char *v, char **err)
+/* One of llama.cpp's common flags (and its value) into p, as the rest of
+ * ggfit lands it (common/params.c), under the name a plan prints it with
+ * (for messages); on false: its negated form (-nkvo). */
+static ggfit_status apply(ggfit_params *p, ggfit__flag_at at, bool on, const char *v, char **err)
 {
-    char *argv[3] = { (char *)(uintptr_t)flag, (char *)(uintptr_t)v, NULL };
-    int i = 0;
-    return ggfit_params_parse_arg(p, v ? 2 : 1, argv, &i, NULL, err);
+    return ggfit__params_set(p, at, ggfit__flag_printed(at, false), on, v, err);
 }
 
 /* llama-bench's words for true, false and auto (common_arg_utils). */
@@ -359,16 +373,16 @@ static ggfit_status apply_value(int k, const char *v, ggfit_params *p, ggfit__be
         in->fit_min_ctx = (uint32_t)strtoul(v, NULL, 10);
         break;
     case L_NGL:   /* llama.cpp's -1 (its default) is every layer */
-        rc = apply(p, "-ngl", v[0] == '-' ? "all" : v, err);
+        rc = apply(p, GGFIT__AT_NGL, true, v[0] == '-' ? "all" : v, err);
         break;
     case L_NCMOE:
-        rc = apply(p, "-ncmoe", v, err);
+        rc = apply(p, GGFIT__AT_N_CPU_MOE, true, v, err);
         break;
     case L_SM:
         if (!strcmp(v, "tensor"))
             return ggfit__fail(err, GGFIT_EINVAL, "llama-bench -sm tensor: ggfit plans the "
                                                   "none, layer and row splits only");
-        rc = apply(p, "-sm", v, err);
+        rc = apply(p, GGFIT__AT_SPLIT_MODE, true, v, err);
         break;
     case L_LM:   /* what is mapped stays the file's; the rest is read into buffers */
         if (!strcmp(v, "mmap") || !strcmp(v, "mmap+mlock"))
@@ -380,7 +394,7 @@ static ggfit_status apply_value(int k, const char *v, ggfit_params *p, ggfit__be
                                                   "mmap+mlock or dio, got '%s'", v);
         break;
     case L_MG:
-        rc = apply(p, "-mg", v, err);
+        rc = apply(p, GGFIT__AT_MAIN_GPU, true, v, err);
         break;
     case L_TS:   /* "3/1" or "3;1" per instance */
         if (!strcmp(v, "0"))
@@ -389,7 +403,7 @@ static ggfit_status apply_value(int k, const char *v, ggfit_params *p, ggfit__be
         for (char *c = buf; *c; c++)
             if (*c == ';')
                 *c = '/';
-        rc = apply(p, "-ts", buf, err);
+        rc = apply(p, GGFIT__AT_TENSOR_SPLIT, true, buf, err);
         break;
     case L_OT:   /* a group: "pattern=buffer;pattern=buffer" */
         if (!v[0])
@@ -398,37 +412,37 @@ static ggfit_status apply_value(int k, const char *v, ggfit_params *p, ggfit__be
         for (char *c = buf; *c; c++)
             if (*c == ';')
                 *c = ',';
-        rc = apply(p, "-ot", buf, err);
+        rc = apply(p, GGFIT__AT_OVERRIDE_TENSOR, true, buf, err);
         break;
     case L_NOH:
         if (v[0] == '1')
-            rc = apply(p, "--no-host", NULL, err);
+            rc = apply(p, GGFIT__AT_NO_HOST, true, NULL, err);
         break;
     case L_EMBD:
         if (v[0] == '1')
-            rc = apply(p, "--embedding", NULL, err);
+            rc = apply(p, GGFIT__AT_EMBEDDINGS, true, NULL, err);
         break;
     case L_NB:
-        rc = apply(p, "-b", v, err);
+        rc = apply(p, GGFIT__AT_BATCH, true, v, err);
         break;
     case L_NUB:
-        rc = apply(p, "-ub", v, err);
+        rc = apply(p, GGFIT__AT_UBATCH, true, v, err);
         break;
     case L_CTK:
-        rc = apply(p, "-ctk", v, err);
+        rc = apply(p, GGFIT__AT_TYPE_K, true, v, err);
         break;
     case L_CTV:
-        rc = apply(p, "-ctv", v, err);
+        rc = apply(p, GGFIT__AT_TYPE_V, true, v, err);
         break;
     case L_NKVO:
         if (v[0] == '1')
-            rc = apply(p, "-nkvo", NULL, err);
+            rc = apply(p, GGFIT__AT_KV_OFFLOAD, false, NULL, err);
         break;
     case L_FA:
         if (!fa_word(v))
             return ggfit__fail(err, GGFIT_EINVAL, "llama-bench -fa: expected on, off or auto, "
                                                   "got '%s'", v);
-        rc = apply(p, "-fa", fa_word(v), err);
+        rc = apply(p, GGFIT__AT_FLASH_ATTN, true, fa_word(v), err);
         break;
     case L_DEPTH:
         in->depth = (uint32_t)strtoul(v, NULL, 10);

@@ -17,32 +17,7 @@
 #include "base/base.h"
 #include "common/draft.h"
 #include "llama/arch.h"
-
-/* The draft's flags (common/arg.cpp, every name) and the target flag that
- * sets the same field of ggfit_params. */
-static const struct { const char *names[4]; const char *as; } draft_flags[] = {
-    { { "-ngld", "--spec-draft-ngl", "--gpu-layers-draft", "--n-gpu-layers-draft" }, "-ngl" },
-    { { "-ctkd", "--spec-draft-type-k", "--cache-type-k-draft", NULL }, "-ctk" },
-    { { "-ctvd", "--spec-draft-type-v", "--cache-type-v-draft", NULL }, "-ctv" },
-    { { "-otd", "--spec-draft-override-tensor", "--override-tensor-draft", NULL }, "-ot" },
-    { { "-cmoed", "--spec-draft-cpu-moe", "--cpu-moe-draft", NULL }, "-cmoe" },
-    { { "-ncmoed", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe", "--n-cpu-moe-draft" },
-      "-ncmoe" },
-};
-
-static int draft_row(const char *a)
-{
-    for (size_t k = 0; k < sizeof draft_flags / sizeof draft_flags[0]; k++)
-        for (size_t j = 0; j < 4 && draft_flags[k].names[j]; j++)
-            if (!strcmp(a, draft_flags[k].names[j]))
-                return (int)k;
-    return -1;
-}
-
-static bool is_md(const char *a)
-{
-    return !strcmp(a, "-md") || !strcmp(a, "--model-draft") || !strcmp(a, "--spec-draft-model");
-}
+#include "common/args.h"
 
 /* common_speculative_type, in its order, by --spec-type's names
  * (common/speculative.cpp). */
@@ -61,36 +36,23 @@ static const char *const spec_names[SPEC_COUNT] = {
 #define SPEC_CTX_TYPES (SPEC_BIT(SPEC_DRAFT_MTP) | SPEC_BIT(SPEC_DRAFT_EAGLE3) | \
                         SPEC_BIT(SPEC_DRAFT_DFLASH) | SPEC_BIT(SPEC_DRAFT_DSPARK))
 
-/* The speculative flags besides the draft's memory flags: how many draft
- * tokens a slot can verify at once. */
+/* The speculative flags of how many draft tokens a slot can verify at once,
+ * as ggfit__spec_args repeats them (in the order of spec_size_m, which is
+ * their landings' in common/llama_args.h). */
+_Static_assert(GGFIT__AT_SPEC_MAP_K_SIZE_M == GGFIT__AT_SPEC_SIMPLE_SIZE_M + 1 &&
+               GGFIT__AT_SPEC_MAP_K4V_SIZE_M == GGFIT__AT_SPEC_SIMPLE_SIZE_M + 2,
+               "one landing per spec_size_m, in order");
 static const char *const size_m_flags[3] = {
     "--spec-ngram-simple-size-m", "--spec-ngram-map-k-size-m", "--spec-ngram-map-k4v-size-m",
 };
 
-static bool is_devd(const char *a)
-{
-    return !strcmp(a, "-devd") || !strcmp(a, "--device-draft") ||
-           !strcmp(a, "--spec-draft-device");
-}
-
-static int size_m_row(const char *a)
-{
-    for (int k = 0; k < 3; k++)
-        if (!strcmp(a, size_m_flags[k]))
-            return k;
-    return -1;
-}
-
-static bool is_spec(const char *a)
-{
-    return !strcmp(a, "--spec-type") || !strcmp(a, "--spec-draft-n-max") ||
-           !strcmp(a, "--spec-ngram-mod-n-max") || !strcmp(a, "--spec-default") ||
-           size_m_row(a) >= 0 || is_devd(a);
-}
-
 bool ggfit__draft_flag(const char *a)
 {
-    return is_md(a) || draft_row(a) >= 0 || is_spec(a);
+    bool negated;
+    ggfit__flag f;
+    int row = ggfit__flag_find(a, &negated);
+    return row >= 0 && ggfit__flag_row((size_t)row, &f) && f.scope == GGFIT__SCOPE_DRAFT &&
+           f.lands != GGFIT__AT_NOTE;
 }
 
 void ggfit__spec_init(ggfit_request *r)
@@ -133,88 +95,47 @@ static ggfit_status parse_int(const char *a, const char *v, int32_t lo, int32_t 
     return GGFIT_OK;
 }
 
-/* One of the flags of is_spec at argv[*i]; *i is on its value (if any). */
-static ggfit_status parse_spec(ggfit_request *r, const char *a, const char *v, char **err)
+ggfit_status ggfit__draft_set(ggfit_request *r, ggfit__flag_at at, const char *a, bool on,
+                             const char *v, char **err)
 {
     int32_t x;
     ggfit_status rc = GGFIT_OK;
-    int k = size_m_row(a);
-    if (!strcmp(a, "--spec-default")) {
+    (void)on;
+    switch (at) {
+    case GGFIT__AT_DRAFT_MODEL:
+        r->draft_model = v;
+        break;
+    case GGFIT__AT_SPEC_DEFAULT:
         r->spec_types |= SPEC_BIT(SPEC_NGRAM_MOD);   /* ngram-mod, n_max 64 */
         r->spec_mod_n_max = 64;
-    } else if (!strcmp(a, "--spec-type")) {
+        break;
+    case GGFIT__AT_SPEC_TYPE:
         rc = parse_types(r, v, err);
-    } else if (!strcmp(a, "--spec-draft-n-max")) {
+        break;
+    case GGFIT__AT_SPEC_DRAFT_N_MAX:
         if (!(rc = parse_int(a, v, INT32_MIN, INT32_MAX, &x, err)))
             r->spec_draft_n_max = x;
-    } else if (!strcmp(a, "--spec-ngram-mod-n-max")) {
+        break;
+    case GGFIT__AT_SPEC_MOD_N_MAX:
         if (!(rc = parse_int(a, v, 0, 1024, &x, err)))
             r->spec_mod_n_max = x;
-    } else if (k >= 0) {
+        break;
+    case GGFIT__AT_SPEC_SIMPLE_SIZE_M:
+    case GGFIT__AT_SPEC_MAP_K_SIZE_M:
+    case GGFIT__AT_SPEC_MAP_K4V_SIZE_M:
         if (!(rc = parse_int(a, v, 0, 65535, &x, err)))
-            r->spec_size_m[k] = (uint32_t)x;
-    } else if (strlen(v) >= sizeof r->draft_devices || !*v) {
-        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none or devices' names", a);
-    } else {
-        snprintf(r->draft_devices, sizeof r->draft_devices, "%s", v);   /* -devd */
+            r->spec_size_m[at - GGFIT__AT_SPEC_SIMPLE_SIZE_M] = (uint32_t)x;
+        break;
+    case GGFIT__AT_DRAFT_DEVICE:
+        if (strlen(v) >= sizeof r->draft_devices || !*v)
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none or devices' names", a);
+        else
+            snprintf(r->draft_devices, sizeof r->draft_devices, "%s", v);
+        break;
+    default:
+        break;
     }
     return rc;
-}
-
-bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
-                            char **err)
-{
-    const char *a = argv[*i];
-    *rc = GGFIT_OK;
-    if (is_md(a)) {
-        if (*i + 1 >= argc) {
-            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-            return true;
-        }
-        r->draft_model = argv[++*i];
-        (*i)++;
-        return true;
-    }
-    if (is_spec(a)) {
-        bool flag = !strcmp(a, "--spec-default");
-        if (!flag && *i + 1 >= argc) {
-            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-            return true;
-        }
-        *rc = parse_spec(r, a, flag ? "" : argv[*i + 1], err);
-        if (!*rc)
-            *i += flag ? 1 : 2;
-        return true;
-    }
-    int k = draft_row(a);
-    if (k < 0)
-        return false;
-    /* parsed as the target's flag, into the draft's params */
-    char *sub[3] = { (char *)(uintptr_t)draft_flags[k].as, NULL, NULL };
-    int sub_argc = 1;
-    if (strcmp(draft_flags[k].as, "-cmoe")) {
-        if (*i + 1 >= argc) {
-            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-            return true;
-        }
-        sub[sub_argc++] = argv[*i + 1];
-    }
-    int j = 0;
-    bool used = false;
-    char *inner = NULL;
-    *rc = ggfit_params_parse_arg(&r->draft, sub_argc, sub, &j, &used, &inner);
-    if (*rc) {
-        /* the message names the target's flag: name the draft's */
-        const char *msg = inner ? inner : "bad value";
-        size_t n = strlen(draft_flags[k].as);
-        if (!strncmp(msg, draft_flags[k].as, n))
-            msg += n;
-        *rc = ggfit__fail(err, *rc, "%s%s", a, msg);
-        ggfit_free(inner);
-        return true;
-    }
-    *i += sub_argc;
-    return true;
 }
 
 /* common_speculative_n_max: the most tokens any type given drafts. */

@@ -6,17 +6,12 @@
 
 #include "ggfit_app.h"
 
-/* Takes argv[*i] when it is -md, one of the draft's memory flags
- * (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, by any of their names) or
- * a speculative flag that changes memory (--spec-type, -devd,
- * --spec-draft-n-max, --spec-ngram-*-size-m, --spec-ngram-mod-n-max,
- * --spec-default):
- * sets r->draft_model or r->draft, advances *i past the flag and its
- * value and returns true (*rc the parse's status). false: not one. */
-bool ggfit__draft_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
-                            char **err);
-
-/* Whether a is the name of one of the flags above. */
+/* Whether a names one of the flags that land in the draft (common/args.c,
+ * ggfit__draft_set): -md, the draft's memory flags (-ngld, -ctkd, -ctvd,
+ * -otd, -cmoed, -ncmoed, by any of their names) and the speculative flags
+ * that change memory (--spec-type, -devd, --spec-draft-n-max,
+ * --spec-ngram-*-size-m, --spec-ngram-mod-n-max, --spec-default): the rows
+ * of scope draft that ggfit applies. */
 bool ggfit__draft_flag(const char *a);
 
 /* common_params_speculative's defaults in r (ggfit_request_init). */

@@ -1,9 +1,8 @@
 /*
- * llama_args.c - every flag llama.cpp's programs take (common/arg.cpp, as
- * data/llama_args.tsv lists them), so that a llama-server or llama-cli
- * command line pasted whole is understood: ggfit honours the flags that
- * change memory, recognises the others and says it ignored them, and
- * reads the LLAMA_ARG_* variables llama.cpp reads (common/request.c).
+ * llama_args.c - the table of every flag ggfit takes (llama_args.h): llama.cpp's
+ * (common/arg.cpp, as data/llama_args.tsv lists them), so that a
+ * llama-server or llama-cli command line pasted whole is understood, and
+ * ggfit's own; and the lookups on it. common/args.c parses with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +11,12 @@
 #include "base/base.h"
 #include "common/llama_args.h"
 
-/* The table, one row per flag (struct llama_arg), generated. */
+/* The table, one row per flag (struct flag_row), generated. */
 #include "llama_args_data.h"
 
-#define N_ARGS (sizeof llama_args / sizeof llama_args[0])
+#define N_ROWS (sizeof flag_rows / sizeof flag_rows[0])
 
-/* Whether a is one of the comma-separated names in list. */
-static bool named(const char *list, const char *a)
+bool ggfit__flag_named(const char *list, const char *a)
 {
     size_t n = strlen(a);
     for (const char *p = list; *p;) {
@@ -30,41 +28,180 @@ static bool named(const char *list, const char *a)
     return false;
 }
 
-int ggfit__llama_arg_values(const char *a)
+const char *ggfit__flag_first(const char *list, char *buf, size_t n)
 {
-    for (size_t i = 0; i < N_ARGS; i++)
-        if (named(llama_args[i].names, a) || named(llama_args[i].negated, a))
-            return named(llama_args[i].negated, a) ? 0 : llama_args[i].values;
-    return -1;
+    size_t len = strcspn(list, ",");
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, list, len);
+    buf[len] = '\0';
+    return buf;
 }
 
-/* Flags that change memory but that ggfit does not count yet: a note says
- * so instead of calling them harmless. */
-static const char *const not_counted[] = {
-    "--mmproj", "-mm", "--mmproj-url", "-mmu", "--lora", "--lora-scaled", "--control-vector",
-    "--control-vector-scaled", "-cram", "--cache-ram", "-ctxcp", "--ctx-checkpoints",
-    "--swa-checkpoints", "-dev", "--device", "-devd", "--device-draft", "--spec-draft-device",
-    "--override-kv",
-    "-nopo",
-    "--no-op-offload", "--spec-type", "-hf", "-hfr", "--hf-repo", "-hff", "--hf-file",
-};
-
-bool ggfit__llama_arg_counts_memory(const char *a)
+bool ggfit__program_named(const char *word, ggfit_program *out)
 {
-    for (size_t i = 0; i < sizeof not_counted / sizeof not_counted[0]; i++)
-        if (!strcmp(a, not_counted[i]))
+    static const struct { const char *name; ggfit_program prog; } progs[] = {
+        { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
+        { "llama-fit-params", GGFIT_FOR_FIT_PARAMS }, { "llama-bench", GGFIT_FOR_BENCH },
+    };
+    const char *base = strrchr(word, '/');
+    base = base ? base + 1 : word;
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
+        if (!strcmp(base, progs[k].name)) {
+            *out = progs[k].prog;
             return true;
+        }
     return false;
 }
 
-bool ggfit__llama_arg_row(size_t i, const char **names, const char **negated, int *values,
-                          const char **env)
+bool ggfit__flag_row(size_t i, ggfit__flag *out)
 {
-    if (i >= N_ARGS)
+    if (i >= N_ROWS)
         return false;
-    *names = llama_args[i].names;
-    *negated = llama_args[i].negated;
-    *values = llama_args[i].values;
-    *env = llama_args[i].env;
+    const flag_row *r = &flag_rows[i];
+    *out = (ggfit__flag){
+        .names = r->names, .negated = r->negated, .env = r->env, .example = r->example,
+        .prints = r->prints,
+        .kind = (ggfit__flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
+        .scope = (ggfit__flag_scope)r->scope, .programs = r->programs,
+        .memory = (ggfit__flag_memory)r->memory, .values = r->values,
+    };
     return true;
+}
+
+int ggfit__flag_find(const char *a, bool *negated)
+{
+    *negated = false;
+    if (a[0] != '-')
+        return -1;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        if (ggfit__flag_named(flag_rows[i].names, a))
+            return (int)i;
+        if (ggfit__flag_named(flag_rows[i].negated, a)) {
+            *negated = true;
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+const char *ggfit__flag_printed(ggfit__flag_at at, bool draft)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (flag_rows[i].lands == at && (flag_rows[i].scope == GGFIT__SCOPE_DRAFT) == draft &&
+            flag_rows[i].prints[0])
+            return flag_rows[i].prints;
+    return "";   /* tests/test_flags.c: every one the renderers ask for is there */
+}
+
+double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at)
+{
+    switch (at) {
+    case GGFIT__AT_BANDWIDTH: return &so->bandwidth_gbs;
+    case GGFIT__AT_HOST_BW: return &so->host_bw_gbs;
+    case GGFIT__AT_EFFICIENCY: return &so->efficiency;
+    case GGFIT__AT_HOST_EFFICIENCY: return &so->host_efficiency;
+    case GGFIT__AT_FIXED_MS: return &so->fixed_ms;
+    case GGFIT__AT_LINK_BW: return &so->link_gbs;
+    case GGFIT__AT_TFLOPS: return &so->tflops;
+    case GGFIT__AT_HOST_TFLOPS: return &so->host_tflops;
+    case GGFIT__AT_PP_EFFICIENCY: return &so->pp_efficiency;
+    case GGFIT__AT_CROSS_MS: return &so->cross_ms;
+    default: return NULL;
+    }
+}
+
+/* Whether the comma list holds k once its names' leading dashes are gone. */
+static bool named_bare(const char *list, const char *k)
+{
+    size_t n = strlen(k);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        size_t d = 0;
+        while (d < len && p[d] == '-')
+            d++;
+        if (len - d == n && !strncmp(p + d, k, n))
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+int ggfit__flag_find_key(const char *k, bool *negated)
+{
+    *negated = false;
+    if (!k[0] || k[0] == '-')
+        return -1;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        if (!strcmp(flag_rows[i].env, k) || named_bare(flag_rows[i].names, k))
+            return (int)i;
+        if (named_bare(flag_rows[i].negated, k)) {
+            *negated = true;
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* Levenshtein distance of a and b (both shorter than 64 letters; longer
+ * ones are as far as their lengths say). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na >= 64 || nb >= 64)
+        return na > nb ? na : nb;
+    size_t row[64];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            if (up + 1 < best)
+                best = up + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* The name of list closest to a, if closer than *best (then *best is its
+ * distance). */
+static void nearest_in(const char *list, const char *a, size_t *best, char *buf, size_t n)
+{
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[64];
+        if (len < sizeof name) {
+            memcpy(name, p, len);
+            name[len] = '\0';
+            size_t d = distance(a, name);
+            if (d < *best) {
+                *best = d;
+                snprintf(buf, n, "%s", name);
+            }
+        }
+        p += len + (p[len] == ',');
+    }
+}
+
+const char *ggfit__flag_nearest(const char *a, char *buf, size_t n)
+{
+    size_t best = SIZE_MAX;
+    if (!n)
+        return NULL;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_ROWS; i++) {
+        nearest_in(flag_rows[i].names, a, &best, buf, n);
+        nearest_in(flag_rows[i].negated, a, &best, buf, n);
+    }
+    /* as close as a third of its letters (at least one edit); an exact
+     * name is no suggestion */
+    size_t len = strlen(a), most = len / 3 ? len / 3 : 1;
+    return best > 0 && best <= most ? buf : NULL;
 }

@@ -1,23 +1,158 @@
 /*
- * llama_args.h - llama.cpp's flags as data (not installed).
+ * llama_args.h - every flag ggfit takes, as one table (not installed).
+ *
+ * One row per flag, as llama.cpp's common/arg.cpp keeps one common_arg per
+ * flag: its names and negated names, its LLAMA_ARG_* variable, the kind of
+ * its value, where it lands (a field or a handler of common/args.c), its
+ * scope, the programs that take it and whether it changes memory. The rows
+ * are data/llama_args.tsv (llama.cpp's flags, tools/llama_args.py) joined
+ * with data/flags.tsv (what ggfit does with them, and ggfit's own flags) by
+ * scripts/gen_llama_args.awk at build time. A flag ggfit does not know is a
+ * row of data/flags.tsv away.
  */
 #ifndef GGFIT_LLAMA_ARGS_H
 #define GGFIT_LLAMA_ARGS_H
 
 #include "ggfit.h"
 
-/* How many values llama.cpp's flag a takes (0, 1 or 2), or -1 when no
- * program of llama.cpp has it. */
-int ggfit__llama_arg_values(const char *a);
+/* The value a flag takes. */
+typedef enum ggfit__flag_kind {
+    GGFIT__KIND_BOOL,    /* none; with negated names, on or off */
+    GGFIT__KIND_INT,     /* an integer (some take words too: -ngl all) */
+    GGFIT__KIND_NUMBER,  /* a decimal, 0.7 */
+    GGFIT__KIND_SIZE,    /* a byte count, 64GiB (ggfit_size_parse) */
+    GGFIT__KIND_ENUM,    /* one of some words */
+    GGFIT__KIND_LIST,    /* comma-separated items */
+    GGFIT__KIND_REGEX,   /* PATTERN=BUFFER,... (-ot) */
+    GGFIT__KIND_PATH,    /* a file */
+    GGFIT__KIND_TEXT,    /* any string */
+    GGFIT__KIND_PAIR,    /* two values */
+    GGFIT__KIND_COUNT
+} ggfit__flag_kind;
 
-/* Whether a changes memory in a way ggfit does not count yet (a draft
- * model, a projector, LoRA adapters, the server's prompt cache, ...). */
-bool ggfit__llama_arg_counts_memory(const char *a);
+/* Where a flag lands. The fields of ggfit_params come first (the target's,
+ * or the draft's for GGFIT__SCOPE_DRAFT: common/params.c), then the
+ * request's (common/args.c), the speculative flags' (common/draft.c) and
+ * the projector's (common/mmproj.c). */
+typedef enum ggfit__flag_at {
+    GGFIT__AT_NOTE,            /* recognised, and listed in the plan's notes */
+    GGFIT__AT_CLI,             /* the command line tool's own (cli/ggfit.c): as
+                                  every row of GGFIT__SCOPE_CLI, the library's
+                                  parsers leave it to their caller */
+    /* ggfit_params */
+    GGFIT__AT_CTX, GGFIT__AT_BATCH, GGFIT__AT_UBATCH, GGFIT__AT_PARALLEL,
+    GGFIT__AT_KV_UNIFIED, GGFIT__AT_KV_OFFLOAD, GGFIT__AT_SWA_FULL, GGFIT__AT_FLASH_ATTN,
+    GGFIT__AT_TYPE_K, GGFIT__AT_TYPE_V, GGFIT__AT_EMBEDDINGS, GGFIT__AT_RERANK,
+    GGFIT__AT_POOLING, GGFIT__AT_REPACK, GGFIT__AT_CPU_MOE, GGFIT__AT_NO_HOST, GGFIT__AT_MMAP,
+    GGFIT__AT_NGL, GGFIT__AT_TENSOR_SPLIT, GGFIT__AT_SPLIT_MODE, GGFIT__AT_MAIN_GPU,
+    GGFIT__AT_OVERRIDE_TENSOR, GGFIT__AT_N_CPU_MOE,
+    /* ggfit_request */
+    GGFIT__AT_MODEL, GGFIT__AT_HF_REPO, GGFIT__AT_HF_FILE, GGFIT__AT_HF_TOKEN,
+    GGFIT__AT_MODEL_URL, GGFIT__AT_OFFLINE, GGFIT__AT_GPU, GGFIT__AT_RPC, GGFIT__AT_HOST_MEM,
+    GGFIT__AT_CPU, GGFIT__AT_FOR, GGFIT__AT_FIT, GGFIT__AT_FIT_PRINT, GGFIT__AT_PRINT_MEMORY,
+    GGFIT__AT_FIT_AROUND, GGFIT__AT_FIT_TARGET, GGFIT__AT_FIT_CTX, GGFIT__AT_CACHE_RAM,
+    /* the speculative flags */
+    GGFIT__AT_DRAFT_MODEL, GGFIT__AT_SPEC_TYPE, GGFIT__AT_SPEC_DEFAULT,
+    GGFIT__AT_SPEC_DRAFT_N_MAX, GGFIT__AT_SPEC_MOD_N_MAX, GGFIT__AT_SPEC_SIMPLE_SIZE_M,
+    GGFIT__AT_SPEC_MAP_K_SIZE_M, GGFIT__AT_SPEC_MAP_K4V_SIZE_M, GGFIT__AT_DRAFT_DEVICE,
+    /* the projector */
+    GGFIT__AT_MMPROJ, GGFIT__AT_MMPROJ_OFFLOAD, GGFIT__AT_WARMUP, GGFIT__AT_IMAGE_MIN_TOKENS,
+    GGFIT__AT_IMAGE_MAX_TOKENS,
+    /* the speed model's constants (ggfit_speed_options: the command line
+     * tool's, ggfit__speed_field) */
+    GGFIT__AT_BANDWIDTH, GGFIT__AT_HOST_BW, GGFIT__AT_EFFICIENCY, GGFIT__AT_HOST_EFFICIENCY,
+    GGFIT__AT_FIXED_MS, GGFIT__AT_LINK_BW, GGFIT__AT_TFLOPS, GGFIT__AT_HOST_TFLOPS,
+    GGFIT__AT_PP_EFFICIENCY, GGFIT__AT_CROSS_MS,
+    GGFIT__AT_COUNT
+} ggfit__flag_at;
 
-/* Row i of the table (false past its end): the comma-separated names and
- * negated names, the values taken and the LLAMA_ARG_* variable ("" for
- * none). */
-bool ggfit__llama_arg_row(size_t i, const char **names, const char **negated, int *values,
-                          const char **env);
+#define GGFIT__AT_PARAMS_FIRST GGFIT__AT_CTX
+#define GGFIT__AT_PARAMS_LAST GGFIT__AT_N_CPU_MOE
+#define GGFIT__AT_REQUEST_FIRST GGFIT__AT_MODEL
+#define GGFIT__AT_REQUEST_LAST GGFIT__AT_CACHE_RAM
+#define GGFIT__AT_DRAFT_FIRST GGFIT__AT_DRAFT_MODEL
+#define GGFIT__AT_DRAFT_LAST GGFIT__AT_DRAFT_DEVICE
+#define GGFIT__AT_MMPROJ_FIRST GGFIT__AT_MMPROJ
+#define GGFIT__AT_MMPROJ_LAST GGFIT__AT_IMAGE_MAX_TOKENS
+#define GGFIT__AT_SPEED_FIRST GGFIT__AT_BANDWIDTH
+#define GGFIT__AT_SPEED_LAST GGFIT__AT_CROSS_MS
+
+typedef enum ggfit__flag_scope {
+    GGFIT__SCOPE_MODEL,      /* llama.cpp's model flags */
+    GGFIT__SCOPE_CONTEXT,    /* llama.cpp's context flags */
+    GGFIT__SCOPE_GGFIT,      /* the machine and the fit (ggfit's, and -fit...) */
+    GGFIT__SCOPE_DRAFT,      /* llama-server's draft model, speculative decoding */
+    GGFIT__SCOPE_PROJECTOR,  /* llama-server's multimodal projector */
+    GGFIT__SCOPE_CLI,        /* the command line tool's */
+    GGFIT__SCOPE_OTHER,      /* llama.cpp's others (sampling, the server, ...) */
+    GGFIT__SCOPE_COUNT
+} ggfit__flag_scope;
+
+/* The programs that take a flag (bits). */
+enum {
+    GGFIT__PROG_SERVER = 1, GGFIT__PROG_CLI = 2, GGFIT__PROG_BENCH = 4,
+    GGFIT__PROG_FIT_PARAMS = 8, GGFIT__PROG_ALL = 15
+};
+
+typedef enum ggfit__flag_memory {
+    GGFIT__MEM_COUNTED,        /* ggfit applies it */
+    GGFIT__MEM_UNCOUNTED,      /* changes memory ggfit does not count: a note */
+    GGFIT__MEM_UNCOUNTED_OFF,  /* so, under its negated names only */
+    GGFIT__MEM_NONE,           /* no effect on memory: a note */
+    GGFIT__MEM_COUNT
+} ggfit__flag_memory;
+
+/* One row, as ggfit__flag_row gives it: strings in the table. */
+typedef struct ggfit__flag {
+    const char *names;    /* comma-separated, as llama.cpp spells them */
+    const char *negated;  /* the --no-... names, or "" */
+    const char *env;      /* LLAMA_ARG_..., or "" */
+    const char *example;  /* a valid value, "" for a bool */
+    const char *prints;   /* the name a printed plan gives it, or "" */
+    ggfit__flag_kind kind;
+    ggfit__flag_at lands;
+    ggfit__flag_scope scope;
+    unsigned programs;    /* GGFIT__PROG_* */
+    ggfit__flag_memory memory;
+    int values;           /* 0, 1 or 2 */
+} ggfit__flag;
+
+/* The field of so that the speed constant landing at at sets (--bandwidth,
+ * --host-bw, ...), or NULL for another landing. */
+double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at);
+
+/* The program a llama.cpp command line's first word names (a path's base
+ * name: llama-server, llama-cli, llama-fit-params, llama-bench), in *out;
+ * false for another word. */
+bool ggfit__program_named(const char *word, ggfit_program *out);
+
+/* Row i of the table (false past its end). */
+bool ggfit__flag_row(size_t i, ggfit__flag *out);
+
+/* The row that has a as a name or (*negated then true) a negated name, or
+ * -1. */
+int ggfit__flag_find(const char *a, bool *negated);
+
+/* The row whose key k is, as a router preset's key=value names flags
+ * (llama.cpp's common/preset.cpp): a name without its leading dashes
+ * ("ctx-size", "c", "no-mmap") or its variable ("LLAMA_ARG_CTX_SIZE");
+ * *negated as for ggfit__flag_find. -1: none. */
+int ggfit__flag_find_key(const char *k, bool *negated);
+
+/* The name a printed plan gives the flag that lands at at (of the draft:
+ * draft), as data/flags.tsv's prints column says ("-nkvo", "-ctkd"); a
+ * string in the table. */
+const char *ggfit__flag_printed(ggfit__flag_at at, bool draft);
+
+/* The name closest to a of every name and negated name in the table (edit
+ * distance, as git's "did you mean"), or NULL when none is close enough
+ * (more than a third of a's letters apart). */
+const char *ggfit__flag_nearest(const char *a, char *buf, size_t n);
+
+/* The first name of a comma list, into buf. */
+const char *ggfit__flag_first(const char *list, char *buf, size_t n);
+
+/* Whether a is one of the comma-separated names in list. */
+bool ggfit__flag_named(const char *list, const char *a);
 
 #endif

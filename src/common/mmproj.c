@@ -16,66 +16,63 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/args.h"
 #include "common/mmproj.h"
 #include "mtmd/clip.h"
 #include "remote/remote.h"
 
-static bool is(const char *a, const char *s1, const char *s2)
+/* The row of a, if it lands in the projector's fields. */
+static bool projector_row(const char *a, ggfit__flag *f)
 {
-    return !strcmp(a, s1) || (s2 && !strcmp(a, s2));
+    bool negated;
+    int row = ggfit__flag_find(a, &negated);
+    return row >= 0 && ggfit__flag_row((size_t)row, f) && f->lands >= GGFIT__AT_MMPROJ_FIRST &&
+           f->lands <= GGFIT__AT_MMPROJ_LAST;
 }
 
 bool ggfit__mmproj_file_flag(const char *a)
 {
-    return is(a, "-mm", "--mmproj");
+    ggfit__flag f;
+    return projector_row(a, &f) && f.lands == GGFIT__AT_MMPROJ;
 }
 
 bool ggfit__mmproj_flag(const char *a)
 {
-    return is(a, "--mmproj-offload", "--no-mmproj-offload") ||
-           is(a, "--image-min-tokens", "--image-max-tokens") || is(a, "--warmup", "--no-warmup");
+    ggfit__flag f;
+    return projector_row(a, &f) && f.lands != GGFIT__AT_MMPROJ;
 }
 
-bool ggfit__mmproj_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
-                             char **err)
+ggfit_status ggfit__mmproj_set(ggfit_request *r, ggfit__flag_at at, const char *a, bool on,
+                              const char *v, char **err)
 {
-    const char *a = argv[*i];
-    *rc = GGFIT_OK;
-    if (!ggfit__mmproj_file_flag(a) && !ggfit__mmproj_flag(a))
-        return false;
-    if (is(a, "--mmproj-offload", "--no-mmproj-offload")) {
-        r->mmproj_params.use_gpu = !strcmp(a, "--mmproj-offload");
-        (*i)++;
-        return true;
-    }
-    if (is(a, "--warmup", "--no-warmup")) {   /* mparams.warmup */
-        r->mmproj_params.warmup = !strcmp(a, "--warmup");
-        (*i)++;
-        return true;
-    }
-    if (*i + 1 >= argc) {
-        *rc = ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-        return true;
-    }
-    const char *v = argv[*i + 1];
-    if (ggfit__mmproj_file_flag(a)) {
+    switch (at) {
+    case GGFIT__AT_MMPROJ:
         r->mmproj = v;
-    } else {
+        break;
+    case GGFIT__AT_MMPROJ_OFFLOAD:
+        r->mmproj_params.use_gpu = on;
+        break;
+    case GGFIT__AT_WARMUP:   /* mparams.warmup */
+        r->mmproj_params.warmup = on;
+        break;
+    case GGFIT__AT_IMAGE_MIN_TOKENS:
+    case GGFIT__AT_IMAGE_MAX_TOKENS: {
         /* common/arg.cpp: std::stoi */
         char *end;
         long n = strtol(v, &end, 10);
-        if (*end || end == v || n < INT32_MIN || n > INT32_MAX) {
-            *rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number of tokens, got '%s'",
-                              a, v);
-            return true;
-        }
-        if (!strcmp(a, "--image-min-tokens"))
+        if (*end || end == v || n < INT32_MIN || n > INT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number of tokens, got '%s'",
+                               a, v);
+        if (at == GGFIT__AT_IMAGE_MIN_TOKENS)
             r->mmproj_params.image_min_tokens = (int32_t)n;
         else
             r->mmproj_params.image_max_tokens = (int32_t)n;
+        break;
     }
-    *i += 2;
-    return true;
+    default:
+        break;
+    }
+    return GGFIT_OK;
 }
 
 static void note(ggfit_plan *out, const char *fmt, const char *s)

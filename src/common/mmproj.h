@@ -7,14 +7,9 @@
 
 #include "ggfit_app.h"
 
-/* Takes argv[*i] when it is -mm/--mmproj FILE, --[no-]mmproj-offload,
- * --image-min-tokens N, --image-max-tokens N or --[no-]warmup: sets r->mmproj or
- * r->mmproj_params, advances *i past the flag and its value and returns
- * true (*rc the parse's status). false: not one. */
-bool ggfit__mmproj_parse_arg(ggfit_request *r, int argc, char **argv, int *i, ggfit_status *rc,
-                             char **err);
-
-/* Whether a is -mm/--mmproj (the file) or one of the projector's flags. */
+/* Whether a is -mm/--mmproj (the file) or one of the projector's flags
+ * (--[no-]mmproj-offload, --image-min-tokens, --image-max-tokens,
+ * --[no-]warmup), which common/args.c lands with ggfit__mmproj_set. */
 bool ggfit__mmproj_file_flag(const char *a);
 bool ggfit__mmproj_flag(const char *a);
 

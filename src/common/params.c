@@ -10,14 +10,10 @@
 #include <strings.h>
 
 #include "base/base.h"
+#include "common/args.h"
 #include "common/params.h"
 
-/* ---- llama.cpp flags ------------------------------------------------------- */
-
-static bool is(const char *a, const char *s1, const char *s2, const char *s3)
-{
-    return !strcmp(a, s1) || (s2 && !strcmp(a, s2)) || (s3 && !strcmp(a, s3));
-}
+/* ---- llama.cpp flags: where each lands (common/args.c parses them) ------ */
 
 static ggfit_status parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
 {
@@ -78,167 +74,160 @@ static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char 
     return GGFIT_OK;
 }
 
-ggfit_status ggfit_params_parse_arg(ggfit_params *p, int argc, char **argv, int *i, bool *used,
-                                    char **err)
+ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a, bool on,
+                              const char *v, char **err)
 {
-    const char *a = argv[*i];
-    if (used)
-        *used = true;
-    /* Flags without a value. */
-    if (is(a, "-kvu", "--kv-unified", NULL)) {
-        p->kv_unified = true;
-    } else if (is(a, "-no-kvu", "--no-kv-unified", NULL)) {
-        p->kv_unified = false;
-    } else if (is(a, "-kvo", "--kv-offload", NULL)) {
-        p->no_kv_offload = false;
-    } else if (is(a, "--repack", NULL, NULL)) {
-        p->no_repack = false;
-    } else if (is(a, "--swa-full", NULL, NULL)) {
+    ggfit_status rc = GGFIT_OK;
+    switch (at) {
+    case GGFIT__AT_KV_UNIFIED:
+        p->kv_unified = on;
+        break;
+    case GGFIT__AT_KV_OFFLOAD:
+        p->no_kv_offload = !on;
+        break;
+    case GGFIT__AT_REPACK:
+        p->no_repack = !on;
+        break;
+    case GGFIT__AT_SWA_FULL:
         p->swa_full = true;
-    } else if (is(a, "-cmoe", "--cpu-moe", NULL)) {
+        break;
+    case GGFIT__AT_CPU_MOE:
         p->cpu_moe = true;
         p->set_overrides = true;
-    } else if (is(a, "-nkvo", "--no-kv-offload", NULL)) {
-        p->no_kv_offload = true;
-    } else if (is(a, "-nr", "--no-repack", NULL)) {
-        p->no_repack = true;
-    } else if (is(a, "--no-host", NULL, NULL)) {
+        break;
+    case GGFIT__AT_NO_HOST:
         p->no_host = true;
-    } else if (is(a, "--mmap", NULL, NULL)) {
-        p->use_mmap = true;
-    } else if (is(a, "--no-mmap", NULL, NULL)) {
-        p->use_mmap = false;
-    } else if (is(a, "--embedding", "--embeddings", NULL)) {
+        break;
+    case GGFIT__AT_MMAP:
+        p->use_mmap = on;
+        break;
+    case GGFIT__AT_EMBEDDINGS:
         p->embeddings = true;
-    } else if (is(a, "--rerank", "--reranking", NULL)) {
+        break;
+    case GGFIT__AT_RERANK:
         p->embeddings = true;   /* as llama.cpp's --rerank: both */
         p->pooling = GGFIT_POOLING_RANK;
-    } else {
-        static const char *const with_value[] = {
-            "-c", "--ctx-size", "-b", "--batch-size", "-ub", "--ubatch-size", "-np",
-            "--parallel", "-fa", "--flash-attn", "-ctk", "--cache-type-k", "-ctv",
-            "--cache-type-v", "-ngl", "--gpu-layers", "--n-gpu-layers", "-ts",
-            "--tensor-split", "-sm", "--split-mode", "-mg", "--main-gpu", "-ot",
-            "--override-tensor", "-ncmoe", "--n-cpu-moe", "--pooling",
-        };
-        bool known = false;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            known |= !strcmp(a, with_value[k]);
-        if (!known && !used)
-            return ggfit__fail(err, GGFIT_EINVAL, "unknown argument '%s'", a);
-        if (!known) {
-            *used = false;   /* not a llama.cpp flag; the caller may know it */
-            return GGFIT_OK;
-        }
-        if (*i + 1 >= argc)
-            return ggfit__fail(err, GGFIT_EINVAL, "%s needs a value", a);
-        const char *v = argv[++*i];
-        ggfit_status rc = GGFIT_OK;
-        if (is(a, "-c", "--ctx-size", NULL)) {
-            rc = parse_u32(a, v, &p->n_ctx, err);
-            /* llama.cpp pads the context to 256 cells in a uint32_t */
-            if (!rc && p->n_ctx > UINT32_MAX - 255)
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: %s is too large (at most %u: the "
-                                 "context is padded to a multiple of 256)", a, v,
-                                 UINT32_MAX - 255);
-            p->set_n_ctx = true;
-        } else if (is(a, "-b", "--batch-size", NULL)) {
-            rc = parse_u32(a, v, &p->n_batch, err);
-            if (!rc && p->n_batch == 0)
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
-                                 a, v);
-        } else if (is(a, "-ub", "--ubatch-size", NULL)) {
-            rc = parse_u32(a, v, &p->n_ubatch, err);
-            if (!rc && p->n_ubatch == 0)
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
-                                 a, v);
-        } else if (is(a, "-np", "--parallel", NULL) && !strcmp(v, "-1")) {
+        break;
+    case GGFIT__AT_CTX:
+        rc = parse_u32(a, v, &p->n_ctx, err);
+        /* llama.cpp pads the context to 256 cells in a uint32_t */
+        if (!rc && p->n_ctx > UINT32_MAX - 255)
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: %s is too large (at most %u: the "
+                             "context is padded to a multiple of 256)", a, v,
+                             UINT32_MAX - 255);
+        p->set_n_ctx = true;
+        break;
+    case GGFIT__AT_BATCH:
+    case GGFIT__AT_UBATCH: {
+        uint32_t *n = at == GGFIT__AT_BATCH ? &p->n_batch : &p->n_ubatch;
+        rc = parse_u32(a, v, n, err);
+        if (!rc && *n == 0)
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected at least 1 token, got '%s'",
+                             a, v);
+        break;
+    }
+    case GGFIT__AT_PARALLEL:
+        if (!strcmp(v, "-1")) {
             /* llama-server's auto (its default): 4 slots and -kvu there
              * (ggfit_params_server); elsewhere the default, 1 */
             p->n_seq = 1;
             p->set_n_seq = false;
-        } else if (is(a, "-np", "--parallel", NULL)) {
-            rc = parse_u32(a, v, &p->n_seq, err);
-            p->set_n_seq = !rc;
-            /* LLAMA_MAX_SEQ (src/llama-cparams.h) */
-            if (!rc && (p->n_seq == 0 || p->n_seq > 256))
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected 1 to 256 sequences (llama.cpp's "
-                                 "LLAMA_MAX_SEQ), got '%s'", a, v);
-        } else if (is(a, "-fa", "--flash-attn", NULL)) {
-            if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "enabled"))
-                p->flash_attn = GGFIT_FA_ON;
-            else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "disabled"))
-                p->flash_attn = GGFIT_FA_OFF;
-            else if (!strcmp(v, "auto") || !strcmp(v, "-1"))
-                p->flash_attn = GGFIT_FA_AUTO;
-            else
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected on, off or auto, got '%s'", a, v);
-        } else if (is(a, "-ctk", "--cache-type-k", NULL)) {
-            rc = parse_cache_type(a, v, &p->type_k, err);
-        } else if (is(a, "-ctv", "--cache-type-v", NULL)) {
-            rc = parse_cache_type(a, v, &p->type_v, err);
-        } else if (is(a, "-ngl", "--gpu-layers", "--n-gpu-layers")) {
-            uint32_t n;
-            if (!strcmp(v, "auto") || !strcmp(v, "-1"))
-                p->n_gpu_layers = GGFIT_NGL_AUTO;
-            else if (!strcmp(v, "all") || !strcmp(v, "-2"))
-                p->n_gpu_layers = GGFIT_NGL_ALL;
-            else if (!(rc = parse_u32(a, v, &n, err)))
-                p->n_gpu_layers = n > INT32_MAX ? INT32_MAX : (int32_t)n;
-            p->set_n_gpu_layers = true;
-        } else if (is(a, "-ts", "--tensor-split", NULL)) {
-            const char *s = v;
-            size_t k = 0;
-            memset(p->tensor_split, 0, sizeof p->tensor_split);
-            while (*s && !rc) {
-                char *end;
-                double x = strtod(s, &end);
-                if (end == s || !isfinite(x) || x < 0 || x > 1e9 ||
-                    (*end && *end != ',' && *end != '/') || (*end && !end[1]) ||
-                    k >= GGFIT_MAX_DEVICES)
-                    rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1 "
-                                     "(finite, not negative), got '%s'", a, v);
-                else
-                    p->tensor_split[k++] = (float)x;
-                s = *end ? end + 1 : end;
-            }
-            if (!rc && k == 0)
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1, got ''",
-                                 a);
-            p->n_tensor_split = (uint32_t)k;
-            p->set_tensor_split = true;
-        } else if (is(a, "-sm", "--split-mode", NULL)) {
-            if (!strcmp(v, "none"))
-                p->split_mode = GGFIT_SPLIT_NONE;
-            else if (!strcmp(v, "layer"))
-                p->split_mode = GGFIT_SPLIT_LAYER;
-            else if (!strcmp(v, "row"))
-                p->split_mode = GGFIT_SPLIT_ROW;
-            else
-                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none, layer or row, got '%s'", a, v);
-        } else if (is(a, "-mg", "--main-gpu", NULL)) {
-            uint32_t n;
-            if (!(rc = parse_u32(a, v, &n, err)))
-                p->main_gpu = (int32_t)(n > INT32_MAX ? INT32_MAX : n);
-        } else if (is(a, "-ot", "--override-tensor", NULL)) {
-            rc = add_overrides(p, a, v, err);
-        } else if (is(a, "-ncmoe", "--n-cpu-moe", NULL)) {
-            rc = parse_u32(a, v, &p->n_cpu_moe, err);
-            p->set_overrides = true;
-        } else if (is(a, "--pooling", NULL, NULL)) {
-            static const char *const names[] = { "none", "mean", "cls", "last", "rank" };
-            int k = 0;
-            while (k < 5 && strcmp(v, names[k]))
-                k++;
-            if (k == 5)
-                rc = ggfit__fail(err, GGFIT_EINVAL,
-                                 "%s: expected none, mean, cls, last or rank, got '%s'", a, v);
-            else
-                p->pooling = GGFIT_POOLING_NONE + k;
+            break;
         }
-        if (rc)
-            return rc;
+        rc = parse_u32(a, v, &p->n_seq, err);
+        p->set_n_seq = !rc;
+        /* LLAMA_MAX_SEQ (src/llama-cparams.h) */
+        if (!rc && (p->n_seq == 0 || p->n_seq > 256))
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected 1 to 256 sequences (llama.cpp's "
+                             "LLAMA_MAX_SEQ), got '%s'", a, v);
+        break;
+    case GGFIT__AT_FLASH_ATTN:
+        if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "enabled"))
+            p->flash_attn = GGFIT_FA_ON;
+        else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "disabled"))
+            p->flash_attn = GGFIT_FA_OFF;
+        else if (!strcmp(v, "auto") || !strcmp(v, "-1"))
+            p->flash_attn = GGFIT_FA_AUTO;
+        else
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected on, off or auto, got '%s'", a, v);
+        break;
+    case GGFIT__AT_TYPE_K:
+        rc = parse_cache_type(a, v, &p->type_k, err);
+        break;
+    case GGFIT__AT_TYPE_V:
+        rc = parse_cache_type(a, v, &p->type_v, err);
+        break;
+    case GGFIT__AT_NGL: {
+        uint32_t n;
+        if (!strcmp(v, "auto") || !strcmp(v, "-1"))
+            p->n_gpu_layers = GGFIT_NGL_AUTO;
+        else if (!strcmp(v, "all") || !strcmp(v, "-2"))
+            p->n_gpu_layers = GGFIT_NGL_ALL;
+        else if (!(rc = parse_u32(a, v, &n, err)))
+            p->n_gpu_layers = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+        p->set_n_gpu_layers = true;
+        break;
     }
-    (*i)++;
-    return GGFIT_OK;
+    case GGFIT__AT_TENSOR_SPLIT: {
+        const char *s = v;
+        size_t k = 0;
+        memset(p->tensor_split, 0, sizeof p->tensor_split);
+        while (*s && !rc) {
+            char *end;
+            double x = strtod(s, &end);
+            if (end == s || !isfinite(x) || x < 0 || x > 1e9 ||
+                (*end && *end != ',' && *end != '/') || (*end && !end[1]) ||
+                k >= GGFIT_MAX_DEVICES)
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1 "
+                                 "(finite, not negative), got '%s'", a, v);
+            else
+                p->tensor_split[k++] = (float)x;
+            s = *end ? end + 1 : end;
+        }
+        if (!rc && k == 0)
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1, got ''",
+                             a);
+        p->n_tensor_split = (uint32_t)k;
+        p->set_tensor_split = true;
+        break;
+    }
+    case GGFIT__AT_SPLIT_MODE:
+        if (!strcmp(v, "none"))
+            p->split_mode = GGFIT_SPLIT_NONE;
+        else if (!strcmp(v, "layer"))
+            p->split_mode = GGFIT_SPLIT_LAYER;
+        else if (!strcmp(v, "row"))
+            p->split_mode = GGFIT_SPLIT_ROW;
+        else
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none, layer or row, got '%s'", a, v);
+        break;
+    case GGFIT__AT_MAIN_GPU: {
+        uint32_t n;
+        if (!(rc = parse_u32(a, v, &n, err)))
+            p->main_gpu = (int32_t)(n > INT32_MAX ? INT32_MAX : n);
+        break;
+    }
+    case GGFIT__AT_OVERRIDE_TENSOR:
+        rc = add_overrides(p, a, v, err);
+        break;
+    case GGFIT__AT_N_CPU_MOE:
+        rc = parse_u32(a, v, &p->n_cpu_moe, err);
+        p->set_overrides = true;
+        break;
+    case GGFIT__AT_POOLING: {
+        static const char *const names[] = { "none", "mean", "cls", "last", "rank" };
+        int k = 0;
+        while (k < 5 && strcmp(v, names[k]))
+            k++;
+        if (k == 5)
+            rc = ggfit__fail(err, GGFIT_EINVAL,
+                             "%s: expected none, mean, cls, last or rank, got '%s'", a, v);
+        else
+            p->pooling = GGFIT_POOLING_NONE + k;
+        break;
+    }
+    default:
+        break;
+    }
+    return rc;
 }

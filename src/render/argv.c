@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "common/llama_args.h"
 #include "common/params.h"
 #include "llama/patterns.h"
 
@@ -26,6 +27,12 @@ typedef struct words {
 } words;
 
 static void add(words *w, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+
+/* A flag by the name the table prints it under (data/flags.tsv, prints):
+ * the target's, and the draft's. llama-bench's own spellings (-mmp, -embd)
+ * are its parser's, not in the table. */
+#define NAME(at) ggfit__flag_printed(GGFIT__AT_##at, false)
+#define DRAFT_NAME(at) ggfit__flag_printed(GGFIT__AT_##at, true)
 
 static void add(words *w, const char *fmt, ...)
 {
@@ -163,15 +170,15 @@ static void overrides(words *w, const ggfit_params *p, bool bench, uint32_t n_la
         return;
     }
     if (k) {
-        add(w, "-ot");
+        add(w, "%s", NAME(OVERRIDE_TENSOR));
         add(w, "%s", s);
     }
     free(s);
     if (p->cpu_moe && !bench)
-        add(w, "-cmoe");
+        add(w, "%s", NAME(CPU_MOE));
     if (p->n_cpu_moe && !p->cpu_moe) {
         /* more layers than the model has is every layer: print that */
-        add(w, "-ncmoe");
+        add(w, "%s", NAME(N_CPU_MOE));
         add(w, "%u", p->n_cpu_moe < n_layer ? p->n_cpu_moe : n_layer);
     }
 }
@@ -244,16 +251,16 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     w.oom |= rpc.oom;
     char *eps = ggfit__sb_take(&rpc);
     if (n_rpc && eps) {
-        add(&w, "--rpc");
+        add(&w, "%s", NAME(RPC));
         add(&w, "%s", eps);
     }
     free(eps);
 
     if (!bench) {
-        add(&w, "-c");
+        add(&w, "%s", NAME(CTX));
         add(&w, "%u", p->n_ctx);
     }
-    add(&w, "-ngl");
+    add(&w, "%s", NAME(NGL));
     if (p->n_gpu_layers == GGFIT_NGL_ALL)
         add(&w, bench ? "999" : "all");
     else if (p->n_gpu_layers == GGFIT_NGL_AUTO)   /* with the fit off: every layer */
@@ -271,69 +278,69 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             ggfit__sb_printf(&sb, "%s%g", d ? (bench ? "/" : ",") : "", p->tensor_split[d]);
         char *ts = ggfit__sb_take(&sb);
         if (ts) {
-            add(&w, "-ts");
+            add(&w, "%s", NAME(TENSOR_SPLIT));
             add(&w, "%s", ts);
         }
         free(ts);
     }
     overrides(&w, p, bench, pl->n_layer);
     if (p->split_mode != def.split_mode) {
-        add(&w, "-sm");
+        add(&w, "%s", NAME(SPLIT_MODE));
         add(&w, "%s", p->split_mode == GGFIT_SPLIT_NONE ? "none" : "row");
     }
     if (p->main_gpu != def.main_gpu) {
-        add(&w, "-mg");
+        add(&w, "%s", NAME(MAIN_GPU));
         add(&w, "%d", p->main_gpu);
     }
     if (p->n_batch != def.n_batch) {
-        add(&w, "-b");
+        add(&w, "%s", NAME(BATCH));
         add(&w, "%u", p->n_batch);
     }
     if (p->n_ubatch != def.n_ubatch) {
-        add(&w, "-ub");
+        add(&w, "%s", NAME(UBATCH));
         add(&w, "%u", p->n_ubatch);
     }
     /* llama-server's default is -np auto (4 slots): say what was planned */
     bool server = prog == GGFIT_FOR_DEFAULT || prog == GGFIT_FOR_SERVER;
     bool serves = ggfit__serves(prog);   /* llama-cli runs llama-server's code */
     if (!bench && (server || p->n_seq != def.n_seq)) {
-        add(&w, "-np");
+        add(&w, "%s", NAME(PARALLEL));
         add(&w, "%u", p->n_seq);
     }
     if (p->kv_unified && !bench)
-        add(&w, "-kvu");
+        add(&w, "%s", NAME(KV_UNIFIED));
     if (p->flash_attn != GGFIT_FA_AUTO) {
-        add(&w, "-fa");
+        add(&w, "%s", NAME(FLASH_ATTN));
         add(&w, bench ? (p->flash_attn == GGFIT_FA_ON ? "1" : "0")
                       : (p->flash_attn == GGFIT_FA_ON ? "on" : "off"));
     }
     if (p->type_k != def.type_k) {
-        add(&w, "-ctk");
+        add(&w, "%s", NAME(TYPE_K));
         add(&w, "%s", type_name(p->type_k));
     }
     if (p->type_v != def.type_v) {
-        add(&w, "-ctv");
+        add(&w, "%s", NAME(TYPE_V));
         add(&w, "%s", type_name(p->type_v));
     }
     if (p->no_kv_offload) {
-        add(&w, "-nkvo");
+        add(&w, "%s", NAME(KV_OFFLOAD));
         if (bench)
             add(&w, "1");
     }
     if (p->swa_full && !bench)
-        add(&w, "--swa-full");
+        add(&w, "%s", NAME(SWA_FULL));
     if (!p->use_mmap) {
         if (bench) {
             add(&w, "-mmp");
             add(&w, "0");
         } else {
-            add(&w, "--no-mmap");
+            add(&w, "%s", NAME(MMAP));
         }
     }
     if (p->no_repack && !bench)
-        add(&w, "--no-repack");
+        add(&w, "%s", NAME(REPACK));
     if (p->no_host) {
-        add(&w, "--no-host");
+        add(&w, "%s", NAME(NO_HOST));
         if (bench)
             add(&w, "1");
     }
@@ -344,18 +351,18 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "-embd");
         add(&w, "1");
     } else if (rerank && server) {
-        add(&w, "--rerank");
+        add(&w, "%s", NAME(RERANK));
     } else if (p->embeddings && server) {
-        add(&w, "--embedding");
+        add(&w, "%s", NAME(EMBEDDINGS));
     }
     /* --for server: the prompt cache planned, when not llama-server's 8192 */
     if (serves && p->cache_ram_mib != 8192) {
-        add(&w, "--cache-ram");
+        add(&w, "%s", NAME(CACHE_RAM));
         add(&w, "%d", p->cache_ram_mib);
     }
     if (server && !rerank && p->pooling >= GGFIT_POOLING_NONE &&
         p->pooling <= GGFIT_POOLING_RANK) {
-        add(&w, "--pooling");
+        add(&w, "%s", NAME(POOLING));
         add(&w, "%s", pooling[p->pooling]);
     }
     /* --for server -md: the draft model and the draft's flags planned */
@@ -363,22 +370,22 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         const ggfit_params *d = &pl->draft_params;
         bool md = pl->draft_model != NULL;   /* else an MTP context */
         if (md) {
-            add(&w, "-md");
+            add(&w, "%s", DRAFT_NAME(DRAFT_MODEL));
             add(&w, "%s", pl->draft_model);
         }
         if (md && d->n_gpu_layers != GGFIT_NGL_AUTO) {
-            add(&w, "-ngld");
+            add(&w, "%s", DRAFT_NAME(NGL));
             if (d->n_gpu_layers == GGFIT_NGL_ALL)
                 add(&w, "all");
             else
                 add(&w, "%d", d->n_gpu_layers);
         }
         if (d->type_k != def.type_k) {
-            add(&w, "-ctkd");
+            add(&w, "%s", DRAFT_NAME(TYPE_K));
             add(&w, "%s", type_name(d->type_k));
         }
         if (d->type_v != def.type_v) {
-            add(&w, "-ctvd");
+            add(&w, "%s", DRAFT_NAME(TYPE_V));
             add(&w, "%s", type_name(d->type_v));
         }
         if (md && d->n_overrides) {
@@ -389,15 +396,15 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
             w.oom |= ot.oom;
             char *s = ggfit__sb_take(&ot);
             if (s) {
-                add(&w, "-otd");
+                add(&w, "%s", DRAFT_NAME(OVERRIDE_TENSOR));
                 add(&w, "%s", s);
             }
             free(s);
         }
         if (md && d->cpu_moe) {
-            add(&w, "-cmoed");
+            add(&w, "%s", DRAFT_NAME(CPU_MOE));
         } else if (md && d->n_cpu_moe) {
-            add(&w, "-ncmoed");
+            add(&w, "%s", DRAFT_NAME(N_CPU_MOE));
             add(&w, "%u", d->n_cpu_moe);
         }
     }
@@ -411,19 +418,19 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
     if (serves && pl->has_mmproj) {
         const ggfit_mmproj_params *mp = &pl->mmproj_params;
         if (!pl->mmproj_auto) {   /* -hf loads its own */
-            add(&w, "-mm");
+            add(&w, "%s", NAME(MMPROJ));
             add(&w, "%s", pl->mmproj);
         }
         if (!mp->use_gpu)
-            add(&w, "--no-mmproj-offload");
+            add(&w, "%s", NAME(MMPROJ_OFFLOAD));
         if (!mp->warmup)
-            add(&w, "--no-warmup");
+            add(&w, "%s", NAME(WARMUP));
         if (mp->image_min_tokens > 0) {
-            add(&w, "--image-min-tokens");
+            add(&w, "%s", NAME(IMAGE_MIN_TOKENS));
             add(&w, "%d", mp->image_min_tokens);
         }
         if (mp->image_max_tokens > 0) {
-            add(&w, "--image-max-tokens");
+            add(&w, "%s", NAME(IMAGE_MAX_TOKENS));
             add(&w, "%d", mp->image_max_tokens);
         }
     }
@@ -431,7 +438,7 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "--no-mmproj");
     /* The flags are the plan: llama.cpp's own fit would change them. */
     if (!bench) {
-        add(&w, "-fit");
+        add(&w, "%s", NAME(FIT));
         add(&w, "off");
     }
 done:
