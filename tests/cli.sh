@@ -526,26 +526,29 @@ check project-bad-flag 2 "^ggfit: -c: expected a non-negative integer, got 'x'$"
 check project-unknown-arg 2 "^ggfit: unknown argument '--frobnicate'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --frobnicate
 
-# The README's C program: quoted there exactly, and built next to the CLI
+# docs/library.md's C program: quoted there exactly, and built next to the CLI
 # (make's $(B)/plan), it prints what the CLI prints, with the same status.
-readme_example() {  # the first C block after README.md names examples/plan.c
+readme_example() {  # the first C block after docs/library.md names examples/plan.c
     awk '/examples\/plan\.c/ { seen = 1 } seen && /^```c$/ { on = 1; next }
-         on && /^```$/ { exit } on' README.md | diff - examples/plan.c &&
-        echo "README.md quotes examples/plan.c"
+         on && /^```$/ { exit } on' docs/library.md | diff - examples/plan.c &&
+        echo "docs/library.md quotes examples/plan.c"
 }
-check readme-example 0 '^README.md quotes examples/plan.c$' -- readme_example
+check readme-example 0 '^docs/library.md quotes examples/plan.c$' -- readme_example
 
-readme_archs() {  # README.md's table of architectures is ggfit archs --markdown
-    sed -n '/^<!-- ggfit archs --markdown -->$/,/^<!-- end of ggfit archs -->$/p' README.md |
-        sed '1d;$d' | diff - "$tmp/archs.md" && echo "README.md lists every architecture"
+readme_archs() {  # docs/architectures.md's table is ggfit archs --markdown
+    sed -n '/^<!-- ggfit archs --markdown -->$/,/^<!-- end of ggfit archs -->$/p' docs/architectures.md |
+        sed '1d;$d' | diff - "$tmp/archs.md" && echo "docs/architectures.md lists every architecture"
 }
 "$ggfit" archs --markdown >"$tmp/archs.md"
-check readme-archs 0 '^README.md lists every architecture$' -- readme_archs
-# README's examples are real output (they run ./build/ggfit: the plain build).
+check readme-archs 0 '^docs/architectures.md lists every architecture$' -- readme_archs
+# The examples of README.md and docs/*.md are real output (they run
+# ./build/ggfit: the plain build), and their relative links resolve.
 case "$ggfit" in
 build/ggfit|./build/ggfit|"$PWD/build/ggfit")
-    check readme-examples 0 '^README examples are real output$' -- \
+    check readme-examples 0 '^README examples are real output, and every link resolves$' -- \
         python3 tools/readme_examples.py --check ;;
+*)
+    check readme-links 0 '^every link resolves$' -- python3 tools/readme_examples.py --links ;;
 esac
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
