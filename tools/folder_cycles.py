@@ -2,7 +2,7 @@
 """Lists the cycles between the folders of src/, as built: folder A -> folder B
 when an object of A uses a symbol an object of B defines (read with nm). Each
 edge of a cycle is printed with the symbols that make it. Exit status 1 when
-there is a cycle: README.md's "Layers" says the folders call one way only.
+there is a cycle: docs/layers.md says the folders call one way only.
 
 usage: tools/folder_cycles.py [OBJ_DIR]   (default build/obj; the folders below it)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that the projection is a line of stages (src/project/, README.md's
-"Layers"): a stage is a file of src/project/ whose header, of one function,
+"""Checks that the projection is a line of stages (src/project/,
+docs/layers.md): a stage is a file of src/project/ whose header, of one function,
 only the driver, project.c, includes; no stage's object uses a symbol that
 another stage or the driver defines (read with nm). Prints the stages in the driver's order, or each
 header included elsewhere and each call between stages; exit status 1 then.
