@@ -440,13 +440,37 @@ static int cmd_archs(int argc, char **argv)
                 json);
 }
 
+/* ggfit devices --catalog [FILTER]: the catalog's devices whose id or name
+ * contains FILTER. */
+static int list_catalog(const char *filter, bool json)
+{
+    size_t n = ggfit_catalog_list(filter, NULL, 0);
+    const ggfit_catalog_entry **rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return fail("out of memory");
+    ggfit_catalog_list(filter, rows, n);
+    char why[160];
+    snprintf(why, sizeof why, "devices --catalog: no device's id or name contains '%.60s' "
+             "(without FILTER: all of them)", filter ? filter : "");
+    int rc = n || json ? emit(json ? ggfit_catalog_json(rows, n) : ggfit_catalog_text(rows, n),
+                              json)
+                       : fail(why);
+    free(rows);
+    return rc;
+}
+
 static int cmd_devices(int argc, char **argv)
 {
     ggfit_probe_options o = {NULL, NULL};
-    bool json = false, measure = false;
+    bool json = false, measure = false, catalog = false;
+    const char *filter = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--sysroot")) {
+        if (!strcmp(a, "--catalog")) {   /* --catalog [FILTER] */
+            catalog = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                filter = argv[++i];
+        } else if (!strcmp(a, "--sysroot")) {
             if (++i >= argc)
                 return fail("--sysroot needs a directory");
             o.sysroot = argv[i];
@@ -463,6 +487,8 @@ static int cmd_devices(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
     }
+    if (catalog)
+        return list_catalog(filter, json);
     ggfit_host_info host;
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n = 0;

@@ -5,6 +5,7 @@
  * The table is data/gpus.tsv, turned into C at build time by
  * scripts/gen_catalog.awk ($(B)/catalog_data.h); the TSV is the one source.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -83,6 +84,32 @@ const ggfit_catalog_entry *ggfit_catalog_find(const char *id)
         if (strcasecmp(catalog[i].id, id) == 0)
             return &catalog[i];
     return NULL;
+}
+
+/* ---- the catalog listed ---------------------------------------------------- */
+
+/* Whether hay contains needle, ignoring case. */
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return n == 0;
+}
+
+size_t ggfit_catalog_list(const char *filter, const ggfit_catalog_entry **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ggfit_catalog_count(); i++) {
+        const ggfit_catalog_entry *e = &catalog[i];
+        if (filter && !contains_nocase(e->id, filter) && !contains_nocase(e->name, filter))
+            continue;
+        if (out && n < max)
+            out[n] = e;
+        n++;
+    }
+    return n;
 }
 
 /* ---- suggestions for a mistyped id ----------------------------------------- */
