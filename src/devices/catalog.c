@@ -127,10 +127,11 @@ size_t ggfit_catalog_list(const char *filter, const ggfit_catalog_entry **out, s
  *    "rtx-4060-ti" for rtx-4060-ti-8gb);
  *  - a typed token the candidate lacks: 3 (a variant the catalog does not
  *    have, "rtx-4060-mobile" for rtx-4060).
- * The same letters with other dashes ("rtx4090") are 1 away. Ties go to
- * the candidate with more tokens typed exactly (after "rtx-4060-laptopp":
- * rtx-4060 before rtx-3060-laptop), then to the smaller edit distance of
- * the whole ids, then to the catalog's order. What is further than half the
+ * The same letters with other dashes ("rtx4090") are 1 away. So after
+ * "rtx-4060-laptopp" come rtx-4060-laptop (2), rtx-4060 (3), and not
+ * rtx-3060-ti. Ties go to the candidate with more tokens typed exactly,
+ * then to the smaller edit distance of the whole ids ("rtx-390": rtx-3090
+ * before rtx-3070), then to the catalog's order. What is further than half the
  * typed length (in edits), or shares no token with it and is that far letter
  * by letter, is not suggested. */
 
