@@ -454,9 +454,8 @@ static int list_catalog(const char *filter, bool json)
     char why[160];
     snprintf(why, sizeof why, "devices --catalog: no device's id or name contains '%.60s' "
              "(without FILTER: all of them)", filter ? filter : "");
-    int rc = n || json ? emit(json ? ggfit_catalog_json(rows, n) : ggfit_catalog_text(rows, n),
-                              json)
-                       : fail(why);
+    int rc = n ? emit(json ? ggfit_catalog_json(rows, n) : ggfit_catalog_text(rows, n), json)
+               : fail(why);
     free(rows);
     return rc;
 }
