@@ -550,7 +550,7 @@ GGFIT_API const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
  * too small. The entries are static. */
 GGFIT_API size_t ggfit_catalog_list(const char *filter, const ggfit_catalog_entry **out,
                                     size_t max);
-/* n entries as a table that fits 80 columns (id, backend, GiB, GB/s, name;
+/* n entries as a table that fits 80 columns (id, kind, GiB, GB/s, name;
  * render/gpu_list.c) or as JSON ({"devices": [...]}, bytes and sources). The
  * caller frees the text with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_catalog_text(const ggfit_catalog_entry *const *rows, size_t n);

@@ -8,7 +8,10 @@
 
 #include "base/base.h"
 
-enum { WIDTH = 80 };   /* the table's lines fit a terminal of this width */
+enum {
+    WIDTH = 80,   /* the table's lines fit a terminal of this width */
+    ID_W = 20,    /* the id column at most: a longer id pushes its row right */
+};
 
 static const char *kind_name(ggfit_backend kind)
 {
@@ -21,8 +24,9 @@ static const char *kind_name(ggfit_backend kind)
 static void row_text(ggfit_sb *sb, const ggfit_catalog_entry *e, int id_w)
 {
     char head[128];
-    int n = snprintf(head, sizeof head, "%-*s  %-7s %6.1f %5.0f  ", id_w, e->id,
-                     kind_name(e->kind), (double)e->memory / (GGFIT_MiB * 1024.0), e->bandwidth_gbs);
+    int n = snprintf(head, sizeof head, "%-*s  %-6s %5.1f %4.0f  ", id_w, e->id,
+                     kind_name(e->kind), (double)e->memory / (GGFIT_MiB * 1024.0),
+                     e->bandwidth_gbs);
     size_t room = n > 0 && n < WIDTH - 3 ? (size_t)(WIDTH - n) : 3, len = strlen(e->name);
     if (len <= room)
         ggfit__sb_printf(sb, "%s%s\n", head, e->name);
@@ -37,9 +41,9 @@ char *ggfit_catalog_text(const ggfit_catalog_entry *const *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         if (strlen(rows[i]->id) > id_w)
             id_w = strlen(rows[i]->id);
-    if (id_w > 47)   /* gen_catalog.awk's longest id */
-        id_w = 47;
-    ggfit__sb_printf(&sb, "%-*s  %-7s %6s %5s  %s\n", (int)id_w, "id", "backend", "GiB", "GB/s",
+    if (id_w > ID_W)
+        id_w = ID_W;
+    ggfit__sb_printf(&sb, "%-*s  %-6s %5s %4s  %s\n", (int)id_w, "id", "kind", "GiB", "GB/s",
                      "name");
     for (size_t i = 0; i < n; i++)
         row_text(&sb, rows[i], (int)id_w);
