@@ -39,7 +39,7 @@ static const char usage_head[] =
     "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
     "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
     "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
-    "       ggfit devices [--json] [--sysroot DIR]\n"
+    "       ggfit devices [--json] [--sysroot DIR] | --catalog [FILTER] [--json]\n"
     "       ggfit archs [--json | --markdown]\n"
     "       ggfit reorder IN OUT [--force]\n"
     "       ggfit --version | --help\n"
@@ -55,7 +55,9 @@ static const char usage_head[] =
     "  inspect   read a GGUF header (any shard of a split model) and describe\n"
     "            the model: architecture, sizes, and bytes per layer and role\n"
     "  devices   what ggfit sees on this machine: memory, CPU features and\n"
-    "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
+    "            GPUs (name, kind, total, free, held by others, bandwidth);\n"
+    "            --catalog: the GPUs and Macs --gpu takes by id, FILTER a part\n"
+    "            of the id or name (laptop, rtx-40, m4)\n"
     "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
     "            figures for it are exact or estimated\n"
     "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
@@ -440,13 +442,36 @@ static int cmd_archs(int argc, char **argv)
                 json);
 }
 
+/* ggfit devices --catalog [FILTER]: the catalog's devices whose id or name
+ * contains FILTER. */
+static int list_catalog(const char *filter, bool json)
+{
+    size_t n = ggfit_catalog_list(filter, NULL, 0);
+    const ggfit_catalog_entry **rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return fail("out of memory");
+    ggfit_catalog_list(filter, rows, n);
+    char why[160];
+    snprintf(why, sizeof why, "devices --catalog: no device's id or name contains '%.60s' "
+             "(without FILTER: all of them)", filter ? filter : "");
+    int rc = n ? emit(json ? ggfit_catalog_json(rows, n) : ggfit_catalog_text(rows, n), json)
+               : fail(why);
+    free(rows);
+    return rc;
+}
+
 static int cmd_devices(int argc, char **argv)
 {
     ggfit_probe_options o = {NULL, NULL};
-    bool json = false, measure = false;
+    bool json = false, measure = false, catalog = false;
+    const char *filter = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--sysroot")) {
+        if (!strcmp(a, "--catalog")) {   /* --catalog [FILTER] */
+            catalog = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                filter = argv[++i];
+        } else if (!strcmp(a, "--sysroot")) {
             if (++i >= argc)
                 return fail("--sysroot needs a directory");
             o.sysroot = argv[i];
@@ -463,6 +488,8 @@ static int cmd_devices(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
     }
+    if (catalog)
+        return list_catalog(filter, json);
     ggfit_host_info host;
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n = 0;

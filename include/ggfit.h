@@ -544,6 +544,17 @@ GGFIT_API size_t ggfit_catalog_count(void);
 GGFIT_API const ggfit_catalog_entry *ggfit_catalog_get(size_t i);
 /* The entry with this id (case-insensitive), or NULL. */
 GGFIT_API const ggfit_catalog_entry *ggfit_catalog_find(const char *id);
+/* The entries whose id or name contains filter, ignoring case (NULL: all),
+ * in the catalog's order: the first max of them go to out (which may be
+ * NULL when max is 0); returns how many match, more than max when out was
+ * too small. The entries are static. */
+GGFIT_API size_t ggfit_catalog_list(const char *filter, const ggfit_catalog_entry **out,
+                                    size_t max);
+/* n entries as a table that fits 80 columns (id, kind, GiB, GB/s, name;
+ * render/gpu_list.c) or as JSON ({"devices": [...]}, bytes and sources). The
+ * caller frees the text with ggfit_free(); NULL when out of memory. */
+GGFIT_API char *ggfit_catalog_text(const ggfit_catalog_entry *const *rows, size_t n);
+GGFIT_API char *ggfit_catalog_json(const ggfit_catalog_entry *const *rows, size_t n);
 
 /* ---- llama.cpp RPC servers (devices/rpc.c) ------------------------------ */
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """speedcheck.py - ggfit bench against published llama.cpp measurements.
 
-Runs `ggfit bench --json` for every row of ../shared/speed/calibration.csv
-(or --csv) whose model layout ggfit ships (data/models) and whose device is
-in ggfit's catalog, and prints the median absolute error of tg and pp per
+Runs `ggfit bench --json` for every row of data/speed/calibration.csv (or
+--csv; data/speed/README.md says where its figures come from) whose model
+layout ggfit ships (data/models) and whose device is in ggfit's catalog,
+and prints the median absolute error of tg and pp per
 backend. Rows marked UNCERTAIN are left out, and so are rows that are not
 llama-bench's figures (llmfit's avgTps includes prompt processing) and rows
 without a layout or a device bandwidth; the script says how many and why.
@@ -260,7 +261,7 @@ def moe_ram_check(path, ggfit, verbose):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--ggfit', default=os.path.join(ROOT, 'build/ggfit'))
-    ap.add_argument('--csv', default=os.path.join(ROOT, '../shared/speed/calibration.csv'))
+    ap.add_argument('--csv', default=os.path.join(ROOT, 'data/speed/calibration.csv'))
     ap.add_argument('--fit', action='store_true', help='choose the constants on the rows')
     ap.add_argument('-v', '--verbose', action='store_true', help='every row')
     a = ap.parse_args()

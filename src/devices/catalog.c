@@ -5,6 +5,8 @@
  * The table is data/gpus.tsv, turned into C at build time by
  * scripts/gen_catalog.awk ($(B)/catalog_data.h); the TSV is the one source.
  */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -85,42 +87,177 @@ const ggfit_catalog_entry *ggfit_catalog_find(const char *id)
     return NULL;
 }
 
-/* ---- suggestions for a mistyped id ----------------------------------------- */
+/* ---- the catalog listed ---------------------------------------------------- */
+
+/* Whether hay contains needle, ignoring case. */
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return n == 0;
+}
+
+size_t ggfit_catalog_list(const char *filter, const ggfit_catalog_entry **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ggfit_catalog_count(); i++) {
+        const ggfit_catalog_entry *e = &catalog[i];
+        if (filter && !contains_nocase(e->id, filter) && !contains_nocase(e->name, filter))
+            continue;
+        if (out && n < max)
+            out[n] = e;
+        n++;
+    }
+    return n;
+}
+
+/* ---- suggestions for a mistyped id -----------------------------------------
+ *
+ * An id is tokens joined by '-' ("rtx-4060-laptop"): a family, a model
+ * number, variants. A mistyped id is most often a right one with a token
+ * misspelt, left off or added, and the model number weighs most: rtx-4060
+ * is a different GPU from rtx-3060, rtx-4060-laptop the same chip's laptop
+ * part. So a candidate's distance from what was typed is an edit distance
+ * over tokens, in half edits:
+ *  - a token replaced: twice the letters that differ, twice that again
+ *    where either token holds a digit (a model number, a size);
+ *  - a token of the candidate's that was not typed: 1 (typed short,
+ *    "rtx-4060-ti" for rtx-4060-ti-8gb);
+ *  - a typed token the candidate lacks: 3 (a variant the catalog does not
+ *    have, "rtx-4060-mobile" for rtx-4060).
+ * The same letters with other dashes ("rtx4090") are 1 away. So after
+ * "rtx-4060-laptopp" come rtx-4060-laptop (2), rtx-4060 (3), and not
+ * rtx-3060-ti. Ties go to the candidate with more tokens typed exactly,
+ * then to the smaller edit distance of the whole ids ("rtx-390": rtx-3090
+ * before rtx-3070), then to the catalog's order. What is further than half the
+ * typed length (in edits), or shares no token with it and is that far letter
+ * by letter, is not suggested. */
+
+enum { MAX_TOKENS = 16, COST_ADD = 1, COST_DROP = 3 };
+
+typedef struct { const char *s; size_t n; } token;
+
+/* Splits s at '-' into at most MAX_TOKENS tokens (the last takes the rest). */
+static size_t tokens_of(const char *s, token *t)
+{
+    size_t n = 0;
+    for (;;) {
+        const char *dash = n + 1 < MAX_TOKENS ? strchr(s, '-') : NULL;
+        t[n].s = s;
+        t[n].n = dash ? (size_t)(dash - s) : strlen(s);
+        n++;
+        if (!dash)
+            return n;
+        s = dash + 1;
+    }
+}
+
+static bool has_digit(const token *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (isdigit((unsigned char)t->s[i]))
+            return true;
+    return false;
+}
+
+/* From typed tokens a to candidate tokens b, in half edits. */
+static size_t token_distance(const token *a, size_t na, const token *b, size_t nb)
+{
+    size_t row[MAX_TOKENS + 1];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j * COST_ADD;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i * COST_DROP;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t sub = 2 * ggfit__edit_distance(a[i - 1].s, a[i - 1].n, b[j - 1].s, b[j - 1].n);
+            if (has_digit(&a[i - 1]) || has_digit(&b[j - 1]))
+                sub *= 2;
+            sub += diag;
+            size_t drop = up + COST_DROP, add = row[j - 1] + COST_ADD;
+            size_t best = drop < add ? drop : add;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+/* Whether a and b are the same letters once their dashes are left out. */
+static bool same_but_dashes(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        while (*a == '-')
+            a++;
+        while (*b == '-')
+            b++;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+        if (!*a)
+            return true;
+    }
+}
+
+/* How many of a's tokens are among b's, ignoring case. */
+static size_t tokens_shared(const token *a, size_t na, const token *b, size_t nb)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+            if (a[i].n == b[j].n && strncasecmp(a[i].s, b[j].s, a[i].n) == 0) {
+                k++;
+                break;
+            }
+    return k;
+}
+
+typedef struct { size_t i, dist, shared, chars; } ranked;
+
+/* Whether x ranks before y. */
+static bool ranks_before(const ranked *x, const ranked *y)
+{
+    if (x->dist != y->dist)
+        return x->dist < y->dist;
+    if (x->shared != y->shared)
+        return x->shared > y->shared;
+    if (x->chars != y->chars)
+        return x->chars < y->chars;
+    return x->i < y->i;
+}
 
 size_t ggfit__catalog_suggest(const char *id, char *out, size_t cap)
 {
     enum { N_BEST = 3 };
-    size_t best[N_BEST], score[N_BEST], n_best = 0, n_id = strlen(id);
+    ranked best[N_BEST];
+    size_t n_best = 0, n_id = strlen(id);
     size_t limit = n_id > 4 ? n_id : 4;   /* half the length, in half edits */
+    token t_id[MAX_TOKENS], t_c[MAX_TOKENS];
+    size_t nt_id = tokens_of(id, t_id);
     if (cap)
         out[0] = '\0';
     for (size_t i = 0; i < ggfit_catalog_count(); i++) {
         const char *c = catalog[i].id;
-        size_t n_c = strlen(c);
-        /* in half edits: a whole prefix ("rtx-4060-ti" of "rtx-4060-ti-16gb")
-         * ranks before one mistyped letter */
-        size_t s = 2 * ggfit__edit_distance(id, n_id, c, n_c);
-        if (n_id < n_c) {
-            size_t p = 2 * ggfit__edit_distance(id, n_id, c, n_id) + 1;
-            s = p < s ? p : s;
-        }
-        if (s > limit)
+        size_t nt_c = tokens_of(c, t_c);
+        ranked r = { .i = i, .chars = ggfit__edit_distance(id, n_id, c, strlen(c)) };
+        r.dist = same_but_dashes(id, c) ? 1 : token_distance(t_id, nt_id, t_c, nt_c);
+        r.shared = tokens_shared(t_id, nt_id, t_c, nt_c);
+        /* related at all: a token in common, or close letter by letter
+         * (dropping and adding whole tokens reaches anything) */
+        if (r.dist > limit || (r.shared == 0 && 2 * r.chars > limit))
             continue;
-        size_t k = n_best < N_BEST ? n_best++ : N_BEST;
-        if (k == N_BEST && s >= score[N_BEST - 1])
+        if (n_best == N_BEST && !ranks_before(&r, &best[N_BEST - 1]))
             continue;
-        if (k == N_BEST)
-            k = N_BEST - 1;
-        for (; k > 0 && score[k - 1] > s; k--) {
+        size_t k = n_best < N_BEST ? n_best++ : N_BEST - 1;
+        for (; k > 0 && ranks_before(&r, &best[k - 1]); k--)
             best[k] = best[k - 1];
-            score[k] = score[k - 1];
-        }
-        best[k] = i;
-        score[k] = s;
+        best[k] = r;
     }
     size_t len = 0;
     for (size_t k = 0; k < n_best && cap; k++) {
-        int w = snprintf(out + len, cap - len, "%s%s", k ? ", " : "", catalog[best[k]].id);
+        int w = snprintf(out + len, cap - len, "%s%s", k ? ", " : "", catalog[best[k].i].id);
         if (w < 0 || (size_t)w >= cap - len)
             break;
         len += (size_t)w;

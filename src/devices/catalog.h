@@ -18,7 +18,10 @@ uint64_t ggfit__metal_working_set(uint64_t memsize, uint64_t wired_limit_mb,
                                   unsigned macos_major);
 
 /* Writes up to three catalog ids close to id ("rtx-390" -> "rtx-3090, ...")
- * into out (cap bytes, NUL-terminated), best first; returns how many. */
+ * into out (cap bytes, NUL-terminated), best first; returns how many. Close
+ * is an edit distance over the whole id or over its '-' tokens, whichever
+ * is smaller ("rtx-4060-laptopp" -> "rtx-4060-laptop, rtx-4060, ..."); the
+ * ranking is written above the function in catalog.c. */
 size_t ggfit__catalog_suggest(const char *id, char *out, size_t cap);
 
 #endif

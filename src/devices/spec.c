@@ -153,8 +153,8 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
                                        near);
                 return ggfit__fail(err, GGFIT_EINVAL,
                                    "--gpu: unknown device '%s' (a size such as 24GiB, or an "
-                                   "id from data/gpus.tsv such as rtx-3090, m3-pro-18gb)",
-                                   size);
+                                   "id from data/gpus.tsv such as rtx-3090, m3-pro-18gb: "
+                                   "ggfit devices --catalog lists them)", size);
             }
             if (!kind_given)
                 d->kind = c->kind;
