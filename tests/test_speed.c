@@ -8,6 +8,8 @@
  */
 #include "test_util.h"
 
+#include "speed/speed.h"
+
 static void speed_of(const char *file, ggfit_params *p, const char *gpu,
                      const ggfit_speed_options *o, ggfit_speed *sp)
 {
@@ -112,11 +114,57 @@ static void test_dense_depth_and_type(void **state)
     assert_true(c.tg_tps < a.tg_tps / 2.5);
 }
 
+/* Prompt-processing TFLOPS of laptop parts: the catalog's laptop GPUs match
+ * their own rows, below the desktop card of the same number where the chip
+ * is smaller, and a laptop without a row takes bandwidth x
+ * GGFIT__SPEED_FLOP_PER_BYTE, never the figure of the desktop row its name
+ * contains. */
+static void test_laptop_tflops(void **state)
+{
+    (void)state;
+    bool tab = false;
+    double desk = ggfit__speed_tflops("NVIDIA GeForce RTX 4090", 1008, &tab);
+    assert_true(tab);
+    assert_near(desk, 330.3, 0.05);
+    double lap = ggfit__speed_tflops("NVIDIA GeForce RTX 4090 Laptop GPU", 576, &tab);
+    assert_true(tab);
+    assert_near(lap, 158.8, 0.05);  /* 76 SMs x 1024 x 2.040 GHz */
+    assert_true(lap < desk);
+    /* the longest laptop name wins: Ti over the plain part */
+    assert_near(ggfit__speed_tflops("NVIDIA GeForce RTX 3080 Ti Laptop GPU", 512, &tab), 94.4, 0.05);
+    assert_near(ggfit__speed_tflops("NVIDIA GeForce RTX 3080 Laptop GPU 16GB", 448, &tab), 84.0, 0.05);
+    /* a real part with no row (the desktop "RTX 5070 Ti" is 175.8) */
+    lap = ggfit__speed_tflops("NVIDIA GeForce RTX 5070 Ti Laptop GPU", 672, &tab);
+    assert_false(tab);
+    assert_near(lap, 672 * GGFIT__SPEED_FLOP_PER_BYTE / 1000.0, 1e-9);
+    /* the desktop rows are unchanged by the laptop rows */
+    assert_near(ggfit__speed_tflops("NVIDIA GeForce RTX 3070", 448, &tab), 81.3, 0.05);
+    /* every laptop in the catalog: a row of its own but the RTX 5060 Laptop
+     * (no top boost clock found) */
+    size_t n_laptop = 0;
+    for (size_t i = 0; i < ggfit_catalog_count(); i++) {
+        const ggfit_catalog_entry *e = ggfit_catalog_get(i);
+        if (!strstr(e->id, "-laptop"))
+            continue;
+        n_laptop++;
+        double t = ggfit__speed_tflops(e->name, e->bandwidth_gbs, &tab);
+        if (strcmp(e->id, "rtx-5060-laptop") == 0) {
+            assert_false(tab);
+            assert_near(t, e->bandwidth_gbs * GGFIT__SPEED_FLOP_PER_BYTE / 1000.0, 1e-9);
+        } else if (!tab) {
+            print_error("%s (%s): no TFLOPS row\n", e->id, e->name);
+            fail();
+        }
+    }
+    assert_true(n_laptop >= 15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_dense_depth_and_type),
+        cmocka_unit_test(test_laptop_tflops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

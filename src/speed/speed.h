@@ -21,13 +21,14 @@ typedef struct ggfit__speed_backend {
 const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const char *description,
                                                     const char **klass);
 
-/* A device's dense FP16 TFLOPS from the table, else bandwidth x
+/* A device's dense FP16 TFLOPS from the table (a description containing
+ * "Laptop" matches only the laptop rows), else bandwidth x
  * GGFIT__SPEED_FLOP_PER_BYTE (*from_table false). */
 double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *from_table);
 
 /* Defaults, stated assumptions (overridable):
  * - host memory: dual-channel DDR5-5600, 89.6 GB/s theoretical
- *   (2 channels x 8 bytes x 5600 MT/s; ../shared/speed/devices.csv gives
+ *   (2 channels x 8 bytes x 5600 MT/s; data/speed/devices.csv gives
  *   ~89 GB/s for it);
  * - host efficiency 65%: the worked example (shared/background/002) says
  *   real DRAM reads on gather-heavy expert matmuls land at 60-70% of the

@@ -15,7 +15,7 @@
  * per token per layer on the device (kernel launches; the worked example's
  * 0.74 ms per token is 0.021 ms per layer of gpt-oss-120b's 36), and
  * fraction of the dense FP16 TFLOPS reached in prompt processing.
- * CUDA/ROCm/Vulkan and Metal: chosen on ../shared/speed/calibration.csv by
+ * CUDA/ROCm/Vulkan and Metal: chosen on data/speed/calibration.csv by
  * tools/speedcheck.py --fit (one value per backend over all its rows: the
  * median absolute error is minimised, not each row; see README "How
  * fast?"). Metal's and the HBM cards' generation constants come from a
@@ -83,6 +83,40 @@ const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const ch
  * lanes per core at an assumed clock, and third-party tables disagree by
  * about 15% (M3 Max 40-core: 16.4 at 1600 MHz on radargit.com, 14.3 at
  * 1398 MHz on hmc-tech.com); kept as they were, an assumption.
+ * Laptop GPUs ("... Laptop GPU" in NVIDIA's and the catalog's names): a
+ * laptop part is a smaller chip at lower clocks than the desktop card of
+ * its number (the RTX 4090 Laptop GPU is an AD103 with 76 SMs at up to
+ * 2040 MHz against the desktop's 128 at 2520: under half its TFLOPS), so
+ * a description that contains "Laptop" matches only rows that contain
+ * "Laptop", and a laptop without a row gets the default below, never the
+ * desktop figure. Not always smaller: the RTX 3060 Laptop has 30 SMs to
+ * the desktop RTX 3060's 28, so its figure is above the desktop's.
+ * The rows take the same convention, SMs (CUDA cores / 128) x 1024 x boost
+ * clock, with the top of the boost range NVIDIA gives by TGP: the figure
+ * of a laptop at its maximum power, as the desktop rows take the reference
+ * boost; a laptop built for a lower TGP runs slower (the RTX 4080 Laptop
+ * at 60 W boosts to 1350 MHz, 80.2 TFLOPS by the same rule against 135.4
+ * at 150 W; --tflops overrides the figure). Sources, per family:
+ * RTX 3060/3070/3080 Laptop, NVIDIA's figures as tabulated by
+ * hardwareluxx.de (news 55233: 3840/5120/6144 cores, boost 1283-1703,
+ * 1290-1620, 1245-1710 MHz; the RTX 3080 Laptop's one row serves its 8
+ * and 16 GB catalog rows); RTX 3070 Ti/3080 Ti Laptop, heise.de (CES 2022
+ * news 6318077: maximum boost 1485 and 1590 MHz) with purepc.pl (5888 and
+ * 7424 CUDA cores; 1125-1590 MHz on hardwareluxx.de news 57843); RTX 40
+ * Laptop, NVIDIA's CES 2023 figures via hardwarenexus.com (9728/7424/
+ * 4608/3072/2560 cores, max boost 2040/2280/2175/2370/2370 MHz; the 4080's
+ * and 4070's ranges 1350-2280 and 1230-2175 on notebookcheck.com and
+ * data-check.eu); RTX 50 Laptop, cores from NVIDIA's CES 2025 table via
+ * neowin.net (10496/7680/4608, TGP 95-150, 80-150, 50-100 W), the top
+ * boost from hmc-tech.com's per-TGP entries (RTX 5090 Laptop 150 W:
+ * 2160 MHz; RTX 5080 Laptop 150 W: 2287 MHz, each at its top TGP) and,
+ * for the RTX 5070 Laptop, the 1425-2347 MHz range summarised on
+ * tinhte.mywebsite.vn (its bottom matches hmc-tech's 50 W entry; no NVIDIA
+ * page read). Cross-check: hmc-tech.com gives the RTX 3060 Laptop at 110 W
+ * (1680 MHz) 51.61 TFLOPS FP16 tensor with FP16 accumulate, the rule's
+ * 30 x 1024 x 1.680. Left out, no top boost clock found: the RTX 5060
+ * Laptop (3328 cores, 26 SMs, purepc.pl; only its 50-60 W entries and the
+ * range's bottom, 1455 MHz, were found), which takes the default.
  * A device not listed gets bandwidth x DEFAULT_FLOP_PER_BYTE. */
 static const struct { const char *name; double tflops; } tflops_table[] = {
     { "RTX 2080 Ti", 107.6 },   /* Turing whitepaper, FP16 acc */
@@ -118,6 +152,19 @@ static const struct { const char *name; double tflops; } tflops_table[] = {
     { "H100 PCIe", 756.0 },
     { "H100 SXM", 989.0 },
     { "H200", 989.0 },
+    { "RTX 3060 Laptop", 52.3 },    /* 30 SMs x 1024 x 1.703 GHz */
+    { "RTX 3070 Laptop", 66.4 },    /* 40 SMs x 1.620 GHz */
+    { "RTX 3070 Ti Laptop", 69.9 }, /* 46 SMs x 1.485 GHz */
+    { "RTX 3080 Laptop", 84.0 },    /* 48 SMs x 1.710 GHz, 8 and 16 GB */
+    { "RTX 3080 Ti Laptop", 94.4 }, /* 58 SMs x 1.590 GHz */
+    { "RTX 4050 Laptop", 48.5 },    /* 20 SMs x 2.370 GHz */
+    { "RTX 4060 Laptop", 58.2 },    /* 24 SMs x 2.370 GHz */
+    { "RTX 4070 Laptop", 80.2 },    /* 36 SMs x 2.175 GHz */
+    { "RTX 4080 Laptop", 135.4 },   /* 58 SMs x 2.280 GHz */
+    { "RTX 4090 Laptop", 158.8 },   /* 76 SMs x 2.040 GHz */
+    { "RTX 5070 Laptop", 86.5 },    /* 36 SMs x 2.347 GHz */
+    { "RTX 5080 Laptop", 140.5 },   /* 60 SMs x 2.287 GHz */
+    { "RTX 5090 Laptop", 181.4 },   /* 82 SMs x 2.160 GHz */
     { "DGX Spark", 124.1 },     /* GB10: FP16 acc dense; 1 PFLOPS is FP4 sparse */
     { "Apple M1 (", 2.6 },      /* Apple: GPU FP32 TFLOPS */
     { "Apple M1 Pro", 5.2 },
@@ -142,8 +189,12 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
 {
     size_t best = 0;
     double t = 0;
+    /* a laptop part matches only a laptop row (see the table's comment) */
+    bool laptop = description && strstr(description, "Laptop");
     for (size_t i = 0; i < sizeof tflops_table / sizeof tflops_table[0]; i++) {
         size_t len = strlen(tflops_table[i].name);
+        if (laptop != (strstr(tflops_table[i].name, "Laptop") != NULL))
+            continue;
         if (len > best && description && strstr(description, tflops_table[i].name)) {
             best = len;
             t = tflops_table[i].tflops;
