@@ -446,6 +446,12 @@ check catalog-kind 0 'Vulkan0  *24576 ' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu vulkan:rtx-3090 -fitp on
 check catalog-unknown 2 "unknown device 'rtx-390'; did you mean rtx-3090" -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-390
+check catalog-laptop-typo 2 "unknown device 'rtx-4060-laptopp'; did you mean rtx-4060-laptop" -- \
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-4060-laptopp
+# devices --catalog [FILTER]: the catalog's rows whose id or name contain FILTER.
+check devices-catalog-laptop 0 '^rtx-4060-laptop  *cuda ' -- "$ggfit" devices --catalog laptop
+check devices-catalog-none 2 "no device's id or name contains 'zzz'" -- \
+    "$ggfit" devices --catalog zzz
 
 # What ggfit sees: this machine (no GPU here), then fake roots.
 if [ -r /proc/meminfo ]; then
