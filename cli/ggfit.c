@@ -908,6 +908,8 @@ static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, cha
     return print_bench(b, json, quiet);
 }
 
+/* ggfit bench: the plan's predicted llama-bench speeds (the library's
+ * ggfit_bench); llama-bench's -p, -n, -d and the model's constants. */
 static int cmd_bench(int argc, char **argv)
 {
     ggfit_request req;
@@ -991,7 +993,9 @@ static int cmd_bench(int argc, char **argv)
     return print_bench(b, json, false);
 }
 
-
+/* ggfit sweep: memory and predicted speed against the context, -ngl or
+ * -ncmoe (the library's ggfit_request_sweep), as a table, CSV, JSON, and
+ * an SVG picture. */
 static int cmd_sweep(int argc, char **argv)
 {
     ggfit_request req;
