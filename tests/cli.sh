@@ -538,6 +538,13 @@ check sweep-help-table 0 '^  --over ctx|ngl|ncmoe  *sweep the context' -- "$ggfi
 check help-llama-flags 0 '^  llama.cpp flags    -c -b -ub ' -- "$ggfit" --help
 check bench-no-value 2 '^ggfit bench: -p needs a value$' -- \
     "$ggfit" bench -m "$models/qwen3-0.6b-f16.gguf" -p
+public_only() {  # the CLI is a client of the library's public headers alone
+    if grep -n '^#include "' cli/ggfit.c | grep -v '"ggfit\(_app\)\?\.h"'; then
+        return 1
+    fi
+    echo "the CLI includes the public headers alone"
+}
+check cli-public-headers 0 '^the CLI includes the public headers alone$' -- public_only
 every_help() {  # every command's -h: exit 0, its synopsis, 80 columns at most
     for c in "" inspect devices archs reorder bench sweep; do
         "$ggfit" $c -h >"$tmp/help" 2>&1 || { echo "ggfit $c -h: exit $?"; return 1; }
