@@ -387,47 +387,239 @@ static int open_model(const char *path, const char *hf, const char *hff, const c
     return rc;
 }
 
-/* inspect's flags: the model's source, taken as a plan takes it
- * (ggfit_request_parse_arg), and its own. 0, -1 after -h, or the exit
- * status. */
-static int inspect_args(ggfit_request *req, int argc, char **argv, bool *json, bool *tensors)
+/* ---- the one loop of every command's flags ---------------------------------- */
+
+/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
+ * the program decides the syntax the plan is printed in. */
+static int program_of(ggfit_request *req, int argc, char **argv, int *i)
 {
-    for (int i = 0; i < argc;) {
+    if (++*i >= argc)
+        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
+    if (ggfit_program_named(argv[*i], &req->program)) {
+        (*i)++;
+        return 0;
+    }
+    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
+                    "llama-bench\n", argv[*i]);
+    return EXIT_BAD_INPUT;
+}
+
+/* --objective's value */
+static int objective_of(const char *v, ggfit_objective *o)
+{
+    if (!strcmp(v, "speed") || !strcmp(v, "tg"))
+        *o = GGFIT_OBJECTIVE_TG;
+    else if (!strcmp(v, "pp"))
+        *o = GGFIT_OBJECTIVE_PP;
+    else if (!strcmp(v, "context"))
+        *o = GGFIT_OBJECTIVE_CONTEXT;
+    else
+        return fail("--objective: expected speed, pp or context");
+    return 0;
+}
+
+/* --min-ctx's value */
+static int min_ctx_of(const char *v, uint32_t *n)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || x == 0 || x > 100000000)
+        return fail("--min-ctx: expected a number of tokens");
+    *n = (uint32_t)x;
+    return 0;
+}
+
+/* The speed model's constant of row f (bench, sweep, --objective) at
+ * argv[*i], and *i moved past its value; 0, or the exit status of a bad
+ * value. */
+static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag_info *f,
+                      int argc, char **argv, int *i)
+{
+    double *field = ggfit_speed_field(so, f->cli);
+    /* --host-bw default: the model's default even for this machine's own
+     * memory (no measuring) */
+    if (f->cli == GGFIT_CLI_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
+        so->host_bw_default = true;
+        *i += 2;
+        return 0;
+    }
+    char *end;
+    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
+        *field < 0) {
+        fprintf(stderr, "ggfit%s%s: %s needs a number >= 0\n", cmd[0] ? " " : "", cmd,
+                argv[*i]);
+        return EXIT_BAD_INPUT;
+    }
+    *i += 2;
+    return 0;
+}
+
+/* llama-bench's token counts (-p, -n, -d) for ggfit cmd: up to max, and
+ * not 0 unless zero. */
+static int tokens_of(const char *cmd, const char *a, const char *v, unsigned long max, bool zero,
+                     uint32_t *out)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || (!zero && x == 0) || x > max) {
+        fprintf(stderr, "ggfit %s: bad value for %s: '%s'\n", cmd, a, v);
+        return EXIT_BAD_INPUT;
+    }
+    *out = (uint32_t)x;
+    return 0;
+}
+
+/* What the tool's own flags set, for any command (each takes the rows
+ * data/flags.tsv's commands column gives it). */
+typedef struct cli_opts {
+    bool json, quiet, verbose, list, csv, tensors, measure, markdown, force;
+    bool speed_consts;        /* a speed constant was given */
+    const char *svg;          /* sweep --svg FILE */
+    const char *sysroot;      /* devices --sysroot DIR */
+    const char *files[2];     /* reorder's IN and OUT */
+    int n_files;
+    ggfit_sweep_axis axis;    /* sweep --over */
+    ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
+                                 speed constants, -p, -n, -d, --as-type */
+    int line;                 /* after -- llama-bench: its first flag; 0: none */
+    const char **models;      /* the plan's: every -m given (or NULL) */
+    size_t n_models;
+} cli_opts;
+
+static void cli_opts_init(cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->axis = GGFIT_SWEEP_CTX;
+    ggfit_fastest_options_init(&o->fo);
+    o->fo.objective = GGFIT_OBJECTIVE_CONTEXT;
+}
+
+/* The tool's flag f at argv[*i], its value into o and *i past it; 0, or
+ * the exit status of a missing or bad value. */
+static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int argc, char **argv,
+                     int *i)
+{
+    const char *cmd = command_of(bit)->name, *v = NULL;
+    ggfit_speed_options *so = &o->fo.speed;
+    if (ggfit_speed_field(so, f->cli)) {
+        o->speed_consts = true;
+        return speed_flag(so, cmd, f, argc, argv, i);
+    }
+    if (f->n_values && !(v = value_of(bit, argc, argv, *i)))
+        return EXIT_BAD_INPUT;
+    int rc = 0;
+    switch (f->cli) {
+    case GGFIT_CLI_JSON: o->json = true; break;
+    case GGFIT_CLI_QUIET: o->quiet = true; break;
+    case GGFIT_CLI_VERBOSE: o->verbose = true; break;
+    case GGFIT_CLI_LIST: o->list = true; break;
+    case GGFIT_CLI_QUANT_CACHE: o->fo.quant_cache = true; break;
+    case GGFIT_CLI_TENSORS: o->tensors = true; break;
+    case GGFIT_CLI_MEASURE: o->measure = true; break;
+    case GGFIT_CLI_MARKDOWN: o->markdown = true; break;
+    case GGFIT_CLI_FORCE: o->force = true; break;
+    case GGFIT_CLI_CSV: o->csv = true; break;
+    case GGFIT_CLI_SVG: o->svg = v; break;
+    case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
+    case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
+    case GGFIT_CLI_MIN_CTX: rc = min_ctx_of(v, &o->fo.n_ctx_min); break;
+    case GGFIT_CLI_OVER:
+        if (!strcmp(v, "ctx") || !strcmp(v, "context"))
+            o->axis = GGFIT_SWEEP_CTX;
+        else if (!strcmp(v, "ngl"))
+            o->axis = GGFIT_SWEEP_NGL;
+        else if (!strcmp(v, "ncmoe"))
+            o->axis = GGFIT_SWEEP_NCMOE;
+        else
+            rc = fail("sweep --over: expected ctx, ngl or ncmoe");
+        break;
+    case GGFIT_CLI_AS_TYPE:
+        if ((so->as_type = ggfit_type_from_name(v)) < 0) {
+            fprintf(stderr, "ggfit %s: unknown type '%s'\n", cmd, v);
+            rc = EXIT_BAD_INPUT;
+        }
+        break;
+    case GGFIT_CLI_N_PROMPT:
+    case GGFIT_CLI_N_GEN:
+    case GGFIT_CLI_DEPTH:
+        /* sweep's points need tokens; llama-bench's -p 0 skips the test */
+        rc = tokens_of(cmd, argv[*i], v, bit == GGFIT_COMMAND_SWEEP ? 1000000 : 10000000,
+                       bit != GGFIT_COMMAND_SWEEP,
+                       f->cli == GGFIT_CLI_N_PROMPT ? &so->n_prompt
+                       : f->cli == GGFIT_CLI_N_GEN  ? &so->n_gen
+                                                    : &so->depth);
+        break;
+    default:
+        break;
+    }
+    *i += 1 + (v != NULL);
+    return rc;
+}
+
+/* The one loop of every command's flags, from argv[i]: each looked up in
+ * the table for command bit; the tool's own into o (-h prints the
+ * command's help), the library's into req (NULL: the command takes none),
+ * the words that are no flag into o->files. After -- llama-bench, o->line
+ * is where its flags start (llama-bench's parser's: bench_line). 0, -1
+ * after -h, or the exit status. */
+static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, char **argv,
+                       int i)
+{
+    while (i < argc) {
         ggfit_flag_info f;
         char *err = NULL;
-        switch (flag_of(argv[i], GGFIT_COMMAND_INSPECT, &f)) {
-        case GGFIT_CLI_NONE: {
-            int rc = ggfit_request_parse_arg(req, argc, argv, &i, NULL, &err);
-            if (rc)
-                return report(rc, err);
+        bool used;
+        int rc = 0, which = argv[i][0] == '-' ? flag_of(argv[i], bit, &f) : -1;
+        if (which < 0 && argv[i][0] != '-' && bit == GGFIT_COMMAND_REORDER && o->n_files < 2) {
+            o->files[o->n_files++] = argv[i++];
             continue;
         }
-        case GGFIT_CLI_JSON:
-            *json = true;
-            break;
-        case GGFIT_CLI_TENSORS:
-            *tensors = true;
-            break;
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_INSPECT, true);
+        if (which < 0 || (which == GGFIT_CLI_NONE && !req))
+            return unknown(bit, argv[i]);
+        if (which == GGFIT_CLI_HELP) {
+            usage(stdout, bit, true);
             return -1;
-        default:
-            return unknown(GGFIT_COMMAND_INSPECT, argv[i]);
         }
-        i++;
+        if (which == GGFIT_CLI_COMMAND_LINE) {
+            /* a whole llama.cpp command: its program, then its flags */
+            if ((rc = program_of(req, argc, argv, &i)))
+                return rc;
+            if (req->program == GGFIT_FOR_BENCH) {
+                o->line = i;   /* llama-bench's own flags, its tests planned */
+                return 0;
+            }
+            if (bit == GGFIT_COMMAND_BENCH)
+                return fail("bench -- : expected a llama-bench command line");
+            continue;
+        }
+        if (which != GGFIT_CLI_NONE) {
+            if ((rc = tool_flag(bit, &f, o, argc, argv, &i)))
+                return rc;
+            continue;
+        }
+        /* the library's: llama.cpp's, the model's, the machine's, the fit's */
+        const char *model = req->model;
+        if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err)))
+            return report(rc, err);
+        if (!used)
+            return unknown(bit, argv[i]);
+        if (o->models && req->model != model)   /* -m FILE: each a plan of --list */
+            o->models[o->n_models++] = req->model;
     }
     return 0;
 }
 
 static int cmd_inspect(int argc, char **argv)
 {
-    bool json = false, tensors = false;
+    cli_opts o;
+    cli_opts_init(&o);
     /* a request for its model's fields alone: most of it is flags' overrides */
     ggfit_request *req = calloc(1, sizeof *req);
     if (!req)
         return fail("out of memory");
     ggfit_request_init(req);
-    int rc = inspect_args(req, argc, argv, &json, &tensors);
+    /* the model's source, taken as a plan takes it, and inspect's own */
+    int rc = parse_flags(GGFIT_COMMAND_INSPECT, &o, req, argc, argv, 0);
     const char *path = req->model_url ? req->model_url : req->model;
     if (!rc && !path && !req->hf_repo)
         rc = fail("inspect needs -m FILE");
@@ -438,100 +630,61 @@ static int cmd_inspect(int argc, char **argv)
         rc = report(rc, err);
     free(req);
     if (rc)
-        return rc < 0 ? 0 : rc;   /* -1: --help */
-    char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
+        return rc < 0 ? 0 : rc;   /* -1: -h */
+    char *text = o.json ? ggfit_inspect_json(m, o.tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
-    return emit(text, json);
+    return emit(text, o.json);
 }
 
 /* Rewrites a model with what llama.cpp offloads contiguous in the file. */
 static int cmd_reorder(int argc, char **argv)
 {
-    const char *files[2];
-    int n = 0;
-    bool force = false;
-    for (int i = 0; i < argc; i++) {
-        ggfit_flag_info f;
-        int which = argv[i][0] == '-' ? flag_of(argv[i], GGFIT_COMMAND_REORDER, &f) : -1;
-        if (which == GGFIT_CLI_FORCE) {
-            force = true;
-        } else if (which == GGFIT_CLI_HELP) {
-            usage(stdout, GGFIT_COMMAND_REORDER, true);
-            return 0;
-        } else if (argv[i][0] == '-' || n == 2) {
-            return unknown(GGFIT_COMMAND_REORDER, argv[i]);
-        } else {
-            files[n++] = argv[i];
-        }
-    }
-    if (n != 2)
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_REORDER, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (o.n_files != 2)
         return fail("reorder needs IN and OUT files");
     char *err = NULL;
-    int rc = ggfit_reorder(files[0], files[1], force, &err);
-    if (rc)
+    if ((rc = ggfit_reorder(o.files[0], o.files[1], o.force, &err)))
         return report(rc, err);
-    fprintf(stderr, "ggfit: wrote %s\n", files[1]);
+    fprintf(stderr, "ggfit: wrote %s\n", o.files[1]);
     return 0;
+}
+
+/* The architectures and what ggfit does with each. */
+static int cmd_archs(int argc, char **argv)
+{
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_ARCHS, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return emit(o.json ? ggfit_archs_json() : o.markdown ? ggfit_archs_markdown()
+                                                         : ggfit_archs_text(), o.json);
 }
 
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
  * /sys under DIR instead (as GGFIT_SYSROOT does). */
-/* The architectures and what ggfit does with each. */
-static int cmd_archs(int argc, char **argv)
-{
-    bool json = false, markdown = false;
-    for (int i = 0; i < argc; i++) {
-        ggfit_flag_info f;
-        switch (flag_of(argv[i], GGFIT_COMMAND_ARCHS, &f)) {
-        case GGFIT_CLI_JSON:
-            json = true;
-            break;
-        case GGFIT_CLI_MARKDOWN:
-            markdown = true;
-            break;
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_ARCHS, true);
-            return 0;
-        default:
-            return unknown(GGFIT_COMMAND_ARCHS, argv[i]);
-        }
-    }
-    return emit(json ? ggfit_archs_json() : markdown ? ggfit_archs_markdown() : ggfit_archs_text(),
-                json);
-}
-
 static int cmd_devices(int argc, char **argv)
 {
-    ggfit_probe_options o = {NULL, NULL};
-    bool json = false, measure = false;
-    for (int i = 0; i < argc; i++) {
-        ggfit_flag_info f;
-        switch (flag_of(argv[i], GGFIT_COMMAND_DEVICES, &f)) {
-        case GGFIT_CLI_SYSROOT:
-            if (!(o.sysroot = value_of(GGFIT_COMMAND_DEVICES, argc, argv, i++)))
-                return EXIT_BAD_INPUT;
-            break;
-        case GGFIT_CLI_JSON:
-            json = true;
-            break;
-        case GGFIT_CLI_MEASURE:
-            measure = true;
-            break;
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_DEVICES, true);
-            return 0;
-        default:
-            return unknown(GGFIT_COMMAND_DEVICES, argv[i]);
-        }
-    }
+    ggfit_probe_options po = {NULL, NULL};
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_DEVICES, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    po.sysroot = o.sysroot;
+    bool json = o.json;
     ggfit_host_info host;
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n = 0;
     char *err = NULL;
-    int rc = ggfit_host_probe(&o, &host, &err);
-    if (rc || (rc = ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)))
+    rc = ggfit_host_probe(&po, &host, &err);
+    if (rc || (rc = ggfit_devices_discover(&po, devs, GGFIT_MAX_DEVICES, &n, &err)))
         return report(rc, err);
-    if (!measure)
+    if (!o.measure)
         return emit(json ? ggfit_devices_json(&host, devs, n)
                          : ggfit_devices_text(&host, devs, n), json);
     /* --measure: this machine's memory read, beside the model's assumption */
@@ -540,7 +693,7 @@ static int cmd_devices(int argc, char **argv)
         return report(rc, err);
     /* kept as the speed model's figure for this machine; a cache folder
      * that cannot be written costs only the next plan's measuring */
-    if (!o.sysroot && !getenv("GGFIT_SYSROOT") &&   /* a fake root is not this machine */
+    if (!po.sysroot && !getenv("GGFIT_SYSROOT") &&   /* a fake root is not this machine */
         ggfit_host_bw_keep(host.cpu_name, host.total, &bw, &err) != GGFIT_OK) {
         ggfit_free(err);
         err = NULL;
@@ -583,25 +736,7 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
     return rc;
 }
 
-/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
- * the program decides the syntax the plan is printed in. */
-static int program_of(ggfit_request *req, int argc, char **argv, int *i)
-{
-    if (++*i >= argc)
-        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
-    if (ggfit_program_named(argv[*i], &req->program)) {
-        (*i)++;
-        return 0;
-    }
-    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
-                    "llama-bench\n", argv[*i]);
-    return EXIT_BAD_INPUT;
-}
-
-static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag_info *f,
-                      int argc, char **argv, int *i);
-static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
-                      bool json, bool quiet);
+static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, int i);
 
 /* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
  * stdout (the comparison on stderr), or JSON. */
@@ -638,120 +773,36 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo, bo
     return rc;
 }
 
-/* --objective's value */
-static int objective_of(const char *v, ggfit_objective *o)
-{
-    if (!strcmp(v, "speed") || !strcmp(v, "tg"))
-        *o = GGFIT_OBJECTIVE_TG;
-    else if (!strcmp(v, "pp"))
-        *o = GGFIT_OBJECTIVE_PP;
-    else if (!strcmp(v, "context"))
-        *o = GGFIT_OBJECTIVE_CONTEXT;
-    else
-        return fail("--objective: expected speed, pp or context");
-    return 0;
-}
-
-/* --min-ctx's value */
-static int min_ctx_of(const char *v, uint32_t *n)
-{
-    char *end;
-    unsigned long x = strtoul(v, &end, 10);
-    if (*end || end == v || x == 0 || x > 100000000)
-        return fail("--min-ctx: expected a number of tokens");
-    *n = (uint32_t)x;
-    return 0;
-}
-
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
 static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **argv)
 {
-    bool json = false, quiet = false, verbose = false, list = false;
-    bool speed_consts = false;
-    ggfit_fastest_options fo;
+    cli_opts o;
     char *err = NULL;
     int rc;
-    ggfit_fastest_options_init(&fo);
-    fo.objective = GGFIT_OBJECTIVE_CONTEXT;
+    cli_opts_init(&o);
     /* every -m given: two or more (or --list) plan each, best first */
     const char **models = calloc((size_t)argc, sizeof *models);
-    size_t n_models = 0;
     if (!models)
         return fail("out of memory");
+    o.models = models;
     ggfit_request_init(req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
     if ((rc = ggfit_request_env(req, &err))) {
         free(models);
         return report(rc, err);
     }
-    for (int i = 1; i < argc && !rc;) {
-        ggfit_flag_info f;
-        bool used;
-        /* ggfit's own first (-v is also llama.cpp's --verbose) */
-        int which = flag_of(argv[i], GGFIT_COMMAND_PLAN, &f);
-        switch (which) {
-        case GGFIT_CLI_JSON:
-            json = true;
-            break;
-        case GGFIT_CLI_QUIET:
-            quiet = true;
-            break;
-        case GGFIT_CLI_VERBOSE:
-            verbose = true;
-            break;
-        case GGFIT_CLI_LIST:
-            list = true;
-            break;
-        case GGFIT_CLI_QUANT_CACHE:
-            fo.quant_cache = true;
-            break;
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_PLAN, true);
-            free(models);
-            return 0;
-        case GGFIT_CLI_OBJECTIVE:
-        case GGFIT_CLI_MIN_CTX: {
-            const char *v = value_of(GGFIT_COMMAND_PLAN, argc, argv, i++);
-            rc = !v ? EXIT_BAD_INPUT
-                    : which == GGFIT_CLI_OBJECTIVE ? objective_of(v, &fo.objective)
-                                                   : min_ctx_of(v, &fo.n_ctx_min);
-            break;
-        }
-        case GGFIT_CLI_COMMAND_LINE:
-            /* a whole llama.cpp command: its program, then its flags */
-            if ((rc = program_of(req, argc, argv, &i)))
-                break;
-            /* llama-bench's own flags, and its tests planned as it runs them */
-            if (req->program == GGFIT_FOR_BENCH) {
-                free(models);
-                return bench_line(req, &fo.speed, argc, argv, i, json, quiet);
-            }
-            continue;
-        default:
-            if (which > GGFIT_CLI_NONE && ggfit_speed_field(&fo.speed, f.cli)) {
-                rc = speed_flag(&fo.speed, "", &f, argc, argv, &i);
-                speed_consts = true;
-                continue;
-            }
-            /* the library's: llama.cpp's, the model's, the machine's, the fit's */
-            const char *model = req->model;
-            if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err)))
-                rc = report(rc, err);
-            else if (!used)
-                rc = unknown(GGFIT_COMMAND_PLAN, argv[i]);
-            else if (req->model != model)   /* -m FILE: each one a plan of --list */
-                models[n_models++] = req->model;
-            continue;
-        }
-        i++;
-    }
-    if (rc) {
+    rc = parse_flags(GGFIT_COMMAND_PLAN, &o, req, argc, argv, 1);
+    if (rc || o.line) {
         free(models);
-        return rc;
+        /* -- llama-bench ...: its own flags, and its tests planned as it runs them */
+        return rc ? (rc < 0 ? 0 : rc) : bench_line(req, &o, argc, argv, o.line);
     }
-    if (list || n_models > 1) {
+    bool json = o.json, quiet = o.quiet, verbose = o.verbose;
+    size_t n_models = o.n_models;
+    ggfit_fastest_options fo = o.fo;
+    if (o.list || n_models > 1) {
         /* which quant?: -hf USER/MODEL --list, or several -m */
         ggfit_quant_list l;
         if (req->hf_repo)
@@ -768,7 +819,8 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
         return rc;
     }
     free(models);
-    if (fo.objective == GGFIT_OBJECTIVE_CONTEXT && (speed_consts || fo.n_ctx_min || fo.quant_cache))
+    if (fo.objective == GGFIT_OBJECTIVE_CONTEXT &&
+        (o.speed_consts || fo.n_ctx_min || fo.quant_cache))
         return fail("--min-ctx, --quant-cache and the speed constants (--host-bw ...) go with "
                     "--objective speed|pp (the constants also with bench and sweep)");
     /* The fit's log is in the JSON, and in the text with -v only; the
@@ -798,45 +850,6 @@ static int cmd_project(int argc, char **argv)
 }
 
 
-/* The speed model's constant of row f (bench, sweep, --objective) at
- * argv[*i], and *i moved past its value; 0, or the exit status of a bad
- * value. */
-static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag_info *f,
-                      int argc, char **argv, int *i)
-{
-    double *field = ggfit_speed_field(so, f->cli);
-    /* --host-bw default: the model's default even for this machine's own
-     * memory (no measuring) */
-    if (f->cli == GGFIT_CLI_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
-        so->host_bw_default = true;
-        *i += 2;
-        return 0;
-    }
-    char *end;
-    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
-        *field < 0) {
-        fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
-        return EXIT_BAD_INPUT;
-    }
-    *i += 2;
-    return 0;
-}
-
-/* llama-bench's token counts (-p, -n, -d) for ggfit cmd: up to max, and
- * not 0 unless zero. */
-static int tokens_of(const char *cmd, const char *a, const char *v, unsigned long max, bool zero,
-                     uint32_t *out)
-{
-    char *end;
-    unsigned long x = strtoul(v, &end, 10);
-    if (*end || end == v || (!zero && x == 0) || x > max) {
-        fprintf(stderr, "ggfit %s: bad value for %s: '%s'\n", cmd, a, v);
-        return EXIT_BAD_INPUT;
-    }
-    *out = (uint32_t)x;
-    return 0;
-}
-
 /* ggfit bench's answer (or a llama-bench line's) on stdout; the exit
  * status is the plan's (the deciding test's for a line). Frees b. */
 static int print_bench(ggfit_bench_result *b, bool json, bool quiet)
@@ -855,11 +868,12 @@ static int print_bench(ggfit_bench_result *b, bool json, bool quiet)
 
 /* The rest of a llama-bench command line, from argv[i] (after its
  * program's name): llama-bench's flags, the machine's (--gpu, --host-mem)
- * and ggfit's output and speed flags; its tests planned (ggfit_bench_line). */
-static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
-                      bool json, bool quiet)
+ * and the plan's --json, -q and speed constants (into o); its tests planned
+ * (ggfit_bench_line). */
+static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, int i)
 {
     ggfit_bench_args *a = calloc(1, sizeof *a);
+    ggfit_speed_options *so = &o->fo.speed;
     char *err = NULL;
     int rc;
     if (!a)
@@ -870,13 +884,9 @@ static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, cha
         ggfit_flag_info f;
         /* the plan's --json, -q and constants; the rest is llama-bench's */
         int which = flag_of(argv[i], GGFIT_COMMAND_PLAN, &f);
-        if (which == GGFIT_CLI_JSON || which == GGFIT_CLI_QUIET) {
-            *(which == GGFIT_CLI_JSON ? &json : &quiet) = true;
-            i++;
-            continue;
-        }
-        if (which > GGFIT_CLI_NONE && ggfit_speed_field(so, f.cli)) {
-            if ((rc = speed_flag(so, "", &f, argc, argv, &i))) {
+        if (which == GGFIT_CLI_JSON || which == GGFIT_CLI_QUIET ||
+            (which > GGFIT_CLI_NONE && ggfit_speed_field(so, f.cli))) {
+            if ((rc = tool_flag(GGFIT_COMMAND_PLAN, &f, o, argc, argv, &i))) {
                 free(a);
                 return rc;
             }
@@ -905,7 +915,7 @@ static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, cha
         free(b);
         return report(rc, err);
     }
-    return print_bench(b, json, quiet);
+    return print_bench(b, o->json, o->quiet);
 }
 
 /* ggfit bench: the plan's predicted llama-bench speeds (the library's
@@ -913,70 +923,18 @@ static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, cha
 static int cmd_bench(int argc, char **argv)
 {
     ggfit_request req;
-    ggfit_speed_options so;
-    bool json = false;
+    cli_opts o;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
-    ggfit_speed_options_init(&so);
+    cli_opts_init(&o);
     if ((rc = ggfit_request_env(&req, &err)))
         return report(rc, err);
-    for (int i = 0; i < argc;) {
-        ggfit_flag_info f;
-        const char *v;
-        bool used;
-        int which = flag_of(argv[i], GGFIT_COMMAND_BENCH, &f);
-        switch (which) {
-        case GGFIT_CLI_JSON:
-            json = true;
-            i++;
-            continue;
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_BENCH, true);
-            return 0;
-        case GGFIT_CLI_COMMAND_LINE: {   /* a llama-bench line: its tests, planned */
-            int k = i;
-            if ((rc = program_of(&req, argc, argv, &k)))
-                return rc;
-            if (req.program != GGFIT_FOR_BENCH)
-                return fail("bench -- : expected a llama-bench command line");
-            return bench_line(&req, &so, argc, argv, k, json, false);
-        }
-        case GGFIT_CLI_AS_TYPE:
-            if (!(v = value_of(GGFIT_COMMAND_BENCH, argc, argv, i)))
-                return EXIT_BAD_INPUT;
-            so.as_type = ggfit_type_from_name(v);
-            if (so.as_type < 0) {
-                fprintf(stderr, "ggfit bench: unknown type '%s'\n", v);
-                return EXIT_BAD_INPUT;
-            }
-            i += 2;
-            continue;
-        case GGFIT_CLI_N_PROMPT:
-        case GGFIT_CLI_N_GEN:
-        case GGFIT_CLI_DEPTH:
-            if (!(v = value_of(GGFIT_COMMAND_BENCH, argc, argv, i)))
-                return EXIT_BAD_INPUT;
-            if ((rc = tokens_of("bench", argv[i], v, 10000000, true,
-                                which == GGFIT_CLI_N_PROMPT ? &so.n_prompt
-                                : which == GGFIT_CLI_N_GEN  ? &so.n_gen
-                                                            : &so.depth)))
-                return rc;
-            i += 2;
-            continue;
-        default:
-            break;
-        }
-        if (which > GGFIT_CLI_NONE && ggfit_speed_field(&so, f.cli)) {
-            if ((rc = speed_flag(&so, " bench", &f, argc, argv, &i)))
-                return rc;
-            continue;
-        }
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (!used)
-            return unknown(GGFIT_COMMAND_BENCH, argv[i]);
-    }
+    if ((rc = parse_flags(GGFIT_COMMAND_BENCH, &o, &req, argc, argv, 0)))
+        return rc < 0 ? 0 : rc;
+    if (o.line)   /* a llama-bench line: its tests, planned */
+        return bench_line(&req, &o, argc, argv, o.line);
+    ggfit_speed_options so = o.fo.speed;
     /* llama-bench's context: the prompt, the generated tokens and the depth */
     if (!req.params.set_n_ctx) {
         req.params.n_ctx = so.depth + so.n_prompt + so.n_gen;
@@ -990,7 +948,7 @@ static int cmd_bench(int argc, char **argv)
         free(b);
         return report(rc, err);
     }
-    return print_bench(b, json, false);
+    return print_bench(b, o.json, false);
 }
 
 /* ggfit sweep: memory and predicted speed against the context, -ngl or
@@ -999,71 +957,23 @@ static int cmd_bench(int argc, char **argv)
 static int cmd_sweep(int argc, char **argv)
 {
     ggfit_request req;
-    ggfit_speed_options so;
-    ggfit_sweep_axis axis = GGFIT_SWEEP_CTX;
-    const char *svg = NULL;
-    bool json = false, csv = false;
+    cli_opts o;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
-    ggfit_speed_options_init(&so);
+    cli_opts_init(&o);
     if ((rc = ggfit_request_env(&req, &err)))
         return report(rc, err);
-    for (int i = 0; i < argc;) {
-        ggfit_flag_info f;
-        const char *v;
-        bool used;
-        int which = flag_of(argv[i], GGFIT_COMMAND_SWEEP, &f);
-        switch (which) {
-        case GGFIT_CLI_HELP:
-            usage(stdout, GGFIT_COMMAND_SWEEP, true);
-            return 0;
-        case GGFIT_CLI_JSON:
-        case GGFIT_CLI_CSV:
-            *(which == GGFIT_CLI_JSON ? &json : &csv) = true;
-            i++;
-            continue;
-        case GGFIT_CLI_OVER:
-        case GGFIT_CLI_SVG:
-        case GGFIT_CLI_N_PROMPT:
-        case GGFIT_CLI_N_GEN:
-            if (!(v = value_of(GGFIT_COMMAND_SWEEP, argc, argv, i)))
-                return EXIT_BAD_INPUT;
-            if (which == GGFIT_CLI_SVG) {
-                svg = v;
-            } else if (which == GGFIT_CLI_OVER) {
-                if (!strcmp(v, "ctx") || !strcmp(v, "context"))
-                    axis = GGFIT_SWEEP_CTX;
-                else if (!strcmp(v, "ngl"))
-                    axis = GGFIT_SWEEP_NGL;
-                else if (!strcmp(v, "ncmoe"))
-                    axis = GGFIT_SWEEP_NCMOE;
-                else
-                    return fail("sweep --over: expected ctx, ngl or ncmoe");
-            } else if ((rc = tokens_of("sweep", argv[i], v, 1000000, false,
-                                       which == GGFIT_CLI_N_PROMPT ? &so.n_prompt : &so.n_gen))) {
-                return rc;
-            }
-            i += 2;
-            continue;
-        default:
-            break;
-        }
-        if (which > GGFIT_CLI_NONE && ggfit_speed_field(&so, f.cli)) {
-            if ((rc = speed_flag(&so, " sweep", &f, argc, argv, &i)))
-                return rc;
-            continue;
-        }
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (!used)
-            return unknown(GGFIT_COMMAND_SWEEP, argv[i]);
-    }
+    if ((rc = parse_flags(GGFIT_COMMAND_SWEEP, &o, &req, argc, argv, 0)))
+        return rc < 0 ? 0 : rc;
+    ggfit_speed_options so = o.fo.speed;
+    const char *svg = o.svg;
+    bool json = o.json, csv = o.csv;
     ggfit_sweep *sw = calloc(1, sizeof *sw);
     if (!sw)
         return fail("out of memory");
     req.fit.no_log = true;   /* the points are printed, not the fits */
-    if ((rc = ggfit_request_sweep(&req, axis, &so, sw, &err))) {
+    if ((rc = ggfit_request_sweep(&req, o.axis, &so, sw, &err))) {
         free(sw);
         return report(rc, err);
     }

@@ -439,6 +439,7 @@ static void test_did_you_mean(void **state)
     assert_null(ggfit__flag_nearest("--frobnicate", 0, buf, sizeof buf));
     assert_null(ggfit__flag_nearest("-ctk", 0, buf, sizeof buf));
     assert_null(ggfit__flag_nearest("-zz", 0, buf, sizeof buf));
+    assert_null(ggfit__flag_nearest("-q", GGFIT_COMMAND_BENCH, buf, sizeof buf));
     assert_null(ggfit__flag_nearest("--a-name-far-longer-than-any-flag-ggfit-or-llama-has", 0,
                                     buf, sizeof buf));
 }

@@ -216,9 +216,9 @@ const char *ggfit__flag_nearest(const char *a, unsigned commands, char *buf, siz
         nearest_in(flag_rows[i].negated, a, &best, buf, n);
     }
     /* as close as a third of its letters (at least one edit); an exact
-     * name is no suggestion */
+     * name is no suggestion, nor is any one-letter flag for another ("-q") */
     size_t len = strlen(a), most = len / 3 ? len / 3 : 1;
-    return best > 0 && best <= most ? buf : NULL;
+    return best > 0 && best <= most && strspn(a, "-") + 1 < len ? buf : NULL;
 }
 
 /* ---- the public face (ggfit_app.h) --------------------------------------- */
