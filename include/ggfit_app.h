@@ -586,9 +586,11 @@ typedef struct ggfit_flag_info {
 GGFIT_API bool ggfit_flag_get(size_t i, ggfit_flag_info *out);
 
 /* The row of a flag named name (with its dashes: "-c", "--no-mmap") that
- * one of commands takes (GGFIT_COMMAND_* bits; 0: any), the tool's own
- * rows first (ggfit bench's -p is llama-bench's prompt, not llama.cpp's
- * --prompt); *negated: whether name is one of its negated names. -1: none. */
+ * one of commands takes (GGFIT_COMMAND_* bits), the tool's own rows first
+ * (ggfit bench's -p is llama-bench's prompt, not llama.cpp's --prompt); with
+ * commands 0, any row, llama.cpp's first (as the library's parsers read
+ * it). *negated (may be NULL): whether name is one of its negated names.
+ * -1: none. */
 GGFIT_API int ggfit_flag_find(const char *name, unsigned commands, bool *negated);
 
 /* The name closest to name (edit distance, as git's "did you mean") of the
