@@ -55,7 +55,8 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck
+.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
+        man
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
 
@@ -144,6 +145,15 @@ endif
 $(B)/plan: examples/plan.c include/ggfit.h include/ggfit_app.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
+# The man page: docs/ggfit.1.in with the options of the table of flags
+# (tools/gen_man.py), as --help lists them; not committed. make test renders
+# it (no groff warning, every flag of the table named: tests/cli.sh).
+$(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv tools/gen_man.py include/ggfit.h
+	@mkdir -p $(@D)
+	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv include/ggfit.h \
+	    >$@.tmp && mv $@.tmp $@
+man: $(B)/ggfit.1
+
 $(B)/tests:
 	mkdir -p $@
 
@@ -159,7 +169,7 @@ $(B)/tests/libfake-nvml.so: tests/fake_nvml.c | $(B)/tests
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ $<
 $(B)/tests/test_devices: $(B)/tests/libfake-nvml.so
 
-test: all $(TEST_BIN) $(B)/plan
+test: all $(TEST_BIN) $(B)/plan $(B)/ggfit.1
 	@sh tests/run.sh $(B) $(MODELS) $(TESTS)
 
 # Everything CI runs: sanitizers, valgrind, a short fuzz, then the suite,

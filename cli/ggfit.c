@@ -13,9 +13,6 @@
 #include <unistd.h>
 
 #include "ggfit_app.h"
-/* The table of flags (data/flags.tsv), for the usage text: internal to the
- * library until ggfit.h gives it a public face. */
-#include "common/llama_args.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GGFIT_SANITIZED 1
@@ -33,116 +30,93 @@
 
 #define EXIT_BAD_INPUT 2
 
-/* The usage text's head (print_usage) */
-static const char usage_head[] =
-    "usage: ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
-    "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
-    "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
-    "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
-    "       ggfit devices [--json] [--sysroot DIR] | --catalog [FILTER] [--json]\n"
-    "       ggfit archs [--json | --markdown]\n"
-    "       ggfit reorder IN OUT [--force]\n"
-    "       ggfit --version | --help\n"
-    "\n"
-    "commands:\n"
-    "  (none)    decide what llama.cpp's --fit decides: prints the flags to use\n"
-    "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout; the memory per\n"
-    "            device, where the layers went and the verdict on the whole\n"
-    "            machine (GPUs, system memory, unified memory, Metal's span) on\n"
-    "            stderr; exit 0 fits, 1 does not, 3 the GPUs hold it but system\n"
-    "            memory does not, 2 bad input. -fitp on (--print-memory)\n"
-    "            reports the flags as given instead, on stdout\n"
-    "  inspect   read a GGUF header (any shard of a split model) and describe\n"
-    "            the model: architecture, sizes, and bytes per layer and role\n"
-    "  devices   what ggfit sees on this machine: memory, CPU features and\n"
-    "            GPUs (name, kind, total, free, held by others, bandwidth);\n"
-    "            --catalog: the GPUs and Macs --gpu takes by id, FILTER a part\n"
-    "            of the id or name (laptop, rtx-40, m4)\n"
-    "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
-    "            figures for it are exact or estimated\n"
-    "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
-    "            offloads contiguous (blocks in order, output layer last), so\n"
-    "            that Metal's mapped span of a partial offload is its tensors\n"
-    "\n"
-    "options:\n"
-    "  --gpu SPEC         devices to plan for instead of this machine's: none,\n"
-    "                     or a comma list of [KIND:]SIZE[/FREE] or [KIND:]ID\n"
-    "                     KIND cuda (default), rocm, vulkan, metal, rpc;\n"
-    "                     SIZE 24GiB, 24077MiB, 24000MB; ID from the catalog\n"
-    "                     (data/gpus.tsv): rtx-3090, h100-sxm ...; repeatable\n"
-    "  --rpc HOST:PORT,... llama.cpp rpc-servers: their devices and free memory,\n"
-    "                     asked over the network, come first (RPC0[host:port] ...)\n"
-    "  --host-mem TOTAL[/FREE]  system memory of the machine planned for (with\n"
-    "                     TOTAL alone, 1/8 of it, 1 to 4 GiB, is kept for the\n"
-    "                     system); default: this machine's available memory, or\n"
-    "                     a catalog Mac's own\n"
-    "  -fit on|off        fit (default on) or keep the flags as given\n"
-    "  -fitt MIB,...      memory to keep free per device (default 1024)\n"
-    "  -fitc N            smallest context the fit may choose (default 4096)\n"
-    "  --fit-around       where llama.cpp's fit stops at a set -ngl, -ts, -ot,\n"
-    "                     -cmoe or -ncmoe, keep them and fit the rest around them\n"
-    "  --for PROGRAM      server (default: llama-server's own fit, -np auto =\n"
-    "                     4 slots -kvu, --cache-ram, what it loads beside the\n"
-    "                     model), cli, bench, or fit-params (its own line)\n"
-    "  -- llama-server ... a whole command line (as --for server)\n";
+/* ---- usage: each command's synopsis and words, its flags from the table -- */
 
-/* After usage_head and the llama.cpp flags ggfit applies (llama_flags_help). */
-static const char usage_tail[] =
-    "  -m, --model FILE   the GGUF file; a header-only file is enough; an\n"
-    "                     http(s):// URL (-mu URL too) reads the header only\n"
-    "  -hf USER/MODEL[:QUANT]  a Hugging Face repo's GGUF, chosen as llama.cpp\n"
-    "                     does (default Q4_K_M, then Q8_0); -hff FILE names the\n"
-    "                     file; HF_TOKEN (-hft) for gated models; HF_ENDPOINT\n"
-    "                     or MODEL_ENDPOINT for another hub\n"
-    "  --offline          remote headers from the cache only (GGFIT_CACHE_DIR,\n"
-    "                     else $XDG_CACHE_HOME/ggfit or ~/.cache/ggfit)\n"
-    "  --json             print JSON (bytes) instead of text\n"
-    "  -q, --quiet        print the flags only\n"
-    "  -v, --verbose      print llama.cpp's whole log of the fit too\n"
-    "  --tensors          with inspect --json, list every tensor\n";
+/* A command: its synopsis and what it does (the flags' lines come from the
+ * table, data/flags.tsv's help column: every row the command takes). */
+typedef struct command {
+    const char *name;         /* "inspect"; "" the plan */
+    unsigned bit;             /* GGFIT_COMMAND_* */
+    const char *synopsis;     /* after "usage: " */
+    const char *about;        /* after the synopsis */
+} command;
 
-/* After usage with --help (one string literal holds at most 4095 bytes). */
-static const char usage_more[] =
-    "  what llama-server loads beside the model, counted (but with --for\n"
-    "  fit-params or bench) as its own fit counts them, each on its rows:\n"
-    "                     --mmproj FILE (-mm; --no-mmproj-offload,\n"
-    "                     --image-min-tokens N, --image-max-tokens N), a draft\n"
-    "                     -md FILE (-ngld -ctkd -ctvd -otd -devd ...), MTP\n"
-    "                     (--spec-type draft-mtp), --spec-draft-n-max N\n"
-    "\n"
-    "       ggfit bench -m FILE [flags as above] [-p N] [-n N] [-d N] [--json]\n"
-    "  bench     what llama-bench would report (pp and tg tokens/s) for the plan:\n"
-    "            bytes per token against bandwidth, FLOPs against throughput\n"
-    "            (ggfit bench -h)\n"
-    "       ggfit [--gpu DEVICES] -- llama-bench -m FILE [its flags]: each test of a\n"
-    "            llama-bench line planned at the context llama-bench creates for it\n"
-    "       ggfit sweep -m FILE [flags as above] [--over ctx|ngl|ncmoe] [--svg FILE]\n"
-    "  sweep     memory and predicted tokens/s against the context, -ngl or\n"
-    "            -ncmoe, as a table, --csv, --json and an SVG picture (ggfit sweep -h)\n"
-    "       ggfit -m FILE [flags as above] --objective speed|pp [--min-ctx N]\n"
-    "             [--quant-cache] [bench's constants]\n"
-    "  --objective speed  the plan with the fastest predicted generation (pp: prompt)\n"
-    "            that fits, at a context of at least --min-ctx (default 4096), beside\n"
-    "            llama.cpp's own (--objective context, the default: the largest\n"
-    "            context); tries llama.cpp's fit, -ngl, -ncmoe, -ts filling the\n"
-    "            fastest GPU first, -fa off, and with --quant-cache a q8_0 cache;\n"
-    "            its flags on stdout, both plans and their speeds on stderr\n"
-    "       ggfit devices --measure: this machine's host memory read bandwidth\n";
-
-/* Which quant? (after usage with --help, as usage_more) */
-static const char usage_quants[] =
-    "\n"
-    "       ggfit -hf USER/MODEL[:QUANT] --list [flags as above] [--json]\n"
-    "       ggfit -m FILE -m FILE ... [flags as above] [--json]\n"
-    "  --list    which quant?: plan every model file of the repo (split models\n"
-    "            once; with :QUANT those of that quant) for this machine or the\n"
-    "            --gpu given, and print one row each, best first: fits with\n"
-    "            everything on the GPUs, then with part in system RAM (the\n"
-    "            largest file first), then host short, then no fit (the\n"
-    "            smallest first); then the best one's flags. Without --list,\n"
-    "            -hf USER/MODEL picks as llama.cpp does. Two or more -m (or\n"
-    "            one with --list) list those files the same way; exit status\n"
-    "            the best one's plan's\n";
+static const command commands[] = {
+    { "", GGFIT_COMMAND_PLAN,
+      "ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
+      "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
+      "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
+      "       ggfit [flags] -- llama-server|llama-cli|llama-fit-params|llama-bench ...\n"
+      "       ggfit -hf USER/MODEL[:QUANT] --list [flags] [--json]\n"
+      "       ggfit -m FILE [flags] --objective speed|pp [--min-ctx N] [--quant-cache]\n"
+      "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
+      "       ggfit devices [--json] [--sysroot DIR] [--measure] | --catalog [FILTER]\n"
+      "       ggfit archs [--json | --markdown]\n"
+      "       ggfit reorder IN OUT [--force]\n"
+      "       ggfit bench -m FILE [flags] [-p N] [-n N] [-d N] [--json]\n"
+      "       ggfit sweep -m FILE [flags] [--over ctx|ngl|ncmoe] [--svg FILE]\n"
+      "       ggfit --version | --help | COMMAND -h\n",
+      "commands:\n"
+      "  (none)    decide what llama.cpp's --fit decides: prints the flags to use\n"
+      "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout; the memory per\n"
+      "            device, where the layers went and the verdict on the whole\n"
+      "            machine (GPUs, system memory, unified memory, Metal's span) on\n"
+      "            stderr; exit 0 fits, 1 does not, 3 the GPUs hold it but system\n"
+      "            memory does not, 2 bad input. -fitp on (--print-memory)\n"
+      "            reports the flags as given instead, on stdout\n"
+      "  inspect   read a GGUF header (any shard of a split model) and describe\n"
+      "            the model: architecture, sizes, and bytes per layer and role\n"
+      "  devices   what ggfit sees on this machine: memory, CPU features and\n"
+      "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
+      "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
+      "            figures for it are exact or estimated\n"
+      "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
+      "            offloads contiguous (blocks in order, output layer last), so\n"
+      "            that Metal's mapped span of a partial offload is its tensors\n"
+      "  bench     what llama-bench would report (pp and tg tokens/s) for the plan\n"
+      "  sweep     memory and predicted tokens/s against the context, -ngl or\n"
+      "            -ncmoe, as a table, CSV, JSON and an SVG picture\n" },
+    { "inspect", GGFIT_COMMAND_INSPECT,
+      "ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n",
+      "  reads a GGUF header (any shard of a split model) and describes the\n"
+      "  model: architecture, sizes, and bytes per layer and role\n" },
+    { "devices", GGFIT_COMMAND_DEVICES,
+      "ggfit devices [--json] [--sysroot DIR] [--measure]\n"
+      "       ggfit devices --catalog [FILTER] [--json]\n",
+      "  what ggfit sees on this machine: memory, CPU features and GPUs (name,\n"
+      "  kind, total, free, held by others, bandwidth)\n" },
+    { "archs", GGFIT_COMMAND_ARCHS,
+      "ggfit archs [--json | --markdown]\n",
+      "  every architecture llama.cpp loads, and whether ggfit's figures for it\n"
+      "  are exact or estimated\n" },
+    { "reorder", GGFIT_COMMAND_REORDER,
+      "ggfit reorder IN OUT [--force]\n",
+      "  rewrites a model (all shards) with the tensors llama.cpp offloads\n"
+      "  contiguous (blocks in order, output layer last), so that Metal's mapped\n"
+      "  span of a partial offload is its tensors\n" },
+    { "bench", GGFIT_COMMAND_BENCH,
+      "ggfit bench -m FILE [--gpu DEVICES] [placement flags] [-p N] [-n N]\n"
+      "                   [-d N] [constants] [--as-type TYPE] [--json]\n"
+      "       ggfit bench [--gpu DEVICES] [--json] -- llama-bench -m FILE [its flags]\n",
+      "  predicts what llama-bench reports (pp and tg tokens/s) for the plan: the\n"
+      "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...), at -c\n"
+      "  (default -p + -n + -d), with the plan's verdict; exit status the plan's\n"
+      "  (0 fits, 1 does not, 3 system memory short). Generation: bytes read per\n"
+      "  token on each device against its bandwidth, the devices in series; prompt:\n"
+      "  FLOPs against each device's throughput, and the weights in system RAM\n"
+      "  copied to the GPU once per ubatch. System memory of this machine: its\n"
+      "  measured read (kept in the cache folder; GGFIT_HOST_BW=default|GBS).\n"
+      "  A llama-bench line (--): each of its tests planned at the context\n"
+      "  llama-bench creates (n_prompt + n_gen + n_depth), its flags as given (no\n"
+      "  fit unless -fitt/-fitc), a row each.\n" },
+    { "sweep", GGFIT_COMMAND_SWEEP,
+      "ggfit sweep -m FILE [--gpu DEVICES] [flags] [--over ctx|ngl|ncmoe]\n"
+      "                   [--svg FILE] [--csv | --json] [-p N] [-n N] [constants]\n",
+      "  for each context (512 doubling to the trained one, llama.cpp's fit at each),\n"
+      "  -ngl (0 to all) or -ncmoe (0 to every block; -ngl all) at -c (default 4096):\n"
+      "  memory per device and system memory, whether it fits, and predicted pp and\n"
+      "  tg tokens/s (tg with an empty and a full cache). --svg FILE draws them.\n" },
+};
 
 /* Prints the words of text after column *col, wrapped at 80 columns to
  * --help's description column. */
@@ -162,85 +136,183 @@ static void wrapped(FILE *f, int *col, const char *text)
     }
 }
 
-/* --cpu's entry of --help (printed after usage, whose literal is full),
- * with the features and classes the library knows. */
-static void cpu_help(FILE *f)
+/* The names of a comma list, ", "-separated, after *col. */
+static void names_of(FILE *f, int *col, const char *list, bool first)
 {
-    int col = 21;
-    fputs("  --cpu CPU          ", f);
-    wrapped(f, &col, "the CPU planned for: its features decide which weights llama.cpp "
-                     "puts in the CPU's AMX and CPU_REPACK buffers (host memory its table "
-                     "leaves out); default this machine's, a catalog Mac's or APU's own, "
-                     "else (--gpu) avx2,avx512. CPU: features, comma-separated");
-    char names[128] = "(";
-    size_t at = 1;
-    for (unsigned k = 0; k < 32; k++)
-        if (ggfit_cpu_feature_name(1u << k) && at < sizeof names)
-            at += (size_t)snprintf(names + at, sizeof names - at, "%s ",
-                                   ggfit_cpu_feature_name(1u << k));
-    wrapped(f, &col, names);
-    wrapped(f, &col, "or none), or classes:");
-    for (size_t i = 0; i < ggfit_cpu_class_count(); i++)
-        wrapped(f, &col, ggfit_cpu_class_get(i)->id);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        *col += fprintf(f, "%s%.*s", first ? "" : ", ", (int)len, p);
+        first = false;
+        p += len + (p[len] == ',');
+    }
+}
+
+/* A row's entry: its names and value, then its help at column 21. */
+static void flag_entry(FILE *f, const ggfit_flag_info *row)
+{
+    int col = 2;
+    fputs("  ", f);
+    names_of(f, &col, row->names, true);
+    names_of(f, &col, row->negated, false);
+    if (row->metavar[0])
+        col += fprintf(f, " %s", row->metavar);
+    if (col < 21) {
+        col += fprintf(f, "%*s", 21 - col, "");
+    } else {
+        fputc(' ', f);   /* and wrapped's: two spaces before the text */
+        col++;
+    }
+    wrapped(f, &col, row->help);
     fputc('\n', f);
 }
 
-/* Whether row i of the table is one of llama.cpp's model and context flags
- * that ggfit applies, and not the repeat of an earlier row (llama.cpp lists
- * -np twice); *programs: those of every row with its names. */
-static bool applied_row(size_t i, const ggfit__flag *f, unsigned *programs)
+/* Whether an earlier row than i has row's names (llama.cpp lists -np twice);
+ * *programs: those of every row with them. */
+static bool repeated(size_t i, const ggfit_flag_info *row, unsigned *programs)
 {
-    ggfit__flag g;
-    if (f->lands < GGFIT__AT_PARAMS_FIRST || f->lands > GGFIT__AT_PARAMS_LAST ||
-        f->scope == GGFIT__SCOPE_DRAFT)
-        return false;
+    ggfit_flag_info g;
     *programs = 0;
-    for (size_t j = 0; ggfit__flag_row(j, &g); j++) {
-        if (strcmp(g.names, f->names))
+    for (size_t j = 0; ggfit_flag_get(j, &g); j++) {
+        if (strcmp(g.names, row->names))
             continue;
         if (j < i)
-            return false;
+            return true;
         *programs |= g.programs;
     }
-    return true;
+    return false;
 }
 
-/* The usage text's entry of the llama.cpp flags ggfit applies, from the
- * table (data/flags.tsv): each by its first name and first negated name,
- * those of llama-server alone last. */
+/* The llama.cpp flags of the model and the context that ggfit counts and
+ * says nothing of its own about, each by its first name and first negated
+ * name, those of llama-server alone last. */
 static void llama_flags_help(FILE *f)
 {
     int col = 21;
-    ggfit__flag row;
-    char name[64];
+    ggfit_flag_info row;
     fputs("  llama.cpp flags    ", f);
     for (int server = 0; server < 2; server++) {
         if (server)
             wrapped(f, &col, "and llama-server's");
-        for (size_t i = 0; ggfit__flag_row(i, &row); i++) {
+        for (size_t i = 0; ggfit_flag_get(i, &row); i++) {
             unsigned programs;
-            if (!applied_row(i, &row, &programs) ||
-                server != !(programs & (GGFIT__PROG_CLI | GGFIT__PROG_FIT_PARAMS)))
+            char name[64];
+            if (row.help[0] || !row.counted || row.cli != GGFIT_CLI_NONE ||
+                (row.scope != GGFIT_SCOPE_MODEL && row.scope != GGFIT_SCOPE_CONTEXT) ||
+                repeated(i, &row, &programs) ||
+                server != !(programs & (GGFIT_PROGRAM_CLI | GGFIT_PROGRAM_FIT_PARAMS)))
                 continue;
-            wrapped(f, &col, ggfit__flag_first(row.names, name, sizeof name));
-            if (row.negated[0])
-                wrapped(f, &col, ggfit__flag_first(row.negated, name, sizeof name));
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(row.names, ","), row.names);
+            wrapped(f, &col, name);
+            if (row.negated[0]) {
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(row.negated, ","), row.negated);
+                wrapped(f, &col, name);
+            }
         }
     }
     fputc('\n', f);
 }
 
-static void print_usage(FILE *f)
+/* --cpu's features and classes, as the library knows them. */
+static void cpu_help(FILE *f)
 {
-    fputs(usage_head, f);
-    llama_flags_help(f);
-    fputs(usage_tail, f);
+    int col = 21;
+    fputs("  CPU                ", f);
+    wrapped(f, &col, "features:");
+    for (unsigned k = 0; k < 32; k++)
+        if (ggfit_cpu_feature_name(1u << k))
+            wrapped(f, &col, ggfit_cpu_feature_name(1u << k));
+    wrapped(f, &col, "none; classes:");
+    for (size_t i = 0; i < ggfit_cpu_class_count(); i++)
+        wrapped(f, &col, ggfit_cpu_class_get(i)->id);
+    fputc('\n', f);
+}
+
+static const command *command_of(unsigned bit)
+{
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+        if (commands[k].bit == bit)
+            return &commands[k];
+    return &commands[0];
+}
+
+/* A command's usage: on an error its synopsis alone; with -h (full) its
+ * words and every flag of the table it takes. The plan's lists the rows
+ * of its own and the library's with a help line (and those without, of
+ * llama.cpp's model and context, by name); bench's and sweep's their own,
+ * the model's source, and the plan's flags by reference. */
+static void usage(FILE *f, unsigned bit, bool full)
+{
+    const command *c = command_of(bit);
+    fprintf(f, "usage: %s", c->synopsis);
+    if (!full) {
+        fprintf(f, "run 'ggfit %s%s' for the options (man ggfit)\n", c->name,
+                c->name[0] ? " -h" : "--help");
+        return;
+    }
+    fprintf(f, "\n%s\noptions:\n", c->about);
+    ggfit_flag_info row;
+    bool library = bit & (GGFIT_COMMAND_BENCH | GGFIT_COMMAND_SWEEP);
+    for (size_t i = 0; ggfit_flag_get(i, &row); i++) {
+        unsigned programs;
+        if (!(row.commands & bit) || !row.help[0] || repeated(i, &row, &programs))
+            continue;
+        /* bench and sweep take the plan's flags: the model's source here */
+        if (library && row.cli == GGFIT_CLI_NONE && !(row.commands & GGFIT_COMMAND_INSPECT))
+            continue;
+        flag_entry(f, &row);
+    }
+    if (bit == GGFIT_COMMAND_PLAN) {
+        llama_flags_help(f);
+        cpu_help(f);
+    } else if (library) {
+        fputs("  flags              the plan's: the machine, the fit and llama.cpp's\n"
+              "                     (ggfit --help)\n", f);
+    }
 }
 
 static int fail(const char *msg)
 {
     fprintf(stderr, "ggfit: %s\n", msg);
     return EXIT_BAD_INPUT;
+}
+
+/* ---- flags: each looked up in the table for its command ------------------ */
+
+/* The row of the table that a names for command bit (the tool's own rows
+ * first), in *f: which of the tool's it is (GGFIT_CLI_NONE: the library's
+ * parsers take it), or -1: the command takes no such flag. */
+static int flag_of(const char *a, unsigned bit, ggfit_flag_info *f)
+{
+    bool negated;
+    int k = ggfit_flag_find(a, bit, &negated);
+    if (k < 0 || !ggfit_flag_get((size_t)k, f))
+        return -1;
+    return (int)f->cli;
+}
+
+/* An argument command bit does not take: the closest flag it does, and its
+ * synopsis. */
+static int unknown(unsigned bit, const char *a)
+{
+    const command *c = command_of(bit);
+    char near[64];
+    const char *s = a[0] == '-' ? ggfit_flag_suggest(a, bit, near, sizeof near) : NULL;
+    fprintf(stderr, "ggfit%s%s: unknown argument '%s'", c->name[0] ? " " : "", c->name, a);
+    if (s)
+        fprintf(stderr, "; did you mean %s?", s);
+    fputc('\n', stderr);
+    usage(stderr, bit, false);
+    return EXIT_BAD_INPUT;
+}
+
+/* The value of the tool's flag at argv[i], or NULL (said on stderr). */
+static const char *value_of(unsigned bit, int argc, char **argv, int i)
+{
+    if (i + 1 < argc)
+        return argv[i + 1];
+    const command *c = command_of(bit);
+    fprintf(stderr, "ggfit%s%s: %s needs a value\n", c->name[0] ? " " : "", c->name, argv[i]);
+    return NULL;
 }
 
 /* The CLI is linked statically where make can (no dynamic loader to start:
@@ -316,68 +388,243 @@ static int open_model(const char *path, const char *hf, const char *hff, const c
     return rc;
 }
 
-/* What inspect says when a flag of the model's source (by where its row of
- * the table lands) has no value; "" for one that takes none; NULL: not such
- * a flag. */
-static const char *model_source(ggfit__flag_at at)
+/* ---- the one loop of every command's flags ---------------------------------- */
+
+/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
+ * the program decides the syntax the plan is printed in. */
+static int program_of(ggfit_request *req, int argc, char **argv, int *i)
 {
-    switch (at) {
-    case GGFIT__AT_MODEL:
-    case GGFIT__AT_MODEL_URL: return "-m needs a file name";
-    case GGFIT__AT_HF_REPO: return "-hf needs a repository";
-    case GGFIT__AT_HF_FILE: return "-hff needs a file";
-    case GGFIT__AT_HF_TOKEN: return "-hft needs a token";
-    case GGFIT__AT_OFFLINE: return "";
-    default: return NULL;
+    if (++*i >= argc)
+        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
+    if (ggfit_program_named(argv[*i], &req->program)) {
+        (*i)++;
+        return 0;
     }
+    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
+                    "llama-bench\n", argv[*i]);
+    return EXIT_BAD_INPUT;
 }
 
-/* inspect's flags: the model's source, taken as a plan takes it
- * (ggfit_request_parse_arg), and its own. 0, or the exit status. */
-static int inspect_args(ggfit_request *req, int argc, char **argv, bool *json, bool *tensors)
+/* --objective's value */
+static int objective_of(const char *v, ggfit_objective *o)
 {
-    for (int i = 0; i < argc;) {
-        const char *a = argv[i];
-        ggfit__flag row;
-        bool negated;
-        int k = ggfit__flag_find(a, &negated);
-        const char *missing = k >= 0 && ggfit__flag_row((size_t)k, &row) ? model_source(row.lands)
-                                                                         : NULL;
+    if (!strcmp(v, "speed") || !strcmp(v, "tg"))
+        *o = GGFIT_OBJECTIVE_TG;
+    else if (!strcmp(v, "pp"))
+        *o = GGFIT_OBJECTIVE_PP;
+    else if (!strcmp(v, "context"))
+        *o = GGFIT_OBJECTIVE_CONTEXT;
+    else
+        return fail("--objective: expected speed, pp or context");
+    return 0;
+}
+
+/* --min-ctx's value */
+static int min_ctx_of(const char *v, uint32_t *n)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || x == 0 || x > 100000000)
+        return fail("--min-ctx: expected a number of tokens");
+    *n = (uint32_t)x;
+    return 0;
+}
+
+/* The speed model's constant of row f (bench, sweep, --objective) at
+ * argv[*i], and *i moved past its value; 0, or the exit status of a bad
+ * value. */
+static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag_info *f,
+                      int argc, char **argv, int *i)
+{
+    double *field = ggfit_speed_field(so, f->cli);
+    /* --host-bw default: the model's default even for this machine's own
+     * memory (no measuring) */
+    if (f->cli == GGFIT_CLI_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
+        so->host_bw_default = true;
+        *i += 2;
+        return 0;
+    }
+    char *end;
+    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
+        *field < 0) {
+        fprintf(stderr, "ggfit%s%s: %s needs a number >= 0\n", cmd[0] ? " " : "", cmd,
+                argv[*i]);
+        return EXIT_BAD_INPUT;
+    }
+    *i += 2;
+    return 0;
+}
+
+/* llama-bench's token counts (-p, -n, -d) for ggfit cmd: up to max, and
+ * not 0 unless zero. */
+static int tokens_of(const char *cmd, const char *a, const char *v, unsigned long max, bool zero,
+                     uint32_t *out)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end || end == v || (!zero && x == 0) || x > max) {
+        fprintf(stderr, "ggfit %s: bad value for %s: '%s'\n", cmd, a, v);
+        return EXIT_BAD_INPUT;
+    }
+    *out = (uint32_t)x;
+    return 0;
+}
+
+/* What the tool's own flags set, for any command (each takes the rows
+ * data/flags.tsv's commands column gives it). */
+typedef struct cli_opts {
+    bool json, quiet, verbose, list, csv, tensors, measure, markdown, force, catalog;
+    bool speed_consts;        /* a speed constant was given */
+    const char *svg;          /* sweep --svg FILE */
+    const char *sysroot;      /* devices --sysroot DIR */
+    const char *files[2];     /* reorder's IN and OUT */
+    int n_files;
+    ggfit_sweep_axis axis;    /* sweep --over */
+    ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
+                                 speed constants, -p, -n, -d, --as-type */
+    int line;                 /* after -- llama-bench: its first flag; 0: none */
+    const char **models;      /* the plan's: every -m given (or NULL) */
+    size_t n_models;
+} cli_opts;
+
+static void cli_opts_init(cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->axis = GGFIT_SWEEP_CTX;
+    ggfit_fastest_options_init(&o->fo);
+    o->fo.objective = GGFIT_OBJECTIVE_CONTEXT;
+}
+
+/* The tool's flag f at argv[*i], its value into o and *i past it; 0, or
+ * the exit status of a missing or bad value. */
+static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int argc, char **argv,
+                     int *i)
+{
+    const char *cmd = command_of(bit)->name, *v = NULL;
+    ggfit_speed_options *so = &o->fo.speed;
+    if (ggfit_speed_field(so, f->cli)) {
+        o->speed_consts = true;
+        return speed_flag(so, cmd, f, argc, argv, i);
+    }
+    if (f->n_values && !(v = value_of(bit, argc, argv, *i)))
+        return EXIT_BAD_INPUT;
+    int rc = 0;
+    switch (f->cli) {
+    case GGFIT_CLI_JSON: o->json = true; break;
+    case GGFIT_CLI_QUIET: o->quiet = true; break;
+    case GGFIT_CLI_VERBOSE: o->verbose = true; break;
+    case GGFIT_CLI_LIST: o->list = true; break;
+    case GGFIT_CLI_QUANT_CACHE: o->fo.quant_cache = true; break;
+    case GGFIT_CLI_TENSORS: o->tensors = true; break;
+    case GGFIT_CLI_MEASURE: o->measure = true; break;
+    case GGFIT_CLI_CATALOG: o->catalog = true; break;
+    case GGFIT_CLI_MARKDOWN: o->markdown = true; break;
+    case GGFIT_CLI_FORCE: o->force = true; break;
+    case GGFIT_CLI_CSV: o->csv = true; break;
+    case GGFIT_CLI_SVG: o->svg = v; break;
+    case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
+    case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
+    case GGFIT_CLI_MIN_CTX: rc = min_ctx_of(v, &o->fo.n_ctx_min); break;
+    case GGFIT_CLI_OVER:
+        if (!strcmp(v, "ctx") || !strcmp(v, "context"))
+            o->axis = GGFIT_SWEEP_CTX;
+        else if (!strcmp(v, "ngl"))
+            o->axis = GGFIT_SWEEP_NGL;
+        else if (!strcmp(v, "ncmoe"))
+            o->axis = GGFIT_SWEEP_NCMOE;
+        else
+            rc = fail("sweep --over: expected ctx, ngl or ncmoe");
+        break;
+    case GGFIT_CLI_AS_TYPE:
+        if ((so->as_type = ggfit_type_from_name(v)) < 0) {
+            fprintf(stderr, "ggfit %s: unknown type '%s'\n", cmd, v);
+            rc = EXIT_BAD_INPUT;
+        }
+        break;
+    case GGFIT_CLI_N_PROMPT:
+    case GGFIT_CLI_N_GEN:
+    case GGFIT_CLI_DEPTH:
+        /* sweep's points need tokens; llama-bench's -p 0 skips the test */
+        rc = tokens_of(cmd, argv[*i], v, bit == GGFIT_COMMAND_SWEEP ? 1000000 : 10000000,
+                       bit != GGFIT_COMMAND_SWEEP,
+                       f->cli == GGFIT_CLI_N_PROMPT ? &so->n_prompt
+                       : f->cli == GGFIT_CLI_N_GEN  ? &so->n_gen
+                                                    : &so->depth);
+        break;
+    default:
+        break;
+    }
+    *i += 1 + (v != NULL);
+    return rc;
+}
+
+/* The one loop of every command's flags, from argv[i]: each looked up in
+ * the table for command bit; the tool's own into o (-h prints the
+ * command's help), the library's into req (NULL: the command takes none),
+ * the words that are no flag into o->files. After -- llama-bench, o->line
+ * is where its flags start (llama-bench's parser's: bench_line). 0, -1
+ * after -h, or the exit status. */
+static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, char **argv,
+                       int i)
+{
+    while (i < argc) {
+        ggfit_flag_info f;
         char *err = NULL;
-        if (missing && row.values && i + 1 >= argc)
-            return fail(missing);
-        if (missing) {
-            int rc = ggfit_request_parse_arg(req, argc, argv, &i, NULL, &err);
-            if (rc)
-                return report(rc, err);
+        bool used;
+        int rc = 0, which = argv[i][0] == '-' ? flag_of(argv[i], bit, &f) : -1;
+        /* reorder's IN OUT; devices --catalog's FILTER */
+        if (which < 0 && argv[i][0] != '-' && o->n_files < 2 &&
+            (bit == GGFIT_COMMAND_REORDER ||
+             (bit == GGFIT_COMMAND_DEVICES && o->catalog && !o->n_files))) {
+            o->files[o->n_files++] = argv[i++];
             continue;
         }
-        if (!strcmp(a, "--json")) {
-            *json = true;
-        } else if (!strcmp(a, "--tensors")) {
-            *tensors = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            print_usage(stdout);
+        if (which < 0 || (which == GGFIT_CLI_NONE && !req))
+            return unknown(bit, argv[i]);
+        if (which == GGFIT_CLI_HELP) {
+            usage(stdout, bit, true);
             return -1;
-        } else {
-            fprintf(stderr, "ggfit inspect: unknown argument '%s'\n", a);
-            print_usage(stderr);
-            return EXIT_BAD_INPUT;
         }
-        i++;
+        if (which == GGFIT_CLI_COMMAND_LINE) {
+            /* a whole llama.cpp command: its program, then its flags */
+            if ((rc = program_of(req, argc, argv, &i)))
+                return rc;
+            if (req->program == GGFIT_FOR_BENCH) {
+                o->line = i;   /* llama-bench's own flags, its tests planned */
+                return 0;
+            }
+            if (bit == GGFIT_COMMAND_BENCH)
+                return fail("bench -- : expected a llama-bench command line");
+            continue;
+        }
+        if (which != GGFIT_CLI_NONE) {
+            if ((rc = tool_flag(bit, &f, o, argc, argv, &i)))
+                return rc;
+            continue;
+        }
+        /* the library's: llama.cpp's, the model's, the machine's, the fit's */
+        const char *model = req->model;
+        if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err)))
+            return report(rc, err);
+        if (!used)
+            return unknown(bit, argv[i]);
+        if (o->models && req->model != model)   /* -m FILE: each a plan of --list */
+            o->models[o->n_models++] = req->model;
     }
     return 0;
 }
 
 static int cmd_inspect(int argc, char **argv)
 {
-    bool json = false, tensors = false;
+    cli_opts o;
+    cli_opts_init(&o);
     /* a request for its model's fields alone: most of it is flags' overrides */
     ggfit_request *req = calloc(1, sizeof *req);
     if (!req)
         return fail("out of memory");
     ggfit_request_init(req);
-    int rc = inspect_args(req, argc, argv, &json, &tensors);
+    /* the model's source, taken as a plan takes it, and inspect's own */
+    int rc = parse_flags(GGFIT_COMMAND_INSPECT, &o, req, argc, argv, 0);
     const char *path = req->model_url ? req->model_url : req->model;
     if (!rc && !path && !req->hf_repo)
         rc = fail("inspect needs -m FILE");
@@ -388,60 +635,43 @@ static int cmd_inspect(int argc, char **argv)
         rc = report(rc, err);
     free(req);
     if (rc)
-        return rc < 0 ? 0 : rc;   /* -1: --help */
-    char *text = json ? ggfit_inspect_json(m, tensors) : ggfit_inspect_text(m);
+        return rc < 0 ? 0 : rc;   /* -1: -h */
+    char *text = o.json ? ggfit_inspect_json(m, o.tensors) : ggfit_inspect_text(m);
     ggfit_model_free(m);
-    return emit(text, json);
+    return emit(text, o.json);
 }
 
 /* Rewrites a model with what llama.cpp offloads contiguous in the file. */
 static int cmd_reorder(int argc, char **argv)
 {
-    const char *files[2];
-    int n = 0;
-    bool force = false;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--force")) {
-            force = true;
-        } else if (argv[i][0] == '-' || n == 2) {
-            fprintf(stderr, "ggfit reorder: unexpected argument '%s'\n", argv[i]);
-            print_usage(stderr);
-            return EXIT_BAD_INPUT;
-        } else {
-            files[n++] = argv[i];
-        }
-    }
-    if (n != 2)
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_REORDER, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (o.n_files != 2)
         return fail("reorder needs IN and OUT files");
     char *err = NULL;
-    int rc = ggfit_reorder(files[0], files[1], force, &err);
-    if (rc)
+    if ((rc = ggfit_reorder(o.files[0], o.files[1], o.force, &err)))
         return report(rc, err);
-    fprintf(stderr, "ggfit: wrote %s\n", files[1]);
+    fprintf(stderr, "ggfit: wrote %s\n", o.files[1]);
     return 0;
+}
+
+/* The architectures and what ggfit does with each. */
+static int cmd_archs(int argc, char **argv)
+{
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_ARCHS, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return emit(o.json ? ggfit_archs_json() : o.markdown ? ggfit_archs_markdown()
+                                                         : ggfit_archs_text(), o.json);
 }
 
 /* Lists this machine's host memory and devices; --sysroot reads /proc and
  * /sys under DIR instead (as GGFIT_SYSROOT does). */
-/* The architectures and what ggfit does with each. */
-static int cmd_archs(int argc, char **argv)
-{
-    bool json = false, markdown = false;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (!strcmp(argv[i], "--markdown")) {
-            markdown = true;
-        } else {
-            fprintf(stderr, "ggfit: archs: unknown argument '%s'\n", argv[i]);
-            print_usage(stderr);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    return emit(json ? ggfit_archs_json() : markdown ? ggfit_archs_markdown() : ggfit_archs_text(),
-                json);
-}
-
 /* ggfit devices --catalog [FILTER]: the catalog's devices whose id or name
  * contains FILTER. */
 static int list_catalog(const char *filter, bool json)
@@ -462,42 +692,24 @@ static int list_catalog(const char *filter, bool json)
 
 static int cmd_devices(int argc, char **argv)
 {
-    ggfit_probe_options o = {NULL, NULL};
-    bool json = false, measure = false, catalog = false;
-    const char *filter = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--catalog")) {   /* --catalog [FILTER] */
-            catalog = true;
-            if (i + 1 < argc && argv[i + 1][0] != '-')
-                filter = argv[++i];
-        } else if (!strcmp(a, "--sysroot")) {
-            if (++i >= argc)
-                return fail("--sysroot needs a directory");
-            o.sysroot = argv[i];
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--measure")) {
-            measure = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            print_usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "ggfit devices: unknown argument '%s'\n", a);
-            print_usage(stderr);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (catalog)
-        return list_catalog(filter, json);
+    ggfit_probe_options po = {NULL, NULL};
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_DEVICES, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (o.catalog)
+        return list_catalog(o.n_files ? o.files[0] : NULL, o.json);
+    po.sysroot = o.sysroot;
+    bool json = o.json;
     ggfit_host_info host;
     ggfit_device devs[GGFIT_MAX_DEVICES];
     size_t n = 0;
     char *err = NULL;
-    int rc = ggfit_host_probe(&o, &host, &err);
-    if (rc || (rc = ggfit_devices_discover(&o, devs, GGFIT_MAX_DEVICES, &n, &err)))
+    rc = ggfit_host_probe(&po, &host, &err);
+    if (rc || (rc = ggfit_devices_discover(&po, devs, GGFIT_MAX_DEVICES, &n, &err)))
         return report(rc, err);
-    if (!measure)
+    if (!o.measure)
         return emit(json ? ggfit_devices_json(&host, devs, n)
                          : ggfit_devices_text(&host, devs, n), json);
     /* --measure: this machine's memory read, beside the model's assumption */
@@ -506,7 +718,7 @@ static int cmd_devices(int argc, char **argv)
         return report(rc, err);
     /* kept as the speed model's figure for this machine; a cache folder
      * that cannot be written costs only the next plan's measuring */
-    if (!o.sysroot && !getenv("GGFIT_SYSROOT") &&   /* a fake root is not this machine */
+    if (!po.sysroot && !getenv("GGFIT_SYSROOT") &&   /* a fake root is not this machine */
         ggfit_host_bw_keep(host.cpu_name, host.total, &bw, &err) != GGFIT_OK) {
         ggfit_free(err);
         err = NULL;
@@ -549,25 +761,7 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
     return rc;
 }
 
-/* After "--": a llama.cpp command line, llama-server -m M ... (any path);
- * the program decides the syntax the plan is printed in. */
-static int program_of(ggfit_request *req, int argc, char **argv, int *i)
-{
-    if (++*i >= argc)
-        return fail("--: expected a llama.cpp command, e.g. -- llama-server -m M ...");
-    if (ggfit__program_named(argv[*i], &req->program)) {
-        (*i)++;
-        return 0;
-    }
-    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
-                    "llama-bench\n", argv[*i]);
-    return EXIT_BAD_INPUT;
-}
-
-static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
-                      bool *used);
-static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
-                      bool json, bool quiet);
+static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, int i);
 
 /* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
  * stdout (the comparison on stderr), or JSON. */
@@ -604,117 +798,36 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo, bo
     return rc;
 }
 
-/* --objective's value */
-static int objective_of(const char *v, ggfit_objective *o)
-{
-    if (!strcmp(v, "speed") || !strcmp(v, "tg"))
-        *o = GGFIT_OBJECTIVE_TG;
-    else if (!strcmp(v, "pp"))
-        *o = GGFIT_OBJECTIVE_PP;
-    else if (!strcmp(v, "context"))
-        *o = GGFIT_OBJECTIVE_CONTEXT;
-    else
-        return fail("--objective: expected speed, pp or context");
-    return 0;
-}
-
-/* --min-ctx's value */
-static int min_ctx_of(const char *v, uint32_t *n)
-{
-    char *end;
-    unsigned long x = strtoul(v, &end, 10);
-    if (*end || end == v || x == 0 || x > 100000000)
-        return fail("--min-ctx: expected a number of tokens");
-    *n = (uint32_t)x;
-    return 0;
-}
-
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
 static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **argv)
 {
-    bool json = false, quiet = false, verbose = false, list = false;
-    bool speed_consts = false;
-    ggfit_fastest_options fo;
+    cli_opts o;
     char *err = NULL;
     int rc;
-    ggfit_fastest_options_init(&fo);
-    fo.objective = GGFIT_OBJECTIVE_CONTEXT;
+    cli_opts_init(&o);
     /* every -m given: two or more (or --list) plan each, best first */
     const char **models = calloc((size_t)argc, sizeof *models);
-    size_t n_models = 0;
     if (!models)
         return fail("out of memory");
+    o.models = models;
     ggfit_request_init(req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
     if ((rc = ggfit_request_env(req, &err))) {
         free(models);
         return report(rc, err);
     }
-    for (int i = 1; i < argc;) {
-        bool used;
-        /* ggfit's own first (-v is also llama.cpp's --verbose) */
-        if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-            quiet = true;
-        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-            verbose = true;
-        } else if (!strcmp(argv[i], "--list")) {
-            list = true;
-        } else if (!strcmp(argv[i], "--objective") || !strcmp(argv[i], "--min-ctx")) {
-            bool objective = !strcmp(argv[i], "--objective");
-            if (i + 1 >= argc) {
-                free(models);
-                return fail("--objective and --min-ctx need a value");
-            }
-            rc = objective ? objective_of(argv[i + 1], &fo.objective)
-                           : min_ctx_of(argv[i + 1], &fo.n_ctx_min);
-            if (rc) {
-                free(models);
-                return rc;
-            }
-            i += 2;
-            continue;
-        } else if (!strcmp(argv[i], "--quant-cache")) {
-            fo.quant_cache = true;
-        } else if ((rc = speed_flag(&fo.speed, "", argc, argv, &i, &used)) || used) {
-            if (rc) {
-                free(models);
-                return rc;
-            }
-            speed_consts = true;
-            continue;
-        } else if (!strcmp(argv[i], "--")) {
-            /* a whole llama.cpp command: its program, then its flags */
-            if ((rc = program_of(req, argc, argv, &i))) {
-                free(models);
-                return rc;
-            }
-            /* llama-bench's own flags, and its tests planned as it runs them */
-            if (req->program == GGFIT_FOR_BENCH) {
-                free(models);
-                return bench_line(req, &fo.speed, argc, argv, i, json, quiet);
-            }
-            continue;
-        } else {
-            if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc)
-                models[n_models++] = argv[i + 1];
-            if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err))) {
-                free(models);
-                return report(rc, err);
-            }
-            if (used)
-                continue;
-            free(models);
-            fprintf(stderr, "ggfit: unknown argument '%s'\n", argv[i]);
-            print_usage(stderr);
-            return EXIT_BAD_INPUT;
-        }
-        i++;
+    rc = parse_flags(GGFIT_COMMAND_PLAN, &o, req, argc, argv, 1);
+    if (rc || o.line) {
+        free(models);
+        /* -- llama-bench ...: its own flags, and its tests planned as it runs them */
+        return rc ? (rc < 0 ? 0 : rc) : bench_line(req, &o, argc, argv, o.line);
     }
-    if (list || n_models > 1) {
+    bool json = o.json, quiet = o.quiet, verbose = o.verbose;
+    size_t n_models = o.n_models;
+    ggfit_fastest_options fo = o.fo;
+    if (o.list || n_models > 1) {
         /* which quant?: -hf USER/MODEL --list, or several -m */
         ggfit_quant_list l;
         if (req->hf_repo)
@@ -731,7 +844,8 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
         return rc;
     }
     free(models);
-    if (fo.objective == GGFIT_OBJECTIVE_CONTEXT && (speed_consts || fo.n_ctx_min || fo.quant_cache))
+    if (fo.objective == GGFIT_OBJECTIVE_CONTEXT &&
+        (o.speed_consts || fo.n_ctx_min || fo.quant_cache))
         return fail("--min-ctx, --quant-cache and the speed constants (--host-bw ...) go with "
                     "--objective speed|pp (the constants also with bench and sweep)");
     /* The fit's log is in the JSON, and in the text with -v only; the
@@ -760,63 +874,6 @@ static int cmd_project(int argc, char **argv)
     return rc;
 }
 
-/* ggfit bench: the plan's predicted llama-bench speeds (the library's
- * ggfit_bench); llama-bench's -p, -n, -d and the model's constants. */
-static const char bench_usage[] =
-    "usage: ggfit bench -m FILE [--gpu DEVICES] [placement flags] [-p N] [-n N] [-d N]\n"
-    "                   [constants] [--as-type TYPE] [--json]\n"
-    "       ggfit bench [--gpu DEVICES] [--json] -- llama-bench -m FILE [its flags]\n"
-    "  predicts what llama-bench reports (pp and tg tokens/s) for the plan: the\n"
-    "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...), at -c\n"
-    "  (default -p + -n + -d), with the plan's verdict; exit status the plan's\n"
-    "  (0 fits, 1 does not, 3 system memory short). Generation: bytes read per\n"
-    "  token on each device against its bandwidth, the devices in series; prompt:\n"
-    "  FLOPs against each device's throughput, and the weights in system RAM\n"
-    "  copied to the GPU once per ubatch. System memory of this machine: its\n"
-    "  measured read (kept in the cache folder; GGFIT_HOST_BW=default|GBS).\n"
-    "  -p N, -n N, -d N    llama-bench's prompt, generated tokens, depth (512, 128, 0)\n"
-    "  -- llama-bench ...  a llama-bench line: each of its tests planned at the\n"
-    "                      context llama-bench creates (n_prompt + n_gen + n_depth),\n"
-    "                      its flags as given (no fit unless -fitt/-fitc), a row each\n"
-    "  constants           --bandwidth GBS (every GPU), --host-bw GBS|default,\n"
-    "                      --efficiency F, --host-efficiency F, --fixed-ms MS,\n"
-    "                      --link-bw GBS, --cross-ms MS, --tflops T, --host-tflops T,\n"
-    "                      --pp-efficiency F\n"
-    "  --as-type TYPE      count the weights as another quant (F16, Q8_0, ...)\n";
-
-/* The speed model's constants (bench, sweep, --objective): *used says
- * whether argv[*i] was one (and *i moved past its value); 0, or the exit
- * status of a bad value. */
-static int speed_flag(ggfit_speed_options *so, const char *cmd, int argc, char **argv, int *i,
-                      bool *used)
-{
-    bool negated;
-    ggfit__flag row;
-    int k = ggfit__flag_find(argv[*i], &negated);
-    /* the constant's field, by where its row of the table lands */
-    double *field = k >= 0 && ggfit__flag_row((size_t)k, &row) ? ggfit__speed_field(so, row.lands)
-                                                             : NULL;
-    *used = false;
-    if (!field)
-        return 0;
-    /* --host-bw default: the model's default even for this machine's own
-     * memory (no measuring) */
-    if (row.lands == GGFIT__AT_HOST_BW && *i + 1 < argc && !strcmp(argv[*i + 1], "default")) {
-        so->host_bw_default = true;
-        *i += 2;
-        *used = true;
-        return 0;
-    }
-    char *end;
-    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
-        *field < 0) {
-        fprintf(stderr, "ggfit%s: %s needs a number >= 0\n", cmd, argv[*i]);
-        return EXIT_BAD_INPUT;
-    }
-    *i += 2;
-    *used = true;
-    return 0;
-}
 
 /* ggfit bench's answer (or a llama-bench line's) on stdout; the exit
  * status is the plan's (the deciding test's for a line). Frees b. */
@@ -836,28 +893,31 @@ static int print_bench(ggfit_bench_result *b, bool json, bool quiet)
 
 /* The rest of a llama-bench command line, from argv[i] (after its
  * program's name): llama-bench's flags, the machine's (--gpu, --host-mem)
- * and ggfit's output and speed flags; its tests planned (ggfit_bench_line). */
-static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, char **argv, int i,
-                      bool json, bool quiet)
+ * and the plan's --json, -q and speed constants (into o); its tests planned
+ * (ggfit_bench_line). */
+static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, int i)
 {
     ggfit_bench_args *a = calloc(1, sizeof *a);
+    ggfit_speed_options *so = &o->fo.speed;
     char *err = NULL;
     int rc;
     if (!a)
         return fail("out of memory");
     ggfit_bench_args_init(a);
     while (i < argc) {
-        bool used;
-        if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-            *(argv[i][2] == 'j' ? &json : &quiet) = true;
-            i++;
+        bool used = false;
+        ggfit_flag_info f;
+        /* the plan's --json, -q and constants; the rest is llama-bench's */
+        int which = flag_of(argv[i], GGFIT_COMMAND_PLAN, &f);
+        if (which == GGFIT_CLI_JSON || which == GGFIT_CLI_QUIET ||
+            (which > GGFIT_CLI_NONE && ggfit_speed_field(so, f.cli))) {
+            if ((rc = tool_flag(GGFIT_COMMAND_PLAN, &f, o, argc, argv, &i))) {
+                free(a);
+                return rc;
+            }
             continue;
         }
-        if ((rc = speed_flag(so, "", argc, argv, &i, &used))) {
-            free(a);
-            return rc;
-        }
-        if (!used && (rc = ggfit_bench_parse_arg(a, req, argc, argv, &i, &used, &err))) {
+        if ((rc = ggfit_bench_parse_arg(a, req, argc, argv, &i, &used, &err))) {
             free(a);
             return report(rc, err);
         }
@@ -880,75 +940,26 @@ static int bench_line(ggfit_request *req, ggfit_speed_options *so, int argc, cha
         free(b);
         return report(rc, err);
     }
-    return print_bench(b, json, quiet);
+    return print_bench(b, o->json, o->quiet);
 }
 
+/* ggfit bench: the plan's predicted llama-bench speeds (the library's
+ * ggfit_bench); llama-bench's -p, -n, -d and the model's constants. */
 static int cmd_bench(int argc, char **argv)
 {
     ggfit_request req;
-    ggfit_speed_options so;
-    bool json = false;
+    cli_opts o;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
-    ggfit_speed_options_init(&so);
+    cli_opts_init(&o);
     if ((rc = ggfit_request_env(&req, &err)))
         return report(rc, err);
-    for (int i = 0; i < argc;) {
-        const char *a = argv[i];
-        bool used, mine = false;
-        if (!strcmp(a, "--json")) {
-            json = true;
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(bench_usage, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--")) {   /* a llama-bench line: its tests, planned */
-            int k = i;
-            if ((rc = program_of(&req, argc, argv, &k)))
-                return rc;
-            if (req.program != GGFIT_FOR_BENCH)
-                return fail("bench -- : expected a llama-bench command line");
-            return bench_line(&req, &so, argc, argv, k, json, false);
-        }
-        if (!strcmp(a, "-p") || !strcmp(a, "-n") || !strcmp(a, "-d") || !strcmp(a, "--as-type")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ggfit bench: %s needs a value\n", a);
-                return EXIT_BAD_INPUT;
-            }
-            const char *v = argv[i + 1];
-            if (!strcmp(a, "--as-type")) {
-                so.as_type = ggfit_type_from_name(v);
-                if (so.as_type < 0) {
-                    fprintf(stderr, "ggfit bench: unknown type '%s'\n", v);
-                    return EXIT_BAD_INPUT;
-                }
-            } else {
-                char *end;
-                unsigned long x = strtoul(v, &end, 10);
-                if (*end || end == v || x > 10000000) {
-                    fprintf(stderr, "ggfit bench: bad value for %s: '%s'\n", a, v);
-                    return EXIT_BAD_INPUT;
-                }
-                *(a[1] == 'p' ? &so.n_prompt : a[1] == 'n' ? &so.n_gen : &so.depth) = (uint32_t)x;
-            }
-            i += 2;
-            continue;
-        }
-        if ((rc = speed_flag(&so, " bench", argc, argv, &i, &mine)))
-            return rc;
-        if (mine)
-            continue;
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (!used) {
-            fprintf(stderr, "ggfit bench: unknown argument '%s'\n%s", a, bench_usage);
-            return EXIT_BAD_INPUT;
-        }
-    }
+    if ((rc = parse_flags(GGFIT_COMMAND_BENCH, &o, &req, argc, argv, 0)))
+        return rc < 0 ? 0 : rc;
+    if (o.line)   /* a llama-bench line: its tests, planned */
+        return bench_line(&req, &o, argc, argv, o.line);
+    ggfit_speed_options so = o.fo.speed;
     /* llama-bench's context: the prompt, the generated tokens and the depth */
     if (!req.params.set_n_ctx) {
         req.params.n_ctx = so.depth + so.n_prompt + so.n_gen;
@@ -962,91 +973,32 @@ static int cmd_bench(int argc, char **argv)
         free(b);
         return report(rc, err);
     }
-    return print_bench(b, json, false);
+    return print_bench(b, o.json, false);
 }
 
 /* ggfit sweep: memory and predicted speed against the context, -ngl or
  * -ncmoe (the library's ggfit_request_sweep), as a table, CSV, JSON, and
  * an SVG picture. */
-static const char sweep_usage[] =
-    "usage: ggfit sweep -m FILE [--gpu DEVICES] [flags] [--over ctx|ngl|ncmoe]\n"
-    "                   [--svg FILE] [--csv | --json] [-p N] [-n N] [constants]\n"
-    "  for each context (512 doubling to the trained one, llama.cpp's fit at each),\n"
-    "  -ngl (0 to all) or -ncmoe (0 to every block; -ngl all) at -c (default 4096):\n"
-    "  memory per device and system memory, whether it fits, and predicted pp and\n"
-    "  tg tokens/s (tg with an empty and a full cache). --svg FILE draws them;\n"
-    "  the constants are bench's (ggfit bench -h).\n";
-
 static int cmd_sweep(int argc, char **argv)
 {
     ggfit_request req;
-    ggfit_speed_options so;
-    ggfit_sweep_axis axis = GGFIT_SWEEP_CTX;
-    const char *svg = NULL;
-    bool json = false, csv = false;
+    cli_opts o;
     char *err = NULL;
     int rc;
     ggfit_request_init(&req);
-    ggfit_speed_options_init(&so);
+    cli_opts_init(&o);
     if ((rc = ggfit_request_env(&req, &err)))
         return report(rc, err);
-    for (int i = 0; i < argc;) {
-        const char *a = argv[i];
-        bool used;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(sweep_usage, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
-            *(a[2] == 'j' ? &json : &csv) = true;
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "--over") || !strcmp(a, "--svg") || !strcmp(a, "-p") || !strcmp(a, "-n")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ggfit sweep: %s needs a value\n", a);
-                return EXIT_BAD_INPUT;
-            }
-            const char *v = argv[i + 1];
-            if (!strcmp(a, "--svg")) {
-                svg = v;
-            } else if (!strcmp(a, "--over")) {
-                if (!strcmp(v, "ctx") || !strcmp(v, "context"))
-                    axis = GGFIT_SWEEP_CTX;
-                else if (!strcmp(v, "ngl"))
-                    axis = GGFIT_SWEEP_NGL;
-                else if (!strcmp(v, "ncmoe"))
-                    axis = GGFIT_SWEEP_NCMOE;
-                else
-                    return fail("sweep --over: expected ctx, ngl or ncmoe");
-            } else {
-                char *end;
-                unsigned long x = strtoul(v, &end, 10);
-                if (*end || end == v || x == 0 || x > 1000000) {
-                    fprintf(stderr, "ggfit sweep: bad value for %s: '%s'\n", a, v);
-                    return EXIT_BAD_INPUT;
-                }
-                *(a[1] == 'p' ? &so.n_prompt : &so.n_gen) = (uint32_t)x;
-            }
-            i += 2;
-            continue;
-        }
-        if ((rc = speed_flag(&so, " sweep", argc, argv, &i, &used)))
-            return rc;
-        if (used)
-            continue;
-        if ((rc = ggfit_request_parse_arg(&req, argc, argv, &i, &used, &err)))
-            return report(rc, err);
-        if (!used) {
-            fprintf(stderr, "ggfit sweep: unknown argument '%s'\n%s", a, sweep_usage);
-            return EXIT_BAD_INPUT;
-        }
-    }
+    if ((rc = parse_flags(GGFIT_COMMAND_SWEEP, &o, &req, argc, argv, 0)))
+        return rc < 0 ? 0 : rc;
+    ggfit_speed_options so = o.fo.speed;
+    const char *svg = o.svg;
+    bool json = o.json, csv = o.csv;
     ggfit_sweep *sw = calloc(1, sizeof *sw);
     if (!sw)
         return fail("out of memory");
     req.fit.no_log = true;   /* the points are printed, not the fits */
-    if ((rc = ggfit_request_sweep(&req, axis, &so, sw, &err))) {
+    if ((rc = ggfit_request_sweep(&req, o.axis, &so, sw, &err))) {
         free(sw);
         return report(rc, err);
     }
@@ -1151,7 +1103,7 @@ int main(int argc, char **argv)
 static int run(int argc, char **argv)
 {
     if (argc < 2) {
-        print_usage(stderr);
+        usage(stderr, GGFIT_COMMAND_PLAN, false);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -1159,10 +1111,7 @@ static int run(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        print_usage(stdout);
-        cpu_help(stdout);
-        fputs(usage_more, stdout);
-        fputs(usage_quants, stdout);
+        usage(stdout, GGFIT_COMMAND_PLAN, true);
         return 0;
     }
     if (!strcmp(argv[1], "inspect"))
@@ -1180,6 +1129,6 @@ static int run(int argc, char **argv)
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
     fprintf(stderr, "ggfit: unknown command '%s'\n", argv[1]);
-    print_usage(stderr);
+    usage(stderr, GGFIT_COMMAND_PLAN, false);
     return EXIT_BAD_INPUT;
 }

@@ -495,6 +495,121 @@ GGFIT_API void ggfit_request_free(ggfit_request *r);
 GGFIT_API ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, int *i,
                                                bool *used, char **err);
 
+/* ------------------------------------------------------------------------
+ * The table of flags: every flag ggfit takes, llama.cpp's (common/arg.cpp,
+ * data/llama_args.tsv) and its own (data/flags.tsv), one row each, as
+ * ggfit_request_parse_arg, LLAMA_ARG_* and a pasted line read them; with
+ * the command line tool's own rows, which the library's parsers leave to
+ * their caller: -h, the man page and "did you mean" come from it.
+ * ---------------------------------------------------------------------- */
+
+/* The value a flag takes. */
+typedef enum ggfit_flag_kind {
+    GGFIT_FLAG_BOOL,          /* none; with negated names, on or off */
+    GGFIT_FLAG_INT,           /* an integer (some take words too: -ngl all) */
+    GGFIT_FLAG_NUMBER,        /* a decimal, 0.7 */
+    GGFIT_FLAG_SIZE,          /* a byte count, 64GiB (ggfit_size_parse) */
+    GGFIT_FLAG_ENUM,          /* one of some words */
+    GGFIT_FLAG_LIST,          /* comma-separated items */
+    GGFIT_FLAG_REGEX,         /* PATTERN=BUFFER,... (-ot) */
+    GGFIT_FLAG_PATH,          /* a file */
+    GGFIT_FLAG_TEXT,          /* any string */
+    GGFIT_FLAG_PAIR           /* two values */
+} ggfit_flag_kind;
+
+typedef enum ggfit_flag_scope {
+    GGFIT_SCOPE_MODEL,        /* llama.cpp's model flags */
+    GGFIT_SCOPE_CONTEXT,      /* llama.cpp's context flags */
+    GGFIT_SCOPE_MACHINE,      /* the machine and the fit (ggfit's, -fit...) */
+    GGFIT_SCOPE_DRAFT,        /* llama-server's draft model, speculative decoding */
+    GGFIT_SCOPE_PROJECTOR,    /* llama-server's multimodal projector */
+    GGFIT_SCOPE_TOOL,         /* the command line tool's own (ggfit_flag_info.cli) */
+    GGFIT_SCOPE_OTHER         /* llama.cpp's others (sampling, the server, ...) */
+} ggfit_flag_scope;
+
+/* llama.cpp's programs that take a flag (bits of ggfit_flag_info.programs). */
+enum {
+    GGFIT_PROGRAM_SERVER = 1, GGFIT_PROGRAM_CLI = 2, GGFIT_PROGRAM_BENCH = 4,
+    GGFIT_PROGRAM_FIT_PARAMS = 8
+};
+
+/* ggfit's commands that take a flag (bits of ggfit_flag_info.commands):
+ * ggfit [flags] (the plan), inspect, devices, archs, reorder, bench, sweep.
+ * The plan, bench and sweep take every flag of the library's. */
+enum {
+    GGFIT_COMMAND_PLAN = 1, GGFIT_COMMAND_INSPECT = 2, GGFIT_COMMAND_DEVICES = 4,
+    GGFIT_COMMAND_ARCHS = 8, GGFIT_COMMAND_REORDER = 16, GGFIT_COMMAND_BENCH = 32,
+    GGFIT_COMMAND_SWEEP = 64
+};
+
+/* The command line tool's own flags, which the library's parsers leave to
+ * their caller (ggfit_request_parse_arg: *used false): which one a row is. */
+typedef enum ggfit_cli_flag {
+    GGFIT_CLI_NONE,           /* not the tool's: the library's parsers take it */
+    GGFIT_CLI_HELP, GGFIT_CLI_JSON, GGFIT_CLI_QUIET, GGFIT_CLI_VERBOSE,
+    GGFIT_CLI_LIST, GGFIT_CLI_OBJECTIVE, GGFIT_CLI_MIN_CTX, GGFIT_CLI_QUANT_CACHE,
+    GGFIT_CLI_COMMAND_LINE,   /* --: a llama.cpp command line follows */
+    GGFIT_CLI_TENSORS, GGFIT_CLI_SYSROOT, GGFIT_CLI_MEASURE, GGFIT_CLI_MARKDOWN,
+    GGFIT_CLI_FORCE, GGFIT_CLI_OVER, GGFIT_CLI_SVG, GGFIT_CLI_CSV, GGFIT_CLI_AS_TYPE,
+    GGFIT_CLI_N_PROMPT, GGFIT_CLI_N_GEN, GGFIT_CLI_DEPTH, GGFIT_CLI_CATALOG,
+    /* the speed model's constants (ggfit_speed_field) */
+    GGFIT_CLI_BANDWIDTH, GGFIT_CLI_HOST_BW, GGFIT_CLI_EFFICIENCY,
+    GGFIT_CLI_HOST_EFFICIENCY, GGFIT_CLI_FIXED_MS, GGFIT_CLI_LINK_BW, GGFIT_CLI_TFLOPS,
+    GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS,
+    GGFIT_CLI_COUNT
+} ggfit_cli_flag;
+
+/* One row; the strings are the library's, valid for the process. */
+typedef struct ggfit_flag_info {
+    const char *names;        /* comma-separated, as llama.cpp spells them:
+                                 "-c,--ctx-size" */
+    const char *negated;      /* the --no-... names, or "" */
+    const char *env;          /* LLAMA_ARG_..., or "" */
+    const char *metavar;      /* its value in the help ("N", "FILE"), or "" */
+    const char *help;         /* one line (to be wrapped), or "": a flag
+                                 ggfit takes without a word of its own */
+    const char *example;      /* a valid value, "" for a bool */
+    ggfit_flag_kind kind;
+    int n_values;             /* values it takes: 0, 1 or 2 */
+    ggfit_flag_scope scope;
+    unsigned programs;        /* GGFIT_PROGRAM_*: llama.cpp's that take it */
+    unsigned commands;        /* GGFIT_COMMAND_*: ggfit's that take it */
+    bool memory;              /* it changes memory (under its negated names
+                                 alone for some) */
+    bool counted;             /* ggfit counts it; else a plan lists it among
+                                 its notes */
+    ggfit_cli_flag cli;       /* the tool's own: which; else GGFIT_CLI_NONE */
+} ggfit_flag_info;
+
+/* Row i of the table, in the order of the help (data/flags.tsv's rows
+ * first, then the rest of llama.cpp's): false past its end. */
+GGFIT_API bool ggfit_flag_get(size_t i, ggfit_flag_info *out);
+
+/* The row of a flag named name (with its dashes: "-c", "--no-mmap") that
+ * one of commands takes (GGFIT_COMMAND_* bits), the tool's own rows first
+ * (ggfit bench's -p is llama-bench's prompt, not llama.cpp's --prompt); with
+ * commands 0, any row, llama.cpp's first (as the library's parsers read
+ * it). *negated (may be NULL): whether name is one of its negated names.
+ * -1: none. */
+GGFIT_API int ggfit_flag_find(const char *name, unsigned commands, bool *negated);
+
+/* The name closest to name (edit distance, as git's "did you mean") of the
+ * rows one of commands takes (0: any), into buf; NULL when none is close
+ * (more than a third of its letters apart) or name is a name already. */
+GGFIT_API const char *ggfit_flag_suggest(const char *name, unsigned commands, char *buf,
+                                         size_t n);
+
+/* The program a llama.cpp command line's first word names (a path's base
+ * name: llama-server, llama-cli, llama-fit-params, llama-bench), in *out;
+ * false for another word. */
+GGFIT_API bool ggfit_program_named(const char *word, ggfit_program *out);
+
+/* The field of so (ggfit_speed_options, below) that the speed constant f
+ * sets (GGFIT_CLI_BANDWIDTH: &so->bandwidth_gbs, ...), or NULL for another
+ * flag. */
+struct ggfit_speed_options;
+GGFIT_API double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_flag f);
+
 /* The devices the request plans for, in llama.cpp's order: the --rpc
  * servers' first (asked over the network, ggfit_rpc_query), then the --gpu
  * ones (their rpc devices numbered on after the servers' devices: RPC2

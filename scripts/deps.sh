@@ -3,13 +3,14 @@
 #   build: compiler, make, pkg-config and the libraries libggfit links
 #          (jansson, PCRE2, libcurl)
 #   test:  build, plus cmocka, clang with its sanitizer and fuzzer
-#          runtimes, valgrind, python3 (the reference checker) and nginx
-#          (the HTTP server the remote-model tests start on 127.0.0.1)
+#          runtimes, valgrind, python3 (the reference checker), nginx
+#          (the HTTP server the remote-model tests start on 127.0.0.1) and
+#          groff-base (the man page's renderer: make test checks it)
 set -e
 what=${1:-test}
 pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev"
 if [ "$what" = test ]; then
-    pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx"
+    pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx groff-base"
 fi
 missing=
 for p in $pkgs; do

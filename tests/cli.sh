@@ -531,6 +531,39 @@ check project-bad-flag 2 "^ggfit: -c: expected a non-negative integer, got 'x'$"
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -c x
 check project-unknown-arg 2 "^ggfit: unknown argument '--frobnicate'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --frobnicate
+# Every command's flags come from the table (data/flags.tsv): its -h lists
+# them, an unknown one names the closest the command takes.
+check project-did-you-mean 2 "^ggfit: unknown argument '--ctx-sise'; did you mean --ctx-size?$" -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --ctx-sise 4096
+check inspect-did-you-mean 2 "^ggfit inspect: unknown argument '--tensor'; did you mean --tensors?$" -- \
+    "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --json --tensor
+check sweep-did-you-mean 2 "^ggfit sweep: unknown argument '--svgg'; did you mean --svg?$" -- \
+    "$ggfit" sweep -m "$models/qwen3-0.6b-f16.gguf" --svgg x.svg
+check bench-help-table 0 '^  -d N  *llama-bench.s depth' -- "$ggfit" bench -h
+check sweep-help-table 0 '^  --over ctx|ngl|ncmoe  *sweep the context' -- "$ggfit" sweep --help
+check help-llama-flags 0 '^  llama.cpp flags    -c -b -ub ' -- "$ggfit" --help
+check bench-no-value 2 '^ggfit bench: -p needs a value$' -- \
+    "$ggfit" bench -m "$models/qwen3-0.6b-f16.gguf" -p
+public_only() {  # the CLI is a client of the library's public headers alone
+    if grep -n '^#include "' cli/ggfit.c | grep -v '"ggfit\(_app\)\?\.h"'; then
+        return 1
+    fi
+    echo "the CLI includes the public headers alone"
+}
+check cli-public-headers 0 '^the CLI includes the public headers alone$' -- public_only
+every_help() {  # every command's -h: exit 0, its synopsis, 80 columns at most
+    for c in "" inspect devices archs reorder bench sweep; do
+        "$ggfit" $c -h >"$tmp/help" 2>&1 || { echo "ggfit $c -h: exit $?"; return 1; }
+        grep -q "^usage: ggfit $c" "$tmp/help" || { echo "ggfit $c -h: no synopsis"; return 1; }
+        awk -v c="$c" 'length > 80 { print "ggfit " c " -h: " $0; bad = 1 } END { exit bad }' \
+            "$tmp/help" || return 1
+    done
+    echo "every -h fits 80 columns"
+}
+check every-help 0 '^every -h fits 80 columns$' -- every_help
+# the man page (make man): renders without a warning, and names every flag
+check man-page 0 '^man: ok, [0-9]* flags$' -- \
+    python3 tools/gen_man.py --check "$(dirname "$ggfit")/ggfit.1" data/flags.tsv data/llama_args.tsv
 
 # docs/library.md's C program: quoted there exactly, and built next to the CLI
 # (make's $(B)/plan), it prints what the CLI prints, with the same status.

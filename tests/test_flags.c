@@ -223,11 +223,18 @@ static void test_every_row(void **state)
         assert_true((f.values == 0) == (f.example[0] == '\0'));
         assert_true(f.programs != 0 || f.scope == GGFIT__SCOPE_OTHER);
         if (f.scope == GGFIT__SCOPE_CLI) {
-            /* the command line tool's: the library leaves it to the caller */
+            /* the command line tool's: the library leaves it to the caller,
+             * or takes it as llama.cpp's flag of that name (-v, -p) */
             ggfit_request *r = fresh();
             char *argv[] = { (char *)(uintptr_t)f.names, NULL }, name[64];
             argv[0] = name;
             ggfit__flag_first(f.names, name, sizeof name);
+            bool neg;
+            assert_true(f.cli != GGFIT_CLI_NONE && f.lands == GGFIT__AT_CLI);
+            if (ggfit__flag_find(name, &neg) != (int)row) {
+                free(r);
+                continue;
+            }
             int i = 0;
             bool used = true;
             assert_int_equal(ggfit_request_parse_arg(r, 1, argv, &i, &used, NULL), GGFIT_OK);
@@ -424,16 +431,100 @@ static void test_did_you_mean(void **state)
         { "--flash-atn", "--flash-attn" }, { "--jsonn", "--json" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const char *got = ggfit__flag_nearest(cases[k][0], buf, sizeof buf);
+        const char *got = ggfit__flag_nearest(cases[k][0], 0, buf, sizeof buf);
         if (!got || strcmp(got, cases[k][1]))
             fail_msg("%s: %s, not %s", cases[k][0], got ? got : "nothing", cases[k][1]);
     }
     /* nothing close, or a name already */
-    assert_null(ggfit__flag_nearest("--frobnicate", buf, sizeof buf));
-    assert_null(ggfit__flag_nearest("-ctk", buf, sizeof buf));
-    assert_null(ggfit__flag_nearest("-zz", buf, sizeof buf));
-    assert_null(ggfit__flag_nearest("--a-name-far-longer-than-any-flag-ggfit-or-llama-has",
+    assert_null(ggfit__flag_nearest("--frobnicate", 0, buf, sizeof buf));
+    assert_null(ggfit__flag_nearest("-ctk", 0, buf, sizeof buf));
+    assert_null(ggfit__flag_nearest("-zz", 0, buf, sizeof buf));
+    assert_null(ggfit__flag_nearest("-q", GGFIT_COMMAND_BENCH, buf, sizeof buf));
+    assert_null(ggfit__flag_nearest("--a-name-far-longer-than-any-flag-ggfit-or-llama-has", 0,
                                     buf, sizeof buf));
+}
+
+/* The table's public face (ggfit_app.h): every row once, the tool's rows
+ * found for their commands before llama.cpp's of the same name, each of
+ * the tool's flags a row with a line of help. */
+static void test_public(void **state)
+{
+    (void)state;
+    ggfit_flag_info f;
+    ggfit__flag g;
+    size_t n = 0, rows = 0;
+    bool tool[GGFIT_CLI_COUNT] = { 0 };
+    while (ggfit__flag_row(rows, &g))
+        rows++;
+    for (; ggfit_flag_get(n, &f); n++) {
+        bool neg;
+        char name[64];
+        ggfit__flag_first(f.names, name, sizeof name);
+        int k = ggfit_flag_find(name, f.commands, &neg);
+        ggfit_flag_info h;
+        assert_true(k >= 0 && ggfit_flag_get((size_t)k, &h) && !neg);
+        /* the row, one llama.cpp repeats (-np), or the tool's that takes
+         * the name for its commands (-h, -v, -p, -n) */
+        if ((size_t)k != n && strcmp(h.names, f.names) &&
+            (f.cli != GGFIT_CLI_NONE || h.cli == GGFIT_CLI_NONE))
+            fail_msg("%s: found %s", f.names, h.names);
+        assert_true(f.commands != 0 && f.n_values >= 0 && f.n_values <= 2);
+        if (f.help[0] && f.n_values)
+            assert_true(f.metavar[0] != '\0');
+        if (f.cli != GGFIT_CLI_NONE) {
+            assert_true(f.scope == GGFIT_SCOPE_TOOL && f.help[0] && f.cli < GGFIT_CLI_COUNT);
+            tool[f.cli] = true;
+        }
+    }
+    assert_int_equal(n, rows);
+    for (int c = GGFIT_CLI_NONE + 1; c < GGFIT_CLI_COUNT; c++)
+        if (!tool[c])
+            fail_msg("the tool's flag %d has no row", c);
+
+    /* the tool's rows first for their commands; llama.cpp's for the rest */
+    static const struct { const char *name; unsigned commands; int cli; bool neg; } finds[] = {
+        { "-p", GGFIT_COMMAND_BENCH, GGFIT_CLI_N_PROMPT, false },
+        { "-p", GGFIT_COMMAND_PLAN, GGFIT_CLI_NONE, false },
+        { "-v", GGFIT_COMMAND_PLAN, GGFIT_CLI_VERBOSE, false },
+        { "-v", GGFIT_COMMAND_BENCH, GGFIT_CLI_NONE, false },
+        { "--help", GGFIT_COMMAND_ARCHS, GGFIT_CLI_HELP, false },
+        { "--no-mmap", GGFIT_COMMAND_PLAN, GGFIT_CLI_NONE, true },
+        { "--no-mmap", 0, GGFIT_CLI_NONE, true },
+        { "--svg", GGFIT_COMMAND_SWEEP, GGFIT_CLI_SVG, false },
+        { "--", GGFIT_COMMAND_PLAN, GGFIT_CLI_COMMAND_LINE, false },
+        { "--svg", GGFIT_COMMAND_BENCH, -1, false },
+        { "-c", GGFIT_COMMAND_INSPECT, -1, false },
+        { "--frobnicate", 0, -1, false },
+    };
+    for (size_t k = 0; k < sizeof finds / sizeof finds[0]; k++) {
+        bool neg = !finds[k].neg;
+        int i = ggfit_flag_find(finds[k].name, finds[k].commands, &neg);
+        if (finds[k].cli < 0) {
+            assert_int_equal(i, -1);
+            continue;
+        }
+        assert_true(i >= 0 && ggfit_flag_get((size_t)i, &f));
+        if ((int)f.cli != finds[k].cli || neg != finds[k].neg)
+            fail_msg("%s: row %s", finds[k].name, f.names);
+    }
+
+    char buf[64];
+    const char *s = ggfit_flag_suggest("--ctx-sise", GGFIT_COMMAND_PLAN, buf, sizeof buf);
+    assert_true(s && !strcmp(s, "--ctx-size"));
+    s = ggfit_flag_suggest("--tensor", GGFIT_COMMAND_INSPECT, buf, sizeof buf);
+    assert_true(s && !strcmp(s, "--tensors"));
+    s = ggfit_flag_suggest("--svgg", GGFIT_COMMAND_SWEEP, buf, sizeof buf);
+    assert_true(s && !strcmp(s, "--svg"));
+    assert_null(ggfit_flag_suggest("--ctx-sise", GGFIT_COMMAND_ARCHS, buf, sizeof buf));
+
+    ggfit_speed_options so;
+    ggfit_speed_options_init(&so);
+    assert_ptr_equal(ggfit_speed_field(&so, GGFIT_CLI_BANDWIDTH), &so.bandwidth_gbs);
+    assert_ptr_equal(ggfit_speed_field(&so, GGFIT_CLI_CROSS_MS), &so.cross_ms);
+    assert_null(ggfit_speed_field(&so, GGFIT_CLI_JSON));
+    ggfit_program prog;
+    assert_true(ggfit_program_named("/opt/bin/llama-bench", &prog) && prog == GGFIT_FOR_BENCH);
+    assert_false(ggfit_program_named("llama-quantize", &prog));
 }
 
 int main(void)
@@ -446,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_preset),
         cmocka_unit_test(test_pasted_line),
         cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_public),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -370,7 +370,7 @@ ggfit_status ggfit__request_parse_line(ggfit_request *r, char *line, char **word
     if (n > 0 && words[0][0] != '-') {
         /* llama-bench's flags are its own parser's (ggfit_bench_parse_arg) */
         ggfit_program prog;
-        if (!ggfit__program_named(words[0], &prog) || prog == GGFIT_FOR_BENCH)
+        if (!ggfit_program_named(words[0], &prog) || prog == GGFIT_FOR_BENCH)
             return ggfit__fail(err, GGFIT_EINVAL, "'%s': expected llama-server, llama-cli or "
                                                   "llama-fit-params", words[0]);
         r->program = prog;

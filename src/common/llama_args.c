@@ -4,6 +4,7 @@
  * llama-server or llama-cli command line pasted whole is understood, and
  * ggfit's own; and the lookups on it. common/args.c parses with it.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,16 @@
 #include "llama_args_data.h"
 
 #define N_ROWS (sizeof flag_rows / sizeof flag_rows[0])
+
+static_assert(sizeof flag_order / sizeof flag_order[0] == N_ROWS, "flag_order: every row once");
+static_assert(GGFIT__KIND_PAIR == (int)GGFIT_FLAG_PAIR, "ggfit_flag_kind is ggfit__flag_kind");
+static_assert(GGFIT__SCOPE_OTHER == (int)GGFIT_SCOPE_OTHER &&
+              GGFIT__SCOPE_CLI == (int)GGFIT_SCOPE_TOOL, "ggfit_flag_scope is ggfit__flag_scope");
+static_assert((int)GGFIT__PROG_SERVER == GGFIT_PROGRAM_SERVER &&
+              (int)GGFIT__PROG_CLI == GGFIT_PROGRAM_CLI &&
+              (int)GGFIT__PROG_BENCH == GGFIT_PROGRAM_BENCH &&
+              (int)GGFIT__PROG_FIT_PARAMS == GGFIT_PROGRAM_FIT_PARAMS, "the programs' bits");
+static_assert(GGFIT_CLI_COUNT < 256 && GGFIT__AT_COUNT < 256, "a row's bytes");
 
 bool ggfit__flag_named(const char *list, const char *a)
 {
@@ -38,7 +49,7 @@ const char *ggfit__flag_first(const char *list, char *buf, size_t n)
     return buf;
 }
 
-bool ggfit__program_named(const char *word, ggfit_program *out)
+bool ggfit_program_named(const char *word, ggfit_program *out)
 {
     static const struct { const char *name; ggfit_program prog; } progs[] = {
         { "llama-server", GGFIT_FOR_SERVER }, { "llama-cli", GGFIT_FOR_CLI },
@@ -61,7 +72,9 @@ bool ggfit__flag_row(size_t i, ggfit__flag *out)
     const flag_row *r = &flag_rows[i];
     *out = (ggfit__flag){
         .names = r->names, .negated = r->negated, .env = r->env, .example = r->example,
-        .prints = r->prints,
+        .prints = r->prints, .metavar = r->metavar,
+        .help = (const char *)&flag_help + r->help,
+        .commands = r->commands, .cli = (ggfit_cli_flag)r->cli,
         .kind = (ggfit__flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
         .scope = (ggfit__flag_scope)r->scope, .programs = r->programs,
         .memory = (ggfit__flag_memory)r->memory, .values = r->values,
@@ -94,19 +107,19 @@ const char *ggfit__flag_printed(ggfit__flag_at at, bool draft)
     return "";   /* tests/test_flags.c: every one the renderers ask for is there */
 }
 
-double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at)
+double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_flag f)
 {
-    switch (at) {
-    case GGFIT__AT_BANDWIDTH: return &so->bandwidth_gbs;
-    case GGFIT__AT_HOST_BW: return &so->host_bw_gbs;
-    case GGFIT__AT_EFFICIENCY: return &so->efficiency;
-    case GGFIT__AT_HOST_EFFICIENCY: return &so->host_efficiency;
-    case GGFIT__AT_FIXED_MS: return &so->fixed_ms;
-    case GGFIT__AT_LINK_BW: return &so->link_gbs;
-    case GGFIT__AT_TFLOPS: return &so->tflops;
-    case GGFIT__AT_HOST_TFLOPS: return &so->host_tflops;
-    case GGFIT__AT_PP_EFFICIENCY: return &so->pp_efficiency;
-    case GGFIT__AT_CROSS_MS: return &so->cross_ms;
+    switch (f) {
+    case GGFIT_CLI_BANDWIDTH: return &so->bandwidth_gbs;
+    case GGFIT_CLI_HOST_BW: return &so->host_bw_gbs;
+    case GGFIT_CLI_EFFICIENCY: return &so->efficiency;
+    case GGFIT_CLI_HOST_EFFICIENCY: return &so->host_efficiency;
+    case GGFIT_CLI_FIXED_MS: return &so->fixed_ms;
+    case GGFIT_CLI_LINK_BW: return &so->link_gbs;
+    case GGFIT_CLI_TFLOPS: return &so->tflops;
+    case GGFIT_CLI_HOST_TFLOPS: return &so->host_tflops;
+    case GGFIT_CLI_PP_EFFICIENCY: return &so->pp_efficiency;
+    case GGFIT_CLI_CROSS_MS: return &so->cross_ms;
     default: return NULL;
     }
 }
@@ -190,18 +203,79 @@ static void nearest_in(const char *list, const char *a, size_t *best, char *buf,
     }
 }
 
-const char *ggfit__flag_nearest(const char *a, char *buf, size_t n)
+const char *ggfit__flag_nearest(const char *a, unsigned commands, char *buf, size_t n)
 {
     size_t best = SIZE_MAX;
     if (!n)
         return NULL;
     buf[0] = '\0';
     for (size_t i = 0; i < N_ROWS; i++) {
+        if (commands && !(flag_rows[i].commands & commands))
+            continue;
         nearest_in(flag_rows[i].names, a, &best, buf, n);
         nearest_in(flag_rows[i].negated, a, &best, buf, n);
     }
     /* as close as a third of its letters (at least one edit); an exact
-     * name is no suggestion */
+     * name is no suggestion, nor is any one-letter flag for another ("-q") */
     size_t len = strlen(a), most = len / 3 ? len / 3 : 1;
-    return best > 0 && best <= most ? buf : NULL;
+    return best > 0 && best <= most && strspn(a, "-") + 1 < len ? buf : NULL;
+}
+
+/* ---- the public face (ggfit_app.h) --------------------------------------- */
+
+bool ggfit_flag_get(size_t i, ggfit_flag_info *out)
+{
+    ggfit__flag f;
+    if (i >= N_ROWS || !ggfit__flag_row(flag_order[i], &f))
+        return false;
+    *out = (ggfit_flag_info){
+        .names = f.names, .negated = f.negated, .env = f.env, .metavar = f.metavar,
+        .help = f.help, .example = f.example, .kind = (ggfit_flag_kind)f.kind,
+        .n_values = f.values, .scope = (ggfit_flag_scope)f.scope, .programs = f.programs,
+        .commands = f.commands, .memory = f.memory != GGFIT__MEM_NONE,
+        .counted = f.memory == GGFIT__MEM_COUNTED, .cli = f.cli,
+    };
+    return true;
+}
+
+/* The public index of a table row. */
+static int public_index(size_t row)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (flag_order[i] == row)
+            return (int)i;
+    return -1;
+}
+
+int ggfit_flag_find(const char *name, unsigned commands, bool *negated)
+{
+    bool neg = false;
+    if (!commands) {
+        int row = ggfit__flag_find(name, &neg);
+        if (negated)
+            *negated = neg;
+        return row < 0 ? -1 : public_index((size_t)row);
+    }
+    /* the tool's own rows first: they take names of llama.cpp's for their
+     * commands */
+    for (int tool = 1; tool >= 0; tool--)
+        for (size_t i = 0; i < N_ROWS; i++) {
+            const flag_row *r = &flag_rows[i];
+            if (!(r->commands & commands) || (r->scope == GGFIT__SCOPE_CLI) != tool)
+                continue;
+            bool in_names = ggfit__flag_named(r->names, name);
+            if (in_names || ggfit__flag_named(r->negated, name)) {
+                if (negated)
+                    *negated = !in_names;
+                return public_index(i);
+            }
+        }
+    if (negated)
+        *negated = false;
+    return -1;
+}
+
+const char *ggfit_flag_suggest(const char *name, unsigned commands, char *buf, size_t n)
+{
+    return ggfit__flag_nearest(name, commands, buf, n);
 }

@@ -36,8 +36,8 @@ typedef enum ggfit__flag_kind {
  * the projector's (common/mmproj.c). */
 typedef enum ggfit__flag_at {
     GGFIT__AT_NOTE,            /* recognised, and listed in the plan's notes */
-    GGFIT__AT_CLI,             /* the command line tool's own (cli/ggfit.c): as
-                                  every row of GGFIT__SCOPE_CLI, the library's
+    GGFIT__AT_CLI,             /* the command line tool's own (cli/ggfit.c,
+                                  which one: the row's cli): the library's
                                   parsers leave it to their caller */
     /* ggfit_params */
     GGFIT__AT_CTX, GGFIT__AT_BATCH, GGFIT__AT_UBATCH, GGFIT__AT_PARALLEL,
@@ -58,11 +58,6 @@ typedef enum ggfit__flag_at {
     /* the projector */
     GGFIT__AT_MMPROJ, GGFIT__AT_MMPROJ_OFFLOAD, GGFIT__AT_WARMUP, GGFIT__AT_IMAGE_MIN_TOKENS,
     GGFIT__AT_IMAGE_MAX_TOKENS,
-    /* the speed model's constants (ggfit_speed_options: the command line
-     * tool's, ggfit__speed_field) */
-    GGFIT__AT_BANDWIDTH, GGFIT__AT_HOST_BW, GGFIT__AT_EFFICIENCY, GGFIT__AT_HOST_EFFICIENCY,
-    GGFIT__AT_FIXED_MS, GGFIT__AT_LINK_BW, GGFIT__AT_TFLOPS, GGFIT__AT_HOST_TFLOPS,
-    GGFIT__AT_PP_EFFICIENCY, GGFIT__AT_CROSS_MS,
     GGFIT__AT_COUNT
 } ggfit__flag_at;
 
@@ -74,8 +69,6 @@ typedef enum ggfit__flag_at {
 #define GGFIT__AT_DRAFT_LAST GGFIT__AT_DRAFT_DEVICE
 #define GGFIT__AT_MMPROJ_FIRST GGFIT__AT_MMPROJ
 #define GGFIT__AT_MMPROJ_LAST GGFIT__AT_IMAGE_MAX_TOKENS
-#define GGFIT__AT_SPEED_FIRST GGFIT__AT_BANDWIDTH
-#define GGFIT__AT_SPEED_LAST GGFIT__AT_CROSS_MS
 
 typedef enum ggfit__flag_scope {
     GGFIT__SCOPE_MODEL,      /* llama.cpp's model flags */
@@ -102,31 +95,27 @@ typedef enum ggfit__flag_memory {
     GGFIT__MEM_COUNT
 } ggfit__flag_memory;
 
-/* One row, as ggfit__flag_row gives it: strings in the table. */
+/* One row, as ggfit__flag_row gives it: strings in the table. The public
+ * face of a row is ggfit_flag_info (ggfit_app.h, ggfit_flag_get). */
 typedef struct ggfit__flag {
     const char *names;    /* comma-separated, as llama.cpp spells them */
     const char *negated;  /* the --no-... names, or "" */
     const char *env;      /* LLAMA_ARG_..., or "" */
     const char *example;  /* a valid value, "" for a bool */
     const char *prints;   /* the name a printed plan gives it, or "" */
+    const char *metavar;  /* its value in the help, or "" */
+    const char *help;     /* its line of --help and the man page, or "" */
     ggfit__flag_kind kind;
     ggfit__flag_at lands;
     ggfit__flag_scope scope;
     unsigned programs;    /* GGFIT__PROG_* */
     ggfit__flag_memory memory;
     int values;           /* 0, 1 or 2 */
+    unsigned commands;    /* GGFIT_COMMAND_* */
+    ggfit_cli_flag cli;   /* the command line tool's own: which */
 } ggfit__flag;
 
-/* The field of so that the speed constant landing at at sets (--bandwidth,
- * --host-bw, ...), or NULL for another landing. */
-double *ggfit__speed_field(ggfit_speed_options *so, ggfit__flag_at at);
-
-/* The program a llama.cpp command line's first word names (a path's base
- * name: llama-server, llama-cli, llama-fit-params, llama-bench), in *out;
- * false for another word. */
-bool ggfit__program_named(const char *word, ggfit_program *out);
-
-/* Row i of the table (false past its end). */
+/* Row i of the table, in llama.cpp's order (false past its end). */
 bool ggfit__flag_row(size_t i, ggfit__flag *out);
 
 /* The row that has a as a name or (*negated then true) a negated name, or
@@ -144,10 +133,11 @@ int ggfit__flag_find_key(const char *k, bool *negated);
  * string in the table. */
 const char *ggfit__flag_printed(ggfit__flag_at at, bool draft);
 
-/* The name closest to a of every name and negated name in the table (edit
- * distance, as git's "did you mean"), or NULL when none is close enough
- * (more than a third of a's letters apart). */
-const char *ggfit__flag_nearest(const char *a, char *buf, size_t n);
+/* The name closest to a of every name and negated name of the rows one of
+ * commands takes (GGFIT_COMMAND_*; 0: every row), by edit distance, as
+ * git's "did you mean"; NULL when none is close enough (more than a third
+ * of a's letters apart). */
+const char *ggfit__flag_nearest(const char *a, unsigned commands, char *buf, size_t n);
 
 /* The first name of a comma list, into buf. */
 const char *ggfit__flag_first(const char *list, char *buf, size_t n);
