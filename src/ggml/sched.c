@@ -307,7 +307,6 @@ static void settle(sched *s, int32_t i)
     }
 }
 
-
 /* Rule 1, and the non-view nodes that rules 2, 3 and 5 walk. */
 ggfit_status rule_1(sched *s)
 {
@@ -406,7 +405,6 @@ static ggfit_status fail_unplaced(sched *s, int32_t p)
                        (int)p, nm(&s->t[p]));
 }
 
-
 /* The first split: it starts at node 0 but takes the backend of the first
  * node that is not a view op, whose position it returns. */
 size_t split_first(sched *s)
@@ -422,94 +420,96 @@ size_t split_first(sched *s)
     return k;
 }
 
-/* Rule 5 for the non-view node at position k (view ops stay in the split
+/* Rule 5 for the non-view nodes [v_from, v_to) (view ops stay in the split
  * they follow), the split under way being the last one. */
-static inline ggfit_status split_node(sched *s, size_t k)
+ggfit_status split_nodes(sched *s, size_t v_from, size_t v_to)
 {
     _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
     const int8_t *be = s->be;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
-    int32_t i = s->nodes[k];
-    const ggfit_st *nd = &t[i];
-    int nb = be[i];
+    bool copies = s->in->n_copies > 1;
+    for (size_t v = v_from; v < v_to; v++) {
+        size_t k = (size_t)s->nv_k[v];
+        int32_t i = s->nodes[k];
+        const ggfit_st *nd = &t[i];
+        int nb = be[i];
 
-    /* The sources that need a copy on nb, the node's split's backend
-     * whether or not a split starts here. */
-    unsigned need = 0;
-    for (unsigned j = 0; j < nd->n_src; j++) {
-        int32_t p = nd->src[j];
-        if (p < 0)
+        /* The sources that need a copy on nb, the node's split's backend
+         * whether or not a split starts here. */
+        unsigned need = 0;
+        for (unsigned j = 0; j < nd->n_src; j++) {
+            int32_t p = nd->src[j];
+            if (p < 0)
+                continue;
+            if (be[p] < 0)
+                return fail_unplaced(s, p);
+            if (needs_copy(s, p, nb))
+                need |= 1u << j;
+        }
+
+        bool new_split = nb != cur;
+        if (!new_split && need && sp->n_inputs > 0) {
+            for (unsigned j = 0; need >> j && !new_split; j++) {
+                if (!(need >> j & 1))
+                    continue;
+                int32_t p = nd->src[j];
+                /* A weight the backend cannot read: a new split lets the
+                 * copies of earlier weights be freed. ggml checks a full
+                 * split only when it is exactly full, against any source
+                 * that would need a new input. */
+                new_split = is_weight(s, p) ||
+                            (sp->n_inputs >= sp->capacity && find_copy(s, p, cur) < 0);
+            }
+        }
+        if (new_split) {
+            sp->k_end = (int32_t)k;
+            sp = &s->splits[s->n_splits++];
+            *sp = (split){ .backend = nb, .k_start = (int32_t)k, .rec_first = s->n_rec };
+            cur = nb;
+        }
+
+        for (unsigned j = 0; copies && j < nd->n_src; j++) {
+            int32_t p = nd->src[j];
+            if (p >= 0 && (t[p].flags & GGFIT_TF_INPUT) && !(s->tf[p] & TF_GRAPH_INPUT)) {
+                s->tf[p] |= TF_GRAPH_INPUT;
+                s->graph_inputs[s->n_graph_inputs++] = p;
+            }
+        }
+        /* Each slot that needs a copy reads the copy on cur. */
+        s->rewired[i] = (uint16_t)need;
+        if (!need)
             continue;
-        if (be[p] < 0)
-            return fail_unplaced(s, p);
-        if (needs_copy(s, p, nb))
-            need |= 1u << j;
-    }
-
-    bool new_split = nb != cur;
-    if (!new_split && need && sp->n_inputs > 0) {
-        for (unsigned j = 0; need >> j && !new_split; j++) {
+        int32_t *sr = &s->srec[s->slot_of[i]];
+        for (unsigned j = 0; need >> j; j++) {
             if (!(need >> j & 1))
                 continue;
             int32_t p = nd->src[j];
-            /* A weight the backend cannot read: a new split lets the
-             * copies of earlier weights be freed. ggml checks a full
-             * split only when it is exactly full, against any source
-             * that would need a new input. */
-            new_split = is_weight(s, p) ||
-                        (sp->n_inputs >= sp->capacity && find_copy(s, p, cur) < 0);
+            if ((sr[j] = find_copy(s, p, cur)) >= 0)
+                continue;
+            if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
+                return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
+            s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
+                                           .pos_cur = -1, .backend = (int8_t)cur };
+            sr[j] = s->n_rec;
+            s->head[p] = s->n_rec++;
+            if (sp->n_inputs >= sp->capacity)
+                sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
+            sp->n_inputs++;
         }
-    }
-    if (new_split) {
-        sp->k_end = (int32_t)k;
-        sp = &s->splits[s->n_splits++];
-        *sp = (split){ .backend = nb, .k_start = (int32_t)k, .rec_first = s->n_rec };
-        cur = nb;
-    }
-
-    for (unsigned j = 0; s->in->n_copies > 1 && j < nd->n_src; j++) {
-        int32_t p = nd->src[j];
-        if (p >= 0 && (t[p].flags & GGFIT_TF_INPUT) && !(s->tf[p] & TF_GRAPH_INPUT)) {
-            s->tf[p] |= TF_GRAPH_INPUT;
-            s->graph_inputs[s->n_graph_inputs++] = p;
-        }
-    }
-    /* Each slot that needs a copy reads the copy on cur. */
-    s->rewired[i] = (uint16_t)need;
-    if (!need)
-        return GGFIT_OK;
-    int32_t *sr = &s->srec[s->slot_of[i]];
-    for (unsigned j = 0; need >> j; j++) {
-        if (!(need >> j & 1))
-            continue;
-        int32_t p = nd->src[j];
-        if ((sr[j] = find_copy(s, p, cur)) >= 0)
-            continue;
-        if (s->n_rec >= s->max_rec)   /* unreachable: one per source slot */
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: copy table full");
-        s->rec[s->n_rec] = (copy_rec){ .tensor = p, .next = s->head[p], .pos = -1,
-                                       .pos_cur = -1, .backend = (int8_t)cur };
-        sr[j] = s->n_rec;
-        s->head[p] = s->n_rec++;
-        if (sp->n_inputs >= sp->capacity)
-            sp->capacity = sp->capacity ? 2 * sp->capacity : GGFIT_SCHED_SPLIT_INPUTS;
-        sp->n_inputs++;
     }
     return GGFIT_OK;
 }
 
-/* Rule 5: the splits and their copies, node by node. */
+/* Rule 5: the splits and their copies, non-view node by non-view node
+ * from the first to the last. */
 static ggfit_status make_splits(sched *s)
 {
-    ggfit_status rc;
     split_first(s);
-    for (size_t v = 0; v < s->n_nv; v++)
-        if ((rc = split_node(s, (size_t)s->nv_k[v])) != GGFIT_OK)
-            return rc;
+    ggfit_status rc = split_nodes(s, 0, s->n_nv);
     s->splits[s->n_splits - 1].k_end = (int32_t)s->n_nodes;
-    return GGFIT_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -900,10 +900,9 @@ static size_t out_layout(char *mem, ggfit_sched_out *out, size_t n_out, size_t n
     return off;
 }
 
-
 /* ------------------------------------------------------------------------
- * One node's or one range's step, for a split resumed from a position
- * (sched_keep.c); the plain split runs them inlined above
+ * Rules 2 to 4 from a position, for a split resumed (sched_keep.c); the
+ * plain split runs the same one-node steps above from the start
  * ---------------------------------------------------------------------- */
 
 void sweep(sched *s, int dir, bool gpu_only, size_t from, size_t to)
@@ -911,19 +910,19 @@ void sweep(sched *s, int dir, bool gpu_only, size_t from, size_t to)
     expand(s, dir, gpu_only, from, to);
 }
 
-void settle_at(sched *s, int32_t i)
+void settle_from(sched *s, size_t nv_from)
 {
-    settle(s, i);
+    for (size_t k = nv_from; k < s->n_nv; k++)
+        settle(s, s->nv[k]);
 }
 
-ggfit_status rule_4_at(sched *s, size_t k)
+ggfit_status rule_4_from(sched *s, size_t k)
 {
-    return rule_4_node(s, k);
-}
-
-ggfit_status split_at(sched *s, size_t k)
-{
-    return split_node(s, k);
+    ggfit_status rc;
+    for (; k < s->n_nodes; k++)
+        if ((rc = rule_4_node(s, k)) != GGFIT_OK)
+            return rc;
+    return GGFIT_OK;
 }
 
 /* ------------------------------------------------------------------------

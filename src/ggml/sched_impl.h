@@ -19,10 +19,10 @@
 #define split_end         ggfit__sched_split_end
 #define rule_1            ggfit__sched_rule_1
 #define sweep             ggfit__sched_sweep
-#define settle_at         ggfit__sched_settle_at
-#define rule_4_at         ggfit__sched_rule_4_at
+#define settle_from       ggfit__sched_settle_from
+#define rule_4_from       ggfit__sched_rule_4_from
 #define split_first       ggfit__sched_split_first
-#define split_at          ggfit__sched_split_at
+#define split_nodes       ggfit__sched_split_nodes
 #define count_out         ggfit__sched_count_out
 #define output_begin      ggfit__sched_output_begin
 #define place_leafs       ggfit__sched_place_leafs
@@ -239,16 +239,17 @@ ggfit_status rule_1(sched *s);
 /* Rule 1 again for the listed tensors (by_k: each one's rule1 entry, or
  * -1). */
 ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_t *list, size_t n);
-/* One sweep of rule 2 over the non-view nodes [from, to); rule 3 for
- * non-view node i; rule 4 for node position k. */
+/* One sweep of rule 2 over the non-view nodes [from, to); rule 3 over the
+ * non-view nodes from nv_from on; rule 4 over the node positions from k
+ * on. */
 void sweep(sched *s, int dir, bool gpu_only, size_t from, size_t to);
-void settle_at(sched *s, int32_t i);
-ggfit_status rule_4_at(sched *s, size_t k);
+void settle_from(sched *s, size_t nv_from);
+ggfit_status rule_4_from(sched *s, size_t k);
 /* Rule 5: the first split (returns the position of the first non-view
- * node), then each non-view node at position k in order; the last split's
- * k_end is the caller's to set. */
+ * node), then the non-view nodes [v_from, v_to) in order, the split under
+ * way being the last one; the last split's k_end is the caller's to set. */
 size_t split_first(sched *s);
-ggfit_status split_at(sched *s, size_t k);
+ggfit_status split_nodes(sched *s, size_t v_from, size_t v_to);
 size_t count_out(const sched *s, size_t *n_leafs_out);
 /* The output's memory, with room for n_lay entries. */
 ggfit_status output_begin(sched *s, ggfit_sched_out *out, size_t n_lay);

@@ -44,18 +44,7 @@ static void rules_2_3_from(sched *s, size_t nv_from)
     sweep(s, -1, true, nv_from, s->n_nv);
     sweep(s, 1, false, nv_from, s->n_nv);
     sweep(s, -1, false, nv_from, s->n_nv);
-    for (size_t k = nv_from; k < s->n_nv; k++)
-        settle_at(s, s->nv[k]);
-}
-
-/* Rule 4 over the node positions from k on. */
-static ggfit_status rule_4_from(sched *s, size_t k)
-{
-    ggfit_status rc;
-    for (; k < s->n_nodes; k++)
-        if ((rc = rule_4_at(s, k)) != GGFIT_OK)
-            return rc;
-    return GGFIT_OK;
+    settle_from(s, nv_from);
 }
 
 /* Rule 5's state before node position k, kept at every multiple of
@@ -75,15 +64,20 @@ static ggfit_status splits_from(sched *s, ggfit_sched_keep *kp, size_t k, size_t
     size_t n_nodes = s->n_nodes, n_nv = s->n_nv;
     size_t next_ck = (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY;
     ggfit_status rc;
-    for (;; v++) {
+    for (;;) {
+        /* The non-view nodes before the next checkpoint (nv_at: the first
+         * at or after a position), then the checkpoints up to the node
+         * after them: the views before it change nothing. */
+        size_t v_to = next_ck < n_nodes ? (size_t)kp->nv_at[next_ck] : n_nv;
+        if (v_to > v && (rc = split_nodes(s, v, v_to)) != GGFIT_OK)
+            return rc;
+        if (v_to > v)
+            v = v_to;
         k = v < n_nv ? (size_t)s->nv_k[v] : n_nodes;
-        /* The checkpoints up to k: the views before it change nothing. */
         for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
             keep_checkpoint(kp, s, next_ck);
         if (k == n_nodes)
             break;
-        if ((rc = split_at(s, k)) != GGFIT_OK)
-            return rc;
     }
     s->splits[s->n_splits - 1].k_end = (int32_t)n_nodes;
     return GGFIT_OK;
