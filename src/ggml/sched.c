@@ -349,13 +349,11 @@ static void rules_2_3(sched *s)
         settle(s, s->nv[k]);
 }
 
-/* Rule 4 for node position k: views and leftover sources follow; the rest
- * go to the first backend that can run them. */
-static inline ggfit_status rule_4_node(sched *s, size_t k)
+/* Rule 4 for node i: views and leftover sources follow; the rest go to the
+ * first backend that can run them. (tt and be are s's, read once by the
+ * loops.) */
+static inline ggfit_status rule_4_node(sched *s, const ggfit_st *tt, int8_t *be, int32_t i)
 {
-    const ggfit_st *tt = s->t;
-    int8_t *be = s->be;
-    int32_t i = s->nodes[k];
     const ggfit_st *t = &tt[i];
     int b = be[i];
     if (b < 0 && t->view_src >= 0)
@@ -379,9 +377,12 @@ static inline ggfit_status rule_4_node(sched *s, size_t k)
 
 static ggfit_status rule_4(sched *s)
 {
+    const ggfit_st *tt = s->t;
+    const int32_t *nodes = s->nodes;
+    int8_t *be = s->be;
     ggfit_status rc;
     for (size_t k = 0; k < s->n_nodes; k++)
-        if ((rc = rule_4_node(s, k)) != GGFIT_OK)
+        if ((rc = rule_4_node(s, tt, be, nodes[k])) != GGFIT_OK)
             return rc;
     return GGFIT_OK;
 }
@@ -426,13 +427,14 @@ ggfit_status split_nodes(sched *s, size_t v_from, size_t v_to)
 {
     _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
+    const int32_t *nodes = s->nodes, *nv_k = s->nv_k;
     const int8_t *be = s->be;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
     bool copies = s->in->n_copies > 1;
     for (size_t v = v_from; v < v_to; v++) {
-        size_t k = (size_t)s->nv_k[v];
-        int32_t i = s->nodes[k];
+        size_t k = (size_t)nv_k[v];
+        int32_t i = nodes[k];
         const ggfit_st *nd = &t[i];
         int nb = be[i];
 
@@ -725,12 +727,14 @@ static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t
     }
 }
 
-/* Fills output entries [k0, n_out) (a resume's part of the output). */
-void fill_range(const sched *s, ggfit_sched_out *out, size_t k0, size_t n_out)
+/* Fills output entries [k0, n_out): all of them, or a resume's part. Not
+ * inlined into its callers, so that fill_entry, the output's hottest loop,
+ * is inlined here, once. */
+__attribute__((noinline)) void fill_range(const sched *s, ggfit_sched_out *out, size_t k0, size_t n_out)
 {
     ggfit_gt *g = out->t;
     for (size_t k = k0; k < n_out; k++)
-        fill_entry(s, out, k, &g[k]);
+        fill_entry(s, out, k, &g[k]);   /* (its only call: inlined) */
 }
 
 /* ------------------------------------------------------------------------
@@ -918,9 +922,12 @@ void settle_from(sched *s, size_t nv_from)
 
 ggfit_status rule_4_from(sched *s, size_t k)
 {
+    const ggfit_st *tt = s->t;
+    const int32_t *nodes = s->nodes;
+    int8_t *be = s->be;
     ggfit_status rc;
     for (; k < s->n_nodes; k++)
-        if ((rc = rule_4_node(s, k)) != GGFIT_OK)
+        if ((rc = rule_4_node(s, tt, be, nodes[k])) != GGFIT_OK)
             return rc;
     return GGFIT_OK;
 }
@@ -1122,9 +1129,6 @@ ggfit_status output_graph(sched *s, ggfit_sched_out *out, size_t n_out, size_t n
     out->n_leafs = n_leafs_placed;
     out->n_nodes = n_placed - n_leafs_placed;
     out->n_splits = s->n_splits;
-    ggfit_gt *g = out->t;
-    for (size_t k = 0; k < n_placed; k++)
-        fill_entry(s, out, k, &g[k]);
     return GGFIT_OK;
 }
 
@@ -1172,7 +1176,9 @@ ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, 
         size_t n_leafs_placed = place_leafs(&s, out->origin, out->kind), n_placed = n_leafs_placed;
         for (int32_t sp = 0; sp < s.n_splits; sp++)
             n_placed = place_split(&s, out->origin, out->kind, sp, n_placed);
-        rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed);
+        if ((rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed)) ==
+            GGFIT_OK)
+            fill_range(&s, out, 0, n_placed);
     }
     if (rc == GGFIT_OK)
         output_backends(&s, out);

@@ -257,12 +257,12 @@ ggfit_status output_begin(sched *s, ggfit_sched_out *out, size_t n_lay);
  * entries from output index k (returns the index after them). */
 size_t place_leafs(sched *s, int32_t *origin, int8_t *kind);
 size_t place_split(sched *s, int32_t *origin, int8_t *kind, int32_t sp, size_t k);
-/* The placed entries checked against count_out's and filled; then every
- * tensor's backend and ggml-alloc's buffer types. */
+/* The placed entries checked against count_out's (then filled:
+ * fill_range); every tensor's backend and ggml-alloc's buffer types. */
 ggfit_status output_graph(sched *s, ggfit_sched_out *out, size_t n_out, size_t n_leafs_out,
                           size_t n_placed, size_t n_leafs_placed);
 void output_backends(const sched *s, ggfit_sched_out *out);
-/* Fills output entries [k0, n_out) (a resume's). */
+/* Fills output entries [k0, n_out): all of them, or a resume's part. */
 void fill_range(const sched *s, ggfit_sched_out *out, size_t k0, size_t n_out);
 void *carve(char *base, size_t *off, size_t bytes, size_t align);
 

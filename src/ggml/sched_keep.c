@@ -297,7 +297,9 @@ static ggfit_status split_kept(const ggfit_sched_in *in, ggfit_sched_out *out, c
     if (rc == GGFIT_OK) {
         size_t n_leafs_placed = place_leafs(&s, out->origin, out->kind);
         size_t n_placed = place_splits_from(&s, kp, out->origin, out->kind, 0, n_leafs_placed);
-        rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed);
+        if ((rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed)) ==
+            GGFIT_OK)
+            fill_range(&s, out, 0, n_placed);
     }
     if (rc == GGFIT_OK) {
         output_backends(&s, out);
