@@ -12,7 +12,7 @@
 #include "ggml/sched.h"
 #include "ggml/sched_keep.h"
 
-/* The steps a resume shares, named for the objects (namespace.h's rule). */
+/* The steps sched_keep.c composes, named for the objects (namespace.h's rule). */
 #define backend_masks     ggfit__sched_backend_masks
 #define backends_of_list  ggfit__sched_backends_of_list
 #define split_begin       ggfit__sched_split_begin
