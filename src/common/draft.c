@@ -186,7 +186,7 @@ void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan 
      * NextN blocks: neither is reproduced */
     size_t n = strlen(out->notes);
     bool known;
-    bool dsv4 = ggfit__arch(ggfit_model_hparams(m)->arch, &known)->compress_ratio != NULL;
+    bool dsv4 = ggfit__model_arch(m, &known)->compress_ratio != NULL;
     if (dsv4 && (r->spec_types & SPEC_CTX_TYPES) && n < sizeof out->notes)
         snprintf(out->notes + n, sizeof out->notes - n, "--spec-type: DeepSeek V4's rollback "
                  "snapshots (n_rs_seq %d) and its MTP context's cache are not counted yet\n",

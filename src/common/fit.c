@@ -14,7 +14,8 @@
  * The search takes the same steps as llama.cpp so that it lands on the same
  * answer; each step costs a projection (microseconds) instead of a load.
  * Where llama.cpp aborts on a flag the user set, the caller's continuation
- * runs instead (ggfit_fit in fit_around.c passes --fit-around's).
+ * runs instead (ggfit_fit in fit_around.c passes --fit-around's), and the
+ * steps it calls vary only at the hooks it sets (fitter.h's fit_hooks).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -91,16 +92,16 @@ ggfit_status ggfit__fit_set_flags(fitter *f, const ngl_t *ngl, const int *overfl
     p->n_gpu_layers = 0;
     for (size_t d = 0; d < f->nd; d++) {
         p->n_gpu_layers += (int32_t)ngl[d].n_layer;
-        if (f->nd > 1 && !f->keep_ts)
+        if (f->nd > 1 && !f->hooks.keep_ts)
             p->tensor_split[d] = (float)ngl[d].n_layer;
     }
     uint32_t il0 = f->hp_ngl + 1 - (uint32_t)p->n_gpu_layers;
-    p->n_overrides = f->n_keep;
+    p->n_overrides = f->hooks.n_keep;
     for (size_t d = 0; d < f->nd; d++) {
         il0 += ngl[d].n_layer - ngl[d].n_part;
         for (uint32_t il = il0; il < il0 + ngl[d].n_part; il++) {
-            if (f->around && (p->cpu_moe || il < p->n_cpu_moe))
-                continue;   /* -cmoe/-ncmoe place these experts already */
+            if (f->hooks.block_kept && f->hooks.block_kept(p, il))
+                continue;
             if (p->n_overrides >= GGFIT_MAX_OVERRIDES)
                 return ggfit__fail(f->err, GGFIT_ELIMIT,
                                    "the fit needs more than %d tensor overrides",
@@ -114,10 +115,8 @@ ggfit_status ggfit__fit_set_flags(fitter *f, const ngl_t *ngl, const int *overfl
         }
         il0 += ngl[d].n_part;
     }
-    /* --fit-around with -ngl set: every layer placed is -ngl as given (99,
-     * all, or a model's MTP blocks too, which the fit's count leaves out) */
-    if (f->around && f->ngl_user != GGFIT_NGL_AUTO && (uint32_t)p->n_gpu_layers == f->budget)
-        p->n_gpu_layers = f->ngl_user;
+    if (f->hooks.flags_done)
+        f->hooks.flags_done(f, p);
     return GGFIT_OK;
 }
 
@@ -322,7 +321,7 @@ static ggfit_status step_fill_dense(fitter *f, ngl_t *ngl, int64_t *mem, const i
     ggfit__fit_log(f, f->hp_nex == 0 ? "filling dense layers back-to-front:"
                             : "filling dense-only layers back-to-front:");
     for (int id = (int)nd - 1; id >= 0; id--) {
-        uint32_t unassigned = f->budget;
+        uint32_t unassigned = f->hooks.n_place;
         for (size_t jd = (size_t)id + 1; jd < nd; jd++)
             unassigned -= ngl[jd].n_layer;
         ngl_t hi[GGFIT_MAX_DEVICES];
@@ -537,12 +536,12 @@ ggfit_status ggfit__fit_layers(fitter *f, ggfit_fit_result *out)
         ggfit_params p;
         ggfit__params_copy(&p, &f->p);
         int64_t m[GGFIT_MAX_DEVICES];
-        if (f->n_keep >= GGFIT_MAX_OVERRIDES)
+        if (f->hooks.n_keep >= GGFIT_MAX_OVERRIDES)
             return ggfit__fail(f->err, GGFIT_ELIMIT, "the fit needs more than %d tensor "
                                "overrides", GGFIT_MAX_OVERRIDES);
-        ggfit_override *all = &p.overrides[f->n_keep];
+        ggfit_override *all = &p.overrides[f->hooks.n_keep];
         *all = (ggfit_override){ 0 };
-        p.n_overrides = f->n_keep + 1;
+        p.n_overrides = f->hooks.n_keep + 1;
         snprintf(all->pattern, sizeof all->pattern,
                  "blk\\.\\d+\\.ffn_(up|down|gate_up|gate)_(ch|)exps");
         snprintf(all->buffer, sizeof all->buffer, "CPU");
@@ -571,16 +570,14 @@ ggfit_status ggfit__fit_layers(fitter *f, ggfit_fit_result *out)
     rc = ggfit__fit_set_flags(f, ngl, overflow, &f->p);
     if (!rc)
         out->status = GGFIT_FIT_FITS;
-    if (f->around) {
-        memcpy(f->last, ngl, nd * sizeof *ngl);
-        memcpy(f->last_overflow, overflow, nd * sizeof *overflow);
-    }
+    if (f->hooks.layers_done)
+        f->hooks.layers_done(f, ngl, overflow);
     return rc;
 }
 
 ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                             size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
-                            ggfit__fit_around_fn around, char **err)
+                            ggfit__fit_on_set_fn on_set, char **err)
 {
     if (err)
         *err = NULL;
@@ -628,7 +625,7 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
     f->hp_ngl = hp->n_layer - (p->load_mtp ? 0 : hp->n_nextn);
     f->hp_nct = hp->n_ctx_train;
     f->hp_nex = hp->n_expert;
-    f->budget = f->hp_ngl + 1;
+    f->hooks.n_place = f->hp_ngl + 1;
     /* Devices that report no memory are not used (as llama.cpp's fit);
      * with -sm none the model has only the main one. orig[] maps back. */
     ggfit_device used[GGFIT_MAX_DEVICES];
@@ -684,8 +681,8 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
         const char *why = f->nd == 0 ? "was unable to fit model into system memory by reducing "
                                        "context, abort"
                                      : locked(f, p, buf, sizeof buf);
-        if (why && around && opt->fit_around && strstr(why, "already set by user")) {
-            rc = around(f, p, out);
+        if (why && on_set && strstr(why, "already set by user")) {
+            rc = on_set(f, p, out);
         } else if (why) {
             out->status = GGFIT_FIT_FAILED;
             snprintf(out->reason, sizeof out->reason, "%s", why);

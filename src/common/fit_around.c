@@ -5,12 +5,47 @@
  * they apply; and ggfit_fit, llama.cpp's fit with this continuation. Not
  * llama.cpp's: ggfit's own, above its port.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "common/fitter.h"
 #include "common/params.h"
+
+/* What --fit-around keeps across the fits it runs (the hooks' ctx). */
+typedef struct around {
+    int32_t ngl_user;                 /* -ngl as given, written when all are placed */
+    ngl_t last[GGFIT_MAX_DEVICES];    /* the layers the last fit ended with */
+    int last_overflow[GGFIT_MAX_DEVICES];
+} around;
+
+/* Blocks whose experts -cmoe/-ncmoe already put in system memory are left
+ * to those flags. */
+static bool block_kept(const ggfit_params *p, uint32_t il)
+{
+    return p->cpu_moe || il < p->n_cpu_moe;
+}
+
+/* With -ngl set, every layer placed is -ngl as given (99, all, or a
+ * model's MTP blocks too, which the fit's count leaves out). */
+static void flags_done(const fitter *f, ggfit_params *p)
+{
+    const around *a = f->hooks.ctx;
+    if (a->ngl_user != GGFIT_NGL_AUTO && (uint32_t)p->n_gpu_layers == f->hooks.n_place)
+        p->n_gpu_layers = a->ngl_user;
+}
+
+static void keep_last(around *a, size_t nd, const ngl_t *ngl, const int *overflow)
+{
+    memcpy(a->last, ngl, nd * sizeof *ngl);
+    memcpy(a->last_overflow, overflow, nd * sizeof *overflow);
+}
+
+static void layers_done(fitter *f, const ngl_t *ngl, const int *overflow)
+{
+    keep_last(f->hooks.ctx, f->nd, ngl, overflow);
+}
 
 static bool all_fit(const fitter *f, const int64_t *mem, const int64_t *target)
 {
@@ -138,8 +173,7 @@ static ggfit_status around_ts(fitter *f, uint32_t lo, uint32_t hi, const int64_t
         }
         ggfit__fit_log(f, "fit around: -ngl %u with the -ts given", n);
         *found = true;
-        memcpy(f->last, ngl, nd * sizeof *ngl);
-        memcpy(f->last_overflow, overflow, nd * sizeof *overflow);
+        keep_last(f->hooks.ctx, nd, ngl, overflow);
         return ggfit__fit_set_flags(f, ngl, overflow, &f->p);
     }
     return GGFIT_OK;
@@ -154,8 +188,9 @@ static ggfit_status around_ts(fitter *f, uint32_t lo, uint32_t hi, const int64_t
 static ggfit_status repair(fitter *f, const int64_t *target, bool *ok)
 {
     size_t nd = f->nd;
-    ngl_t *ngl = f->last;
-    int *overflow = f->last_overflow;
+    around *a = f->hooks.ctx;
+    ngl_t *ngl = a->last;
+    int *overflow = a->last_overflow;
     int64_t mem[GGFIT_MAX_DEVICES];
     ggfit_status rc;
     *ok = false;
@@ -177,7 +212,7 @@ static ggfit_status repair(fitter *f, const int64_t *target, bool *ok)
             overflow[d] = -1;
         } else if (f->hp_nex && ngl[d].n_part < ngl[d].n_layer) {
             ngl[d].n_part++;
-        } else if (!f->keep_ts && nd > 1 && ngl[d].n_layer > 0) {
+        } else if (!f->hooks.keep_ts && nd > 1 && ngl[d].n_layer > 0) {
             size_t e = nd;
             for (size_t k = 0; k < nd; k++)
                 if (k != d && mem[k] < target[k] && (e == nd || target[k] - mem[k] >
@@ -215,8 +250,8 @@ static ggfit_status around_once(fitter *f, const ggfit_params *user, bool set_ng
     ggfit_status rc;
     *ok = false;
     reason[0] = '\0';
-    f->budget = f->hp_ngl + 1;
-    f->keep_ts = set_ts;
+    f->hooks.n_place = f->hp_ngl + 1;
+    f->hooks.keep_ts = set_ts;
     if (set_ts) {
         bool found;
         if ((rc = around_ts(f, set_ngl ? n : 1, n, target, &found)))
@@ -238,7 +273,7 @@ static ggfit_status around_once(fitter *f, const ggfit_params *user, bool set_ng
             return GGFIT_OK;
         }
     } else {
-        f->budget = n;
+        f->hooks.n_place = n;
         if ((rc = ggfit__fit_layers(f, out)))
             return rc;
         out->status = GGFIT_FIT_FAILED;
@@ -275,7 +310,8 @@ static ggfit_status around_once(fitter *f, const ggfit_params *user, bool set_ng
  * llama.cpp's own steps where they apply; when those do not fit and -c
  * was not set, the largest context (a multiple of 256, down to -fitc)
  * with which they do. */
-static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_result *out)
+static ggfit_status around_set(fitter *f, const ggfit_params *user, ggfit_fit_result *out,
+                               around *a)
 {
     size_t nd = f->nd;
     bool set_ngl = user->n_gpu_layers != GGFIT_NGL_AUTO, set_ts = false;
@@ -302,9 +338,9 @@ static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_re
              "layers for it, so there is nothing to fit around");
     if (user->n_overrides >= GGFIT_MAX_OVERRIDES)
         FAIL("the -ot given use every tensor override: none is left for the fit");
-    f->around = true;
-    f->n_keep = user->n_overrides;
-    f->ngl_user = user->n_gpu_layers;
+    f->hooks = (fit_hooks){ .n_place = f->hooks.n_place, .n_keep = user->n_overrides,
+                            .block_kept = block_kept, .flags_done = flags_done,
+                            .layers_done = layers_done, .ctx = a };
     ggfit__fit_log(f, "fit around the set flags:%s%s%s%s", set_ngl ? " -ngl" : "", set_ts ? " -ts" : "",
           user->n_overrides ? " -ot" : "",
           user->cpu_moe ? " -cmoe" : user->n_cpu_moe ? " -ncmoe" : "");
@@ -376,9 +412,21 @@ done:
     return GGFIT_OK;
 }
 
+/* The continuation ggfit_fit hands llama.cpp's fit for --fit-around. */
+static ggfit_status fit_around(fitter *f, const ggfit_params *user, ggfit_fit_result *out)
+{
+    around a = { .ngl_user = user->n_gpu_layers };
+    ggfit_status rc = around_set(f, user, out, &a);
+    f->hooks = (fit_hooks){ .n_place = f->hp_ngl + 1 };   /* llama.cpp's again: a is gone */
+    return rc;
+}
+
 ggfit_status ggfit_fit(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                        size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
                        char **err)
 {
-    return ggfit__fit_run(m, p, devs, n, opt, out, fit_around, err);
+    /* a program built before the field was added did not ask for it */
+    bool wanted = opt && opt->size >= offsetof(ggfit_fit_options, fit_around) +
+                                       sizeof opt->fit_around && opt->fit_around;
+    return ggfit__fit_run(m, p, devs, n, opt, out, wanted ? fit_around : NULL, err);
 }

@@ -1,9 +1,10 @@
 /*
  * fitter.h - llama.cpp's fit in progress (fit.c, common/fit.cpp's
- * common_params_fit_impl), internal: its state and the steps that
+ * common_params_fit_impl), internal: its state, the steps that
  * --fit-around (fit_around.c), which continues where llama.cpp's fit
- * aborts on a set flag, builds on. Nothing in fit.c calls fit_around.c:
- * ggfit_fit (fit_around.c) hands fit.c the continuation.
+ * aborts on a set flag, builds on, and the hooks it varies them by. fit.c
+ * knows nothing of --fit-around: ggfit_fit (fit_around.c) hands it the
+ * continuation, which sets the hooks.
  */
 #ifndef GGFIT_COMMON_FITTER_H
 #define GGFIT_COMMON_FITTER_H
@@ -32,7 +33,30 @@ typedef struct ngl_t {
     fraction overflow;        /* what the first partial layer gives away */
 } ngl_t;
 
-typedef struct fitter {
+typedef struct fitter fitter;
+
+/* Where a fit departs from llama.cpp's: the points a caller above the port
+ * (fit_around.c) varies. ggfit__fit_run starts every fit with llama.cpp's
+ * own: n_place hp_ngl + 1, the rest zero. */
+typedef struct fit_hooks {
+    uint32_t n_place;         /* layers steps 3 and 4 place (n_unassigned's
+                                 start): llama.cpp's hp_ngl + 1 */
+    uint32_t n_keep;          /* overrides of the flags kept in front of those
+                                 set_ngl_tensor_split_tbo writes: none */
+    bool keep_ts;             /* the flags' -ts kept, not written from the
+                                 layers per device */
+    /* Whether block il's experts stay where flags p put them, with no
+     * override written for them (NULL: none do). */
+    bool (*block_kept)(const ggfit_params *p, uint32_t il);
+    /* Finishes the flags set_ngl_tensor_split_tbo wrote (NULL: as written). */
+    void (*flags_done)(const fitter *f, ggfit_params *p);
+    /* The layers per device and overflows steps 3 and 4 ended with (NULL:
+     * not wanted). */
+    void (*layers_done)(fitter *f, const ngl_t *ngl, const int *overflow);
+    void *ctx;                /* the caller's, for its hooks */
+} fit_hooks;
+
+struct fitter {
     const ggfit_model *m;
     const ggfit_device *devs;
     size_t nd;
@@ -47,19 +71,8 @@ typedef struct fitter {
     bool no_log;              /* ggfit_fit_options.no_log: log nothing */
     char **err;
     uint32_t n_proj;
-    /* --fit-around's (fit_around.c sets them; zero/defaults for llama.cpp's
-     * own fit): the user's -ot kept in front
-     * of the fit's, the layers the fit places (hp_ngl + 1, or -ngl's), the
-     * user's -ts kept as given, and blocks whose experts -cmoe/-ncmoe
-     * already put in system memory left to those flags */
-    uint32_t n_keep;
-    uint32_t budget;
-    bool keep_ts;
-    bool around;
-    int32_t ngl_user;         /* -ngl as given, written when all are placed */
-    ngl_t last[GGFIT_MAX_DEVICES]; /* the layers the fit ended with */
-    int last_overflow[GGFIT_MAX_DEVICES];
-} fitter;
+    fit_hooks hooks;
+};
 
 /* A line of the fit's log, as common_params_fit_impl's (nothing with
  * no_log). */
@@ -80,13 +93,13 @@ ggfit_status ggfit__fit_memory_for(fitter *f, const ngl_t *ngl, const int *overf
 ggfit_status ggfit__fit_layers(fitter *f, ggfit_fit_result *out);
 
 /* What runs where llama.cpp's fit aborts because the user set a flag it
- * would fit (user: the flags as given); NULL: abort as llama.cpp does. */
-typedef ggfit_status (*ggfit__fit_around_fn)(fitter *f, const ggfit_params *user,
+ * would fit (user: the flags as given). */
+typedef ggfit_status (*ggfit__fit_on_set_fn)(fitter *f, const ggfit_params *user,
                                              ggfit_fit_result *out);
-/* llama.cpp's fit (ggfit_fit's contract), with around where it aborts on a
- * set flag and opt asks for --fit-around. */
+/* llama.cpp's fit (ggfit_fit's contract), with on_set where it aborts on a
+ * set flag (NULL: abort as llama.cpp does). */
 ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const ggfit_device *devs,
                             size_t n, const ggfit_fit_options *opt, ggfit_fit_result *out,
-                            ggfit__fit_around_fn around, char **err);
+                            ggfit__fit_on_set_fn on_set, char **err);
 
 #endif

@@ -5,9 +5,12 @@
  *
  * Tensors are named by their index into the caller's array everywhere;
  * per-tensor state lives in flat arrays of that size, so no pass looks
- * anything up. This is the plain split, from scratch; the cached one
- * (sched_keep.c) runs the steps below again on part of a graph, and a
- * split it keeps calls its hooks (keep_*, only when s->keep is set).
+ * anything up. This is the plain split, ggml_backend_sched_split_graph's
+ * steps from the start of the graph to its end: rule 1, rules 2 and 3,
+ * rule 4, rule 5's splits, then the graph for ggml-alloc. The cached split
+ * (sched_keep.c) composes the same steps with what it keeps, and runs them
+ * again from a position through the one-node and one-split steps that
+ * sched_impl.h names; nothing here knows of it.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -304,8 +307,8 @@ static void settle(sched *s, int32_t i)
     }
 }
 
-
-static ggfit_status assign_backends(sched *s)
+/* Rule 1, and the non-view nodes that rules 2, 3 and 5 walk. */
+ggfit_status rule_1(sched *s)
 {
     int rc;
 
@@ -323,7 +326,7 @@ static ggfit_status assign_backends(sched *s)
         s->be[i] = (int8_t)b;
     }
 
-    /* Rule 2: spread to neighbours, devices first, then any backend. */
+    /* The non-view nodes, when no prep listed them. */
     if (!s->rule1) {
         s->n_nv = 0;
         for (size_t k = 0; k < s->n_nodes; k++)
@@ -331,55 +334,56 @@ static ggfit_status assign_backends(sched *s)
                 s->nv_buf[s->n_nv++] = s->nodes[k];
         s->nv = s->nv_buf;
     }
-    if (s->keep)
-        keep_rule1(s);
-    rules_2_3(s, 0);
-    return rule_4(s, 0);
+    return GGFIT_OK;
 }
 
-/* Rules 2 and 3 (and rule 4 below) run from the start or, resuming, from a
- * node rule 1 placed (sched_keep.c): the sweeps, and rule 3, over the
- * non-view nodes from nv_from on. */
-void rules_2_3(sched *s, size_t nv_from)
+/* Rule 2: spread to neighbours, devices first, then any backend; rule 3,
+ * which changes only the node it settles. */
+static void rules_2_3(sched *s)
 {
-    size_t nv_to = s->n_nv;
-    expand(s, 1, true, nv_from, nv_to);
-    expand(s, -1, true, nv_from, nv_to);
-    expand(s, 1, false, nv_from, nv_to);
-    expand(s, -1, false, nv_from, nv_to);
-    /* Rule 3, which changes only the node it settles. */
-    for (size_t k = nv_from; k < nv_to; k++)
+    expand(s, 1, true, 0, s->n_nv);
+    expand(s, -1, true, 0, s->n_nv);
+    expand(s, 1, false, 0, s->n_nv);
+    expand(s, -1, false, 0, s->n_nv);
+    for (size_t k = 0; k < s->n_nv; k++)
         settle(s, s->nv[k]);
 }
 
-ggfit_status rule_4(sched *s, size_t k_from)
+/* Rule 4 for node i: views and leftover sources follow; the rest go to the
+ * first backend that can run them. (tt and be are s's, read once by the
+ * loops.) */
+static inline ggfit_status rule_4_node(sched *s, const ggfit_st *tt, int8_t *be, int32_t i)
 {
-    /* Rule 4: views and leftover sources follow; the rest go to the first
-     * backend that can run them. */
+    const ggfit_st *t = &tt[i];
+    int b = be[i];
+    if (b < 0 && t->view_src >= 0)
+        be[i] = (int8_t)(b = be[t->view_src]);
+    for (unsigned j = 0; j < t->n_src; j++) {
+        int32_t p = t->src[j];   /* never i itself */
+        if (p >= 0 && be[p] < 0)
+            be[p] = tt[p].view_src >= 0 ? be[tt[p].view_src] : (int8_t)b;
+    }
+    if (b >= 0)
+        return GGFIT_OK;
+    for (int c = 0; c < s->nb && b < 0; c++)
+        if (supports_op(s, c, i))
+            b = c;
+    if (b < 0)
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
+                           (int)i, nm(t));
+    be[i] = (int8_t)b;
+    return GGFIT_OK;
+}
+
+static ggfit_status rule_4(sched *s)
+{
     const ggfit_st *tt = s->t;
     const int32_t *nodes = s->nodes;
     int8_t *be = s->be;
-    for (size_t k = k_from; k < s->n_nodes; k++) {
-        int32_t i = nodes[k];
-        const ggfit_st *t = &tt[i];
-        int b = be[i];
-        if (b < 0 && t->view_src >= 0)
-            be[i] = (int8_t)(b = be[t->view_src]);
-        for (unsigned j = 0; j < t->n_src; j++) {
-            int32_t p = t->src[j];   /* never i itself */
-            if (p >= 0 && be[p] < 0)
-                be[p] = tt[p].view_src >= 0 ? be[tt[p].view_src] : (int8_t)b;
-        }
-        if (b >= 0)
-            continue;
-        for (int c = 0; c < s->nb && b < 0; c++)
-            if (supports_op(s, c, i))
-                b = c;
-        if (b < 0)
-            return ggfit__fail(s->err, GGFIT_EINVAL, "sched: no backend can run node %d (%.64s)",
-                               (int)i, nm(t));
-        be[i] = (int8_t)b;
-    }
+    ggfit_status rc;
+    for (size_t k = 0; k < s->n_nodes; k++)
+        if ((rc = rule_4_node(s, tt, be, nodes[k])) != GGFIT_OK)
+            return rc;
     return GGFIT_OK;
 }
 
@@ -402,48 +406,34 @@ static ggfit_status fail_unplaced(sched *s, int32_t p)
                        (int)p, nm(&s->t[p]));
 }
 
-
-static ggfit_status make_splits(sched *s)
+/* The first split: it starts at node 0 but takes the backend of the first
+ * node that is not a view op, whose position it returns. */
+size_t split_first(sched *s)
 {
     const ggfit_st *t = s->t;
     size_t n_nodes = s->n_nodes;
-
-    /* The first split starts at node 0 but takes the backend of the first
-     * node that is not a view op. */
     size_t k = 0;
     while (k < n_nodes && is_view_op(t[s->nodes[k]].op))
         k++;
-    split *sp = &s->splits[0];
-    *sp = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
-                            : n_nodes ? s->be[s->nodes[0]] : s->cpu };
+    s->splits[0] = (split){ .backend = k < n_nodes ? s->be[s->nodes[k]]
+                                     : n_nodes ? s->be[s->nodes[0]] : s->cpu };
     s->n_splits = 1;
-    return splits_from(s, k, 0);
+    return k;
 }
 
-/* Rule 5 from node position k on, the split under way being the last one;
- * v is the index among the non-view nodes of the first at or after k (view
- * ops stay in the split they follow, so rule 5 walks the others). */
-ggfit_status splits_from(sched *s, size_t k, size_t v)
+/* Rule 5 for the non-view nodes [v_from, v_to) (view ops stay in the split
+ * they follow), the split under way being the last one. */
+ggfit_status split_nodes(sched *s, size_t v_from, size_t v_to)
 {
     _Static_assert(GGFIT_GALLOC_MAX_SRC <= 16, "a node's sources fit a mask");
     const ggfit_st *t = s->t;
-    const int32_t *nodes = s->nodes;
+    const int32_t *nodes = s->nodes, *nv_k = s->nv_k;
     const int8_t *be = s->be;
-    const int32_t *nv_k = s->nv_k;
-    size_t n_nodes = s->n_nodes, n_nv = s->n_nv;
     split *sp = &s->splits[s->n_splits - 1];
     int cur = sp->backend;
     bool copies = s->in->n_copies > 1;
-    /* The next node position that gets a checkpoint, when kept. */
-    size_t next_ck = s->keep ? (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY : SIZE_MAX;
-
-    for (;; v++) {
-        k = v < n_nv ? (size_t)nv_k[v] : n_nodes;
-        /* The checkpoints up to k: the views before it change nothing. */
-        for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
-            keep_checkpoint(s, next_ck);
-        if (k == n_nodes)
-            break;
+    for (size_t v = v_from; v < v_to; v++) {
+        size_t k = (size_t)nv_k[v];
         int32_t i = nodes[k];
         const ggfit_st *nd = &t[i];
         int nb = be[i];
@@ -511,8 +501,17 @@ ggfit_status splits_from(sched *s, size_t k, size_t v)
             sp->n_inputs++;
         }
     }
-    sp->k_end = (int32_t)n_nodes;
     return GGFIT_OK;
+}
+
+/* Rule 5: the splits and their copies, non-view node by non-view node
+ * from the first to the last. */
+static ggfit_status make_splits(sched *s)
+{
+    split_first(s);
+    ggfit_status rc = split_nodes(s, 0, s->n_nv);
+    s->splits[s->n_splits - 1].k_end = (int32_t)s->n_nodes;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -546,12 +545,12 @@ static bool reads_fresh(const sched *s, int32_t i)
     return false;
 }
 
-/* Gives every output entry its place (origin and kind), in ggml's order,
- * and returns the count; called once (TF_EMITTED starts clear). Positions
- * come before contents because a dependency view may name a view op placed
- * later in its split. */
-
-static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs_out)
+/* Gives the output's leafs their places (origin and kind), in ggml's order:
+ * the graph inputs' copies, every split's input copies (n_copies > 1), the
+ * leafs; returns their count. Called once (TF_EMITTED starts clear).
+ * Positions come before contents because a dependency view may name a view
+ * op placed later in its split. */
+size_t place_leafs(sched *s, int32_t *origin, int8_t *kind)
 {
     int n_copies = s->in->n_copies, cur_copy = s->in->cur_copy;
     size_t k = 0;
@@ -600,16 +599,14 @@ static size_t place_all(sched *s, int32_t *origin, int8_t *kind, size_t *n_leafs
         s->pos[i] = (int32_t)k;
         PUT(i, GGFIT_SCHED_ORIG);
     }
-    *n_leafs_out = k;
 #undef HAS_MEM
 #undef PUT
-    return place_splits(s, origin, kind, 0, k);
+    return k;
 }
 
-/* The output of splits sp0 on, the first at output index k (a resume
- * places it from the head of the split under way at its checkpoint);
- * returns the output's count. */
-size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k)
+/* The output of split sp, its first entry at output index k: its input
+ * copies, then its nodes; returns the index after it. */
+size_t place_split(sched *s, int32_t *origin, int8_t *kind, int32_t sp, size_t k)
 {
     int n_copies = s->in->n_copies;
     bool skip_mem = s->in->for_galloc;
@@ -618,26 +615,22 @@ size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t
     int32_t *pos = s->pos;
 #define PUT(o, kd) do { origin[k] = (o); kind[k] = (int8_t)(kd); k++; } while (0)
 #define HAS_MEM(o) (skip_mem && mem_buft(s, (o)) >= 0)
-    for (int32_t sp = sp0; sp < s->n_splits; sp++) {
-        const split *spl = &s->splits[sp];
-        if (s->keep)
-            keep_split_out(s, sp, k);
-        for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
-            if (!HAS_MEM(s->rec[r].tensor))
-                PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
-            if (n_copies == 1) {
-                s->rec[r].pos = s->rec[r].pos_cur = (int32_t)k;
-                s->cbe[k] = s->rec[r].backend;
-                PUT(s->rec[r].tensor, 0);
-            }
+    const split *spl = &s->splits[sp];
+    for (int32_t r = spl->rec_first; r < spl->rec_first + spl->n_inputs; r++) {
+        if (!HAS_MEM(s->rec[r].tensor))
+            PUT(s->rec[r].tensor, GGFIT_SCHED_DEP);
+        if (n_copies == 1) {
+            s->rec[r].pos = s->rec[r].pos_cur = (int32_t)k;
+            s->cbe[k] = s->rec[r].backend;
+            PUT(s->rec[r].tensor, 0);
         }
-        for (int32_t q = spl->k_start, end = spl->k_end; q < end; q++) {
-            int32_t i = nodes[q];
-            if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
-                continue;
-            pos[i] = (int32_t)k;
-            PUT(i, GGFIT_SCHED_ORIG);
-        }
+    }
+    for (int32_t q = spl->k_start, end = spl->k_end; q < end; q++) {
+        int32_t i = nodes[q];
+        if (skip_mem && mb[i] >= 0 && !reads_fresh(s, i))
+            continue;
+        pos[i] = (int32_t)k;
+        PUT(i, GGFIT_SCHED_ORIG);
     }
 #undef HAS_MEM
 #undef PUT
@@ -734,8 +727,10 @@ static inline void fill_entry(const sched *s, const ggfit_sched_out *out, size_t
     }
 }
 
-/* Fills output entries [k0, n_out). */
-void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out)
+/* Fills output entries [k0, n_out): all of them, or a resume's part. Not
+ * inlined into its callers, so that fill_entry, the output's hottest loop,
+ * is inlined here, once. */
+__attribute__((noinline)) void fill_range(const sched *s, ggfit_sched_out *out, size_t k0, size_t n_out)
 {
     ggfit_gt *g = out->t;
     for (size_t k = k0; k < n_out; k++)
@@ -909,10 +904,43 @@ static size_t out_layout(char *mem, ggfit_sched_out *out, size_t n_out, size_t n
     return off;
 }
 
+/* ------------------------------------------------------------------------
+ * Rules 2 to 4 from a position, for a split resumed (sched_keep.c); the
+ * plain split runs the same one-node steps above from the start
+ * ---------------------------------------------------------------------- */
 
-ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **err,
-                        ggfit_sched_keep *kp)
+void sweep(sched *s, int dir, bool gpu_only, size_t from, size_t to)
 {
+    expand(s, dir, gpu_only, from, to);
+}
+
+void settle_from(sched *s, size_t nv_from)
+{
+    for (size_t k = nv_from; k < s->n_nv; k++)
+        settle(s, s->nv[k]);
+}
+
+ggfit_status rule_4_from(sched *s, size_t k)
+{
+    const ggfit_st *tt = s->t;
+    const int32_t *nodes = s->nodes;
+    int8_t *be = s->be;
+    ggfit_status rc;
+    for (; k < s->n_nodes; k++)
+        if ((rc = rule_4_node(s, tt, be, nodes[k])) != GGFIT_OK)
+            return rc;
+    return GGFIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * A split, from start to end
+ * ---------------------------------------------------------------------- */
+
+ggfit_status split_begin(sched *s, const ggfit_sched_in *in, ggfit_sched_out *out,
+                         struct ggfit__buf *work, char **err, bool *stale)
+{
+    *s = (sched){ .in = in, .err = err, .work = work };
+    *stale = false;
     if (err)
         *err = NULL;
     if (!out)
@@ -933,10 +961,14 @@ ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **e
         n > SIZE_MAX / 64)
         return ggfit__fail(err, GGFIT_ELIMIT, "sched: more than 2^31 tensors");
 
-    sched s = { .in = in, .t = in->t, .n = n, .leafs = in->leafs, .nodes = in->nodes,
-                .n_leafs = in->n_leafs, .n_nodes = in->n_nodes, .nb = in->n_backends,
-                .cpu = in->n_backends - 1, .err = err, .keep = kp };
-    struct ggfit__buf *work = kp ? kp->work : in->work;
+    s->t = in->t;
+    s->n = n;
+    s->leafs = in->leafs;
+    s->nodes = in->nodes;
+    s->n_leafs = in->n_leafs;
+    s->n_nodes = in->n_nodes;
+    s->nb = in->n_backends;
+    s->cpu = in->n_backends - 1;
 
     /* Scratch, one block: per-tensor state, the dense lists when the caller
      * gave none, a copy record per source slot and a split per node (both
@@ -946,41 +978,41 @@ ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **e
     char *mem = NULL;
     for (int pass = 0; pass < 2; pass++) {
         off = 0;
-        s.be = carve(mem, &off, n, 1);
-        s.mb = carve(mem, &off, n, 1);
-        s.tf = carve(mem, &off, n, 1);
-        s.head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
-        s.pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
-        s.slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
-        s.nv_k = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
-        s.rewired = carve(mem, &off, n * sizeof(uint16_t), _Alignof(uint16_t));
-        s.graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
-                               _Alignof(int32_t));
+        s->be = carve(mem, &off, n, 1);
+        s->mb = carve(mem, &off, n, 1);
+        s->tf = carve(mem, &off, n, 1);
+        s->head = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s->pos = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s->slot_of = carve(mem, &off, n * sizeof(int32_t), _Alignof(int32_t));
+        s->nv_k = carve(mem, &off, in->n_nodes * sizeof(int32_t), _Alignof(int32_t));
+        s->rewired = carve(mem, &off, n * sizeof(uint16_t), _Alignof(uint16_t));
+        s->graph_inputs = carve(mem, &off, (in->n_copies > 1 ? n : 0) * sizeof(int32_t),
+                                _Alignof(int32_t));
         int32_t *lists = carve(mem, &off, (dense ? n : 0) * sizeof(int32_t), _Alignof(int32_t));
-        s.splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
-        s.nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
-                         _Alignof(int32_t));
+        s->splits = carve(mem, &off, (in->n_nodes + 1) * sizeof(split), _Alignof(split));
+        s->nv_buf = carve(mem, &off, (prep ? 0 : in->n_nodes) * sizeof(int32_t),
+                          _Alignof(int32_t));
         if (pass == 0 && !(mem = work ? ggfit__buf_get(&work[0], off) : ggfit__malloc(off)))
             return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+        s->scratch = mem;
         if (pass == 1 && dense) {
             for (size_t i = 0; i < n; i++)
                 lists[i] = (int32_t)i;
-            s.leafs = lists;
-            s.nodes = lists + in->n_leafs;
+            s->leafs = lists;
+            s->nodes = lists + in->n_leafs;
         }
     }
     size_t slots = 0;
-    copy_rec *recs = NULL;
     if (prep) {
         /* Checked when prepared; only the buffer types and backends are new. */
-        memcpy(s.tf, prep->tf, n);
+        memcpy(s->tf, prep->tf, n);
         slots = prep->slots;
-        s.nv = prep->nv;
-        s.n_nv = prep->n_nv;
-        s.rule1 = prep->rule1;
-        s.rule1_by = prep->rule1_by;
-        s.rule1_kind = prep->rule1_kind;
-        s.n_rule1 = prep->n_rule1;
+        s->nv = prep->nv;
+        s->n_nv = prep->n_nv;
+        s->rule1 = prep->rule1;
+        s->rule1_by = prep->rule1_by;
+        s->rule1_kind = prep->rule1_kind;
+        s->n_rule1 = prep->n_rule1;
         /* A target out of range fails, memory that came or went drops the
          * prep. One unsigned test covers both ranges ([-1, count)). The
          * test runs in tensor order, which walks the graph's memory from
@@ -992,120 +1024,119 @@ ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **e
         bool bad = false;
         for (size_t i = 0; i < n; i++) {
             const ggfit_st *ti = &in->t[i];
-            bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
-            s.be[i] = listed ? ti->backend : -1;
-            s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
-            s.head[i] = -1;
-            s.rewired[i] = 0;
-            s.pos[i] = -1;
+            bool listed = s->tf[i] & (TF_LEAF | TF_NODE);
+            s->be[i] = listed ? ti->backend : -1;
+            s->mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
+            s->head[i] = -1;
+            s->rewired[i] = 0;
+            s->pos[i] = -1;
             bad |= listed && ((uint32_t)(ti->buft + 1) > n_bufts ||
                               (uint32_t)(ti->backend + 1) > n_backends ||
-                              ((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0));
+                              ((s->tf[i] & TF_MEM) != 0) != (ti->buft >= 0));
         }
-        for (size_t k = 0; bad && k < s.n_leafs + s.n_nodes; k++) {
-            int32_t i = k < s.n_leafs ? s.leafs[k] : s.nodes[k - s.n_leafs];
+        for (size_t k = 0; bad && k < s->n_leafs + s->n_nodes; k++) {
+            int32_t i = k < s->n_leafs ? s->leafs[k] : s->nodes[k - s->n_leafs];
             const ggfit_st *ti = &in->t[i];
-            if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends) {
-                rc = check_targets(&s, i);
-                goto done;
-            }
-            if (((s.tf[i] & TF_MEM) != 0) != (ti->buft >= 0)) {
+            if ((uint32_t)(ti->buft + 1) > n_bufts || (uint32_t)(ti->backend + 1) > n_backends)
+                return check_targets(s, i);
+            if (((s->tf[i] & TF_MEM) != 0) != (ti->buft >= 0)) {
                 /* Memory came or went: the prep no longer holds. */
-                ggfit_sched_in plain = *in;
-                plain.prep = NULL;
-                if (!work)
-                    free(mem);
-                return split_full(&plain, out, err, NULL);
+                *stale = true;
+                return GGFIT_OK;
             }
         }
     } else {
-        memset(s.tf, 0, n);
-        if ((rc = check_graph(&s, &slots, NULL)) != GGFIT_OK)
-            goto done;
+        memset(s->tf, 0, n);
+        if ((rc = check_graph(s, &slots, NULL)) != GGFIT_OK)
+            return rc;
         for (size_t i = 0; i < n; i++) {
-            bool listed = s.tf[i] & (TF_LEAF | TF_NODE);
-            s.be[i] = listed ? in->t[i].backend : -1;
-            s.mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
+            bool listed = s->tf[i] & (TF_LEAF | TF_NODE);
+            s->be[i] = listed ? in->t[i].backend : -1;
+            s->mb[i] = listed ? mem_buft_of(in->t, (int32_t)i) : -1;
             if (listed && weight_of(&in->t[i]))
-                s.tf[i] |= TF_WEIGHT;
-            s.head[i] = -1;
-            s.rewired[i] = 0;
-            s.pos[i] = -1;
+                s->tf[i] |= TF_WEIGHT;
+            s->head[i] = -1;
+            s->rewired[i] = 0;
+            s->pos[i] = -1;
         }
     }
-    if (slots > INT32_MAX || slots > SIZE_MAX / (sizeof(copy_rec) + sizeof(int32_t))) {
-        rc = ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
-        goto done;
-    }
+    if (slots > INT32_MAX || slots > SIZE_MAX / (sizeof(copy_rec) + sizeof(int32_t)))
+        return ggfit__fail(err, GGFIT_ELIMIT, "sched: graph too large");
     /* The copy records, then per source slot the record it reads. */
     size_t rec_bytes = slots * (sizeof(copy_rec) + sizeof(int32_t));
-    recs = work ? ggfit__buf_get(&work[1], rec_bytes) : ggfit__malloc(rec_bytes);
-    if (!recs) {
-        rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
-        goto done;
-    }
-    s.rec = recs;
-    s.max_rec = (int32_t)slots;
-    s.srec = (int32_t *)(void *)(recs + slots);
+    copy_rec *recs = work ? ggfit__buf_get(&work[1], rec_bytes) : ggfit__malloc(rec_bytes);
+    if (!recs)
+        return ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
+    s->rec = recs;
+    s->max_rec = (int32_t)slots;
+    s->srec = (int32_t *)(void *)(recs + slots);
     int32_t slot = 0, n_nv = 0;
-    for (size_t k = 0; k < s.n_nodes; k++) {
-        const ggfit_st *tk = &in->t[s.nodes[k]];
+    for (size_t k = 0; k < s->n_nodes; k++) {
+        const ggfit_st *tk = &in->t[s->nodes[k]];
         if (!is_view_op(tk->op)) {
-            s.slot_of[s.nodes[k]] = slot;
+            s->slot_of[s->nodes[k]] = slot;
             slot += tk->n_src;
-            s.nv_k[n_nv++] = (int32_t)k;
+            s->nv_k[n_nv++] = (int32_t)k;
         }
     }
-    backend_masks(&s);
+    backend_masks(s);
+    return GGFIT_OK;
+}
 
-    if (kp && (rc = keep_size(kp, &s)) != GGFIT_OK)
-        goto done;
-    if ((rc = assign_backends(&s)) != GGFIT_OK ||
-        (!in->backends_only && (rc = make_splits(&s)) != GGFIT_OK))
-        goto done;
+void split_end(sched *s)
+{
+    if (!s->work) {
+        free(s->rec);
+        free(s->scratch);
+    }
+    s->rec = NULL;
+    s->scratch = NULL;
+}
 
-    /* Size the output, then place and fill it. The caller's buffer is
-     * asked for room for twice the graph's tensors (a view and a copy per
-     * tensor; llama.cpp's graphs copy far fewer): a fit's later splits of
-     * the same graph, with more copies than the first, then fit in it,
-     * where growing it would move it to fresh pages (each a fault), and the
-     * pages past what a split uses are never touched. */
-    size_t n_leafs_out = 0;
-    size_t n_out = in->backends_only ? 0 : count_out(&s, &n_leafs_out);
-    size_t n_lay = n_out;
-    if (kp && n_lay < 2 * (s.n_leafs + s.n_nodes))
-        n_lay = 2 * (s.n_leafs + s.n_nodes);   /* a resume keeps the layout */
-    size_t o_off = out_layout(NULL, out, n_lay, n);
-    size_t o_want = out_layout(NULL, out, 2 * (s.n_leafs + s.n_nodes), n);
-    char *omem = work ? ggfit__buf_get(&work[2], o_want > o_off ? o_want : o_off)
-                      : ggfit__malloc(o_off);
+ggfit_status output_begin(sched *s, ggfit_sched_out *out, size_t n_lay)
+{
+    /* The caller's buffer is asked for room for twice the graph's tensors
+     * (a view and a copy per tensor; llama.cpp's graphs copy far fewer): a
+     * fit's later splits of the same graph, with more copies than the
+     * first, then fit in it, where growing it would move it to fresh pages
+     * (each a fault), and the pages past what a split uses are never
+     * touched. */
+    const ggfit_sched_in *in = s->in;
+    size_t o_off = out_layout(NULL, out, n_lay, s->n);
+    size_t o_want = out_layout(NULL, out, 2 * (s->n_leafs + s->n_nodes), s->n);
+    char *omem = s->work ? ggfit__buf_get(&s->work[2], o_want > o_off ? o_want : o_off)
+                         : ggfit__malloc(o_off);
     if (!omem) {
         memset(out, 0, sizeof *out);
-        rc = ggfit__fail(err, GGFIT_ENOMEM, "sched: out of memory");
-        goto done;
+        return ggfit__fail(s->err, GGFIT_ENOMEM, "sched: out of memory");
     }
-    out_layout(omem, out, n_lay, n);
-    s.cbe = out->copy_backend;
-    out->borrowed = work != NULL;
+    out_layout(omem, out, n_lay, s->n);
+    s->cbe = out->copy_backend;
+    out->borrowed = s->work != NULL;
     out->n_backends = in->n_backends;
-    if (!in->backends_only) {
-        size_t n_leafs_placed = 0, n_placed = place_all(&s, out->origin, out->kind,
-                                                        &n_leafs_placed);
-        /* count_out is exact, or with for_galloc a bound */
-        if (in->for_galloc ? n_placed > n_out || n_leafs_placed > n_leafs_out
-                           : n_placed != n_out || n_leafs_placed != n_leafs_out) {
-            ggfit__sched_free(out);   /* unreachable */
-            rc = ggfit__fail(err, GGFIT_EINVAL, "sched: output count mismatch");
-            goto done;
-        }
-        out->n_leafs = n_leafs_placed;
-        out->n_nodes = n_placed - n_leafs_placed;
-        out->n_splits = s.n_splits;
-        fill(&s, out, 0, n_placed);
-    }
-    for (size_t i = 0; i < n; i++)
-        out->backend_of[i] = s.be[i];
+    return GGFIT_OK;
+}
 
+ggfit_status output_graph(sched *s, ggfit_sched_out *out, size_t n_out, size_t n_leafs_out,
+                          size_t n_placed, size_t n_leafs_placed)
+{
+    /* count_out is exact, or with for_galloc a bound */
+    if (s->in->for_galloc ? n_placed > n_out || n_leafs_placed > n_leafs_out
+                          : n_placed != n_out || n_leafs_placed != n_leafs_out) {
+        ggfit__sched_free(out);   /* unreachable */
+        return ggfit__fail(s->err, GGFIT_EINVAL, "sched: output count mismatch");
+    }
+    out->n_leafs = n_leafs_placed;
+    out->n_nodes = n_placed - n_leafs_placed;
+    out->n_splits = s->n_splits;
+    return GGFIT_OK;
+}
+
+void output_backends(const sched *s, ggfit_sched_out *out)
+{
+    const ggfit_sched_in *in = s->in;
+    for (size_t i = 0; i < s->n; i++)
+        out->backend_of[i] = s->be[i];
     /* ggml-alloc keeps one allocator per distinct buffer type. */
     for (int b = 0; b < in->n_backends; b++) {
         const ggfit_sched_buft *bt = &in->bufts[in->backends[b].buft];
@@ -1115,20 +1146,44 @@ ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **e
             if (in->backends[a].buft == in->backends[b].buft)
                 out->galloc[b].same_as = a;
     }
-    rc = GGFIT_OK;
-    if (kp)
-        keep_done(kp, &s, out, n_lay);
-done:
-    if (!work) {
-        free(recs);
-        free(mem);
-    }
-    return rc;
 }
 
+/* ggml_backend_sched_split_graph: the rules from the first node to the
+ * last, the splits, then the graph for ggml-alloc. */
 ggfit_status ggfit__sched_split(const ggfit_sched_in *in, ggfit_sched_out *out, char **err)
 {
-    return split_full(in, out, err, NULL);
+    sched s;
+    bool stale;
+    ggfit_status rc = split_begin(&s, in, out, in ? in->work : NULL, err, &stale);
+    if (rc == GGFIT_OK && stale) {
+        split_end(&s);
+        ggfit_sched_in plain = *in;
+        plain.prep = NULL;
+        return ggfit__sched_split(&plain, out, err);
+    }
+    if (rc == GGFIT_OK && (rc = rule_1(&s)) == GGFIT_OK) {
+        rules_2_3(&s);
+        rc = rule_4(&s);
+    }
+    if (rc == GGFIT_OK && !in->backends_only)
+        rc = make_splits(&s);
+    size_t n_leafs_out = 0, n_out = 0;
+    if (rc == GGFIT_OK && !in->backends_only)
+        n_out = count_out(&s, &n_leafs_out);
+    if (rc == GGFIT_OK)
+        rc = output_begin(&s, out, n_out);
+    if (rc == GGFIT_OK && !in->backends_only) {
+        size_t n_leafs_placed = place_leafs(&s, out->origin, out->kind), n_placed = n_leafs_placed;
+        for (int32_t sp = 0; sp < s.n_splits; sp++)
+            n_placed = place_split(&s, out->origin, out->kind, sp, n_placed);
+        if ((rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed)) ==
+            GGFIT_OK)
+            fill_range(&s, out, 0, n_placed);
+    }
+    if (rc == GGFIT_OK)
+        output_backends(&s, out);
+    split_end(&s);
+    return rc;
 }
 
 ggfit_status ggfit__sched_prepare(const ggfit_sched_in *in, ggfit_sched_prep *prep, char **err)

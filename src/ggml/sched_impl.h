@@ -1,8 +1,9 @@
 /*
  * sched_impl.h - what sched.c (the split from scratch) and sched_keep.c
- * (the split resumed from a kept one) share: the scheduler's working state,
- * the kept state, and the steps of a split that a resume runs again on part
- * of the graph. Internal to src/ggml.
+ * (the split kept, and resumed from a kept one) share: the scheduler's
+ * working state, the kept state, and the steps of a split, which
+ * sched_keep.c composes with what it keeps and runs again from a position
+ * on part of the graph. Internal to src/ggml.
  */
 #ifndef GGFIT_SCHED_IMPL_H
 #define GGFIT_SCHED_IMPL_H
@@ -11,22 +12,25 @@
 #include "ggml/sched.h"
 #include "ggml/sched_keep.h"
 
-/* The steps a resume shares, named for the objects (namespace.h's rule). */
+/* The steps sched_keep.c composes, named for the objects (namespace.h's rule). */
 #define backend_masks     ggfit__sched_backend_masks
 #define backends_of_list  ggfit__sched_backends_of_list
-#define rules_2_3         ggfit__sched_rules_2_3
-#define rule_4            ggfit__sched_rule_4
-#define splits_from       ggfit__sched_splits_from
+#define split_begin       ggfit__sched_split_begin
+#define split_end         ggfit__sched_split_end
+#define rule_1            ggfit__sched_rule_1
+#define sweep             ggfit__sched_sweep
+#define settle_from       ggfit__sched_settle_from
+#define rule_4_from       ggfit__sched_rule_4_from
+#define split_first       ggfit__sched_split_first
+#define split_nodes       ggfit__sched_split_nodes
 #define count_out         ggfit__sched_count_out
-#define place_splits      ggfit__sched_place_splits
-#define fill              ggfit__sched_fill
+#define output_begin      ggfit__sched_output_begin
+#define place_leafs       ggfit__sched_place_leafs
+#define place_split       ggfit__sched_place_split
+#define output_graph      ggfit__sched_output_graph
+#define output_backends   ggfit__sched_output_backends
+#define fill_range        ggfit__sched_fill_range
 #define carve             ggfit__sched_carve
-#define split_full        ggfit__sched_split_full
-#define keep_size         ggfit__sched_keep_size
-#define keep_rule1        ggfit__sched_keep_rule1
-#define keep_checkpoint   ggfit__sched_keep_checkpoint
-#define keep_split_out    ggfit__sched_keep_split_out
-#define keep_done         ggfit__sched_keep_done
 
 /* The copies of one tensor on one backend (ggml's tensor_copy(t, backend, c)
  * for every c at once). Records are made in rule 5 in node order, so each
@@ -115,9 +119,10 @@ typedef struct sched {
                                  record it reads */
     split *splits;
     int32_t n_splits;
-    ggfit_sched_keep *keep;   /* the kept state being made, or NULL
-                                 (sched_keep.c) */
     int8_t *cbe;              /* the output's copy_backend */
+    struct ggfit__buf *work;  /* the scratch's buffers (GGFIT_SCHED_WORK), or
+                                 NULL: split_end frees it */
+    void *scratch;            /* the per-tensor block (rec is the other) */
 } sched;
 
 /* ------------------------------------------------------------------------
@@ -218,36 +223,47 @@ static inline int8_t mem_buft_of(const ggfit_st *t, int32_t i)
 }
 
 /* ------------------------------------------------------------------------
- * The steps of a split (sched.c)
+ * The steps of a split (sched.c), in the order ggfit__sched_split runs
+ * them
  * ---------------------------------------------------------------------- */
 
+/* The scratch and the per-tensor state for in, in work's buffers (NULL:
+ * its own); *stale set (GGFIT_OK) when in's prep no longer holds (memory
+ * came or went): the split is then made without it. split_end frees what
+ * it took, whatever it returned. */
+ggfit_status split_begin(sched *s, const ggfit_sched_in *in, ggfit_sched_out *out,
+                         struct ggfit__buf *work, char **err, bool *stale);
+void split_end(sched *s);
 void backend_masks(sched *s);
-/* Rule 1 for the listed tensors (by_k: each one's rule1 entry, or -1). */
+ggfit_status rule_1(sched *s);
+/* Rule 1 again for the listed tensors (by_k: each one's rule1 entry, or
+ * -1). */
 ggfit_status backends_of_list(sched *s, const int32_t *by_k, const int32_t *list, size_t n);
-/* Rules 2 and 3 over the non-view nodes from nv_from on; rule 4 over the
- * node positions from k_from on. */
-void rules_2_3(sched *s, size_t nv_from);
-ggfit_status rule_4(sched *s, size_t k_from);
-/* Rule 5 from node position k (non-view node v). */
-ggfit_status splits_from(sched *s, size_t k, size_t v);
+/* One sweep of rule 2 over the non-view nodes [from, to); rule 3 over the
+ * non-view nodes from nv_from on; rule 4 over the node positions from k
+ * on. */
+void sweep(sched *s, int dir, bool gpu_only, size_t from, size_t to);
+void settle_from(sched *s, size_t nv_from);
+ggfit_status rule_4_from(sched *s, size_t k);
+/* Rule 5: the first split (returns the position of the first non-view
+ * node), then the non-view nodes [v_from, v_to) in order, the split under
+ * way being the last one; the last split's k_end is the caller's to set. */
+size_t split_first(sched *s);
+ggfit_status split_nodes(sched *s, size_t v_from, size_t v_to);
 size_t count_out(const sched *s, size_t *n_leafs_out);
-/* The output of splits sp0 on, the first at output index k. */
-size_t place_splits(sched *s, int32_t *origin, int8_t *kind, int32_t sp0, size_t k);
-void fill(sched *s, ggfit_sched_out *out, size_t k0, size_t n_out);
+/* The output's memory, with room for n_lay entries. */
+ggfit_status output_begin(sched *s, ggfit_sched_out *out, size_t n_lay);
+/* The output's places: its leafs (returns their count), then split sp's
+ * entries from output index k (returns the index after them). */
+size_t place_leafs(sched *s, int32_t *origin, int8_t *kind);
+size_t place_split(sched *s, int32_t *origin, int8_t *kind, int32_t sp, size_t k);
+/* The placed entries checked against count_out's (then filled:
+ * fill_range); every tensor's backend and ggml-alloc's buffer types. */
+ggfit_status output_graph(sched *s, ggfit_sched_out *out, size_t n_out, size_t n_leafs_out,
+                          size_t n_placed, size_t n_leafs_placed);
+void output_backends(const sched *s, ggfit_sched_out *out);
+/* Fills output entries [k0, n_out): all of them, or a resume's part. */
+void fill_range(const sched *s, ggfit_sched_out *out, size_t k0, size_t n_out);
 void *carve(char *base, size_t *off, size_t bytes, size_t align);
-/* A split from scratch; with kp, it is kept there for the next to resume
- * (for owner and gen, see ggfit__sched_split_cached). */
-ggfit_status split_full(const ggfit_sched_in *in, ggfit_sched_out *out, char **err,
-                        ggfit_sched_keep *kp);
-
-/* ------------------------------------------------------------------------
- * The kept state's hooks in a split from scratch (sched_keep.c)
- * ---------------------------------------------------------------------- */
-
-ggfit_status keep_size(ggfit_sched_keep *kp, sched *s);
-void keep_rule1(sched *s);
-void keep_checkpoint(sched *s, size_t k);
-void keep_split_out(sched *s, int32_t sp, size_t k);
-void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_lay);
 
 #endif

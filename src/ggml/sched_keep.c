@@ -1,9 +1,10 @@
 /*
- * sched_keep.c - a split resumed from the last one (sched_keep.h): the
- * kept state a split from scratch leaves (its hooks in sched.c), and the
- * resume that redoes the rules, the splits and the output only where the
- * tensors that moved can change them. GGFIT_SCHED_VERIFY=1 checks every
- * resume against a split from scratch.
+ * sched_keep.c - a split resumed from the last one (sched_keep.h): a split
+ * from scratch made of sched.c's steps with the state it keeps taken
+ * between them (split_kept), and the resume that redoes the rules, the
+ * splits and the output only where the tensors that moved can change them,
+ * running the same steps from a position. GGFIT_SCHED_VERIFY=1 checks
+ * every resume against a split from scratch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,74 @@ void ggfit__sched_keep_free(ggfit_sched_keep *kp)
     free(kp);
 }
 
+/* ------------------------------------------------------------------------
+ * The steps from a position
+ * ---------------------------------------------------------------------- */
+
+/* Rules 2 and 3 over the non-view nodes from nv_from on. */
+static void rules_2_3_from(sched *s, size_t nv_from)
+{
+    sweep(s, 1, true, nv_from, s->n_nv);
+    sweep(s, -1, true, nv_from, s->n_nv);
+    sweep(s, 1, false, nv_from, s->n_nv);
+    sweep(s, -1, false, nv_from, s->n_nv);
+    settle_from(s, nv_from);
+}
+
+/* Rule 5's state before node position k, kept at every multiple of
+ * KEEP_EVERY. */
+static void keep_checkpoint(ggfit_sched_keep *kp, const sched *s, size_t k)
+{
+    if (kp->n_ck < kp->max_ck)
+        kp->ck[kp->n_ck++] = (ckpt){ .k = (int32_t)k, .n_splits = s->n_splits, .n_rec = s->n_rec,
+                                     .cur = s->splits[s->n_splits - 1] };
+}
+
+/* Rule 5 from node position k (non-view node v) on, the split under way
+ * being the last one, with a checkpoint at every multiple of KEEP_EVERY
+ * it passes. */
+static ggfit_status splits_from(sched *s, ggfit_sched_keep *kp, size_t k, size_t v)
+{
+    size_t n_nodes = s->n_nodes, n_nv = s->n_nv;
+    size_t next_ck = (k + KEEP_EVERY - 1) / KEEP_EVERY * KEEP_EVERY;
+    ggfit_status rc;
+    for (;;) {
+        /* The non-view nodes before the next checkpoint (nv_at: the first
+         * at or after a position), then the checkpoints up to the node
+         * after them: the views before it change nothing. */
+        size_t v_to = next_ck < n_nodes ? (size_t)kp->nv_at[next_ck] : n_nv;
+        if (v_to > v && (rc = split_nodes(s, v, v_to)) != GGFIT_OK)
+            return rc;
+        if (v_to > v)
+            v = v_to;
+        k = v < n_nv ? (size_t)s->nv_k[v] : n_nodes;
+        for (; next_ck <= k && next_ck < n_nodes; next_ck += KEEP_EVERY)
+            keep_checkpoint(kp, s, next_ck);
+        if (k == n_nodes)
+            break;
+    }
+    s->splits[s->n_splits - 1].k_end = (int32_t)n_nodes;
+    return GGFIT_OK;
+}
+
+/* The output of splits sp0 on, the first at output index k, each split's
+ * first index kept; returns the output's count. */
+static size_t place_splits_from(sched *s, ggfit_sched_keep *kp, int32_t *origin, int8_t *kind,
+                                int32_t sp0, size_t k)
+{
+    for (int32_t sp = sp0; sp < s->n_splits; sp++) {
+        kp->split_out[sp] = (int32_t)k;
+        k = place_split(s, origin, kind, sp, k);
+    }
+    return k;
+}
+
+/* ------------------------------------------------------------------------
+ * A split from scratch, kept
+ * ---------------------------------------------------------------------- */
+
 /* Sizes the keep's own arrays for s's graph before a split from scratch. */
-ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
+static ggfit_status keep_size(ggfit_sched_keep *kp, sched *s)
 {
     size_t n = s->n, nn = s->n_nodes, off = 0;
     char *mem = NULL;
@@ -77,9 +144,8 @@ static uint8_t at_flags(const sched *s, int32_t i)
  * leaf rule 1 leaves unassigned is placed by rule 4 at its first consumer:
  * which leafs these are depends on their own memory and inputs only, so
  * the list holds for every split of the graph. */
-void keep_rule1(sched *s)
+static void keep_rule1(ggfit_sched_keep *kp, sched *s)
 {
-    ggfit_sched_keep *kp = s->keep;
     kp->nv_pos = s->nv_k;
     int32_t n_late = 0, nv = 0;
     for (size_t k = 0; k < s->n_nodes; k++) {
@@ -109,20 +175,6 @@ void keep_rule1(sched *s)
     kp->n_late = n_late;
 }
 
-/* Called at every node position k that is a multiple of KEEP_EVERY. */
-void keep_checkpoint(sched *s, size_t k)
-{
-    ggfit_sched_keep *kp = s->keep;
-    if (kp->n_ck < kp->max_ck)
-        kp->ck[kp->n_ck++] = (ckpt){ .k = (int32_t)k, .n_splits = s->n_splits, .n_rec = s->n_rec,
-                                     .cur = s->splits[s->n_splits - 1] };
-}
-
-void keep_split_out(sched *s, int32_t sp, size_t k)
-{
-    s->keep->split_out[sp] = (int32_t)k;
-}
-
 static bool verify_on(void)
 {
     const char *v = getenv("GGFIT_SCHED_VERIFY");
@@ -130,7 +182,7 @@ static bool verify_on(void)
 }
 
 /* After a split from scratch: what it was for, and its state. */
-void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_lay)
+static void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_lay)
 {
     const ggfit_sched_in *in = s->in;
     kp->owner = kp->want_owner;
@@ -211,6 +263,56 @@ void keep_done(ggfit_sched_keep *kp, sched *s, ggfit_sched_out *out, size_t n_la
     kp->valid = true;
 }
 
+/* ggfit__sched_split's steps, the keep's state taken between them: its
+ * arrays sized, what rule 1 left, rule 5's checkpoints, each split's first
+ * output index, and at the end what the split was for. The output's
+ * layout has room for twice the graph's tensors, which a resume keeps. */
+static ggfit_status split_kept(const ggfit_sched_in *in, ggfit_sched_out *out, char **err,
+                               ggfit_sched_keep *kp)
+{
+    sched s;
+    bool stale;
+    ggfit_status rc = split_begin(&s, in, out, kp->work, err, &stale);
+    if (rc == GGFIT_OK && stale) {
+        split_end(&s);
+        ggfit_sched_in plain = *in;
+        plain.prep = NULL;
+        return ggfit__sched_split(&plain, out, err);
+    }
+    if (rc == GGFIT_OK)
+        rc = keep_size(kp, &s);
+    if (rc == GGFIT_OK && (rc = rule_1(&s)) == GGFIT_OK) {
+        keep_rule1(kp, &s);
+        rules_2_3_from(&s, 0);
+        rc = rule_4_from(&s, 0);
+    }
+    if (rc == GGFIT_OK)
+        rc = splits_from(&s, kp, split_first(&s), 0);
+    size_t n_leafs_out = 0, n_out = 0, n_lay = 0;
+    if (rc == GGFIT_OK) {
+        n_out = count_out(&s, &n_leafs_out);
+        n_lay = n_out > 2 * (s.n_leafs + s.n_nodes) ? n_out : 2 * (s.n_leafs + s.n_nodes);
+        rc = output_begin(&s, out, n_lay);
+    }
+    if (rc == GGFIT_OK) {
+        size_t n_leafs_placed = place_leafs(&s, out->origin, out->kind);
+        size_t n_placed = place_splits_from(&s, kp, out->origin, out->kind, 0, n_leafs_placed);
+        if ((rc = output_graph(&s, out, n_out, n_leafs_out, n_placed, n_leafs_placed)) ==
+            GGFIT_OK)
+            fill_range(&s, out, 0, n_placed);
+    }
+    if (rc == GGFIT_OK) {
+        output_backends(&s, out);
+        keep_done(kp, &s, out, n_lay);
+    }
+    split_end(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * The resume
+ * ---------------------------------------------------------------------- */
+
 /* Whether in is for the graph and backends the keep's split was. The
  * buffer types may differ past those both have (a fit's projections add
  * and drop the CPU's extra buffer types, AMX and CPU_REPACK, as weights
@@ -262,7 +364,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
                 .n_rule1 = prep->n_rule1, .rec = kp->rec, .n_rec = kp->n_rec,
                 .slot_of = kp->slot_of, .srec = kp->srec, .rewired = kp->rewired,
                 .max_rec = kp->max_rec, .splits = kp->splits, .n_splits = kp->n_splits,
-                .keep = kp, .cbe = kp->out.copy_backend };
+                .cbe = kp->out.copy_backend, .work = kp->work };
     backend_masks(&s);
     uint8_t *mark = kp->mark;
     int32_t *changed = kp->list, *aside_i = kp->list + n;
@@ -379,10 +481,10 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
             aside[n_aside++] = s.be[s.nodes[k]];
             s.be[s.nodes[k]] = -1;
         }
-    rules_2_3(&s, (size_t)kp->nv_at[kw]);
+    rules_2_3_from(&s, (size_t)kp->nv_at[kw]);
     for (size_t q = 0; q < n_aside; q++)
         s.be[aside_i[q]] = aside[q];
-    if (rule_4(&s, kw) != GGFIT_OK)
+    if (rule_4_from(&s, kw) != GGFIT_OK)
         goto scratch;
 
     /* Rule 5 from the checkpoint: the records made after it undone (each
@@ -394,7 +496,7 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     s.n_splits = ck.n_splits;
     s.splits[s.n_splits - 1] = ck.cur;
     kp->n_ck = c;
-    if (splits_from(&s, (size_t)ck.k, (size_t)kp->nv_at[ck.k]) != GGFIT_OK)
+    if (splits_from(&s, kp, (size_t)ck.k, (size_t)kp->nv_at[ck.k]) != GGFIT_OK)
         goto scratch;
 
     /* The output from the head of the split under way at the checkpoint,
@@ -407,13 +509,13 @@ static void resume(ggfit_sched_keep *kp, const ggfit_sched_in *in, ggfit_sched_o
     for (size_t q = o0; q < n_out_old; q++)
         if (ko->kind[q] == GGFIT_SCHED_ORIG)
             s.pos[ko->origin[q]] = -1;
-    size_t n_placed = place_splits(&s, ko->origin, ko->kind, sp0, o0);
+    size_t n_placed = place_splits_from(&s, kp, ko->origin, ko->kind, sp0, o0);
     ko->n_nodes = n_placed - ko->n_leafs;
     ko->n_splits = s.n_splits;
     /* The leafs keep their places, not always their backends (those rule
      * 4 places at a consumer after kw). */
-    fill(&s, ko, 0, ko->n_leafs);
-    fill(&s, ko, o0, n_placed);
+    fill_range(&s, ko, 0, ko->n_leafs);
+    fill_range(&s, ko, o0, n_placed);
     for (size_t k = kw; k < n_nodes; k++)
         ko->backend_of[s.nodes[k]] = s.be[s.nodes[k]];
     for (size_t q = n_late_from; q < n_late; q++)
@@ -460,7 +562,7 @@ static void verify(const ggfit_sched_in *in, const ggfit_sched_out *out, ggfit_s
     plain.work = NULL;
     ggfit_sched_out ref;
     char *err = NULL;
-    int rc = split_full(&plain, &ref, &err, NULL);
+    int rc = ggfit__sched_split(&plain, &ref, &err);
     if (rc == GGFIT_ENOMEM) {   /* (the tests' failing allocator): nothing to check */
         ggfit_free(err);
         return;
@@ -503,11 +605,11 @@ ggfit_status ggfit__sched_split_cached(const ggfit_sched_in *in, ggfit_sched_kee
                                       size_t n_moving, ggfit_sched_out *out, char **err)
 {
     if (!kp)
-        return split_full(in, out, err, NULL);
+        return ggfit__sched_split(in, out, err);
     if (!in || !out || !in->prep || !in->leafs || !in->nodes || in->n_copies != 1 ||
         in->backends_only || !in->backends || !in->bufts || !in->t) {
         kp->valid = false;
-        return split_full(in, out, err, NULL);
+        return ggfit__sched_split(in, out, err);
     }
     if (err)
         *err = NULL;
@@ -525,5 +627,5 @@ ggfit_status ggfit__sched_split_cached(const ggfit_sched_in *in, ggfit_sched_kee
         }
     }
     kp->valid = false;
-    return split_full(in, out, err, kp);
+    return split_kept(in, out, err, kp);
 }

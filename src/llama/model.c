@@ -49,6 +49,10 @@ struct ggfit_model {
     uint64_t input_bytes, output_bytes;
     struct model_cache *cache;  /* the last graph projected, shared by calls */
     uint32_t n_block_phys;      /* blocks in the file (< hp.n_layer: looped) */
+    const struct ggfit_arch *row; /* the architecture's registry row, looked
+                                   up once at load (the generic row for a
+                                   name the registry does not know) */
+    bool row_known;             /* the registry knows hp.arch */
 };
 
 /* What the model keeps for the projections (ggfit__model_keep_take). */
@@ -83,7 +87,6 @@ typedef struct loader {
     ggfit_model *m;
     const char *path;
     char **err;
-    ggfit__arch_lookup row_of;  /* the architecture's row, for load-time facts */
 } loader;
 
 /* Finds "<arch>.<suffix>" (or the plain key when suffix starts with '!'). */
@@ -749,9 +752,7 @@ static ggfit_status expand_loops(loader *l)
     uint32_t n = hp->n_layer, loops = 1;
     ggfit_status rc;
     m->n_block_phys = n;
-    bool known;
-    const ggfit_arch *row = l->row_of ? l->row_of(hp->arch, &known) : NULL;
-    if (!row || !row->num_loops)
+    if (!m->row->num_loops)
         return GGFIT_OK;
     if ((rc = get_u32(l, "num_loops", &loops)))
         return rc;
@@ -786,6 +787,12 @@ static ggfit_status expand_loops(loader *l)
     return GGFIT_OK;
 }
 
+const struct ggfit_arch *ggfit__model_arch(const ggfit_model *m, bool *known)
+{
+    *known = m->row_known;
+    return m->row;
+}
+
 uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il)
 {
     return m->n_block_phys && il >= m->n_block_phys ? il % m->n_block_phys : il;
@@ -796,7 +803,7 @@ ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_m
 {
     if (err)
         *err = NULL;
-    if (!out || !g) {
+    if (!out || !g || !row_of) {
         ggfit_gguf_close(g);
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_model_from_gguf: NULL argument");
     }
@@ -820,8 +827,10 @@ ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_m
         ggfit_gguf_close(g);
         return rc;
     }
-    loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err, .row_of = row_of };
+    loader l = { .m = m, .path = ggfit_gguf_shard_path(g, 0), .err = err };
     ggfit_status rc = read_hparams(&l);
+    if (!rc)
+        m->row = row_of(m->hp.arch, &m->row_known);
     if (!rc)
         rc = classify(&l);
     if (!rc)

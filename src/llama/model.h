@@ -88,11 +88,15 @@ struct ggfit_arch;
  * *known false and the generic row for a name it does not know). */
 typedef const struct ggfit_arch *(*ggfit__arch_lookup)(const char *name, bool *known);
 
-/* ggfit_model_from_gguf, the architecture's load-time facts (num_loops)
- * from row_of's row (NULL: none). The model description is below the
- * architectures' rows, so the caller above them (load/open.c) passes the
- * lookup down. */
+/* ggfit_model_from_gguf, the architecture's row looked up once, by
+ * row_of (not NULL), as soon as the header names it: the load-time facts
+ * (num_loops) come from it, and the model keeps it for the stages above
+ * (ggfit__model_arch). The model description is below the architectures'
+ * rows, so the caller above them (load/open.c) passes the lookup down. */
 ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_model **out,
                                char **err);
+/* The row found when the model was loaded, with *known (not NULL) whether
+ * the registry knows the architecture (false: the generic row). */
+const struct ggfit_arch *ggfit__model_arch(const ggfit_model *m, bool *known);
 
 #endif

@@ -101,7 +101,7 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
             return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     }
     bool known;
-    pr.arch = ggfit__arch(pr.hp->arch, &known);
+    pr.arch = ggfit__model_arch(m, &known);
     /* llama_init_from_model turns flash attention off for an architecture
      * that cannot run it, before anything is sized. (The copy is on the
      * heap: 86 KB in this frame put every projection's callees that much
