@@ -529,6 +529,46 @@ typedef struct ggfit_plan_speed {
     char host_bw_from[96];    /* ggfit_speed's host_bw_from */
 } ggfit_plan_speed;
 
+/* Why llama-server refuses a draft model after its fit (draft-simple's
+ * common_speculative_are_compatible), as the two files give it. */
+typedef enum ggfit_vocab_mismatch {
+    GGFIT_VOCAB_SAME = 0,     /* compatible, or not known */
+    GGFIT_VOCAB_TYPE,         /* tokenizer.ggml.model differs */
+    GGFIT_VOCAB_SPECIAL,      /* add_bos/add_eos or the BOS/EOS id differs */
+    GGFIT_VOCAB_SIZE,         /* the vocabularies are over 128 tokens apart */
+    GGFIT_VOCAB_TOKEN,        /* a token's text differs, from id 5 */
+} ggfit_vocab_mismatch;
+
+typedef struct ggfit_vocab_check {
+    bool checked;             /* -md with --spec-type draft-simple */
+    bool aborts;              /* neither file has a tokenizer: comparing
+                                 their tokens asserts (the rest unset) */
+    ggfit_vocab_mismatch mismatch;
+    int unknown;              /* with GGFIT_VOCAB_SAME: the key missing from
+                                 the files, not checked: 0 add_bos_token,
+                                 1 add_eos_token; -1 none */
+    char type_target[32];     /* tokenizer.ggml.model of each (TYPE) */
+    char type_draft[32];
+    bool eos;                 /* SPECIAL: the EOS token's, else the BOS's */
+    int add_target, add_draft;
+    int64_t id_target, id_draft;
+    uint64_t n_target, n_draft; /* SIZE: the tokens of each */
+    uint64_t n_apart;         /* SIZE: how many tokens apart */
+    int64_t token;            /* TOKEN: the first id that differs */
+} ggfit_vocab_check;
+
+/* How --fit-around ended in a plan (ggfit_plan's around). */
+typedef enum ggfit_around_status {
+    GGFIT_AROUND_FITS = 0,    /* fitted around the set flags: the plan's
+                                 alternative */
+    GGFIT_AROUND_FAILED,      /* the fit around them failed: alternative
+                                 holds it, its reason says why */
+    GGFIT_AROUND_SHORT,       /* it keeps every device's margin, not the
+                                 whole machine: alternative and
+                                 alternative_verdict hold it */
+    GGFIT_AROUND_NOT_FITTED,  /* -fitp on or -fit off: nothing is fitted */
+} ggfit_around_status;
+
 typedef struct ggfit_plan {
     ggfit_device devices[GGFIT_MAX_DEVICES]; /* ggfit_request_devices' */
     size_t n_devices;
@@ -540,9 +580,24 @@ typedef struct ggfit_plan {
     ggfit_params asked;       /* the flags as given */
     ggfit_program program;    /* the request's --for */
     uint32_t n_layer;         /* the model's blocks */
-    char notes[1024];         /* what the plan did not take into account:
-                                 flags ignored or not counted, -ts values
-                                 beyond the devices; one line each */
+    /* What the plan does not take into account, as facts; the renderers
+     * word them (render/plan.c's notes). The flags are the request's
+     * ignored and not_counted (pointers into its argv, as there) less
+     * those the program counts after all (--for server: -cram, -md,
+     * --mmproj and their flags; -hf's --no-mmproj). */
+    const char *ignored[GGFIT_MAX_IGNORED];     /* no effect on memory */
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED]; /* memory not counted yet */
+    uint32_t n_not_counted;
+    uint32_t ts_given;        /* -ts's proportions, where more than the
+                                 devices with memory (ts_used, llama.cpp
+                                 takes the first); else both 0 */
+    uint32_t ts_used;
+    bool spec_rollback;       /* --spec-type with a draft context on a
+                                 DeepSeek V4 model: its rollback snapshots
+                                 (n_rs_seq spec_n_rs_seq) and its MTP
+                                 context's cache are not counted */
+    int32_t spec_n_rs_seq;
     ggfit_host_mem host;      /* the system memory planned with */
     ggfit_fit_options fit_options; /* the margins judged with */
     ggfit_verdict verdict;    /* the whole machine's, on projection */
@@ -558,14 +613,12 @@ typedef struct ggfit_plan {
     size_t n_changes;
     ggfit_change changes[GGFIT_MAX_CHANGES];
     /* --fit-around, when llama.cpp's fit stopped at a set flag (its
-     * decision stays in fit): the set flags kept as given and the unset
-     * ones fitted around them. When that fits the whole machine it is the
-     * alternative (has_alternative; around_fitted says what was chosen),
-     * else around_reason says why not. */
+     * decision stays in fit): the set flags kept as given (those of asked)
+     * and the unset ones fitted around them. When that fits the whole
+     * machine it is the alternative (has_alternative), else around says
+     * why not (and alternative holds that fit, has_alternative false). */
     bool fit_around;          /* tried */
-    char around_kept[512];    /* "-c 65536 -ngl 99", as given */
-    char around_fitted[256];  /* "-ts 20,17, 12 tensor overrides ..." */
-    char around_reason[320];  /* empty when it fits */
+    ggfit_around_status around;
     /* --for server with -md: the draft model as llama-server measures it
      * before its fit (common_base_params_to_speculative: the target's
      * flags as given, with the draft's -ngld, -otd, -ctkd/-ctvd (F16 by
@@ -577,6 +630,12 @@ typedef struct ggfit_plan {
     const char *draft_model;
     ggfit_params draft_params;
     ggfit_projection draft;
+    ggfit_vocab_check draft_vocab; /* -md with draft-simple: what llama-server
+                                 finds after its fit */
+    bool draft_unused;        /* -md without --spec-type draft-simple:
+                                 measured and loaded, then freed */
+    bool draft_rpc;           /* rpc devices: planned as on a GPU machine */
+    char draft_arch[64];      /* draft_mtp: the target's architecture */
     /* --for server with --mmproj: the projector as llama-server measures
      * it before its fit (mtmd_get_memory_usage); its bytes per device are
      * in fit_options.extra_used, its CPU bytes in extra_host. */
@@ -588,6 +647,8 @@ typedef struct ggfit_plan {
                                  printed line says --no-mmproj */
     ggfit_mmproj_params mmproj_params;   /* as measured (-fa: the model's) */
     ggfit_mmproj_usage mmproj_usage;
+    bool mmproj_rpc;          /* rpc devices and projector bytes on one:
+                                 planned as on a GPU machine */
     /* --spec-type draft-mtp without -md: draft is the MTP context on the
      * target (context and compute only are added: the weights are the
      * target's); draft_model is then the target's file. */

@@ -3,6 +3,7 @@
  * (the fit and projection renderers), then ggfit's verdict on the whole
  * machine beside it, in words for a person and as JSON.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,203 @@ char *ggfit_plan_args(const ggfit_plan *pl)
 }
 
 /* ---- text ----------------------------------------------------------------- */
+
+/* What the plan leaves out, one line each, in the order it was planned:
+ * the flags, -ts, the speculative flags, the draft, the projector. Within
+ * the 1024 bytes the plan's notes always had (a longer text is cut as it
+ * was). */
+#define NOTES_CAP 1024
+
+static void note(char *buf, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < NOTES_CAP)
+        vsnprintf(buf + k, NOTES_CAP - k, fmt, ap);
+    va_end(ap);
+}
+
+static void vocab_why(const ggfit_vocab_check *c, char *out, size_t cap)
+{
+    switch (c->mismatch) {
+    case GGFIT_VOCAB_TYPE:
+        snprintf(out, cap, "its vocabulary type (%s) is not the target's (%s)", c->type_draft,
+                 c->type_target);
+        break;
+    case GGFIT_VOCAB_SPECIAL:
+        snprintf(out, cap, "its %s token is not the target's (add %d - %d, id %lld - %lld)",
+                 c->eos ? "EOS" : "BOS", c->add_target, c->add_draft, (long long)c->id_target,
+                 (long long)c->id_draft);
+        break;
+    case GGFIT_VOCAB_SIZE:
+        snprintf(out, cap, "its vocabulary (%llu tokens) is %llu tokens from the target's "
+                 "(%llu), more than 128", (unsigned long long)c->n_draft,
+                 (unsigned long long)c->n_apart, (unsigned long long)c->n_target);
+        break;
+    case GGFIT_VOCAB_TOKEN:
+        snprintf(out, cap, "its token %lld is not the target's", (long long)c->token);
+        break;
+    default:
+        out[0] = '\0';
+    }
+}
+
+static void notes_of(const ggfit_plan *pl, char *buf)
+{
+    size_t k = 0, cap = NOTES_CAP;
+    buf[0] = '\0';
+    if (pl->n_ignored) {
+        k += (size_t)snprintf(buf + k, cap - k, "ignored (no effect on memory):");
+        for (uint32_t i = 0; i < pl->n_ignored && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, " %s", pl->ignored[i]);
+        if (k < cap)
+            k += (size_t)snprintf(buf + k, cap - k, "\n");
+    }
+    if (pl->n_not_counted && k < cap) {
+        k += (size_t)snprintf(buf + k, cap - k, "not counted yet (they add memory ggfit "
+                                                "does not project):");
+        for (uint32_t i = 0; i < pl->n_not_counted && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, " %s", pl->not_counted[i]);
+        if (k < cap)
+            k += (size_t)snprintf(buf + k, cap - k, "\n");
+    }
+    if (pl->ts_given && k < cap)
+        snprintf(buf + k, cap - k, "-ts gives %u proportions for %u devices: llama.cpp "
+                 "uses the first %u\n", pl->ts_given, pl->ts_used, pl->ts_used);
+    if (pl->spec_rollback)
+        note(buf, "--spec-type: DeepSeek V4's rollback snapshots (n_rs_seq %d) and its MTP "
+                  "context's cache are not counted yet\n", pl->spec_n_rs_seq);
+    if (pl->has_draft) {
+        const ggfit_vocab_check *c = &pl->draft_vocab;
+        char why[192];
+        vocab_why(c, why, sizeof why);
+        const char *who = pl->draft_mtp ? "--spec-type draft-mtp" : "-md";
+        if (c->checked && c->aborts)
+            note(buf, "-md: neither file has a tokenizer: llama-server aborts when "
+                      "draft-simple compares their tokens after its fit (GGML_ASSERT in "
+                      "llama_vocab::token_get_text); model files with one are compared\n");
+        else if (c->checked && why[0])
+            note(buf, "-md: %s: llama-server refuses the draft after its fit "
+                      "(common_speculative_are_compatible) and serves without speculative "
+                      "decoding; its bytes were counted in the fit all the same\n", why);
+        else if (c->checked && c->unknown >= 0)
+            note(buf, "-md: the vocabularies' %s is not in the files: that check of "
+                      "llama-server's is not made here\n",
+                 c->unknown ? "add_eos_token" : "add_bos_token");
+        if (pl->draft_unused)
+            note(buf, "-md without --spec-type draft-simple: llama-server measures and loads "
+                      "the draft (counted here), then finds no type to run and frees it\n");
+        if (pl->draft_mtp && pl->draft.compute_estimated)
+            note(buf, "--spec-type draft-mtp: ggfit has no graph for %s's MTP head yet: the "
+                      "MTP context's compute buffers are estimated\n", pl->draft_arch);
+        if (pl->draft_rpc)
+            note(buf, "%s: planned as on a GPU machine, the draft's bytes on each device "
+                      "added to that device's fit target; a CPU build of llama-server with "
+                      "RPC devices lists the CPU first and adds them one device on (the last "
+                      "device's are lost)\n", who);
+    }
+    if (pl->has_mmproj) {
+        const ggfit_mmproj_usage *u = &pl->mmproj_usage;
+        for (size_t k2 = 0; k2 < u->n_encoders; k2++)
+            if (u->enc[k2].compute_estimated)
+                note(buf, "--mmproj: ggfit has no graph for the %s encoder yet: its compute "
+                          "buffer is estimated from its dimensions (weights exact)\n",
+                     u->enc[k2].projector);
+        if (pl->mmproj_rpc)
+            note(buf, "%s", "--mmproj: planned as on a GPU machine, the projector's bytes "
+                            "added to its device's fit target; a CPU build of llama-server "
+                            "with RPC devices lists the CPU first and adds them one device on "
+                            "(its CPU bytes to the first device)\n");
+    }
+}
+
+/* --fit-around's words: the flags it kept (those llama.cpp's fit stops
+ * at, and -c), as given. */
+static void around_kept(const ggfit_plan *pl, char *buf, size_t n)
+{
+    const ggfit_params *p = &pl->asked;
+    size_t nd = pl->n_devices, k = 0;
+    buf[0] = '\0';
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (p->set_n_ctx)
+        PUT(" -c %u", p->n_ctx);
+    if (p->n_gpu_layers == GGFIT_NGL_ALL)
+        PUT(" -ngl all");
+    else if (p->n_gpu_layers != GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++)
+        ts |= p->tensor_split[d] != 0.0f;
+    for (size_t d = 0; ts && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    for (uint32_t i = 0; i < p->n_overrides; i++)
+        PUT("%s%s=%s", i ? "," : " -ot ", p->overrides[i].pattern, p->overrides[i].buffer);
+    if (p->cpu_moe)
+        PUT(" -cmoe");
+    else if (p->n_cpu_moe)
+        PUT(" -ncmoe %u", p->n_cpu_moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+}
+
+/* What the fit chose around them: the context, -ngl and -ts where unset,
+ * and the overrides it added after the user's; "" unless it fits. */
+static void around_fitted(const ggfit_plan *pl, char *buf, size_t n)
+{
+    const ggfit_params *asked = &pl->asked, *p = &pl->alternative.params;
+    size_t nd = pl->n_devices, k = 0;
+    buf[0] = '\0';
+    if (!pl->has_alternative || pl->around != GGFIT_AROUND_FITS)
+        return;
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (!asked->set_n_ctx)
+        PUT(" -c %u", pl->alternative.projection.n_ctx);
+    if (asked->n_gpu_layers == GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false, ts_asked = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++) {
+        ts |= p->tensor_split[d] != 0.0f;
+        ts_asked |= asked->tensor_split[d] != 0.0f;
+    }
+    for (size_t d = 0; ts && !ts_asked && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    uint32_t added = p->n_overrides - asked->n_overrides, moe = 0;
+    for (uint32_t i = asked->n_overrides; i < p->n_overrides; i++)
+        moe += strstr(p->overrides[i].pattern, "exps") != NULL;
+    if (added)
+        PUT("%s-ot with %u tensor override%s%s (the experts of %u block%s, part of the FFN of "
+            "%u) to system RAM or the next device", k ? ", " : " ", added,
+            added > 1 ? "s" : "", asked->n_overrides ? " after yours" : "", moe,
+            moe == 1 ? "" : "s", added - moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+    if (!buf[0])
+        snprintf(buf, n, "nothing: the set flags fit as they are");
+}
+
+/* Why the fit around them is not the plan; "" when it is. */
+static void around_reason(const ggfit_plan *pl, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    switch (pl->around) {
+    case GGFIT_AROUND_FAILED:
+        snprintf(buf, n, "%s", pl->alternative.reason);
+        break;
+    case GGFIT_AROUND_SHORT:
+        snprintf(buf, n, "the flags fitted around the set ones keep every device's margin, "
+                 "but not the whole machine: %.200s", pl->alternative_verdict.summary);
+        break;
+    case GGFIT_AROUND_NOT_FITTED:
+        snprintf(buf, n, "%s the flags as given: nothing is fitted, so nothing is fitted "
+                 "around them", pl->print_memory ? "-fitp on projects" : "-fit off checks");
+        break;
+    default:
+        break;
+    }
+}
 
 void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
 {
@@ -331,7 +529,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     placement_text(&sb, pl);
     speed_text(&sb, pl);
     ggfit__verdict_text(&sb, &pl->verdict, pl);
-    for (const char *p = pl->notes; *p;) {
+    char notes[NOTES_CAP];
+    notes_of(pl, notes);
+    for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
         p += n + (p[n] == '\n');
@@ -352,11 +552,14 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
     ggfit__changes_text(&sb, pl);
+    char kept[512], fitted[256], why[320];
+    around_kept(pl, kept, sizeof kept);
+    around_fitted(pl, fitted, sizeof fitted);
+    around_reason(pl, why, sizeof why);
     if (pl->has_alternative && pl->fit_around) {
         const ggfit_verdict *av = &pl->alternative_verdict;
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; fitted around them: %s; the "
-                              "printed flags are that plan (%s)\n", pl->around_kept,
-                         pl->around_fitted, av->summary);
+                              "printed flags are that plan (%s)\n", kept, fitted, av->summary);
         ggfit__sb_printf(&sb, "  with it [MiB]:");
         for (uint32_t i = 0; i < av->n_pools; i++)
             ggfit__sb_printf(&sb, "%s %s %.0f used, %.0f left", i ? ";" : "",
@@ -378,12 +581,11 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
                              pl->alternative_verdict.summary);
         ggfit_free(a);
         ggfit_free(b);
-    } else if (pl->fit_around && pl->around_reason[0] &&
-               (pl->print_memory || pl->fit_options.check_only)) {
-        ggfit__sb_printf(&sb, "--fit-around: %s\n", pl->around_reason);
-    } else if (pl->fit_around && pl->around_reason[0]) {
+    } else if (pl->fit_around && why[0] && (pl->print_memory || pl->fit_options.check_only)) {
+        ggfit__sb_printf(&sb, "--fit-around: %s\n", why);
+    } else if (pl->fit_around && why[0]) {
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; nothing fits around them: %s\n",
-                         pl->around_kept, pl->around_reason);
+                         kept, why);
     } else if (host_refit_failed(pl)) {
         ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
                               "or take a smaller quant\n", pl->fit_options.n_ctx_min);
@@ -542,6 +744,8 @@ char *ggfit_plan_json(const ggfit_plan *pl)
             json_object_set_new(d, "assumed", json_string(dev->assumed)))
             goto done;
     }
+    char notes[NOTES_CAP];
+    notes_of(pl, notes);
     json_t *alt = json_null();
     if (pl->has_alternative) {
         char *a = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
@@ -560,7 +764,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||
-        json_object_set_new(root, "notes", ggfit__json_lines(pl->notes)) ||
+        json_object_set_new(root, "notes", ggfit__json_lines(notes)) ||
         json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "speed", speed_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
@@ -581,12 +785,17 @@ char *ggfit_plan_json(const ggfit_plan *pl)
     if (pl->has_mmproj && json_object_set_new(root, "mmproj", mmproj_json(pl)))
         goto done;
     /* only with --fit-around, so that other plans' JSON is as it was */
-    if (pl->fit_around &&
-        json_object_set_new(root, "fit_around",
-                            json_pack("{s:s, s:b, s:s, s:s}", "kept", pl->around_kept, "fits",
-                                      pl->has_alternative, "fitted", pl->around_fitted,
-                                      "reason", pl->around_reason)))
-        goto done;
+    if (pl->fit_around) {
+        char kept[512], fitted[256], why[320];
+        around_kept(pl, kept, sizeof kept);
+        around_fitted(pl, fitted, sizeof fitted);
+        around_reason(pl, why, sizeof why);
+        if (json_object_set_new(root, "fit_around",
+                                json_pack("{s:s, s:b, s:s, s:s}", "kept", kept, "fits",
+                                          pl->has_alternative, "fitted", fitted, "reason",
+                                          why)))
+            goto done;
+    }
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:
     json_decref(root);
