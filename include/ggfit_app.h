@@ -285,7 +285,6 @@ typedef struct ggfit_verdict {
     ggfit_span_fix fixes[3];  /* when the spans map clearly more than the
                                  tensors: -ot "^output=CPU" when it helps,
                                  ggfit reorder, --no-mmap */
-    char summary[320];        /* one sentence in plain words */
     uint32_t n_ranges;        /* blocks by where they went, in order */
     ggfit_layer_range ranges[GGFIT_MAX_RANGES];
     uint64_t prompt_cache;    /* llama-server's prompt cache (params'
@@ -301,6 +300,11 @@ GGFIT_API ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params
                                         size_t n, const ggfit_host_mem *host,
                                         const ggfit_fit_options *opt, ggfit_verdict *out,
                                         char **err);
+
+/* The verdict in one sentence of plain words ("fits: every device keeps
+ * its margin, ...", "does not fit: CUDA0 needs ..."), from its status and
+ * pools, into buf (n bytes, cut to fit; 320 hold any); returns buf. */
+GGFIT_API char *ggfit_verdict_summary(const ggfit_verdict *v, char *buf, size_t n);
 
 
 /* ------------------------------------------------------------------------
@@ -699,7 +703,8 @@ GGFIT_API char *ggfit_argv_join(char *const *argv);
  * the model, and fits (ggfit_fit; -fit off only checks the flags as given)
  * or, with print_memory, projects (ggfit_project). On GGFIT_OK the caller
  * frees what out holds with ggfit_plan_free(); on failure nothing is left
- * to free.
+ * to free. The plan points to strings the request points to (the flags it
+ * notes, -md's file): keep them while the plan is rendered.
  * A request can be planned again: the devices are asked and probed anew. */
 GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err);
 
@@ -1011,7 +1016,8 @@ typedef struct ggfit_bench_test {
                                  generation, or both */
     int exit_status;          /* its plan's (ggfit_plan_exit_status) */
     int status;               /* its verdict: ggfit_verdict_status */
-    char summary[320];        /* that verdict in words */
+    ggfit_verdict verdict;    /* that verdict (ggfit_verdict_summary words
+                                 it) */
     uint32_t n_pools;         /* the verdict's pools, as the deciding plan's */
     uint64_t used[GGFIT_MAX_POOLS]; /* bytes each pool holds */
     uint64_t state_bytes;     /* system memory llama-bench keeps the depth's
@@ -1037,7 +1043,13 @@ typedef struct ggfit_bench_result {
     int exit_status;          /* the run's, that plan's: 0 every test fits,
                                  1 one does not, 3 the devices hold them and
                                  system memory does not */
-    char notes[512];          /* line: flags ignored or not counted */
+    /* line: the flags noted, as ggfit_bench_args has them (pointers into
+     * the line's argv): without effect on memory or on t/s, and those
+     * whose memory ggfit does not count (the renderers word them) */
+    const char *ignored[GGFIT_MAX_IGNORED];
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED];
+    uint32_t n_not_counted;
 } ggfit_bench_result;
 
 /* ggfit bench: plans the request as ggfit_request_plan does (the fitted

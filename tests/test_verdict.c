@@ -590,7 +590,7 @@ static void apply_change(const char *const *args, const ggfit_change *c)
     assert_int_equal(plan_of(&pl, w), 0);
     if (ggfit_plan_exit_status(&pl) != 0)
         fail_msg("'%s' in place of '%s', applied, does not fit: %s", c->flags, c->drop,
-                 pl.verdict.summary);
+                 ggfit_verdict_summary(&pl.verdict, (char[320]){0}, 320));
     ggfit_plan_free(&pl);
 }
 
@@ -626,7 +626,8 @@ static void check_changes(const char *model, const char *const *flags, size_t wa
         assert_int_equal(ggfit_verdict_of(mo, &pl.changes[i].params, &pr, pl.devices,
                                           pl.n_devices, &pl.host, &pl.fit_options, v, &err), 0);
         if (v->status != GGFIT_VERDICT_FITS)
-            fail_msg("%s: '%s' does not fit: %s", model, pl.changes[i].flags, v->summary);
+            fail_msg("%s: '%s' does not fit: %s", model, pl.changes[i].flags,
+                     ggfit_verdict_summary(v, (char[320]){0}, 320));
         if (i)   /* fewest changes first */
             assert_true(pl.changes[i].n_changes >= pl.changes[i - 1].n_changes);
         free(v);

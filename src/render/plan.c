@@ -40,6 +40,73 @@ char *ggfit_plan_args(const ggfit_plan *pl)
 
 /* ---- text ----------------------------------------------------------------- */
 
+/* The verdict in one sentence: the first pool short, or the Host's use
+ * when every pool holds. */
+char *ggfit_verdict_summary(const ggfit_verdict *v, char *buf, size_t n)
+{
+    const ggfit_pool *h = NULL, *bad = v->first_short >= 0 ? &v->pools[v->first_short] : NULL;
+    for (uint32_t i = 0; i < v->n_pools; i++)
+        if (v->pools[i].kind == GGFIT_POOL_HOST)
+            h = &v->pools[i];
+    if (n)
+        buf[0] = '\0';
+    if (!v->n_pools || !n)
+        return buf;   /* not judged */
+    if (!bad) {
+        snprintf(buf, n,
+                 "fits: every device keeps its margin, and system memory holds the %.0f MiB "
+                 "left on the host (%.0f MiB free)", h ? mib(h->used) : 0.0,
+                 mib(h ? h->free : 0));   /* the host's free memory */
+    } else if (bad->kind == GGFIT_POOL_DEVICE && bad->short_by < bad->margin) {
+        /* it loads, with less than the margin left (llama.cpp's fit lands
+         * there: its estimates are approximate) */
+        snprintf(buf, n,
+                 "inside the margin: %s needs %.0f MiB of %.0f MiB free and keeps %.0f MiB of "
+                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, mib(bad->used),
+                 mib(bad->free), mib((uint64_t)bad->free_after), mib(bad->margin),
+                 mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_DEVICE) {
+        snprintf(buf, n,
+                 "does not fit: %s needs %.0f MiB and keeps a %.0f MiB margin, %.0f MiB are "
+                 "free: short by %.0f MiB", bad->name, mib(bad->used), mib(bad->margin),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_HOST && v->status == GGFIT_VERDICT_NO_FIT) {
+        snprintf(buf, n,
+                 "does not fit in system memory: it needs %.0f MiB and keeps a %.0f MiB margin, "
+                 "%.0f MiB are free: short by %.0f MiB", mib(bad->used), mib(bad->margin),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_UNIFIED) {
+        snprintf(buf, n,
+                 "does not fit: the GPU and the host share one memory; together they need "
+                 "%.0f MiB, %.0f MiB are free: short by %.0f MiB", mib(bad->used),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->used - bad->mapped + bad->margin <= bad->free) {
+        snprintf(buf, n,
+                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
+                 "of them weights mapped from the file, and %.0f MiB are free: %.0f MiB of "
+                 "weights would be read from disk again and again (slow)", mib(bad->used),
+                 mib(bad->mapped), mib(bad->free), mib(bad->short_by));
+    } else {
+        snprintf(buf, n,
+                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
+                 "are free: short by %.0f MiB", mib(bad->used), mib(bad->free),
+                 mib(bad->short_by));
+    }
+    return buf;
+}
+
+/* The summary as a value, for a format's argument. */
+typedef struct summary_text {
+    char s[320];
+} summary_text;
+
+static summary_text summary(const ggfit_verdict *v)
+{
+    summary_text t;
+    ggfit_verdict_summary(v, t.s, sizeof t.s);
+    return t;
+}
+
 /* What the plan leaves out, one line each, in the order it was planned:
  * the flags, -ts, the speculative flags, the draft, the projector. Within
  * the 1024 bytes the plan's notes always had (a longer text is cut as it
@@ -226,7 +293,7 @@ static void around_reason(const ggfit_plan *pl, char *buf, size_t n)
         break;
     case GGFIT_AROUND_SHORT:
         snprintf(buf, n, "the flags fitted around the set ones keep every device's margin, "
-                 "but not the whole machine: %.200s", pl->alternative_verdict.summary);
+                 "but not the whole machine: %.200s", summary(&pl->alternative_verdict).s);
         break;
     case GGFIT_AROUND_NOT_FITTED:
         snprintf(buf, n, "%s the flags as given: nothing is fitted, so nothing is fitted "
@@ -276,7 +343,7 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
                              v->fixes[i].what, mib(v->fixes[i].mapped),
                              ggfit_verdict_status_str(v->fixes[i].status));
     }
-    ggfit__sb_printf(sb, "verdict: %s\n", v->summary);
+    ggfit__sb_printf(sb, "verdict: %s\n", summary(v).s);
 }
 
 static const char *where(const ggfit_plan *pl, int32_t d)
@@ -559,7 +626,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     if (pl->has_alternative && pl->fit_around) {
         const ggfit_verdict *av = &pl->alternative_verdict;
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; fitted around them: %s; the "
-                              "printed flags are that plan (%s)\n", kept, fitted, av->summary);
+                              "printed flags are that plan (%s)\n", kept, fitted, summary(av).s);
         ggfit__sb_printf(&sb, "  with it [MiB]:");
         for (uint32_t i = 0; i < av->n_pools; i++)
             ggfit__sb_printf(&sb, "%s %s %.0f used, %.0f left", i ? ";" : "",
@@ -573,12 +640,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         if (a && b && pl->verdict.status == GGFIT_VERDICT_HOST)
             ggfit__sb_printf(&sb, "llama.cpp's fit (%s) leaves the host short; the largest "
                                   "context the whole machine holds: %s (%s)\n", a, b,
-                             pl->alternative_verdict.summary);
+                             summary(&pl->alternative_verdict).s);
         else if (a && b)
             ggfit__sb_printf(&sb, "llama.cpp's fit (%s) runs, but its estimate lands %s; the "
                                   "nearest plan that keeps every margin: %s (%s)\n", a,
                              inside_margins(pl, where_short, sizeof where_short), b,
-                             pl->alternative_verdict.summary);
+                             summary(&pl->alternative_verdict).s);
         ggfit_free(a);
         ggfit_free(b);
     } else if (pl->fit_around && why[0] && (pl->print_memory || pl->fit_options.check_only)) {
@@ -631,7 +698,7 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v)
             goto fail;
     }
     o = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "status",
-                  verdict_ids[v->status], "summary", v->summary, "short",
+                  verdict_ids[v->status], "summary", summary(v).s, "short",
                   v->first_short >= 0 ? json_string(v->pools[v->first_short].name) : json_null(),
                   "pools", pools, "metal_mapped", (json_int_t)v->metal_mapped, "metal_tensors",
                   (json_int_t)v->metal_tensors, "metal_spans", spans, "metal_fixes", fixes);
