@@ -888,6 +888,7 @@ typedef struct ggfit_speed_leg {
     int32_t device;           /* index into the devices; -1 the host */
     uint32_t n_layers;        /* blocks with tensors here */
     double bandwidth_gbs;     /* peak, as used */
+    bool bandwidth_assumed;   /* a device's unknown: 500 GB/s (--bandwidth) */
     double efficiency;        /* fraction of the peak reached: quantized weights */
     double efficiency_float;  /* F32/F16/BF16 weights and the KV cache */
     double fixed_ms;          /* per token: the backend's per layer here
@@ -901,6 +902,8 @@ typedef struct ggfit_speed_leg {
     double flops_float;       /* of which float weights' */
     double flops_attn;        /* of which attention's */
     double tflops;            /* peak dense throughput, as used */
+    bool tflops_assumed;      /* a device's, from its bandwidth (not in the
+                                 table, no --tflops) */
     double pp_efficiency;     /* quantized weights' */
     double pp_efficiency_float;
     double pp_efficiency_attn;
@@ -926,7 +929,6 @@ typedef struct ggfit_speed {
     double link_gbs;
     double link_ms_per_token;
     double link_offload_ms;   /* prompt: the op offload's copies */
-    char assumptions[512];    /* the constants not from the devices, in words */
     double cross_ms;          /* each crossing's split cost, as used (in
                                  link_ms_per_token) */
     /* The host's bandwidth as used, and whose figure it is; host_used:
