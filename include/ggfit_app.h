@@ -245,11 +245,20 @@ typedef struct ggfit_span {
     uint64_t tensors;         /* bytes of the tensors the device holds there */
 } ggfit_span;
 
+/* A change that shrinks what Metal maps (the renderers give its flags
+ * and what it does in words). */
+typedef enum ggfit_span_fix_kind {
+    GGFIT_FIX_OUTPUT_CPU,     /* -ot "^output=CPU": the output layer in
+                                 system RAM */
+    GGFIT_FIX_REORDER,        /* ggfit reorder IN OUT: the file in llama.cpp's
+                                 offload order */
+    GGFIT_FIX_NO_MMAP,        /* --no-mmap: the weights in buffers of their
+                                 own size */
+} ggfit_span_fix_kind;
+
 /* A change that shrinks what Metal maps, with its effect. */
 typedef struct ggfit_span_fix {
-    char flags[160];          /* -ot "^output=CPU", ggfit reorder IN OUT,
-                                 --no-mmap */
-    char what[160];           /* what it does, in words */
+    ggfit_span_fix_kind kind;
     uint64_t mapped;          /* what Metal maps with it (sum of spans) */
     ggfit_verdict_status status; /* the verdict with it */
 } ggfit_span_fix;
@@ -1167,10 +1176,31 @@ typedef struct ggfit_fastest_options {
 /* ggfit_speed_options_init's speeds, objective GGFIT_OBJECTIVE_TG. */
 GGFIT_API void ggfit_fastest_options_init(ggfit_fastest_options *o);
 
+/* How the search placed a plan (the renderers word it: "-c 4096 -ngl all
+ * -ncmoe 14", "llama.cpp's fit at -c 4096 -fa off"). */
+typedef enum ggfit_placement {
+    GGFIT_PLACED_BY_FIT,      /* llama.cpp's fit at the context */
+    GGFIT_PLACED_NGL,         /* the most whole layers on the GPUs: -ngl layers */
+    GGFIT_PLACED_TS,          /* every layer on the GPUs, split by -ts */
+    GGFIT_PLACED_NCMOE,       /* every layer on the GPUs, the experts of the
+                                 first layers blocks in RAM: -ncmoe layers */
+} ggfit_placement;
+
+/* The flags a placement was tried with beside those given. */
+typedef enum ggfit_variant {
+    GGFIT_VARIANT_GIVEN,      /* none */
+    GGFIT_VARIANT_FA_OFF,     /* -fa off (-fa was left to auto) */
+    GGFIT_VARIANT_Q8_CACHE,   /* -ctk q8_0 -ctv q8_0 (--quant-cache) */
+} ggfit_variant;
+
 /* One plan the search tried, at the smallest context. */
 typedef struct ggfit_fastest_candidate {
-    char what[96];            /* "-c 4096 -ngl all -ncmoe 14", "llama.cpp's
-                                 fit at -c 4096 -fa off" */
+    ggfit_placement placement;
+    ggfit_variant variant;
+    uint32_t ctx_tried;       /* the -c it was tried at */
+    int32_t layers;           /* NGL: -ngl; NCMOE: -ncmoe */
+    uint32_t n_split;         /* TS: -ts's proportions, one per device */
+    float tensor_split[GGFIT_MAX_DEVICES];
     bool fits;                /* the whole machine holds it */
     uint32_t n_ctx;
     int32_t n_gpu_layers;     /* offloaded, output layer included */
@@ -1195,7 +1225,8 @@ typedef struct ggfit_fastest {
     ggfit_plan best;
     ggfit_plan_speed best_speed; /* the chosen plan's: own_speed when not
                                  faster */
-    char best_what[96];       /* how it was found, or "llama.cpp's plan" */
+    bool best_own;            /* the chosen plan is llama.cpp's */
+    ggfit_fastest_candidate best_how; /* else how it was found (found) */
     size_t n_candidates;
     ggfit_fastest_candidate candidates[GGFIT_MAX_CANDIDATES];
 } ggfit_fastest;
@@ -1251,7 +1282,13 @@ typedef struct ggfit_sweep_point {
 typedef struct ggfit_sweep {
     ggfit_sweep_axis axis;
     char model[256];          /* the file's name, without its folders */
-    char machine[256];        /* "CUDA0 NVIDIA GeForce RTX 3090, 124 GiB free RAM" */
+    /* The machine (the renderers word it: "NVIDIA GeForce RTX 3090 24 GiB,
+     * 124 GiB system memory free"): each device's description, else its
+     * name, with its memory, and the system memory free. */
+    uint32_t n_devices;
+    char device_names[GGFIT_MAX_DEVICES][128];
+    uint64_t device_total[GGFIT_MAX_DEVICES];
+    uint64_t host_free;
     uint32_t n_layer, n_ctx_train;
     uint32_t n_ctx;           /* NGL, NCMOE: the context (-c, else 4096) */
     uint32_t n_prompt, n_gen; /* the speeds' llama-bench -p, -n */

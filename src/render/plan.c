@@ -19,6 +19,23 @@ static double mib(uint64_t b)
 }
 
 static const char *const pool_kinds[] = { "device", "host", "unified" };
+
+/* A Metal span's fixes: their flags, and what each does. */
+static const char *const fix_flags[] = {
+    [GGFIT_FIX_OUTPUT_CPU] = "-ot \"^output=CPU\"",
+    [GGFIT_FIX_REORDER] = "ggfit reorder IN OUT",
+    [GGFIT_FIX_NO_MMAP] = "--no-mmap",
+};
+static const char *const fix_what[] = {
+    [GGFIT_FIX_OUTPUT_CPU] = "keeps the output layer in system RAM, so the span ends at the "
+                             "offloaded blocks",
+    [GGFIT_FIX_REORDER] = "rewrites the file in llama.cpp's offload order (experts first, "
+                          "then the blocks, the output layer last)",
+    [GGFIT_FIX_NO_MMAP] = "loads the weights into buffers of their own size instead of "
+                          "mapping the file",
+};
+_Static_assert(sizeof fix_flags / sizeof fix_flags[0] == GGFIT_FIX_NO_MMAP + 1, "fix_flags");
+_Static_assert(sizeof fix_what / sizeof fix_what[0] == GGFIT_FIX_NO_MMAP + 1, "fix_what");
 static const char *const verdict_ids[] = { "fits", "no_fit", "host_short" };
 
 char *ggfit_plan_args(const ggfit_plan *pl)
@@ -339,8 +356,9 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
                              "span per file, from its first to its last tensor there)\n",
                          mib(v->metal_mapped), mib(v->metal_tensors));
         for (uint32_t i = 0; i < v->n_fixes; i++)
-            ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n", v->fixes[i].flags,
-                             v->fixes[i].what, mib(v->fixes[i].mapped),
+            ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n",
+                             fix_flags[v->fixes[i].kind], fix_what[v->fixes[i].kind],
+                             mib(v->fixes[i].mapped),
                              ggfit_verdict_status_str(v->fixes[i].status));
     }
     ggfit__sb_printf(sb, "verdict: %s\n", summary(v).s);
@@ -691,7 +709,8 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v)
     }
     for (uint32_t i = 0; i < v->n_fixes; i++) {
         const ggfit_span_fix *f = &v->fixes[i];
-        json_t *j = json_pack("{s:s, s:s, s:I, s:s}", "flags", f->flags, "what", f->what,
+        json_t *j = json_pack("{s:s, s:s, s:I, s:s}", "flags", fix_flags[f->kind], "what",
+                              fix_what[f->kind],
                               "mapped", (json_int_t)f->mapped, "status",
                               verdict_ids[f->status]);
         if (!j || json_array_append_new(fixes, j))

@@ -260,9 +260,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
             goto done;
         if (w->metal_mapped < v->metal_mapped) {
             ggfit_span_fix *f = &v->fixes[v->n_fixes++];
-            snprintf(f->flags, sizeof f->flags, "-ot \"^output=CPU\"");
-            snprintf(f->what, sizeof f->what, "keeps the output layer in system RAM, so the "
-                     "span ends at the offloaded blocks");
+            f->kind = GGFIT_FIX_OUTPUT_CPU;
             f->mapped = w->metal_mapped;
             f->status = w->status;
         }
@@ -280,9 +278,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
     if (rc)
         goto done;
     ggfit_span_fix *r = &v->fixes[v->n_fixes++];
-    snprintf(r->flags, sizeof r->flags, "ggfit reorder IN OUT");
-    snprintf(r->what, sizeof r->what, "rewrites the file in llama.cpp's offload order (experts "
-             "first, then the blocks, the output layer last)");
+    r->kind = GGFIT_FIX_REORDER;
     r->mapped = w->metal_mapped;
     r->status = w->status;
     /* Without mmap the weights are copied into Metal buffers of their own
@@ -293,9 +289,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
         (rc = judge(m, q, pr, devs, n, host, opt, AS_IS, w, err)))
         goto done;
     ggfit_span_fix *f = &v->fixes[v->n_fixes++];
-    snprintf(f->flags, sizeof f->flags, "--no-mmap");
-    snprintf(f->what, sizeof f->what, "loads the weights into buffers of their own size "
-             "instead of mapping the file");
+    f->kind = GGFIT_FIX_NO_MMAP;
     f->mapped = w->metal_tensors;
     f->status = w->status;
     rc = GGFIT_OK;
