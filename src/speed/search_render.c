@@ -158,11 +158,11 @@ char *ggfit_fastest_json(const ggfit_fastest *f)
         goto done;
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];
-        if (json_array_append_new(cands, json_pack("{s:s, s:b, s:i, s:i, s:f, s:f}", "what",
-                                                   how_text(c, how, sizeof how), "fits", c->fits, "n_ctx",
-                                                   (int)c->n_ctx, "n_gpu_layers",
-                                                   (int)c->n_gpu_layers, "pp_tps", c->pp_tps,
-                                                   "tg_tps", c->tg_tps)))
+        json_t *o = json_pack("{s:s, s:b, s:i, s:i, s:f, s:f}", "what",
+                              how_text(c, how, sizeof how), "fits", c->fits, "n_ctx",
+                              (int)c->n_ctx, "n_gpu_layers", (int)c->n_gpu_layers, "pp_tps",
+                              c->pp_tps, "tg_tps", c->tg_tps);
+        if (json_array_append_new(cands, o))
             goto done;
     }
     const ggfit_plan *best = chosen(f);

@@ -94,10 +94,10 @@ char *ggfit_sweep_json(const ggfit_sweep *s)
     char m[256];
     json_t *pools = json_array(), *pts = json_array();
     json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i}", "axis",
-                             axis_ids[s->axis], "model", s->model, "machine", machine(s, m, sizeof m),
-                             "n_layer", (int)s->n_layer, "n_ctx_train", (int)s->n_ctx_train,
-                             "n_ctx", (int)s->n_ctx, "n_prompt", (int)s->n_prompt, "n_gen",
-                             (int)s->n_gen);
+                             axis_ids[s->axis], "model", s->model, "machine",
+                             machine(s, m, sizeof m), "n_layer", (int)s->n_layer,
+                             "n_ctx_train", (int)s->n_ctx_train, "n_ctx", (int)s->n_ctx,
+                             "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen);
     char *out = NULL;
     if (!root || !pools || !pts ||
         json_object_set_new(root, "host_bandwidth",
