@@ -738,6 +738,7 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
     char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl, verbose);
     char *args = ggfit_plan_args(pl);
     int rc = ggfit_plan_exit_status(pl);
+    char why[320];
     if (!args || !out) {
         ggfit_free(args);
         ggfit_free(out);
@@ -754,7 +755,7 @@ static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
         if (args[0])
             printf("%s\n", args);
         else if (quiet)
-            fprintf(stderr, "ggfit: %s\n", pl->verdict.summary);
+            fprintf(stderr, "ggfit: %s\n", ggfit_verdict_summary(&pl->verdict, why, sizeof why));
     }
     ggfit_free(args);
     ggfit_free(out);
@@ -881,9 +882,10 @@ static int print_bench(ggfit_bench_result *b, bool json, bool quiet)
 {
     int rc = b->exit_status;
     char *out = quiet ? NULL : json ? ggfit_bench_json(b) : ggfit_bench_text(b);
+    char why[320];
     if (quiet && rc)
         fprintf(stderr, "ggfit: %s: %s\n", b->tests[b->decides].name,
-                b->tests[b->decides].summary);
+                ggfit_verdict_summary(&b->tests[b->decides].verdict, why, sizeof why));
     else if (!quiet && emit(out, json))
         rc = EXIT_BAD_INPUT;
     ggfit_bench_result_free(b);

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
      * library makes them on the heap. */
     ggfit_request *req = ggfit_request_new();
     ggfit_plan *plan = ggfit_plan_new();
-    char *err = NULL, *text = NULL;
+    char *err = NULL, *text = NULL, why[320];
     int rc = 2;
     if (!req || !plan)
         goto fail;
@@ -36,7 +36,8 @@ int main(int argc, char **argv)
     else if (text[0])
         printf("%s\n", text);
     else
-        fprintf(stderr, "cannot fit: %s\n", plan->verdict.summary);
+        fprintf(stderr, "cannot fit: %s\n",
+                ggfit_verdict_summary(&plan->verdict, why, sizeof why));
     rc = ggfit_plan_exit_status(plan);
     goto done;
 fail:

@@ -245,11 +245,20 @@ typedef struct ggfit_span {
     uint64_t tensors;         /* bytes of the tensors the device holds there */
 } ggfit_span;
 
+/* A change that shrinks what Metal maps (the renderers give its flags
+ * and what it does in words). */
+typedef enum ggfit_span_fix_kind {
+    GGFIT_FIX_OUTPUT_CPU,     /* -ot "^output=CPU": the output layer in
+                                 system RAM */
+    GGFIT_FIX_REORDER,        /* ggfit reorder IN OUT: the file in llama.cpp's
+                                 offload order */
+    GGFIT_FIX_NO_MMAP,        /* --no-mmap: the weights in buffers of their
+                                 own size */
+} ggfit_span_fix_kind;
+
 /* A change that shrinks what Metal maps, with its effect. */
 typedef struct ggfit_span_fix {
-    char flags[160];          /* -ot "^output=CPU", ggfit reorder IN OUT,
-                                 --no-mmap */
-    char what[160];           /* what it does, in words */
+    ggfit_span_fix_kind kind;
     uint64_t mapped;          /* what Metal maps with it (sum of spans) */
     ggfit_verdict_status status; /* the verdict with it */
 } ggfit_span_fix;
@@ -285,7 +294,6 @@ typedef struct ggfit_verdict {
     ggfit_span_fix fixes[3];  /* when the spans map clearly more than the
                                  tensors: -ot "^output=CPU" when it helps,
                                  ggfit reorder, --no-mmap */
-    char summary[320];        /* one sentence in plain words */
     uint32_t n_ranges;        /* blocks by where they went, in order */
     ggfit_layer_range ranges[GGFIT_MAX_RANGES];
     uint64_t prompt_cache;    /* llama-server's prompt cache (params'
@@ -301,6 +309,11 @@ GGFIT_API ggfit_status ggfit_verdict_of(const ggfit_model *m, const ggfit_params
                                         size_t n, const ggfit_host_mem *host,
                                         const ggfit_fit_options *opt, ggfit_verdict *out,
                                         char **err);
+
+/* The verdict in one sentence of plain words ("fits: every device keeps
+ * its margin, ...", "does not fit: CUDA0 needs ..."), from its status and
+ * pools, into buf (n bytes, cut to fit; 320 hold any); returns buf. */
+GGFIT_API char *ggfit_verdict_summary(const ggfit_verdict *v, char *buf, size_t n);
 
 
 /* ------------------------------------------------------------------------
@@ -644,6 +657,46 @@ typedef struct ggfit_plan_speed {
     char host_bw_from[96];    /* ggfit_speed's host_bw_from */
 } ggfit_plan_speed;
 
+/* Why llama-server refuses a draft model after its fit (draft-simple's
+ * common_speculative_are_compatible), as the two files give it. */
+typedef enum ggfit_vocab_mismatch {
+    GGFIT_VOCAB_SAME = 0,     /* compatible, or not known */
+    GGFIT_VOCAB_TYPE,         /* tokenizer.ggml.model differs */
+    GGFIT_VOCAB_SPECIAL,      /* add_bos/add_eos or the BOS/EOS id differs */
+    GGFIT_VOCAB_SIZE,         /* the vocabularies are over 128 tokens apart */
+    GGFIT_VOCAB_TOKEN,        /* a token's text differs, from id 5 */
+} ggfit_vocab_mismatch;
+
+typedef struct ggfit_vocab_check {
+    bool checked;             /* -md with --spec-type draft-simple */
+    bool aborts;              /* neither file has a tokenizer: comparing
+                                 their tokens asserts (the rest unset) */
+    ggfit_vocab_mismatch mismatch;
+    int unknown;              /* with GGFIT_VOCAB_SAME: the key missing from
+                                 the files, not checked: 0 add_bos_token,
+                                 1 add_eos_token; -1 none */
+    char type_target[32];     /* tokenizer.ggml.model of each (TYPE) */
+    char type_draft[32];
+    bool eos;                 /* SPECIAL: the EOS token's, else the BOS's */
+    int add_target, add_draft;
+    int64_t id_target, id_draft;
+    uint64_t n_target, n_draft; /* SIZE: the tokens of each */
+    uint64_t n_apart;         /* SIZE: how many tokens apart */
+    int64_t token;            /* TOKEN: the first id that differs */
+} ggfit_vocab_check;
+
+/* How --fit-around ended in a plan (ggfit_plan's around). */
+typedef enum ggfit_around_status {
+    GGFIT_AROUND_FITS = 0,    /* fitted around the set flags: the plan's
+                                 alternative */
+    GGFIT_AROUND_FAILED,      /* the fit around them failed: alternative
+                                 holds it, its reason says why */
+    GGFIT_AROUND_SHORT,       /* it keeps every device's margin, not the
+                                 whole machine: alternative and
+                                 alternative_verdict hold it */
+    GGFIT_AROUND_NOT_FITTED,  /* -fitp on or -fit off: nothing is fitted */
+} ggfit_around_status;
+
 typedef struct ggfit_plan {
     ggfit_device devices[GGFIT_MAX_DEVICES]; /* ggfit_request_devices' */
     size_t n_devices;
@@ -655,9 +708,24 @@ typedef struct ggfit_plan {
     ggfit_params asked;       /* the flags as given */
     ggfit_program program;    /* the request's --for */
     uint32_t n_layer;         /* the model's blocks */
-    char notes[1024];         /* what the plan did not take into account:
-                                 flags ignored or not counted, -ts values
-                                 beyond the devices; one line each */
+    /* What the plan does not take into account, as facts; the renderers
+     * word them (render/plan.c's notes). The flags are the request's
+     * ignored and not_counted (pointers into its argv, as there) less
+     * those the program counts after all (--for server: -cram, -md,
+     * --mmproj and their flags; -hf's --no-mmproj). */
+    const char *ignored[GGFIT_MAX_IGNORED];     /* no effect on memory */
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED]; /* memory not counted yet */
+    uint32_t n_not_counted;
+    uint32_t ts_given;        /* -ts's proportions, where more than the
+                                 devices with memory (ts_used, llama.cpp
+                                 takes the first); else both 0 */
+    uint32_t ts_used;
+    bool spec_rollback;       /* --spec-type with a draft context on a
+                                 DeepSeek V4 model: its rollback snapshots
+                                 (n_rs_seq spec_n_rs_seq) and its MTP
+                                 context's cache are not counted */
+    int32_t spec_n_rs_seq;
     ggfit_host_mem host;      /* the system memory planned with */
     ggfit_fit_options fit_options; /* the margins judged with */
     ggfit_verdict verdict;    /* the whole machine's, on projection */
@@ -673,14 +741,12 @@ typedef struct ggfit_plan {
     size_t n_changes;
     ggfit_change changes[GGFIT_MAX_CHANGES];
     /* --fit-around, when llama.cpp's fit stopped at a set flag (its
-     * decision stays in fit): the set flags kept as given and the unset
-     * ones fitted around them. When that fits the whole machine it is the
-     * alternative (has_alternative; around_fitted says what was chosen),
-     * else around_reason says why not. */
+     * decision stays in fit): the set flags kept as given (those of asked)
+     * and the unset ones fitted around them. When that fits the whole
+     * machine it is the alternative (has_alternative), else around says
+     * why not (and alternative holds that fit, has_alternative false). */
     bool fit_around;          /* tried */
-    char around_kept[512];    /* "-c 65536 -ngl 99", as given */
-    char around_fitted[256];  /* "-ts 20,17, 12 tensor overrides ..." */
-    char around_reason[320];  /* empty when it fits */
+    ggfit_around_status around;
     /* --for server with -md: the draft model as llama-server measures it
      * before its fit (common_base_params_to_speculative: the target's
      * flags as given, with the draft's -ngld, -otd, -ctkd/-ctvd (F16 by
@@ -692,6 +758,12 @@ typedef struct ggfit_plan {
     const char *draft_model;
     ggfit_params draft_params;
     ggfit_projection draft;
+    ggfit_vocab_check draft_vocab; /* -md with draft-simple: what llama-server
+                                 finds after its fit */
+    bool draft_unused;        /* -md without --spec-type draft-simple:
+                                 measured and loaded, then freed */
+    bool draft_rpc;           /* rpc devices: planned as on a GPU machine */
+    char draft_arch[64];      /* draft_mtp: the target's architecture */
     /* --for server with --mmproj: the projector as llama-server measures
      * it before its fit (mtmd_get_memory_usage); its bytes per device are
      * in fit_options.extra_used, its CPU bytes in extra_host. */
@@ -703,6 +775,8 @@ typedef struct ggfit_plan {
                                  printed line says --no-mmproj */
     ggfit_mmproj_params mmproj_params;   /* as measured (-fa: the model's) */
     ggfit_mmproj_usage mmproj_usage;
+    bool mmproj_rpc;          /* rpc devices and projector bytes on one:
+                                 planned as on a GPU machine */
     /* --spec-type draft-mtp without -md: draft is the MTP context on the
      * target (context and compute only are added: the weights are the
      * target's); draft_model is then the target's file. */
@@ -753,7 +827,8 @@ GGFIT_API char *ggfit_argv_join(char *const *argv);
  * the model, and fits (ggfit_fit; -fit off only checks the flags as given)
  * or, with print_memory, projects (ggfit_project). On GGFIT_OK the caller
  * frees what out holds with ggfit_plan_free(); on failure nothing is left
- * to free.
+ * to free. The plan points to strings the request points to (the flags it
+ * notes, -md's file): keep them while the plan is rendered.
  * A request can be planned again: the devices are asked and probed anew. */
 GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err);
 
@@ -937,6 +1012,7 @@ typedef struct ggfit_speed_leg {
     int32_t device;           /* index into the devices; -1 the host */
     uint32_t n_layers;        /* blocks with tensors here */
     double bandwidth_gbs;     /* peak, as used */
+    bool bandwidth_assumed;   /* a device's unknown: 500 GB/s (--bandwidth) */
     double efficiency;        /* fraction of the peak reached: quantized weights */
     double efficiency_float;  /* F32/F16/BF16 weights and the KV cache */
     double fixed_ms;          /* per token: the backend's per layer here
@@ -950,6 +1026,8 @@ typedef struct ggfit_speed_leg {
     double flops_float;       /* of which float weights' */
     double flops_attn;        /* of which attention's */
     double tflops;            /* peak dense throughput, as used */
+    bool tflops_assumed;      /* a device's, from its bandwidth (not in the
+                                 table, no --tflops) */
     double pp_efficiency;     /* quantized weights' */
     double pp_efficiency_float;
     double pp_efficiency_attn;
@@ -975,7 +1053,6 @@ typedef struct ggfit_speed {
     double link_gbs;
     double link_ms_per_token;
     double link_offload_ms;   /* prompt: the op offload's copies */
-    char assumptions[512];    /* the constants not from the devices, in words */
     double cross_ms;          /* each crossing's split cost, as used (in
                                  link_ms_per_token) */
     /* The host's bandwidth as used, and whose figure it is; host_used:
@@ -1065,7 +1142,8 @@ typedef struct ggfit_bench_test {
                                  generation, or both */
     int exit_status;          /* its plan's (ggfit_plan_exit_status) */
     int status;               /* its verdict: ggfit_verdict_status */
-    char summary[320];        /* that verdict in words */
+    ggfit_verdict verdict;    /* that verdict (ggfit_verdict_summary words
+                                 it) */
     uint32_t n_pools;         /* the verdict's pools, as the deciding plan's */
     uint64_t used[GGFIT_MAX_POOLS]; /* bytes each pool holds */
     uint64_t state_bytes;     /* system memory llama-bench keeps the depth's
@@ -1091,7 +1169,13 @@ typedef struct ggfit_bench_result {
     int exit_status;          /* the run's, that plan's: 0 every test fits,
                                  1 one does not, 3 the devices hold them and
                                  system memory does not */
-    char notes[512];          /* line: flags ignored or not counted */
+    /* line: the flags noted, as ggfit_bench_args has them (pointers into
+     * the line's argv): without effect on memory or on t/s, and those
+     * whose memory ggfit does not count (the renderers word them) */
+    const char *ignored[GGFIT_MAX_IGNORED];
+    uint32_t n_ignored;
+    const char *not_counted[GGFIT_MAX_IGNORED];
+    uint32_t n_not_counted;
 } ggfit_bench_result;
 
 /* ggfit bench: plans the request as ggfit_request_plan does (the fitted
@@ -1207,10 +1291,31 @@ typedef struct ggfit_fastest_options {
 /* ggfit_speed_options_init's speeds, objective GGFIT_OBJECTIVE_TG. */
 GGFIT_API void ggfit_fastest_options_init(ggfit_fastest_options *o);
 
+/* How the search placed a plan (the renderers word it: "-c 4096 -ngl all
+ * -ncmoe 14", "llama.cpp's fit at -c 4096 -fa off"). */
+typedef enum ggfit_placement {
+    GGFIT_PLACED_BY_FIT,      /* llama.cpp's fit at the context */
+    GGFIT_PLACED_NGL,         /* the most whole layers on the GPUs: -ngl layers */
+    GGFIT_PLACED_TS,          /* every layer on the GPUs, split by -ts */
+    GGFIT_PLACED_NCMOE,       /* every layer on the GPUs, the experts of the
+                                 first layers blocks in RAM: -ncmoe layers */
+} ggfit_placement;
+
+/* The flags a placement was tried with beside those given. */
+typedef enum ggfit_variant {
+    GGFIT_VARIANT_GIVEN,      /* none */
+    GGFIT_VARIANT_FA_OFF,     /* -fa off (-fa was left to auto) */
+    GGFIT_VARIANT_Q8_CACHE,   /* -ctk q8_0 -ctv q8_0 (--quant-cache) */
+} ggfit_variant;
+
 /* One plan the search tried, at the smallest context. */
 typedef struct ggfit_fastest_candidate {
-    char what[96];            /* "-c 4096 -ngl all -ncmoe 14", "llama.cpp's
-                                 fit at -c 4096 -fa off" */
+    ggfit_placement placement;
+    ggfit_variant variant;
+    uint32_t ctx_tried;       /* the -c it was tried at */
+    int32_t layers;           /* NGL: -ngl; NCMOE: -ncmoe */
+    uint32_t n_split;         /* TS: -ts's proportions, one per device */
+    float tensor_split[GGFIT_MAX_DEVICES];
     bool fits;                /* the whole machine holds it */
     uint32_t n_ctx;
     int32_t n_gpu_layers;     /* offloaded, output layer included */
@@ -1235,7 +1340,8 @@ typedef struct ggfit_fastest {
     ggfit_plan best;
     ggfit_plan_speed best_speed; /* the chosen plan's: own_speed when not
                                  faster */
-    char best_what[96];       /* how it was found, or "llama.cpp's plan" */
+    bool best_own;            /* the chosen plan is llama.cpp's */
+    ggfit_fastest_candidate best_how; /* else how it was found (found) */
     size_t n_candidates;
     ggfit_fastest_candidate candidates[GGFIT_MAX_CANDIDATES];
 } ggfit_fastest;
@@ -1291,7 +1397,13 @@ typedef struct ggfit_sweep_point {
 typedef struct ggfit_sweep {
     ggfit_sweep_axis axis;
     char model[256];          /* the file's name, without its folders */
-    char machine[256];        /* "CUDA0 NVIDIA GeForce RTX 3090, 124 GiB free RAM" */
+    /* The machine (the renderers word it: "NVIDIA GeForce RTX 3090 24 GiB,
+     * 124 GiB system memory free"): each device's description, else its
+     * name, with its memory, and the system memory free. */
+    uint32_t n_devices;
+    char device_names[GGFIT_MAX_DEVICES][128];
+    uint64_t device_total[GGFIT_MAX_DEVICES];
+    uint64_t host_free;
     uint32_t n_layer, n_ctx_train;
     uint32_t n_ctx;           /* NGL, NCMOE: the context (-c, else 4096) */
     uint32_t n_prompt, n_gen; /* the speeds' llama-bench -p, -n */

@@ -285,9 +285,11 @@ static void test_fit(void **state)
 
 static void plan_figures(const ggfit_plan *pl, char *buf, size_t n)
 {
+    char why[320];
     size_t at = (size_t)snprintf(buf, n, "exit %d verdict %d '%s' alternative %d ",
                                  ggfit_plan_exit_status(pl), pl->verdict.status,
-                                 pl->verdict.summary, pl->has_alternative);
+                                 ggfit_verdict_summary(&pl->verdict, why, sizeof why),
+                                 pl->has_alternative);
     if (at < n)
         fit_figures(&pl->fit, buf + at, n - at);
 }

@@ -112,10 +112,12 @@ static void test_bench_says_no_fit(void **state)
     assert_int_equal(ggfit_plan_exit_status(pl), 1);
     assert_int_equal(b->exit_status, 1);
     assert_int_equal(b->tests[0].n_ctx, 640);
-    assert_string_equal(b->tests[0].summary, pl->verdict.summary);
+    char why[320], why_b[320];
+    assert_string_equal(ggfit_verdict_summary(&b->tests[0].verdict, why_b, sizeof why_b),
+                        ggfit_verdict_summary(&pl->verdict, why, sizeof why));
     assert_true(b->tests[0].speed.tg_tps > 6.0 && b->tests[0].speed.tg_tps < 7.5);
     char *t = ggfit_bench_text(b), *j = ggfit_bench_json(b), want[400];
-    snprintf(want, sizeof want, "verdict: %s\n", pl->verdict.summary);
+    snprintf(want, sizeof want, "verdict: %s\n", why);
     assert_non_null(strstr(t, want));
     assert_non_null(strstr(t, "of the flags as given, were they to fit"));
     assert_non_null(strstr(j, "\"exit_status\": 1"));
@@ -147,7 +149,9 @@ static void test_bench_host_short(void **state)
     plan_of(flags, pl);
     assert_int_equal(b->exit_status, ggfit_plan_exit_status(pl));
     assert_int_equal(b->exit_status, 3);
-    assert_string_equal(b->tests[0].summary, pl->verdict.summary);
+    char why[320], why_b[320];
+    assert_string_equal(ggfit_verdict_summary(&b->tests[0].verdict, why_b, sizeof why_b),
+                        ggfit_verdict_summary(&pl->verdict, why, sizeof why));
     ggfit_plan_free(pl);
     free(pl);
     result_free(b);
@@ -226,8 +230,11 @@ static void test_line_defaults(void **state)
     /* pp+tg: both tokens over both times */
     double pp = b->tests[0].tps, tg = b->tests[1].tps, pg = b->tests[2].tps;
     assert_true(pg < pp && pg > tg);
-    assert_non_null(strstr(b->notes, "ignored"));
-    assert_non_null(strstr(b->notes, "-r"));
+    assert_int_equal(b->n_ignored, 1);
+    assert_string_equal(b->ignored[0], "-r");
+    char *t = ggfit_bench_text(b);
+    assert_non_null(strstr(t, "note: ignored (no effect on memory or on the predicted t/s): -r\n"));
+    ggfit_free(t);
     result_free(b);
 }
 

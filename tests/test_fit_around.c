@@ -80,7 +80,7 @@ static void verify(const ggfit_plan *pl, const char *model, const char *gpu)
 {
     assert_true(pl->has_alternative);
     assert_true(pl->fit_around);
-    assert_string_equal(pl->around_reason, "");
+    assert_int_equal(pl->around, GGFIT_AROUND_FITS);
     assert_int_equal(pl->fit.status, GGFIT_FIT_FAILED);   /* llama.cpp's own decision */
     assert_non_null(strstr(pl->fit.reason, "already set by user"));
     assert_int_equal(ggfit_plan_exit_status(pl), 0);
@@ -127,10 +127,10 @@ static void test_ngl_ctx_one_gpu(void **state)
     assert_int_equal(pl.alternative.projection.n_ctx, 65536);
     assert_true(p->n_overrides > 10);
     assert_non_null(strstr(p->overrides[p->n_overrides - 1].pattern, "exps"));
-    assert_non_null(strstr(pl.around_kept, "-c 65536 -ngl 99"));
     /* the JSON keeps llama.cpp's decision; the plan is the fitted one */
     char *j = ggfit_plan_json(&pl);
     assert_non_null(j);
+    assert_non_null(strstr(j, "\"kept\": \"-c 65536 -ngl 99\""));
     assert_non_null(strstr(j, "\"status\": \"failed\""));
     assert_non_null(strstr(j, "\"args\": \"-c 65536 -ngl 99\""));
     assert_non_null(strstr(j, "\"fit_around\": {"));
@@ -218,7 +218,8 @@ static void test_ts_kept(void **state)
     const char *k2[] = { "-ts", "1,3", "-ngl", "99", "-c", cs, NULL };
     around(&pl, "llama-3.1-8b-Q4_K_M.gguf", "rtx-3090,rtx-4060", k2);
     assert_false(pl.has_alternative);
-    assert_non_null(strstr(pl.around_reason, "(-c as given)"));
+    assert_int_equal(pl.around, GGFIT_AROUND_FAILED);
+    assert_non_null(strstr(pl.alternative.reason, "(-c as given)"));
     ggfit_plan_free(&pl);
 
     /* -ngl and -ts on a MoE model on unequal GPUs: only the experts move */
@@ -258,7 +259,7 @@ static void test_overrides_kept(void **state)
     if (pl.has_alternative)
         verify(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-4060");
     else
-        assert_true(pl.around_reason[0] != '\0');
+        assert_true(pl.around != GGFIT_AROUND_FITS);
     ggfit_plan_free(&pl);
 }
 
@@ -286,7 +287,8 @@ static void test_no_meaning(void **state)
     around(&pl, "llama-3.3-70b-Q4_K_M.gguf", "rtx-3090,rtx-3090", f);
     assert_false(pl.has_alternative);
     assert_true(pl.fit_around);
-    assert_non_null(strstr(pl.around_reason, "dense model"));
+    assert_int_equal(pl.around, GGFIT_AROUND_FAILED);
+    assert_non_null(strstr(pl.alternative.reason, "dense model"));
     assert_true(pl.n_changes > 0);
     assert_int_equal(ggfit_plan_exit_status(&pl), 1);
     char *t = ggfit_plan_text(&pl, false);
@@ -297,21 +299,24 @@ static void test_no_meaning(void **state)
     const char *g[] = { "-ngl", "99", NULL };   /* one GPU, dense: -ngl is all there is */
     around(&pl, "qwen3-14b-Q4_K_M.gguf", "rtx-4060", g);
     assert_false(pl.has_alternative);
-    assert_non_null(strstr(pl.around_reason, "-ngl 99 does not fit"));
+    assert_non_null(strstr(pl.alternative.reason, "-ngl 99 does not fit"));
     ggfit_plan_free(&pl);
 
     const char *o[] = { "-ngl", "99", "-fit", "off", NULL };   /* nothing is fitted */
     around(&pl, "gpt-oss-120b-mxfp4.gguf", "rtx-3090", o);
     assert_false(pl.has_alternative);
     assert_true(pl.fit_around);
-    assert_non_null(strstr(pl.around_reason, "-fit off checks the flags as given"));
+    assert_int_equal(pl.around, GGFIT_AROUND_NOT_FITTED);
+    char *u = ggfit_plan_text(&pl, false);
+    assert_non_null(strstr(u, "--fit-around: -fit off checks the flags as given"));
+    ggfit_free(u);
     ggfit_plan_free(&pl);
 
     const char *h[] = { "-ngl", "0", NULL };   /* a 1 GiB GPU: its margin is all of it */
     around(&pl, "qwen3-14b-Q4_K_M.gguf", "1GiB", h);
     assert_int_equal(pl.fit.status, GGFIT_FIT_FAILED);
     assert_false(pl.has_alternative);
-    assert_non_null(strstr(pl.around_reason, "-ngl 0 keeps every layer in system memory"));
+    assert_non_null(strstr(pl.alternative.reason, "-ngl 0 keeps every layer in system memory"));
     ggfit_plan_free(&pl);
 }
 

@@ -74,9 +74,10 @@ static void check_case(json_t *c, const char *program, int *n_alt)
     const char *const extra[] = { "--for", program, NULL };
     int argc = case_argv(c, store, 90, extra);
     plan_words(&pl, store, argc, id);
+    char why[320];
     if (ggfit_plan_exit_status(&pl) != 0)
         fail_msg("%s (--for %s): llama.cpp fits, ggfit exits %d: %s", id, program,
-                 ggfit_plan_exit_status(&pl), pl.verdict.summary);
+                 ggfit_plan_exit_status(&pl), ggfit_verdict_summary(&pl.verdict, why, sizeof why));
     assert_int_not_equal(pl.fit.status, GGFIT_FIT_FAILED);
     *n_alt += pl.has_alternative;
     /* the printed flags, for llama-server, planned as given */
@@ -91,7 +92,7 @@ static void check_case(json_t *c, const char *program, int *n_alt)
     plan_words(&pl2, again, k, id);
     if (pl2.verdict.status != GGFIT_VERDICT_FITS)
         fail_msg("%s (--for %s): the printed flags, planned as given: %s", id, program,
-                 pl2.verdict.summary);
+                 ggfit_verdict_summary(&pl2.verdict, why, sizeof why));
     ggfit_plan_free(&pl2);
     ggfit_plan_free(&pl);
 }

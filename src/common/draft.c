@@ -8,7 +8,6 @@
  * are not added. There is no separate draft context: the draft is measured
  * at the target's -c (0: the draft's own trained context).
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,13 +183,10 @@ void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan 
     /* DeepSeek V4 rolls its compressed cache back too (n_rs_seq in
      * llama_kv_cache_dsv4), and its MTP context is an iSWA cache of the
      * NextN blocks: neither is reproduced */
-    size_t n = strlen(out->notes);
     bool known;
     bool dsv4 = ggfit__model_arch(m, &known)->compress_ratio != NULL;
-    if (dsv4 && (r->spec_types & SPEC_CTX_TYPES) && n < sizeof out->notes)
-        snprintf(out->notes + n, sizeof out->notes - n, "--spec-type: DeepSeek V4's rollback "
-                 "snapshots (n_rs_seq %d) and its MTP context's cache are not counted yet\n",
-                 r->spec_draft_n_max);
+    out->spec_rollback = dsv4 && (r->spec_types & SPEC_CTX_TYPES);
+    out->spec_n_rs_seq = r->spec_draft_n_max;
 }
 
 /* A string key of g, or "" (its bytes are not NUL-terminated). */
@@ -277,58 +273,56 @@ static int64_t first_token_diff(const vocab *a, const vocab *b)
 
 /* common/speculative.cpp common_speculative_are_compatible, which the
  * draft-simple type runs once the draft is loaded (after the fit): why
- * the vocabularies are refused, in out (empty: compatible, or not known:
- * then unknown says what was not checked); *aborts when the comparison of
- * the tokens' texts would assert (llama_vocab::token_get_text on a file
- * without a tokenizer). */
-static void vocab_check(const ggfit_model *tgt, const ggfit_model *dft, char *out, size_t cap,
-                        char *unknown, size_t ucap, bool *aborts)
+ * the vocabularies are refused (GGFIT_VOCAB_SAME: compatible, or not
+ * known: then unknown says what was not checked); aborts when the
+ * comparison of the tokens' texts would assert (llama_vocab::token_get_text
+ * on a file without a tokenizer). */
+static void vocab_check(const ggfit_model *tgt, const ggfit_model *dft, ggfit_vocab_check *c)
 {
     vocab t, d;
     vocab_of(tgt, &t);
     vocab_of(dft, &d);
-    out[0] = unknown[0] = '\0';
-    *aborts = false;
+    memset(c, 0, sizeof *c);
+    c->checked = true;
+    c->unknown = -1;
     if (strcmp(t.model, d.model)) {
-        snprintf(out, cap, "its vocabulary type (%s) is not the target's (%s)", d.model,
-                 t.model);
+        c->mismatch = GGFIT_VOCAB_TYPE;
+        snprintf(c->type_target, sizeof c->type_target, "%s", t.model);
+        snprintf(c->type_draft, sizeof c->type_draft, "%s", d.model);
         return;
     }
     for (int e = 0; e < 2; e++) {
         int at = e ? t.add_eos : t.add_bos, ad = e ? d.add_eos : d.add_bos;
         int64_t it = e ? t.eos : t.bos, id = e ? d.eos : d.bos;
         if (at < 0 || ad < 0) {
-            snprintf(unknown, ucap, "add_%s_token", e ? "eos" : "bos");
+            c->unknown = e;
             continue;
         }
         if (at != ad || (at && it != id)) {
-            snprintf(out, cap, "its %s token is not the target's (add %d - %d, id %lld - "
-                     "%lld)", e ? "EOS" : "BOS", at, ad, (long long)it, (long long)id);
+            c->mismatch = GGFIT_VOCAB_SPECIAL;
+            c->eos = e;
+            c->add_target = at;
+            c->add_draft = ad;
+            c->id_target = it;
+            c->id_draft = id;
             return;
         }
     }
     uint64_t nt = t.n_tokens, nd = d.n_tokens;
     uint64_t diff = nt > nd ? nt - nd : nd - nt;
     if (diff > 128) {   /* SPEC_VOCAB_MAX_SIZE_DIFFERENCE */
-        snprintf(out, cap, "its vocabulary (%llu tokens) is %llu tokens from the target's "
-                 "(%llu), more than 128", (unsigned long long)nd, (unsigned long long)diff,
-                 (unsigned long long)nt);
+        c->mismatch = GGFIT_VOCAB_SIZE;
+        c->n_target = nt;
+        c->n_draft = nd;
+        c->n_apart = diff;
         return;
     }
-    *aborts = t.none && (nt < nd ? nt : nd) > 5;
+    c->aborts = t.none && (nt < nd ? nt : nd) > 5;
     int64_t id = t.has_tokens && d.has_tokens ? first_token_diff(&t, &d) : -1;
-    if (id >= 0)
-        snprintf(out, cap, "its token %lld is not the target's", (long long)id);
-}
-
-static void add_note(ggfit_plan *out, const char *fmt, ...)
-{
-    size_t k = strlen(out->notes);
-    va_list ap;
-    va_start(ap, fmt);
-    if (k < sizeof out->notes)
-        vsnprintf(out->notes + k, sizeof out->notes - k, fmt, ap);
-    va_end(ap);
+    if (id >= 0) {
+        c->mismatch = GGFIT_VOCAB_TOKEN;
+        c->token = id;
+    }
 }
 
 /* -devd: the draft's devices, by their names (an rpc device also by
@@ -406,7 +400,7 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     const ggfit_hparams *dh = ggfit_model_hparams(model);
     bool known;
     bool mla = (dh->n_embd_head_k_mla && dh->n_embd_head_v_mla) ||
-               ggfit__arch(dh->arch, &known)->same_kv_types;
+               ggfit__model_arch(model, &known)->same_kv_types;
     if (mla && d.type_k != d.type_v) {
         rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the %s does not support different K (%s) "
                          "and V (%s) cache types (-ctkd, -ctvd): llama-server fails to create "
@@ -436,36 +430,17 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     }
     for (uint32_t j = 0; !rc && j < out->draft.n_devices; j++)
         out->draft.device_of[j] = at[out->draft.device_of[j]];   /* the target's indices */
-    char why[192], unknown[32];
-    bool simple = (r->spec_types & SPEC_BIT(SPEC_DRAFT_SIMPLE)) != 0, aborts;
-    if (!rc && dm && simple) {
-        vocab_check(target, dm, why, sizeof why, unknown, sizeof unknown, &aborts);
-        if (aborts)
-            add_note(out, "-md: neither file has a tokenizer: llama-server aborts when "
-                     "draft-simple compares their tokens after its fit (GGML_ASSERT in "
-                     "llama_vocab::token_get_text); model files with one are compared\n");
-        else if (why[0])
-            add_note(out, "-md: %s: llama-server refuses the draft after its fit "
-                     "(common_speculative_are_compatible) and serves without speculative "
-                     "decoding; its bytes were counted in the fit all the same\n", why);
-        else if (unknown[0])
-            add_note(out, "-md: the vocabularies' %s is not in the files: that check of "
-                     "llama-server's is not made here\n", unknown);
-    }
-    if (!rc && dm && !simple && !mtp)
-        add_note(out, "-md without --spec-type draft-simple: llama-server measures and loads "
-                 "the draft (counted here), then finds no type to run and frees it\n");
-    if (!rc && !dm && out->draft.compute_estimated)
-        add_note(out, "--spec-type draft-mtp: ggfit has no graph for %s's MTP head yet: the MTP "
-                 "context's compute buffers are estimated\n", ggfit_model_hparams(model)->arch);
+    bool simple = (r->spec_types & SPEC_BIT(SPEC_DRAFT_SIMPLE)) != 0;
+    if (!rc && dm && simple)
+        vocab_check(target, dm, &out->draft_vocab);
+    out->draft_unused = !rc && dm && !simple && !mtp;
+    if (!dm)   /* an MTP context's compute estimated: its architecture's */
+        snprintf(out->draft_arch, sizeof out->draft_arch, "%s",
+                 ggfit_model_hparams(model)->arch);
     bool rpc = false;
     for (size_t j = 0; j < out->n_devices; j++)
         rpc |= out->devices[j].kind == GGFIT_BACKEND_RPC;
-    if (!rc && rpc)
-        add_note(out, "%s: planned as on a GPU machine, the draft's bytes on each device added "
-                 "to that device's fit target; a CPU build of llama-server with RPC devices "
-                 "lists the CPU first and adds them one device on (the last device's are "
-                 "lost)\n", dm ? "-md" : "--spec-type draft-mtp");
+    out->draft_rpc = !rc && rpc;
     bool own_weights = dm != NULL;
     ggfit_model_free(dm);
     if (rc)

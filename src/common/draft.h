@@ -26,7 +26,8 @@ bool ggfit__spec_has_draft(const ggfit_request *r);
  * (server_n_outputs_max, common_speculative_n_max) and load_mtp. */
 void ggfit__spec_params(const ggfit_request *r, ggfit_params *p);
 
-/* --for server: what the speculative flags change that is not counted. */
+/* --for server: what the speculative flags change that is not counted
+ * (out->spec_rollback, spec_n_rs_seq). */
 void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan *out);
 
 /* The speculative flags given, as a command line repeats them. */
@@ -38,8 +39,9 @@ void ggfit__spec_args(const ggfit_request *r, char *out, size_t cap);
  * devices) and its bytes in out->fit_options.extra_used / extra_host (the
  * fit targets and the verdict's pools; an MTP context's weights are the
  * target's: not added). Sets out->has_draft, draft_mtp, draft_model,
- * draft_params and draft; notes what llama-server does after its fit
- * (vocabularies refused by draft-simple, a draft no type runs). */
+ * draft_params and draft; and what llama-server does after its fit, for
+ * the notes (draft_vocab: vocabularies refused by draft-simple;
+ * draft_unused: a draft no type runs; draft_rpc, draft_arch). */
 ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target,
                                const ggfit_params *params, ggfit_plan *out, char **err);
 

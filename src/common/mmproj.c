@@ -75,13 +75,6 @@ ggfit_status ggfit__mmproj_set(ggfit_request *r, ggfit__flag_at at, const char *
     return GGFIT_OK;
 }
 
-static void note(ggfit_plan *out, const char *fmt, const char *s)
-{
-    size_t k = strlen(out->notes);
-    if (k < sizeof out->notes)
-        snprintf(out->notes + k, sizeof out->notes - k, fmt, s);
-}
-
 /* The measure of mm (closed here) and its bytes in the plan. */
 static ggfit_status plan_with(const ggfit_request *r, ggfit_mmproj *mm, const char *name,
                               const ggfit_params *params, ggfit_plan *out, char **err)
@@ -93,22 +86,14 @@ static ggfit_status plan_with(const ggfit_request *r, ggfit_mmproj *mm, const ch
     ggfit_mmproj_free(mm);
     if (rc)
         return rc;
+    /* an encoder without a graph is noted from u (compute_estimated) */
     const ggfit_mmproj_usage *u = &out->mmproj_usage;
-    for (size_t k = 0; k < u->n_encoders; k++)
-        if (u->enc[k].compute_estimated)
-            note(out, "--mmproj: ggfit has no graph for the %s encoder yet: its compute "
-                      "buffer is estimated from its dimensions (weights exact)\n",
-                 u->enc[k].projector);
     bool rpc = false, on_device = false;
     for (size_t j = 0; j < out->n_devices; j++) {
         rpc |= out->devices[j].kind == GGFIT_BACKEND_RPC;
         on_device |= u->device[j] != 0;
     }
-    if (rpc && on_device)
-        note(out, "%s", "--mmproj: planned as on a GPU machine, the projector's bytes added "
-                        "to its device's fit target; a CPU build of llama-server with RPC "
-                        "devices lists the CPU first and adds them one device on (its CPU "
-                        "bytes to the first device)\n");
+    out->mmproj_rpc = rpc && on_device;
     out->has_mmproj = true;
     snprintf(out->mmproj, sizeof out->mmproj, "%s", name);
     out->mmproj_params = p;

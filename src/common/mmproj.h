@@ -17,8 +17,8 @@ bool ggfit__mmproj_flag(const char *a);
  * mtmd_get_memory_usage measures it (params: the server's flags, for -fa),
  * its bytes per device in out->fit_options.extra_used (the fit targets and
  * the verdict's pools) and its CPU bytes in extra_host. Sets
- * out->has_mmproj, mmproj and mmproj_usage; notes for an estimated compute
- * buffer and for RPC devices. */
+ * out->has_mmproj, mmproj, mmproj_usage (an encoder's compute_estimated,
+ * which the plan notes) and mmproj_rpc. */
 ggfit_status ggfit__mmproj_plan(const ggfit_request *r, const ggfit_params *params,
                                 ggfit_plan *out, char **err);
 

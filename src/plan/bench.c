@@ -31,7 +31,7 @@ static void judged(ggfit_bench_test *t, const ggfit_plan *pl)
     const ggfit_verdict *v = chosen_verdict(pl);
     t->exit_status = ggfit_plan_exit_status(pl);
     t->status = v->status;
-    snprintf(t->summary, sizeof t->summary, "%s", v->summary);
+    t->verdict = *v;
     t->n_pools = v->n_pools;
     for (uint32_t i = 0; i < v->n_pools && i < GGFIT_MAX_POOLS; i++)
         t->used[i] = v->pools[i].used;
@@ -59,7 +59,6 @@ ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o, ggfit_b
     memset(out, 0, offsetof(ggfit_bench_result, tests) + sizeof out->tests[0]);
     out->n_tests = 1;
     out->decides = 0;
-    out->notes[0] = '\0';
     ggfit_plan *plan = &out->plan;
     ggfit_status rc = ggfit_request_plan(r, plan, err);
     if (rc)
@@ -190,25 +189,6 @@ static ggfit_status test_speed(const ggfit_model *m, const ggfit_plan *pl,
     return rc;
 }
 
-/* "ignored (...): -r -t", "not counted yet (...): -nopo" */
-static void line_notes(const ggfit_bench_args *a, char *out, size_t cap)
-{
-    size_t k = 0;
-    out[0] = '\0';
-    for (uint32_t i = 0; i < a->n_ignored && k < cap; i++)
-        k += (size_t)snprintf(out + k, cap - k, "%s %s",
-                              i ? "" : "ignored (no effect on memory or on the predicted t/s):",
-                              a->ignored[i]);
-    if (a->n_ignored && k < cap)
-        k += (size_t)snprintf(out + k, cap - k, "\n");
-    for (uint32_t i = 0; i < a->n_not_counted && k < cap; i++)
-        k += (size_t)snprintf(out + k, cap - k, "%s %s",
-                              i ? "" : "not counted (ggfit plans llama-bench's default for "
-                                       "them):", a->not_counted[i]);
-    if (a->n_not_counted && k < cap)
-        snprintf(out + k, cap - k, "\n");
-}
-
 /* Plans every test of every instance on m and devs; keeps the deciding
  * plan in out->plan. w is the scratch request, vals the lists' values. */
 static ggfit_status plan_tests(ggfit_request *r, ggfit_request *w, const ggfit_model *m,
@@ -309,7 +289,10 @@ ggfit_status ggfit_bench_line(ggfit_request *r, const ggfit_bench_args *a,
     out->exit_status = 0;
     out->line = true;
     out->reps = a->reps;
-    line_notes(a, out->notes, sizeof out->notes);
+    out->n_ignored = a->n_ignored;
+    memcpy(out->ignored, a->ignored, a->n_ignored * sizeof a->ignored[0]);
+    out->n_not_counted = a->n_not_counted;
+    memcpy(out->not_counted, a->not_counted, a->n_not_counted * sizeof a->not_counted[0]);
     if (!r->model && !r->hf_repo && !r->model_url)
         return ggfit__fail(err, GGFIT_EINVAL, "llama-bench: -m FILE is needed");
     ggfit__bench_vals *vals = ggfit__calloc(GGFIT_BENCH_LISTS, sizeof *vals);

@@ -21,11 +21,12 @@ void ggfit__plan_zero(ggfit_plan *out);
 
 /* --fit-around where llama.cpp's fit aborted on a set flag (plan_around.c):
  * the fit around the set flags of p, judged on the whole machine, into
- * out's alternative when it fits there, else out->around_reason says why. */
+ * out's alternative (has_alternative when it fits there, else out->around
+ * says why not). */
 ggfit_status ggfit__plan_fit_around(const ggfit_model *m, const ggfit_params *p, ggfit_plan *out,
                                     char **err);
 /* --fit-around where nothing is fitted (-fitp on, -fit off): says so in
- * out, with the flags it would have kept. */
-void ggfit__plan_not_around(const ggfit_params *p, bool print_memory, ggfit_plan *out);
+ * out (GGFIT_AROUND_NOT_FITTED). */
+void ggfit__plan_not_around(ggfit_plan *out);
 
 #endif

@@ -26,52 +26,37 @@ static bool is(const char *a, const char *s1, const char *s2)
     return !strcmp(a, s1) || (s2 && !strcmp(a, s2));
 }
 
-/* What the plan leaves out, in words. */
+/* What the plan leaves out, as facts (render/plan.c words them): the
+ * flags noted, less those the program counts after all, and -ts's
+ * proportions beyond the devices. */
 static void notes(const ggfit_request *r, ggfit_plan *out)
 {
-    size_t k = 0, cap = sizeof out->notes;
-    out->notes[0] = '\0';
     /* --for server with --mmproj counts the projector's flags */
     /* and, for a model from -hf, --no-mmproj: the line carries it */
 #define MMPROJ_COUNTS(a) (ggfit__serves(r->program) && \
                           ((r->mmproj && (ggfit__mmproj_flag(a) || ggfit__mmproj_file_flag(a))) || \
                            (r->hf_repo && is(a, "--no-mmproj", "--no-mmproj-auto"))))
-    uint32_t n_ign = 0;
-    for (uint32_t i = 0; i < r->n_ignored; i++)
-        n_ign += !MMPROJ_COUNTS(r->ignored[i]);
-    if (n_ign) {
-        k += (size_t)snprintf(out->notes + k, cap - k, "ignored (no effect on memory):");
-        for (uint32_t i = 0; i < r->n_ignored && k < cap; i++)
-            if (!MMPROJ_COUNTS(r->ignored[i]))
-                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->ignored[i]);
-        if (k < cap)
-            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
-    }
     /* --for server counts llama-server's prompt cache (--cache-ram) */
     /* and the draft model (-md and its flags, common/draft.c) */
 #define SERVER_COUNTS(a) ((ggfit__serves(r->program) && \
                           (is(a, "-cram", "--cache-ram") || ggfit__draft_flag(a))) || \
                           MMPROJ_COUNTS(a))
-    uint32_t n_nc = 0;
+    out->n_ignored = out->n_not_counted = 0;
+    for (uint32_t i = 0; i < r->n_ignored; i++)
+        if (!MMPROJ_COUNTS(r->ignored[i]))
+            out->ignored[out->n_ignored++] = r->ignored[i];
     for (uint32_t i = 0; i < r->n_not_counted; i++)
-        n_nc += !SERVER_COUNTS(r->not_counted[i]);
-    if (n_nc && k < cap) {
-        k += (size_t)snprintf(out->notes + k, cap - k, "not counted yet (they add memory ggfit "
-                                                       "does not project):");
-        for (uint32_t i = 0; i < r->n_not_counted && k < cap; i++)
-            if (!SERVER_COUNTS(r->not_counted[i]))
-                k += (size_t)snprintf(out->notes + k, cap - k, " %s", r->not_counted[i]);
+        if (!SERVER_COUNTS(r->not_counted[i]))
+            out->not_counted[out->n_not_counted++] = r->not_counted[i];
 #undef SERVER_COUNTS
 #undef MMPROJ_COUNTS
-        if (k < cap)
-            k += (size_t)snprintf(out->notes + k, cap - k, "\n");
-    }
     uint32_t nd = 0;
     for (size_t d = 0; d < out->n_devices; d++)
         nd += out->devices[d].total || out->devices[d].free;
-    if (r->params.n_tensor_split > nd && nd > 0 && k < cap)
-        snprintf(out->notes + k, cap - k, "-ts gives %u proportions for %u devices: llama.cpp "
-                 "uses the first %u\n", r->params.n_tensor_split, nd, nd);
+    if (r->params.n_tensor_split > nd && nd > 0) {
+        out->ts_given = r->params.n_tensor_split;
+        out->ts_used = nd;
+    }
 }
 
 void ggfit__plan_zero(ggfit_plan *out)
@@ -183,7 +168,7 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         out->fit.status == GGFIT_FIT_FAILED && strstr(out->fit.reason, "already set by user"))
         rc = ggfit__plan_fit_around(m, &params, out, err);
     else if (!rc && r->fit.fit_around && (r->print_memory || r->fit.check_only))
-        ggfit__plan_not_around(&params, r->print_memory, out);   /* nothing is fitted: say so */
+        ggfit__plan_not_around(out);   /* nothing is fitted: say so */
     /* Not fitting, and nothing found that does: the nearest changes. */
     if (!rc && !out->has_alternative && out->verdict.status != GGFIT_VERDICT_FITS)
         rc = ggfit__nearest(m, judged, &out->projection, out->devices, out->n_devices,

@@ -113,7 +113,10 @@ static double score(const ggfit_fastest_options *o, const tried *t)
     return o->objective == GGFIT_OBJECTIVE_PP ? t->pp_tps : t->tg_tps;
 }
 
-static ggfit_status consider(search *s, const ggfit_params *p, const char *what, char **err)
+/* p, placed as how says (its placement and variant), judged and kept
+ * among the candidates, and as the best when it beats it. */
+static ggfit_status consider(search *s, const ggfit_params *p, const ggfit_fastest_candidate *how,
+                             char **err)
 {
     tried t;
     ggfit_status rc = judge_params(s->j, p, &t, err);
@@ -121,7 +124,7 @@ static ggfit_status consider(search *s, const ggfit_params *p, const char *what,
         return rc;
     if (s->out->n_candidates < GGFIT_MAX_CANDIDATES) {
         ggfit_fastest_candidate *c = &s->out->candidates[s->out->n_candidates++];
-        snprintf(c->what, sizeof c->what, "%s", what);
+        *c = *how;
         c->fits = t.fits;
         c->n_ctx = t.n_ctx;
         c->n_gpu_layers = t.n_gpu_layers;
@@ -132,7 +135,8 @@ static ggfit_status consider(search *s, const ggfit_params *p, const char *what,
         s->best = *p;
         s->best_score = score(s->o, &t);
         s->have_best = true;
-        snprintf(s->out->best_what, sizeof s->out->best_what, "%s", what);
+        s->out->best_own = false;
+        s->out->best_how = *how;
     }
     return GGFIT_OK;
 }
@@ -259,13 +263,12 @@ static ggfit_status fastest_first(judge *j, const ggfit_params *base, uint32_t n
  * n_ctx: llama.cpp's fit at that context, the most whole layers on the
  * GPUs, and (MoE) every layer on the GPUs with the fewest blocks' experts
  * in RAM. Placement flags the user set are kept: only the unset vary. */
-static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, char **err)
+static ggfit_status variant(search *s, const ggfit_params *v, ggfit_variant tag, char **err)
 {
     judge *j = s->j;
     const ggfit_hparams *hp = ggfit_model_hparams(j->m);
-    char what[96];
+    ggfit_fastest_candidate how = { .variant = tag, .ctx_tried = v->n_ctx };
     ggfit_status rc;
-    uint32_t n_ctx = v->n_ctx;
     ggfit_fit_options fo = *j->fo;
     fo.check_only = false;
     fo.fit_around = false;
@@ -277,8 +280,8 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
     ggfit_params fp = fr.params;
     ggfit_fit_result_clear(&fr);
     if (fitted) {
-        snprintf(what, sizeof what, "llama.cpp's fit at -c %u%s", n_ctx, tag);
-        if ((rc = consider(s, &fp, what, err)))
+        how.placement = GGFIT_PLACED_BY_FIT;
+        if ((rc = consider(s, &fp, &how, err)))
             return rc;
     }
     if (!j->n || v->set_n_gpu_layers || v->set_overrides || v->cpu_moe || v->n_cpu_moe)
@@ -288,8 +291,9 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
         return rc;
     if (k >= 0) {
         ggfit_params p = with_layers(v, k);
-        snprintf(what, sizeof what, "-c %u -ngl %d%s", n_ctx, k, tag);
-        if ((rc = consider(s, &p, what, err)))
+        how.placement = GGFIT_PLACED_NGL;
+        how.layers = k;
+        if ((rc = consider(s, &p, &how, err)))
             return rc;
     }
     if (j->n >= 2 && !v->set_tensor_split && v->split_mode == GGFIT_SPLIT_LAYER) {
@@ -298,12 +302,11 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
         if ((rc = fastest_first(j, v, hp->n_layer, &p, &ok, err)))
             return rc;
         if (ok) {
-            char ts[64] = "";
-            for (size_t d = 0, w = 0; d < j->n && w < sizeof ts; d++)
-                w += (size_t)snprintf(ts + w, sizeof ts - w, "%s%.0f", d ? "," : "",
-                                      p.tensor_split[d]);
-            snprintf(what, sizeof what, "-c %u -ngl all -ts %s%s", n_ctx, ts, tag);
-            if ((rc = consider(s, &p, what, err)))
+            ggfit_fastest_candidate ts = how;
+            ts.placement = GGFIT_PLACED_TS;
+            ts.n_split = (uint32_t)j->n;
+            memcpy(ts.tensor_split, p.tensor_split, j->n * sizeof p.tensor_split[0]);
+            if ((rc = consider(s, &p, &ts, err)))
                 return rc;
         }
     }
@@ -312,8 +315,9 @@ static ggfit_status variant(search *s, const ggfit_params *v, const char *tag, c
             return rc;
         if (k >= 0) {
             ggfit_params p = with_cpu_moe(v, (uint32_t)k);
-            snprintf(what, sizeof what, "-c %u -ngl all -ncmoe %d%s", n_ctx, k, tag);
-            if ((rc = consider(s, &p, what, err)))
+            how.placement = GGFIT_PLACED_NCMOE;
+            how.layers = k;
+            if ((rc = consider(s, &p, &how, err)))
                 return rc;
         }
     }
@@ -391,7 +395,7 @@ static ggfit_status fastest(ggfit_request *r, const ggfit_model *m,
                                                           : out->own_speed.tg_tps;
         s.best_score *= 1.005;   /* ties, within the model's rounding, stay llama.cpp's */
         s.have_best = true;
-        snprintf(out->best_what, sizeof out->best_what, "llama.cpp's plan");
+        out->best_own = true;
     }
     bool own_best = s.have_best;
     const ggfit_params *given = &own->asked;
@@ -401,25 +405,25 @@ static ggfit_status fastest(ggfit_request *r, const ggfit_model *m,
     /* the variants: as given; flash attention off when it was left to
      * auto; with o->quant_cache and the cache types unset, a q8_0 cache
      * (a quantized V needs flash attention) */
-    if ((rc = variant(&s, &base, "", err)))
+    if ((rc = variant(&s, &base, GGFIT_VARIANT_GIVEN, err)))
         return rc;
     if (base.flash_attn == GGFIT_FA_AUTO) {
         ggfit_params v = base;
         v.flash_attn = GGFIT_FA_OFF;
-        if ((rc = variant(&s, &v, " -fa off", err)))
+        if ((rc = variant(&s, &v, GGFIT_VARIANT_FA_OFF, err)))
             return rc;
     }
     if (o->quant_cache && base.type_k == GGFIT_TYPE_F16 && base.type_v == GGFIT_TYPE_F16 &&
         base.flash_attn != GGFIT_FA_OFF) {
         ggfit_params v = base;
         v.type_k = v.type_v = GGFIT_TYPE_Q8_0;
-        if ((rc = variant(&s, &v, " -ctk q8_0 -ctv q8_0", err)))
+        if ((rc = variant(&s, &v, GGFIT_VARIANT_Q8_CACHE, err)))
             return rc;
     }
     out->found = s.have_best;
     if (!s.have_best)
         return GGFIT_OK;
-    out->faster = !own_best || strcmp(out->best_what, "llama.cpp's plan") != 0;
+    out->faster = !own_best || !out->best_own;
     if (!out->faster) {
         out->best_speed = out->own_speed;
         return GGFIT_OK;
@@ -609,16 +613,15 @@ ggfit_status ggfit_request_sweep(ggfit_request *r, ggfit_sweep_axis axis,
     out->axis = axis;
     snprintf(out->model, sizeof out->model, "%s",
              base_name(r->model ? r->model : r->model_url ? r->model_url : r->hf_repo));
-    size_t w = 0;
-    for (size_t d = 0; d < pl->n_devices && w < sizeof out->machine; d++)
-        w += (size_t)snprintf(out->machine + w, sizeof out->machine - w, "%s%s %.0f GiB",
-                              d ? " + " : "", pl->devices[d].description[0]
-                                                  ? pl->devices[d].description
-                                                  : pl->devices[d].name,
-                              (double)pl->devices[d].total / (1024.0 * GGFIT_MiB));
-    if (w < sizeof out->machine)
-        snprintf(out->machine + w, sizeof out->machine - w, "%s%.0f GiB system memory free",
-                 pl->n_devices ? ", " : "", (double)pl->host.free / (1024.0 * GGFIT_MiB));
+    out->n_devices = 0;
+    for (size_t d = 0; d < pl->n_devices && d < GGFIT_MAX_DEVICES; d++) {
+        const ggfit_device *dv = &pl->devices[d];
+        snprintf(out->device_names[d], sizeof out->device_names[d], "%s",
+                 dv->description[0] ? dv->description : dv->name);
+        out->device_total[d] = dv->total;
+        out->n_devices++;
+    }
+    out->host_free = pl->host.free;
     out->n_layer = hp->n_layer;
     out->n_ctx_train = hp->n_ctx_train;
     out->n_prompt = o->n_prompt;

@@ -3,6 +3,7 @@
  * (the fit and projection renderers), then ggfit's verdict on the whole
  * machine beside it, in words for a person and as JSON.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,23 @@ static double mib(uint64_t b)
 }
 
 static const char *const pool_kinds[] = { "device", "host", "unified" };
+
+/* A Metal span's fixes: their flags, and what each does. */
+static const char *const fix_flags[] = {
+    [GGFIT_FIX_OUTPUT_CPU] = "-ot \"^output=CPU\"",
+    [GGFIT_FIX_REORDER] = "ggfit reorder IN OUT",
+    [GGFIT_FIX_NO_MMAP] = "--no-mmap",
+};
+static const char *const fix_what[] = {
+    [GGFIT_FIX_OUTPUT_CPU] = "keeps the output layer in system RAM, so the span ends at the "
+                             "offloaded blocks",
+    [GGFIT_FIX_REORDER] = "rewrites the file in llama.cpp's offload order (experts first, "
+                          "then the blocks, the output layer last)",
+    [GGFIT_FIX_NO_MMAP] = "loads the weights into buffers of their own size instead of "
+                          "mapping the file",
+};
+_Static_assert(sizeof fix_flags / sizeof fix_flags[0] == GGFIT_FIX_NO_MMAP + 1, "fix_flags");
+_Static_assert(sizeof fix_what / sizeof fix_what[0] == GGFIT_FIX_NO_MMAP + 1, "fix_what");
 static const char *const verdict_ids[] = { "fits", "no_fit", "host_short" };
 
 char *ggfit_plan_args(const ggfit_plan *pl)
@@ -38,6 +56,270 @@ char *ggfit_plan_args(const ggfit_plan *pl)
 }
 
 /* ---- text ----------------------------------------------------------------- */
+
+/* The verdict in one sentence: the first pool short, or the Host's use
+ * when every pool holds. */
+char *ggfit_verdict_summary(const ggfit_verdict *v, char *buf, size_t n)
+{
+    const ggfit_pool *h = NULL, *bad = v->first_short >= 0 ? &v->pools[v->first_short] : NULL;
+    for (uint32_t i = 0; i < v->n_pools; i++)
+        if (v->pools[i].kind == GGFIT_POOL_HOST)
+            h = &v->pools[i];
+    if (n)
+        buf[0] = '\0';
+    if (!v->n_pools || !n)
+        return buf;   /* not judged */
+    if (!bad) {
+        snprintf(buf, n,
+                 "fits: every device keeps its margin, and system memory holds the %.0f MiB "
+                 "left on the host (%.0f MiB free)", h ? mib(h->used) : 0.0,
+                 mib(h ? h->free : 0));   /* the host's free memory */
+    } else if (bad->kind == GGFIT_POOL_DEVICE && bad->short_by < bad->margin) {
+        /* it loads, with less than the margin left (llama.cpp's fit lands
+         * there: its estimates are approximate) */
+        snprintf(buf, n,
+                 "inside the margin: %s needs %.0f MiB of %.0f MiB free and keeps %.0f MiB of "
+                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, mib(bad->used),
+                 mib(bad->free), mib((uint64_t)bad->free_after), mib(bad->margin),
+                 mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_DEVICE) {
+        snprintf(buf, n,
+                 "does not fit: %s needs %.0f MiB and keeps a %.0f MiB margin, %.0f MiB are "
+                 "free: short by %.0f MiB", bad->name, mib(bad->used), mib(bad->margin),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_HOST && v->status == GGFIT_VERDICT_NO_FIT) {
+        snprintf(buf, n,
+                 "does not fit in system memory: it needs %.0f MiB and keeps a %.0f MiB margin, "
+                 "%.0f MiB are free: short by %.0f MiB", mib(bad->used), mib(bad->margin),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->kind == GGFIT_POOL_UNIFIED) {
+        snprintf(buf, n,
+                 "does not fit: the GPU and the host share one memory; together they need "
+                 "%.0f MiB, %.0f MiB are free: short by %.0f MiB", mib(bad->used),
+                 mib(bad->free), mib(bad->short_by));
+    } else if (bad->used - bad->mapped + bad->margin <= bad->free) {
+        snprintf(buf, n,
+                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
+                 "of them weights mapped from the file, and %.0f MiB are free: %.0f MiB of "
+                 "weights would be read from disk again and again (slow)", mib(bad->used),
+                 mib(bad->mapped), mib(bad->free), mib(bad->short_by));
+    } else {
+        snprintf(buf, n,
+                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
+                 "are free: short by %.0f MiB", mib(bad->used), mib(bad->free),
+                 mib(bad->short_by));
+    }
+    return buf;
+}
+
+/* The summary as a value, for a format's argument. */
+typedef struct summary_text {
+    char s[320];
+} summary_text;
+
+static summary_text summary(const ggfit_verdict *v)
+{
+    summary_text t;
+    ggfit_verdict_summary(v, t.s, sizeof t.s);
+    return t;
+}
+
+/* What the plan leaves out, one line each, in the order it was planned:
+ * the flags, -ts, the speculative flags, the draft, the projector. Within
+ * the 1024 bytes the plan's notes always had (a longer text is cut as it
+ * was). */
+#define NOTES_CAP 1024
+
+static void note(char *buf, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < NOTES_CAP)
+        vsnprintf(buf + k, NOTES_CAP - k, fmt, ap);
+    va_end(ap);
+}
+
+static void vocab_why(const ggfit_vocab_check *c, char *out, size_t cap)
+{
+    switch (c->mismatch) {
+    case GGFIT_VOCAB_TYPE:
+        snprintf(out, cap, "its vocabulary type (%s) is not the target's (%s)", c->type_draft,
+                 c->type_target);
+        break;
+    case GGFIT_VOCAB_SPECIAL:
+        snprintf(out, cap, "its %s token is not the target's (add %d - %d, id %lld - %lld)",
+                 c->eos ? "EOS" : "BOS", c->add_target, c->add_draft, (long long)c->id_target,
+                 (long long)c->id_draft);
+        break;
+    case GGFIT_VOCAB_SIZE:
+        snprintf(out, cap, "its vocabulary (%llu tokens) is %llu tokens from the target's "
+                 "(%llu), more than 128", (unsigned long long)c->n_draft,
+                 (unsigned long long)c->n_apart, (unsigned long long)c->n_target);
+        break;
+    case GGFIT_VOCAB_TOKEN:
+        snprintf(out, cap, "its token %lld is not the target's", (long long)c->token);
+        break;
+    default:
+        out[0] = '\0';
+    }
+}
+
+static void notes_of(const ggfit_plan *pl, char *buf)
+{
+    size_t k = 0, cap = NOTES_CAP;
+    buf[0] = '\0';
+    if (pl->n_ignored) {
+        k += (size_t)snprintf(buf + k, cap - k, "ignored (no effect on memory):");
+        for (uint32_t i = 0; i < pl->n_ignored && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, " %s", pl->ignored[i]);
+        if (k < cap)
+            k += (size_t)snprintf(buf + k, cap - k, "\n");
+    }
+    if (pl->n_not_counted && k < cap) {
+        k += (size_t)snprintf(buf + k, cap - k, "not counted yet (they add memory ggfit "
+                                                "does not project):");
+        for (uint32_t i = 0; i < pl->n_not_counted && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, " %s", pl->not_counted[i]);
+        if (k < cap)
+            k += (size_t)snprintf(buf + k, cap - k, "\n");
+    }
+    if (pl->ts_given && k < cap)
+        snprintf(buf + k, cap - k, "-ts gives %u proportions for %u devices: llama.cpp "
+                 "uses the first %u\n", pl->ts_given, pl->ts_used, pl->ts_used);
+    if (pl->spec_rollback)
+        note(buf, "--spec-type: DeepSeek V4's rollback snapshots (n_rs_seq %d) and its MTP "
+                  "context's cache are not counted yet\n", pl->spec_n_rs_seq);
+    if (pl->has_draft) {
+        const ggfit_vocab_check *c = &pl->draft_vocab;
+        char why[192];
+        vocab_why(c, why, sizeof why);
+        const char *who = pl->draft_mtp ? "--spec-type draft-mtp" : "-md";
+        if (c->checked && c->aborts)
+            note(buf, "-md: neither file has a tokenizer: llama-server aborts when "
+                      "draft-simple compares their tokens after its fit (GGML_ASSERT in "
+                      "llama_vocab::token_get_text); model files with one are compared\n");
+        else if (c->checked && why[0])
+            note(buf, "-md: %s: llama-server refuses the draft after its fit "
+                      "(common_speculative_are_compatible) and serves without speculative "
+                      "decoding; its bytes were counted in the fit all the same\n", why);
+        else if (c->checked && c->unknown >= 0)
+            note(buf, "-md: the vocabularies' %s is not in the files: that check of "
+                      "llama-server's is not made here\n",
+                 c->unknown ? "add_eos_token" : "add_bos_token");
+        if (pl->draft_unused)
+            note(buf, "-md without --spec-type draft-simple: llama-server measures and loads "
+                      "the draft (counted here), then finds no type to run and frees it\n");
+        if (pl->draft_mtp && pl->draft.compute_estimated)
+            note(buf, "--spec-type draft-mtp: ggfit has no graph for %s's MTP head yet: the "
+                      "MTP context's compute buffers are estimated\n", pl->draft_arch);
+        if (pl->draft_rpc)
+            note(buf, "%s: planned as on a GPU machine, the draft's bytes on each device "
+                      "added to that device's fit target; a CPU build of llama-server with "
+                      "RPC devices lists the CPU first and adds them one device on (the last "
+                      "device's are lost)\n", who);
+    }
+    if (pl->has_mmproj) {
+        const ggfit_mmproj_usage *u = &pl->mmproj_usage;
+        for (size_t k2 = 0; k2 < u->n_encoders; k2++)
+            if (u->enc[k2].compute_estimated)
+                note(buf, "--mmproj: ggfit has no graph for the %s encoder yet: its compute "
+                          "buffer is estimated from its dimensions (weights exact)\n",
+                     u->enc[k2].projector);
+        if (pl->mmproj_rpc)
+            note(buf, "%s", "--mmproj: planned as on a GPU machine, the projector's bytes "
+                            "added to its device's fit target; a CPU build of llama-server "
+                            "with RPC devices lists the CPU first and adds them one device on "
+                            "(its CPU bytes to the first device)\n");
+    }
+}
+
+/* --fit-around's words: the flags it kept (those llama.cpp's fit stops
+ * at, and -c), as given. */
+static void around_kept(const ggfit_plan *pl, char *buf, size_t n)
+{
+    const ggfit_params *p = &pl->asked;
+    size_t nd = pl->n_devices, k = 0;
+    buf[0] = '\0';
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (p->set_n_ctx)
+        PUT(" -c %u", p->n_ctx);
+    if (p->n_gpu_layers == GGFIT_NGL_ALL)
+        PUT(" -ngl all");
+    else if (p->n_gpu_layers != GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++)
+        ts |= p->tensor_split[d] != 0.0f;
+    for (size_t d = 0; ts && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    for (uint32_t i = 0; i < p->n_overrides; i++)
+        PUT("%s%s=%s", i ? "," : " -ot ", p->overrides[i].pattern, p->overrides[i].buffer);
+    if (p->cpu_moe)
+        PUT(" -cmoe");
+    else if (p->n_cpu_moe)
+        PUT(" -ncmoe %u", p->n_cpu_moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+}
+
+/* What the fit chose around them: the context, -ngl and -ts where unset,
+ * and the overrides it added after the user's; "" unless it fits. */
+static void around_fitted(const ggfit_plan *pl, char *buf, size_t n)
+{
+    const ggfit_params *asked = &pl->asked, *p = &pl->alternative.params;
+    size_t nd = pl->n_devices, k = 0;
+    buf[0] = '\0';
+    if (!pl->has_alternative || pl->around != GGFIT_AROUND_FITS)
+        return;
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    if (!asked->set_n_ctx)
+        PUT(" -c %u", pl->alternative.projection.n_ctx);
+    if (asked->n_gpu_layers == GGFIT_NGL_AUTO)
+        PUT(" -ngl %d", p->n_gpu_layers);
+    bool ts = false, ts_asked = false;
+    for (size_t d = 0; nd > 1 && d < nd; d++) {
+        ts |= p->tensor_split[d] != 0.0f;
+        ts_asked |= asked->tensor_split[d] != 0.0f;
+    }
+    for (size_t d = 0; ts && !ts_asked && d < nd; d++)
+        PUT("%s%g", d ? "," : " -ts ", p->tensor_split[d]);
+    uint32_t added = p->n_overrides - asked->n_overrides, moe = 0;
+    for (uint32_t i = asked->n_overrides; i < p->n_overrides; i++)
+        moe += strstr(p->overrides[i].pattern, "exps") != NULL;
+    if (added)
+        PUT("%s-ot with %u tensor override%s%s (the experts of %u block%s, part of the FFN of "
+            "%u) to system RAM or the next device", k ? ", " : " ", added,
+            added > 1 ? "s" : "", asked->n_overrides ? " after yours" : "", moe,
+            moe == 1 ? "" : "s", added - moe);
+#undef PUT
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+    if (!buf[0])
+        snprintf(buf, n, "nothing: the set flags fit as they are");
+}
+
+/* Why the fit around them is not the plan; "" when it is. */
+static void around_reason(const ggfit_plan *pl, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    switch (pl->around) {
+    case GGFIT_AROUND_FAILED:
+        snprintf(buf, n, "%s", pl->alternative.reason);
+        break;
+    case GGFIT_AROUND_SHORT:
+        snprintf(buf, n, "the flags fitted around the set ones keep every device's margin, "
+                 "but not the whole machine: %.200s", summary(&pl->alternative_verdict).s);
+        break;
+    case GGFIT_AROUND_NOT_FITTED:
+        snprintf(buf, n, "%s the flags as given: nothing is fitted, so nothing is fitted "
+                 "around them", pl->print_memory ? "-fitp on projects" : "-fit off checks");
+        break;
+    default:
+        break;
+    }
+}
 
 void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
 {
@@ -74,11 +356,12 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
                              "span per file, from its first to its last tensor there)\n",
                          mib(v->metal_mapped), mib(v->metal_tensors));
         for (uint32_t i = 0; i < v->n_fixes; i++)
-            ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n", v->fixes[i].flags,
-                             v->fixes[i].what, mib(v->fixes[i].mapped),
+            ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n",
+                             fix_flags[v->fixes[i].kind], fix_what[v->fixes[i].kind],
+                             mib(v->fixes[i].mapped),
                              ggfit_verdict_status_str(v->fixes[i].status));
     }
-    ggfit__sb_printf(sb, "verdict: %s\n", v->summary);
+    ggfit__sb_printf(sb, "verdict: %s\n", summary(v).s);
 }
 
 static const char *where(const ggfit_plan *pl, int32_t d)
@@ -331,7 +614,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     placement_text(&sb, pl);
     speed_text(&sb, pl);
     ggfit__verdict_text(&sb, &pl->verdict, pl);
-    for (const char *p = pl->notes; *p;) {
+    char notes[NOTES_CAP];
+    notes_of(pl, notes);
+    for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
         p += n + (p[n] == '\n');
@@ -352,11 +637,14 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     if (!pl->print_memory && r->status == GGFIT_FIT_FAILED)
         failure_text(&sb, pl);
     ggfit__changes_text(&sb, pl);
+    char kept[512], fitted[256], why[320];
+    around_kept(pl, kept, sizeof kept);
+    around_fitted(pl, fitted, sizeof fitted);
+    around_reason(pl, why, sizeof why);
     if (pl->has_alternative && pl->fit_around) {
         const ggfit_verdict *av = &pl->alternative_verdict;
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; fitted around them: %s; the "
-                              "printed flags are that plan (%s)\n", pl->around_kept,
-                         pl->around_fitted, av->summary);
+                              "printed flags are that plan (%s)\n", kept, fitted, summary(av).s);
         ggfit__sb_printf(&sb, "  with it [MiB]:");
         for (uint32_t i = 0; i < av->n_pools; i++)
             ggfit__sb_printf(&sb, "%s %s %.0f used, %.0f left", i ? ";" : "",
@@ -370,20 +658,19 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         if (a && b && pl->verdict.status == GGFIT_VERDICT_HOST)
             ggfit__sb_printf(&sb, "llama.cpp's fit (%s) leaves the host short; the largest "
                                   "context the whole machine holds: %s (%s)\n", a, b,
-                             pl->alternative_verdict.summary);
+                             summary(&pl->alternative_verdict).s);
         else if (a && b)
             ggfit__sb_printf(&sb, "llama.cpp's fit (%s) runs, but its estimate lands %s; the "
                                   "nearest plan that keeps every margin: %s (%s)\n", a,
                              inside_margins(pl, where_short, sizeof where_short), b,
-                             pl->alternative_verdict.summary);
+                             summary(&pl->alternative_verdict).s);
         ggfit_free(a);
         ggfit_free(b);
-    } else if (pl->fit_around && pl->around_reason[0] &&
-               (pl->print_memory || pl->fit_options.check_only)) {
-        ggfit__sb_printf(&sb, "--fit-around: %s\n", pl->around_reason);
-    } else if (pl->fit_around && pl->around_reason[0]) {
+    } else if (pl->fit_around && why[0] && (pl->print_memory || pl->fit_options.check_only)) {
+        ggfit__sb_printf(&sb, "--fit-around: %s\n", why);
+    } else if (pl->fit_around && why[0]) {
         ggfit__sb_printf(&sb, "--fit-around: kept as given: %s; nothing fits around them: %s\n",
-                         pl->around_kept, pl->around_reason);
+                         kept, why);
     } else if (host_refit_failed(pl)) {
         ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
                               "or take a smaller quant\n", pl->fit_options.n_ctx_min);
@@ -422,14 +709,15 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v)
     }
     for (uint32_t i = 0; i < v->n_fixes; i++) {
         const ggfit_span_fix *f = &v->fixes[i];
-        json_t *j = json_pack("{s:s, s:s, s:I, s:s}", "flags", f->flags, "what", f->what,
+        json_t *j = json_pack("{s:s, s:s, s:I, s:s}", "flags", fix_flags[f->kind], "what",
+                              fix_what[f->kind],
                               "mapped", (json_int_t)f->mapped, "status",
                               verdict_ids[f->status]);
         if (!j || json_array_append_new(fixes, j))
             goto fail;
     }
     o = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "status",
-                  verdict_ids[v->status], "summary", v->summary, "short",
+                  verdict_ids[v->status], "summary", summary(v).s, "short",
                   v->first_short >= 0 ? json_string(v->pools[v->first_short].name) : json_null(),
                   "pools", pools, "metal_mapped", (json_int_t)v->metal_mapped, "metal_tensors",
                   (json_int_t)v->metal_tensors, "metal_spans", spans, "metal_fixes", fixes);
@@ -542,6 +830,8 @@ char *ggfit_plan_json(const ggfit_plan *pl)
             json_object_set_new(d, "assumed", json_string(dev->assumed)))
             goto done;
     }
+    char notes[NOTES_CAP];
+    notes_of(pl, notes);
     json_t *alt = json_null();
     if (pl->has_alternative) {
         char *a = ggfit_fit_args(&pl->alternative, pl->devices, pl->n_devices);
@@ -560,7 +850,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         json_object_set_new(root, "alternative", alt) ||
         json_object_set_new(root, "plan_args", json_string(args)) ||
         json_object_set_new(root, "argv", argv_json(pl)) ||
-        json_object_set_new(root, "notes", ggfit__json_lines(pl->notes)) ||
+        json_object_set_new(root, "notes", ggfit__json_lines(notes)) ||
         json_object_set_new(root, "changes", changes_json(pl)) ||
         json_object_set_new(root, "speed", speed_json(pl)) ||
         json_object_set_new(root, "exit_status", json_integer(ggfit_plan_exit_status(pl))))
@@ -581,12 +871,17 @@ char *ggfit_plan_json(const ggfit_plan *pl)
     if (pl->has_mmproj && json_object_set_new(root, "mmproj", mmproj_json(pl)))
         goto done;
     /* only with --fit-around, so that other plans' JSON is as it was */
-    if (pl->fit_around &&
-        json_object_set_new(root, "fit_around",
-                            json_pack("{s:s, s:b, s:s, s:s}", "kept", pl->around_kept, "fits",
-                                      pl->has_alternative, "fitted", pl->around_fitted,
-                                      "reason", pl->around_reason)))
-        goto done;
+    if (pl->fit_around) {
+        char kept[512], fitted[256], why[320];
+        around_kept(pl, kept, sizeof kept);
+        around_fitted(pl, fitted, sizeof fitted);
+        around_reason(pl, why, sizeof why);
+        if (json_object_set_new(root, "fit_around",
+                                json_pack("{s:s, s:b, s:s, s:s}", "kept", kept, "fits",
+                                          pl->has_alternative, "fitted", fitted, "reason",
+                                          why)))
+            goto done;
+    }
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:
     json_decref(root);

@@ -31,7 +31,8 @@ static void own_text(ggfit_sb *sb, const ggfit_bench_result *b)
     }
     ggfit__sb_printf(sb, "%s", speed);
     ggfit_free(speed);
-    ggfit__sb_printf(sb, "verdict: %s\n", t->summary);
+    char why[320];
+    ggfit__sb_printf(sb, "verdict: %s\n", ggfit_verdict_summary(&t->verdict, why, sizeof why));
     ggfit__sb_printf(sb, "  the plan at -c %u (without -c: -p + -n + -d, llama-bench's "
                          "context)%s\n",
                      t->n_ctx, pl->has_alternative ? "; llama.cpp's own fit left the host "
@@ -46,6 +47,26 @@ static void own_text(ggfit_sb *sb, const ggfit_bench_result *b)
 }
 
 /* A llama-bench line: a row per test, then the deciding plan's verdict. */
+/* A line's notes: "ignored (...): -r -t", "not counted yet (...): -nopo";
+ * within the 512 bytes they always had. */
+static void line_notes(const ggfit_bench_result *b, char *out, size_t cap)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < b->n_ignored && k < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, "%s %s",
+                              i ? "" : "ignored (no effect on memory or on the predicted t/s):",
+                              b->ignored[i]);
+    if (b->n_ignored && k < cap)
+        k += (size_t)snprintf(out + k, cap - k, "\n");
+    for (uint32_t i = 0; i < b->n_not_counted && k < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, "%s %s",
+                              i ? "" : "not counted (ggfit plans llama-bench's default for "
+                                       "them):", b->not_counted[i]);
+    if (b->n_not_counted && k < cap)
+        snprintf(out + k, cap - k, "\n");
+}
+
 static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
 {
     const ggfit_plan *pl = &b->plan;
@@ -89,7 +110,9 @@ static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
         ggfit__sb_printf(sb, "  the t/s of a test that does not fit is its own were it to "
                              "fit\n");
     ggfit__changes_text(sb, pl);
-    for (const char *p = b->notes; *p;) {
+    char notes[512];
+    line_notes(b, notes, sizeof notes);
+    for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(sb, "note: %.*s\n", (int)n, p);
         p += n + (p[n] == '\n');
@@ -125,13 +148,15 @@ static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
             used = NULL;
         }
     static const char *const ids[] = { "fits", "no_fit", "host_short" };
+    char why[320];
+    ggfit_verdict_summary(&t->verdict, why, sizeof why);
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:f, s:b, s:s, s:i, s:s, s:o, s:I, "
                      "s:o}",
                      "test", t->name, "n_prompt", (int)t->n_prompt, "n_gen", (int)t->n_gen,
                      "n_depth", (int)t->depth, "n_ctx", (int)t->n_ctx, "instance",
                      (int)t->instance, "flags", t->flags, "tps", t->tps, "fits",
                      t->exit_status == 0, "status", ids[t->status % 3], "exit_status",
-                     t->exit_status, "verdict", t->summary, "used", used ? used : json_null(),
+                     t->exit_status, "verdict", why, "used", used ? used : json_null(),
                      "state_bytes", (json_int_t)t->state_bytes, "speed",
                      loads(ggfit_speed_json(&t->speed)));
 }
@@ -152,6 +177,8 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
             goto done;
     } else {
+        char notes[512];
+        line_notes(b, notes, sizeof notes);
         json_t *tests = json_array();
         root = json_pack("{s:b, s:i, s:b, s:o}", "llama_bench", 1, "reps", (int)b->reps,
                          "fitted", b->fitted, "tests", tests ? tests : json_null());
@@ -161,7 +188,7 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
         if (!root || !tests ||
             json_object_set_new(root, "decides", json_integer((json_int_t)b->decides)) ||
             json_object_set_new(root, "plan", loads(ggfit_plan_json(pl))) ||
-            json_object_set_new(root, "notes", ggfit__json_lines(b->notes)) ||
+            json_object_set_new(root, "notes", ggfit__json_lines(notes)) ||
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
             goto done;
     }

@@ -39,8 +39,51 @@ static void row(ggfit_sb *sb, const char *who, const ggfit_plan *pl, const ggfit
     ggfit_free(args);
 }
 
+/* How a candidate was placed, in words, within n bytes (96 always were):
+ * "-c 4096 -ngl all -ncmoe 14", "llama.cpp's fit at -c 4096 -fa off". */
+static const char *how_text(const ggfit_fastest_candidate *c, char *buf, size_t n)
+{
+    static const char *const tags[] = { "", " -fa off", " -ctk q8_0 -ctv q8_0" };
+    const char *tag = tags[c->variant % 3];
+    switch (c->placement) {
+    case GGFIT_PLACED_BY_FIT:
+        snprintf(buf, n, "llama.cpp's fit at -c %u%s", c->ctx_tried, tag);
+        break;
+    case GGFIT_PLACED_NGL:
+        snprintf(buf, n, "-c %u -ngl %d%s", c->ctx_tried, c->layers, tag);
+        break;
+    case GGFIT_PLACED_TS: {
+        char ts[64] = "";
+        for (size_t d = 0, w = 0; d < c->n_split && w < sizeof ts; d++)
+            w += (size_t)snprintf(ts + w, sizeof ts - w, "%s%.0f", d ? "," : "",
+                                  c->tensor_split[d]);
+        snprintf(buf, n, "-c %u -ngl all -ts %s%s", c->ctx_tried, ts, tag);
+        break;
+    }
+    case GGFIT_PLACED_NCMOE:
+        snprintf(buf, n, "-c %u -ngl all -ncmoe %d%s", c->ctx_tried, c->layers, tag);
+        break;
+    default:
+        buf[0] = '\0';
+    }
+    return buf;
+}
+
+/* How the chosen plan was found: "" when none fits. */
+static const char *best_text(const ggfit_fastest *f, char *buf, size_t n)
+{
+    if (!f->found)
+        buf[0] = '\0';
+    else if (f->best_own)
+        snprintf(buf, n, "llama.cpp's plan");
+    else
+        how_text(&f->best_how, buf, n);
+    return buf;
+}
+
 char *ggfit_fastest_text(const ggfit_fastest *f)
 {
+    char how[96];
     ggfit_sb sb = { 0 };
     const ggfit_plan_speed *os = &f->own_speed;
     ggfit__sb_printf(&sb, "objective: %s (llama-bench pp%u/tg%u at depth %u, predicted), "
@@ -62,7 +105,7 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
         double b = f->objective == GGFIT_OBJECTIVE_PP ? f->best_speed.pp_tps
                                                       : f->best_speed.tg_tps;
         ggfit__sb_printf(&sb, "fastest: %s, at the largest context that placement leaves room "
-                              "for", f->best_what);
+                              "for", best_text(f, how, sizeof how));
         if (os->ok && a > 0)
             ggfit__sb_printf(&sb, ": %.2fx llama.cpp's %s", b / a,
                              f->objective == GGFIT_OBJECTIVE_PP ? "pp" : "tg");
@@ -77,7 +120,8 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
     ggfit__sb_printf(&sb, "plans tried:\n");
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];
-        ggfit__sb_printf(&sb, "  %-44s %10.0f %10.1f  %s\n", c->what, c->pp_tps, c->tg_tps,
+        ggfit__sb_printf(&sb, "  %-44s %10.0f %10.1f  %s\n", how_text(c, how, sizeof how),
+                         c->pp_tps, c->tg_tps,
                          c->fits ? "fits" : "does not fit the whole machine");
     }
     return ggfit__sb_take(&sb);
@@ -104,20 +148,21 @@ static json_t *plan_json(const ggfit_plan *pl, const ggfit_plan_speed *s)
 char *ggfit_fastest_json(const ggfit_fastest *f)
 {
     static const char *const ids[] = { "context", "speed", "pp" };
+    char how[96];
     json_t *cands = json_array();
     json_t *root = json_pack("{s:s, s:i, s:b, s:b, s:s}", "objective", ids[f->objective],
                              "min_ctx", (int)f->n_ctx_min, "found", f->found, "faster",
-                             f->faster, "how", f->best_what);
+                             f->faster, "how", best_text(f, how, sizeof how));
     char *out = NULL;
     if (!root || !cands)
         goto done;
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];
-        if (json_array_append_new(cands, json_pack("{s:s, s:b, s:i, s:i, s:f, s:f}", "what",
-                                                   c->what, "fits", c->fits, "n_ctx",
-                                                   (int)c->n_ctx, "n_gpu_layers",
-                                                   (int)c->n_gpu_layers, "pp_tps", c->pp_tps,
-                                                   "tg_tps", c->tg_tps)))
+        json_t *o = json_pack("{s:s, s:b, s:i, s:i, s:f, s:f}", "what",
+                              how_text(c, how, sizeof how), "fits", c->fits, "n_ctx",
+                              (int)c->n_ctx, "n_gpu_layers", (int)c->n_gpu_layers, "pp_tps",
+                              c->pp_tps, "tg_tps", c->tg_tps);
+        if (json_array_append_new(cands, o))
             goto done;
     }
     const ggfit_plan *best = chosen(f);

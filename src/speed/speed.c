@@ -262,7 +262,6 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     out->host_bw_gbs = host_bw;
     out->host_efficiency = host_eff;
     out->host_used = held[n] > 0 || kvbytes[n] > 0;
-    ggfit_sb as = { 0 };
     int32_t offload_to = -1;
     for (size_t d = 0; d < n; d++)
         if (offloads_ops(devs[d].kind) && (wbytes[d] > 0 || layers[d])) {
@@ -306,8 +305,7 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
             g->bandwidth_gbs = o->bandwidth_gbs > 0 ? o->bandwidth_gbs : dv->bandwidth_gbs;
             if (g->bandwidth_gbs <= 0) {
                 g->bandwidth_gbs = 500;
-                ggfit__sb_printf(&as, "%s's bandwidth unknown: 500 GB/s assumed (--bandwidth); ",
-                                 dv->name);
+                g->bandwidth_assumed = true;
             }
             g->efficiency = o->efficiency > 0 ? o->efficiency : k->efficiency;
             g->efficiency_float = o->efficiency > 0 ? o->efficiency : k->efficiency_float;
@@ -317,9 +315,7 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
             bool tab;
             g->tflops = o->tflops > 0 ? o->tflops
                                       : ggfit__speed_tflops(dv->description, g->bandwidth_gbs, &tab);
-            if (o->tflops <= 0 && !tab)
-                ggfit__sb_printf(&as, "%s: %.0f TFLOPS assumed from its bandwidth; ", dv->name,
-                                 g->tflops);
+            g->tflops_assumed = o->tflops <= 0 && !tab;
             g->pp_efficiency = o->pp_efficiency > 0 ? o->pp_efficiency : k->pp_efficiency;
             g->pp_efficiency_float =
                 o->pp_efficiency > 0 ? o->pp_efficiency : k->pp_efficiency_float;
@@ -408,11 +404,6 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     out->tg_tps = tg_ms > 0 ? 1e3 / tg_ms : 0;
     out->pp_ms = pp_s * 1e3;
     out->pp_tps = pp_s > 0 ? o->n_prompt / pp_s : 0;
-    ggfit__sb_printf(&as, "host memory %.1f GB/s (%s) at %.0f%%", host_bw, out->host_bw_from,
-                     host_eff * 100);
-    char *a = ggfit__sb_take(&as);
-    snprintf(out->assumptions, sizeof out->assumptions, "%s", a ? a : "");
-    ggfit_free(a);
     ggfit_free(has);
     if (stage != stage_buf)
         ggfit_free(stage);

@@ -2,10 +2,32 @@
  * speed_render.c - a speed estimate in words and as JSON.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "base/base.h"
+
+/* The constants not from the devices, in words, cut to n bytes (512 were
+ * always enough): a device's bandwidth or TFLOPS assumed, the host's
+ * bandwidth and whose figure it is. */
+static const char *assumptions(const ggfit_speed *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+#define PUT(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); } while (0)
+    for (uint32_t i = 0; i < s->n_legs; i++) {
+        const ggfit_speed_leg *g = &s->legs[i];
+        if (g->device >= 0 && g->bandwidth_assumed)
+            PUT("%s's bandwidth unknown: 500 GB/s assumed (--bandwidth); ", g->name);
+        if (g->device >= 0 && g->tflops_assumed)
+            PUT("%s: %.0f TFLOPS assumed from its bandwidth; ", g->name, g->tflops);
+    }
+    PUT("host memory %.1f GB/s (%s) at %.0f%%", s->host_bw_gbs, s->host_bw_from,
+        s->host_efficiency * 100);
+#undef PUT
+    return buf;
+}
 
 char *ggfit_speed_text(const ggfit_speed *s)
 {
@@ -30,7 +52,8 @@ char *ggfit_speed_text(const ggfit_speed *s)
                          s->n_ubatch, s->link_offload_ms);
     ggfit__sb_printf(&sb, "\n  generation %.2f ms per token; the devices run in series\n",
                      s->tg_ms_per_token);
-    ggfit__sb_printf(&sb, "  assumed: %s\n", s->assumptions);
+    char a[512];
+    ggfit__sb_printf(&sb, "  assumed: %s\n", assumptions(s, a, sizeof a));
     return ggfit__sb_take(&sb);
 }
 
@@ -61,6 +84,7 @@ static json_t *leg_json(const ggfit_speed_leg *g)
 
 char *ggfit_speed_json(const ggfit_speed *s)
 {
+    char a[512];
     json_t *root = json_pack("{s:f, s:f, s:i, s:i, s:i, s:i, s:f, s:f, s:b}", "pp_tps", s->pp_tps,
                              "tg_tps", s->tg_tps, "n_prompt", (int)s->n_prompt, "n_gen",
                              (int)s->n_gen, "depth", (int)s->depth, "n_ubatch", (int)s->n_ubatch,
@@ -104,7 +128,8 @@ char *ggfit_speed_json(const ggfit_speed *s)
                                       (json_int_t)s->link_bytes_per_token, "gbs", s->link_gbs,
                                       "ms_per_token", s->link_ms_per_token, "offload_ms",
                                       s->link_offload_ms)) ||
-        json_object_set_new(root, "assumptions", json_string(s->assumptions)))
+        json_object_set_new(root, "assumptions",
+                            json_string(assumptions(s, a, sizeof a))))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:

@@ -19,11 +19,27 @@ static double gib(uint64_t b)
     return (double)b / (1024.0 * GGFIT_MiB);
 }
 
+/* The machine in words, within n bytes (256 always were): "NVIDIA
+ * GeForce RTX 3090 24 GiB, 124 GiB system memory free". */
+static const char *machine(const ggfit_sweep *s, char *buf, size_t n)
+{
+    size_t w = 0;
+    buf[0] = '\0';
+    for (uint32_t d = 0; d < s->n_devices && w < n; d++)
+        w += (size_t)snprintf(buf + w, n - w, "%s%s %.0f GiB", d ? " + " : "",
+                              s->device_names[d], gib(s->device_total[d]));
+    if (w < n)
+        snprintf(buf + w, n - w, "%s%.0f GiB system memory free", s->n_devices ? ", " : "",
+                 gib(s->host_free));
+    return buf;
+}
+
 char *ggfit_sweep_text(const ggfit_sweep *s)
 {
+    char m[256];
     ggfit_sb sb = { 0 };
     ggfit__sb_printf(&sb, "%s on %s: memory and predicted llama-bench speed against %s", s->model,
-                     s->machine, axis_names[s->axis]);
+                     machine(s, m, sizeof m), axis_names[s->axis]);
     if (s->axis != GGFIT_SWEEP_CTX)
         ggfit__sb_printf(&sb, " at -c %u", s->n_ctx);
     else
@@ -75,12 +91,13 @@ char *ggfit_sweep_csv(const ggfit_sweep *s)
 
 char *ggfit_sweep_json(const ggfit_sweep *s)
 {
+    char m[256];
     json_t *pools = json_array(), *pts = json_array();
     json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i}", "axis",
-                             axis_ids[s->axis], "model", s->model, "machine", s->machine,
-                             "n_layer", (int)s->n_layer, "n_ctx_train", (int)s->n_ctx_train,
-                             "n_ctx", (int)s->n_ctx, "n_prompt", (int)s->n_prompt, "n_gen",
-                             (int)s->n_gen);
+                             axis_ids[s->axis], "model", s->model, "machine",
+                             machine(s, m, sizeof m), "n_layer", (int)s->n_layer,
+                             "n_ctx_train", (int)s->n_ctx_train, "n_ctx", (int)s->n_ctx,
+                             "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen);
     char *out = NULL;
     if (!root || !pools || !pts ||
         json_object_set_new(root, "host_bandwidth",
@@ -309,7 +326,8 @@ char *ggfit_sweep_svg(const ggfit_sweep *s)
     xml_text(&sb, s->model);
     ggfit__sb_printf(&sb, " against %s%s</text>\n<text x=\"%d\" y=\"36\">", axis_names[s->axis],
                      s->axis == GGFIT_SWEEP_CTX ? " (llama.cpp's fit at each)" : "", LEFT);
-    xml_text(&sb, s->machine);
+    char m[256];
+    xml_text(&sb, machine(s, m, sizeof m));
     ggfit__sb_printf(&sb, "; predicted by ggfit; hollow: does not fit</text>\n");
     char title[96];
     snprintf(title, sizeof title, "generation, tg%u [tokens/s]", s->n_gen);

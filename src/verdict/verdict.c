@@ -37,11 +37,6 @@ const char *ggfit_verdict_status_str(int status)
     return status >= 0 && status <= GGFIT_VERDICT_HOST ? names[status] : NULL;
 }
 
-static double mib(uint64_t b)
-{
-    return (double)b / GGFIT_MiB;
-}
-
 static uint64_t mem_sum(const ggfit_mem *m)
 {
     return m->model + m->context + m->compute;
@@ -233,54 +228,6 @@ uint64_t ggfit__fit_margin(const ggfit_fit_options *opt, size_t d)
     return opt->margin[d < opt->n_margins ? d : opt->n_margins - 1];
 }
 
-static void summarize(ggfit_verdict *v, const ggfit_host_mem *host)
-{
-    const ggfit_pool *h = NULL, *bad = v->first_short >= 0 ? &v->pools[v->first_short] : NULL;
-    for (uint32_t i = 0; i < v->n_pools; i++)
-        if (v->pools[i].kind == GGFIT_POOL_HOST)
-            h = &v->pools[i];
-    if (!bad) {
-        snprintf(v->summary, sizeof v->summary,
-                 "fits: every device keeps its margin, and system memory holds the %.0f MiB "
-                 "left on the host (%.0f MiB free)", h ? mib(h->used) : 0.0,
-                 mib(host ? host->free : 0));
-    } else if (bad->kind == GGFIT_POOL_DEVICE && bad->short_by < bad->margin) {
-        /* it loads, with less than the margin left (llama.cpp's fit lands
-         * there: its estimates are approximate) */
-        snprintf(v->summary, sizeof v->summary,
-                 "inside the margin: %s needs %.0f MiB of %.0f MiB free and keeps %.0f MiB of "
-                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, mib(bad->used),
-                 mib(bad->free), mib((uint64_t)bad->free_after), mib(bad->margin),
-                 mib(bad->short_by));
-    } else if (bad->kind == GGFIT_POOL_DEVICE) {
-        snprintf(v->summary, sizeof v->summary,
-                 "does not fit: %s needs %.0f MiB and keeps a %.0f MiB margin, %.0f MiB are "
-                 "free: short by %.0f MiB", bad->name, mib(bad->used), mib(bad->margin),
-                 mib(bad->free), mib(bad->short_by));
-    } else if (bad->kind == GGFIT_POOL_HOST && v->status == GGFIT_VERDICT_NO_FIT) {
-        snprintf(v->summary, sizeof v->summary,
-                 "does not fit in system memory: it needs %.0f MiB and keeps a %.0f MiB margin, "
-                 "%.0f MiB are free: short by %.0f MiB", mib(bad->used), mib(bad->margin),
-                 mib(bad->free), mib(bad->short_by));
-    } else if (bad->kind == GGFIT_POOL_UNIFIED) {
-        snprintf(v->summary, sizeof v->summary,
-                 "does not fit: the GPU and the host share one memory; together they need "
-                 "%.0f MiB, %.0f MiB are free: short by %.0f MiB", mib(bad->used),
-                 mib(bad->free), mib(bad->short_by));
-    } else if (bad->used - bad->mapped + bad->margin <= bad->free) {
-        snprintf(v->summary, sizeof v->summary,
-                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
-                 "of them weights mapped from the file, and %.0f MiB are free: %.0f MiB of "
-                 "weights would be read from disk again and again (slow)", mib(bad->used),
-                 mib(bad->mapped), mib(bad->free), mib(bad->short_by));
-    } else {
-        snprintf(v->summary, sizeof v->summary,
-                 "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
-                 "are free: short by %.0f MiB", mib(bad->used), mib(bad->free),
-                 mib(bad->short_by));
-    }
-}
-
 static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggfit_projection *pr,
                           const ggfit_device *devs, size_t n, const ggfit_host_mem *host,
                           const ggfit_fit_options *opt, judging how, ggfit_verdict *v,
@@ -313,9 +260,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
             goto done;
         if (w->metal_mapped < v->metal_mapped) {
             ggfit_span_fix *f = &v->fixes[v->n_fixes++];
-            snprintf(f->flags, sizeof f->flags, "-ot \"^output=CPU\"");
-            snprintf(f->what, sizeof f->what, "keeps the output layer in system RAM, so the "
-                     "span ends at the offloaded blocks");
+            f->kind = GGFIT_FIX_OUTPUT_CPU;
             f->mapped = w->metal_mapped;
             f->status = w->status;
         }
@@ -333,9 +278,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
     if (rc)
         goto done;
     ggfit_span_fix *r = &v->fixes[v->n_fixes++];
-    snprintf(r->flags, sizeof r->flags, "ggfit reorder IN OUT");
-    snprintf(r->what, sizeof r->what, "rewrites the file in llama.cpp's offload order (experts "
-             "first, then the blocks, the output layer last)");
+    r->kind = GGFIT_FIX_REORDER;
     r->mapped = w->metal_mapped;
     r->status = w->status;
     /* Without mmap the weights are copied into Metal buffers of their own
@@ -346,9 +289,7 @@ static ggfit_status span_fixes(const ggfit_model *m, const ggfit_params *p,
         (rc = judge(m, q, pr, devs, n, host, opt, AS_IS, w, err)))
         goto done;
     ggfit_span_fix *f = &v->fixes[v->n_fixes++];
-    snprintf(f->flags, sizeof f->flags, "--no-mmap");
-    snprintf(f->what, sizeof f->what, "loads the weights into buffers of their own size "
-             "instead of mapping the file");
+    f->kind = GGFIT_FIX_NO_MMAP;
     f->mapped = w->metal_tensors;
     f->status = w->status;
     rc = GGFIT_OK;
@@ -474,7 +415,6 @@ static ggfit_status judge(const ggfit_model *m, const ggfit_params *p, const ggf
             v->first_short = (int32_t)i;
         }
     }
-    summarize(v, host);
 
     /* Worth a word when the spans map clearly more than the tensors. */
     uint64_t excess = v->metal_mapped - v->metal_tensors;
