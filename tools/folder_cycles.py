@@ -9,18 +9,10 @@ usage: tools/folder_cycles.py [OBJ_DIR]   (default build/obj; the folders below 
 An object whose source is gone from src/ (a file moved or removed since the
 build) is left out, and counted, when run from the repository's root.
 """
-import os, subprocess, sys
+import os, sys
 
-def nm(path):
-    out = subprocess.run(['nm', path], capture_output=True, text=True).stdout
-    defined, used = set(), set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 2 and f[0] == 'U':
-            used.add(f[1])
-        elif len(f) == 3 and f[1] in 'TDBRVW' and not f[2].startswith('.'):
-            defined.add(f[2])
-    return defined, used
+from objsyms import nm
+
 
 def sccs(nodes, edges):
     """Tarjan's strongly connected components of more than one node."""

@@ -7,20 +7,12 @@ header included elsewhere and each call between stages; exit status 1 then.
 
 usage: tools/stages.py [OBJ_DIR]   (default build/obj; run from the repository's root)
 """
-import os, re, subprocess, sys
+import os, re, sys
+
+from objsyms import nm
 
 DRIVER = 'src/project/project.c'
 
-def nm(path):
-    out = subprocess.run(['nm', path], capture_output=True, text=True).stdout
-    defined, used = set(), set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 2 and f[0] == 'U':
-            used.add(f[1])
-        elif len(f) == 3 and f[1] in 'TDBRVW' and not f[2].startswith('.'):
-            defined.add(f[2])
-    return defined, used
 
 def includes(path):
     with open(path, encoding='utf-8') as f:
