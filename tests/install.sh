@@ -27,7 +27,7 @@ fail() {
 }
 version=$(awk '/^.define GGFIT_VERSION / { gsub(/"/, "", $3); print $3 }' include/ggfit.h)
 abi=$(awk '/^.define GGFIT_ABI_VERSION / { print $3 }' include/ggfit.h)
-if ! make -s --no-print-directory install B="$b" DESTDIR="$d" >"$tmp/make.log" 2>&1; then
+if ! ${MAKE:-make} -s --no-print-directory install B="$b" DESTDIR="$d" >"$tmp/make.log" 2>&1; then
     cat "$tmp/make.log"
     fail "make install DESTDIR=$d failed"
     exit 1
@@ -140,11 +140,12 @@ if command -v man >/dev/null; then
 else
     groff -man -Tascii "$page" >"$tmp/man" 2>"$tmp/stderr"
 fi
-grep -q 'ggfit - what llama' "$tmp/man" && [ ! -s "$tmp/stderr" ] ||
+if ! grep -q 'ggfit - what llama' "$tmp/man" || [ -s "$tmp/stderr" ]; then
     fail "the installed man page does not read: $(head -c 300 "$tmp/stderr")"
+fi
 
 # make uninstall: only the folders are left
-if make -s --no-print-directory uninstall B="$b" DESTDIR="$d" >"$tmp/make.log" 2>&1; then
+if ${MAKE:-make} -s --no-print-directory uninstall B="$b" DESTDIR="$d" >"$tmp/make.log" 2>&1; then
     left=$(cd "$d" && find . ! -type d)
     [ -z "$left" ] || fail "make uninstall left $(echo "$left" | tr '\n' ' ')"
 else
