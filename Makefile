@@ -7,6 +7,9 @@
 #   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS (clang)
 #   make bench      timing of header reading and description
 #   make bench-cache what each cached piece buys the commands (GGFIT_CACHE)
+#   make install    the CLI, the library, its headers, ggfit.pc and the man page
+#                   under PREFIX (/usr/local), staged under DESTDIR if given;
+#                   make uninstall removes them
 
 CC      ?= cc
 PKGS     = jansson libpcre2-8 libcurl
@@ -56,7 +59,7 @@ FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
 .PHONY: all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
-        man
+        man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
 
@@ -153,6 +156,57 @@ $(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv tools/gen_man.p
 	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv include/ggfit.h \
 	    >$@.tmp && mv $@.tmp $@
 man: $(B)/ggfit.1
+
+# Installation, in the usual folders (each can be set on the command line:
+# make install PREFIX=$$HOME/.local, LIBDIR=/usr/lib/x86_64-linux-gnu...);
+# DESTDIR stages the whole tree under another root, for a package. ggfit
+# and ggfit-dynamic go to one folder: a request that needs a shared library
+# runs the ggfit-dynamic found beside /proc/self/exe (cli/ggfit.c). Neither
+# needs libggfit.so; the shared library gets its soname's file and the
+# libggfit.so link (for -lggfit), and ggfit.pc gives the flags to build
+# against it (pkg-config --static: against libggfit.a).
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL      ?= install
+VERSION      := $(shell awk '/^.define GGFIT_VERSION / { gsub(/"/, "", $$3); print $$3 }' include/ggfit.h)
+# What install puts in place, and so what uninstall removes.
+INSTALLED    = $(BINDIR)/ggfit $(BINDIR)/ggfit-dynamic \
+               $(LIBDIR)/libggfit.so.$(ABI) $(LIBDIR)/libggfit.so $(LIBDIR)/libggfit.a \
+               $(INCLUDEDIR)/ggfit.h $(INCLUDEDIR)/ggfit_app.h \
+               $(MANDIR)/man1/ggfit.1 $(PKGCONFIGDIR)/ggfit.pc
+
+# ggfit.pc names the folders it was made for: it is made again when
+# PREFIX, LIBDIR or INCLUDEDIR change ($(B)/install-dirs keeps the last,
+# rewritten only when they differ). A folder under PREFIX is written
+# ${prefix}/..., so that pkg-config --define-prefix can move the tree.
+PC_DIRS = $(PREFIX):$(LIBDIR):$(INCLUDEDIR)
+$(B)/install-dirs: FORCE
+	@mkdir -p $(@D)
+	@echo '$(PC_DIRS)' | cmp -s - $@ || echo '$(PC_DIRS)' >$@
+$(B)/ggfit.pc: scripts/ggfit.pc.in include/ggfit.h $(B)/install-dirs
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' scripts/ggfit.pc.in >$@.tmp && mv $@.tmp $@
+
+install: all $(B)/ggfit.1 $(B)/ggfit.pc
+	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" \
+	    "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(PKGCONFIGDIR)"
+	$(INSTALL) -m 755 $(B)/ggfit-dynamic $(B)/ggfit "$(DESTDIR)$(BINDIR)"
+	$(INSTALL) -m 755 $(B)/libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)"
+	ln -sf libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)/libggfit.so"
+	$(INSTALL) -m 644 $(B)/libggfit.a "$(DESTDIR)$(LIBDIR)"
+	$(INSTALL) -m 644 include/ggfit.h include/ggfit_app.h "$(DESTDIR)$(INCLUDEDIR)"
+	$(INSTALL) -m 644 $(B)/ggfit.1 "$(DESTDIR)$(MANDIR)/man1"
+	$(INSTALL) -m 644 $(B)/ggfit.pc "$(DESTDIR)$(PKGCONFIGDIR)"
+
+# The files alone: the folders stay, as they may hold others'.
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),"$(DESTDIR)$(f)")
 
 $(B)/tests:
 	mkdir -p $@

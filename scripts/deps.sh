@@ -1,11 +1,13 @@
 #!/bin/sh
 # deps.sh [build|test] - installs the Debian packages ggfit needs.
 #   build: compiler, make, pkg-config and the libraries libggfit links
-#          (jansson, PCRE2, libcurl)
+#          (jansson, PCRE2, libcurl); make test builds a program with
+#          pkg-config against what make install puts in place
 #   test:  build, plus cmocka, clang with its sanitizer and fuzzer
 #          runtimes, valgrind, python3 (the reference checker), nginx
 #          (the HTTP server the remote-model tests start on 127.0.0.1) and
-#          groff-base (the man page's renderer: make test checks it)
+#          groff-base (the man page's renderer: make test checks it, and
+#          reads the installed page with man where man-db is installed)
 set -e
 what=${1:-test}
 pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev"

@@ -52,6 +52,10 @@ passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# make install into a DESTDIR of its own, and what it installed used as a
+# user would (tests/install.sh); make's variables come with MAKEFLAGS.
+echo "== install"
+if sh tests/install.sh "$b" "$models"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== folders"
 if python3 tools/folder_cycles.py "$b/obj"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== stages"
