@@ -734,24 +734,35 @@ static int cmd_devices(int argc, char **argv)
     return emit(ggfit_host_bw_text(&bw), false);
 }
 
-/* The request whose whole command the plan's line is (the model's words),
- * or NULL for the bare flags: a person at a terminal pastes the command, a
- * pipe ($(...), xargs) and -q take the flags; --print-command and
- * --print-flags choose. */
-static const ggfit_request *command_of_line(const cli_opts *o, const ggfit_request *req)
+/* The plan's line on stdout: the whole command (ggfit_plan_command, from
+ * the request and the command line it was parsed from), or with req NULL
+ * the bare flags (ggfit_plan_args). */
+typedef struct plan_line {
+    const ggfit_request *req;
+    int argc;
+    char **argv;
+} plan_line;
+
+/* A person at a terminal pastes the command, a pipe ($(...), xargs) and
+ * -q take the flags; --print-command and --print-flags choose. */
+static plan_line line_of(const cli_opts *o, const ggfit_request *req, int argc, char **argv)
 {
     bool whole = o->line_form ? o->line_form == 'c' : !o->quiet && isatty(STDOUT_FILENO);
-    return whole ? req : NULL;
+    return (plan_line){ whole ? req : NULL, argc, argv };
 }
 
-/* Prints a plan: its line on stdout (command or flags, as cmd says), the
+static char *line_text(const ggfit_plan *pl, plan_line l)
+{
+    return l.req ? ggfit_plan_command(pl, l.req, l.argc, l.argv) : ggfit_plan_args(pl);
+}
+
+/* Prints a plan: its line on stdout (command or flags, as line says), the
  * reasoning, the memory and the verdict on stderr; with -fitp on the memory and the verdict on
  * stdout; or everything as JSON. The exit status is the plan's. */
-static int print_plan(const ggfit_plan *pl, const ggfit_request *cmd, bool json, bool quiet,
-                      bool verbose)
+static int print_plan(const ggfit_plan *pl, plan_line line, bool json, bool quiet, bool verbose)
 {
     char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl, verbose);
-    char *args = cmd ? ggfit_plan_command(pl, cmd) : ggfit_plan_args(pl);
+    char *args = line_text(pl, line);
     int rc = ggfit_plan_exit_status(pl);
     char why[320];
     if (!args || !out) {
@@ -782,7 +793,7 @@ static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, in
 /* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
  * stdout (the comparison on stderr), or JSON. */
 static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
-                         const ggfit_request *cmd, bool json, bool quiet)
+                         plan_line line, bool json, bool quiet)
 {
     ggfit_fastest *f = calloc(1, sizeof *f);   /* two plans: large for a stack */
     char *err = NULL;
@@ -795,7 +806,7 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
     }
     const ggfit_plan *pl = f->faster && f->has_best_plan ? &f->best : &f->own;
     char *out = json ? ggfit_fastest_json(f) : ggfit_fastest_text(f);
-    char *args = cmd ? ggfit_plan_command(pl, cmd) : ggfit_plan_args(pl);
+    char *args = line_text(pl, line);
     rc = f->found ? 0 : ggfit_plan_exit_status(&f->own);
     if (!out || !args) {
         rc = fail("out of memory");
@@ -868,10 +879,10 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
      * fastest plan's text never shows it. */
     req->fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
-        return print_fastest(req, &fo, command_of_line(&o, req), json, quiet);
+        return print_fastest(req, &fo, line_of(&o, req, argc, argv), json, quiet);
     if ((rc = ggfit_request_plan(req, plan, &err)))
         return report(rc, err);
-    rc = print_plan(plan, command_of_line(&o, req), json, quiet, verbose);
+    rc = print_plan(plan, line_of(&o, req, argc, argv), json, quiet, verbose);
     ggfit_plan_free(plan);
     return rc;
 }

@@ -832,12 +832,17 @@ GGFIT_API char *ggfit_argv_join(char *const *argv);
 /* The plan as one command for a POSIX shell: the plan's program
  * (llama-server, llama-cli, llama-fit-params or llama-bench, per --for),
  * the model as req gave it (-hf REPO[:QUANT] with its -hff FILE, else -mu
- * URL for -mu or an -m URL, else -m PATH; none when req is NULL), then
- * ggfit_plan_argv's words for the plan's program, each quoted as
- * ggfit_argv_quote does: a shell runs it with exactly those words. ""
- * where ggfit_plan_args is "" (nothing fits). The caller frees it with
- * ggfit_free(); NULL when out of memory. */
-GGFIT_API char *ggfit_plan_command(const ggfit_plan *plan, const ggfit_request *req);
+ * URL for -mu or an -m URL, else -m PATH; none when req is NULL), the
+ * user's flags the plan's words leave out, as given in argv (argc words,
+ * the command line req was parsed from; NULL: none): those without effect
+ * on memory (--port 8080, --jinja) and those not counted (--lora FILE),
+ * where the program takes them; then ggfit_plan_argv's words for the
+ * plan's program. Each word is quoted as ggfit_argv_quote does: a shell
+ * runs it with exactly those words. "" where ggfit_plan_args is ""
+ * (nothing fits). The caller frees it with ggfit_free(); NULL when out of
+ * memory. */
+GGFIT_API char *ggfit_plan_command(const ggfit_plan *plan, const ggfit_request *req, int argc,
+                                   char *const *argv);
 
 /* An argv as words for a POSIX shell, space-separated: a word of letters,
  * digits and _-.,:=/+@% alone as it is, any other (the empty one too) in

@@ -871,9 +871,13 @@ for f in sorted(glob.glob(plans + "/*"), key=lambda f: int(os.path.basename(f)))
                 why = shell + ": not %s: %r" % (program(args), got[:1])
             elif len(model) < 2 or model[0] not in ("-m", "-hf", "-mu") or model[1] not in args:
                 why = shell + ": the model's words are not as given: %r" % model
-            if not why and got[1 + len(model):] != words:
+            # then the user's flags the plan leaves out (--port 8080), as given
+            extra = got[1 + len(model):len(got) - len(words)]
+            if not why and any(a not in args for a in extra):
+                why = shell + ": words not given nor planned: %r" % extra
+            if not why and got[len(got) - len(words):] != words:
                 why = shell + ": the words differ from the bare line's: %r" % got
-            if not why and got[1 + len(model):] != argv:
+            if not why and got[len(got) - len(argv):] != argv:
                 why = shell + ": the words differ from --json's argv: %r" % got
             if why:
                 break
@@ -884,6 +888,13 @@ for f in sorted(glob.glob(plans + "/*"), key=lambda f: int(os.path.basename(f)))
 print("paste: %d plans, %s" % (n, "every one the same words" if not bad else "%d differ" % bad))
 PY
 }
+# a pasted line's flags that the plan leaves out are the command's too
+check paste-user-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --host 0.0.0.0 --port 8080 -t 8 --jinja --lora 'my lora.gguf' -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
+    -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
+check paste-flags-bare 0 '^-c 32768 -ngl 28 -np 4 -kvu -fit off$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-server \
+    -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
 check paste-commands 0 '^paste: [1-9][0-9][0-9]* plans, every one the same words$' -- \
     paste_commands
 

@@ -271,7 +271,7 @@ static void test_quote(void **state)
 static void command_is(const ggfit_plan *pl, const ggfit_request *r, const char *program,
                        const char *const *model)
 {
-    char *line = ggfit_plan_command(pl, r);
+    char *line = ggfit_plan_command(pl, r, 0, NULL);
     assert_non_null(line);
     static char got[128][WORD_MAX];
     int n = shell_split(line, got, 128);
@@ -321,7 +321,7 @@ static void test_command(void **state)
         command_is(&pl, &r, progs[i].name, by_path);
     }
     pl.program = was;
-    char *cmd = ggfit_plan_command(&pl, &r);
+    char *cmd = ggfit_plan_command(&pl, &r, 0, NULL);
     assert_non_null(cmd);
     assert_non_null(strstr(cmd, " -ot 'blk[.]12[.]ffn_(gate|up|gate_up|down)=CPU,"));
     ggfit_free(cmd);
@@ -350,6 +350,34 @@ static void test_command(void **state)
     command_is(&pl, NULL, "llama-server", no_model);
     ggfit_plan_free(&pl);
 
+    /* the user's flags the plan leaves out, as given, before its words;
+     * one the program does not take (llama-bench's --port) left out */
+    snprintf(line, sizeof line, "-m %s --gpu rtx-3090 --host-mem 64GiB -c 8192 --port 8080 "
+             "--jinja -c 8192", m);
+    argc = split(line, argv, 16);
+    ggfit_request_init(&r);
+    assert_int_equal(parse_into(&r, argv, argc), 0);
+    assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
+    char **words = ggfit_plan_argv(&pl, pl.program, NULL);
+    char *flags = ggfit_argv_quote(words), want[2048];
+    assert_non_null(flags);
+    ggfit_argv_free(words);
+    snprintf(want, sizeof want, "llama-server -m %s --port 8080 --jinja %s", m, flags);
+    cmd = ggfit_plan_command(&pl, &r, argc, argv);
+    assert_non_null(cmd);
+    assert_string_equal(cmd, want);
+    ggfit_free(cmd);
+    ggfit_free(flags);
+    cmd = ggfit_plan_command(&pl, &r, 0, NULL);   /* without the command line: none */
+    assert_null(strstr(cmd, "--port"));
+    ggfit_free(cmd);
+    pl.program = GGFIT_FOR_BENCH;
+    cmd = ggfit_plan_command(&pl, &r, argc, argv);
+    assert_non_null(cmd);
+    assert_null(strstr(cmd, "--port"));
+    ggfit_free(cmd);
+    ggfit_plan_free(&pl);
+
     /* nothing fits: nothing to run, as ggfit_plan_args */
     snprintf(line, sizeof line, "-m %s --gpu 4GiB --host-mem 8GiB -c 32768", m);
     argc = split(line, argv, 16);
@@ -357,7 +385,7 @@ static void test_command(void **state)
     assert_int_equal(parse_into(&r, argv, argc), 0);
     assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
     assert_int_not_equal(pl.verdict.status, GGFIT_VERDICT_FITS);
-    cmd = ggfit_plan_command(&pl, &r);
+    cmd = ggfit_plan_command(&pl, &r, 0, NULL);
     char *args = ggfit_plan_args(&pl);
     assert_non_null(cmd);
     assert_non_null(args);

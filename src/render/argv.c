@@ -582,7 +582,67 @@ static void model_words(words *w, const ggfit_request *r)
     }
 }
 
-char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req)
+/* The row of a flag word, or -1 for a value (or a word of no row). */
+static int row_of(const char *word)
+{
+    bool negated;
+    return word[0] == '-' ? ggfit__flag_find(word, &negated) : -1;
+}
+
+/* The program's bit of a row's programs. */
+static unsigned program_bit(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return GGFIT__PROG_CLI;
+    case GGFIT_FOR_FIT_PARAMS: return GGFIT__PROG_FIT_PARAMS;
+    case GGFIT_FOR_BENCH: return GGFIT__PROG_BENCH;
+    default: return GGFIT__PROG_SERVER;
+    }
+}
+
+/* Whether a word of w or of plan is a flag of row row. */
+static bool given(const words *w, char *const *plan, int row)
+{
+    for (size_t j = 0; j < w->n; j++)
+        if (row_of(w->v[j]) == row)
+            return true;
+    for (size_t j = 0; plan[j]; j++)
+        if (row_of(plan[j]) == row)
+            return true;
+    return false;
+}
+
+/* The user's flags the plan leaves out of its words (plan), as given, with
+ * their values: those without effect on memory (--port, -t, --jinja) and
+ * those ggfit does not count (--lora FILE): the program takes them all the
+ * same. Each is a pointer into argv (the plan's notes); one the program
+ * does not take, or of a row w or plan already gives, is left out. */
+static void user_flags(words *w, char *const *plan, const ggfit_plan *pl, int argc,
+                       char *const *argv)
+{
+    const char *const *lists[2] = { pl->ignored, pl->not_counted };
+    uint32_t counts[2] = { pl->n_ignored, pl->n_not_counted };
+    for (int l = 0; l < 2 && argv; l++)
+        for (uint32_t k = 0; k < counts[l]; k++) {
+            int i = 0;
+            while (i < argc && argv[i] != lists[l][k])
+                i++;
+            bool negated;
+            int row = ggfit__flag_find(lists[l][k], &negated);
+            ggfit__flag f;
+            if (i == argc || row < 0 || !ggfit__flag_row((size_t)row, &f) ||
+                !(f.programs & program_bit(pl->program)))
+                continue;
+            int nv = negated ? 0 : f.values;
+            if (i + nv >= argc || given(w, plan, row))
+                continue;
+            for (int v = 0; v <= nv; v++)
+                add(w, "%s", argv[i + v]);
+        }
+}
+
+char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int argc,
+                         char *const *argv)
 {
     if (!pl->has_alternative && (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)) {
         char *s = ggfit__malloc(1);   /* nothing to run: as ggfit_plan_args */
@@ -596,6 +656,7 @@ char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req)
     words w = {0};
     add(&w, "%s", program_name(pl->program));
     model_words(&w, req);
+    user_flags(&w, plan, pl, argc, argv);
     for (size_t i = 0; plan[i]; i++)
         add(&w, "%s", plan[i]);
     ggfit_argv_free(plan);
