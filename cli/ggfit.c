@@ -474,6 +474,8 @@ static int tokens_of(const char *cmd, const char *a, const char *v, unsigned lon
  * data/flags.tsv's commands column gives it). */
 typedef struct cli_opts {
     bool json, quiet, verbose, list, csv, tensors, measure, markdown, force, catalog;
+    int line_form;            /* --print-command 'c', --print-flags 'f', or 0:
+                                 the command on a terminal without -q */
     bool speed_consts;        /* a speed constant was given */
     const char *svg;          /* sweep --svg FILE */
     const char *sysroot;      /* devices --sysroot DIR */
@@ -512,6 +514,8 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
     switch (f->cli) {
     case GGFIT_CLI_JSON: o->json = true; break;
     case GGFIT_CLI_QUIET: o->quiet = true; break;
+    case GGFIT_CLI_PRINT_COMMAND: o->line_form = 'c'; break;
+    case GGFIT_CLI_PRINT_FLAGS: o->line_form = 'f'; break;
     case GGFIT_CLI_VERBOSE: o->verbose = true; break;
     case GGFIT_CLI_LIST: o->list = true; break;
     case GGFIT_CLI_QUANT_CACHE: o->fo.quant_cache = true; break;
@@ -730,13 +734,35 @@ static int cmd_devices(int argc, char **argv)
     return emit(ggfit_host_bw_text(&bw), false);
 }
 
-/* Prints a plan: the flags to use on stdout, the reasoning, the memory
- * and the verdict on stderr; with -fitp on the memory and the verdict on
+/* The plan's line on stdout: the whole command (ggfit_plan_command, from
+ * the request and the command line it was parsed from), or with req NULL
+ * the bare flags (ggfit_plan_args). */
+typedef struct plan_line {
+    const ggfit_request *req;
+    int argc;
+    char **argv;
+} plan_line;
+
+/* A person at a terminal pastes the command, a pipe ($(...), xargs) and
+ * -q take the flags; --print-command and --print-flags choose. */
+static plan_line line_of(const cli_opts *o, const ggfit_request *req, int argc, char **argv)
+{
+    bool whole = o->line_form ? o->line_form == 'c' : !o->quiet && isatty(STDOUT_FILENO);
+    return (plan_line){ whole ? req : NULL, argc, argv };
+}
+
+static char *line_text(const ggfit_plan *pl, plan_line l)
+{
+    return l.req ? ggfit_plan_command(pl, l.req, l.argc, l.argv) : ggfit_plan_args(pl);
+}
+
+/* Prints a plan: its line on stdout (command or flags, as line says), the
+ * reasoning, the memory and the verdict on stderr; with -fitp on the memory and the verdict on
  * stdout; or everything as JSON. The exit status is the plan's. */
-static int print_plan(const ggfit_plan *pl, bool json, bool quiet, bool verbose)
+static int print_plan(const ggfit_plan *pl, plan_line line, bool json, bool quiet, bool verbose)
 {
     char *out = json ? ggfit_plan_json(pl) : ggfit_plan_text(pl, verbose);
-    char *args = ggfit_plan_args(pl);
+    char *args = line_text(pl, line);
     int rc = ggfit_plan_exit_status(pl);
     char why[320];
     if (!args || !out) {
@@ -766,8 +792,8 @@ static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, in
 
 /* --objective speed|pp: the fastest plan beside llama.cpp's, its flags on
  * stdout (the comparison on stderr), or JSON. */
-static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo, bool json,
-                         bool quiet)
+static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
+                         plan_line line, bool json, bool quiet)
 {
     ggfit_fastest *f = calloc(1, sizeof *f);   /* two plans: large for a stack */
     char *err = NULL;
@@ -780,7 +806,7 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo, bo
     }
     const ggfit_plan *pl = f->faster && f->has_best_plan ? &f->best : &f->own;
     char *out = json ? ggfit_fastest_json(f) : ggfit_fastest_text(f);
-    char *args = ggfit_plan_args(pl);
+    char *args = line_text(pl, line);
     rc = f->found ? 0 : ggfit_plan_exit_status(&f->own);
     if (!out || !args) {
         rc = fail("out of memory");
@@ -853,10 +879,10 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
      * fastest plan's text never shows it. */
     req->fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
-        return print_fastest(req, &fo, json, quiet);
+        return print_fastest(req, &fo, line_of(&o, req, argc, argv), json, quiet);
     if ((rc = ggfit_request_plan(req, plan, &err)))
         return report(rc, err);
-    rc = print_plan(plan, json, quiet, verbose);
+    rc = print_plan(plan, line_of(&o, req, argc, argv), json, quiet, verbose);
     ggfit_plan_free(plan);
     return rc;
 }

@@ -569,6 +569,8 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_BANDWIDTH, GGFIT_CLI_HOST_BW, GGFIT_CLI_EFFICIENCY,
     GGFIT_CLI_HOST_EFFICIENCY, GGFIT_CLI_FIXED_MS, GGFIT_CLI_LINK_BW, GGFIT_CLI_TFLOPS,
     GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS,
+    /* the plan's line as a whole command to paste, or the bare flags */
+    GGFIT_CLI_PRINT_COMMAND, GGFIT_CLI_PRINT_FLAGS,
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -821,6 +823,32 @@ GGFIT_API void ggfit_argv_free(char **argv);
  * same words (a word either would change is single-quoted). The caller
  * frees it with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_argv_join(char *const *argv);
+
+/* ---- the plan as a command to paste ------------------------------------
+ * The bare line above is for pipes (`llama-server -m M $(ggfit ...)`,
+ * xargs); a person pastes a whole command into a shell, where an -ot
+ * pattern's ( | [ are syntax. */
+
+/* The plan as one command for a POSIX shell: the plan's program
+ * (llama-server, llama-cli, llama-fit-params or llama-bench, per --for),
+ * the model as req gave it (-hf REPO[:QUANT] with its -hff FILE, else -mu
+ * URL for -mu or an -m URL, else -m PATH; none when req is NULL), the
+ * user's flags the plan's words leave out, as given in argv (argc words,
+ * the command line req was parsed from; NULL: none): those without effect
+ * on memory (--port 8080, --jinja) and those not counted (--lora FILE),
+ * where the program takes them; then ggfit_plan_argv's words for the
+ * plan's program. Each word is quoted as ggfit_argv_quote does: a shell
+ * runs it with exactly those words. "" where ggfit_plan_args is ""
+ * (nothing fits). The caller frees it with ggfit_free(); NULL when out of
+ * memory. */
+GGFIT_API char *ggfit_plan_command(const ggfit_plan *plan, const ggfit_request *req, int argc,
+                                   char *const *argv);
+
+/* An argv as words for a POSIX shell, space-separated: a word of letters,
+ * digits and _-.,:=/+@% alone as it is, any other (the empty one too) in
+ * single quotes, a ' in it as '\''. The caller frees it with ggfit_free();
+ * NULL when out of memory. */
+GGFIT_API char *ggfit_argv_quote(char *const *argv);
 
 /* Plans as the CLI does: GGFIT_EINVAL ("-m FILE is needed") without
  * r->model, else ggfit_request_devices (which updates r as it says), opens

@@ -8,9 +8,31 @@ failn=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Every ggfit command a check runs (or runs through fitted), its words
+# NUL-separated in $tmp/plans/N: the plans among them are run again at the
+# end as the whole command a terminal prints (paste_commands).
+mkdir "$tmp/plans"
+n_recorded=0
+record() {
+    case $1 in   # the helpers below that plan their arguments, as they do
+    fitted) shift ;;
+    same_heap | placement_again) shift; set -- "$ggfit" "$@" ;;
+    same_as_cli) shift; set -- "$ggfit" --host-mem 64GiB/60GiB "$@" ;;
+    same_verdict) shift; set -- "$ggfit" -c 640 "$@" ;;
+    around_again)
+        m=$2 g=$3
+        shift 3
+        set -- "$ggfit" -m "$m" --gpu "$g" --host-mem 64GiB "$@" --fit-around ;;
+    esac
+    [ "$1" = "$ggfit" ] || return 0
+    n_recorded=$((n_recorded + 1))
+    printf '%s\0' "$@" >"$tmp/plans/$n_recorded"
+}
+
 check() {  # check NAME WANT_STATUS PATTERN -- command...
     name=$1 want=$2 pattern=$3
     shift 4
+    record "$@"
     "$@" >"$tmp/out" 2>&1
     got=$?
     if [ "$got" -eq "$want" ] && grep -q -- "$pattern" "$tmp/out"; then
@@ -780,6 +802,101 @@ else
     echo "FAIL http-server: tests/http_server.sh could not start nginx:"
     sed 's/^/    /' "$tmp/http.err" | head -20
 fi
+
+# A line you can paste (issue 27): every plan above, printed as the whole
+# command (--print-command: the tests are not on a terminal), is one bash
+# and sh both take (bash -n), and run with stand-ins for llama.cpp's
+# programs on PATH it passes the program exactly the words of the bare
+# line (--print-flags, as a pipe gets it) and of --json's argv, after its
+# model's words as given.
+mkdir "$tmp/bin"
+for p in llama-server llama-cli llama-bench llama-fit-params; do
+    printf '#!/bin/sh\nprintf "%%s\\0" "${0##*/}" "$@"\n' >"$tmp/bin/$p"
+    chmod +x "$tmp/bin/$p"
+done
+paste_commands() {
+    python3 - "$ggfit" "$tmp/plans" "$tmp/bin" <<'PY'
+import glob, json, os, shlex, subprocess, sys
+ggfit, plans, stand_ins = sys.argv[1:4]
+env = dict(os.environ, PATH=stand_ins + os.pathsep + os.environ["PATH"])
+subcommands = {"inspect", "devices", "archs", "reorder", "bench", "sweep"}
+no_line = {"-h", "--help", "--version", "--list", "-fitp", "--print-memory"}  # stdout no line
+drop = {"--json", "-q", "--quiet", "-v", "--verbose", "--print-command", "--print-flags"}   # a plan all the same
+def program(args):   # the plan's: --for's, a pasted line's, else llama-server
+    prog = "llama-server"
+    for i, a in enumerate(args[:-1]):
+        if a == "--for":
+            prog = "llama-" + args[i + 1]
+        elif a == "--":
+            prog = os.path.basename(args[i + 1])
+    return prog
+def run(argv):
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    return p.returncode, p.stdout.decode()
+n, bad, seen = 0, 0, set()
+for f in sorted(glob.glob(plans + "/*"), key=lambda f: int(os.path.basename(f))):
+    args = [a for a in open(f, "rb").read().decode().split("\0")[1:-1] if a not in drop]
+    if (not args or args[0] in subcommands or no_line & set(args)
+            or any(a.endswith("llama-bench") for a in args)
+            or args.count("-m") > 1 or tuple(args) in seen):   # several -m: --list's table
+        continue
+    seen.add(tuple(args))
+    rc, flags = run([ggfit, "--print-flags"] + args)
+    if rc == 2 or not flags.strip():
+        continue
+    _, command = run([ggfit, "--print-command"] + args)
+    _, js = run([ggfit, "--json"] + args)
+    try:
+        words = shlex.split(flags.strip())
+    except ValueError:
+        words = ["(not shell words: %s)" % flags.strip()]
+    try:
+        argv = json.loads(js).get("argv", words)
+    except ValueError:
+        argv = words
+    cmd = command.strip()
+    why = None
+    if len(command.splitlines()) != 1:
+        why = "not one line"
+    elif subprocess.run(["bash", "-n", "-c", cmd], stderr=subprocess.DEVNULL).returncode:
+        why = "bash -n refuses it"
+    else:
+        for shell in ("bash", "sh"):
+            p = subprocess.run([shell, "-c", cmd], stdout=subprocess.PIPE, env=env)
+            got = p.stdout.decode().split("\0")[:-1]
+            model = got[1:3]
+            if got[1:2] == ["-hf"] and got[3:4] == ["-hff"]:
+                model = got[1:5]
+            if p.returncode or not got or got[0] != program(args):
+                why = shell + ": not %s: %r" % (program(args), got[:1])
+            elif len(model) < 2 or model[0] not in ("-m", "-hf", "-mu") or model[1] not in args:
+                why = shell + ": the model's words are not as given: %r" % model
+            # then the user's flags the plan leaves out (--port 8080), as given
+            extra = got[1 + len(model):len(got) - len(words)]
+            if not why and any(a not in args for a in extra):
+                why = shell + ": words not given nor planned: %r" % extra
+            if not why and got[len(got) - len(words):] != words:
+                why = shell + ": the words differ from the bare line's: %r" % got
+            if not why and got[len(got) - len(argv):] != argv:
+                why = shell + ": the words differ from --json's argv: %r" % got
+            if why:
+                break
+    n += 1
+    if why:
+        bad += 1
+        print("FAIL %s: %s\n    %s" % (" ".join(args), why, cmd))
+print("paste: %d plans, %s" % (n, "every one the same words" if not bad else "%d differ" % bad))
+PY
+}
+# a pasted line's flags that the plan leaves out are the command's too
+check paste-user-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --host 0.0.0.0 --port 8080 -t 8 --jinja --lora 'my lora.gguf' -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
+    -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
+check paste-flags-bare 0 '^-c 32768 -ngl 28 -np 4 -kvu -fit off$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-server \
+    -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
+check paste-commands 0 '^paste: [1-9][0-9][0-9]* plans, every one the same words$' -- \
+    paste_commands
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

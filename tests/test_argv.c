@@ -161,11 +161,248 @@ static void test_programs(void **state)
     ggfit_free(joined);
 }
 
+/* A line of words split as a POSIX shell splits words that are bare or
+ * single-quoted ('\'' is a quote inside one): the words, or -1 when the
+ * line has anything else a shell would read otherwise (an unclosed quote,
+ * a bare character ggfit_argv_quote quotes). */
+#define WORD_MAX 4096   /* the longest word shell_split takes */
+
+static int shell_split(const char *line, char out[][WORD_MAX], int max)
+{
+    int n = 0;
+    const char *s = line;
+    while (*s) {
+        if (n == max)
+            return -1;
+        size_t k = 0;
+        while (*s && *s != ' ') {
+            if (*s == '\'') {
+                const char *e = strchr(s + 1, '\'');
+                if (!e || k + (size_t)(e - s) >= WORD_MAX)
+                    return -1;
+                memcpy(out[n] + k, s + 1, (size_t)(e - s - 1));
+                k += (size_t)(e - s - 1);
+                s = e + 1;
+            } else if (*s == '\\' && s[1] == '\'' && k + 1 < WORD_MAX) {
+                out[n][k++] = '\'';
+                s += 2;
+            } else if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                              "_-.,:=/+@%", *s) && k + 1 < WORD_MAX) {
+                out[n][k++] = *s++;
+            } else {
+                return -1;
+            }
+        }
+        out[n++][k] = '\0';
+        while (*s == ' ')
+            s++;
+    }
+    return n;
+}
+
+/* ggfit_argv_quote: a word a shell would read otherwise is single-quoted
+ * (spaces, quotes, $, (, |, *, [, ;, &, <, !, ~, #, a backslash, a tab or
+ * newline, the empty word), ' as '\'', and a shell splits the line back
+ * into the same words. */
+static void test_quote(void **state)
+{
+    (void)state;
+    static const struct { const char *word, *quoted; } cases[] = {
+        { "-c", "-c" },
+        { "8192", "8192" },
+        { "/models/a-b_c.1+2@x%y:z=w,v", "/models/a-b_c.1+2@x%y:z=w,v" },
+        { "", "''" },
+        { "two words", "'two words'" },
+        { "it's", "'it'\\''s'" },
+        { "'", "''\\'''" },
+        { "\"q\"", "'\"q\"'" },
+        { "$HOME", "'$HOME'" },
+        { "$(rm -rf /)", "'$(rm -rf /)'" },
+        { "`id`", "'`id`'" },
+        { "blk[.]13[.]ffn_(gate|up|gate_up|down)=CUDA1",
+          "'blk[.]13[.]ffn_(gate|up|gate_up|down)=CUDA1'" },
+        { "a|b", "'a|b'" },
+        { "*.gguf", "'*.gguf'" },
+        { "x;y", "'x;y'" },
+        { "a&b", "'a&b'" },
+        { "<in", "'<in'" },
+        { "!1", "'!1'" },
+        { "~/m.gguf", "'~/m.gguf'" },
+        { "#c", "'#c'" },
+        { "back\\slash", "'back\\slash'" },
+        { "tab\tnl\n", "'tab\tnl\n'" },
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n; i++) {
+        char word[64];
+        snprintf(word, sizeof word, "%s", cases[i].word);
+        char *one[] = { word, NULL };
+        char *q = ggfit_argv_quote(one);
+        assert_non_null(q);
+        assert_string_equal(q, cases[i].quoted);
+        ggfit_free(q);
+    }
+    /* every word at once (but the last: the splitter here reads words
+     * without a tab or newline) splits back into the same words */
+    char *all[sizeof cases / sizeof cases[0]];
+    static char buf[sizeof cases / sizeof cases[0]][64];
+    for (size_t i = 0; i + 1 < n; i++) {
+        snprintf(buf[i], sizeof buf[i], "%s", cases[i].word);
+        all[i] = buf[i];
+    }
+    all[n - 1] = NULL;
+    char *line = ggfit_argv_quote(all);
+    assert_non_null(line);
+    static char back[64][WORD_MAX];
+    assert_int_equal(shell_split(line, back, 64), (int)(n - 1));
+    for (size_t i = 0; i + 1 < n; i++)
+        assert_string_equal(back[i], cases[i].word);
+    ggfit_free(line);
+    /* no words: an empty line */
+    char *none[] = { NULL };
+    line = ggfit_argv_quote(none);
+    assert_non_null(line);
+    assert_string_equal(line, "");
+    ggfit_free(line);
+}
+
+/* ggfit_plan_command: the plan's program, the model as the request gave
+ * it, then exactly ggfit_plan_argv's words. */
+static void command_is(const ggfit_plan *pl, const ggfit_request *r, const char *program,
+                       const char *const *model)
+{
+    char *line = ggfit_plan_command(pl, r, 0, NULL);
+    assert_non_null(line);
+    static char got[128][WORD_MAX];
+    int n = shell_split(line, got, 128);
+    if (n < 0)
+        fail_msg("not shell words: %s", line);
+    size_t nw;
+    char **w = ggfit_plan_argv(pl, pl->program, &nw);
+    assert_non_null(w);
+    int k = 0;
+    assert_string_equal(got[k++], program);
+    for (size_t i = 0; model[i]; i++)
+        assert_string_equal(got[k++], model[i]);
+    assert_int_equal(n, k + (int)nw);
+    for (size_t i = 0; i < nw; i++)
+        assert_string_equal(got[k + (int)i], w[i]);
+    ggfit_argv_free(w);
+    ggfit_free(line);
+}
+
+static void test_command(void **state)
+{
+    (void)state;
+    char m[512];
+    model_path(m, sizeof m, "gpt-oss-120b-mxfp4.gguf");
+    char line[1024];
+    snprintf(line, sizeof line, "-m %s --gpu rtx-3090 --host-mem 64GiB -c 32768", m);
+    char *argv[16];
+    int argc = split(line, argv, 16);
+    static ggfit_request r, h;
+    ggfit_request_init(&r);
+    assert_int_equal(parse_into(&r, argv, argc), 0);
+    static ggfit_plan pl;
+    char *err = NULL;
+    assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
+    assert_int_equal(pl.verdict.status, GGFIT_VERDICT_FITS);
+    assert_true(pl.fit.params.n_overrides > 0);   /* an -ot, with ( | [ to quote */
+
+    const char *by_path[] = { "-m", m, NULL };
+    static const struct { ggfit_program prog; const char *name; } progs[] = {
+        { GGFIT_FOR_DEFAULT, "llama-server" }, { GGFIT_FOR_SERVER, "llama-server" },
+        { GGFIT_FOR_CLI, "llama-cli" }, { GGFIT_FOR_BENCH, "llama-bench" },
+        { GGFIT_FOR_FIT_PARAMS, "llama-fit-params" },
+    };
+    ggfit_program was = pl.program;
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        pl.program = progs[i].prog;
+        command_is(&pl, &r, progs[i].name, by_path);
+    }
+    pl.program = was;
+    char *cmd = ggfit_plan_command(&pl, &r, 0, NULL);
+    assert_non_null(cmd);
+    assert_non_null(strstr(cmd, " -ot 'blk[.]12[.]ffn_(gate|up|gate_up|down)=CPU,"));
+    ggfit_free(cmd);
+
+    /* the model as given: -hf REPO:QUANT (and -hff), -mu URL, an -m URL */
+    h = r;
+    h.hf_repo = "ggml-org/gpt-oss-120b-GGUF:MXFP4";
+    const char *by_hf[] = { "-hf", "ggml-org/gpt-oss-120b-GGUF:MXFP4", NULL };
+    command_is(&pl, &h, "llama-server", by_hf);
+    h.hf_file = "it's here.gguf";
+    const char *by_hff[] = { "-hf", "ggml-org/gpt-oss-120b-GGUF:MXFP4", "-hff",
+                             "it's here.gguf", NULL };
+    command_is(&pl, &h, "llama-server", by_hff);
+    h = r;
+    h.model_url = "https://example.com/m.gguf?x=1&y=2";
+    const char *by_url[] = { "-mu", "https://example.com/m.gguf?x=1&y=2", NULL };
+    command_is(&pl, &h, "llama-server", by_url);
+    h = r;
+    h.model = "http://host/m.gguf";
+    const char *by_m_url[] = { "-mu", "http://host/m.gguf", NULL };
+    command_is(&pl, &h, "llama-server", by_m_url);
+    h.model = "/my models/$x (1).gguf";
+    const char *odd_path[] = { "-m", "/my models/$x (1).gguf", NULL };
+    command_is(&pl, &h, "llama-server", odd_path);
+    const char *no_model[] = { NULL };
+    command_is(&pl, NULL, "llama-server", no_model);
+    ggfit_plan_free(&pl);
+
+    /* the user's flags the plan leaves out, as given, before its words;
+     * one the program does not take (llama-bench's --port) left out */
+    snprintf(line, sizeof line, "-m %s --gpu rtx-3090 --host-mem 64GiB -c 8192 --port 8080 "
+             "--jinja -c 8192", m);
+    argc = split(line, argv, 16);
+    ggfit_request_init(&r);
+    assert_int_equal(parse_into(&r, argv, argc), 0);
+    assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
+    char **words = ggfit_plan_argv(&pl, pl.program, NULL);
+    char *flags = ggfit_argv_quote(words), want[2048];
+    assert_non_null(flags);
+    ggfit_argv_free(words);
+    snprintf(want, sizeof want, "llama-server -m %s --port 8080 --jinja %s", m, flags);
+    cmd = ggfit_plan_command(&pl, &r, argc, argv);
+    assert_non_null(cmd);
+    assert_string_equal(cmd, want);
+    ggfit_free(cmd);
+    ggfit_free(flags);
+    cmd = ggfit_plan_command(&pl, &r, 0, NULL);   /* without the command line: none */
+    assert_null(strstr(cmd, "--port"));
+    ggfit_free(cmd);
+    pl.program = GGFIT_FOR_BENCH;
+    cmd = ggfit_plan_command(&pl, &r, argc, argv);
+    assert_non_null(cmd);
+    assert_null(strstr(cmd, "--port"));
+    ggfit_free(cmd);
+    ggfit_plan_free(&pl);
+
+    /* nothing fits: nothing to run, as ggfit_plan_args */
+    snprintf(line, sizeof line, "-m %s --gpu 4GiB --host-mem 8GiB -c 32768", m);
+    argc = split(line, argv, 16);
+    ggfit_request_init(&r);
+    assert_int_equal(parse_into(&r, argv, argc), 0);
+    assert_int_equal(ggfit_request_plan(&r, &pl, &err), 0);
+    assert_int_not_equal(pl.verdict.status, GGFIT_VERDICT_FITS);
+    cmd = ggfit_plan_command(&pl, &r, 0, NULL);
+    char *args = ggfit_plan_args(&pl);
+    assert_non_null(cmd);
+    assert_non_null(args);
+    assert_string_equal(cmd, "");
+    assert_string_equal(args, "");
+    ggfit_free(cmd);
+    ggfit_free(args);
+    ggfit_plan_free(&pl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_programs),
+        cmocka_unit_test(test_quote),
+        cmocka_unit_test(test_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

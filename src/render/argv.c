@@ -10,6 +10,10 @@
  * the fit's -ot patterns are written without backslashes or quotes (a dot
  * as [.], no trailing .*, which std::regex_search does not need), and a
  * word that still holds a character either would change is single-quoted.
+ * That bare line is for pipes; a person at a terminal gets the whole
+ * command instead (ggfit_plan_command: the program, the model, the same
+ * words), quoted for a POSIX shell, as `( | [ ] * $` in an -ot pattern
+ * are a shell's syntax when pasted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,4 +494,173 @@ char *ggfit_argv_join(char *const *argv)
         return e;
     }
     return ggfit__sb_take(&sb);
+}
+
+/* ---- the whole command, for a shell ------------------------------------------ */
+
+/* Whether a POSIX shell takes the word as it is: no quoting, globbing,
+ * expansion, operator or word splitting can touch these characters. */
+static bool shell_safe(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                    "_-.,:=/+@%", *s))
+            return false;
+    return true;
+}
+
+/* A word for a shell: as it is when safe, else in single quotes, each '
+ * closed, escaped and reopened ('\''); the empty word is ''. */
+static void shell_word(ggfit_sb *sb, const char *s)
+{
+    if (shell_safe(s)) {
+        ggfit__sb_printf(sb, "%s", s);
+        return;
+    }
+    ggfit__sb_printf(sb, "'");
+    for (const char *e; (e = strchr(s, '\'')); s = e + 1)
+        ggfit__sb_printf(sb, "%.*s'\\''", (int)(e - s), s);
+    ggfit__sb_printf(sb, "%s'", s);
+}
+
+char *ggfit_argv_quote(char *const *argv)
+{
+    ggfit_sb sb = {0};
+    for (size_t i = 0; argv && argv[i]; i++) {
+        if (i)
+            ggfit__sb_printf(&sb, " ");
+        shell_word(&sb, argv[i]);
+    }
+    if (!sb.buf && !sb.oom) {
+        char *e = ggfit__malloc(1);
+        if (e)
+            e[0] = '\0';
+        return e;
+    }
+    return ggfit__sb_take(&sb);
+}
+
+static const char *program_name(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return "llama-cli";
+    case GGFIT_FOR_FIT_PARAMS: return "llama-fit-params";
+    case GGFIT_FOR_BENCH: return "llama-bench";
+    case GGFIT_FOR_DEFAULT:
+    case GGFIT_FOR_SERVER:
+    default: return "llama-server";
+    }
+}
+
+static bool is_url(const char *s)
+{
+    return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
+}
+
+/* The model's words, as the request gave it, in llama.cpp's order of
+ * precedence: -hf (with -hff), else -mu, else -m (a URL there is -mu's:
+ * llama.cpp's -m takes a file). */
+static void model_words(words *w, const ggfit_request *r)
+{
+    if (!r)
+        return;
+    if (r->hf_repo) {
+        add(w, "-hf");
+        add(w, "%s", r->hf_repo);
+        if (r->hf_file) {
+            add(w, "-hff");
+            add(w, "%s", r->hf_file);
+        }
+    } else if (r->model_url || (r->model && is_url(r->model))) {
+        add(w, "-mu");
+        add(w, "%s", r->model_url ? r->model_url : r->model);
+    } else if (r->model) {
+        add(w, "-m");
+        add(w, "%s", r->model);
+    }
+}
+
+/* The row of a flag word, or -1 for a value (or a word of no row). */
+static int row_of(const char *word)
+{
+    bool negated;
+    return word[0] == '-' ? ggfit__flag_find(word, &negated) : -1;
+}
+
+/* The program's bit of a row's programs. */
+static unsigned program_bit(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return GGFIT__PROG_CLI;
+    case GGFIT_FOR_FIT_PARAMS: return GGFIT__PROG_FIT_PARAMS;
+    case GGFIT_FOR_BENCH: return GGFIT__PROG_BENCH;
+    default: return GGFIT__PROG_SERVER;
+    }
+}
+
+/* Whether a word of w or of plan is a flag of row row. */
+static bool given(const words *w, char *const *plan, int row)
+{
+    for (size_t j = 0; j < w->n; j++)
+        if (row_of(w->v[j]) == row)
+            return true;
+    for (size_t j = 0; plan[j]; j++)
+        if (row_of(plan[j]) == row)
+            return true;
+    return false;
+}
+
+/* The user's flags the plan leaves out of its words (plan), as given, with
+ * their values: those without effect on memory (--port, -t, --jinja) and
+ * those ggfit does not count (--lora FILE): the program takes them all the
+ * same. Each is a pointer into argv (the plan's notes); one the program
+ * does not take, or of a row w or plan already gives, is left out. */
+static void user_flags(words *w, char *const *plan, const ggfit_plan *pl, int argc,
+                       char *const *argv)
+{
+    const char *const *lists[2] = { pl->ignored, pl->not_counted };
+    uint32_t counts[2] = { pl->n_ignored, pl->n_not_counted };
+    for (int l = 0; l < 2 && argv; l++)
+        for (uint32_t k = 0; k < counts[l]; k++) {
+            int i = 0;
+            while (i < argc && argv[i] != lists[l][k])
+                i++;
+            bool negated;
+            int row = ggfit__flag_find(lists[l][k], &negated);
+            ggfit__flag f;
+            if (i == argc || row < 0 || !ggfit__flag_row((size_t)row, &f) ||
+                !(f.programs & program_bit(pl->program)))
+                continue;
+            int nv = negated ? 0 : f.values;
+            if (i + nv >= argc || given(w, plan, row))
+                continue;
+            for (int v = 0; v <= nv; v++)
+                add(w, "%s", argv[i + v]);
+        }
+}
+
+char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int argc,
+                         char *const *argv)
+{
+    if (!pl->has_alternative && (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)) {
+        char *s = ggfit__malloc(1);   /* nothing to run: as ggfit_plan_args */
+        if (s)
+            s[0] = '\0';
+        return s;
+    }
+    char **plan = ggfit_plan_argv(pl, pl->program, NULL);
+    if (!plan)
+        return NULL;
+    words w = {0};
+    add(&w, "%s", program_name(pl->program));
+    model_words(&w, req);
+    user_flags(&w, plan, pl, argc, argv);
+    for (size_t i = 0; plan[i]; i++)
+        add(&w, "%s", plan[i]);
+    ggfit_argv_free(plan);
+    char *line = w.oom ? NULL : ggfit_argv_quote(w.v);
+    ggfit_argv_free(w.v);
+    return line;
 }
