@@ -32,15 +32,15 @@ check inspect-json-tensors 0 '"name": "blk.0.ffn_down_exps.weight"' -- \
     "$ggfit" inspect --json --tensors -m "$models/gpt-oss-20b-mxfp4.gguf"
 check version 0 '^ggfit ' -- "$ggfit" --version
 check help 0 'ggfit inspect -m FILE' -- "$ggfit" --help
-check no-args 2 'usage:' -- "$ggfit"
-check no-model 2 'inspect needs -m FILE' -- "$ggfit" inspect
+check no-args 2 '^ggfit: no model: ggfit -m FILE' -- "$ggfit"
+check no-model 2 '^ggfit inspect: give the model: -m FILE' -- "$ggfit" inspect
 check missing-file 2 "$tmp/none.gguf: cannot open" -- "$ggfit" inspect -m "$tmp/none.gguf"
 printf 'GGUX0000' >"$tmp/bad.gguf"
 check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
     "$ggfit" inspect -m "$tmp/bad.gguf"
-check unknown-arg 2 "unknown argument '--frobnicate'" -- \
+check unknown-arg 2 "^ggfit inspect: unknown option '--frobnicate'$" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
-check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+check unknown-command 2 "^ggfit: 'frobnicate' is not a command: inspect, devices" -- "$ggfit" frobnicate
 # Headers a fuzz run found that made the CLI divide by zero (SIGFPE): refused
 # with the key and its value, exit status 2.
 check hostile-minimax-m3 2 'minimax-m3.attention.head_count is 0 in layer 0, which has 2 KV' -- \
@@ -161,7 +161,7 @@ check catalog-assumed 0 'CUDA0: free assumed 24077 of 24576 MiB' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 -c 4096 -fitp on
 check reorder-header-only 2 'a header-only file or a partial download cannot be reordered' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
-check reorder-usage 2 'reorder needs IN and OUT files' -- \
+check reorder-usage 2 '^ggfit reorder: give the files: ggfit reorder IN OUT$' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
 # OUT that is no regular file is refused before the input is read (here
 # there is none), --force or not: /dev/full stays a device, the directory,
@@ -189,7 +189,7 @@ check plan-json-argv 0 '"argv": \[$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 --json
 check plan-ncmoe-compact 0 ' -ncmoe 48 ' -- \
     fitted "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3090 -ncmoe 1000 -c 4096 --host-mem 64GiB
-check bad-gpu-bare 2 "'24' has no unit: give one, e.g. 24GiB" -- \
+check bad-gpu-bare 2 '^ggfit: --gpu 24: give a unit: 24GiB$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24
 check bad-gpu-4090 2 "did you mean rtx-4090" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 4090
@@ -209,7 +209,7 @@ check bad-ts-inf 2 "expected proportions like 3,1 (finite" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts inf,1
 check bad-batch 2 "-b: expected at least 1 token" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -b 0
-check bad-np 2 "expected 1 to 256 sequences" -- \
+check bad-np 2 "^ggfit: -np: expected 1 to 256 sequences (llama.cpp's LLAMA_MAX_SEQ), got '257'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -np 257
 check bad-fitp 2 "-fitp: expected on or off, got 'garbage'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -fitp garbage
@@ -472,7 +472,7 @@ check devices-sysroot-json 0 '"held_by_others": 1073741824' -- \
     "$ggfit" devices --json --sysroot "$tmp/root"
 check devices-no-root 2 "$tmp/none/proc/meminfo: cannot read" -- \
     "$ggfit" devices --sysroot "$tmp/none"
-check devices-unknown-arg 2 "ggfit devices: unknown argument '--frobnicate'" -- \
+check devices-unknown-arg 2 "^ggfit devices: unknown option '--frobnicate'$" -- \
     "$ggfit" devices --frobnicate
 # Without --gpu the fit plans for the discovered devices and host memory.
 check discovered-project 0 'ROCm0  *7168  *1884  *1024  *5284  ok' -- \
@@ -525,19 +525,19 @@ check project-no-value 2 '^ggfit: --gpu needs a value$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu
 check project-bad-fit 2 "^ggfit: -fit: expected on or off, got 'maybe'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit maybe
-check project-bad-fitc 2 '^ggfit: -fitc: expected a context size$' -- \
+check project-bad-fitc 2 "^ggfit: -fitc: expected a context size, got '12x'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitc 12x
 check project-bad-flag 2 "^ggfit: -c: expected a non-negative integer, got 'x'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -c x
-check project-unknown-arg 2 "^ggfit: unknown argument '--frobnicate'$" -- \
+check project-unknown-arg 2 "^ggfit: unknown option '--frobnicate'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --frobnicate
 # Every command's flags come from the table (data/flags.tsv): its -h lists
 # them, an unknown one names the closest the command takes.
-check project-did-you-mean 2 "^ggfit: unknown argument '--ctx-sise'; did you mean --ctx-size?$" -- \
+check project-did-you-mean 2 "^ggfit: unknown option '--ctx-sise': did you mean --ctx-size?$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --ctx-sise 4096
-check inspect-did-you-mean 2 "^ggfit inspect: unknown argument '--tensor'; did you mean --tensors?$" -- \
+check inspect-did-you-mean 2 "^ggfit inspect: unknown option '--tensor': did you mean --tensors?$" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --json --tensor
-check sweep-did-you-mean 2 "^ggfit sweep: unknown argument '--svgg'; did you mean --svg?$" -- \
+check sweep-did-you-mean 2 "^ggfit sweep: unknown option '--svgg': did you mean --svg?$" -- \
     "$ggfit" sweep -m "$models/qwen3-0.6b-f16.gguf" --svgg x.svg
 check bench-help-table 0 '^  -d N  *llama-bench.s depth' -- "$ggfit" bench -h
 check sweep-help-table 0 '^  --over ctx|ngl|ncmoe  *sweep the context' -- "$ggfit" sweep --help
@@ -591,7 +591,7 @@ build/ggfit|./build/ggfit|"$PWD/build/ggfit")
 esac
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
-check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate
+check archs-bad 2 "^ggfit archs: unknown option '--frobnicate'$" -- "$ggfit" archs --frobnicate
 plan=$(dirname "$ggfit")/plan
 same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     # (a fixed host, so that this machine's memory cannot move between them;
