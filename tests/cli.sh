@@ -592,6 +592,130 @@ esac
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
 check archs-bad 2 "^ggfit archs: unknown option '--frobnicate'$" -- "$ggfit" archs --frobnicate
+# Errors you can read (issue 27): what is wrong and the fix, then where the
+# help is; exit status 2.
+q06="$models/qwen3-0.6b-f16.gguf"
+check err-hostmem-typo 2 "^ggfit: unknown option '--hostmem': did you mean --host-mem?$" -- \
+    "$ggfit" -m "$q06" --hostmem 32GiB
+check err-help-hint 2 '^ggfit -h for help$' -- "$ggfit" -m "$q06" --hostmem 32GiB
+check err-sub-help-hint 2 '^ggfit inspect -h for help$' -- "$ggfit" inspect --frobnicate
+check err-command-typo 2 "^ggfit: 'inspct' is not a command: did you mean inspect?$" -- \
+    "$ggfit" inspct -m "$q06"
+check err-bare-path 2 "^ggfit: data/models/x.gguf: give the model with -m: ggfit -m data/models/x.gguf$" -- \
+    "$ggfit" data/models/x.gguf
+check err-host-mem-bare 2 '^ggfit: --host-mem 32: give a unit: 32GiB$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --host-mem 32
+check err-host-mem-free-bare 2 '^ggfit: --host-mem 64GiB/50: give a unit: 64GiB/50GiB$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --host-mem 64GiB/50
+check err-fitt-mib 0 '^-c ' -- "$ggfit" -m "$q06" --gpu 8GiB --host-mem 32GiB -fitt 1024 -q
+check note-gpu-gb 0 '^ggfit: note: --gpu 24GB is 22888 MiB, 7% less than 24GiB: give 24GiB if that is the size meant$' -- \
+    "$ggfit" -m "$q06" --gpu 24GB --host-mem 64GiB -q
+check note-host-mem-gb 0 '^ggfit: note: --host-mem 64GB is 61035 MiB' -- \
+    "$ggfit" -m "$q06" --gpu 24GiB --host-mem 64GB -q
+no_note() {  # binary units: no note
+    "$ggfit" -m "$q06" --gpu 24GiB --host-mem 64GiB/60GiB -q 2>&1 >/dev/null | grep note ||
+        echo "no note"
+}
+check note-none 0 '^no note$' -- no_note
+check err-ctx-too-large 2 '^ggfit: -c: 99999999999 is too large (at most 4294967040)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -c 99999999999
+check err-ubatch-too-large 2 '^ggfit: -ub: 99999999999999999999999 is too large (at most 4294967295)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -ub 99999999999999999999999
+check err-fitc-too-large 2 '^ggfit: -fitc: 4294967296 is too large (at most 4294967295)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -fitc 4294967296
+check err-min-ctx-too-large 2 '^ggfit: --min-ctx: 99999999999 is too large (at most 100000000)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --objective speed --min-ctx 99999999999
+check err-bench-p-too-large 2 '^ggfit bench: -p: 99999999999999999999 is too large (at most 10000000)$' -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB -p 99999999999999999999
+long_ts=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "1,"; printf "x" }')
+check err-long-value 2 "^ggfit: -ts: expected proportions like 3,1 (finite, not negative), got '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...'$" -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -ts "$long_ts"
+check err-long-flag 2 "^ggfit: unknown option '--xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'$" -- \
+    "$ggfit" -m "$q06" "--$(awk 'BEGIN { for (i = 0; i < 9000; i++) printf "x" }')"
+check err-empty-model 2 '^ggfit: -m: empty file name$' -- "$ggfit" -m '' --gpu 8GiB
+check err-ftp-model 2 '^ggfit: -m ftp://example.com/m.gguf: only http and https URLs (or a local file)$' -- \
+    "$ggfit" -m ftp://example.com/m.gguf --gpu 8GiB
+check err-ftp-inspect 2 '^ggfit: -m ftp://example.com/m.gguf: only http and https URLs' -- \
+    "$ggfit" inspect -m ftp://example.com/m.gguf
+# a pasted llama.cpp line: a flag ggfit does not know is planned with a
+# warning (its value, the word after it, taken with it); on ggfit's own
+# command line it is refused
+check pasted-unknown-flag 0 '^ggfit: warning: --new-cache-mode: unknown to ggfit (fast taken as its value); if it changes memory, the plan may be off$' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-cache-mode fast -c 8192
+check pasted-unknown-planned 0 '^-c 8192 ' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-cache-mode fast -c 8192
+check pasted-unknown-switch 0 '^ggfit: warning: --new-switch: unknown to ggfit; if it changes memory' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-switch -c 8192
+check pasted-unknown-negative 0 ': unknown to ggfit (-1 taken as its value' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-count -1 -c 8192
+check pasted-typo 0 '^ggfit: warning: --ctx-sise: unknown to ggfit (4096 taken as its value; did you mean --ctx-size?)' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --ctx-sise 4096
+check own-line-refuses 2 "^ggfit: unknown option '--new-cache-mode'$" -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -m "$q06" --new-cache-mode fast
+# every error: at most 3 lines on stderr, none a usage block, exit status 2
+short_errors() {
+    n=0
+    while IFS= read -r line; do
+        [ -z "$line" ] && continue
+        n=$((n + 1))
+        eval "set -- $line"
+        "$ggfit" "$@" >/dev/null 2>"$tmp/err.txt"
+        rc=$?
+        lines=$(wc -l <"$tmp/err.txt")
+        if [ "$rc" -ne 2 ] || [ "$lines" -gt 3 ] || [ "$lines" -lt 1 ] ||
+            grep -q '^usage:' "$tmp/err.txt"; then
+            echo "ggfit $line: exit $rc, $lines lines:"
+            cat "$tmp/err.txt"
+            return 1
+        fi
+    done <<EOF
+--hostmem 32GiB
+inspct
+foo bar
+data/models/x.gguf
+-m "$q06" --gpu 24
+-m "$q06" --gpu 4090
+-m "$q06" --gpu 24GiB/20
+-m "$q06" --gpu ''
+-m "$q06" --gpu 24GiB, --host-mem 64GiB
+-m "$q06" --host-mem 32
+-m "$q06" --host-mem abc
+-m "$q06" -c
+-m "$q06" -c x
+-m "$q06" -c 99999999999
+-m "$q06" -np 0
+-m "$q06" -fa maybe
+-m "$q06" -ctk q3_k
+-m "$q06" -ot nothing
+-m "$q06" -ts "$long_ts"
+-m "$q06" -fit maybe
+-m "$q06" -fitt lots
+-m "$q06" -fitc 12x
+-m "$q06" --for nothing
+-m "$q06" --objective fastest
+-m "$q06" --min-ctx 0
+-m "$q06" --min-ctx 4096
+-m ''
+-m ftp://example.com/m.gguf
+-m "$tmp/none.gguf" --gpu 8GiB
+-- llama-nothing -m x
+--
+inspect
+inspect --frobnicate
+inspect -m "$q06" --tensor
+devices --frobnicate
+archs --markdown --frobnicate
+reorder a
+reorder a b c
+bench -m "$q06" -p x
+bench -- llama-server -m x
+sweep -m "$q06" --over x
+sweep -m "$q06" --svgg x.svg
+sweep -m "$q06" --as-type q9
+EOF
+    echo "$n errors, each at most 3 lines"
+}
+check short-errors 0 '^4[0-9] errors, each at most 3 lines$' -- short_errors
 plan=$(dirname "$ggfit")/plan
 same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     # (a fixed host, so that this machine's memory cannot move between them;
