@@ -332,6 +332,9 @@ static int unknown(unsigned bit, const char *a)
 {
     char near[64];
     const char *s = a[0] == '-' ? ggfit_flag_suggest(a, bit, near, sizeof near) : NULL;
+    size_t n = strlen(a);
+    if (a[0] != '-' && n > 5 && !strcmp(a + n - 5, ".gguf"))
+        return bad("%.*s%s: give the model with -m: -m %.*s%s", CLIP(a), CLIP(a));
     if (a[0] != '-')
         return bad("unexpected argument '%.*s%s'", CLIP(a));
     if (s)
@@ -1091,8 +1094,12 @@ static int cmd_sweep(int argc, char **argv)
     if (svg) {
         char *pic = ggfit_sweep_svg(sw);
         FILE *f = pic ? fopen(svg, "w") : NULL;
-        if (!f || fputs(pic, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "ggfit sweep: cannot write %s\n", svg);
+        bool wrote = f && fputs(pic, f) >= 0;
+        if (f && fclose(f) != 0)
+            wrote = false;
+        if (!wrote) {
+            fprintf(stderr, "ggfit sweep: cannot write %s: %s\n", svg,
+                    pic ? strerror(errno) : "out of memory");
             ggfit_free(pic);
             free(sw);
             return EXIT_BAD_INPUT;

@@ -603,6 +603,8 @@ check err-command-typo 2 "^ggfit: 'inspct' is not a command: did you mean inspec
     "$ggfit" inspct -m "$q06"
 check err-bare-path 2 "^ggfit: data/models/x.gguf: give the model with -m: ggfit -m data/models/x.gguf$" -- \
     "$ggfit" data/models/x.gguf
+check err-bare-path-inspect 2 "^ggfit inspect: $q06: give the model with -m: -m $q06$" -- \
+    "$ggfit" inspect "$q06"
 check err-host-mem-bare 2 '^ggfit: --host-mem 32: give a unit: 32GiB$' -- \
     "$ggfit" -m "$q06" --gpu 8GiB --host-mem 32
 check err-host-mem-free-bare 2 '^ggfit: --host-mem 64GiB/50: give a unit: 64GiB/50GiB$' -- \
@@ -844,7 +846,10 @@ if [ "$http_rc" -eq 0 ]; then
     check remote-404 2 "$url/files/none.gguf: HTTP 404: no such file" -- \
         "$ggfit" -m "$url/files/none.gguf" --gpu 8GiB
     check remote-gated 2 'HTTP 401 .*set HF_TOKEN' -- \
-        "$ggfit" inspect -m "$url/gated/model.gguf"
+        env HF_ENDPOINT="$url" "$ggfit" inspect -m "$url/gated/model.gguf"
+    # the same refusal from a server that is not the hub: no HF_TOKEN said
+    check remote-denied-not-hub 2 'HTTP 401 .*: access denied by the server (not Hugging Face: no token is sent to it)$' -- \
+        env HF_ENDPOINT=https://hub.example "$ggfit" inspect -m "$url/gated/model.gguf"
     check remote-stalled 2 'the transfer stalled' -- \
         env GGFIT_HTTP_STALL_TIMEOUT_MS=1000 "$ggfit" inspect -m "$url/slow/qwen3-0.6b-f16.gguf"
     check hf-default 0 '^same as the file (exit 0)$' -- \
