@@ -236,20 +236,16 @@ static const command *command_of(unsigned bit)
     return &commands[0];
 }
 
-/* A command's usage: on an error its synopsis alone; with -h (full) its
- * words and every flag of the table it takes. The plan's lists the rows
- * of its own and the library's with a help line (and those without, of
- * llama.cpp's model and context, by name); bench's and sweep's their own,
- * the model's source, and the plan's flags by reference. */
-static void usage(FILE *f, unsigned bit, bool full)
+/* A command's -h: its synopsis, its words and every flag of the table it
+ * takes (an error prints none of it: the line that says where it is). The
+ * plan's lists the rows of its own and the library's with a help line (and
+ * those without, of llama.cpp's model and context, by name); bench's and
+ * sweep's their own, the model's source, and the plan's flags by
+ * reference. */
+static void usage(FILE *f, unsigned bit)
 {
     const command *c = command_of(bit);
     fprintf(f, "usage: %s", c->synopsis);
-    if (!full) {
-        fprintf(f, "run 'ggfit %s%s' for the options (man ggfit)\n", c->name,
-                c->name[0] ? " -h" : "--help");
-        return;
-    }
     fprintf(f, "\n%s\noptions:\n", c->about);
     ggfit_flag_info row;
     bool library = bit & (GGFIT_COMMAND_BENCH | GGFIT_COMMAND_SWEEP);
@@ -665,7 +661,7 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
         if (which < 0 || (which == GGFIT_CLI_NONE && !req))
             return unknown(bit, argv[i]);
         if (which == GGFIT_CLI_HELP) {
-            usage(stdout, bit, true);
+            usage(stdout, bit);
             return -1;
         }
         if (which == GGFIT_CLI_COMMAND_LINE) {
@@ -1248,7 +1244,7 @@ static int run(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout, GGFIT_COMMAND_PLAN, true);
+        usage(stdout, GGFIT_COMMAND_PLAN);
         return 0;
     }
     static const struct {
