@@ -481,12 +481,17 @@ static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag
         *i += 2;
         return 0;
     }
+    (void)cmd;
+    if (*i + 1 >= argc)
+        return bad("%s needs a value", argv[*i]);
+    const char *v = argv[*i + 1];
     char *end;
-    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
-        *field < 0) {
-        (void)cmd;
-        return bad("%s needs a number >= 0", argv[*i]);
-    }
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0))
+        return bad("%s: expected a number >= 0, got '%.*s%s'", argv[*i], CLIP(v));
+    if (x > 1e9)   /* inf, 1e999: no bandwidth, throughput or time is */
+        return bad("%s: %.*s%s is too large (at most 1000000000)", argv[*i], CLIP(v));
+    *field = x;
     *i += 2;
     return 0;
 }

@@ -629,6 +629,10 @@ check err-min-ctx-too-large 2 '^ggfit: --min-ctx: 99999999999 is too large (at m
     "$ggfit" -m "$q06" --gpu 8GiB --objective speed --min-ctx 99999999999
 check err-bench-p-too-large 2 '^ggfit bench: -p: 99999999999999999999 is too large (at most 10000000)$' -- \
     "$ggfit" bench -m "$q06" --gpu 8GiB -p 99999999999999999999
+check err-speed-const-bad 2 "^ggfit bench: --host-bw: expected a number >= 0, got 'fast'$" -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB --host-bw fast
+check err-speed-const-inf 2 '^ggfit bench: --tflops: 1e999 is too large (at most 1000000000)$' -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB --tflops 1e999
 long_ts=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "1,"; printf "x" }')
 check err-long-value 2 "^ggfit: -ts: expected proportions like 3,1 (finite, not negative), got '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...'$" -- \
     "$ggfit" -m "$q06" --gpu 8GiB -ts "$long_ts"
