@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,20 +236,16 @@ static const command *command_of(unsigned bit)
     return &commands[0];
 }
 
-/* A command's usage: on an error its synopsis alone; with -h (full) its
- * words and every flag of the table it takes. The plan's lists the rows
- * of its own and the library's with a help line (and those without, of
- * llama.cpp's model and context, by name); bench's and sweep's their own,
- * the model's source, and the plan's flags by reference. */
-static void usage(FILE *f, unsigned bit, bool full)
+/* A command's -h: its synopsis, its words and every flag of the table it
+ * takes (an error prints none of it: the line that says where it is). The
+ * plan's lists the rows of its own and the library's with a help line (and
+ * those without, of llama.cpp's model and context, by name); bench's and
+ * sweep's their own, the model's source, and the plan's flags by
+ * reference. */
+static void usage(FILE *f, unsigned bit)
 {
     const command *c = command_of(bit);
     fprintf(f, "usage: %s", c->synopsis);
-    if (!full) {
-        fprintf(f, "run 'ggfit %s%s' for the options (man ggfit)\n", c->name,
-                c->name[0] ? " -h" : "--help");
-        return;
-    }
     fprintf(f, "\n%s\noptions:\n", c->about);
     ggfit_flag_info row;
     bool library = bit & (GGFIT_COMMAND_BENCH | GGFIT_COMMAND_SWEEP);
@@ -270,11 +267,47 @@ static void usage(FILE *f, unsigned bit, bool full)
     }
 }
 
-static int fail(const char *msg)
+/* ---- errors: one or two lines, what is wrong and the fix, then where the
+ * help is (never the usage block) ------------------------------------------ */
+
+static unsigned running = GGFIT_COMMAND_PLAN;   /* the command run: its -h */
+
+static void help_hint(void)
 {
-    fprintf(stderr, "ggfit: %s\n", msg);
+    const command *c = command_of(running);
+    fprintf(stderr, "ggfit%s%s -h for help\n", c->name[0] ? " " : "", c->name);
+}
+
+/* A bad command line: "ggfit[ COMMAND]: " and the message, then the hint. */
+#ifdef __GNUC__
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static int bad(const char *fmt, ...)
+{
+    const command *c = command_of(running);
+    va_list ap;
+    fprintf(stderr, "ggfit%s%s: ", c->name[0] ? " " : "", c->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    help_hint();
     return EXIT_BAD_INPUT;
 }
+
+static int fail(const char *msg)
+{
+    return bad("%s", msg);
+}
+
+static int out_of_memory(void)
+{
+    fputs("ggfit: out of memory\n", stderr);
+    return EXIT_BAD_INPUT;
+}
+
+/* A value echoed in a message: its first 40 characters and "...". */
+#define CLIP(s) 40, (s), (strlen(s) > 40 ? "..." : "")
 
 /* ---- flags: each looked up in the table for its command ------------------ */
 
@@ -290,28 +323,28 @@ static int flag_of(const char *a, unsigned bit, ggfit_flag_info *f)
     return (int)f->cli;
 }
 
-/* An argument command bit does not take: the closest flag it does, and its
- * synopsis. */
+/* An argument command bit does not take: the closest flag it does. */
 static int unknown(unsigned bit, const char *a)
 {
-    const command *c = command_of(bit);
     char near[64];
     const char *s = a[0] == '-' ? ggfit_flag_suggest(a, bit, near, sizeof near) : NULL;
-    fprintf(stderr, "ggfit%s%s: unknown argument '%s'", c->name[0] ? " " : "", c->name, a);
+    size_t n = strlen(a);
+    if (a[0] != '-' && n > 5 && !strcmp(a + n - 5, ".gguf"))
+        return bad("%.*s%s: give the model with -m: -m %.*s%s", CLIP(a), CLIP(a));
+    if (a[0] != '-')
+        return bad("unexpected argument '%.*s%s'", CLIP(a));
     if (s)
-        fprintf(stderr, "; did you mean %s?", s);
-    fputc('\n', stderr);
-    usage(stderr, bit, false);
-    return EXIT_BAD_INPUT;
+        return bad("unknown option '%.*s%s': did you mean %s?", CLIP(a), s);
+    return bad("unknown option '%.*s%s'", CLIP(a));
 }
 
 /* The value of the tool's flag at argv[i], or NULL (said on stderr). */
 static const char *value_of(unsigned bit, int argc, char **argv, int i)
 {
+    (void)bit;
     if (i + 1 < argc)
         return argv[i + 1];
-    const command *c = command_of(bit);
-    fprintf(stderr, "ggfit%s%s: %s needs a value\n", c->name[0] ? " " : "", c->name, argv[i]);
+    bad("%s needs a value", argv[i]);
     return NULL;
 }
 
@@ -349,6 +382,8 @@ static int report(int rc, char *err)
     if (rc == GGFIT_ESTATIC)
         fputs("ggfit: this ggfit is linked statically, and could not run ggfit-dynamic, the "
               "dynamically linked build that make puts beside it\n", stderr);
+    else if (rc == GGFIT_EINVAL)
+        help_hint();   /* a bad value given: where the flags are told */
     ggfit_free(err);
     return EXIT_BAD_INPUT;
 }
@@ -357,7 +392,7 @@ static int report(int rc, char *err)
 static int emit(char *text, bool json)
 {
     if (!text)
-        return fail("out of memory");
+        return out_of_memory();
     fputs(text, stdout);
     if (json)
         fputc('\n', stdout);
@@ -400,9 +435,8 @@ static int program_of(ggfit_request *req, int argc, char **argv, int *i)
         (*i)++;
         return 0;
     }
-    fprintf(stderr, "ggfit: --: '%s' is not llama-server, llama-cli, llama-fit-params or "
-                    "llama-bench\n", argv[*i]);
-    return EXIT_BAD_INPUT;
+    return bad("--: '%.*s%s' is not llama-server, llama-cli, llama-fit-params or llama-bench",
+               CLIP(argv[*i]));
 }
 
 /* --objective's value */
@@ -423,9 +457,12 @@ static int objective_of(const char *v, ggfit_objective *o)
 static int min_ctx_of(const char *v, uint32_t *n)
 {
     char *end;
+    errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    if (*end || end == v || x == 0 || x > 100000000)
-        return fail("--min-ctx: expected a number of tokens");
+    if (!*end && end != v && v[0] != '-' && (errno == ERANGE || x > 100000000))
+        return bad("--min-ctx: %.*s%s is too large (at most 100000000)", CLIP(v));
+    if (*end || end == v || v[0] == '-' || x == 0)
+        return bad("--min-ctx: expected a number of tokens, got '%.*s%s'", CLIP(v));
     *n = (uint32_t)x;
     return 0;
 }
@@ -444,13 +481,17 @@ static int speed_flag(ggfit_speed_options *so, const char *cmd, const ggfit_flag
         *i += 2;
         return 0;
     }
+    (void)cmd;
+    if (*i + 1 >= argc)
+        return bad("%s needs a value", argv[*i]);
+    const char *v = argv[*i + 1];
     char *end;
-    if (*i + 1 >= argc || (*field = strtod(argv[*i + 1], &end), *end) || end == argv[*i + 1] ||
-        *field < 0) {
-        fprintf(stderr, "ggfit%s%s: %s needs a number >= 0\n", cmd[0] ? " " : "", cmd,
-                argv[*i]);
-        return EXIT_BAD_INPUT;
-    }
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0))
+        return bad("%s: expected a number >= 0, got '%.*s%s'", argv[*i], CLIP(v));
+    if (x > 1e9)   /* inf, 1e999: no bandwidth, throughput or time is */
+        return bad("%s: %.*s%s is too large (at most 1000000000)", argv[*i], CLIP(v));
+    *field = x;
     *i += 2;
     return 0;
 }
@@ -461,11 +502,14 @@ static int tokens_of(const char *cmd, const char *a, const char *v, unsigned lon
                      uint32_t *out)
 {
     char *end;
+    (void)cmd;
+    errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    if (*end || end == v || (!zero && x == 0) || x > max) {
-        fprintf(stderr, "ggfit %s: bad value for %s: '%s'\n", cmd, a, v);
-        return EXIT_BAD_INPUT;
-    }
+    if (!*end && end != v && v[0] != '-' && (errno == ERANGE || x > max))
+        return bad("%s: %.*s%s is too large (at most %lu)", a, CLIP(v), max);
+    if (*end || end == v || v[0] == '-' || (!zero && x == 0))
+        return bad("%s: expected a number of tokens%s, got '%.*s%s'", a, zero ? "" : " (> 0)",
+                   CLIP(v));
     *out = (uint32_t)x;
     return 0;
 }
@@ -537,12 +581,12 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
         else if (!strcmp(v, "ncmoe"))
             o->axis = GGFIT_SWEEP_NCMOE;
         else
-            rc = fail("sweep --over: expected ctx, ngl or ncmoe");
+            rc = bad("--over: expected ctx, ngl or ncmoe, got '%.*s%s'", CLIP(v));
         break;
     case GGFIT_CLI_AS_TYPE:
         if ((so->as_type = ggfit_type_from_name(v)) < 0) {
-            fprintf(stderr, "ggfit %s: unknown type '%s'\n", cmd, v);
-            rc = EXIT_BAD_INPUT;
+            rc = bad("--as-type: unknown type '%.*s%s' (a ggml type: f16, q8_0, q4_K ...)",
+                     CLIP(v));
         }
         break;
     case GGFIT_CLI_N_PROMPT:
@@ -568,9 +612,45 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
  * the words that are no flag into o->files. After -- llama-bench, o->line
  * is where its flags start (llama-bench's parser's: bench_line). 0, -1
  * after -h, or the exit status. */
+/* A flag of a pasted llama.cpp line that the table lacks (a newer
+ * llama.cpp's): planned without it, said on stderr; the word after it,
+ * when no flag, taken as its value. i moved past both. */
+static void unknown_pasted(unsigned bit, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = NULL;
+    char near[64], value[80] = "", why[160] = "";
+    if (*i + 1 < argc && (argv[*i + 1][0] != '-' ||
+                          (argv[*i + 1][1] >= '0' && argv[*i + 1][1] <= '9')))
+        v = argv[*i + 1];
+    const char *s = ggfit_flag_suggest(a, bit, near, sizeof near);
+    if (v)
+        snprintf(value, sizeof value, "%.*s%s taken as its value", CLIP(v));
+    if (v || s)
+        snprintf(why, sizeof why, " (%s%s%s%s%s)", value, v && s ? "; " : "",
+                 s ? "did you mean " : "", s ? s : "", s ? "?" : "");
+    fprintf(stderr, "ggfit: warning: %.*s%s: unknown to ggfit%s; if it changes memory, the plan "
+                    "may be off\n", CLIP(a), why);
+    *i += 1 + (v != NULL);
+}
+
+/* The sizes given in decimal units that were likely meant in binary ones
+ * (--gpu 24GB for a 24 GiB card): a note each, on stderr. */
+static void size_notes(const ggfit_request *req)
+{
+    char note[256];
+    if (req->gpu && ggfit_size_note("--gpu", req->gpu, note, sizeof note))
+        fprintf(stderr, "ggfit: note: %s\n", note);
+    for (size_t k = 0; k < req->n_gpu_more; k++)
+        if (ggfit_size_note("--gpu", req->gpu_more[k], note, sizeof note))
+            fprintf(stderr, "ggfit: note: %s\n", note);
+    if (req->host_mem && ggfit_size_note("--host-mem", req->host_mem, note, sizeof note))
+        fprintf(stderr, "ggfit: note: %s\n", note);
+}
+
 static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, char **argv,
                        int i)
 {
+    bool pasted = false;   /* past -- llama-server ...: a llama.cpp line */
     while (i < argc) {
         ggfit_flag_info f;
         char *err = NULL;
@@ -583,10 +663,14 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
             o->files[o->n_files++] = argv[i++];
             continue;
         }
+        if (which < 0 && pasted && argv[i][0] == '-' && argv[i][1]) {
+            unknown_pasted(bit, argc, argv, &i);
+            continue;
+        }
         if (which < 0 || (which == GGFIT_CLI_NONE && !req))
             return unknown(bit, argv[i]);
         if (which == GGFIT_CLI_HELP) {
-            usage(stdout, bit, true);
+            usage(stdout, bit);
             return -1;
         }
         if (which == GGFIT_CLI_COMMAND_LINE) {
@@ -598,7 +682,8 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
                 return 0;
             }
             if (bit == GGFIT_COMMAND_BENCH)
-                return fail("bench -- : expected a llama-bench command line");
+                return fail("--: expected a llama-bench command line: -- llama-bench -m FILE ...");
+            pasted = true;
             continue;
         }
         if (which != GGFIT_CLI_NONE) {
@@ -610,11 +695,17 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
         const char *model = req->model;
         if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err)))
             return report(rc, err);
+        if (!used && pasted && argv[i][0] == '-') {
+            unknown_pasted(bit, argc, argv, &i);
+            continue;
+        }
         if (!used)
             return unknown(bit, argv[i]);
         if (o->models && req->model != model)   /* -m FILE: each a plan of --list */
             o->models[o->n_models++] = req->model;
     }
+    if (req)
+        size_notes(req);
     return 0;
 }
 
@@ -625,13 +716,13 @@ static int cmd_inspect(int argc, char **argv)
     /* a request for its model's fields alone: most of it is flags' overrides */
     ggfit_request *req = calloc(1, sizeof *req);
     if (!req)
-        return fail("out of memory");
+        return out_of_memory();
     ggfit_request_init(req);
     /* the model's source, taken as a plan takes it, and inspect's own */
     int rc = parse_flags(GGFIT_COMMAND_INSPECT, &o, req, argc, argv, 0);
     const char *path = req->model_url ? req->model_url : req->model;
     if (!rc && !path && !req->hf_repo)
-        rc = fail("inspect needs -m FILE");
+        rc = fail("give the model: -m FILE, -mu URL or -hf USER/MODEL");
     ggfit_model *m = NULL;
     char *err = NULL;
     if (!rc && (rc = open_model(path, req->hf_repo, req->hf_file, req->hf_token, req->offline,
@@ -654,7 +745,7 @@ static int cmd_reorder(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (o.n_files != 2)
-        return fail("reorder needs IN and OUT files");
+        return fail("give the files: ggfit reorder IN OUT");
     char *err = NULL;
     if ((rc = ggfit_reorder(o.files[0], o.files[1], o.force, &err)))
         return report(rc, err);
@@ -683,7 +774,7 @@ static int list_catalog(const char *filter, bool json)
     size_t n = ggfit_catalog_list(filter, NULL, 0);
     const ggfit_catalog_entry **rows = malloc((n ? n : 1) * sizeof *rows);
     if (!rows)
-        return fail("out of memory");
+        return out_of_memory();
     ggfit_catalog_list(filter, rows, n);
     char why[160];
     snprintf(why, sizeof why, "devices --catalog: no device's id or name contains '%.60s' "
@@ -768,7 +859,7 @@ static int print_plan(const ggfit_plan *pl, plan_line line, bool json, bool quie
     if (!args || !out) {
         ggfit_free(args);
         ggfit_free(out);
-        return fail("out of memory");
+        return out_of_memory();
     }
     if (json) {
         fputs(out, stdout);
@@ -798,7 +889,7 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
     ggfit_fastest *f = calloc(1, sizeof *f);   /* two plans: large for a stack */
     char *err = NULL;
     if (!f)
-        return fail("out of memory");
+        return out_of_memory();
     int rc = ggfit_request_fastest(req, fo, f, &err);
     if (rc) {
         free(f);
@@ -809,7 +900,7 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
     char *args = line_text(pl, line);
     rc = f->found ? 0 : ggfit_plan_exit_status(&f->own);
     if (!out || !args) {
-        rc = fail("out of memory");
+        rc = out_of_memory();
     } else if (json) {
         printf("%s\n", out);
     } else {
@@ -837,7 +928,7 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     /* every -m given: two or more (or --list) plan each, best first */
     const char **models = calloc((size_t)argc, sizeof *models);
     if (!models)
-        return fail("out of memory");
+        return out_of_memory();
     o.models = models;
     ggfit_request_init(req);
     /* llama.cpp's LLAMA_ARG_* variables first: a flag wins over them. */
@@ -895,7 +986,7 @@ static int cmd_project(int argc, char **argv)
      * each of the pages their initialisation touches is a fault. */
     struct { ggfit_request req; ggfit_plan plan; } *w = malloc(sizeof *w);
     if (!w)
-        return fail("out of memory");
+        return out_of_memory();
     int rc = project_with(&w->req, &w->plan, argc, argv);
     free(w);
     return rc;
@@ -930,7 +1021,7 @@ static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, in
     char *err = NULL;
     int rc;
     if (!a)
-        return fail("out of memory");
+        return out_of_memory();
     ggfit_bench_args_init(a);
     while (i < argc) {
         bool used = false;
@@ -950,16 +1041,15 @@ static int bench_line(ggfit_request *req, cli_opts *o, int argc, char **argv, in
             return report(rc, err);
         }
         if (!used) {
-            fprintf(stderr, "ggfit: llama-bench has no flag '%s' (tools/llama-bench/"
-                            "llama-bench.cpp), nor has ggfit beside it\n", argv[i]);
             free(a);
-            return EXIT_BAD_INPUT;
+            return bad("llama-bench has no flag '%.*s%s' (tools/llama-bench/llama-bench.cpp), "
+                       "nor has ggfit beside it", CLIP(argv[i]));
         }
     }
     ggfit_bench_result *b = calloc(1, sizeof *b);   /* a plan: large for a stack */
     if (!b) {
         free(a);
-        return fail("out of memory");
+        return out_of_memory();
     }
     req->fit.no_log = true;
     rc = ggfit_bench_line(req, a, so, b, &err);
@@ -996,7 +1086,7 @@ static int cmd_bench(int argc, char **argv)
     req.fit.no_log = true;   /* the speeds are printed, not the fit */
     ggfit_bench_result *b = calloc(1, sizeof *b);   /* a plan: large for a stack */
     if (!b)
-        return fail("out of memory");
+        return out_of_memory();
     if ((rc = ggfit_bench(&req, &so, b, &err))) {
         free(b);
         return report(rc, err);
@@ -1024,7 +1114,7 @@ static int cmd_sweep(int argc, char **argv)
     bool json = o.json, csv = o.csv;
     ggfit_sweep *sw = calloc(1, sizeof *sw);
     if (!sw)
-        return fail("out of memory");
+        return out_of_memory();
     req.fit.no_log = true;   /* the points are printed, not the fits */
     if ((rc = ggfit_request_sweep(&req, o.axis, &so, sw, &err))) {
         free(sw);
@@ -1033,8 +1123,12 @@ static int cmd_sweep(int argc, char **argv)
     if (svg) {
         char *pic = ggfit_sweep_svg(sw);
         FILE *f = pic ? fopen(svg, "w") : NULL;
-        if (!f || fputs(pic, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "ggfit sweep: cannot write %s\n", svg);
+        bool wrote = f && fputs(pic, f) >= 0;
+        if (f && fclose(f) != 0)
+            wrote = false;
+        if (!wrote) {
+            fprintf(stderr, "ggfit sweep: cannot write %s: %s\n", svg,
+                    pic ? strerror(errno) : "out of memory");
             ggfit_free(pic);
             free(sw);
             return EXIT_BAD_INPUT;
@@ -1128,35 +1222,79 @@ int main(int argc, char **argv)
     return rc;
 }
 
+/* The edits between a and b (Levenshtein), for a command mistyped. */
+static size_t edits(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+    if (la >= 32 || lb >= 32)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* A first word that is neither a flag nor a command: a model's file given
+ * without -m, or a command mistyped. */
+static int not_a_command(const char *w)
+{
+    size_t n = strlen(w);
+    if (strchr(w, '/') || (n > 5 && !strcmp(w + n - 5, ".gguf")) || access(w, F_OK) == 0)
+        return bad("%.*s%s: give the model with -m: ggfit -m %.*s%s", CLIP(w), CLIP(w));
+    const char *near = NULL;
+    size_t best = SIZE_MAX;
+    for (size_t k = 1; k < sizeof commands / sizeof commands[0]; k++) {
+        size_t d = edits(w, commands[k].name);
+        if (d < best) {
+            best = d;
+            near = commands[k].name;
+        }
+    }
+    if (near && best <= 2 && best < strlen(near))
+        return bad("'%.*s%s' is not a command: did you mean %s?", CLIP(w), near);
+    return bad("'%.*s%s' is not a command: inspect, devices, archs, reorder, bench, sweep",
+               CLIP(w));
+}
+
 static int run(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr, GGFIT_COMMAND_PLAN, false);
-        return EXIT_BAD_INPUT;
-    }
+    if (argc < 2)
+        return bad("no model: ggfit -m FILE [flags], or a command (inspect, devices, ...)");
     if (!strcmp(argv[1], "--version")) {
         printf("ggfit %s\n", GGFIT_VERSION);
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout, GGFIT_COMMAND_PLAN, true);
+        usage(stdout, GGFIT_COMMAND_PLAN);
         return 0;
     }
-    if (!strcmp(argv[1], "inspect"))
-        return cmd_inspect(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "devices"))
-        return cmd_devices(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "archs"))
-        return cmd_archs(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "reorder"))
-        return cmd_reorder(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "bench"))
-        return cmd_bench(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "sweep"))
-        return cmd_sweep(argc - 2, argv + 2);
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } cmds[] = {
+        { "inspect", cmd_inspect }, { "devices", cmd_devices }, { "archs", cmd_archs },
+        { "reorder", cmd_reorder }, { "bench", cmd_bench }, { "sweep", cmd_sweep },
+    };
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+        if (!strcmp(argv[1], cmds[k].name)) {
+            for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+                if (!strcmp(commands[c].name, cmds[k].name))
+                    running = commands[c].bit;
+            return cmds[k].run(argc - 2, argv + 2);
+        }
     if (argv[1][0] == '-')
         return cmd_project(argc, argv);
-    fprintf(stderr, "ggfit: unknown command '%s'\n", argv[1]);
-    usage(stderr, GGFIT_COMMAND_PLAN, false);
-    return EXIT_BAD_INPUT;
+    return not_a_command(argv[1]);
 }

@@ -489,8 +489,17 @@ GGFIT_API ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, 
 GGFIT_API uint64_t ggfit_driver_free(ggfit_backend kind, uint64_t total, char *why, size_t n);
 
 /* Parses a size ("24GiB", "24077MiB", "24000MB", "512", "1.5TiB"; a bare
- * number is MiB, as llama.cpp's -fitt takes it) into bytes. */
+ * number is MiB, as llama.cpp's -fitt takes it) into bytes. ggfit's own
+ * sizes (--gpu, --host-mem) refuse a bare number before it comes here. */
 GGFIT_API ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes);
+
+/* Whether value v of size flag flag (--gpu's devices, --host-mem's
+ * TOTAL/FREE) gives a size in a decimal unit (GB, MB, TB) that is likely
+ * meant in the binary one: --gpu 24GB is 22,888 MiB, 7% less than the
+ * 24 GiB card meant. note (n bytes, may be NULL with n 0) receives the
+ * sentence, "--gpu 24GB is 22888 MiB, 7% less than 24GiB: give 24GiB if
+ * that is the size meant", or "". */
+GGFIT_API bool ggfit_size_note(const char *flag, const char *v, char *note, size_t n);
 
 /* ---- this machine (devices/discover.c) ---------------------------------- */
 

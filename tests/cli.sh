@@ -54,15 +54,15 @@ check inspect-json-tensors 0 '"name": "blk.0.ffn_down_exps.weight"' -- \
     "$ggfit" inspect --json --tensors -m "$models/gpt-oss-20b-mxfp4.gguf"
 check version 0 '^ggfit ' -- "$ggfit" --version
 check help 0 'ggfit inspect -m FILE' -- "$ggfit" --help
-check no-args 2 'usage:' -- "$ggfit"
-check no-model 2 'inspect needs -m FILE' -- "$ggfit" inspect
+check no-args 2 '^ggfit: no model: ggfit -m FILE' -- "$ggfit"
+check no-model 2 '^ggfit inspect: give the model: -m FILE' -- "$ggfit" inspect
 check missing-file 2 "$tmp/none.gguf: cannot open" -- "$ggfit" inspect -m "$tmp/none.gguf"
 printf 'GGUX0000' >"$tmp/bad.gguf"
 check bad-magic 2 "$tmp/bad.gguf: not a GGUF file: magic is \"GGUX\"" -- \
     "$ggfit" inspect -m "$tmp/bad.gguf"
-check unknown-arg 2 "unknown argument '--frobnicate'" -- \
+check unknown-arg 2 "^ggfit inspect: unknown option '--frobnicate'$" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --frobnicate
-check unknown-command 2 "unknown command 'frobnicate'" -- "$ggfit" frobnicate
+check unknown-command 2 "^ggfit: 'frobnicate' is not a command: inspect, devices" -- "$ggfit" frobnicate
 # Headers a fuzz run found that made the CLI divide by zero (SIGFPE): refused
 # with the key and its value, exit status 2.
 check hostile-minimax-m3 2 'minimax-m3.attention.head_count is 0 in layer 0, which has 2 KV' -- \
@@ -183,7 +183,7 @@ check catalog-assumed 0 'CUDA0: free assumed 24077 of 24576 MiB' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 -c 4096 -fitp on
 check reorder-header-only 2 'a header-only file or a partial download cannot be reordered' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf" "$tmp/reordered.gguf"
-check reorder-usage 2 'reorder needs IN and OUT files' -- \
+check reorder-usage 2 '^ggfit reorder: give the files: ggfit reorder IN OUT$' -- \
     "$ggfit" reorder "$models/qwen3-0.6b-f16.gguf"
 # OUT that is no regular file is refused before the input is read (here
 # there is none), --force or not: /dev/full stays a device, the directory,
@@ -211,7 +211,7 @@ check plan-json-argv 0 '"argv": \[$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rtx-3090 --json
 check plan-ncmoe-compact 0 ' -ncmoe 48 ' -- \
     fitted "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3090 -ncmoe 1000 -c 4096 --host-mem 64GiB
-check bad-gpu-bare 2 "'24' has no unit: give one, e.g. 24GiB" -- \
+check bad-gpu-bare 2 '^ggfit: --gpu 24: give a unit: 24GiB$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24
 check bad-gpu-4090 2 "did you mean rtx-4090" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 4090
@@ -231,7 +231,7 @@ check bad-ts-inf 2 "expected proportions like 3,1 (finite" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB,24GiB -ts inf,1
 check bad-batch 2 "-b: expected at least 1 token" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -b 0
-check bad-np 2 "expected 1 to 256 sequences" -- \
+check bad-np 2 "^ggfit: -np: expected 1 to 256 sequences (llama.cpp's LLAMA_MAX_SEQ), got '257'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -np 257
 check bad-fitp 2 "-fitp: expected on or off, got 'garbage'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 24GiB -fitp garbage
@@ -494,7 +494,7 @@ check devices-sysroot-json 0 '"held_by_others": 1073741824' -- \
     "$ggfit" devices --json --sysroot "$tmp/root"
 check devices-no-root 2 "$tmp/none/proc/meminfo: cannot read" -- \
     "$ggfit" devices --sysroot "$tmp/none"
-check devices-unknown-arg 2 "ggfit devices: unknown argument '--frobnicate'" -- \
+check devices-unknown-arg 2 "^ggfit devices: unknown option '--frobnicate'$" -- \
     "$ggfit" devices --frobnicate
 # Without --gpu the fit plans for the discovered devices and host memory.
 check discovered-project 0 'ROCm0  *7168  *1884  *1024  *5284  ok' -- \
@@ -547,19 +547,19 @@ check project-no-value 2 '^ggfit: --gpu needs a value$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu
 check project-bad-fit 2 "^ggfit: -fit: expected on or off, got 'maybe'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit maybe
-check project-bad-fitc 2 '^ggfit: -fitc: expected a context size$' -- \
+check project-bad-fitc 2 "^ggfit: -fitc: expected a context size, got '12x'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitc 12x
 check project-bad-flag 2 "^ggfit: -c: expected a non-negative integer, got 'x'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -c x
-check project-unknown-arg 2 "^ggfit: unknown argument '--frobnicate'$" -- \
+check project-unknown-arg 2 "^ggfit: unknown option '--frobnicate'$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --frobnicate
 # Every command's flags come from the table (data/flags.tsv): its -h lists
 # them, an unknown one names the closest the command takes.
-check project-did-you-mean 2 "^ggfit: unknown argument '--ctx-sise'; did you mean --ctx-size?$" -- \
+check project-did-you-mean 2 "^ggfit: unknown option '--ctx-sise': did you mean --ctx-size?$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB --ctx-sise 4096
-check inspect-did-you-mean 2 "^ggfit inspect: unknown argument '--tensor'; did you mean --tensors?$" -- \
+check inspect-did-you-mean 2 "^ggfit inspect: unknown option '--tensor': did you mean --tensors?$" -- \
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --json --tensor
-check sweep-did-you-mean 2 "^ggfit sweep: unknown argument '--svgg'; did you mean --svg?$" -- \
+check sweep-did-you-mean 2 "^ggfit sweep: unknown option '--svgg': did you mean --svg?$" -- \
     "$ggfit" sweep -m "$models/qwen3-0.6b-f16.gguf" --svgg x.svg
 check bench-help-table 0 '^  -d N  *llama-bench.s depth' -- "$ggfit" bench -h
 check sweep-help-table 0 '^  --over ctx|ngl|ncmoe  *sweep the context' -- "$ggfit" sweep --help
@@ -613,7 +613,137 @@ build/ggfit|./build/ggfit|"$PWD/build/ggfit")
 esac
 check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
-check archs-bad 2 "archs: unknown argument '--frobnicate'" -- "$ggfit" archs --frobnicate
+check archs-bad 2 "^ggfit archs: unknown option '--frobnicate'$" -- "$ggfit" archs --frobnicate
+# Errors you can read (issue 27): what is wrong and the fix, then where the
+# help is; exit status 2.
+q06="$models/qwen3-0.6b-f16.gguf"
+check err-hostmem-typo 2 "^ggfit: unknown option '--hostmem': did you mean --host-mem?$" -- \
+    "$ggfit" -m "$q06" --hostmem 32GiB
+check err-help-hint 2 '^ggfit -h for help$' -- "$ggfit" -m "$q06" --hostmem 32GiB
+check err-sub-help-hint 2 '^ggfit inspect -h for help$' -- "$ggfit" inspect --frobnicate
+check err-command-typo 2 "^ggfit: 'inspct' is not a command: did you mean inspect?$" -- \
+    "$ggfit" inspct -m "$q06"
+check err-bare-path 2 "^ggfit: data/models/x.gguf: give the model with -m: ggfit -m data/models/x.gguf$" -- \
+    "$ggfit" data/models/x.gguf
+check err-bare-path-inspect 2 "^ggfit inspect: $q06: give the model with -m: -m $q06$" -- \
+    "$ggfit" inspect "$q06"
+check err-host-mem-bare 2 '^ggfit: --host-mem 32: give a unit: 32GiB$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --host-mem 32
+check err-host-mem-free-bare 2 '^ggfit: --host-mem 64GiB/50: give a unit: 64GiB/50GiB$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --host-mem 64GiB/50
+check err-fitt-mib 0 '^-c ' -- "$ggfit" -m "$q06" --gpu 8GiB --host-mem 32GiB -fitt 1024 -q
+check note-gpu-gb 0 '^ggfit: note: --gpu 24GB is 22888 MiB, 7% less than 24GiB: give 24GiB if that is the size meant$' -- \
+    "$ggfit" -m "$q06" --gpu 24GB --host-mem 64GiB -q
+check note-host-mem-gb 0 '^ggfit: note: --host-mem 64GB is 61035 MiB' -- \
+    "$ggfit" -m "$q06" --gpu 24GiB --host-mem 64GB -q
+no_note() {  # binary units: no note
+    "$ggfit" -m "$q06" --gpu 24GiB --host-mem 64GiB/60GiB -q 2>&1 >/dev/null | grep note ||
+        echo "no note"
+}
+check note-none 0 '^no note$' -- no_note
+check err-ctx-too-large 2 '^ggfit: -c: 99999999999 is too large (at most 4294967040)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -c 99999999999
+check err-ubatch-too-large 2 '^ggfit: -ub: 99999999999999999999999 is too large (at most 4294967295)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -ub 99999999999999999999999
+check err-fitc-too-large 2 '^ggfit: -fitc: 4294967296 is too large (at most 4294967295)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -fitc 4294967296
+check err-min-ctx-too-large 2 '^ggfit: --min-ctx: 99999999999 is too large (at most 100000000)$' -- \
+    "$ggfit" -m "$q06" --gpu 8GiB --objective speed --min-ctx 99999999999
+check err-bench-p-too-large 2 '^ggfit bench: -p: 99999999999999999999 is too large (at most 10000000)$' -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB -p 99999999999999999999
+check err-speed-const-bad 2 "^ggfit bench: --host-bw: expected a number >= 0, got 'fast'$" -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB --host-bw fast
+check err-speed-const-inf 2 '^ggfit bench: --tflops: 1e999 is too large (at most 1000000000)$' -- \
+    "$ggfit" bench -m "$q06" --gpu 8GiB --tflops 1e999
+long_ts=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "1,"; printf "x" }')
+check err-long-value 2 "^ggfit: -ts: expected proportions like 3,1 (finite, not negative), got '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...'$" -- \
+    "$ggfit" -m "$q06" --gpu 8GiB -ts "$long_ts"
+check err-long-flag 2 "^ggfit: unknown option '--xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'$" -- \
+    "$ggfit" -m "$q06" "--$(awk 'BEGIN { for (i = 0; i < 9000; i++) printf "x" }')"
+check err-empty-model 2 '^ggfit: -m: empty file name$' -- "$ggfit" -m '' --gpu 8GiB
+check err-ftp-model 2 '^ggfit: -m ftp://example.com/m.gguf: only http and https URLs (or a local file)$' -- \
+    "$ggfit" -m ftp://example.com/m.gguf --gpu 8GiB
+check err-ftp-inspect 2 '^ggfit: -m ftp://example.com/m.gguf: only http and https URLs' -- \
+    "$ggfit" inspect -m ftp://example.com/m.gguf
+# a pasted llama.cpp line: a flag ggfit does not know is planned with a
+# warning (its value, the word after it, taken with it); on ggfit's own
+# command line it is refused
+check pasted-unknown-flag 0 '^ggfit: warning: --new-cache-mode: unknown to ggfit (fast taken as its value); if it changes memory, the plan may be off$' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-cache-mode fast -c 8192
+check pasted-unknown-planned 0 '^-c 8192 ' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-cache-mode fast -c 8192
+check pasted-unknown-switch 0 '^ggfit: warning: --new-switch: unknown to ggfit; if it changes memory' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-switch -c 8192
+check pasted-unknown-negative 0 ': unknown to ggfit (-1 taken as its value' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --new-count -1 -c 8192
+check pasted-typo 0 '^ggfit: warning: --ctx-sise: unknown to ggfit (4096 taken as its value; did you mean --ctx-size?)' -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -- llama-server -m "$q06" --ctx-sise 4096
+check own-line-refuses 2 "^ggfit: unknown option '--new-cache-mode'$" -- \
+    "$ggfit" --gpu 24GiB --host-mem 64GiB -q -m "$q06" --new-cache-mode fast
+# every error: at most 3 lines on stderr, none a usage block, exit status 2
+short_errors() {
+    n=0
+    while IFS= read -r line; do
+        [ -z "$line" ] && continue
+        n=$((n + 1))
+        eval "set -- $line"
+        "$ggfit" "$@" >/dev/null 2>"$tmp/err.txt"
+        rc=$?
+        lines=$(wc -l <"$tmp/err.txt")
+        if [ "$rc" -ne 2 ] || [ "$lines" -gt 3 ] || [ "$lines" -lt 1 ] ||
+            grep -q '^usage:' "$tmp/err.txt"; then
+            echo "ggfit $line: exit $rc, $lines lines:"
+            cat "$tmp/err.txt"
+            return 1
+        fi
+    done <<EOF
+--hostmem 32GiB
+inspct
+foo bar
+data/models/x.gguf
+-m "$q06" --gpu 24
+-m "$q06" --gpu 4090
+-m "$q06" --gpu 24GiB/20
+-m "$q06" --gpu ''
+-m "$q06" --gpu 24GiB, --host-mem 64GiB
+-m "$q06" --host-mem 32
+-m "$q06" --host-mem abc
+-m "$q06" -c
+-m "$q06" -c x
+-m "$q06" -c 99999999999
+-m "$q06" -np 0
+-m "$q06" -fa maybe
+-m "$q06" -ctk q3_k
+-m "$q06" -ot nothing
+-m "$q06" -ts "$long_ts"
+-m "$q06" -fit maybe
+-m "$q06" -fitt lots
+-m "$q06" -fitc 12x
+-m "$q06" --for nothing
+-m "$q06" --objective fastest
+-m "$q06" --min-ctx 0
+-m "$q06" --min-ctx 4096
+-m ''
+-m ftp://example.com/m.gguf
+-m "$tmp/none.gguf" --gpu 8GiB
+-- llama-nothing -m x
+--
+inspect
+inspect --frobnicate
+inspect -m "$q06" --tensor
+devices --frobnicate
+archs --markdown --frobnicate
+reorder a
+reorder a b c
+bench -m "$q06" -p x
+bench -- llama-server -m x
+sweep -m "$q06" --over x
+sweep -m "$q06" --svgg x.svg
+sweep -m "$q06" --as-type q9
+EOF
+    echo "$n errors, each at most 3 lines"
+}
+check short-errors 0 '^4[0-9] errors, each at most 3 lines$' -- short_errors
 plan=$(dirname "$ggfit")/plan
 same_as_cli() {  # stdout and exit status of the CLI and of examples/plan.c
     # (a fixed host, so that this machine's memory cannot move between them;
@@ -742,7 +872,10 @@ if [ "$http_rc" -eq 0 ]; then
     check remote-404 2 "$url/files/none.gguf: HTTP 404: no such file" -- \
         "$ggfit" -m "$url/files/none.gguf" --gpu 8GiB
     check remote-gated 2 'HTTP 401 .*set HF_TOKEN' -- \
-        "$ggfit" inspect -m "$url/gated/model.gguf"
+        env HF_ENDPOINT="$url" "$ggfit" inspect -m "$url/gated/model.gguf"
+    # the same refusal from a server that is not the hub: no HF_TOKEN said
+    check remote-denied-not-hub 2 'HTTP 401 .*: access denied by the server (not Hugging Face: no token is sent to it)$' -- \
+        env HF_ENDPOINT=https://hub.example "$ggfit" inspect -m "$url/gated/model.gguf"
     check remote-stalled 2 'the transfer stalled' -- \
         env GGFIT_HTTP_STALL_TIMEOUT_MS=1000 "$ggfit" inspect -m "$url/slow/qwen3-0.6b-f16.gguf"
     check hf-default 0 '^same as the file (exit 0)$' -- \

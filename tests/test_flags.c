@@ -394,6 +394,35 @@ static void test_preset(void **state)
     free(r);
 }
 
+/* Every integer flag of the library's given a count past any type: its
+ * limit said ("too large (at most N)", or the range), never "expected an
+ * integer"; and its value cut to 40 characters in the message. */
+static void test_too_large(void **state)
+{
+    (void)state;
+    static char huge[] = "99999999999999999999999999999999999999999999999999";
+    ggfit_flag_info f;
+    size_t n = 0;
+    for (size_t i = 0; ggfit_flag_get(i, &f); i++) {
+        if (f.kind != GGFIT_FLAG_INT || f.cli != GGFIT_CLI_NONE || f.n_values != 1)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(f.names, ","), f.names);
+        char *argv[] = { name, huge };
+        int k = 0;
+        char *err = NULL;
+        ggfit_request *r = fresh();
+        assert_int_equal(ggfit_request_parse_arg(r, 2, argv, &k, NULL, &err), GGFIT_EINVAL);
+        if (!err || (!strstr(err, "is too large (at most ") && !strstr(err, " to 256 ")) ||
+            !strstr(err, "9999999999999999999999999999999999999999..."))
+            fail_msg("%s %s: '%s'", name, huge, err ? err : "(none)");
+        ggfit_free(err);
+        free(r);
+        n++;
+    }
+    assert_true(n >= 15);
+}
+
 static void test_pasted_line(void **state)
 {
     (void)state;
@@ -535,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_printed),
         cmocka_unit_test(test_bench_programs),
         cmocka_unit_test(test_preset),
+        cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_pasted_line),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_public),

@@ -88,6 +88,14 @@ static void test_bad_flags(void **state)
         { "-c 4294967295", "-c: 4294967295 is too large (at most 4294967040" },
         { "-sm diagonal", "expected none, layer or row" },
         { "-ts 1,x", "expected proportions" },
+        /* a count past its type is too large, not "no integer" */
+        { "-c 99999999999", "-c: 99999999999 is too large (at most 4294967040)" },
+        { "-c 99999999999999999999999", "is too large (at most 4294967040)" },
+        { "-b 99999999999", "-b: 99999999999 is too large (at most 4294967295)" },
+        { "-np 99999999999", "expected 1 to 256 sequences" },
+        /* a long value is not echoed whole */
+        { "-ts 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,x",
+          "got '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...'" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ggfit_params p;
@@ -250,9 +258,17 @@ static void test_request_bad_flags(void **state)
           "-fitt: expected MiB values like 1024 or 512,2048" },
         { "-fitc 12x", "-fitc: expected a context size" },
         { "-fitc -5", "-fitc: expected a context size" },
-        { "-fitc 4294967296", "-fitc: expected a context size" },
+        { "-fitc 4294967296", "-fitc: 4294967296 is too large (at most 4294967295)" },
         { "-ctk q3_k", "-ctk: unsupported cache type 'q3_k'" },
         { "--cpu", "--cpu needs a value" },
+        /* ggfit's own sizes need a unit: 32 is not 32 MiB */
+        { "--host-mem 32", "--host-mem 32: give a unit: 32GiB" },
+        { "--host-mem 64GiB/50", "--host-mem 64GiB/50: give a unit: 64GiB/50GiB" },
+        { "--host-mem 1.5", "--host-mem 1.5: give a unit: 1.5GiB" },
+        { "-mu ftp://host/m.gguf", "-mu ftp://host/m.gguf: only http and https URLs" },
+        { "-m s3://bucket/m.gguf", "-m s3://bucket/m.gguf: only http and https URLs" },
+        { "-fitc 99999999999999999999999", "-fitc: 99999999999999999999999 is too large" },
+        { "-cram 99999999999", "-cram: 99999999999 is too large (at most 2147483647)" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ggfit_request r;
@@ -273,6 +289,28 @@ static void put_file(const char *path, const char *text)
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
+}
+
+/* A decimal unit likely meant as the binary one: a note, and the figure. */
+static void test_size_note(void **state)
+{
+    (void)state;
+    char note[256];
+    assert_true(ggfit_size_note("--gpu", "24GB", note, sizeof note));
+    assert_string_equal(note, "--gpu 24GB is 22888 MiB, 7% less than 24GiB: give 24GiB if that "
+                              "is the size meant");
+    assert_true(ggfit_size_note("--gpu", "24GiB,cuda:16GB/15GB", note, sizeof note));
+    assert_non_null(strstr(note, "--gpu 16GB is 15259 MiB"));
+    assert_true(ggfit_size_note("--host-mem", "64GiB/60GB", note, sizeof note));
+    assert_non_null(strstr(note, "--host-mem 60GB is 57220 MiB"));
+    assert_true(ggfit_size_note("--host-mem", "2TB", note, sizeof note));
+    assert_non_null(strstr(note, "9% less than 2TiB"));
+    /* binary units, catalog ids and bare numbers: nothing to say */
+    assert_false(ggfit_size_note("--gpu", "24GiB,rtx-3090,rpc:8192MiB", note, sizeof note));
+    assert_string_equal(note, "");
+    assert_false(ggfit_size_note("--host-mem", "64GiB/60GiB", NULL, 0));
+    /* a small decimal unit is too close to matter (KB: 2.4%) */
+    assert_false(ggfit_size_note("--gpu", "24000000KB", note, sizeof note));
 }
 
 static void test_request_devices(void **state)
@@ -486,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_request_flags),
         cmocka_unit_test(test_request_bad_flags),
+        cmocka_unit_test(test_size_note),
         cmocka_unit_test(test_request_devices),
         cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_request_plan),

@@ -221,6 +221,14 @@ static void test_errors(void **state)
     o.token = "hf_0123456789abcdefghijklmnopqrstuvwxyz";
     expect_error("gated/model.gguf", &o, GGFIT_EIO, "the token (HF_TOKEN or -hft) was refused");
     o.token = NULL;
+    /* the same refusal from a server that is not the hub: no word of
+     * HF_TOKEN, which is never sent to it */
+    char hub[512];
+    snprintf(hub, sizeof hub, "%s", getenv("HF_ENDPOINT"));
+    setenv("HF_ENDPOINT", "https://hub.example/", 1);
+    expect_error("gated/model.gguf", &o, GGFIT_EIO, "access denied by the server (not Hugging "
+                                                     "Face: no token is sent to it)");
+    setenv("HF_ENDPOINT", hub, 1);
     expect_error("limited/model.gguf", &o, GGFIT_EIO, "HTTP 429: rate limited");
     expect_error("loop", &o, GGFIT_EIO, "too many redirects");
     /* JSON is not a GGUF file */

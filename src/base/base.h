@@ -29,6 +29,10 @@
 ggfit_status ggfit__fail(char **err, ggfit_status status, const char *fmt, ...)
     GGFIT_PRINTF(3, 4);
 
+/* A value echoed in a message, cut to its first 40 characters and "...":
+ * printf("'%.*s%s'", GGFIT__CLIP(v)); a 10 KB -ts is not printed whole. */
+#define GGFIT__CLIP(s) 40, (s), (strlen(s) > 40 ? "..." : "")
+
 /* ---- linking.c: whether this program can load shared libraries ------------ */
 
 /* True in a statically linked program (glibc's): there libcurl, NVML and

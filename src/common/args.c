@@ -6,6 +6,7 @@
  * projector's in mmproj.c); the flags ggfit recognises but does not apply
  * are listed in the plan's notes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "base/base.h"
 #include "common/args.h"
 #include "common/params.h"
+#include "devices/spec.h"
 
 /* ---- the request's landings ----------------------------------------------- */
 
@@ -39,8 +41,24 @@ static ggfit_status parse_margins(ggfit_fit_options *fo, const char *v, char **e
 static ggfit_status on_off(const char *a, const char *v, bool *on, char **err)
 {
     if (strcmp(v, "on") && strcmp(v, "off"))
-        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected on or off, got '%s'", a, v);
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected on or off, got '%.*s%s'", a,
+                           GGFIT__CLIP(v));
     *on = !strcmp(v, "on");
+    return GGFIT_OK;
+}
+
+/* -m FILE|URL, -mu URL: a name, and a URL of a scheme ggfit reads. */
+static ggfit_status model_source(const char *a, const char *v, char **err)
+{
+    if (!v[0])
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: empty file name", a);
+    static const char scheme_chars[] = "abcdefghijklmnopqrstuvwxyz"
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-";
+    const char *scheme = strstr(v, "://");
+    if (scheme && scheme > v && !ggfit_is_url(v) &&
+        strspn(v, scheme_chars) == (size_t)(scheme - v))
+        return ggfit__fail(err, GGFIT_EINVAL, "%s %.*s%s: only http and https URLs (or a local "
+                           "file)", a, GGFIT__CLIP(v));
     return GGFIT_OK;
 }
 
@@ -51,6 +69,8 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
     bool on;
     switch (at) {
     case GGFIT__AT_MODEL:
+        if ((rc = model_source(a, v, err)))
+            return rc;
         r->model = v;
         break;
     case GGFIT__AT_HF_REPO:
@@ -63,6 +83,8 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         r->hf_token = v;
         break;
     case GGFIT__AT_MODEL_URL:
+        if ((rc = model_source(a, v, err)))
+            return rc;
         r->model_url = v;
         break;
     case GGFIT__AT_OFFLINE:
@@ -81,6 +103,8 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         r->rpc = v;
         break;
     case GGFIT__AT_HOST_MEM:
+        if ((rc = ggfit__sizes_have_units(a, v, err)))
+            return rc;
         r->host_mem = v;
         break;
     case GGFIT__AT_CPU:
@@ -100,7 +124,7 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
             k++;
         if (k == 4)
             return ggfit__fail(err, GGFIT_EINVAL, "--for: expected server, cli, fit-params or "
-                                                  "bench, got '%s'", v);
+                                                  "bench, got '%.*s%s'", GGFIT__CLIP(v));
         r->program = progs[k].prog;
         break;
     }
@@ -119,9 +143,14 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         break;
     case GGFIT__AT_FIT_CTX: {
         char *end;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*end || end == v || n > UINT32_MAX)
-            return ggfit__fail(err, GGFIT_EINVAL, "-fitc: expected a context size");
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || end == v || v[0] == '-')
+            return ggfit__fail(err, GGFIT_EINVAL, "-fitc: expected a context size, got "
+                               "'%.*s%s'", GGFIT__CLIP(v));
+        if (errno == ERANGE || n > UINT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "-fitc: %.*s%s is too large (at most %u)",
+                               GGFIT__CLIP(v), UINT32_MAX);
         r->fit.n_ctx_min = (uint32_t)n;
         break;
     }
@@ -129,9 +158,14 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         /* llama-server's prompt cache: counted with --for server, noted
          * as not counted otherwise */
         char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || end == v || n < -1 || n > INT32_MAX)
-            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected MiB, 0 or -1, got '%s'", a, v);
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (*end || end == v || n < -1)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected MiB, 0 or -1, got '%.*s%s'", a,
+                               GGFIT__CLIP(v));
+        if (errno == ERANGE || n > INT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: %.*s%s is too large (at most %d)", a,
+                               GGFIT__CLIP(v), INT32_MAX);
         r->cache_ram_mib = (int32_t)n;
         break;
     }

@@ -8,6 +8,8 @@
  * are not added. There is no separate draft context: the draft is measured
  * at the target's -c (0: the draft's own trained context).
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +76,8 @@ static ggfit_status parse_types(ggfit_request *r, const char *v, char **err)
             t++;
         if (t == SPEC_COUNT)
             return ggfit__fail(err, GGFIT_EINVAL, "--spec-type: unknown speculative type: "
-                               "%.*s (llama.cpp takes %s, %s, ...)", (int)n, v, spec_names[1],
+                               "%.*s%s (llama.cpp takes %s, %s, ...)", (int)(n > 40 ? 40 : n), v,
+                               n > 40 ? "..." : "", spec_names[1],
                                spec_names[3]);
         r->spec_types |= SPEC_BIT(t);
         v += n + (v[n] == ',');
@@ -86,10 +89,14 @@ static ggfit_status parse_int(const char *a, const char *v, int32_t lo, int32_t 
                               int32_t *out, char **err)
 {
     char *end;
+    errno = 0;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi)
-        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number from %d to %d, got '%s'",
-                           a, lo, hi, v);
+    if (end != v && !*end && (errno == ERANGE || x > hi))
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: %.*s%s is too large (at most %d)", a,
+                           GGFIT__CLIP(v), hi);
+    if (end == v || *end || x < lo)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number from %d to %d, got "
+                           "'%.*s%s'", a, lo, hi, GGFIT__CLIP(v));
     *out = (int32_t)x;
     return GGFIT_OK;
 }

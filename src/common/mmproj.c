@@ -10,6 +10,7 @@
  * projector's GPU bytes go to its device's target and its CPU bytes (the
  * graph's inputs, or everything with --no-mmproj-offload) to no target.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +60,14 @@ ggfit_status ggfit__mmproj_set(ggfit_request *r, ggfit__flag_at at, const char *
     case GGFIT__AT_IMAGE_MAX_TOKENS: {
         /* common/arg.cpp: std::stoi */
         char *end;
+        errno = 0;
         long n = strtol(v, &end, 10);
-        if (*end || end == v || n < INT32_MIN || n > INT32_MAX)
-            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number of tokens, got '%s'",
-                               a, v);
+        if (!*end && end != v && (errno == ERANGE || n < INT32_MIN || n > INT32_MAX))
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: %.*s%s is too large (at most %d)", a,
+                               GGFIT__CLIP(v), INT32_MAX);
+        if (*end || end == v)
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a number of tokens, got "
+                               "'%.*s%s'", a, GGFIT__CLIP(v));
         if (at == GGFIT__AT_IMAGE_MIN_TOKENS)
             r->mmproj_params.image_min_tokens = (int32_t)n;
         else

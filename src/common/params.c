@@ -15,16 +15,27 @@
 
 /* ---- llama.cpp flags: where each lands (common/args.c parses them) ------ */
 
-static ggfit_status parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
+/* A count up to max: digits alone; past max "too large", not "expected
+ * an integer" (-c 99999999999). */
+static ggfit_status parse_count(const char *flag, const char *v, uint32_t max, uint32_t *out,
+                                char **err)
 {
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (end == v || *end || errno || x < 0 || x > UINT32_MAX)
-        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a non-negative integer, got '%s'",
-                           flag, v);
+    if (end == v || *end || x < 0 || (errno && errno != ERANGE))
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected a non-negative integer, got "
+                           "'%.*s%s'", flag, GGFIT__CLIP(v));
+    if (errno == ERANGE || (unsigned long long)x > max)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: %.*s%s is too large (at most %u)", flag,
+                           GGFIT__CLIP(v), max);
     *out = (uint32_t)x;
     return GGFIT_OK;
+}
+
+static ggfit_status parse_u32(const char *flag, const char *v, uint32_t *out, char **err)
+{
+    return parse_count(flag, v, UINT32_MAX, out, err);
 }
 
 static ggfit_status parse_cache_type(const char *flag, const char *v, uint32_t *out,
@@ -38,8 +49,8 @@ static ggfit_status parse_cache_type(const char *flag, const char *v, uint32_t *
             return GGFIT_OK;
         }
     return ggfit__fail(err, GGFIT_EINVAL,
-                       "%s: unsupported cache type '%s' (f32, f16, bf16, q8_0, q4_0, q4_1, "
-                       "iq4_nl, q5_0, q5_1)", flag, v);
+                       "%s: unsupported cache type '%.*s%s' (f32, f16, bf16, q8_0, q4_0, q4_1, "
+                       "iq4_nl, q5_0, q5_1)", flag, GGFIT__CLIP(v));
 }
 
 static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char *v, char **err)
@@ -49,8 +60,8 @@ static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char 
     const char *s = v;
     size_t vl = strlen(v);
     if (vl == 0 || v[vl - 1] == ',')
-        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected PATTERN=BUFFER[,...], got '%s'%s",
-                           flag, v, vl ? " (a trailing comma)" : "");
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: expected PATTERN=BUFFER[,...], got '%.*s%s'%s",
+                           flag, GGFIT__CLIP(v), vl ? " (a trailing comma)" : "");
     while (*s) {
         size_t len = strcspn(s, ",");
         const char *eq = NULL;
@@ -59,8 +70,8 @@ static ggfit_status add_overrides(ggfit_params *p, const char *flag, const char 
                 eq = s + k;
         if (!eq || eq == s || (size_t)(eq - s) >= sizeof p->overrides[0].pattern ||
             (size_t)(s + len - eq - 1) >= sizeof p->overrides[0].buffer || eq + 1 == s + len)
-            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected PATTERN=BUFFER, got '%.*s'",
-                               flag, (int)len, s);
+            return ggfit__fail(err, GGFIT_EINVAL, "%s: expected PATTERN=BUFFER, got '%.*s%s'",
+                               flag, (int)(len > 40 ? 40 : len), s, len > 40 ? "..." : "");
         if (p->n_overrides >= GGFIT_MAX_OVERRIDES)
             return ggfit__fail(err, GGFIT_EINVAL, "%s: more than %d overrides", flag,
                                GGFIT_MAX_OVERRIDES);
@@ -109,12 +120,8 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
         p->pooling = GGFIT_POOLING_RANK;
         break;
     case GGFIT__AT_CTX:
-        rc = parse_u32(a, v, &p->n_ctx, err);
         /* llama.cpp pads the context to 256 cells in a uint32_t */
-        if (!rc && p->n_ctx > UINT32_MAX - 255)
-            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: %s is too large (at most %u: the "
-                             "context is padded to a multiple of 256)", a, v,
-                             UINT32_MAX - 255);
+        rc = parse_count(a, v, UINT32_MAX - 255, &p->n_ctx, err);
         p->set_n_ctx = true;
         break;
     case GGFIT__AT_BATCH:
@@ -134,12 +141,16 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
             p->set_n_seq = false;
             break;
         }
-        rc = parse_u32(a, v, &p->n_seq, err);
+        /* digits past 256 (however many) are out of range, not "no integer" */
+        if (v[0] && strspn(v, "0123456789") == strlen(v) && strlen(v) > 3)
+            p->n_seq = 0;
+        else
+            rc = parse_u32(a, v, &p->n_seq, err);
         p->set_n_seq = !rc;
         /* LLAMA_MAX_SEQ (src/llama-cparams.h) */
         if (!rc && (p->n_seq == 0 || p->n_seq > 256))
             rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected 1 to 256 sequences (llama.cpp's "
-                             "LLAMA_MAX_SEQ), got '%s'", a, v);
+                             "LLAMA_MAX_SEQ), got '%.*s%s'", a, GGFIT__CLIP(v));
         break;
     case GGFIT__AT_FLASH_ATTN:
         if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "enabled"))
@@ -149,7 +160,7 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
         else if (!strcmp(v, "auto") || !strcmp(v, "-1"))
             p->flash_attn = GGFIT_FA_AUTO;
         else
-            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected on, off or auto, got '%s'", a, v);
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected on, off or auto, got '%.*s%s'", a, GGFIT__CLIP(v));
         break;
     case GGFIT__AT_TYPE_K:
         rc = parse_cache_type(a, v, &p->type_k, err);
@@ -179,7 +190,7 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
                 (*end && *end != ',' && *end != '/') || (*end && !end[1]) ||
                 k >= GGFIT_MAX_DEVICES)
                 rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected proportions like 3,1 "
-                                 "(finite, not negative), got '%s'", a, v);
+                                 "(finite, not negative), got '%.*s%s'", a, GGFIT__CLIP(v));
             else
                 p->tensor_split[k++] = (float)x;
             s = *end ? end + 1 : end;
@@ -199,7 +210,7 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
         else if (!strcmp(v, "row"))
             p->split_mode = GGFIT_SPLIT_ROW;
         else
-            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none, layer or row, got '%s'", a, v);
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: expected none, layer or row, got '%.*s%s'", a, GGFIT__CLIP(v));
         break;
     case GGFIT__AT_MAIN_GPU: {
         uint32_t n;
@@ -221,7 +232,7 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
             k++;
         if (k == 5)
             rc = ggfit__fail(err, GGFIT_EINVAL,
-                             "%s: expected none, mean, cls, last or rank, got '%s'", a, v);
+                             "%s: expected none, mean, cls, last or rank, got '%.*s%s'", a, GGFIT__CLIP(v));
         else
             p->pooling = GGFIT_POOLING_NONE + k;
         break;

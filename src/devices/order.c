@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "devices/spec.h"
 
 /* --host-mem TOTAL[/FREE]. */
 static ggfit_status parse_host_mem(const char *v, ggfit_host_mem *h, char **err)
@@ -22,6 +23,9 @@ static ggfit_status parse_host_mem(const char *v, ggfit_host_mem *h, char **err)
     if (len == 0 || len >= sizeof buf)
         return ggfit__fail(err, GGFIT_EINVAL, "--host-mem: expected a size like 64GiB or "
                                               "64GiB/50GiB (total/free)");
+    ggfit_status rc = ggfit__sizes_have_units("--host-mem", v, err);
+    if (rc)
+        return rc;   /* a bare number is no size here: 32 is not 32 MiB */
     memcpy(buf, v, len);
     buf[len] = '\0';
     if (ggfit_size_parse(buf, &h->total) != GGFIT_OK || h->total == 0 ||

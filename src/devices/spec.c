@@ -13,6 +13,7 @@
 
 #include "base/base.h"
 #include "devices/catalog.h"
+#include "devices/spec.h"
 #include "ggml/backend.h"
 
 ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
@@ -39,6 +40,80 @@ ggfit_status ggfit_size_parse(const char *s, uint64_t *bytes)
             return GGFIT_OK;
         }
     return GGFIT_EINVAL;
+}
+
+/* A bare number (no letter after it): "32", "1.5". */
+static bool bare_number(const char *s, size_t n)
+{
+    size_t k = 0, dots = 0;
+    while (k < n && (isdigit((unsigned char)s[k]) || (s[k] == '.' && !dots++)))
+        k++;
+    return n > 0 && k == n;
+}
+
+ggfit_status ggfit__sizes_have_units(const char *flag, const char *v, char **err)
+{
+    char fixed[128];
+    size_t o = 0;
+    bool bare = false;
+    for (const char *p = v; o + 8 < sizeof fixed;) {
+        size_t n = strcspn(p, "/");
+        bool b = bare_number(p, n);
+        bare |= b;
+        o += (size_t)snprintf(fixed + o, sizeof fixed - o, "%.*s%s%s", (int)(n > 40 ? 40 : n),
+                              p, b ? "GiB" : "", p[n] ? "/" : "");
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    if (!bare)
+        return GGFIT_OK;
+    return ggfit__fail(err, GGFIT_EINVAL, "%s %.*s%s: give a unit: %s", flag, GGFIT__CLIP(v),
+                       fixed);
+}
+
+/* The decimal units and the binary ones people mean by them. */
+static const struct { const char *dec, *bin; double ratio; } decimal_units[] = {
+    { "TB", "TiB", 1e12 / 1099511627776.0 }, { "GB", "GiB", 1e9 / 1073741824.0 },
+    { "MB", "MiB", 1e6 / 1048576.0 },
+};
+
+bool ggfit_size_note(const char *flag, const char *v, char *note, size_t n)
+{
+    if (n)
+        note[0] = '\0';
+    /* every size in v: the items of a device list, past a KIND:, and the
+     * parts of TOTAL/FREE */
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",/");
+        const char *colon = memchr(p, ':', len);
+        const char *size = colon ? colon + 1 : p;
+        size_t sl = (size_t)(p + len - size);
+        char item[64];
+        uint64_t bytes;
+        if (sl > 2 && sl < sizeof item && isdigit((unsigned char)size[0])) {
+            memcpy(item, size, sl);
+            item[sl] = '\0';
+            for (size_t u = 0; u < sizeof decimal_units / sizeof decimal_units[0]; u++) {
+                const char *unit = item + sl - 2;
+                double x = strtod(item, NULL);
+                if (strcasecmp(unit, decimal_units[u].dec) || ggfit_size_parse(item, &bytes))
+                    continue;
+                /* what was typed, read in the binary unit: the decimal
+                 * figure is within 10% under it (2.4% to 9%) */
+                if (decimal_units[u].ratio < 0.9)
+                    continue;
+                if (n)
+                    snprintf(note, n, "%s %s is %.0f MiB, %.0f%% less than %g%s: give %g%s "
+                             "if that is the size meant", flag, item, (double)bytes / GGFIT_MiB,
+                             100.0 * (1.0 - decimal_units[u].ratio), x, decimal_units[u].bin, x,
+                             decimal_units[u].bin);
+                return true;
+            }
+        }
+        p += len + (p[len] != '\0');
+    }
+    return false;
 }
 
 /* ---- what a driver leaves free ----------------------------------------------
@@ -167,10 +242,10 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
             char id[32];
             snprintf(id, sizeof id, "rtx-%.20s", size);
             if (ggfit_catalog_find(id))
-                return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
-                                   "%sGiB, or a catalog id: did you mean %s?", size, size, id);
-            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: '%s' has no unit: give one, e.g. "
-                               "%sGiB", size, size);
+                return ggfit__fail(err, GGFIT_EINVAL, "--gpu %.*s%s: give a unit (24GiB) or a "
+                                   "device id: did you mean %s?", GGFIT__CLIP(size), id);
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu %.*s%s: give a unit: %.40sGiB",
+                               GGFIT__CLIP(size), size);
         } else if (ggfit_size_parse(size, &d->total) != GGFIT_OK) {
             return ggfit__fail(err, GGFIT_EINVAL, "--gpu: bad size '%s' (e.g. 24GiB, 24077MiB)",
                                size);
@@ -182,8 +257,8 @@ ggfit_status ggfit_devices_parse(const char *spec, ggfit_device *out, size_t max
             d->unified = true;   /* Apple silicon: one pool with the host */
         d->free = d->total;
         if (slash && !has_unit(slash + 1))
-            return ggfit__fail(err, GGFIT_EINVAL, "--gpu: free size '%s' has no unit: give "
-                               "one, e.g. %sMiB", slash + 1, slash + 1);
+            return ggfit__fail(err, GGFIT_EINVAL, "--gpu %.*s%s: give the free size a unit: "
+                               "%.40sMiB", GGFIT__CLIP(slash + 1), slash + 1);
         if (slash && (ggfit_size_parse(slash + 1, &d->free) != GGFIT_OK || d->free > d->total))
             return ggfit__fail(err, GGFIT_EINVAL,
                                "--gpu: bad free size '%s' (TOTAL/FREE, FREE <= TOTAL)", slash + 1);

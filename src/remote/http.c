@@ -377,6 +377,21 @@ static void error_detail(const xfer *x, char *out, size_t n)
     }
 }
 
+/* Whether url is on the Hugging Face hub (huggingface.co, or the endpoint
+ * MODEL_ENDPOINT / HF_ENDPOINT names): its refusals are about tokens and
+ * gated models; another server's are its own. */
+static bool on_hub(const char *url)
+{
+    static const char *const hubs[] = { "https://huggingface.co/", "https://hf.co/" };
+    for (size_t k = 0; k < sizeof hubs / sizeof hubs[0]; k++)
+        if (!strncasecmp(url, hubs[k], strlen(hubs[k])))
+            return true;
+    char *endpoint = ggfit_hf_endpoint();
+    bool hub = endpoint && !strncasecmp(url, endpoint, strlen(endpoint));
+    ggfit_free(endpoint);
+    return hub;
+}
+
 static ggfit_status http_error(const char *url, const ggfit_remote_options *o, const xfer *x,
                                char **err)
 {
@@ -386,6 +401,10 @@ static ggfit_status http_error(const char *url, const ggfit_remote_options *o, c
     switch (x->code) {
     case 401:
     case 403:
+        if (!on_hub(url))
+            return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld%s: access denied by the server "
+                               "(not Hugging Face: no token is sent to it)", url, x->code,
+                               said);
         return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld%s: access denied: %s", url, x->code,
                            said, o && o->token && o->token[0]
                            ? "the token (HF_TOKEN or -hft) was refused or has no access to "
