@@ -615,7 +615,7 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
 /* A flag of a pasted llama.cpp line that the table lacks (a newer
  * llama.cpp's): planned without it, said on stderr; the word after it,
  * when no flag, taken as its value. i moved past both. */
-static void unknown_pasted(unsigned bit, int argc, char **argv, int *i)
+static void unknown_pasted(unsigned bit, ggfit_request *req, int argc, char **argv, int *i)
 {
     const char *a = argv[*i], *v = NULL;
     char near[64], value[80] = "", why[160] = "";
@@ -630,6 +630,10 @@ static void unknown_pasted(unsigned bit, int argc, char **argv, int *i)
                  s ? "did you mean " : "", s ? s : "", s ? "?" : "");
     fprintf(stderr, "ggfit: warning: %.*s%s: unknown to ggfit%s; if it changes memory, the plan "
                     "may be off\n", CLIP(a), why);
+    if (req && req->n_unknown < GGFIT_MAX_IGNORED) {   /* the command keeps it */
+        req->unknown[req->n_unknown][0] = a;
+        req->unknown[req->n_unknown++][1] = v;
+    }
     *i += 1 + (v != NULL);
 }
 
@@ -664,7 +668,7 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
             continue;
         }
         if (which < 0 && pasted && argv[i][0] == '-' && argv[i][1]) {
-            unknown_pasted(bit, argc, argv, &i);
+            unknown_pasted(bit, req, argc, argv, &i);
             continue;
         }
         if (which < 0 || (which == GGFIT_CLI_NONE && !req))
@@ -696,7 +700,7 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
         if ((rc = ggfit_request_parse_arg(req, argc, argv, &i, &used, &err)))
             return report(rc, err);
         if (!used && pasted && argv[i][0] == '-') {
-            unknown_pasted(bit, argc, argv, &i);
+            unknown_pasted(bit, req, argc, argv, &i);
             continue;
         }
         if (!used)

@@ -432,6 +432,12 @@ typedef struct ggfit_request {
     uint32_t n_ignored;
     const char *not_counted[GGFIT_MAX_IGNORED];
     uint32_t n_not_counted;
+    /* The flags of a pasted llama.cpp line that ggfit does not know (a
+     * newer llama.cpp's): the flag and the word taken as its value, or
+     * NULL. Planned without them (the caller warns); the command printed
+     * (ggfit_plan_command) keeps them, as the program takes them. */
+    const char *unknown[GGFIT_MAX_IGNORED][2];
+    uint32_t n_unknown;
     int32_t cache_ram_mib;    /* -cram/--cache-ram as given; -2 not given
                                  (llama-server's default, 8192): counted
                                  with --for server alone */

@@ -1025,6 +1025,10 @@ PY
 check paste-user-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --host 0.0.0.0 --port 8080 -t 8 --jinja --lora 'my lora.gguf' -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
+# and those ggfit does not know (a newer llama.cpp's), with their values
+check paste-unknown-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --port 8080 --new-thing 'fast mode' --newswitch -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
+    -m "$models/qwen3-14b-f16.gguf" --new-thing 'fast mode' --port 8080 --newswitch -c 32768
 check paste-flags-bare 0 '^-c 32768 -ngl 28 -np 4 -kvu -fit off$' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-server \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'

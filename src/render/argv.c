@@ -657,6 +657,9 @@ char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int arg
     add(&w, "%s", program_name(pl->program));
     model_words(&w, req);
     user_flags(&w, plan, pl, argc, argv);
+    for (uint32_t k = 0; req && k < req->n_unknown; k++)   /* a newer llama.cpp's */
+        for (int v = 0; v < 2 && req->unknown[k][v]; v++)
+            add(&w, "%s", req->unknown[k][v]);
     for (size_t i = 0; plan[i]; i++)
         add(&w, "%s", plan[i]);
     ggfit_argv_free(plan);
