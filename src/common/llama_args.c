@@ -156,33 +156,6 @@ int ggfit__flag_find_key(const char *k, bool *negated)
     return -1;
 }
 
-/* Levenshtein distance of a and b (both shorter than 64 letters; longer
- * ones are as far as their lengths say). */
-static size_t distance(const char *a, const char *b)
-{
-    size_t na = strlen(a), nb = strlen(b);
-    if (na >= 64 || nb >= 64)
-        return na > nb ? na : nb;
-    size_t row[64];
-    for (size_t j = 0; j <= nb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= na; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= nb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            if (up + 1 < best)
-                best = up + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[nb];
-}
-
 /* The name of list closest to a, if closer than *best (then *best is its
  * distance). */
 static void nearest_in(const char *list, const char *a, size_t *best, char *buf, size_t n)
@@ -193,7 +166,7 @@ static void nearest_in(const char *list, const char *a, size_t *best, char *buf,
         if (len < sizeof name) {
             memcpy(name, p, len);
             name[len] = '\0';
-            size_t d = distance(a, name);
+            size_t d = ggfit__edit_distance(a, strlen(a), name, len);
             if (d < *best) {
                 *best = d;
                 snprintf(buf, n, "%s", name);
