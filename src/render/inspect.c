@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 /* "63,374,323,968" into buf. */
 static const char *commas(uint64_t v, char buf[32])
@@ -169,7 +170,7 @@ char *ggfit_inspect_text(const ggfit_model *m)
             ggfit__sb_printf(&sb, " %s %.2f;", ggfit_role_name(r), mib(rb));
     }
     ggfit__sb_printf(&sb, "\n");
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

@@ -321,12 +321,53 @@ static void around_reason(const ggfit_plan *pl, char *buf, size_t n)
     }
 }
 
+/* The devices' assumed free memory, said once for the devices that share a
+ * reason: "free assumed 24077 of 24576 MiB: REASON" of each device becomes
+ * "CUDA0, CUDA1: free assumed 24077 of 24576, 11789 of 12288 MiB: REASON". */
+static void assumed_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    static const char head[] = "free assumed ";
+    bool done[GGFIT_MAX_DEVICES] = {0};
+    for (size_t d = 0; d < pl->n_devices && d < GGFIT_MAX_DEVICES; d++) {
+        const char *a = pl->devices[d].assumed, *why = strstr(a, " MiB: ");
+        if (done[d] || !a[0])
+            continue;
+        if (strncmp(a, head, sizeof head - 1) || !why) {
+            ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, a);
+            continue;
+        }
+        ggfit_sb names = {0}, nums = {0};
+        for (size_t e = d; e < pl->n_devices && e < GGFIT_MAX_DEVICES; e++) {
+            const char *b = pl->devices[e].assumed, *wb = strstr(b, " MiB: ");
+            if (done[e] || !wb || strncmp(b, head, sizeof head - 1) || strcmp(wb, why))
+                continue;
+            done[e] = true;
+            ggfit__sb_printf(&names, "%s%s", e == d ? "" : ", ", pl->devices[e].name);
+            ggfit__sb_printf(&nums, "%s%.*s", e == d ? "" : ", ",
+                             (int)(wb - b - (sizeof head - 1)), b + sizeof head - 1);
+        }
+        char *n = ggfit__sb_take(&names), *m = ggfit__sb_take(&nums);
+        if (n && m)
+            ggfit__sb_printf(sb, "  %s: %s%s%s\n", n, head, m, why);
+        else
+            sb->oom = true;
+        free(n);
+        free(m);
+    }
+}
+
 void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
 {
     ggfit__sb_printf(sb, "whole machine [MiB] (ggfit's verdict; llama.cpp's fit looks at the "
                          "GPUs' margins only)\n");
-    ggfit__sb_printf(sb, "  %-24s %9s %9s %9s %11s  %s\n", "memory", "free", "used", "margin",
-                     "left after", "");
+    /* free now: before loading (the breakdown's "left after" is after) */
+    int w = (int)strlen("memory");
+    for (uint32_t i = 0; i < v->n_pools; i++) {
+        int n = (int)strlen(v->pools[i].name);
+        w = n > w ? (n < 24 ? n : 24) : w;
+    }
+    ggfit__sb_printf(sb, "  %-*s %9s %9s %9s %11s  %s\n", w, "memory", "free now", "used",
+                     "margin", "left after", "");
     for (uint32_t i = 0; i < v->n_pools; i++) {
         const ggfit_pool *p = &v->pools[i];
         char state[64];
@@ -334,8 +375,11 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
             snprintf(state, sizeof state, "short by %.0f", mib(p->short_by));
         else
             snprintf(state, sizeof state, "ok");
-        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %11.0f  %s\n", p->name, mib(p->free),
-                         mib(p->used), mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
+        if ((int)strlen(p->name) > w)
+            ggfit__sb_printf(sb, "  %s\n", p->name);
+        ggfit__sb_printf(sb, "  %-*s %9.0f %9.0f %9.0f %11.0f  %s\n", w,
+                         (int)strlen(p->name) > w ? "" : p->name, mib(p->free), mib(p->used),
+                         mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
     }
     for (uint32_t i = 0; i < v->n_pools; i++)
         if (v->pools[i].kind == GGFIT_POOL_HOST && v->pools[i].mapped)
@@ -346,9 +390,7 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
         ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are llama-server's prompt cache "
                              "(--cache-ram; 0 turns it off), beyond llama.cpp's fit\n",
                          mib(v->prompt_cache));
-    for (size_t d = 0; d < pl->n_devices; d++)
-        if (pl->devices[d].assumed[0])
-            ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, pl->devices[d].assumed);
+    assumed_text(sb, pl);
     if (pl->host.source[0])
         ggfit__sb_printf(sb, "  system memory: %s\n", pl->host.source);
     if (v->n_spans) {
@@ -576,22 +618,23 @@ void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl)
 
 char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
 {
-    ggfit_sb sb = {0};
+    ggfit_sb sb = {0}, log = {0};   /* llama.cpp's log is as llama.cpp writes it */
     const ggfit_fit_result *r = &pl->fit;
     if (with_log && !pl->print_memory && r->log)
-        ggfit__sb_printf(&sb, "%s", r->log);
+        ggfit__sb_printf(&log, "%s", r->log);
     if (with_log && pl->fit_around && pl->has_alternative && pl->alternative.log)
-        ggfit__sb_printf(&sb, "--fit-around: the fit around the set flags:\n%s",
+        ggfit__sb_printf(&log, "--fit-around: the fit around the set flags:\n%s",
                          pl->alternative.log);
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
-        return free(ggfit__sb_take(&sb)), NULL;   /* and the log written so far */
+        return free(ggfit__sb_take(&log)), NULL;   /* and the log written so far */
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
     /* --for server -md: the draft, as llama-server measures it */
     if (pl->has_draft) {
         char *dt = ggfit_projection_text(&pl->draft, pl->devices);
         if (!dt) {
+            free(ggfit__sb_take(&log));
             free(ggfit__sb_take(&sb));
             return NULL;
         }
@@ -675,7 +718,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
                               "or take a smaller quant\n", pl->fit_options.n_ctx_min);
     }
-    return ggfit__sb_take(&sb);
+    char *body = ggfit__text_take(&sb);
+    if (!log.buf || !body)
+        return free(ggfit__sb_take(&log)), body;
+    ggfit__sb_printf(&log, "%s", body);
+    ggfit_free(body);
+    return ggfit__sb_take(&log);
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

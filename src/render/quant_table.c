@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *const rank_ids[] = { "fits", "fits_less_context", "fits_part_in_ram",
                                         "host_short", "no_fit", "error" };
@@ -138,7 +139,7 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
     }
     best_text(&sb, l);
     ggfit__sb_printf(&sb, "(%s)\n", rule);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_quant_list_json(const ggfit_quant_list *l)

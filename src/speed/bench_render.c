@@ -126,7 +126,7 @@ char *ggfit_bench_text(const ggfit_bench_result *b)
         line_text(&sb, b);
     else
         own_text(&sb, b);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 /* The constants not from the devices, in words, cut to n bytes (512 were
  * always enough): a device's bandwidth or TFLOPS assumed, the host's
@@ -54,7 +55,7 @@ char *ggfit_speed_text(const ggfit_speed *s)
                      s->tg_ms_per_token);
     char a[512];
     ggfit__sb_printf(&sb, "  assumed: %s\n", assumptions(s, a, sizeof a));
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 static json_t *leg_json(const ggfit_speed_leg *g)

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *const axis_names[] = { "context", "-ngl", "-ncmoe" };
 static const char *const axis_ids[] = { "ctx", "ngl", "ncmoe" };
@@ -66,7 +67,7 @@ char *ggfit_sweep_text(const ggfit_sweep *s)
     if (s->host_used)
         ggfit__sb_printf(&sb, "; host memory %.1f GB/s (%s)", s->host_bw_gbs, s->host_bw_from);
     ggfit__sb_printf(&sb, "\n");
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_sweep_csv(const ggfit_sweep *s)
