@@ -36,8 +36,11 @@ static size_t word_end(const char *s, size_t n, size_t at)
     for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
         size_t k = strlen(units[u]);
         if (w + 1 + k <= n && !strncmp(s + w + 1, units[u], k) &&
-            (w + 1 + k == n || strchr(" ,;:)", s[w + 1 + k])))
-            return w + 1 + k;
+            (w + 1 + k == n || strchr(" ,;:)", s[w + 1 + k]))) {
+            for (w += 1 + k; w < n && s[w] != ' ';)   /* and what sticks to it: "MiB)," */
+                w++;
+            return w;
+        }
     }
     return w;
 }
