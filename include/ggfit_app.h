@@ -569,6 +569,7 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_BANDWIDTH, GGFIT_CLI_HOST_BW, GGFIT_CLI_EFFICIENCY,
     GGFIT_CLI_HOST_EFFICIENCY, GGFIT_CLI_FIXED_MS, GGFIT_CLI_LINK_BW, GGFIT_CLI_TFLOPS,
     GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS,
+    GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -791,6 +792,12 @@ typedef struct ggfit_plan {
  * 1 it does not, 3 the devices hold it but system memory does not (and no
  * smaller context fixes that). */
 GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
+
+/* The columns every *_text renderer fits, for the whole process as a
+ * terminal is: 80 by default (lines broken at spaces with a hanging indent,
+ * a table's columns that do not fit left out and named); 0: no limit, every
+ * column kept and no line broken (ggfit --wide). */
+GGFIT_API void ggfit_text_set_columns(unsigned n_cols);
 
 /* The plan in words (stderr's report: the memory per device with what is
  * left once loaded, where the layers went, the verdict, what to change;

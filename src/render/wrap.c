@@ -11,6 +11,20 @@
 
 #include "render/render.h"
 
+/* The columns text fits: GGFIT_TEXT_COLS, or 0 for no limit (--wide). One
+ * setting for the process, as a terminal is (ggfit_text_set_columns). */
+static unsigned text_columns = GGFIT_TEXT_COLS;
+
+void ggfit_text_set_columns(unsigned n_cols)
+{
+    text_columns = n_cols;
+}
+
+unsigned ggfit__text_cols(void)
+{
+    return text_columns;
+}
+
 /* Columns of n bytes of UTF-8 (a continuation byte takes none). */
 static size_t text_cols(const char *s, size_t n)
 {
@@ -51,7 +65,7 @@ static void wrap_line(ggfit_sb *sb, const char *s, size_t n, size_t width, bool 
 {
     size_t indent = 0, col, at;
     bool first = true;   /* the next word starts an output line */
-    if (text_cols(s, n) <= width) {
+    if (!width || text_cols(s, n) <= width) {
         ggfit__sb_printf(sb, "%.*s%s", (int)n, s, nl ? "\n" : "");
         return;
     }
@@ -106,7 +120,7 @@ char *ggfit__text_take(ggfit_sb *sb)
     for (const char *p = in; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        wrap_line(&out, p, n, GGFIT_TEXT_COLS, nl != NULL);
+        wrap_line(&out, p, n, text_columns, nl != NULL);
         p += n + (nl != NULL);
     }
     free(in);
