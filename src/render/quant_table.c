@@ -2,6 +2,7 @@
  * quant_table.c - renderers of a "which quant?" list (plan/quants.c):
  * one row per model, best first, in words and as JSON.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,20 @@ static const char *file_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
+}
+
+/* Whether name says tag, in either case ("qwen3-14b-f16.gguf", F16). */
+static bool says(const char *name, const char *tag)
+{
+    size_t n = strlen(tag);
+    for (; *name; name++) {
+        size_t i = 0;
+        while (i < n && name[i] && tolower((unsigned char)name[i]) == tolower((unsigned char)tag[i]))
+            i++;
+        if (i == n)
+            return true;
+    }
+    return false;
 }
 
 /* "-ngl": n/blocks+1, or "-" with no GPU. */
@@ -118,13 +133,23 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
         int k = (int)strlen(file_name(l->quants[i].name)) + (l->quants[i].n_shards > 1 ? 11 : 0);
         w = k > w ? (k < 72 ? k : 72) : w;
     }
-    bool own_line = 5 + w + 76 > GGFIT_TEXT_COLS;
+    /* the quant where a name does not say it, the experts in RAM where any are */
+    bool quant_col = false, exp_col = false;
+    for (size_t i = 0; i < l->n; i++) {
+        const ggfit_quant *q = &l->quants[i];
+        quant_col |= !q->tag[0] || !says(file_name(q->name), q->tag);
+        exp_col |= q->plan && q->expert_blocks_in_ram;
+    }
+    int rest = (quant_col ? 9 : 0) + 48 + (exp_col ? 16 : 0);
+    bool own_line = ggfit__text_cols() && 5 + w + rest > (int)ggfit__text_cols();
     if (own_line)
         ggfit__sb_printf(&sb, "\n  %-2s %s\n    ", "#", "model");
     else
         ggfit__sb_printf(&sb, "\n  %-2s %-*s", "#", w, "model");
-    ggfit__sb_printf(&sb, " %-8s %7s  %-18s %7s %6s %7s  %s\n", "quant", "GiB", "verdict",
-                     "context", "-ngl", "tg t/s", "experts in RAM");
+    if (quant_col)
+        ggfit__sb_printf(&sb, " %-8s", "quant");
+    ggfit__sb_printf(&sb, " %6s  %-18s %7s %6s %6s%s\n", "GiB", "verdict", "context", "-ngl",
+                     "tg t/s", exp_col ? "  experts in RAM" : "");
     for (size_t i = 0; i < l->n; i++) {
         const ggfit_quant *q = &l->quants[i];
         char size[32], ctx[32], ngl[32], exp[32], name[96], tg[32];
@@ -148,8 +173,11 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
             ggfit__sb_printf(&sb, "  %-2zu %s\n    ", i + 1, name);
         else
             ggfit__sb_printf(&sb, "  %-2zu %-*s", i + 1, w, name);
-        ggfit__sb_printf(&sb, " %-8s %7s  %-18s %7s %6s %7s  %s\n", q->tag[0] ? q->tag : "-",
-                         size, ggfit_quant_rank_str(q->rank), ctx, ngl, tg, exp);
+        if (quant_col)
+            ggfit__sb_printf(&sb, " %-8s", q->tag[0] ? q->tag : "-");
+        ggfit__sb_printf(&sb, " %6s  %-18s %7s %6s %6s%s%s\n", size,
+                         ggfit_quant_rank_str(q->rank), ctx, ngl, tg, exp_col ? "  " : "",
+                         exp_col ? exp : "");
         if (q->error)
             ggfit__sb_printf(&sb, "     %s\n", q->error);
         else if (q->n_ctx < q->n_ctx_asked)
