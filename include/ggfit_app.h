@@ -474,6 +474,10 @@ typedef struct ggfit_request {
      * every --gpu, in the order given ("--gpu A --gpu B" is "--gpu A,B"). */
     const char *gpu_more[GGFIT_MAX_DEVICES];
     uint32_t n_gpu_more;
+    /* The LLAMA_ARG_* variables ggfit_request_env applied, in its order
+     * (the flag table's strings): the plan's text names them. */
+    const char *from_env[GGFIT_MAX_IGNORED];
+    uint32_t n_from_env;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -709,6 +713,9 @@ typedef struct ggfit_plan {
     ggfit_params asked;       /* the flags as given */
     ggfit_program program;    /* the request's --for */
     uint32_t n_layer;         /* the model's blocks */
+    uint32_t n_ctx_train;     /* the model's trained context */
+    const char *from_env[GGFIT_MAX_IGNORED]; /* the request's from_env */
+    uint32_t n_from_env;
     /* What the plan does not take into account, as facts; the renderers
      * word them (render/plan.c's notes). The flags are the request's
      * ignored and not_counted (pointers into its argv, as there) less

@@ -419,7 +419,8 @@ static const char *inside_margins(const ggfit_plan *pl, char *buf, size_t n)
     buf[0] = '\0';
     for (uint32_t i = 0; i < pl->verdict.n_pools && k < n; i++) {
         const ggfit_pool *p = &pl->verdict.pools[i];
-        if (p->kind == GGFIT_POOL_DEVICE && p->short_by)
+        /* with no GPU, system memory is the device the fit keeps a margin on */
+        if ((p->kind == GGFIT_POOL_DEVICE || !pl->n_devices) && p->short_by)
             k += (size_t)snprintf(buf + k, n - k, "%s%s %.0f MiB inside its %.0f MiB margin",
                                   k ? ", " : "", p->name, mib(p->short_by), mib(p->margin));
     }
@@ -455,6 +456,30 @@ static void split_experts(ggfit_sb *sb, const ggfit_plan *pl, const ggfit_layer_
 }
 
 /* Where the layers went and the context, one line per decision. */
+/* -fitc where it says more than its number: at or above the trained
+ * context (the fit cannot reduce the context: llama.cpp logs "-> no
+ * change" and offloads fewer layers), or below 512 tokens. */
+static void fitc_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    uint32_t min = pl->fit_options.n_ctx_min;
+    if (pl->print_memory || pl->asked.set_n_ctx || min == 4096 || !pl->n_ctx_train)
+        return;
+    uint32_t n_ctx = pl->projection.n_ctx;
+    if (min >= pl->n_ctx_train)
+        ggfit__sb_printf(sb, "  -fitc %u is at least the trained context (%u): the fit does not "
+                             "reduce the context (llama.cpp logs \"no change\"); where memory "
+                             "is short, it keeps fewer layers on the GPUs\n",
+                         min, pl->n_ctx_train);
+    else if (min < 512 && n_ctx < 512)
+        ggfit__sb_printf(sb, "  -fitc %u is below 512 tokens: the fit reduced the context to %u, "
+                             "which leaves little room for a prompt (and llama.cpp's batches "
+                             "shrink to it: -ub %u here)\n",
+                         min, n_ctx, pl->projection.n_ubatch);
+    else if (min < 512)
+        ggfit__sb_printf(sb, "  -fitc %u (below 512 tokens) was not reached: the fit stopped at "
+                             "%u\n", min, n_ctx);
+}
+
 static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
 {
     const ggfit_verdict *v = &pl->verdict;
@@ -466,10 +491,11 @@ static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
     else if (pr->n_seq > 1)
         ggfit__sb_printf(sb, " over %u sequences, %u each", pr->n_seq, pr->n_ctx / pr->n_seq);
     if (!pl->print_memory && pl->fit.status == GGFIT_FIT_FITS && !pl->asked.set_n_ctx &&
-        asked != pr->n_ctx)
+        (asked ? asked : pl->n_ctx_train) != pr->n_ctx)
         ggfit__sb_printf(sb, ", reduced by the fit from %s", asked ? "the -c given" :
                                                              "the trained context");
     ggfit__sb_printf(sb, "\n");
+    fitc_text(sb, pl);
     for (uint32_t i = 0; i < v->n_ranges; i++) {
         const ggfit_layer_range *r = &v->ranges[i];
         char name[48];
@@ -659,6 +685,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     ggfit__verdict_text(&sb, &pl->verdict, pl);
     char notes[NOTES_CAP];
     notes_of(pl, notes);
+    if (pl->n_from_env) {   /* the text's alone: the JSON is as it was */
+        ggfit__sb_printf(&sb, "note: from the environment:");
+        for (uint32_t i = 0; i < pl->n_from_env; i++)
+            ggfit__sb_printf(&sb, "%s %s", i ? "," : "", pl->from_env[i]);
+        ggfit__sb_printf(&sb, "\n");
+    }
     for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
