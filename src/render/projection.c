@@ -2,6 +2,7 @@
  * projection.c - renderers of a projection: llama.cpp's memory
  * breakdown table (MiB) and JSON (bytes).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,9 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
         ggfit__sb_printf(&sb, ", embeddings (pooling %s)", pooling_name(pr->pooling));
     ggfit__sb_printf(&sb, "\n");
     int w = (int)strlen("device");
-    for (uint32_t d = 0; d < pr->n_devices; d++) {
-        int n = (int)strlen(devs[pr->device_of[d]].name);
+    for (uint32_t d = 0; d < pr->n_devices + pr->n_bufts; d++) {
+        int n = (int)strlen(d < pr->n_devices ? devs[pr->device_of[d]].name
+                                              : pr->bufts[d - pr->n_devices].name);
         w = n > w ? (n < NAME_MAX_COLS ? n : NAME_MAX_COLS) : w;
     }
     ggfit__sb_printf(&sb, "  %-*s %8s %11s %8s %8s %8s %8s\n", w, "device", "total", "left after",
@@ -67,14 +69,17 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
     row(&sb, w, "Host", &pr->host, NULL);
     /* The CPU's extra buffer types (AMX, CPU_REPACK): host memory that
      * llama.cpp's table leaves out, one row each. */
+    bool extra = false;
     for (uint32_t i = 0; i < pr->n_bufts; i++) {
         const ggfit_buft_mem *b = &pr->bufts[i];
         if (b->device < 0 && !b->is_host && (b->mem.model || b->mem.context || b->mem.compute)) {
-            char name[128];
-            snprintf(name, sizeof name, "%s (not in llama.cpp's table)", b->name);
-            row(&sb, w, name, &b->mem, NULL);
+            row(&sb, w, b->name, &b->mem, NULL);
+            extra = true;
         }
     }
+    if (extra)
+        ggfit__sb_printf(&sb, "  (the rows under Host: its memory in the CPU's extra buffer "
+                              "types, which llama.cpp's table leaves out)\n");
     if (pr->warning[0])
         ggfit__sb_printf(&sb, "note: %s\n", pr->warning);
     return ggfit__text_take(&sb);
