@@ -35,7 +35,8 @@ static size_t text_cols(const char *s, size_t n)
 }
 
 /* Where the word at s[at] ends: at the next space, or past a unit after a
- * number ("8789 MiB" is not broken between its number and its unit). */
+ * number ("8789 MiB" is not broken between its number and its unit), or
+ * past a flag's short value ("-ngl -1"). */
 static size_t word_end(const char *s, size_t n, size_t at)
 {
     static const char *const units[] = { "MiB", "GiB", "GB", "GB/s", "t/s", "tokens" };
@@ -44,6 +45,17 @@ static size_t word_end(const char *s, size_t n, size_t at)
     while (w < n && s[w] != ' ') {
         number = number && (strchr("0123456789.,", s[w]) != NULL);
         w++;
+    }
+    /* a flag keeps a short value on its line: "-ngl -1", "-c 4096" */
+    if (!number && s[at] == '-' && w - at >= 2 && w - at <= 20 && w < n && s[w + 1] != ' ') {
+        size_t v = w + 1;
+        while (v < n && s[v] != ' ')
+            v++;
+        bool flag = true;
+        for (size_t i = at + 1; i < w && flag; i++)
+            flag = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-';
+        if (flag && v - (w + 1) <= 8)
+            return v;
     }
     if (!number || w >= n)
         return w;
