@@ -569,6 +569,7 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
     case GGFIT_CLI_MARKDOWN: o->markdown = true; break;
     case GGFIT_CLI_FORCE: o->force = true; break;
     case GGFIT_CLI_CSV: o->csv = true; break;
+    case GGFIT_CLI_WIDE: ggfit_text_set_columns(0); break;
     case GGFIT_CLI_SVG: o->svg = v; break;
     case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
     case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;

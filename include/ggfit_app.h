@@ -480,6 +480,10 @@ typedef struct ggfit_request {
      * every --gpu, in the order given ("--gpu A --gpu B" is "--gpu A,B"). */
     const char *gpu_more[GGFIT_MAX_DEVICES];
     uint32_t n_gpu_more;
+    /* The LLAMA_ARG_* variables ggfit_request_env applied, in its order
+     * (the flag table's strings): the plan's text names them. */
+    const char *from_env[GGFIT_MAX_IGNORED];
+    uint32_t n_from_env;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -577,6 +581,7 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS,
     /* the plan's line as a whole command to paste, or the bare flags */
     GGFIT_CLI_PRINT_COMMAND, GGFIT_CLI_PRINT_FLAGS,
+    GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -716,6 +721,9 @@ typedef struct ggfit_plan {
     ggfit_params asked;       /* the flags as given */
     ggfit_program program;    /* the request's --for */
     uint32_t n_layer;         /* the model's blocks */
+    uint32_t n_ctx_train;     /* the model's trained context */
+    const char *from_env[GGFIT_MAX_IGNORED]; /* the request's from_env */
+    uint32_t n_from_env;
     /* What the plan does not take into account, as facts; the renderers
      * word them (render/plan.c's notes). The flags are the request's
      * ignored and not_counted (pointers into its argv, as there) less
@@ -799,6 +807,12 @@ typedef struct ggfit_plan {
  * 1 it does not, 3 the devices hold it but system memory does not (and no
  * smaller context fixes that). */
 GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
+
+/* The columns every *_text renderer fits, for the whole process as a
+ * terminal is: 80 by default (lines broken at spaces with a hanging indent,
+ * a table's columns that do not fit left out and named); 0: no limit, every
+ * column kept and no line broken (ggfit --wide). */
+GGFIT_API void ggfit_text_set_columns(unsigned n_cols);
 
 /* The plan in words (stderr's report: the memory per device with what is
  * left once loaded, where the layers went, the verdict, what to change;

@@ -111,7 +111,7 @@ check heap-plain 0 '^same with GGFIT_HEAP=plain$' -- \
 check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu rpc:81920MiB -c 4096 -fitp on
 # several -m: each planned, best first (a single -m keeps its plan)
-check quants-local 0 '^  1  .*/qwen3-14b-Q4_K_M.gguf  *Q4_K_M .* fits, less context' -- \
+check quants-local 0 '^  1  qwen3-14b-Q4_K_M.gguf  .* fits, less context' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
     -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
 check quants-local-best 0 "^  -m $models/qwen3-14b-Q4_K_M.gguf -c 15616 -ngl all -np 4 -kvu" -- \
@@ -263,7 +263,8 @@ check server-compute 0 '"compute": 180365344' -- \
 check server-prompt-cache 0 "Host: 8192 MiB of what it uses are llama-server's prompt cache" -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 64GiB --for server
 check server-cache-short 3 "prompt cache: --cache-ram 6712 leaves system memory enough" -- \
-    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server \
+    --wide
 check server-cache-ram 0 '^-c 18688 -ngl all -np 4 -kvu --cache-ram 6712 -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:12288MiB --host-mem 8GiB --for server -cram 6712
 check server-cache-env 0 '^-c 18688 -ngl all -np 4 -kvu --cache-ram 2048 -fit off$' -- \
@@ -373,7 +374,7 @@ check plan-speed-json 0 '"of": "plan"' -- \
 check objective-speed 0 '^-c 131072 -ngl all -ts 33 -np 4 -kvu -fit off$' -- \
     "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
     --objective speed -q
-check objective-speed-report 0 '^  fastest        131072 .* -ts 33 ' -- \
+check objective-speed-report 0 '^    -c 131072 -ngl all -ts 33 ' -- \
     "$ggfit" -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb --host-mem 64GiB \
     --objective speed
 check objective-json 0 '"faster": true' -- \
@@ -414,18 +415,18 @@ host_bw() {  # a measured figure made known (7.8), then a plan that reads system
         env -u GGFIT_HOST_BW GGFIT_CACHE_DIR="$tmp/hb" "$ggfit" bench "$@"
 }
 check bench-host-measured 0 'host memory 7.8 GB/s (measured on this machine [0-9-]*) at 100%' -- \
-    host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params
+    host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params --wide
 check bench-host-default 0 'host memory 89.6 GB/s (a default: dual-channel DDR5-5600) at 65%' -- \
     host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params \
-    --host-bw default
+    --host-bw default --wide
 check bench-host-other 0 'host memory 89.6 GB/s (a default' -- \
     host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params \
     --host-mem 32GiB
-check sweep-table 0 '^     40960    40960     29   yes' -- \
+check sweep-table 0 '^    40960   29  yes ' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --csv
-check sweep-ngl 0 '^         0     4096      0' -- \
+check sweep-ngl 0 '^        0  yes ' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --over ngl
 check sweep-dense-ncmoe 2 'the model has no experts' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --over ncmoe
@@ -453,7 +454,7 @@ check ts-more-than-devices 0 '^note: -ts gives 3 proportions for 2 devices' -- \
 check locked-explained 1 'as given they do not fit, so the load runs out of memory' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu rtx-3090 -ngl 99 -c 8192
 check fit-locked 1 'n_gpu_layers already set by user to 20' -- \
-    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB -c 8192 -ngl 20
+    "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rpc:24077MiB -c 8192 -ngl 20 --wide
 check fit-json 0 '"status": "fits"' -- \
     "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 40960 --json
 check fit-bad-target 2 'fitt: expected MiB values' -- \
@@ -516,7 +517,7 @@ check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
 check cpu-only-reduces 0 '^-c [0-9]* -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB/3GiB --for fit-params
 check cpu-only-fails 1 'unable to fit model into system memory' -- \
-    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB
+    "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu none --host-mem 8GiB --wide
 check host-mem-bad 2 "host-mem: bad size 'lots'" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem lots
 
@@ -530,7 +531,7 @@ host_json() {  # the projection's Host row, one line
 check cpu-amx-host 0 '^"host":{"model":311427072,' -- \
     host_json "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu sapphire-rapids \
     -fitp on --for fit-params --host-mem 64GiB/60GiB
-check cpu-amx-row 0 "^  AMX (not in llama.cpp's table)  *1137  *1137  *0  *0$" -- \
+check cpu-amx-row 0 "^  AMX  *1137  *1137  *0  *0$" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --cpu amx -fitp on --for fit-params \
     --host-mem 64GiB/60GiB
 check cpu-amx-verdict 0 '^  Host  *61440  *6215  *1024  *55225  ok$' -- \
@@ -583,6 +584,50 @@ every_help() {  # every command's -h: exit 0, its synopsis, 80 columns at most
     echo "every -h fits 80 columns"
 }
 check every-help 0 '^every -h fits 80 columns$' -- every_help
+# Issue 27: the text of every command fits an 80-column terminal, on every
+# shipped layout and a few machines (two CUDA cards, none, a Mac); the plan's
+# flags on stdout are a command line and may run longer. Names the command
+# and the line that does not fit.
+every_width() {
+    bad=0
+    wide() {  # wide WHAT FILE: the lines of FILE past 80 columns
+        awk -v what="$1" 'length($0) > 80 { print what ": " length($0) " columns: " $0; n++ }
+                          END { exit n > 0 }' "$2" || bad=1
+    }
+    for m in "$models"/*.gguf; do
+        b=$(basename "$m")
+        "$ggfit" inspect -m "$m" >"$tmp/w.out" 2>&1
+        wide "ggfit inspect -m $b" "$tmp/w.out"
+        for g in rtx-3090,rtx-3060-12gb none m4-max-128gb; do
+            "$ggfit" -m "$m" --gpu $g --host-mem 64G >/dev/null 2>"$tmp/w.err"
+            wide "ggfit -m $b --gpu $g" "$tmp/w.err"
+            "$ggfit" -m "$m" --gpu $g --host-mem 64G --objective speed >/dev/null 2>"$tmp/w.err"
+            wide "ggfit -m $b --gpu $g --objective speed" "$tmp/w.err"
+            for c in bench sweep; do
+                "$ggfit" $c -m "$m" --gpu $g --host-mem 64G >"$tmp/w.out" 2>&1
+                wide "ggfit $c -m $b --gpu $g" "$tmp/w.out"
+            done
+        done
+    done
+    "$ggfit" bench -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3060-12gb \
+        --host-mem 64G -- llama-bench -p 512,4096 -n 128 -ngl 99,20 -r 2 >"$tmp/w.out" 2>&1
+    wide "ggfit bench -- llama-bench" "$tmp/w.out"
+    "$ggfit" sweep -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3060-12gb \
+        --host-mem 64G --over ncmoe >"$tmp/w.out" 2>&1
+    wide "ggfit sweep --over ncmoe" "$tmp/w.out"
+    "$ggfit" -m "$models"/qwen3-14b-Q4_K_M.gguf -m "$models"/qwen3-next-80b-a3b-Q4_K_M.gguf \
+        -m "$models"/gpt-oss-120b-mxfp4.gguf --gpu rtx-3090 --host-mem 64G >"$tmp/w.out" 2>&1
+    wide "ggfit -m ... (three models)" "$tmp/w.out"
+    for c in "devices" "devices --catalog" "archs"; do
+        "$ggfit" $c >"$tmp/w.out" 2>&1
+        wide "ggfit $c" "$tmp/w.out"
+    done
+    # --wide keeps every column, and its lines whole
+    "$ggfit" inspect -m "$models/qwen3-next-80b-a3b-Q4_K_M.gguf" --wide >"$tmp/w.out" 2>&1
+    grep -q ' nextn  heads/kv' "$tmp/w.out" || { echo "inspect --wide left out a column"; bad=1; }
+    [ "$bad" -eq 0 ] && echo "every command's text fits 80 columns"
+}
+check every-width 0 "^every command's text fits 80 columns$" -- every_width
 # the man page (make man): renders without a warning, and names every flag
 check man-page 0 '^man: ok, [0-9]* flags$' -- \
     python3 tools/gen_man.py --check "$(dirname "$ggfit")/ggfit.1" data/flags.tsv data/llama_args.tsv
@@ -795,9 +840,9 @@ check placement-words 0 '^  layer 12: CUDA0, part of the experts on CUDA1$' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB -c 65536
 placement_again() {  # the placement text of a plan, and of its printed flags planned again
     line=$("$ggfit" "$@" 2>/dev/null) || return 1
-    "$ggfit" "$@" 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p1"
+    "$ggfit" "$@" --wide 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p1"
     # shellcheck disable=SC2086
-    "$ggfit" "$@" $line 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p2"
+    "$ggfit" "$@" $line --wide 2>&1 >/dev/null | sed -n '/^placement:/,/^predicted/p' | grep -v '^  context' >"$tmp/p2"
     cmp -s "$tmp/p1" "$tmp/p2" && grep -q 'layer' "$tmp/p1" && echo "the flags place as the words say"
 }
 for gpus in rtx-3090,rtx-3090 rtx-3090,rtx-3060-12gb rtx-4090,rtx-3090,rtx-3060-12gb; do
@@ -808,7 +853,7 @@ for gpus in rtx-3090,rtx-3090 rtx-3090,rtx-3060-12gb rtx-4090,rtx-3090,rtx-3060-
 done
 check fit-around-report 0 '^--fit-around: kept as given: -c 65536 -ngl 99; fitted around them: -ts 13,24, -ot with 13 tensor overrides' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
-    -ngl 99 -c 65536 --fit-around
+    -ngl 99 -c 65536 --fit-around --wide
 check fit-around-json 0 '"args": "-c 65536 -ngl 99"' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
     -ngl 99 -c 65536 --fit-around --json
@@ -817,7 +862,7 @@ check fit-around-json-key 0 '"fit_around": {' -- \
     -ngl 99 -c 65536 --fit-around --json
 check fit-around-off 1 'drop the flag named above' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
-    -ngl 99 -c 65536
+    -ngl 99 -c 65536 --wide
 check fit-around-again-ngl 0 '"status": "unchanged"' -- \
     around_again "$models/gpt-oss-120b-mxfp4.gguf" rtx-3090 -ngl 99 -c 65536
 check fit-around-again-ts 0 '"status": "unchanged"' -- \
@@ -833,12 +878,12 @@ check fit-around-again-dense 0 '"status": "unchanged"' -- \
     around_again "$models/qwen3-14b-Q4_K_M.gguf" rtx-4060,rtx-4060 -ngl 99
 check fit-around-dense-ts 1 'nothing fits around them: -ngl 99 and -ts 1,1 fix where every layer of this dense model goes' -- \
     "$ggfit" -m "$models/llama-3.3-70b-Q4_K_M.gguf" --gpu rtx-3090,rtx-3090 --host-mem 64GiB \
-    -ngl 99 -ts 1,1 -c 32768 --fit-around
+    -ngl 99 -ts 1,1 -c 32768 --fit-around --wide
 check fit-around-fit-off 1 '^--fit-around: -fit off checks the flags as given' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 64GiB -ngl 99 \
     -fit off --fit-around
 check fit-around-ngl0 1 '-ngl 0 keeps every layer in system memory' -- \
-    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 1GiB --host-mem 64GiB -ngl 0 --fit-around
+    "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 1GiB --host-mem 64GiB -ngl 0 --fit-around --wide
 
 # Remote models: the header over HTTP from nginx on 127.0.0.1
 # (tests/http_server.sh, as test_remote.c), and Hugging Face's -hf against
@@ -924,7 +969,7 @@ if [ "$http_rc" -eq 0 ]; then
     check remote-offline-miss 2 'not in the cache' -- \
         "$ggfit" inspect -m "$url/files/llama-3.1-8b-Q4_K_M.gguf" --offline
     # the listing again, every header and API reply from the cache
-    check quants-hf-offline 0 'Qwen3-Split-Q6_K-00001-of-00002.gguf (2 files)  Q6_K' -- \
+    check quants-hf-offline 0 '^  [0-9]  Qwen3-Split-Q6_K-00001-of-00002.gguf (2 files)' -- \
         env HF_ENDPOINT="$url" "$ggfit" -hf ggfit/Qwen3-GGUF --list --gpu cuda:24GiB \
         --host-mem 64GiB --offline
     unset GGFIT_CACHE_DIR

@@ -383,6 +383,7 @@ static void test_default_unchanged(void **state)
 
 int main(void)
 {
+    ggfit_text_set_columns(0);   /* whole lines: the phrases are checked, not the layout */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ngl_ctx_one_gpu),
         cmocka_unit_test(test_ngl_two_gpus_as_llama),

@@ -54,6 +54,9 @@ static void same_landing(ggfit_request *a, ggfit_request *b, const char *what)
     memset(a->not_counted, 0, sizeof a->not_counted);
     memset(b->not_counted, 0, sizeof b->not_counted);
     a->n_ignored = b->n_ignored = a->n_not_counted = b->n_not_counted = 0;
+    memset(a->from_env, 0, sizeof a->from_env);   /* where a value came from, not where it lands */
+    memset(b->from_env, 0, sizeof b->from_env);
+    a->n_from_env = b->n_from_env = 0;
     if (memcmp(a, b, sizeof *a))
         fail_msg("%s: lands elsewhere", what);
 }

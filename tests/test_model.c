@@ -365,6 +365,7 @@ static void test_converter_layouts(void **state)
 
 int main(void)
 {
+    ggfit_text_set_columns(0);   /* whole lines: the phrases are checked, not the layout */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpt_oss_120b),
         cmocka_unit_test(test_qwen3_14b),

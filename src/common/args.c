@@ -337,6 +337,8 @@ ggfit_status ggfit_request_env(ggfit_request *r, char **err)
         ggfit_status rc = v ? by_name(r, &f, f.env, v, false, err) : GGFIT_OK;
         if (rc)
             return rc;
+        if (v && r->n_from_env < GGFIT_MAX_IGNORED)   /* the plan's text names it */
+            r->from_env[r->n_from_env++] = f.env;
     }
     return GGFIT_OK;
 }

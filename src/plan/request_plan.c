@@ -123,6 +123,9 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     if (ggfit__serves(r->program))
         ggfit__spec_notes(r, m, out);
     out->n_layer = ggfit_model_hparams(m)->n_layer;
+    out->n_ctx_train = ggfit_model_hparams(m)->n_ctx_train;
+    out->n_from_env = r->n_from_env;
+    memcpy(out->from_env, r->from_env, r->n_from_env * sizeof r->from_env[0]);
     out->host = r->host;
     out->fit_options = r->fit;
     /* --for server -md (or an MTP context): the draft measured, its bytes

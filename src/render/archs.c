@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *const status_word[] = {
     [GGFIT_ARCH_EXACT] = "exact",
@@ -50,7 +51,7 @@ char *ggfit_archs_text(void)
     }
     ggfit__sb_printf(&sb, "%zu exact, %zu with estimated compute, %zu estimated\n", counts[0],
                      counts[1], counts[2]);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_archs_markdown(void)

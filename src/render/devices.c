@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 /* The name of feature bit k if features has it (devices/cpu.c), else
  * NULL: the features are printed bit by bit. */
@@ -41,7 +42,7 @@ char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, 
     }
     if (n == 0) {
         ggfit__sb_printf(&sb, "no GPUs found: llama.cpp would run on the CPU\n");
-        return ggfit__sb_take(&sb);
+        return ggfit__text_take(&sb);
     }
     ggfit__sb_printf(&sb, "  %-10s %-7s %9s %9s %9s %8s  %s\n", "device", "kind", "total", "free",
                      "others", "GB/s", "description");
@@ -56,7 +57,7 @@ char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, 
                          d->unified ? " (unified memory)" : "");
     }
     ggfit__sb_printf(&sb, "(MiB; others: held by other processes)\n");
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, size_t n)

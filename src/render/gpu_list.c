@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 enum {
     WIDTH = 80,   /* the table's lines fit a terminal of this width */
@@ -50,7 +51,7 @@ char *ggfit_catalog_text(const ggfit_catalog_entry *const *rows, size_t n)
     ggfit__sb_printf(&sb, "%zu of %zu devices (data/gpus.tsv); GiB: the memory llama.cpp may "
                      "use,\na Mac's the Metal working set of its unified memory; --gpu takes "
                      "the id\n", n, ggfit_catalog_count());
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_catalog_json(const ggfit_catalog_entry *const *rows, size_t n)

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 /* "63,374,323,968" into buf. */
 static const char *commas(uint64_t v, char buf[32])
@@ -144,23 +145,52 @@ char *ggfit_inspect_text(const ggfit_model *m)
     ggfit__sb_printf(&sb, "  offload    %.2f MiB for all blocks and the output layer "
                      "(the input layer, %.2f MiB, stays in system RAM)\n",
                      mib(total - ggfit_model_input_bytes(m)), mib(ggfit_model_input_bytes(m)));
-    ggfit__sb_printf(&sb, "\n  %-7s %10s", "layer", "MiB");
+    /* The roles' columns that fit 80 columns beside the rest, the most telling
+     * first; those left out are named under the table (--wide keeps them). */
+    static const int order[] = { GGFIT_ROLE_ATTENTION, GGFIT_ROLE_EXPERTS, GGFIT_ROLE_FFN,
+                                 GGFIT_ROLE_SHARED_EXPERTS, GGFIT_ROLE_RECURRENT,
+                                 GGFIT_ROLE_NEXTN, GGFIT_ROLE_ROUTER, GGFIT_ROLE_NORM,
+                                 GGFIT_ROLE_OTHER, GGFIT_ROLE_TOKEN_EMBD, GGFIT_ROLE_OUTPUT,
+                                 GGFIT_ROLE_OUTPUT_NORM };
+    _Static_assert(sizeof order / sizeof order[0] == GGFIT_ROLE_COUNT, "a role in order[]");
+    bool shown[GGFIT_ROLE_COUNT] = {0}, left_out = false;
+    int cw[GGFIT_ROLE_COUNT], room = (int)ggfit__text_cols();
+    room = room ? room - 40 : 1 << 20;   /* layer, MiB, heads/kv, ffn, swa or nextn */
+    for (int i = 0; i < GGFIT_ROLE_COUNT; i++) {
+        int r = order[i], n = (int)strlen(ggfit_role_name(r));
+        cw[r] = (n > 7 ? n : 7) + 1;
+        if (used[r] && cw[r] <= room) {
+            shown[r] = true;
+            room -= cw[r];
+        } else if (used[r]) {
+            left_out = true;
+            room = 0;   /* the columns after one left out are left out too */
+        }
+    }
+    ggfit__sb_printf(&sb, "\n  %-5s %8s", "layer", "MiB");
     for (int r = 0; r < GGFIT_ROLE_COUNT; r++)
-        if (used[r])
-            ggfit__sb_printf(&sb, " %10.10s", ggfit_role_name(r));
-    ggfit__sb_printf(&sb, "  heads/kv  ffn\n");
+        if (shown[r])
+            ggfit__sb_printf(&sb, " %*s", cw[r] - 1, ggfit_role_name(r));
+    ggfit__sb_printf(&sb, "  heads/kv   n_ff\n");
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         const ggfit_layer_info *li = ggfit_model_layer(m, il);
-        ggfit__sb_printf(&sb, "  %-7u %10.2f", il, mib(li->n_bytes));
+        ggfit__sb_printf(&sb, "  %-5u %8.2f", il, mib(li->n_bytes));
         for (int r = 0; r < GGFIT_ROLE_COUNT; r++)
-            if (used[r])
-                ggfit__sb_printf(&sb, " %10.2f", mib(li->role_bytes[r]));
+            if (shown[r])
+                ggfit__sb_printf(&sb, " %*.2f", cw[r] - 1, mib(li->role_bytes[r]));
         ggfit__sb_printf(&sb, "  %3u/%-4u %6u%s\n", li->n_head, li->n_head_kv, li->n_ff,
                          li->nextn ? "  nextn" : li->swa ? "  swa" : "");
     }
-    ggfit__sb_printf(&sb, "  %-7s %10.2f  (output, output_norm: on the last GPU when offloaded)\n",
+    if (left_out) {
+        ggfit__sb_printf(&sb, "  (left out to fit 80 columns:");
+        for (int r = 0, k = 0; r < GGFIT_ROLE_COUNT; r++)
+            if (used[r] && !shown[r])
+                ggfit__sb_printf(&sb, "%s %s", k++ ? "," : "", ggfit_role_name(r));
+        ggfit__sb_printf(&sb, "; --wide shows them)\n");
+    }
+    ggfit__sb_printf(&sb, "  %-6s %7.2f  (output, output_norm: on the last GPU when offloaded)\n",
                      "output", mib(ggfit_model_output_bytes(m)));
-    ggfit__sb_printf(&sb, "  %-7s %10.2f  (token_embd and other inputs: always in system RAM)\n",
+    ggfit__sb_printf(&sb, "  %-6s %7.2f  (token_embd and other inputs: always in system RAM)\n",
                      "input", mib(ggfit_model_input_bytes(m)));
     ggfit__sb_printf(&sb, "\n  by role (MiB):");
     for (int r = 0; r < GGFIT_ROLE_COUNT; r++) {
@@ -169,7 +199,7 @@ char *ggfit_inspect_text(const ggfit_model *m)
             ggfit__sb_printf(&sb, " %s %.2f;", ggfit_role_name(r), mib(rb));
     }
     ggfit__sb_printf(&sb, "\n");
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

@@ -321,12 +321,53 @@ static void around_reason(const ggfit_plan *pl, char *buf, size_t n)
     }
 }
 
+/* The devices' assumed free memory, said once for the devices that share a
+ * reason: "free assumed 24077 of 24576 MiB: REASON" of each device becomes
+ * "CUDA0, CUDA1: free assumed 24077 of 24576, 11789 of 12288 MiB: REASON". */
+static void assumed_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    static const char head[] = "free assumed ";
+    bool done[GGFIT_MAX_DEVICES] = {0};
+    for (size_t d = 0; d < pl->n_devices && d < GGFIT_MAX_DEVICES; d++) {
+        const char *a = pl->devices[d].assumed, *why = strstr(a, " MiB: ");
+        if (done[d] || !a[0])
+            continue;
+        if (strncmp(a, head, sizeof head - 1) || !why) {
+            ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, a);
+            continue;
+        }
+        ggfit_sb names = {0}, nums = {0};
+        for (size_t e = d; e < pl->n_devices && e < GGFIT_MAX_DEVICES; e++) {
+            const char *b = pl->devices[e].assumed, *wb = strstr(b, " MiB: ");
+            if (done[e] || !wb || strncmp(b, head, sizeof head - 1) || strcmp(wb, why))
+                continue;
+            done[e] = true;
+            ggfit__sb_printf(&names, "%s%s", e == d ? "" : ", ", pl->devices[e].name);
+            ggfit__sb_printf(&nums, "%s%.*s", e == d ? "" : ", ",
+                             (int)(wb - b - (sizeof head - 1)), b + sizeof head - 1);
+        }
+        char *n = ggfit__sb_take(&names), *m = ggfit__sb_take(&nums);
+        if (n && m)
+            ggfit__sb_printf(sb, "  %s: %s%s%s\n", n, head, m, why);
+        else
+            sb->oom = true;
+        free(n);
+        free(m);
+    }
+}
+
 void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan *pl)
 {
     ggfit__sb_printf(sb, "whole machine [MiB] (ggfit's verdict; llama.cpp's fit looks at the "
                          "GPUs' margins only)\n");
-    ggfit__sb_printf(sb, "  %-24s %9s %9s %9s %11s  %s\n", "memory", "free", "used", "margin",
-                     "left after", "");
+    /* free now: before loading (the breakdown's "left after" is after) */
+    int w = (int)strlen("memory");
+    for (uint32_t i = 0; i < v->n_pools; i++) {
+        int n = (int)strlen(v->pools[i].name);
+        w = n > w ? (n < 24 ? n : 24) : w;
+    }
+    ggfit__sb_printf(sb, "  %-*s %9s %9s %9s %11s  %s\n", w, "memory", "free now", "used",
+                     "margin", "left after", "");
     for (uint32_t i = 0; i < v->n_pools; i++) {
         const ggfit_pool *p = &v->pools[i];
         char state[64];
@@ -334,8 +375,11 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
             snprintf(state, sizeof state, "short by %.0f", mib(p->short_by));
         else
             snprintf(state, sizeof state, "ok");
-        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %11.0f  %s\n", p->name, mib(p->free),
-                         mib(p->used), mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
+        if ((int)strlen(p->name) > w)
+            ggfit__sb_printf(sb, "  %s\n", p->name);
+        ggfit__sb_printf(sb, "  %-*s %9.0f %9.0f %9.0f %11.0f  %s\n", w,
+                         (int)strlen(p->name) > w ? "" : p->name, mib(p->free), mib(p->used),
+                         mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
     }
     for (uint32_t i = 0; i < v->n_pools; i++)
         if (v->pools[i].kind == GGFIT_POOL_HOST && v->pools[i].mapped)
@@ -346,9 +390,7 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
         ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are llama-server's prompt cache "
                              "(--cache-ram; 0 turns it off), beyond llama.cpp's fit\n",
                          mib(v->prompt_cache));
-    for (size_t d = 0; d < pl->n_devices; d++)
-        if (pl->devices[d].assumed[0])
-            ggfit__sb_printf(sb, "  %s: %s\n", pl->devices[d].name, pl->devices[d].assumed);
+    assumed_text(sb, pl);
     if (pl->host.source[0])
         ggfit__sb_printf(sb, "  system memory: %s\n", pl->host.source);
     if (v->n_spans) {
@@ -377,7 +419,8 @@ static const char *inside_margins(const ggfit_plan *pl, char *buf, size_t n)
     buf[0] = '\0';
     for (uint32_t i = 0; i < pl->verdict.n_pools && k < n; i++) {
         const ggfit_pool *p = &pl->verdict.pools[i];
-        if (p->kind == GGFIT_POOL_DEVICE && p->short_by)
+        /* with no GPU, system memory is the device the fit keeps a margin on */
+        if ((p->kind == GGFIT_POOL_DEVICE || !pl->n_devices) && p->short_by)
             k += (size_t)snprintf(buf + k, n - k, "%s%s %.0f MiB inside its %.0f MiB margin",
                                   k ? ", " : "", p->name, mib(p->short_by), mib(p->margin));
     }
@@ -413,6 +456,30 @@ static void split_experts(ggfit_sb *sb, const ggfit_plan *pl, const ggfit_layer_
 }
 
 /* Where the layers went and the context, one line per decision. */
+/* -fitc where it says more than its number: at or above the trained
+ * context (the fit cannot reduce the context: llama.cpp logs "-> no
+ * change" and offloads fewer layers), or below 512 tokens. */
+static void fitc_text(ggfit_sb *sb, const ggfit_plan *pl)
+{
+    uint32_t min = pl->fit_options.n_ctx_min;
+    if (pl->print_memory || pl->asked.set_n_ctx || min == 4096 || !pl->n_ctx_train)
+        return;
+    uint32_t n_ctx = pl->projection.n_ctx;
+    if (min >= pl->n_ctx_train)
+        ggfit__sb_printf(sb, "  -fitc %u is at least the trained context (%u): the fit does not "
+                             "reduce the context (llama.cpp logs \"no change\"); where memory "
+                             "is short, it keeps fewer layers on the GPUs\n",
+                         min, pl->n_ctx_train);
+    else if (min < 512 && n_ctx < 512)
+        ggfit__sb_printf(sb, "  -fitc %u is below 512 tokens: the fit reduced the context to %u, "
+                             "which leaves little room for a prompt (and llama.cpp's batches "
+                             "shrink to it: -ub %u here)\n",
+                         min, n_ctx, pl->projection.n_ubatch);
+    else if (min < 512)
+        ggfit__sb_printf(sb, "  -fitc %u (below 512 tokens) was not reached: the fit stopped at "
+                             "%u\n", min, n_ctx);
+}
+
 static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
 {
     const ggfit_verdict *v = &pl->verdict;
@@ -424,10 +491,11 @@ static void placement_text(ggfit_sb *sb, const ggfit_plan *pl)
     else if (pr->n_seq > 1)
         ggfit__sb_printf(sb, " over %u sequences, %u each", pr->n_seq, pr->n_ctx / pr->n_seq);
     if (!pl->print_memory && pl->fit.status == GGFIT_FIT_FITS && !pl->asked.set_n_ctx &&
-        asked != pr->n_ctx)
+        (asked ? asked : pl->n_ctx_train) != pr->n_ctx)
         ggfit__sb_printf(sb, ", reduced by the fit from %s", asked ? "the -c given" :
                                                              "the trained context");
     ggfit__sb_printf(sb, "\n");
+    fitc_text(sb, pl);
     for (uint32_t i = 0; i < v->n_ranges; i++) {
         const ggfit_layer_range *r = &v->ranges[i];
         char name[48];
@@ -576,22 +644,23 @@ void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl)
 
 char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
 {
-    ggfit_sb sb = {0};
+    ggfit_sb sb = {0}, log = {0};   /* llama.cpp's log is as llama.cpp writes it */
     const ggfit_fit_result *r = &pl->fit;
     if (with_log && !pl->print_memory && r->log)
-        ggfit__sb_printf(&sb, "%s", r->log);
+        ggfit__sb_printf(&log, "%s", r->log);
     if (with_log && pl->fit_around && pl->has_alternative && pl->alternative.log)
-        ggfit__sb_printf(&sb, "--fit-around: the fit around the set flags:\n%s",
+        ggfit__sb_printf(&log, "--fit-around: the fit around the set flags:\n%s",
                          pl->alternative.log);
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
-        return free(ggfit__sb_take(&sb)), NULL;   /* and the log written so far */
+        return free(ggfit__sb_take(&log)), NULL;   /* and the log written so far */
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
     /* --for server -md: the draft, as llama-server measures it */
     if (pl->has_draft) {
         char *dt = ggfit_projection_text(&pl->draft, pl->devices);
         if (!dt) {
+            free(ggfit__sb_take(&log));
             free(ggfit__sb_take(&sb));
             return NULL;
         }
@@ -616,6 +685,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     ggfit__verdict_text(&sb, &pl->verdict, pl);
     char notes[NOTES_CAP];
     notes_of(pl, notes);
+    if (pl->n_from_env) {   /* the text's alone: the JSON is as it was */
+        ggfit__sb_printf(&sb, "note: from the environment:");
+        for (uint32_t i = 0; i < pl->n_from_env; i++)
+            ggfit__sb_printf(&sb, "%s %s", i ? "," : "", pl->from_env[i]);
+        ggfit__sb_printf(&sb, "\n");
+    }
     for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
@@ -675,7 +750,12 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         ggfit__sb_printf(&sb, "no context down to %u leaves enough system memory: add memory, "
                               "or take a smaller quant\n", pl->fit_options.n_ctx_min);
     }
-    return ggfit__sb_take(&sb);
+    char *body = ggfit__text_take(&sb);
+    if (!log.buf || !body)
+        return free(ggfit__sb_take(&log)), body;
+    ggfit__sb_printf(&log, "%s", body);
+    ggfit_free(body);
+    return ggfit__sb_take(&log);
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

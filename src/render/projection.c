@@ -2,6 +2,7 @@
  * projection.c - renderers of a projection: llama.cpp's memory
  * breakdown table (MiB) and JSON (bytes).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +10,34 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static double mib(uint64_t b)
 {
     return (double)b / GGFIT_MiB;
 }
 
-static void row(ggfit_sb *sb, const char *name, const ggfit_mem *m, const ggfit_device *dev)
+/* The device column's width: its longest name, at least the header's and at
+ * most what keeps the table within 80 columns (a longer name has a line of
+ * its own, its numbers under it). */
+enum { NAME_MAX_COLS = 21 };
+
+static void row(ggfit_sb *sb, int w, const char *name, const ggfit_mem *m,
+                const ggfit_device *dev)
 {
     uint64_t self = m->model + m->context + m->compute;
-    /* free as llama.cpp's breakdown means it: what is left once loaded */
+    if ((int)strlen(name) > w) {
+        ggfit__sb_printf(sb, "  %s\n", name);
+        name = "";
+    }
+    /* left after: llama.cpp's breakdown's "free", what is left once loaded
+     * (the verdict's table says "free now" for what is free before) */
     if (dev)
-        ggfit__sb_printf(sb, "  %-24s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", name,
+        ggfit__sb_printf(sb, "  %-*s %8.0f %11.0f %8.0f %8.0f %8.0f %8.0f\n", w, name,
                          mib(dev->total), ((double)dev->free - (double)self) / GGFIT_MiB,
                          mib(self), mib(m->model), mib(m->context), mib(m->compute));
     else
-        ggfit__sb_printf(sb, "  %-24s %9s %9s %9.0f %9.0f %9.0f %9.0f\n", name, "", "",
+        ggfit__sb_printf(sb, "  %-*s %8s %11s %8.0f %8.0f %8.0f %8.0f\n", w, name, "", "",
                          mib(self), mib(m->model), mib(m->context), mib(m->compute));
 }
 
@@ -43,24 +56,33 @@ char *ggfit_projection_text(const ggfit_projection *pr, const ggfit_device *devs
     if (pr->embeddings)
         ggfit__sb_printf(&sb, ", embeddings (pooling %s)", pooling_name(pr->pooling));
     ggfit__sb_printf(&sb, "\n");
-    ggfit__sb_printf(&sb, "  %-24s %9s %9s %9s %9s %9s %9s\n", "device", "total", "free", "self",
-                     "model", "context", "compute");
+    int w = (int)strlen("device");
+    for (uint32_t d = 0; d < pr->n_devices + pr->n_bufts; d++) {
+        int n = (int)strlen(d < pr->n_devices ? devs[pr->device_of[d]].name
+                                              : pr->bufts[d - pr->n_devices].name);
+        w = n > w ? (n < NAME_MAX_COLS ? n : NAME_MAX_COLS) : w;
+    }
+    ggfit__sb_printf(&sb, "  %-*s %8s %11s %8s %8s %8s %8s\n", w, "device", "total", "left after",
+                     "self", "model", "context", "compute");
     for (uint32_t d = 0; d < pr->n_devices; d++)
-        row(&sb, devs[pr->device_of[d]].name, &pr->devices[d], &devs[pr->device_of[d]]);
-    row(&sb, "Host", &pr->host, NULL);
+        row(&sb, w, devs[pr->device_of[d]].name, &pr->devices[d], &devs[pr->device_of[d]]);
+    row(&sb, w, "Host", &pr->host, NULL);
     /* The CPU's extra buffer types (AMX, CPU_REPACK): host memory that
      * llama.cpp's table leaves out, one row each. */
+    bool extra = false;
     for (uint32_t i = 0; i < pr->n_bufts; i++) {
         const ggfit_buft_mem *b = &pr->bufts[i];
         if (b->device < 0 && !b->is_host && (b->mem.model || b->mem.context || b->mem.compute)) {
-            char name[128];
-            snprintf(name, sizeof name, "%s (not in llama.cpp's table)", b->name);
-            row(&sb, name, &b->mem, NULL);
+            row(&sb, w, b->name, &b->mem, NULL);
+            extra = true;
         }
     }
+    if (extra)
+        ggfit__sb_printf(&sb, "  (the rows under Host: its memory in the CPU's extra buffer "
+                              "types, which llama.cpp's table leaves out)\n");
     if (pr->warning[0])
         ggfit__sb_printf(&sb, "note: %s\n", pr->warning);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 static json_t *mem_json(const ggfit_mem *m)

@@ -2,6 +2,8 @@
  * quant_table.c - renderers of a "which quant?" list (plan/quants.c):
  * one row per model, best first, in words and as JSON.
  */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *const rank_ids[] = { "fits", "fits_less_context", "fits_part_in_ram",
                                         "host_short", "no_fit", "error" };
@@ -33,6 +36,27 @@ static const ggfit_plan *first_plan(const ggfit_quant_list *l)
         if (l->quants[i].plan)
             return l->quants[i].plan;
     return NULL;
+}
+
+/* A model by its file name, not its path. */
+static const char *file_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Whether name says tag, in either case ("qwen3-14b-f16.gguf", F16). */
+static bool says(const char *name, const char *tag)
+{
+    size_t n = strlen(tag);
+    for (; *name; name++) {
+        size_t i = 0;
+        while (i < n && name[i] && tolower((unsigned char)name[i]) == tolower((unsigned char)tag[i]))
+            i++;
+        if (i == n)
+            return true;
+    }
+    return false;
 }
 
 /* "-ngl": n/blocks+1, or "-" with no GPU. */
@@ -78,7 +102,7 @@ static void best_text(ggfit_sb *sb, const ggfit_quant_list *l)
         ggfit__sb_printf(sb, "best: %s\n  -hf %s -hff %s %s\n", q->name, l->repo, q->name,
                          args);
     else
-        ggfit__sb_printf(sb, "best: %s\n  -m %s %s\n", q->name, q->name, args);
+        ggfit__sb_printf(sb, "best: %s\n  -m %s %s\n", file_name(q->name), q->name, args);
     ggfit_free(args);
 }
 
@@ -102,18 +126,35 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
         ggfit__sb_printf(&sb, "; system memory %.2f GiB free (%s)", gib(pl->host.free),
                          pl->host.source);
     }
-    int w = 20;
+    /* within 80 columns: models by file name, and where the longest does not
+     * fit beside the numbers, each name on a line of its own above them */
+    int w = 5;
     for (size_t i = 0; i < l->n; i++) {
-        int k = (int)strlen(l->quants[i].name) + (l->quants[i].n_shards > 1 ? 11 : 0);
+        int k = (int)strlen(file_name(l->quants[i].name)) + (l->quants[i].n_shards > 1 ? 11 : 0);
         w = k > w ? (k < 72 ? k : 72) : w;
     }
-    ggfit__sb_printf(&sb, "\n  %-2s %-*s %-8s %10s  %-18s %8s %7s %8s  %s\n", "#", w, "model",
-                     "quant", "size", "verdict", "context", "-ngl", "tg t/s", "experts in RAM");
+    /* the quant where a name does not say it, the experts in RAM where any are */
+    bool quant_col = false, exp_col = false;
+    for (size_t i = 0; i < l->n; i++) {
+        const ggfit_quant *q = &l->quants[i];
+        quant_col |= !q->tag[0] || !says(file_name(q->name), q->tag);
+        exp_col |= q->plan && q->expert_blocks_in_ram;
+    }
+    int rest = (quant_col ? 9 : 0) + 48 + (exp_col ? 16 : 0);
+    bool own_line = ggfit__text_cols() && 5 + w + rest > (int)ggfit__text_cols();
+    if (own_line)
+        ggfit__sb_printf(&sb, "\n  %-2s %s\n    ", "#", "model");
+    else
+        ggfit__sb_printf(&sb, "\n  %-2s %-*s", "#", w, "model");
+    if (quant_col)
+        ggfit__sb_printf(&sb, " %-8s", "quant");
+    ggfit__sb_printf(&sb, " %6s  %-18s %7s %6s %6s%s\n", "GiB", "verdict", "context", "-ngl",
+                     "tg t/s", exp_col ? "  experts in RAM" : "");
     for (size_t i = 0; i < l->n; i++) {
         const ggfit_quant *q = &l->quants[i];
         char size[32], ctx[32], ngl[32], exp[32], name[96], tg[32];
         if (q->size)
-            snprintf(size, sizeof size, "%.2f GiB", gib(q->size));
+            snprintf(size, sizeof size, "%.2f", gib(q->size));
         else
             snprintf(size, sizeof size, "-");
         if (q->plan)
@@ -124,12 +165,19 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
         experts_text(q, exp, sizeof exp);
         tg_text(q, tg, sizeof tg);
         if (q->n_shards > 1)
-            snprintf(name, sizeof name, "%.60s (%u files)", q->name, q->n_shards % 100u);
+            snprintf(name, sizeof name, "%.60s (%u files)", file_name(q->name),
+                     q->n_shards % 100u);
         else
-            snprintf(name, sizeof name, "%.72s", q->name);
-        ggfit__sb_printf(&sb, "  %-2zu %-*s %-8s %10s  %-18s %8s %7s %8s  %s\n", i + 1, w, name,
-                         q->tag[0] ? q->tag : "-", size, ggfit_quant_rank_str(q->rank), ctx,
-                         ngl, tg, exp);
+            snprintf(name, sizeof name, "%.72s", file_name(q->name));
+        if (own_line)
+            ggfit__sb_printf(&sb, "  %-2zu %s\n    ", i + 1, name);
+        else
+            ggfit__sb_printf(&sb, "  %-2zu %-*s", i + 1, w, name);
+        if (quant_col)
+            ggfit__sb_printf(&sb, " %-8s", q->tag[0] ? q->tag : "-");
+        ggfit__sb_printf(&sb, " %6s  %-18s %7s %6s %6s%s%s\n", size,
+                         ggfit_quant_rank_str(q->rank), ctx, ngl, tg, exp_col ? "  " : "",
+                         exp_col ? exp : "");
         if (q->error)
             ggfit__sb_printf(&sb, "     %s\n", q->error);
         else if (q->n_ctx < q->n_ctx_asked)
@@ -138,7 +186,7 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
     }
     best_text(&sb, l);
     ggfit__sb_printf(&sb, "(%s)\n", rule);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_quant_list_json(const ggfit_quant_list *l)

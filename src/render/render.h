@@ -28,4 +28,18 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v);
 /* Text as a JSON array of its lines (the notes); NULL when out of memory. */
 json_t *ggfit__json_lines(const char *text);
 
+/* The columns of a terminal that text output fits (wrap.c). */
+#define GGFIT_TEXT_COLS 80
+
+/* The columns text fits now: GGFIT_TEXT_COLS, or 0 with no limit (--wide:
+ * ggfit_text_set_columns(0)); a table leaves out the columns that do not fit
+ * in it and says so, or keeps them all at 0. */
+unsigned ggfit__text_cols(void);
+
+/* The builder's text with every line longer than ggfit__text_cols() broken at
+ * spaces, the rest indented two past the line's own indent; the builder is
+ * empty again. The caller frees the text with ggfit_free(); NULL when out of
+ * memory (or the builder is). Every text renderer returns its text so. */
+char *ggfit__text_take(ggfit_sb *sb);
+
 #endif

@@ -3,6 +3,7 @@
  * the plan's own verdict (render/plan.c's words), or a llama-bench line's
  * tests, one row each, and the verdict of the test that decides the run.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,24 +76,38 @@ static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
     for (size_t i = 0; i < b->n_tests; i++)
         flags |= b->tests[i].flags[0] != '\0';
     ggfit__sb_printf(sb, "llama-bench's tests, each at the context llama-bench creates for it "
-                         "(n_prompt + n_gen + n_depth), %s; %d repetition%s each\n",
+                         "(n_prompt + n_gen + n_depth), %s; %d repetition%s each; memory "
+                         "[MiB] per pool\n",
                      b->fitted ? "fitted as llama-bench fits with -fitt or -fitc"
                                : "the flags as given (llama-bench fits only with -fitt or -fitc)",
                      b->reps, b->reps == 1 ? "" : "s");
-    ggfit__sb_printf(sb, "  %-20s %8s", "test", "n_ctx");
-    for (uint32_t k = 0; k < v->n_pools; k++) {
-        char head[48];
-        snprintf(head, sizeof head, "%.20s MiB", v->pools[k].name);
-        ggfit__sb_printf(sb, " %12s", head);
+    /* within 80 columns: the pools' columns as wide as their names, the
+     * flags beside the row where they fit, else on the line under it */
+    int w = 4, pw[GGFIT_MAX_POOLS], width;
+    for (size_t i = 0; i < b->n_tests; i++) {
+        int n = (int)strlen(b->tests[i].name);
+        w = n > w ? (n < 20 ? n : 20) : w;
     }
-    ggfit__sb_printf(sb, "  %-4s %10s%s\n", "fits", "t/s", flags ? "  flags" : "");
+    width = 2 + w + 8;
+    for (uint32_t k = 0; k < v->n_pools; k++) {
+        int n = (int)strlen(v->pools[k].name);
+        pw[k] = n < 6 ? 6 : n > 14 ? 14 : n;
+        width += pw[k] + 1;
+    }
+    width += 2 + 4 + 9;
+    ggfit__sb_printf(sb, "  %-*s %7s", w, "test", "n_ctx");
+    for (uint32_t k = 0; k < v->n_pools; k++)
+        ggfit__sb_printf(sb, " %*.*s", pw[k], pw[k], v->pools[k].name);
+    ggfit__sb_printf(sb, "  %-4s %8s%s\n", "fits", "t/s", flags ? "  flags" : "");
     for (size_t i = 0; i < b->n_tests; i++) {
         const ggfit_bench_test *t = &b->tests[i];
-        ggfit__sb_printf(sb, "  %-20s %8u", t->name, t->n_ctx);
+        bool under = ggfit__text_cols() &&
+                     width + 2 + (int)strlen(t->flags) > (int)ggfit__text_cols();
+        ggfit__sb_printf(sb, "  %-*s %7u", w, t->name, t->n_ctx);
         for (uint32_t k = 0; k < v->n_pools; k++)
-            ggfit__sb_printf(sb, " %12.0f", k < t->n_pools ? t->used[k] / GGFIT_MiB : 0.0);
-        ggfit__sb_printf(sb, "  %-4s %10.2f%s%s\n", fits_word(t->exit_status), t->tps,
-                         flags ? "  " : "", t->flags);
+            ggfit__sb_printf(sb, " %*.0f", pw[k], k < t->n_pools ? t->used[k] / GGFIT_MiB : 0.0);
+        ggfit__sb_printf(sb, "  %-4s %8.2f%s%s\n", fits_word(t->exit_status), t->tps,
+                         t->flags[0] ? (under ? "\n    " : "  ") : "", t->flags);
     }
     const ggfit_bench_test *d = &b->tests[b->decides];
     ggfit__sb_printf(sb, "decided by %s%s%s (n_ctx %u): %s\n", d->name, d->flags[0] ? ", " : "",
@@ -126,7 +141,7 @@ char *ggfit_bench_text(const ggfit_bench_result *b)
         line_text(&sb, b);
     else
         own_text(&sb, b);
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

@@ -4,10 +4,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *objective_name(ggfit_objective o)
 {
@@ -33,8 +35,10 @@ static void row(ggfit_sb *sb, const char *who, const ggfit_plan *pl, const ggfit
     } else {
         uint32_t n_ctx = pl->has_alternative ? pl->alternative.projection.n_ctx
                                              : pl->projection.n_ctx;
-        ggfit__sb_printf(sb, "  %-12s %8u %10.0f %10.1f  %s\n", who, n_ctx, s->pp_tps, s->tg_tps,
-                         args);
+        /* flags that do not fit beside the numbers go on the lines under them */
+        bool under = strlen(args) > GGFIT_TEXT_COLS - 43;
+        ggfit__sb_printf(sb, "  %-12s %8u %8.0f %8.1f%s%s\n", who, n_ctx, s->pp_tps, s->tg_tps,
+                         under ? "\n    " : "  ", args);
     }
     ggfit_free(args);
 }
@@ -90,7 +94,7 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
                           "contexts of at least %u\n",
                      objective_name(f->objective), os->ok ? os->n_prompt : 512,
                      os->ok ? os->n_gen : 128, os->ok ? os->depth : 0, f->n_ctx_min);
-    ggfit__sb_printf(&sb, "  %-12s %8s %10s %10s  %s\n", "plan", "context", "pp t/s", "tg t/s",
+    ggfit__sb_printf(&sb, "  %-12s %8s %8s %8s  %s\n", "plan", "context", "pp t/s", "tg t/s",
                      "flags");
     row(&sb, "llama.cpp's", &f->own, &f->own_speed);
     if (f->faster && f->has_best_plan)
@@ -117,14 +121,14 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
                                                                                 : NULL;
     if (hs)
         ggfit__sb_printf(&sb, "host memory %.1f GB/s (%s)\n", hs->host_bw_gbs, hs->host_bw_from);
-    ggfit__sb_printf(&sb, "plans tried:\n");
+    ggfit__sb_printf(&sb, "plans tried (fits: the whole machine holds it):\n");
+    ggfit__sb_printf(&sb, "  %8s %8s  %-4s  %s\n", "pp t/s", "tg t/s", "fits", "placement");
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];
-        ggfit__sb_printf(&sb, "  %-44s %10.0f %10.1f  %s\n", how_text(c, how, sizeof how),
-                         c->pp_tps, c->tg_tps,
-                         c->fits ? "fits" : "does not fit the whole machine");
+        ggfit__sb_printf(&sb, "  %8.0f %8.1f  %-4s  %s\n", c->pp_tps, c->tg_tps,
+                         c->fits ? "yes" : "no", how_text(c, how, sizeof how));
     }
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 static json_t *plan_json(const ggfit_plan *pl, const ggfit_plan_speed *s)

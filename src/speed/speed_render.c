@@ -1,12 +1,14 @@
 /*
  * speed_render.c - a speed estimate in words and as JSON.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 /* The constants not from the devices, in words, cut to n bytes (512 were
  * always enough): a device's bandwidth or TFLOPS assumed, the host's
@@ -34,13 +36,23 @@ char *ggfit_speed_text(const ggfit_speed *s)
     ggfit_sb sb = { 0 };
     ggfit__sb_printf(&sb, "predicted llama-bench speed: pp%u %.1f t/s, tg%u %.1f t/s (depth %u)\n",
                      s->n_prompt, s->pp_tps, s->n_gen, s->tg_tps, s->depth);
-    ggfit__sb_printf(&sb, "  %-10s %6s %9s %5s %8s %12s %10s %8s %10s\n", "leg", "layers",
-                     "GB/s", "eff", "fixed", "read/token", "ms/token", "TFLOPS", "prompt ms");
+    /* within 80 columns: the units in the head, a long name on its own line */
+    int w = 3;
+    for (uint32_t i = 0; i < s->n_legs; i++) {
+        int n = (int)strlen(s->legs[i].name);
+        w = n > w ? (n < 12 ? n : 12) : w;
+    }
+    ggfit__sb_printf(&sb, "  %-*s %6s %6s %4s %8s %9s %8s %6s %9s\n", w, "leg", "layers", "GB/s",
+                     "eff", "fixed ms", "MB/token", "ms/token", "TFLOPS", "prompt ms");
     for (uint32_t i = 0; i < s->n_legs; i++) {
         const ggfit_speed_leg *g = &s->legs[i];
-        ggfit__sb_printf(&sb, "  %-10s %6u %9.1f %4.0f%% %5.2f ms %9.1f MB %10.2f %8.1f %10.1f\n",
-                         g->name, g->n_layers, g->bandwidth_gbs, g->efficiency * 100, g->fixed_ms,
-                         g->bytes_per_token / 1e6, g->ms_per_token, g->tflops, g->pp_ms);
+        bool own_line = (int)strlen(g->name) > w;
+        if (own_line)
+            ggfit__sb_printf(&sb, "  %s\n", g->name);
+        ggfit__sb_printf(&sb, "  %-*s %6u %6.1f %3.0f%% %8.2f %9.1f %8.2f %6.1f %9.1f\n", w,
+                         own_line ? "" : g->name, g->n_layers, g->bandwidth_gbs,
+                         g->efficiency * 100, g->fixed_ms, g->bytes_per_token / 1e6,
+                         g->ms_per_token, g->tflops, g->pp_ms);
     }
     ggfit__sb_printf(&sb, "  link: %u crossings per token (a split's %.2f ms each), %.1f KiB "
                           "of activations at %.1f GB/s: %.3f ms per token",
@@ -54,7 +66,7 @@ char *ggfit_speed_text(const ggfit_speed *s)
                      s->tg_ms_per_token);
     char a[512];
     ggfit__sb_printf(&sb, "  assumed: %s\n", assumptions(s, a, sizeof a));
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 static json_t *leg_json(const ggfit_speed_leg *g)

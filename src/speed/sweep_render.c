@@ -4,12 +4,14 @@
  * (generation, prompt, memory per pool with its limit dashed).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 
 static const char *const axis_names[] = { "context", "-ngl", "-ncmoe" };
 static const char *const axis_ids[] = { "ctx", "ngl", "ncmoe" };
@@ -34,39 +36,66 @@ static const char *machine(const ggfit_sweep *s, char *buf, size_t n)
     return buf;
 }
 
+/* A model by its file name, not its path (the table fits 80 columns). */
+static const char *file_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 char *ggfit_sweep_text(const ggfit_sweep *s)
 {
     char m[256];
     ggfit_sb sb = { 0 };
-    ggfit__sb_printf(&sb, "%s on %s: memory and predicted llama-bench speed against %s", s->model,
-                     machine(s, m, sizeof m), axis_names[s->axis]);
+    ggfit__sb_printf(&sb, "%s on %s: memory [GiB] and predicted llama-bench speed against %s",
+                     file_name(s->model), machine(s, m, sizeof m), axis_names[s->axis]);
     if (s->axis != GGFIT_SWEEP_CTX)
         ggfit__sb_printf(&sb, " at -c %u", s->n_ctx);
     else
         ggfit__sb_printf(&sb, " (each context with llama.cpp's fit)");
-    ggfit__sb_printf(&sb, "\n  %8s %8s %6s %5s %9s %9s %9s", axis_names[s->axis], "n_ctx", "-ngl",
-                     "fits", "pp t/s", "tg t/s", "tg full");
+    /* n_ctx where it is not the axis's own figure (the context axis's, or -c) */
+    bool ctx_col = false, ngl_col = s->axis != GGFIT_SWEEP_NGL;   /* and -ngl, likewise */
+    for (size_t k = 0; k < s->n_points; k++) {
+        ctx_col |= s->points[k].n_ctx != (s->axis == GGFIT_SWEEP_CTX ? s->points[k].x : s->n_ctx);
+        ngl_col |= s->points[k].n_gpu_layers != (int32_t)s->points[k].x;
+    }
+    int pw[GGFIT_MAX_POOLS];   /* a pool's column: its name, 6 to 14 wide */
+    for (uint32_t i = 0; i < s->n_pools; i++) {
+        int n = (int)strlen(s->pool_names[i]);
+        pw[i] = n < 6 ? 6 : n > 14 ? 14 : n;
+    }
+    ggfit__sb_printf(&sb, "\n  %7s", axis_names[s->axis]);
+    if (ctx_col)
+        ggfit__sb_printf(&sb, " %7s", "n_ctx");
+    if (ngl_col)
+        ggfit__sb_printf(&sb, " %4s", "-ngl");
+    ggfit__sb_printf(&sb, " %4s %7s %6s %7s", "fits", "pp t/s", "tg t/s", "tg full");
     for (uint32_t i = 0; i < s->n_pools; i++)
-        ggfit__sb_printf(&sb, " %10.10s", s->pool_names[i]);
-    ggfit__sb_printf(&sb, "\n  %8s %8s %6s %5s %9s %9s %9s", "", "", "", "", "", "", "");
+        ggfit__sb_printf(&sb, " %*.*s", pw[i], pw[i], s->pool_names[i]);
+    ggfit__sb_printf(&sb, "\n  %7s%s%s %4s %7s %6s %7s", "limit", ctx_col ? "        " : "",
+                     ngl_col ? "     " : "", "", "", "", "");
     for (uint32_t i = 0; i < s->n_pools; i++)
-        ggfit__sb_printf(&sb, " %6.1f GiB", gib(s->pool_limits[i]));
-    ggfit__sb_printf(&sb, "  (the most each may use)\n");
+        ggfit__sb_printf(&sb, " %*.1f", pw[i], gib(s->pool_limits[i]));
+    ggfit__sb_printf(&sb, "\n");
     for (size_t k = 0; k < s->n_points; k++) {
         const ggfit_sweep_point *p = &s->points[k];
-        ggfit__sb_printf(&sb, "  %8u %8u %6d %5s %9.0f %9.1f %9.1f", p->x, p->n_ctx,
-                         p->n_gpu_layers, p->fits ? "yes" : "no", p->pp_tps, p->tg_tps,
-                         p->tg_tps_full);
+        ggfit__sb_printf(&sb, "  %7u", p->x);
+        if (ctx_col)
+            ggfit__sb_printf(&sb, " %7u", p->n_ctx);
+        if (ngl_col)
+            ggfit__sb_printf(&sb, " %4d", p->n_gpu_layers);
+        ggfit__sb_printf(&sb, " %4s %7.0f %6.1f %7.1f", p->fits ? "yes" : "no", p->pp_tps,
+                         p->tg_tps, p->tg_tps_full);
         for (uint32_t i = 0; i < s->n_pools; i++)
-            ggfit__sb_printf(&sb, " %6.1f GiB", gib(p->used[i]));
+            ggfit__sb_printf(&sb, " %*.1f", pw[i], gib(p->used[i]));
         ggfit__sb_printf(&sb, "\n");
     }
-    ggfit__sb_printf(&sb, "  pp%u and tg%u at depth 0; tg full: at depth n_ctx - %u (the cache "
-                          "full)", s->n_prompt, s->n_gen, s->n_gen);
+    ggfit__sb_printf(&sb, "  limit: the most each may use; pp%u and tg%u at depth 0; tg full: "
+                          "at depth n_ctx - %u (the cache full)", s->n_prompt, s->n_gen, s->n_gen);
     if (s->host_used)
         ggfit__sb_printf(&sb, "; host memory %.1f GB/s (%s)", s->host_bw_gbs, s->host_bw_from);
     ggfit__sb_printf(&sb, "\n");
-    return ggfit__sb_take(&sb);
+    return ggfit__text_take(&sb);
 }
 
 char *ggfit_sweep_csv(const ggfit_sweep *s)
