@@ -1227,30 +1227,6 @@ int main(int argc, char **argv)
     return rc;
 }
 
-/* The edits between a and b (Levenshtein), for a command mistyped. */
-static size_t edits(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[32];
-    if (la >= 32 || lb >= 32)
-        return SIZE_MAX;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
 /* A first word that is neither a flag nor a command: a model's file given
  * without -m, or a command mistyped. */
 static int not_a_command(const char *w)
@@ -1258,16 +1234,11 @@ static int not_a_command(const char *w)
     size_t n = strlen(w);
     if (strchr(w, '/') || (n > 5 && !strcmp(w + n - 5, ".gguf")) || access(w, F_OK) == 0)
         return bad("%.*s%s: give the model with -m: ggfit -m %.*s%s", CLIP(w), CLIP(w));
-    const char *near = NULL;
-    size_t best = SIZE_MAX;
-    for (size_t k = 1; k < sizeof commands / sizeof commands[0]; k++) {
-        size_t d = edits(w, commands[k].name);
-        if (d < best) {
-            best = d;
-            near = commands[k].name;
-        }
-    }
-    if (near && best <= 2 && best < strlen(near))
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t k = 1; k < sizeof commands / sizeof commands[0]; k++)
+        names[k - 1] = commands[k].name;
+    const char *near = ggfit_nearest_word(w, names, sizeof commands / sizeof commands[0] - 1, 2);
+    if (near)
         return bad("'%.*s%s' is not a command: did you mean %s?", CLIP(w), near);
     return bad("'%.*s%s' is not a command: inspect, devices, archs, reorder, bench, sweep",
                CLIP(w));

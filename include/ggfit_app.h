@@ -625,6 +625,13 @@ GGFIT_API int ggfit_flag_find(const char *name, unsigned commands, bool *negated
 GGFIT_API const char *ggfit_flag_suggest(const char *name, unsigned commands, char *buf,
                                          size_t n);
 
+/* The word of choices[0..n) nearest to word, when at most max_edits
+ * letters (insertions, deletions, changes; case aside) away and closer
+ * than the choice's own length; else NULL ("did you mean" for a program's
+ * own words: ggfit's commands). */
+GGFIT_API const char *ggfit_nearest_word(const char *word, const char *const *choices, size_t n,
+                                         size_t max_edits);
+
 /* The program a llama.cpp command line's first word names (a path's base
  * name: llama-server, llama-cli, llama-fit-params, llama-bench), in *out;
  * false for another word. */

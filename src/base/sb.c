@@ -85,3 +85,18 @@ size_t ggfit__edit_distance(const char *a, size_t na, const char *b, size_t nb)
     }
     return row[nb];
 }
+
+const char *ggfit_nearest_word(const char *word, const char *const *choices, size_t n,
+                               size_t max_edits)
+{
+    const char *near = NULL;
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; word && k < n; k++) {
+        size_t d = ggfit__edit_distance(word, strlen(word), choices[k], strlen(choices[k]));
+        if (d < best) {
+            best = d;
+            near = choices[k];
+        }
+    }
+    return near && best <= max_edits && best < strlen(near) ? near : NULL;
+}

@@ -15,6 +15,7 @@
  * words), quoted for a POSIX shell, as `( | [ ] * $` in an -ot pattern
  * are a shell's syntax when pasted.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,16 +461,21 @@ done:
     return w.v;
 }
 
-/* Whether xargs and $(...) both pass the word unchanged. */
-static bool bare(const char *s)
+/* Whether s is a word of letters, digits and the characters of set. */
+static bool word_of(const char *s, const char *set)
 {
     if (!*s)
         return false;
     for (; *s; s++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                    "_-.,:;=/+^$()|[]@%", *s))
+        if (!isalnum((unsigned char)*s) && !strchr(set, *s))
             return false;
     return true;
+}
+
+/* Whether xargs and $(...) both pass the word unchanged. */
+static bool bare(const char *s)
+{
+    return word_of(s, "_-.,:;=/+^$()|[]@%");
 }
 
 char *ggfit_argv_join(char *const *argv)
@@ -502,13 +508,7 @@ char *ggfit_argv_join(char *const *argv)
  * expansion, operator or word splitting can touch these characters. */
 static bool shell_safe(const char *s)
 {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                    "_-.,:=/+@%", *s))
-            return false;
-    return true;
+    return word_of(s, "_-.,:=/+@%");
 }
 
 /* A word for a shell: as it is when safe, else in single quotes, each '
