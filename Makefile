@@ -86,6 +86,12 @@ $(B)/obj/devices/catalog.o: CFLAGS += -I$(B)
 $(B)/obj/common/llama_args.o: $(B)/llama_args_data.h
 $(B)/obj/common/llama_args.o: CFLAGS += -I$(B)
 
+# Each command's synopsis and words, for its -h (cli/ggfit.c) and the man
+# page's SYNOPSIS and COMMANDS (tools/gen_man.py); not committed.
+%/commands_data.h: data/commands.txt scripts/gen_commands.awk
+	mkdir -p $(@D)
+	awk -f scripts/gen_commands.awk data/commands.txt >$@.tmp && mv $@.tmp $@
+
 # Profile-guided optimisation (gcc; PGO=0 turns it off, clang builds go
 # without): the library and the CLI are first built with -fprofile-generate
 # in $(B)/pgo-gen, which runs scripts/pgo_train.sh on the shipped layouts;
@@ -109,8 +115,8 @@ $(B)/pgo-gen/obj/devices/catalog.o: $(B)/catalog_data.h
 $(B)/pgo-gen/obj/devices/catalog.o: CFLAGS += -I$(B)
 $(B)/pgo-gen/obj/common/llama_args.o: $(B)/llama_args_data.h
 $(B)/pgo-gen/obj/common/llama_args.o: CFLAGS += -I$(B)
-$(B)/pgo-gen/ggfit: cli/ggfit.c $(GEN_OBJ)
-	$(CC) $(CFLAGS) $(PGO_GEN) $(LDFLAGS) -o $@ $< $(GEN_OBJ) $(CLI_LDLIBS)
+$(B)/pgo-gen/ggfit: cli/ggfit.c $(B)/commands_data.h $(GEN_OBJ)
+	$(CC) $(CFLAGS) -I$(B) $(PGO_GEN) $(LDFLAGS) -o $@ $< $(GEN_OBJ) $(CLI_LDLIBS)
 $(B)/pgo/trained: $(B)/pgo-gen/ggfit scripts/pgo_train.sh
 	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
 	sh scripts/pgo_train.sh $(B)/pgo-gen/ggfit $(MODELS) $(B)
@@ -131,12 +137,12 @@ $(B)/libggfit.so.$(ABI): $(LIB_OBJ)
 $(B)/libggfit.so: $(B)/libggfit.so.$(ABI)
 	ln -sf libggfit.so.$(ABI) $@
 
-$(B)/ggfit-dynamic: cli/ggfit.c $(B)/libggfit.a
-	$(CC) $(CFLAGS) $(PGO_USE) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
+$(B)/ggfit-dynamic: cli/ggfit.c $(B)/commands_data.h $(B)/libggfit.a
+	$(CC) $(CFLAGS) -I$(B) $(PGO_USE) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
 
 ifeq ($(STATIC_CLI),1)
-$(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
-	$(CC) $(CFLAGS) $(PGO_USE) $(LDFLAGS) -static-pie -o $@ $< $(B)/libggfit.a $(STATIC_LDLIBS)
+$(B)/ggfit: cli/ggfit.c $(B)/commands_data.h $(B)/libggfit.a
+	$(CC) $(CFLAGS) -I$(B) $(PGO_USE) $(LDFLAGS) -static-pie -o $@ $< $(B)/libggfit.a $(STATIC_LDLIBS)
 else
 $(B)/ggfit: $(B)/ggfit-dynamic
 	cp $< $@
