@@ -154,12 +154,15 @@ endif
 $(B)/plan: examples/plan.c include/ggfit.h include/ggfit_app.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
-# The man page: docs/ggfit.1.in with the options of the table of flags
-# (tools/gen_man.py), as --help lists them; not committed. make test renders
-# it (no groff warning, every flag of the table named: tests/cli.sh).
-$(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv tools/gen_man.py include/ggfit.h
+# The man page: docs/ggfit.1.in with the options of the table of flags and
+# the synopses and words of data/commands.txt (tools/gen_man.py), as -h says
+# them; not committed. make test renders it (no groff warning, every flag of
+# the table named, every command's -h words in it: tests/cli.sh).
+$(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv data/commands.txt tools/gen_man.py \
+              include/ggfit.h
 	@mkdir -p $(@D)
-	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv include/ggfit.h \
+	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv data/commands.txt \
+	    include/ggfit.h \
 	    >$@.tmp && mv $@.tmp $@
 man: $(B)/ggfit.1
 
