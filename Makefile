@@ -86,6 +86,12 @@ $(B)/obj/devices/catalog.o: CFLAGS += -I$(B)
 $(B)/obj/common/llama_args.o: $(B)/llama_args_data.h
 $(B)/obj/common/llama_args.o: CFLAGS += -I$(B)
 
+# Each command's synopsis and words, for its -h (cli/ggfit.c) and the man
+# page's SYNOPSIS and COMMANDS (tools/gen_man.py); not committed.
+%/commands_data.h: data/commands.txt scripts/gen_commands.awk
+	mkdir -p $(@D)
+	awk -f scripts/gen_commands.awk data/commands.txt >$@.tmp && mv $@.tmp $@
+
 # Profile-guided optimisation (gcc; PGO=0 turns it off, clang builds go
 # without): the library and the CLI are first built with -fprofile-generate
 # in $(B)/pgo-gen, which runs scripts/pgo_train.sh on the shipped layouts;
@@ -109,8 +115,8 @@ $(B)/pgo-gen/obj/devices/catalog.o: $(B)/catalog_data.h
 $(B)/pgo-gen/obj/devices/catalog.o: CFLAGS += -I$(B)
 $(B)/pgo-gen/obj/common/llama_args.o: $(B)/llama_args_data.h
 $(B)/pgo-gen/obj/common/llama_args.o: CFLAGS += -I$(B)
-$(B)/pgo-gen/ggfit: cli/ggfit.c $(GEN_OBJ)
-	$(CC) $(CFLAGS) $(PGO_GEN) $(LDFLAGS) -o $@ $< $(GEN_OBJ) $(CLI_LDLIBS)
+$(B)/pgo-gen/ggfit: cli/ggfit.c $(B)/commands_data.h $(GEN_OBJ)
+	$(CC) $(CFLAGS) -I$(B) $(PGO_GEN) $(LDFLAGS) -o $@ $< $(GEN_OBJ) $(CLI_LDLIBS)
 $(B)/pgo/trained: $(B)/pgo-gen/ggfit scripts/pgo_train.sh
 	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
 	sh scripts/pgo_train.sh $(B)/pgo-gen/ggfit $(MODELS) $(B)
@@ -131,12 +137,12 @@ $(B)/libggfit.so.$(ABI): $(LIB_OBJ)
 $(B)/libggfit.so: $(B)/libggfit.so.$(ABI)
 	ln -sf libggfit.so.$(ABI) $@
 
-$(B)/ggfit-dynamic: cli/ggfit.c $(B)/libggfit.a
-	$(CC) $(CFLAGS) $(PGO_USE) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
+$(B)/ggfit-dynamic: cli/ggfit.c $(B)/commands_data.h $(B)/libggfit.a
+	$(CC) $(CFLAGS) -I$(B) $(PGO_USE) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(CLI_LDLIBS)
 
 ifeq ($(STATIC_CLI),1)
-$(B)/ggfit: cli/ggfit.c $(B)/libggfit.a
-	$(CC) $(CFLAGS) $(PGO_USE) $(LDFLAGS) -static-pie -o $@ $< $(B)/libggfit.a $(STATIC_LDLIBS)
+$(B)/ggfit: cli/ggfit.c $(B)/commands_data.h $(B)/libggfit.a
+	$(CC) $(CFLAGS) -I$(B) $(PGO_USE) $(LDFLAGS) -static-pie -o $@ $< $(B)/libggfit.a $(STATIC_LDLIBS)
 else
 $(B)/ggfit: $(B)/ggfit-dynamic
 	cp $< $@
@@ -148,12 +154,15 @@ endif
 $(B)/plan: examples/plan.c include/ggfit.h include/ggfit_app.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
-# The man page: docs/ggfit.1.in with the options of the table of flags
-# (tools/gen_man.py), as --help lists them; not committed. make test renders
-# it (no groff warning, every flag of the table named: tests/cli.sh).
-$(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv tools/gen_man.py include/ggfit.h
+# The man page: docs/ggfit.1.in with the options of the table of flags and
+# the synopses and words of data/commands.txt (tools/gen_man.py), as -h says
+# them; not committed. make test renders it (no groff warning, every flag of
+# the table named, every command's -h words in it: tests/cli.sh).
+$(B)/ggfit.1: docs/ggfit.1.in data/flags.tsv data/llama_args.tsv data/commands.txt tools/gen_man.py \
+              include/ggfit.h
 	@mkdir -p $(@D)
-	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv include/ggfit.h \
+	python3 tools/gen_man.py docs/ggfit.1.in data/flags.tsv data/llama_args.tsv data/commands.txt \
+	    include/ggfit.h \
 	    >$@.tmp && mv $@.tmp $@
 man: $(B)/ggfit.1
 

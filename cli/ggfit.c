@@ -34,7 +34,8 @@
 /* ---- usage: each command's synopsis and words, its flags from the table -- */
 
 /* A command: its synopsis and what it does (the flags' lines come from the
- * table, data/flags.tsv's help column: every row the command takes). */
+ * table, data/flags.tsv's help column: every row the command takes); the
+ * rows are data/commands.txt's. */
 typedef struct command {
     const char *name;         /* "inspect"; "" the plan */
     unsigned bit;             /* GGFIT_COMMAND_* */
@@ -42,81 +43,10 @@ typedef struct command {
     const char *about;        /* after the synopsis */
 } command;
 
+/* data/commands.txt, which the man page's SYNOPSIS and COMMANDS come from
+ * too (tools/gen_man.py), as build/commands_data.h (scripts/gen_commands.awk). */
 static const command commands[] = {
-    { "", GGFIT_COMMAND_PLAN,
-      "ggfit -m FILE [--gpu DEVICES] [--rpc HOST:PORT,...] [llama.cpp flags]\n"
-      "             [--host-mem TOTAL[/FREE]] [-fit on|off] [-fitt MIB,...] [-fitc N]\n"
-      "             [--cpu CPU] [-fitp on] [--json] [-q | -v]\n"
-      "       ggfit [flags] -- llama-server|llama-cli|llama-fit-params|llama-bench ...\n"
-      "       ggfit -hf USER/MODEL[:QUANT] --list [flags] [--json]\n"
-      "       ggfit -m FILE [flags] --objective speed|pp [--min-ctx N] [--quant-cache]\n"
-      "       ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n"
-      "       ggfit devices [--json] [--sysroot DIR] [--measure] | --catalog [FILTER]\n"
-      "       ggfit archs [--json | --markdown]\n"
-      "       ggfit reorder IN OUT [--force]\n"
-      "       ggfit bench -m FILE [flags] [-p N] [-n N] [-d N] [--json]\n"
-      "       ggfit sweep -m FILE [flags] [--over ctx|ngl|ncmoe] [--svg FILE]\n"
-      "       ggfit --version | --help | COMMAND -h\n",
-      "commands:\n"
-      "  (none)    decide what llama.cpp's --fit decides: prints the flags to use\n"
-      "            (-c N -ngl N [-ts ..] [-ot \"..\"]) on stdout; the memory per\n"
-      "            device, where the layers went and the verdict on the whole\n"
-      "            machine (GPUs, system memory, unified memory, Metal's span) on\n"
-      "            stderr; exit 0 fits, 1 does not, 3 the GPUs hold it but system\n"
-      "            memory does not, 2 bad input. -fitp on (--print-memory)\n"
-      "            reports the flags as given instead, on stdout\n"
-      "  inspect   read a GGUF header (any shard of a split model) and describe\n"
-      "            the model: architecture, sizes, and bytes per layer and role\n"
-      "  devices   what ggfit sees on this machine: memory, CPU features and\n"
-      "            GPUs (name, kind, total, free, held by others, bandwidth)\n"
-      "  archs     every architecture llama.cpp loads, and whether ggfit's\n"
-      "            figures for it are exact or estimated\n"
-      "  reorder   rewrite a model (all shards) with the tensors llama.cpp\n"
-      "            offloads contiguous (blocks in order, output layer last), so\n"
-      "            that Metal's mapped span of a partial offload is its tensors\n"
-      "  bench     what llama-bench would report (pp and tg tokens/s) for the plan\n"
-      "  sweep     memory and predicted tokens/s against the context, -ngl or\n"
-      "            -ncmoe, as a table, CSV, JSON and an SVG picture\n" },
-    { "inspect", GGFIT_COMMAND_INSPECT,
-      "ggfit inspect -m FILE|URL | -hf USER/MODEL[:QUANT] [--json [--tensors]]\n",
-      "  reads a GGUF header (any shard of a split model) and describes the\n"
-      "  model: architecture, sizes, and bytes per layer and role\n" },
-    { "devices", GGFIT_COMMAND_DEVICES,
-      "ggfit devices [--json] [--sysroot DIR] [--measure]\n"
-      "       ggfit devices --catalog [FILTER] [--json]\n",
-      "  what ggfit sees on this machine: memory, CPU features and GPUs (name,\n"
-      "  kind, total, free, held by others, bandwidth)\n" },
-    { "archs", GGFIT_COMMAND_ARCHS,
-      "ggfit archs [--json | --markdown]\n",
-      "  every architecture llama.cpp loads, and whether ggfit's figures for it\n"
-      "  are exact or estimated\n" },
-    { "reorder", GGFIT_COMMAND_REORDER,
-      "ggfit reorder IN OUT [--force]\n",
-      "  rewrites a model (all shards) with the tensors llama.cpp offloads\n"
-      "  contiguous (blocks in order, output layer last), so that Metal's mapped\n"
-      "  span of a partial offload is its tensors\n" },
-    { "bench", GGFIT_COMMAND_BENCH,
-      "ggfit bench -m FILE [--gpu DEVICES] [placement flags] [-p N] [-n N]\n"
-      "                   [-d N] [constants] [--as-type TYPE] [--json]\n"
-      "       ggfit bench [--gpu DEVICES] [--json] -- llama-bench -m FILE [its flags]\n",
-      "  predicts what llama-bench reports (pp and tg tokens/s) for the plan: the\n"
-      "  fitted one without placement flags (-ngl, -ncmoe, -ot, -ts ...), at -c\n"
-      "  (default -p + -n + -d), with the plan's verdict; exit status the plan's\n"
-      "  (0 fits, 1 does not, 3 system memory short). Generation: bytes read per\n"
-      "  token on each device against its bandwidth, the devices in series; prompt:\n"
-      "  FLOPs against each device's throughput, and the weights in system RAM\n"
-      "  copied to the GPU once per ubatch. System memory of this machine: its\n"
-      "  measured read (kept in the cache folder; GGFIT_HOST_BW=default|GBS).\n"
-      "  A llama-bench line (--): each of its tests planned at the context\n"
-      "  llama-bench creates (n_prompt + n_gen + n_depth), its flags as given (no\n"
-      "  fit unless -fitt/-fitc), a row each.\n" },
-    { "sweep", GGFIT_COMMAND_SWEEP,
-      "ggfit sweep -m FILE [--gpu DEVICES] [flags] [--over ctx|ngl|ncmoe]\n"
-      "                   [--svg FILE] [--csv | --json] [-p N] [-n N] [constants]\n",
-      "  for each context (512 doubling to the trained one, llama.cpp's fit at each),\n"
-      "  -ngl (0 to all) or -ncmoe (0 to every block; -ngl all) at -c (default 4096):\n"
-      "  memory per device and system memory, whether it fits, and predicted pp and\n"
-      "  tg tokens/s (tg with an empty and a full cache). --svg FILE draws them.\n" },
+#include "commands_data.h"
 };
 
 /* Prints the words of text after column *col, wrapped at 80 columns to

@@ -568,7 +568,8 @@ check help-llama-flags 0 '^  llama.cpp flags    -c -b -ub ' -- "$ggfit" --help
 check bench-no-value 2 '^ggfit bench: -p needs a value$' -- \
     "$ggfit" bench -m "$models/qwen3-0.6b-f16.gguf" -p
 public_only() {  # the CLI is a client of the library's public headers alone
-    if grep -n '^#include "' cli/ggfit.c | grep -v '"ggfit\(_app\)\?\.h"'; then
+    # (and of its table of commands, data/commands.txt made a header)
+    if grep -n '^#include "' cli/ggfit.c | grep -v '"\(ggfit\(_app\)\?\|commands_data\)\.h"'; then
         return 1
     fi
     echo "the CLI includes the public headers alone"
@@ -631,6 +632,37 @@ check every-width 0 "^every command's text fits 80 columns$" -- every_width
 # the man page (make man): renders without a warning, and names every flag
 check man-page 0 '^man: ok, [0-9]* flags$' -- \
     python3 tools/gen_man.py --check "$(dirname "$ggfit")/ggfit.1" data/flags.tsv data/llama_args.tsv
+
+# Issue 27: what each command's -h says before its flags is the man page's
+# (data/commands.txt makes both): every form of its synopsis and its words
+# are in the rendered page, whitespace aside. The plan's words are the list
+# of commands: its own entry (the others' are their commands' summaries,
+# which the page gives as each command's -h words).
+man_has_help() {
+    groff -man -Tascii -P-cbou "$(dirname "$ggfit")/ggfit.1" | tr '\n' ' ' | tr -s ' ' \
+        >"$tmp/man.txt" || return 1
+    for c in "" inspect devices archs reorder bench sweep; do
+        "$ggfit" $c -h >"$tmp/help" 2>&1 || { echo "ggfit $c -h: exit $?"; return 1; }
+        # one line each: the synopsis's forms, then the words
+        awk -v plan="$([ -z "$c" ] && echo 1)" '
+            function flat(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+            NR == 1 { sub(/^usage: /, "") }
+            part == 0 && $0 == "" { print flat(form); part = 1; next }
+            part == 0 { if ($1 == "ggfit" && form != "") { print flat(form); form = "" }
+                        form = form " " $0; next }
+            part == 1 && $0 == "" { exit }
+            part == 1 && plan && /^  [^ ]/ { own = $1 == "(none)"; if (own) sub(/^  \(none\)/, "") }
+            part == 1 && (!plan || own) { words = words " " $0 }
+            END { if (words == "") print "(no words)"; else print flat(words) }' \
+            "$tmp/help" >"$tmp/parts"
+        while IFS= read -r part; do
+            grep -qF -- "$part" "$tmp/man.txt" ||
+                { echo "ggfit $c -h: not in the man page: $part"; return 1; }
+        done <"$tmp/parts"
+    done
+    echo "the man page says what every -h says"
+}
+check man-has-help 0 '^the man page says what every -h says$' -- man_has_help
 
 # docs/library.md's C program: quoted there exactly, and built next to the CLI
 # (make's $(B)/plan), it prints what the CLI prints, with the same status.

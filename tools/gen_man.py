@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""gen_man.py - ggfit's man page from the table of flags.
+"""gen_man.py - ggfit's man page from the table of flags and of commands.
 
-    gen_man.py TEMPLATE FLAGS LLAMA_ARGS VERSION_H > build/ggfit.1
+    gen_man.py TEMPLATE FLAGS LLAMA_ARGS COMMANDS VERSION_H > build/ggfit.1
     gen_man.py --check PAGE FLAGS LLAMA_ARGS
 
-TEMPLATE is docs/ggfit.1.in, the hand-written parts (NAME, SYNOPSIS,
-DESCRIPTION, COMMANDS, EXIT STATUS, EXAMPLES, SEE ALSO) with @OPTIONS@,
-@LLAMA_FLAGS@, @VERSION@ and @DATE@ where the rest goes. The options are
+TEMPLATE is docs/ggfit.1.in, the hand-written parts (NAME, DESCRIPTION,
+ENVIRONMENT, EXIT STATUS, EXAMPLES, SEE ALSO) with @SYNOPSIS@, @COMMANDS@,
+@OPTIONS@, @LLAMA_FLAGS@ and @VERSION@ where the rest goes. SYNOPSIS is
+the plan's synopsis of data/commands.txt (COMMANDS), `ggfit -h`'s; COMMANDS
+each command's own synopsis and what its -h says (the plan's: its entry in
+`ggfit -h`'s list), as cli/ggfit.c prints them (scripts/gen_commands.awk
+makes them its table), each part's lines joined. The options are
 the rows of data/flags.tsv with a help text, in its order, joined with
 data/llama_args.tsv as scripts/gen_llama_args.awk joins them (the names,
 negated names and LLAMA_ARG_* variable of a llama.cpp flag are llama.cpp's);
@@ -59,6 +63,83 @@ def table(flags_tsv, llama_tsv):
     rest = [{"names": l[0].split(","), "negated": [] if l[1] == "-" else l[1].split(",")}
             for k, l in enumerate(llama) if k not in used]
     return ours, rest
+
+
+def commands(path):
+    """data/commands.txt's blocks, in its order: dicts of name, forms (each
+    form of the synopsis as one line of words), summary and about (each its
+    lines joined, "" where none)."""
+    out = []
+    part = None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("#") or not line:
+            continue
+        if line.startswith("command "):
+            out.append({"name": line.split()[1], "synopsis": [], "summary": [], "about": []})
+        elif line in ("synopsis", "summary", "about"):
+            part = line
+        elif line.startswith("\t"):
+            out[-1][part].append(line[1:])
+        else:
+            sys.exit("gen_man.py: %s: unexpected line %r" % (path, line))
+    for c in out:
+        forms = []
+        for line in c.pop("synopsis"):
+            if line.startswith("ggfit"):
+                forms.append(line)
+            else:   # a form's further line
+                forms[-1] += " " + line.strip()
+        c["forms"] = [" ".join(f.split()) for f in forms]
+        c["summary"] = " ".join(" ".join(c["summary"]).split())
+        c["about"] = " ".join(" ".join(c["about"]).split())
+    return out
+
+
+# The words of a synopsis set in italics (what the user writes in their
+# place); the rest is bold (typed as is) but for brackets, bars and "...".
+PLACEHOLDERS = {"flags", "llama.cpp", "placement", "constants", "its"}
+
+
+def synopsis_words(form):
+    """A form of a synopsis in roff's fonts: names and flags bold, what
+    stands for a value italic, [ ] | ... roman."""
+    out = []
+    for t in re.findall(r"\s+|[\[\]|]|\.\.\.|[^\s\[\]|]+", form):
+        if t.isspace() or t in ("[", "]", "|", "..."):
+            out.append(roff(t))
+        elif t in PLACEHOLDERS or (re.search(r"[A-Z]", t) and not re.search(r"[a-z]", t)):
+            out.append("\\fI" + roff(t) + "\\fR")
+        else:
+            out.append("\\fB" + roff(t) + "\\fR")
+    return "".join(out)
+
+
+def synopsis(cmds):
+    """SYNOPSIS: the plan's forms, each a hanging paragraph after ggfit (one
+    .YS after the last: one between would space them; .YS turns hyphenation
+    back on, which the page has off)."""
+    out = []
+    for f in cmds[0]["forms"]:
+        out += [".SY ggfit", synopsis_words(f[len("ggfit"):].strip())]
+    return "\n".join(out + [".YS", ".nh"])
+
+
+def commands_section(cmds):
+    """COMMANDS: each command's forms as the tag, what its -h says as the
+    paragraph; the plan's forms those of no other command, its entry in
+    `ggfit -h`'s list."""
+    names = {c["name"] for c in cmds[1:]}
+    out = []
+    for c in cmds:
+        forms = c["forms"]
+        if c["name"] == "plan":
+            forms = [f for f in forms if len(f.split()) < 2 or
+                     (f.split()[1] not in names and f.split()[1] != "--version")]
+        for k, f in enumerate(forms):
+            out += [".TP" if k == 0 else ".TQ", synopsis_words(f)]
+        out.append(roff(c["about"] or c["summary"]))
+    return "\n".join(out)
 
 
 def roff(text):
@@ -115,11 +196,13 @@ def llama_flags(ours, rest):
     ])
 
 
-def generate(template, flags_tsv, llama_tsv, version_h):
+def generate(template, flags_tsv, llama_tsv, commands_txt, version_h):
     ours, rest = table(flags_tsv, llama_tsv)
+    cmds = commands(commands_txt)
     version = re.search(r'#define GGFIT_VERSION "([^"]+)"', open(version_h).read()).group(1)
     page = open(template, encoding="utf-8").read()
-    for key, value in (("@OPTIONS@", options(ours)), ("@LLAMA_FLAGS@", llama_flags(ours, rest)),
+    for key, value in (("@SYNOPSIS@", synopsis(cmds)), ("@COMMANDS@", commands_section(cmds)),
+                       ("@OPTIONS@", options(ours)), ("@LLAMA_FLAGS@", llama_flags(ours, rest)),
                        ("@VERSION@", version)):
         page = page.replace(key, value)
     sys.stdout.write(page)
@@ -142,7 +225,7 @@ def check(page, flags_tsv, llama_tsv):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--check":
         check(*sys.argv[2:])
-    elif len(sys.argv) == 5:
+    elif len(sys.argv) == 6:
         generate(*sys.argv[1:])
     else:
         sys.exit(__doc__)
