@@ -114,7 +114,7 @@ check project-table 0 'RPC0 .* 81920 .* 1137 .* 448' -- \
 check quants-local 0 '^  1  qwen3-14b-Q4_K_M.gguf  .* fits, less context' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
     -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
-check quants-local-best 0 "^  -m $models/qwen3-14b-Q4_K_M.gguf -c 15616 -ngl all -np 4 -kvu" -- \
+check quants-local-best 0 "^  llama-server -m $models/qwen3-14b-Q4_K_M.gguf -c 15616 -ngl all -np 4 -kvu" -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" -m "$models/qwen3-14b-f16.gguf" \
     -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu 12GiB --host-mem 32GiB
 check quants-local-none 3 'best: none fits this machine' -- \
@@ -592,7 +592,9 @@ check every-help 0 '^every -h fits 80 columns$' -- every_help
 every_width() {
     bad=0
     wide() {  # wide WHAT FILE: the lines of FILE past 80 columns
-        awk -v what="$1" 'length($0) > 80 { print what ": " length($0) " columns: " $0; n++ }
+        # (but a command to paste, which a line break would break)
+        awk -v what="$1" 'length($0) > 80 && !/^  llama-(server|cli|fit-params|bench) / {
+                              print what ": " length($0) " columns: " $0; n++ }
                           END { exit n > 0 }' "$2" || bad=1
     }
     for m in "$models"/*.gguf; do

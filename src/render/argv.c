@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "render/render.h"
 #include "common/llama_args.h"
 #include "common/params.h"
 #include "llama/patterns.h"
@@ -641,8 +642,10 @@ static void user_flags(words *w, char *const *plan, const ggfit_plan *pl, int ar
         }
 }
 
-char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int argc,
-                         char *const *argv)
+/* The command of ggfit_plan_command, with the model's words given (NULL
+ * ended; NULL: those of req). */
+static char *command(const ggfit_plan *pl, const ggfit_request *req, const char *const *model,
+                     int argc, char *const *argv)
 {
     if (!pl->has_alternative && (pl->print_memory || pl->verdict.status != GGFIT_VERDICT_FITS)) {
         char *s = ggfit__malloc(1);   /* nothing to run: as ggfit_plan_args */
@@ -655,7 +658,11 @@ char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int arg
         return NULL;
     words w = {0};
     add(&w, "%s", program_name(pl->program));
-    model_words(&w, req);
+    if (model)
+        for (size_t i = 0; model[i]; i++)
+            add(&w, "%s", model[i]);
+    else
+        model_words(&w, req);
     user_flags(&w, plan, pl, argc, argv);
     for (uint32_t k = 0; req && k < req->n_unknown; k++)   /* a newer llama.cpp's */
         for (int v = 0; v < 2 && req->unknown[k][v]; v++)
@@ -666,4 +673,15 @@ char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int arg
     char *line = w.oom ? NULL : ggfit_argv_quote(w.v);
     ggfit_argv_free(w.v);
     return line;
+}
+
+char *ggfit_plan_command(const ggfit_plan *pl, const ggfit_request *req, int argc,
+                         char *const *argv)
+{
+    return command(pl, req, NULL, argc, argv);
+}
+
+char *ggfit__plan_command_model(const ggfit_plan *pl, const char *const *model)
+{
+    return command(pl, NULL, model, 0, NULL);
 }

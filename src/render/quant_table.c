@@ -85,7 +85,8 @@ static void tg_text(const ggfit_quant *q, char *buf, size_t n)
         snprintf(buf, n, "%.1f", q->plan->speed.tg_tps);
 }
 
-/* How to run the best one: -hf REPO -hff FILE or -m FILE, then its flags. */
+/* How to run the best one: the plan's program with -hf REPO -hff FILE or
+ * -m FILE, then its flags, a command for a shell (ggfit_plan_command). */
 static void best_text(ggfit_sb *sb, const ggfit_quant_list *l)
 {
     const ggfit_quant *q = l->n ? &l->quants[0] : NULL;
@@ -93,17 +94,15 @@ static void best_text(ggfit_sb *sb, const ggfit_quant_list *l)
         ggfit__sb_printf(sb, "best: none fits this machine\n");
         return;
     }
-    char *args = ggfit_plan_args(q->plan);
-    if (!args) {
+    const char *hf[] = { "-hf", l->repo, "-hff", q->name, NULL };
+    const char *m[] = { "-m", q->name, NULL };
+    char *line = ggfit__plan_command_model(q->plan, l->repo ? hf : m);
+    if (!line) {
         sb->oom = true;
         return;
     }
-    if (l->repo)
-        ggfit__sb_printf(sb, "best: %s\n  -hf %s -hff %s %s\n", q->name, l->repo, q->name,
-                         args);
-    else
-        ggfit__sb_printf(sb, "best: %s\n  -m %s %s\n", file_name(q->name), q->name, args);
-    ggfit_free(args);
+    ggfit__sb_printf(sb, "best: %s\n  %s\n", l->repo ? q->name : file_name(q->name), line);
+    ggfit_free(line);
 }
 
 char *ggfit_quant_list_text(const ggfit_quant_list *l)
@@ -184,9 +183,23 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
             ggfit__sb_printf(&sb, "     context %u of the %u trained\n", q->n_ctx,
                              q->n_ctx_asked);
     }
+    /* the table and the rule wrapped, the best one's command whole: a
+     * line to paste */
+    char *table = ggfit__text_take(&sb);
+    if (!table)
+        return NULL;
+    ggfit__sb_printf(&sb, "%s", table);
+    ggfit_free(table);
     best_text(&sb, l);
-    ggfit__sb_printf(&sb, "(%s)\n", rule);
-    return ggfit__text_take(&sb);
+    ggfit_sb foot = {0};
+    ggfit__sb_printf(&foot, "(%s)\n", rule);
+    char *f = ggfit__text_take(&foot);
+    if (!f)
+        sb.oom = true;
+    else
+        ggfit__sb_printf(&sb, "%s", f);
+    ggfit_free(f);
+    return ggfit__sb_take(&sb);
 }
 
 char *ggfit_quant_list_json(const ggfit_quant_list *l)

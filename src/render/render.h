@@ -28,6 +28,10 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v);
 /* Text as a JSON array of its lines (the notes); NULL when out of memory. */
 json_t *ggfit__json_lines(const char *text);
 
+/* ggfit_plan_command with the model's words given, a NULL-ended list
+ * ("-m", FILE or "-hf", REPO, "-hff", FILE): the quant table's best. */
+char *ggfit__plan_command_model(const ggfit_plan *pl, const char *const *model);
+
 /* The columns of a terminal that text output fits (wrap.c). */
 #define GGFIT_TEXT_COLS 80
 
