@@ -60,25 +60,29 @@ function commands(list, scope,    out, m, p, i) {
 # fit-params) as the programs ggfit plans for
 function progs(list,    out, m, p, i) {
     if (list == "all")
-        return "GGFIT__PROG_ALL"
+        return "GGFIT_PROGRAM_SERVER|GGFIT_PROGRAM_CLI|GGFIT_PROGRAM_BENCH|GGFIT_PROGRAM_FIT_PARAMS"
     m = split(list, p, ",")
     out = ""
     for (i = 1; i <= m; i++) {
         # ggfit's own rows name the programs in lower case
         p[i] = p[i] == "bench" ? "LLAMA_BENCH" : upper(p[i])
         if (p[i] == "COMMON")
-            out = out "|GGFIT__PROG_SERVER|GGFIT__PROG_CLI|GGFIT__PROG_FIT_PARAMS"
+            out = out "|GGFIT_PROGRAM_SERVER|GGFIT_PROGRAM_CLI|GGFIT_PROGRAM_FIT_PARAMS"
         else if (p[i] == "SERVER")
-            out = out "|GGFIT__PROG_SERVER"
+            out = out "|GGFIT_PROGRAM_SERVER"
         else if (p[i] == "CLI")
-            out = out "|GGFIT__PROG_CLI"
+            out = out "|GGFIT_PROGRAM_CLI"
         else if (p[i] == "FIT_PARAMS")
-            out = out "|GGFIT__PROG_FIT_PARAMS"
+            out = out "|GGFIT_PROGRAM_FIT_PARAMS"
         else if (p[i] == "LLAMA_BENCH")   # llama-bench's own parser takes it too
                                            # (arg.cpp's BENCH is llama-batched-bench)
-            out = out "|GGFIT__PROG_BENCH"
+            out = out "|GGFIT_PROGRAM_BENCH"
     }
     return out == "" ? "0" : substr(out, 2)
+}
+# a row's scope as ggfit_flag_scope names it
+function scope_name(scope) {
+    return scope == "ggfit" ? "MACHINE" : scope == "cli" ? "TOOL" : upper(scope)
 }
 function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints, cmds, mv, hl,    h, cli) {
     if (neg == "-") neg = ""
@@ -107,9 +111,9 @@ function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints, cmds, mv,
     if (scope !~ /^(model|context|ggfit|draft|projector|cli|other)$/) fail("unknown scope " scope)
     if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
     if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")
-    return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", HELP(%d), GGFIT__KIND_%s, " \
-                   "GGFIT__AT_%s, GGFIT__SCOPE_%s, %s, GGFIT__MEM_%s, %d, %s, %s },", names, neg,
-                   env, ex, prints, mv, h, upper(kind), upper(lands), upper(scope), progs(pr),
+    return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", HELP(%d), GGFIT_FLAG_%s, " \
+                   "GGFIT__AT_%s, GGFIT_SCOPE_%s, %s, GGFIT__MEM_%s, %d, %s, %s },", names, neg,
+                   env, ex, prints, mv, h, upper(kind), upper(lands), scope_name(scope), progs(pr),
                    upper(mem), kind_values(kind), commands(cmds, scope), cli)
 }
 # every name of a row, once in the whole table (a row of the command line

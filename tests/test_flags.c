@@ -219,13 +219,13 @@ static void test_every_row(void **state)
     size_t n = 0, applied = 0;
     for (size_t row = 0; ggfit__flag_row(row, &f); row++, n++) {
         assert_true(f.names[0] == '-');
-        assert_true(f.kind < GGFIT__KIND_COUNT && f.lands < GGFIT__AT_COUNT &&
-                    f.scope < GGFIT__SCOPE_COUNT && f.memory < GGFIT__MEM_COUNT);
-        assert_int_equal(f.values, f.kind == GGFIT__KIND_BOOL ? 0
-                                   : f.kind == GGFIT__KIND_PAIR ? 2 : 1);
+        assert_true(f.kind <= GGFIT_FLAG_PAIR && f.lands < GGFIT__AT_COUNT &&
+                    f.scope <= GGFIT_SCOPE_OTHER && f.memory < GGFIT__MEM_COUNT);
+        assert_int_equal(f.values, f.kind == GGFIT_FLAG_BOOL ? 0
+                                   : f.kind == GGFIT_FLAG_PAIR ? 2 : 1);
         assert_true((f.values == 0) == (f.example[0] == '\0'));
-        assert_true(f.programs != 0 || f.scope == GGFIT__SCOPE_OTHER);
-        if (f.scope == GGFIT__SCOPE_CLI) {
+        assert_true(f.programs != 0 || f.scope == GGFIT_SCOPE_OTHER);
+        if (f.scope == GGFIT_SCOPE_TOOL) {
             /* the command line tool's: the library leaves it to the caller,
              * or takes it as llama.cpp's flag of that name (-v, -p) */
             ggfit_request *r = fresh();
@@ -291,7 +291,7 @@ static void test_every_landing(void **state)
         assert_int_equal(ggfit_params_parse_arg(&p, 1 + f.values, argv, &i, &used, NULL),
                          GGFIT_OK);
         /* the draft's land in the request's draft, not in these params */
-        assert_true(used == (f.scope != GGFIT__SCOPE_DRAFT));
+        assert_true(used == (f.scope != GGFIT_SCOPE_DRAFT));
     }
     for (int at = 0; at < GGFIT__AT_COUNT; at++)
         if (!seen[at])
@@ -354,7 +354,7 @@ static void test_bench_programs(void **state)
     ggfit__flag f;
     size_t n = 0;
     for (size_t row = 0; ggfit__flag_row(row, &f); row++) {
-        if (!(f.programs & GGFIT__PROG_BENCH) || f.scope == GGFIT__SCOPE_CLI)
+        if (!(f.programs & GGFIT_PROGRAM_BENCH) || f.scope == GGFIT_SCOPE_TOOL)
             continue;
         const char *value = f.values ? f.example : "1";
         if (!bench_takes(f.names, value) && !bench_takes(f.negated, value))

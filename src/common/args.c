@@ -188,7 +188,7 @@ static ggfit_status land(ggfit_request *r, const ggfit__flag *f, const char *a, 
 {
     ggfit__flag_at at = f->lands;
     if (lands_in_params(f))
-        return ggfit__params_set(f->scope == GGFIT__SCOPE_DRAFT ? &r->draft : &r->params, at, a,
+        return ggfit__params_set(f->scope == GGFIT_SCOPE_DRAFT ? &r->draft : &r->params, at, a,
                                  on, v, err);
     if (at >= GGFIT__AT_REQUEST_FIRST && at <= GGFIT__AT_REQUEST_LAST)
         return request_set(r, at, a, v, err);
@@ -219,9 +219,9 @@ static void note(ggfit_request *r, const ggfit__flag *f, const char *a, bool neg
 static bool lookup(const char *a, bool params_only, ggfit__flag *f, bool *negated)
 {
     int row = ggfit__flag_find(a, negated);
-    if (row < 0 || !ggfit__flag_row((size_t)row, f) || f->scope == GGFIT__SCOPE_CLI)
+    if (row < 0 || !ggfit__flag_row((size_t)row, f) || f->scope == GGFIT_SCOPE_TOOL)
         return false;
-    return !params_only || (lands_in_params(f) && f->scope != GGFIT__SCOPE_DRAFT);
+    return !params_only || (lands_in_params(f) && f->scope != GGFIT_SCOPE_DRAFT);
 }
 
 /* Not a flag of ours: the caller's to judge (used), or an error. */
@@ -351,7 +351,7 @@ ggfit_status ggfit__request_preset(ggfit_request *r, const char *key, const char
     if (err)
         *err = NULL;
     int row = ggfit__flag_find_key(key, &negated);
-    if (row < 0 || !ggfit__flag_row((size_t)row, &f) || f.scope == GGFIT__SCOPE_CLI)
+    if (row < 0 || !ggfit__flag_row((size_t)row, &f) || f.scope == GGFIT_SCOPE_TOOL)
         return ggfit__fail(err, GGFIT_EINVAL, "unknown preset key '%s'", key);
     return by_name(r, &f, key, value, negated, err);
 }

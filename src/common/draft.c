@@ -52,7 +52,7 @@ bool ggfit__draft_flag(const char *a)
     bool negated;
     ggfit__flag f;
     int row = ggfit__flag_find(a, &negated);
-    return row >= 0 && ggfit__flag_row((size_t)row, &f) && f.scope == GGFIT__SCOPE_DRAFT &&
+    return row >= 0 && ggfit__flag_row((size_t)row, &f) && f.scope == GGFIT_SCOPE_DRAFT &&
            f.lands != GGFIT__AT_NOTE;
 }
 

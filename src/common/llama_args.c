@@ -18,13 +18,6 @@
 #define N_ROWS (sizeof flag_rows / sizeof flag_rows[0])
 
 static_assert(sizeof flag_order / sizeof flag_order[0] == N_ROWS, "flag_order: every row once");
-static_assert(GGFIT__KIND_PAIR == (int)GGFIT_FLAG_PAIR, "ggfit_flag_kind is ggfit__flag_kind");
-static_assert(GGFIT__SCOPE_OTHER == (int)GGFIT_SCOPE_OTHER &&
-              GGFIT__SCOPE_CLI == (int)GGFIT_SCOPE_TOOL, "ggfit_flag_scope is ggfit__flag_scope");
-static_assert((int)GGFIT__PROG_SERVER == GGFIT_PROGRAM_SERVER &&
-              (int)GGFIT__PROG_CLI == GGFIT_PROGRAM_CLI &&
-              (int)GGFIT__PROG_BENCH == GGFIT_PROGRAM_BENCH &&
-              (int)GGFIT__PROG_FIT_PARAMS == GGFIT_PROGRAM_FIT_PARAMS, "the programs' bits");
 static_assert(GGFIT_CLI_COUNT < 256 && GGFIT__AT_COUNT < 256, "a row's bytes");
 
 bool ggfit__flag_named(const char *list, const char *a)
@@ -75,8 +68,8 @@ bool ggfit__flag_row(size_t i, ggfit__flag *out)
         .prints = r->prints, .metavar = r->metavar,
         .help = (const char *)&flag_help + r->help,
         .commands = r->commands, .cli = (ggfit_cli_flag)r->cli,
-        .kind = (ggfit__flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
-        .scope = (ggfit__flag_scope)r->scope, .programs = r->programs,
+        .kind = (ggfit_flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
+        .scope = (ggfit_flag_scope)r->scope, .programs = r->programs,
         .memory = (ggfit__flag_memory)r->memory, .values = r->values,
     };
     return true;
@@ -101,7 +94,7 @@ int ggfit__flag_find(const char *a, bool *negated)
 const char *ggfit__flag_printed(ggfit__flag_at at, bool draft)
 {
     for (size_t i = 0; i < N_ROWS; i++)
-        if (flag_rows[i].lands == at && (flag_rows[i].scope == GGFIT__SCOPE_DRAFT) == draft &&
+        if (flag_rows[i].lands == at && (flag_rows[i].scope == GGFIT_SCOPE_DRAFT) == draft &&
             flag_rows[i].prints[0])
             return flag_rows[i].prints;
     return "";   /* tests/test_flags.c: every one the renderers ask for is there */
@@ -203,8 +196,8 @@ bool ggfit_flag_get(size_t i, ggfit_flag_info *out)
         return false;
     *out = (ggfit_flag_info){
         .names = f.names, .negated = f.negated, .env = f.env, .metavar = f.metavar,
-        .help = f.help, .example = f.example, .kind = (ggfit_flag_kind)f.kind,
-        .n_values = f.values, .scope = (ggfit_flag_scope)f.scope, .programs = f.programs,
+        .help = f.help, .example = f.example, .kind = f.kind,
+        .n_values = f.values, .scope = f.scope, .programs = f.programs,
         .commands = f.commands, .memory = f.memory != GGFIT__MEM_NONE,
         .counted = f.memory == GGFIT__MEM_COUNTED, .cli = f.cli,
     };
@@ -234,7 +227,7 @@ int ggfit_flag_find(const char *name, unsigned commands, bool *negated)
     for (int tool = 1; tool >= 0; tool--)
         for (size_t i = 0; i < N_ROWS; i++) {
             const flag_row *r = &flag_rows[i];
-            if (!(r->commands & commands) || (r->scope == GGFIT__SCOPE_CLI) != tool)
+            if (!(r->commands & commands) || (r->scope == GGFIT_SCOPE_TOOL) != tool)
                 continue;
             bool in_names = ggfit__flag_named(r->names, name);
             if (in_names || ggfit__flag_named(r->negated, name)) {

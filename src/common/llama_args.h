@@ -15,23 +15,11 @@
 
 #include "ggfit.h"
 
-/* The value a flag takes. */
-typedef enum ggfit__flag_kind {
-    GGFIT__KIND_BOOL,    /* none; with negated names, on or off */
-    GGFIT__KIND_INT,     /* an integer (some take words too: -ngl all) */
-    GGFIT__KIND_NUMBER,  /* a decimal, 0.7 */
-    GGFIT__KIND_SIZE,    /* a byte count, 64GiB (ggfit_size_parse) */
-    GGFIT__KIND_ENUM,    /* one of some words */
-    GGFIT__KIND_LIST,    /* comma-separated items */
-    GGFIT__KIND_REGEX,   /* PATTERN=BUFFER,... (-ot) */
-    GGFIT__KIND_PATH,    /* a file */
-    GGFIT__KIND_TEXT,    /* any string */
-    GGFIT__KIND_PAIR,    /* two values */
-    GGFIT__KIND_COUNT
-} ggfit__flag_kind;
+/* A flag's value kind, scope and programs are ggfit_app.h's: ggfit_flag_kind,
+ * ggfit_flag_scope and the GGFIT_PROGRAM_* bits. */
 
 /* Where a flag lands. The fields of ggfit_params come first (the target's,
- * or the draft's for GGFIT__SCOPE_DRAFT: common/params.c), then the
+ * or the draft's for GGFIT_SCOPE_DRAFT: common/params.c), then the
  * request's (common/args.c), the speculative flags' (common/draft.c) and
  * the projector's (common/mmproj.c). */
 typedef enum ggfit__flag_at {
@@ -70,23 +58,6 @@ typedef enum ggfit__flag_at {
 #define GGFIT__AT_MMPROJ_FIRST GGFIT__AT_MMPROJ
 #define GGFIT__AT_MMPROJ_LAST GGFIT__AT_IMAGE_MAX_TOKENS
 
-typedef enum ggfit__flag_scope {
-    GGFIT__SCOPE_MODEL,      /* llama.cpp's model flags */
-    GGFIT__SCOPE_CONTEXT,    /* llama.cpp's context flags */
-    GGFIT__SCOPE_GGFIT,      /* the machine and the fit (ggfit's, and -fit...) */
-    GGFIT__SCOPE_DRAFT,      /* llama-server's draft model, speculative decoding */
-    GGFIT__SCOPE_PROJECTOR,  /* llama-server's multimodal projector */
-    GGFIT__SCOPE_CLI,        /* the command line tool's */
-    GGFIT__SCOPE_OTHER,      /* llama.cpp's others (sampling, the server, ...) */
-    GGFIT__SCOPE_COUNT
-} ggfit__flag_scope;
-
-/* The programs that take a flag (bits). */
-enum {
-    GGFIT__PROG_SERVER = 1, GGFIT__PROG_CLI = 2, GGFIT__PROG_BENCH = 4,
-    GGFIT__PROG_FIT_PARAMS = 8, GGFIT__PROG_ALL = 15
-};
-
 typedef enum ggfit__flag_memory {
     GGFIT__MEM_COUNTED,        /* ggfit applies it */
     GGFIT__MEM_UNCOUNTED,      /* changes memory ggfit does not count: a note */
@@ -105,10 +76,10 @@ typedef struct ggfit__flag {
     const char *prints;   /* the name a printed plan gives it, or "" */
     const char *metavar;  /* its value in the help, or "" */
     const char *help;     /* its line of --help and the man page, or "" */
-    ggfit__flag_kind kind;
+    ggfit_flag_kind kind;
     ggfit__flag_at lands;
-    ggfit__flag_scope scope;
-    unsigned programs;    /* GGFIT__PROG_* */
+    ggfit_flag_scope scope;
+    unsigned programs;    /* GGFIT_PROGRAM_* */
     ggfit__flag_memory memory;
     int values;           /* 0, 1 or 2 */
     unsigned commands;    /* GGFIT_COMMAND_* */

@@ -594,10 +594,10 @@ static int row_of(const char *word)
 static unsigned program_bit(ggfit_program prog)
 {
     switch (prog) {
-    case GGFIT_FOR_CLI: return GGFIT__PROG_CLI;
-    case GGFIT_FOR_FIT_PARAMS: return GGFIT__PROG_FIT_PARAMS;
-    case GGFIT_FOR_BENCH: return GGFIT__PROG_BENCH;
-    default: return GGFIT__PROG_SERVER;
+    case GGFIT_FOR_CLI: return GGFIT_PROGRAM_CLI;
+    case GGFIT_FOR_FIT_PARAMS: return GGFIT_PROGRAM_FIT_PARAMS;
+    case GGFIT_FOR_BENCH: return GGFIT_PROGRAM_BENCH;
+    default: return GGFIT_PROGRAM_SERVER;
     }
 }
 
