@@ -473,74 +473,51 @@ static bool word_of(const char *s, const char *set)
     return true;
 }
 
-/* Whether xargs and $(...) both pass the word unchanged. */
-static bool bare(const char *s)
+/* The characters a word may hold and be passed unquoted: those that
+ * xargs and $(...) both pass unchanged (the bare line), and those no POSIX
+ * shell quoting, globbing, expansion, operator or word splitting can touch
+ * (the whole command, for a shell). */
+#define BARE_CHARS "_-.,:;=/+^$()|[]@%"
+#define SHELL_CHARS "_-.,:=/+@%"
+
+/* The words space-separated, each as it is when word_of(word, safe), else
+ * in single quotes, each ' closed, escaped and reopened ('\''); the empty
+ * word is ''. "" for no words; NULL when out of memory. */
+static char *join(char *const *argv, const char *safe)
 {
-    return word_of(s, "_-.,:;=/+^$()|[]@%");
+    ggfit_sb sb = {0};
+    for (size_t i = 0; argv && argv[i]; i++) {
+        const char *s = argv[i];
+        if (i)
+            ggfit__sb_printf(&sb, " ");
+        if (word_of(s, safe)) {
+            ggfit__sb_printf(&sb, "%s", s);
+            continue;
+        }
+        ggfit__sb_printf(&sb, "'");
+        for (const char *e; (e = strchr(s, '\'')); s = e + 1)
+            ggfit__sb_printf(&sb, "%.*s'\\''", (int)(e - s), s);
+        ggfit__sb_printf(&sb, "%s'", s);
+    }
+    if (!sb.buf && !sb.oom) {
+        char *e = ggfit__malloc(1);
+        if (e)
+            e[0] = '\0';
+        return e;
+    }
+    return ggfit__sb_take(&sb);
 }
 
 char *ggfit_argv_join(char *const *argv)
 {
-    ggfit_sb sb = {0};
-    for (size_t i = 0; argv && argv[i]; i++) {
-        if (i)
-            ggfit__sb_printf(&sb, " ");
-        if (bare(argv[i])) {
-            ggfit__sb_printf(&sb, "%s", argv[i]);
-            continue;
-        }
-        ggfit__sb_printf(&sb, "'");
-        for (const char *s = argv[i]; *s; s++)
-            ggfit__sb_printf(&sb, *s == '\'' ? "'\\''" : "%c", *s);
-        ggfit__sb_printf(&sb, "'");
-    }
-    if (!sb.buf && !sb.oom) {
-        char *e = ggfit__malloc(1);
-        if (e)
-            e[0] = '\0';
-        return e;
-    }
-    return ggfit__sb_take(&sb);
+    return join(argv, BARE_CHARS);
 }
 
 /* ---- the whole command, for a shell ------------------------------------------ */
 
-/* Whether a POSIX shell takes the word as it is: no quoting, globbing,
- * expansion, operator or word splitting can touch these characters. */
-static bool shell_safe(const char *s)
-{
-    return word_of(s, "_-.,:=/+@%");
-}
-
-/* A word for a shell: as it is when safe, else in single quotes, each '
- * closed, escaped and reopened ('\''); the empty word is ''. */
-static void shell_word(ggfit_sb *sb, const char *s)
-{
-    if (shell_safe(s)) {
-        ggfit__sb_printf(sb, "%s", s);
-        return;
-    }
-    ggfit__sb_printf(sb, "'");
-    for (const char *e; (e = strchr(s, '\'')); s = e + 1)
-        ggfit__sb_printf(sb, "%.*s'\\''", (int)(e - s), s);
-    ggfit__sb_printf(sb, "%s'", s);
-}
-
 char *ggfit_argv_quote(char *const *argv)
 {
-    ggfit_sb sb = {0};
-    for (size_t i = 0; argv && argv[i]; i++) {
-        if (i)
-            ggfit__sb_printf(&sb, " ");
-        shell_word(&sb, argv[i]);
-    }
-    if (!sb.buf && !sb.oom) {
-        char *e = ggfit__malloc(1);
-        if (e)
-            e[0] = '\0';
-        return e;
-    }
-    return ggfit__sb_take(&sb);
+    return join(argv, SHELL_CHARS);
 }
 
 static const char *program_name(ggfit_program prog)
