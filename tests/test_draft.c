@@ -38,17 +38,6 @@ static void plan_of(ggfit_plan *pl, const char *gpu, const char *const *words, i
         fail_msg("%s", err);
 }
 
-/* The plan's notes, as its text gives them (a static copy). */
-static const char *notes_of(const ggfit_plan *pl)
-{
-    static char buf[1 << 16];
-    char *t = ggfit_plan_text(pl, false);
-    assert_non_null(t);
-    snprintf(buf, sizeof buf, "%s", strstr(t, "note: ") ? strstr(t, "note: ") : "");
-    ggfit_free(t);
-    return buf;
-}
-
 /* The draft at -c 0: its own trained context (40960), F16 cache: 5683
  * MiB on the device (the issue's 5,959,067,680 B), llama-server's rows. */
 static void measured(void **state)

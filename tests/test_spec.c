@@ -56,17 +56,6 @@ static void plan_of(ggfit_plan *pl, const char *model, const char *gpu,
         fail_msg("%s", err);
 }
 
-/* The plan's notes, as its text gives them (a static copy). */
-static const char *notes_of(const ggfit_plan *pl)
-{
-    static char buf[1 << 16];
-    char *t = ggfit_plan_text(pl, false);
-    assert_non_null(t);
-    snprintf(buf, sizeof buf, "%s", strstr(t, "note: ") ? strstr(t, "note: ") : "");
-    ggfit_free(t);
-    return buf;
-}
-
 /* GLM-4.5-Air has no MTP graph at the reference version: its MTP context
  * is a second context like the target's (one output per slot, F16 cache);
  * llama-server's rows on one device at -c 4096. The fit adds its context

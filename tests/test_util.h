@@ -88,4 +88,15 @@ static inline const char *tmp_dir(void)
     return dir;
 }
 
+/* The plan's notes, as its text gives them (a static copy). */
+static inline const char *notes_of(const ggfit_plan *pl)
+{
+    static char buf[1 << 16];
+    char *t = ggfit_plan_text(pl, false);
+    assert_non_null(t);
+    snprintf(buf, sizeof buf, "%s", strstr(t, "note: ") ? strstr(t, "note: ") : "");
+    ggfit_free(t);
+    return buf;
+}
+
 #endif
