@@ -122,6 +122,65 @@ GGFIT_API void ggfit_free(void *p);
 #define GGFIT_MAX_HEADER_BYTES ((uint64_t)512 << 20)
 
 /* ------------------------------------------------------------------------
+ * The llama.cpp the answers are for (docs/versions.md)
+ *
+ * Every projection, fit and plan follows one llama.cpp version's rules:
+ * ggfit_params.llama_build names it (0: the newest ggfit supports). A
+ * version is an upstream build number, b10309, or a commit; one between
+ * two supported versions gets the changes ggfit tracks up to its build,
+ * one newer (older) than all gets the newest (oldest) one's rules.
+ * ---------------------------------------------------------------------- */
+
+typedef enum ggfit_llama_match {
+    GGFIT_LLAMA_EXACT = 0,    /* a version ggfit is held to, byte for byte */
+    GGFIT_LLAMA_BETWEEN,      /* between two of them: the tracked changes up
+                                 to its build */
+    GGFIT_LLAMA_NEWER,        /* newer than all: the newest one's rules */
+    GGFIT_LLAMA_OLDER,        /* older than all: the oldest one's rules */
+} ggfit_llama_match;
+
+typedef struct ggfit_llama_version {
+    uint32_t build;           /* the upstream build number it names */
+    uint32_t rules;           /* the build whose rules answer */
+    ggfit_llama_match match;
+    bool commit_known;        /* commit is upstream's, of that build */
+    bool build_printed;       /* a program printed the build number (not
+                                 found from its commit) */
+    char commit[41];          /* full hash when known, else as given */
+    char semver[24];          /* "0.2.0-dev" where --version printed one */
+    char date[11];            /* the commit's date when known */
+} ggfit_llama_version;
+
+/* The newest version ggfit supports ("latest"). */
+GGFIT_API void ggfit_llama_version_latest(ggfit_llama_version *v);
+
+/* The i-th supported version's build number, oldest first; 0 past the
+ * last. */
+GGFIT_API uint32_t ggfit_llama_version_supported(size_t i);
+
+/* Reads a version as a person or a program writes it: "latest",
+ * "b10587" or "10587", a commit of 7 to 40 hex digits, a server's
+ * build_info "b10587-3f545becc", or what `llama-server --version` prints
+ * ("version: 10309 (82bb48500)"; "version: 0.2.0-dev (build 10587,
+ * commit 3f545becc)"; lines before it, such as "using config file",
+ * skipped). A commit ggfit knows decides the build, whatever number a
+ * fork prints beside it. */
+GGFIT_API ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_version *v,
+                                                 char **err);
+
+/* Runs `PROGRAM --version` (at most 10 seconds, its output read up to
+ * 64 KiB) and reads what it prints. program: a llama.cpp program, a
+ * folder holding llama-server, or NULL: llama-server on PATH. */
+GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version *v,
+                                                  char **err);
+
+/* "b10587 (3f545becc, 2026-08-22)" into buf, with what the match means
+ * where the rules are another version's ("b10700: newer than b10587,
+ * answered with b10587's rules"); returns buf. */
+GGFIT_API const char *ggfit_llama_version_str(const ggfit_llama_version *v, char *buf,
+                                              size_t n);
+
+/* ------------------------------------------------------------------------
  * ggml tensor types
  * ---------------------------------------------------------------------- */
 
@@ -661,6 +720,8 @@ typedef enum ggfit_param {
     GGFIT_PARAM_LOAD_MTP,     /* the NextN blocks loaded (draft-mtp) */
     GGFIT_PARAM_CTX_MTP,      /* the context is the MTP draft context */
     GGFIT_PARAM_N_RS_SEQ,     /* recurrent state snapshots per sequence */
+    GGFIT_PARAM_LLAMA_BUILD,  /* the llama.cpp build whose rules answer
+                                 (ggfit_llama_version.rules); 0 latest */
     GGFIT_PARAM_COUNT
 } ggfit_param;
 

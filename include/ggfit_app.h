@@ -99,6 +99,9 @@ struct ggfit_params {
     bool load_mtp;
     bool ctx_mtp;
     uint32_t n_rs_seq;
+    /* The llama.cpp build whose rules answer (ggfit_llama_version.rules):
+     * 0 is the newest ggfit supports. */
+    uint32_t llama_build;
 };
 
 /* llama.cpp's defaults (common_params), with the host CPU features of the
@@ -450,6 +453,14 @@ typedef struct ggfit_request {
     const char *hf_token;
     const char *model_url;
     bool offline;             /* --offline: remote headers from the cache only */
+    /* The llama.cpp the plan answers for (ggfit_llama_version_parse):
+     * --llama-version as given, --llama-bin DIR (or --detect: llama-server
+     * on PATH) asked for its --version by ggfit_request_version, which
+     * sets llama and copies llama.rules into params and draft. */
+    const char *llama_version;
+    const char *llama_bin;
+    bool detect;
+    ggfit_llama_version llama;
     /* llama-server's draft model (-md, --spec-draft-model FILE) and its
      * flags (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, under every name
      * common/arg.cpp gives them) in the target's fields of draft
@@ -652,6 +663,12 @@ GGFIT_API double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_fl
  * machine (ggfit_host_probe); with --gpu, r->fit.host_free from --host-mem,
  * else from this machine; with --cpu (r->cpu), r->params.cpu_features from
  * it, whatever else is given. Fills at most max devices; *n is how many. */
+/* Settles the llama.cpp the request answers for: --llama-bin or
+ * --detect run llama-server --version (ggfit_llama_version_detect);
+ * --llama-version was read by the parser. Copies its rules' build into
+ * params and draft. ggfit_request_plan calls it. */
+GGFIT_API ggfit_status ggfit_request_version(ggfit_request *r, char **err);
+
 GGFIT_API ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t max,
                                              size_t *n, char **err);
 
@@ -718,6 +735,8 @@ typedef enum ggfit_around_status {
 } ggfit_around_status;
 
 typedef struct ggfit_plan {
+    ggfit_llama_version llama; /* the llama.cpp it answers for (the
+                                 request's, as detected or given) */
     ggfit_device devices[GGFIT_MAX_DEVICES]; /* ggfit_request_devices' */
     size_t n_devices;
     bool print_memory;        /* as requested: fit is all zero */

@@ -348,7 +348,7 @@ static bool row_differs(const ggfit_mem *m, const char *name, json_t *row, char 
     return false;
 }
 
-bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n)
+bool oracle_case(ggfit_model *m, json_t *c, uint32_t build, char *why, size_t n)
 {
     static ggfit_device devs[GGFIT_MAX_DEVICES];
     static size_t n_devs;
@@ -362,6 +362,7 @@ bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n)
     assert_true(args && nd <= n_devs && n_rows >= 1 && n_rows <= nd + 1);
     ggfit_params p;
     oracle_params(&p, args);
+    p.llama_build = build;
     ggfit_projection pr;
     char *err = NULL;
     if (ggfit_project(m, &p, devs, nd, &pr, NULL, &err) != GGFIT_OK) {
@@ -382,62 +383,79 @@ bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n)
     return !row_differs(&pr.host, "Host", json_array_get(rows, n_rows - 1), why, n);
 }
 
-const char *oracle_path(void)
+const char *oracle_path(uint32_t build)
 {
-    const char *p = getenv("GGFIT_ORACLE");
-    return p && *p ? p : "data/oracle/llamacpp.jsonl";
+    static char path[2][512];
+    const char *d = getenv("GGFIT_ORACLE_DIR");
+    char *out = path[build == ggfit_llama_version_supported(0)];
+    snprintf(out, sizeof path[0], "%s/b%u/llamacpp.jsonl", d && *d ? d : "data/oracle", build);
+    return out;
 }
 
-/* The recorded cases, read once per test program: model file -> array;
- * freed at exit, where valgrind would count them as a leak. */
-static json_t *by_file;
+/* The recorded cases of each supported version, read once per test
+ * program: model file -> array; freed at exit, where valgrind would count
+ * them as a leak. */
+#define N_ORACLE 4
+static json_t *by_file[N_ORACLE];
 
 static void oracle_cases_free(void)
 {
-    json_decref(by_file);
+    for (size_t v = 0; v < N_ORACLE; v++)
+        json_decref(by_file[v]);
 }
 
-static json_t *oracle_cases(void)
+static json_t *oracle_cases(size_t v)
 {
-    if (by_file)
-        return by_file;
-    atexit(oracle_cases_free);
-    FILE *f = fopen(oracle_path(), "r");
+    if (by_file[v])
+        return by_file[v];
+    static bool registered;
+    if (!registered)
+        atexit(oracle_cases_free);
+    registered = true;
+    const char *path = oracle_path(ggfit_llama_version_supported(v));
+    FILE *f = fopen(path, "r");
     if (!f)
-        fail_msg("cannot open %s: the figures the architecture tests are held to", oracle_path());
-    by_file = json_object();
+        fail_msg("cannot open %s: the figures the architecture tests are held to", path);
+    by_file[v] = json_object();
     char line[8192];
     while (fgets(line, sizeof line, f)) {
         json_error_t jerr;
         json_t *c = json_loads(line, 0, &jerr);
         if (!c)
-            fail_msg("%s: %s", oracle_path(), jerr.text);
+            fail_msg("%s: %s", path, jerr.text);
         const char *file = json_string_value(json_object_get(c, "model"));
         assert_non_null(file);
-        json_t *list = json_object_get(by_file, file);
+        json_t *list = json_object_get(by_file[v], file);
         if (!list) {
             list = json_array();
-            json_object_set_new(by_file, file, list);
+            json_object_set_new(by_file[v], file, list);
         }
         json_array_append_new(list, c);
     }
     fclose(f);
-    return by_file;
+    return by_file[v];
 }
 
+/* Every supported version's cases for file, each projected with that
+ * version's rules. */
 int oracle_check(ggfit_model *m, const char *file, const char *where)
 {
-    json_t *list = json_object_get(oracle_cases(), file);
-    size_t i;
-    json_t *c;
-    json_array_foreach(list, i, c) {
-        char why[256];
-        if (!oracle_case(m, c, why, sizeof why))
-            fail_msg("%s (the spec at %s), %lld devices, %s: %s", file, where,
-                     (long long)json_integer_value(json_object_get(c, "devices")),
-                     json_string_value(json_object_get(c, "args")), why);
+    int n = 0;
+    uint32_t build;
+    for (size_t v = 0; v < N_ORACLE && (build = ggfit_llama_version_supported(v)); v++) {
+        json_t *list = json_object_get(oracle_cases(v), file);
+        size_t i;
+        json_t *c;
+        json_array_foreach(list, i, c) {
+            char why[256];
+            if (!oracle_case(m, c, build, why, sizeof why))
+                fail_msg("%s (the spec at %s), b%u, %lld devices, %s: %s", file, where, build,
+                         (long long)json_integer_value(json_object_get(c, "devices")),
+                         json_string_value(json_object_get(c, "args")), why);
+        }
+        n += (int)json_array_size(list);
     }
-    return (int)json_array_size(list);
+    return n;
 }
 
 /* data/tiny/, or the folder GGFIT_TINY names. */

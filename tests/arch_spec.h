@@ -84,8 +84,9 @@ uint64_t project_all_at(const model_spec *s, uint32_t n_ctx, const char *where);
  * w's bytes though <file> exists (the spec changed); nothing for a new
  * spec, whose file test_tiny asks for. */
 void check_recorded(const char *file, const gw *w, ggfit_model *m, const char *where);
-/* data/oracle/llamacpp.jsonl, or the file GGFIT_ORACLE names. */
-const char *oracle_path(void);
+/* data/oracle/b<build>/llamacpp.jsonl (GGFIT_ORACLE_DIR for data/oracle):
+ * llama.cpp's figures at each supported build. */
+const char *oracle_path(uint32_t build);
 /* The cases oracle_path() holds for `file` (llama.cpp's bytes for it,
  * tools/llamacmp.py --record), each projected on m with its flags and 0
  * to 4 RPC devices of 80 GiB: every row must be equal to the byte, or the
@@ -94,7 +95,7 @@ const char *oracle_path(void);
 int oracle_check(ggfit_model *m, const char *file, const char *where);
 /* One recorded case (a parsed line of llamacpp.jsonl) projected on m:
  * whether every row is llama.cpp's; if not, the first difference in why. */
-bool oracle_case(ggfit_model *m, json_t *c, char *why, size_t n);
+bool oracle_case(ggfit_model *m, json_t *c, uint32_t build, char *why, size_t n);
 /* The flags of a recorded case ("-c 4096 -fa off"; "--for server":
  * llama-server's rules, ggfit_params_server) into p. */
 void oracle_params(ggfit_params *p, const char *args);

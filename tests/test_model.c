@@ -335,7 +335,7 @@ static void test_json_non_utf8(void **state)
  * (layer_types) while block_count counts the MTP block too. llama.cpp loads
  * both, reading the pattern as a uint32 and passing the array over; the
  * projections (-c 16384, f16 cache of 8 KV heads of 128: 4096 B a cell and
- * layer) are llama.cpp's (data/oracle/llamacpp.jsonl holds the rest). */
+ * layer) are llama.cpp's (data/oracle/b10309/llamacpp.jsonl holds the rest). */
 static void test_converter_layouts(void **state)
 {
     (void)state;

@@ -5,7 +5,7 @@
  * and one RPC device, with flash attention on and off: the warmup graph
  * must build (not the estimate). GGFIT_MTMD_DUMP=DIR keeps each file as
  * DIR/mmproj-<type>-<n>.gguf, which is how data/tiny/mmproj-*.gguf are
- * made; data/oracle/mtmd.jsonl holds llama.cpp's bytes for them
+ * made; data/oracle/b10309/mtmd.jsonl holds llama.cpp's bytes for them
  * (tools/mtmdcmp.py --record), which test_oracle_mtmd holds ggfit to.
  */
 #include <jansson.h>
@@ -1423,15 +1423,15 @@ static void test_estimated(void **state)
     free(s);
 }
 
-/* data/oracle/mtmd.jsonl: llama.cpp's bytes per device (mtmdcmp.py
+/* data/oracle/b10309/mtmd.jsonl: llama.cpp's bytes per device (mtmdcmp.py
  * --record), for the projectors in data/tiny/ and data/real/. */
 static void test_oracle_mtmd(void **state)
 {
     (void)state;
     json_error_t je;
-    FILE *f = fopen("data/oracle/mtmd.jsonl", "r");
+    FILE *f = fopen("data/oracle/b10309/mtmd.jsonl", "r");
     if (!f)   /* a checkout without the figures proves nothing: a failure */
-        fail_msg("cannot open data/oracle/mtmd.jsonl: llama.cpp's figures for the projectors");
+        fail_msg("cannot open data/oracle/b10309/mtmd.jsonl: llama.cpp's figures for the projectors");
     char line[4096];
     int n_cases = 0;
     while (fgets(line, sizeof line, f)) {

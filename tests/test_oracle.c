@@ -2,7 +2,7 @@
  * test_oracle.c - projections against what a llama.cpp built here printed.
  *
  * data/reference/ holds llama.cpp's own figures for the shipped layouts
- * and flags of the reference cases. data/oracle/llamacpp.jsonl adds cases
+ * and flags of the reference cases. data/oracle/b10309/llamacpp.jsonl adds cases
  * measured the same way with tools/llamacmp.py --record (llama.cpp d32676d,
  * CPU build with RPC, llama-fit-params -fitp on printing bytes): more flags
  * (-np 3, -ub 1, -b/-ub 1024, -ot, -sm none, ...) on the shipped layouts,
@@ -40,19 +40,20 @@ static void find_model(char *buf, size_t n, const char *file)
     snprintf(buf, n, "%s/%s", tiny && *tiny ? tiny : "data/tiny", file);
 }
 
-static void test_oracle_cases(void **state)
+/* One version's cases, each projected with its rules. */
+static void oracle_version(uint32_t build)
 {
-    (void)state;
-    FILE *f = fopen(oracle_path(), "r");
+    const char *path = oracle_path(build);
+    FILE *f = fopen(path, "r");
     if (!f)
-        fail_msg("cannot open %s", oracle_path());
+        fail_msg("cannot open %s", path);
     char line[8192];
     int n_cases = 0, n_same = 0;
     while (fgets(line, sizeof line, f)) {
         json_error_t jerr;
         json_t *c = json_loads(line, 0, &jerr);
         if (!c)
-            fail_msg("%s: %s", oracle_path(), jerr.text);
+            fail_msg("%s: %s", path, jerr.text);
         const char *file = json_string_value(json_object_get(c, "model"));
         assert_non_null(file);
         char path[512];
@@ -62,10 +63,10 @@ static void test_oracle_cases(void **state)
         if (ggfit_model_open(path, &m, &err) != GGFIT_OK)
             fail_msg("%s", err);
         char why[256];
-        bool same = oracle_case(m, c, why, sizeof why);
+        bool same = oracle_case(m, c, build, why, sizeof why);
         ggfit_model_free(m);
         if (!same)
-            printf("oracle: %s, %lld devices, %s: %s\n", file,
+            printf("oracle b%u: %s, %lld devices, %s: %s\n", build, file,
                    (long long)json_integer_value(json_object_get(c, "devices")),
                    json_string_value(json_object_get(c, "args")), why);
         n_cases++;
@@ -73,9 +74,16 @@ static void test_oracle_cases(void **state)
         json_decref(c);
     }
     fclose(f);
-    printf("oracle: %d/%d cases equal to llama.cpp's bytes\n", n_same, n_cases);
+    printf("oracle b%u: %d/%d cases equal to llama.cpp's bytes\n", build, n_same, n_cases);
     assert_true(n_cases > 0);
     assert_int_equal(n_same, n_cases);
+}
+
+static void test_oracle_cases(void **state)
+{
+    (void)state;
+    for (size_t v = 0; ggfit_llama_version_supported(v); v++)
+        oracle_version(ggfit_llama_version_supported(v));
 }
 
 int main(void)

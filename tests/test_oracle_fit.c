@@ -1,7 +1,7 @@
 /*
  * test_oracle_fit.c - fit decisions against llama-server's own fit.
  *
- * data/oracle/server_fit.jsonl holds what llama-server's fit chose
+ * data/oracle/b10309/server_fit.jsonl holds what llama-server's fit chose
  * (tools/servercmp.py --fit-mib N --record: every device but the CPU
  * reporting N MiB free, the shim printing common_fit_params' result) for
  * the layouts at real models' dimensions (data/real) and others: the
@@ -18,7 +18,7 @@
 static const char *oracle_path(void)
 {
     const char *p = getenv("GGFIT_ORACLE_FIT");
-    return p && *p ? p : "data/oracle/server_fit.jsonl";
+    return p && *p ? p : "data/oracle/b10309/server_fit.jsonl";
 }
 
 /* A shipped layout, else a real-size one (data/real), else a tiny one. */
@@ -61,6 +61,8 @@ static void plan_case(ggfit_plan *pl, const char *file, size_t n, long mib, cons
         argv[k] = store[k];
     ggfit_request r;
     ggfit_request_init(&r);
+    /* llama.cpp b10309's figures and decisions (data/oracle/b10309/) */
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
     char *err = NULL;
     for (int i = 0; i < argc;)
         if (ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err) != GGFIT_OK)

@@ -20,6 +20,8 @@ static ggfit_status plan_args(ggfit_plan *pl, const char *model, const char *gpu
 {
     ggfit_request r;
     ggfit_request_init(&r);
+    /* llama.cpp b10309's figures and decisions (data/oracle/b10309/) */
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
     static char store[40][512];
     char *argv[40];
     int argc = 0;
@@ -392,7 +394,7 @@ static void tiny_heads(void **state)
     project_mtp(&s);
 }
 
-/* data/oracle/spec.jsonl: llama-server's rows with an MTP context
+/* data/oracle/b10309/spec.jsonl: llama-server's rows with an MTP context
  * (tools/servercmp.py --mtp --record, "rows_of" the MTP context's, or with
  * --rows target the target's), replayed as whole --for server plans with
  * -fitp on (the flags as given, as the server measures them). */
@@ -417,9 +419,9 @@ static bool rows_equal(const ggfit_projection *pr, const ggfit_device *devs, jso
 static void recorded(void **state)
 {
     (void)state;
-    FILE *f = fopen("data/oracle/spec.jsonl", "r");
+    FILE *f = fopen("data/oracle/b10309/spec.jsonl", "r");
     if (!f)
-        fail_msg("cannot open data/oracle/spec.jsonl");
+        fail_msg("cannot open data/oracle/b10309/spec.jsonl");
     char line[4096];
     int n_cases = 0, n_same = 0;
     static ggfit_plan pl;

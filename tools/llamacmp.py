@@ -30,6 +30,12 @@ the CPU backend reports it), and prints every case where the printed flags
 differ (a boundary case can differ when the free memory moved between the
 two runs: rerun it).
 
+--cases FILE replays recorded cases (lines of data/oracle/b10309/llamacpp.jsonl:
+model, devices, args) instead of the flag sets, each model looked up in
+--models DIR[:DIR...] (default data/tiny:data/models:data/real): the way one version's recorded cases are
+run against another llama.cpp. --llama-version V is passed to ggfit (the
+rules it answers with), default: none (ggfit's default, the newest).
+
 --record FILE appends llama.cpp's rows of every case it ran, one JSON object
 a line ({"model", "devices", "args", "rows": [[name, model, context,
 compute], ...]}): tests/test_oracle.c holds ggfit to them.
@@ -52,6 +58,7 @@ DEFAULT_FLAGS = [
 # ggfit plans for the program named by --for; llama-fit-params' plan is what
 # is compared here, whatever ggfit's default program is.
 FOR_FIT_PARAMS = ['--for', 'fit-params']
+VERSION = []   # ['--llama-version', V] when given
 
 
 def free_port():
@@ -105,7 +112,7 @@ def llama_fit(bindir, model, eps, flags):
 def ggfit_fit(ggfit, model, eps, flags):
     """llama.cpp's decision as ggfit makes it: the JSON's status and args
     (what llama-fit-params prints), whatever ggfit's own verdict says."""
-    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + FOR_FIT_PARAMS + ['--json']
+    cmd = [ggfit, '-m', model, '--rpc', ','.join(eps)] + flags.split() + FOR_FIT_PARAMS + VERSION + ['--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)
@@ -121,7 +128,7 @@ def ggfit_fit(ggfit, model, eps, flags):
 
 def ggfit_rows(ggfit, model, n_dev, flags):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
-    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + FOR_FIT_PARAMS + \
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + FOR_FIT_PARAMS + VERSION + \
           ['-fitp', 'on', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
@@ -140,6 +147,8 @@ def main():
     ggfit = os.path.join(ROOT, 'build/ggfit')
     record = None
     fit = False
+    cases = None
+    model_dir = ':'.join(os.path.join(ROOT, 'data', d) for d in ('tiny', 'models', 'real'))
     while args:
         a = args.pop(0)
         if a == '--llama':
@@ -148,6 +157,12 @@ def main():
             record = open(args.pop(0), 'a')
         elif a == '--ggfit':
             ggfit = args.pop(0)
+        elif a == '--cases':
+            cases = [json.loads(l) for l in open(args.pop(0)) if l.strip()]
+        elif a == '--models':
+            model_dir = args.pop(0)
+        elif a == '--llama-version':
+            VERSION[:] = ['--llama-version', args.pop(0)]
         elif a == '--fit':
             fit = True
         elif a == '--devices':
@@ -156,6 +171,18 @@ def main():
             flag_sets.append(args.pop(0))
         else:
             models.append(a)
+    if cases is not None:
+        # model -> [(devices, args)], in the file's order
+        plan = {}
+        for c in cases:
+            plan.setdefault(c['model'], []).append((c['devices'], c['args']))
+        def find(m):
+            for d in model_dir.split(':'):
+                if os.path.exists(os.path.join(d, m)):
+                    return os.path.join(d, m)
+            sys.exit('%s: not in %s' % (m, model_dir))
+        models = [find(m) for m in plan]
+        n_max = max([n_max] + [d for v in plan.values() for d, _ in v])
     if not bindir or not models:
         print(__doc__)
         return 2
@@ -168,8 +195,12 @@ def main():
             sparse = os.path.join(tmp, os.path.basename(model))
             shutil.copyfile(model, sparse)
             os.truncate(sparse, 1 << 40)
-            for n_dev in range(1 if fit else 0, n_max + 1):
-                for flags in flag_sets:
+            if cases is not None:
+                runs = plan[os.path.basename(model)]
+            else:
+                runs = [(n, f) for n in range(1 if fit else 0, n_max + 1) for f in flag_sets]
+            for n_dev, flags in runs:
+                if True:
                     if fit:
                         want = llama_fit(bindir, sparse, eps[:n_dev], flags)
                         got = ggfit_fit(ggfit, model, eps[:n_dev], flags)

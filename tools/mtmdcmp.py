@@ -23,7 +23,7 @@ devices, then "cpu"). The exit status is 1 when any differ.
 
 --record FILE appends llama.cpp's rows of every case, one JSON object a line
 ({"mmproj", "devices", "args", "rows": [[name, bytes], ...]}):
-tests/test_mtmd.c holds ggfit to them (data/oracle/mtmd.jsonl), the projector files in data/tiny/ or data/real/.
+tests/test_mtmd.c holds ggfit to them (data/oracle/b10309/mtmd.jsonl), the projector files in data/tiny/ or data/real/.
 """
 import json
 import os

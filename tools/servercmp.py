@@ -76,12 +76,12 @@ speculative flags go in --flags.
 line ({"model", "devices", "args", "rows", "tool": "llama-server"}), args
 being FLAGS' (what ggfit replays): tests/test_oracle.c holds ggfit to them.
 With --draft or --mtp each line also says whose rows they are ("rows_of":
-"draft" or "target"); record those in data/oracle/spec.jsonl, which
+"draft" or "target"); record those in data/oracle/b10309/spec.jsonl, which
 tests/test_spec.c replays as whole plans (the speculative flags are not
 llama-fit-params' flags that test_oracle.c parses).
 With --fit-mib it appends llama-server's fit instead ({"model", "devices",
 "fit_mib", "args", "fit": {"n_ctx", "ngl", "ts", "n_ot"}}; not with a draft,
-a projector or MTP): data/oracle/server_fit.jsonl, which
+a projector or MTP): data/oracle/b10309/server_fit.jsonl, which
 tests/test_oracle_fit.c holds ggfit to.
 
 --mmproj FILE (with --fit-mib) adds a multimodal projector (-mm FILE, a

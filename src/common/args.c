@@ -154,6 +154,18 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         r->fit.n_ctx_min = (uint32_t)n;
         break;
     }
+    case GGFIT__AT_LLAMA_VERSION:
+        if (!(rc = ggfit_llama_version_parse(v, &r->llama, err))) {
+            r->llama_version = v;
+            r->params.llama_build = r->draft.llama_build = r->llama.rules;
+        }
+        break;
+    case GGFIT__AT_LLAMA_BIN:
+        r->llama_bin = v;
+        break;
+    case GGFIT__AT_DETECT:
+        r->detect = true;
+        break;
     case GGFIT__AT_CACHE_RAM: {
         /* llama-server's prompt cache: counted with --for server, noted
          * as not counted otherwise */

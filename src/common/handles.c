@@ -83,6 +83,7 @@ int64_t ggfit_params_get(const ggfit_params *p, ggfit_param key)
     case GGFIT_PARAM_LOAD_MTP: return p->load_mtp;
     case GGFIT_PARAM_CTX_MTP: return p->ctx_mtp;
     case GGFIT_PARAM_N_RS_SEQ: return p->n_rs_seq;
+    case GGFIT_PARAM_LLAMA_BUILD: return p->llama_build;
     case GGFIT_PARAM_COUNT: break;
     }
     return 0;
@@ -106,7 +107,8 @@ static bool valid(ggfit_param key, int64_t v)
     case GGFIT_PARAM_N_CPU_MOE:
     case GGFIT_PARAM_CPU_FEATURES:
     case GGFIT_PARAM_N_OUTPUTS_MAX:
-    case GGFIT_PARAM_N_RS_SEQ: return in(v, 0, UINT32_MAX);
+    case GGFIT_PARAM_N_RS_SEQ:
+    case GGFIT_PARAM_LLAMA_BUILD: return in(v, 0, UINT32_MAX);
     case GGFIT_PARAM_POOLING: return in(v, GGFIT_POOLING_UNSPECIFIED, GGFIT_POOLING_RANK);
     case GGFIT_PARAM_CACHE_RAM_MIB: return in(v, -1, INT32_MAX);
     case GGFIT_PARAM_KV_UNIFIED:
@@ -158,6 +160,7 @@ ggfit_status ggfit_params_set(ggfit_params *p, ggfit_param key, int64_t value)
     case GGFIT_PARAM_LOAD_MTP: p->load_mtp = value; break;
     case GGFIT_PARAM_CTX_MTP: p->ctx_mtp = value; break;
     case GGFIT_PARAM_N_RS_SEQ: p->n_rs_seq = (uint32_t)value; break;
+    case GGFIT_PARAM_LLAMA_BUILD: p->llama_build = (uint32_t)value; break;
     case GGFIT_PARAM_COUNT: break;
     }
     return GGFIT_OK;

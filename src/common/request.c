@@ -32,5 +32,17 @@ void ggfit_request_init(ggfit_request *r)
     r->rpc_timeout_ms = 5000;
     r->cache_ram_mib = -2;
     r->program = GGFIT_FOR_SERVER;   /* the program the printed line is for */
+    ggfit_llama_version_latest(&r->llama);
 }
 
+
+ggfit_status ggfit_request_version(ggfit_request *r, char **err)
+{
+    if (r->llama_bin || r->detect) {
+        ggfit_status rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
+        if (rc != GGFIT_OK)
+            return rc;
+    }
+    r->params.llama_build = r->draft.llama_build = r->llama.rules;
+    return GGFIT_OK;
+}

@@ -84,6 +84,10 @@ struct hp_check; /* a file's hyperparameters being checked (llama/check.h) */
  * named beside them. */
 typedef struct ggfit_arch {
     const char *name;          /* general.architecture */
+    int added;                 /* the change (versions/changes.def,
+                                  LLAMA_CHANGE_*) that added it: older
+                                  llama.cpp refuses the file; 0 (NONE):
+                                  every supported version loads it */
     ggfit_mem_kind mem;        /* llama_model::create_memory */
     ggfit_rec_rule rec;        /* which layers hold recurrent state */
     /* GGFIT_REC_INTERVAL: full_attention_interval when the file gives none;

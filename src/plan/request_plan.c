@@ -91,7 +91,8 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     /* The devices come before the model, so that a bad --gpu is reported
      * before a missing file, as the CLI always has. */
     char mmproj[512] = "";
-    if ((rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
+    if ((rc = ggfit_request_version(r, err)) ||
+        (rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
         (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err)))
         return rc;
     rc = ggfit__plan_model(r, m, mmproj, out, err);
@@ -115,6 +116,7 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         ggfit__spec_params(r, &params);   /* and the speculative flags */
         ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
     }
+    out->llama = r->llama;
     out->print_memory = r->print_memory;
     ggfit__params_copy(&out->asked, &params);
     out->program = r->program;

@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "project/arch_keys.h"
+#include "versions/version.h"
 
 /* The key "<arch>.<suffix>", or suffix past a leading '!' for a key of no
  * architecture (its name in key), and its value; false when the file has
@@ -140,6 +141,14 @@ static ggfit_status check_swa_key(const proj *pr)
 
 ggfit_status ggfit__check_arch_keys(const proj *pr)
 {
+    if (!ggfit__llama_has(pr->p->llama_build, (ggfit__llama_change)pr->arch->added)) {
+        const ggfit__change_row *c = &ggfit__llama_changes[pr->arch->added];
+        return ggfit__fail(pr->err, GGFIT_EUNSUPPORTED,
+                           "%s: llama.cpp b%u cannot load this architecture (%s: added in b%u, "
+                           "%s): plan for a newer llama.cpp, --llama-version b%u",
+                           ggfit__proj_path(pr), ggfit__llama_rules(pr->p->llama_build),
+                           pr->hp->arch, c->build, c->commit, ggfit__llama_newest());
+    }
     for (const char *const *k = pr->arch->required_keys; k && *k; k++) {
         char key[160];
         ggfit_value v;
