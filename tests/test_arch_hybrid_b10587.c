@@ -83,10 +83,134 @@ static void test_minimax_01(void **state)
     refused_at_b10309(&s, "added in b10437");
 }
 
+/* ---- bailingmoe3 --------------------------------------------------------- */
+
+enum { D_CONV = 4, KV_RANK = 128, ROPE = 32, HK_MLA = 96, HV_MLA = 64 };
+
+/* The MLA attention of block il: Q from attn_q, else the LoRA pair. */
+static void bailing3_mla(model_spec *s, int il, bool q_lora)
+{
+    if (q_lora) {
+        tensor(s, "blk.%d.attn_q_a.weight", il, E, 64, 1);
+        tensor(s, "blk.%d.attn_q_a_norm.weight", il, 64, 1, 1);
+        tensor(s, "blk.%d.attn_q_b.weight", il, 64, NH * HK_MLA, 1);
+    } else {
+        tensor(s, "blk.%d.attn_q.weight", il, E, NH * HK_MLA, 1);
+    }
+    tensor(s, "blk.%d.attn_kv_a_mqa.weight", il, E, KV_RANK + ROPE, 1);
+    tensor(s, "blk.%d.attn_kv_a_norm.weight", il, KV_RANK, 1, 1);
+    tensor(s, "blk.%d.attn_k_b.weight", il, HK_MLA - ROPE, KV_RANK, NH);
+    tensor(s, "blk.%d.attn_v_b.weight", il, KV_RANK, HV_MLA, NH);
+    tensor(s, "blk.%d.attn_gate.weight", il, E, NH, 1);
+    tensor(s, "blk.%d.attn_output.weight", il, NH * HV_MLA, E, 1);
+}
+
+static void bailing3_moe(model_spec *s, int il)
+{
+    tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+    tensor(s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+    tensor(s, "blk.%d.ffn_gate_exps.weight", il, E, FX, NX);
+    tensor(s, "blk.%d.ffn_up_exps.weight", il, E, FX, NX);
+    tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+    tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, FX, 1);
+    tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, FX, 1);
+    tensor(s, "blk.%d.ffn_down_shexp.weight", il, FX, E, 1);
+}
+
+/* Four trunk blocks, kinds[il] 'k' (KDA) or 'm' (MLA), n_dense of them
+ * dense; mtp: a fifth, NextN block; q_lora: Q through the LoRA pair. */
+static uint32_t bailing3_kvh[5];
+
+static void bailingmoe3_spec(model_spec *s, const char kinds[4], uint32_t n_dense, bool mtp,
+                             bool q_lora)
+{
+    uint32_t n = mtp ? 5 : 4;
+    spec_init(s, "bailingmoe3");
+    s->kvs[0].u = n;          /* block_count */
+    s->kvs[7].u = ROPE;       /* rope.dimension_count: qk_rope_head_dim */
+    for (uint32_t il = 0; il < n; il++)
+        bailing3_kvh[il] = il >= 4 || kinds[il] == 'm' ? 1 : 0;
+    key_drop(s, "attention.head_count_kv");
+    key_arr(s, "attention.head_count_kv", GGFIT_GGUF_UINT32, bailing3_kvh, n);
+    key_u32(s, "expert_count", NX);
+    key_u32(s, "expert_used_count", 2);
+    key_u32(s, "expert_gating_func", 2);
+    key_u32(s, "attention.key_length", KV_RANK + ROPE);
+    key_u32(s, "attention.value_length", HD);   /* head_dim: the KDA heads' */
+    key_u32(s, "ssm.conv_kernel", D_CONV);
+    key_u32(s, "kda.head_dim", HD);
+    key_bool(s, "kda.safe_gate", true);
+    key_f32(s, "kda.gate_lower_bound", -5.0f);
+    if (q_lora)
+        key_u32(s, "attention.q_lora_rank", 64);
+    key_u32(s, "attention.kv_lora_rank", KV_RANK);
+    key_u32(s, "attention.key_length_mla", HK_MLA);
+    key_u32(s, "attention.value_length_mla", HV_MLA);
+    key_u32(s, "expert_feed_forward_length", FX);
+    key_u32(s, "expert_shared_feed_forward_length", FX);
+    key_u32(s, "expert_shared_count", 1);
+    key_u32(s, "leading_dense_block_count", n_dense);
+    key_f32(s, "expert_weights_scale", 2.5f);
+    key_bool(s, "expert_weights_norm", true);
+    if (mtp)
+        key_u32(s, "nextn_predict_layers", 1);
+    head(s, true, false);
+    for (int il = 0; il < 4; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        if (kinds[il] == 'k') {
+            tensor(s, "blk.%d.ssm_conv1d_q.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.ssm_conv1d_k.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.ssm_conv1d_v.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.attn_q.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.attn_k.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.attn_v.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_f_a.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_beta.weight", il, E, NH, 1);
+            tensor(s, "blk.%d.ssm_a", il, 1, NH, 1);
+            s->t[s->n_t - 1].type = GGFIT_TYPE_F32;
+            tensor(s, "blk.%d.ssm_dt.bias", il, HD * NH, 1, 1);
+            tensor(s, "blk.%d.ssm_g_a.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_norm.weight", il, HD, 1, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, HD * NH, E, 1);
+        } else {
+            bailing3_mla(s, il, q_lora);
+        }
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if ((uint32_t)il < n_dense)
+            ffn_swiglu(s, il);
+        else
+            bailing3_moe(s, il);
+    }
+    if (mtp) {
+        tensor(s, "blk.%d.attn_norm.weight", 4, E, 1, 1);
+        bailing3_mla(s, 4, q_lora);
+        tensor(s, "blk.%d.ffn_norm.weight", 4, E, 1, 1);
+        bailing3_moe(s, 4);
+        tensor(s, "blk.%d.nextn.eh_proj.weight", 4, 2 * E, E, 1);
+        tensor(s, "blk.%d.nextn.enorm.weight", 4, E, 1, 1);
+        tensor(s, "blk.%d.nextn.hnorm.weight", 4, E, 1, 1);
+        tensor(s, "blk.%d.layer_output_norm.weight", 4, E, 1, 1);
+    }
+}
+
+static void test_bailingmoe3(void **state)
+{
+    (void)state;
+    model_spec s;
+    /* Three KDA blocks then MLA, a dense lead, an MTP block. */
+    bailingmoe3_spec(&s, "kkkm", 1, true, false);
+    project_all(&s, 0);
+    refused_at_b10309(&s, "added in b10460");
+    /* Alternating, Q through the LoRA pair, no MTP block. */
+    bailingmoe3_spec(&s, "kmkm", 0, false, true);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimax_01),
+        cmocka_unit_test(test_bailingmoe3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

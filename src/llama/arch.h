@@ -127,6 +127,9 @@ typedef struct ggfit_arch {
      * (llm_arch_supports_rs_rollback): 1 + n_rs_seq rows a sequence, and
      * the graph writes each; else n_rs_seq is 0. */
     bool rs_rollback;
+    /* The change (LLAMA_CHANGE_*) that gave it rs_rollback; older builds
+     * keep one row a sequence. 0 (NONE): every supported build. */
+    int rs_rollback_added;
     /* NextN blocks create their copy of rope_freqs too (Step-3.5: the
      * copy is optional, so not skipped); else only the other blocks do. */
     bool rope_freqs_nextn;

@@ -16,6 +16,7 @@
 #include "llama/build.h"
 #include "project/debug.h"
 #include "project/graph_cache.h"
+#include "project/memory_recurrent.h"
 #include "project/proj.h"
 
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
@@ -160,7 +161,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
         .pooling = o->embeddings ? o->pooling : -1,
         .mtp = pr->p->ctx_mtp,
-        .n_rs_seq = pr->arch->rs_rollback ? pr->p->n_rs_seq : 0,
+        .n_rs_seq = ggfit__n_rs_seq(pr),
     };
     gg_graph local, *g = &local;
     gg_init(g);

@@ -92,7 +92,7 @@ static bool layer_has_attn(const proj *pr, uint32_t il)
         return false;   /* no memory module: no layer has KV cells */
     if (pr->p->ctx_mtp && pr->arch->mtp_kv_nextn)
         return li->nextn;   /* an MTP context's cache: the NextN blocks' */
-    if (li->nextn && (pr->arch->mem != GGFIT_MEM_KV || !pr->arch->nextn_kv))
+    if (li->nextn && !pr->arch->nextn_kv)
         return false;
     uint32_t from = pr->arch->kv_from ? pr->arch->kv_from(pr->m) : pr->arch->kv_from_start;
     if (from && il >= from)
