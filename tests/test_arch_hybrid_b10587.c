@@ -206,11 +206,124 @@ static void test_bailingmoe3(void **state)
     project_all(&s, 0);
 }
 
+/* ---- kimi-k3 ------------------------------------------------------------- */
+
+enum { LAT = 128 };
+
+/* Four blocks: kinds[il] 'k' (KDA) or 'm' (MLA), n_dense leading dense
+ * blocks; res_bs: the residual attention's block size (0: none); latent:
+ * the routed experts on a down-projected input; lower_bound: the KDA gate
+ * bounded; linear_beta: situ's up through its tanh. */
+static uint32_t k3_kvh[4];
+
+static void kimi_k3_spec(model_spec *s, const char kinds[4], uint32_t n_dense, uint32_t res_bs,
+                         bool latent, bool lower_bound, float linear_beta)
+{
+    spec_init(s, "kimi-k3");
+    s->kvs[0].u = 4;       /* block_count */
+    s->kvs[7].u = ROPE;    /* rope.dimension_count */
+    for (int il = 0; il < 4; il++)
+        k3_kvh[il] = kinds[il] == 'm' ? 1 : 0;
+    key_drop(s, "attention.head_count_kv");
+    key_arr(s, "attention.head_count_kv", GGFIT_GGUF_UINT32, k3_kvh, 4);
+    key_u32(s, "expert_count", NX);
+    key_u32(s, "expert_used_count", 2);
+    key_u32(s, "ssm.conv_kernel", D_CONV);
+    key_u32(s, "kda.head_dim", HD);
+    if (lower_bound)
+        key_f32(s, "kda.gate_lower_bound", -5.0f);
+    key_u32(s, "attention.kv_lora_rank", KV_RANK);
+    key_u32(s, "attention.key_length", KV_RANK + ROPE);
+    key_u32(s, "attention.value_length", KV_RANK);
+    key_u32(s, "attention.key_length_mla", HK_MLA);
+    key_u32(s, "attention.value_length_mla", HV_MLA);
+    key_u32(s, "expert_feed_forward_length", FX);
+    key_u32(s, "expert_shared_count", 1);
+    key_u32(s, "leading_dense_block_count", n_dense);
+    key_f32(s, "expert_weights_scale", 2.5f);
+    key_bool(s, "expert_weights_norm", true);
+    key_u32(s, "expert_gating_func", 2);
+    if (latent)
+        key_u32(s, "expert_latent_length", LAT);
+    key_f32(s, "activation.situ_beta", 8.0f);
+    key_f32(s, "activation.situ_linear_beta", linear_beta);
+    key_u32(s, "attn_res.block_size", res_bs);
+    head(s, true, false);
+    if (res_bs)
+        tensor(s, "output_res_score.weight", 0, E, 1, 1);
+    int64_t lat = latent ? LAT : E;
+    for (int il = 0; il < 4; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (res_bs) {
+            tensor(s, "blk.%d.attn_res_score.weight", il, E, 1, 1);
+            tensor(s, "blk.%d.ffn_res_score.weight", il, E, 1, 1);
+        }
+        if (kinds[il] == 'k') {
+            tensor(s, "blk.%d.ssm_conv1d_q.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.ssm_conv1d_k.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.ssm_conv1d_v.weight", il, D_CONV, 1, HD * NH);
+            tensor(s, "blk.%d.attn_q.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.attn_k.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.attn_v.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_f_a.weight", il, E, HD, 1);
+            tensor(s, "blk.%d.ssm_f_b.weight", il, HD, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_beta.weight", il, E, NH, 1);
+            tensor(s, "blk.%d.ssm_a", il, NH, 1, 1);
+            tensor(s, "blk.%d.ssm_dt.bias", il, HD * NH, 1, 1);
+            tensor(s, "blk.%d.ssm_g.weight", il, E, HD * NH, 1);
+            tensor(s, "blk.%d.ssm_norm.weight", il, HD, 1, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, HD * NH, E, 1);
+        } else {
+            tensor(s, "blk.%d.attn_kv_a_norm.weight", il, KV_RANK, 1, 1);
+            tensor(s, "blk.%d.attn_q.weight", il, E, NH * HK_MLA, 1);
+            tensor(s, "blk.%d.attn_kv_a_mqa.weight", il, E, KV_RANK + ROPE, 1);
+            tensor(s, "blk.%d.attn_k_b.weight", il, HK_MLA - ROPE, KV_RANK, NH);
+            tensor(s, "blk.%d.attn_v_b.weight", il, KV_RANK, HV_MLA, NH);
+            tensor(s, "blk.%d.attn_gate.weight", il, E, NH * HV_MLA, 1);
+            tensor(s, "blk.%d.attn_output.weight", il, NH * HV_MLA, E, 1);
+        }
+        if ((uint32_t)il < n_dense) {
+            ffn_swiglu(s, il);
+            continue;
+        }
+        tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+        tensor(s, "blk.%d.exp_probs_b.bias", il, NX, 1, 1);
+        tensor(s, "blk.%d.ffn_gate_exps.weight", il, lat, FX, NX);
+        tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, lat, NX);
+        tensor(s, "blk.%d.ffn_up_exps.weight", il, lat, FX, NX);
+        if (latent) {
+            tensor(s, "blk.%d.ffn_routed_down.weight", il, E, LAT, 1);
+            tensor(s, "blk.%d.ffn_routed_up.weight", il, LAT, E, 1);
+            tensor(s, "blk.%d.ffn_routed_norm.weight", il, LAT, 1, 1);
+        }
+        tensor(s, "blk.%d.ffn_gate_shexp.weight", il, E, FX, 1);
+        tensor(s, "blk.%d.ffn_down_shexp.weight", il, FX, E, 1);
+        tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, FX, 1);
+    }
+}
+
+static void test_kimi_k3(void **state)
+{
+    (void)state;
+    model_spec s;
+    /* Three KDA blocks then MLA, a dense lead, residual attention over
+     * blocks of 2, latent experts, the bounded gate. */
+    kimi_k3_spec(&s, "kkkm", 1, 2, true, true, 16.0f);
+    project_all(&s, 0);
+    refused_at_b10309(&s, "added in b10448");
+    /* Alternating, all experts at full width, no residual attention, the
+     * softplus gate, situ's up left linear. */
+    kimi_k3_spec(&s, "mkmk", 0, 0, false, false, 0.0f);
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimax_01),
         cmocka_unit_test(test_bailingmoe3),
+        cmocka_unit_test(test_kimi_k3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1448,6 +1448,15 @@ static int32_t moe_act(bctx *b, int32_t cur, const gb_moe *o, int32_t selected, 
             gate = add_bias_id(b, gate, o->gate_exps_b, selected, "ffn_moe_gate_biased", il);
         }
     }
+    if (o->act == GB_MOE_SITU && gate >= 0) {   /* build_moe_ffn's LLM_FFN_SITU */
+        int32_t act = gg_scale(g, gg_unary_op(g, GGFIT_OP_UNARY, gg_scale(g, gate)));
+        act = gg_binary(g, GGFIT_OP_MUL, act, gg_unary_op(g, GGFIT_OP_UNARY, gate));
+        if (o->situ_linear)
+            up = gg_scale(g, gg_unary_op(g, GGFIT_OP_UNARY, gg_scale(g, up)));
+        cur = gg_binary(g, GGFIT_OP_MUL, act, up);
+        gb_cb(b, cur, "ffn_geglu", il);
+        return cur;
+    }
     if (o->act == GB_MOE_GELU) {   /* build_moe_ffn's LLM_FFN_GELU */
         cur = gate < 0 ? gg_unary_op(g, GGFIT_OP_UNARY, up) : gg_glu_split(g, gate, up);
         gb_cb(b, cur, gate < 0 ? "ffn_moe_gelu" : "ffn_moe_geglu", il);

@@ -174,6 +174,10 @@ enum {                          /* build_moe_ffn's type_op */
     GB_MOE_SWIGLU_OAI = 1,      /* GPT-OSS's clamped SwiGLU: the same op, its own name */
     GB_MOE_RELU_SQR = 2,        /* squared ReLU of up (no gate experts), Nemotron-H */
     GB_MOE_GELU = 3,            /* GEGLU with gate experts, else GELU (Gemma 4) */
+    GB_MOE_SITU = 4,            /* situ of gate and up (Kimi-K3): beta tanh(gate /
+                                   beta) sigmoid(gate), times up, itself through
+                                   linear_beta tanh(up / linear_beta) when
+                                   situ_linear */
 };
 typedef struct gb_moe {
     int32_t gate_inp, up_exps, gate_exps, down_exps; /* gate_exps -1: SiLU only */
@@ -218,6 +222,7 @@ typedef struct gb_moe {
      * experts taken, the down product multiplied. */
     bool has_down_exps_s;
     int32_t down_exps_s;
+    bool situ_linear;           /* GB_MOE_SITU: activation.situ_linear_beta > 0 */
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
