@@ -13,8 +13,8 @@
 
 enum { FX = 128 };
 
-/* llama.cpp b10309 refuses the model: the architecture came later. */
-static void refused_at_b10309(const model_spec *s, const char *added)
+/* llama.cpp b10309 refuses the model with rc and a message holding what. */
+static void refused_at_b10309_with(const model_spec *s, ggfit_status want, const char *what)
 {
     gw w;
     write_spec(s, &w);
@@ -28,12 +28,18 @@ static void refused_at_b10309(const model_spec *s, const char *added)
     p.llama_build = 10309;
     ggfit_projection pr;
     ggfit_status rc = ggfit_project(m, &p, NULL, 0, &pr, NULL, &err);
-    if (rc != GGFIT_EUNSUPPORTED || !err || !strstr(err, added))
-        fail_msg("%s: expected b10309 to refuse it (%s), got %s: %s", s->arch, added,
+    if (rc != want || !err || !strstr(err, what))
+        fail_msg("%s: expected b10309 to refuse it (%s), got %s: %s", s->arch, what,
                  ggfit_status_str(rc), err ? err : "");
     ggfit_free(err);
     ggfit_model_free(m);
     gw_free(&w);
+}
+
+/* llama.cpp b10309 refuses the model: the architecture came later. */
+static void refused_at_b10309(const model_spec *s, const char *added)
+{
+    refused_at_b10309_with(s, GGFIT_EUNSUPPORTED, added);
 }
 
 /* ---- minimax-01 ---------------------------------------------------------- */
@@ -318,12 +324,40 @@ static void test_kimi_k3(void **state)
     project_all(&s, 0);
 }
 
+/* ---- LLAMA_MAX_EXPERTS ---------------------------------------------------- */
+
+/* Kimi-K3's commit raised llama.cpp's expert limit from 512 to 1024: a
+ * model of 600 experts loads at b10587, b10309 asserts. */
+static void test_max_experts(void **state)
+{
+    (void)state;
+    enum { N_EXP = 600 };
+    model_spec s;
+    spec_init(&s, "llama");
+    key_u32(&s, "expert_count", N_EXP);
+    key_u32(&s, "expert_used_count", 2);
+    head(&s, true, false);
+    for (int il = 0; il < NL; il++) {
+        tensor(&s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(&s, il, false);
+        tensor(&s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(&s, "blk.%d.ffn_gate_inp.weight", il, E, N_EXP, 1);
+        tensor(&s, "blk.%d.ffn_gate_exps.weight", il, E, FX, N_EXP);
+        tensor(&s, "blk.%d.ffn_down_exps.weight", il, FX, E, N_EXP);
+        tensor(&s, "blk.%d.ffn_up_exps.weight", il, E, FX, N_EXP);
+    }
+    ggfit_projection pr;
+    project_one(&s, 4096, &pr);
+    refused_at_b10309_with(&s, GGFIT_EFORMAT, "LLAMA_MAX_EXPERTS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimax_01),
         cmocka_unit_test(test_bailingmoe3),
         cmocka_unit_test(test_kimi_k3),
+        cmocka_unit_test(test_max_experts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,9 +10,14 @@
 #include "base/base.h"
 #include "llama/arch.h"
 #include "llama/check.h"
+#include "versions/version.h"
 
-/* llama.cpp's limits (src/llama-hparams.h), which load_hparams asserts. */
-#define LLAMA_MAX_EXPERTS 512
+/* llama.cpp's limits (src/llama-hparams.h), which load_hparams asserts:
+ * LLAMA_MAX_EXPERTS went from 512 to 1024 with Kimi-K3 (ad1de39e0). */
+static int64_t max_experts(uint32_t llama_build)
+{
+    return ggfit__llama_has(llama_build, LLAMA_CHANGE_KIMI_K3) ? 1024 : 512;
+}
 
 hp_check ggfit__check_init(const ggfit_gguf *g, const char *path, const char *prefix,
                            char **err)
@@ -180,7 +185,7 @@ static void sizes(hp_check *c)
  * blocks then divide by (graph.c's group-limited routing reshapes the
  * experts into their groups); the gating function's number, which the
  * blocks convert to an int. */
-static void experts(hp_check *c, const ggfit_arch *a)
+static void experts(hp_check *c, const ggfit_arch *a, uint32_t llama_build)
 {
     const ggfit_hparams *hp = c->hp;
     uint64_t n = hp->n_expert, used = hp->n_expert_used;
@@ -192,7 +197,7 @@ static void experts(hp_check *c, const ggfit_arch *a)
         !hc_key_int(c, "expert_group_used_count", 0, UINT32_MAX, 0, &group_used, why) ||
         !hc_key_int(c, "expert_gating_func", 0, INT32_MAX, 0, NULL,
                     "the MoE blocks read a gating function's number") ||
-        !hc_range(c, "expert_count", (int64_t)n, 0, LLAMA_MAX_EXPERTS,
+        !hc_range(c, "expert_count", (int64_t)n, 0, max_experts(llama_build),
                   "llama.cpp's load_hparams asserts at most LLAMA_MAX_EXPERTS"))
         return;
     if (used > n) {
@@ -236,7 +241,8 @@ static void attention_groups(hp_check *c)
     }
 }
 
-ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, char **err)
+ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, uint32_t llama_build,
+                                char **err)
 {
     const ggfit_gguf *g = ggfit_model_gguf(m);
     const ggfit_hparams *hp = ggfit_model_hparams(m);
@@ -246,7 +252,7 @@ ggfit_status ggfit__check_model(const ggfit_model *m, const ggfit_arch *a, char 
     /* the required keys and the block count are the loader's
      * (arch_keys.c, model.c), checked before this */
     sizes(&c);
-    experts(&c, a);
+    experts(&c, a, llama_build);
     attention_groups(&c);
     if (!c.rc && a->check)
         a->check(&c);

@@ -69,9 +69,10 @@ bool hc_layer_multiple(hp_check *c, uint32_t il, const char *key, uint64_t v,
 void hc_wkv_heads(hp_check *c);
 
 /* Everything a language model's file must satisfy before its projection,
- * with architecture a's own rules (its .check); GGFIT_OK or GGFIT_EFORMAT
- * with the key and value in *err. */
+ * with architecture a's own rules (its .check), under the limits of
+ * llama.cpp at llama_build (0: the newest supported); GGFIT_OK or
+ * GGFIT_EFORMAT with the key and value in *err. */
 ggfit_status ggfit__check_model(const ggfit_model *m, const struct ggfit_arch *a,
-                                char **err);
+                                uint32_t llama_build, char **err);
 
 #endif

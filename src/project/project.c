@@ -122,7 +122,7 @@ ggfit_status ggfit__project_cached(const ggfit_model *m, const ggfit_params *p,
      * unchecked. */
     ggfit_status rc = ggfit__check_arch_keys(&pr);
     if (!rc)
-        rc = ggfit__check_model(m, pr.arch, err);
+        rc = ggfit__check_model(m, pr.arch, pr.p->llama_build, err);
     if (!rc)
         rc = ggfit__setup_devices(&pr, devs, n);
     if (!rc)
