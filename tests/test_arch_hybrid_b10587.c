@@ -13,16 +13,24 @@
 
 enum { FX = 128 };
 
+/* The model of spec s, written into w (both freed by the caller). */
+static ggfit_model *open_model(const model_spec *s, gw *w)
+{
+    write_spec(s, w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w->data, w->len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    return m;
+}
+
 /* llama.cpp b10309 refuses the model with rc and a message holding what. */
 static void refused_at_b10309_with(const model_spec *s, ggfit_status want, const char *what)
 {
     gw w;
-    write_spec(s, &w);
-    ggfit_gguf *g = NULL;
-    ggfit_model *m = NULL;
+    ggfit_model *m = open_model(s, &w);
     char *err = NULL;
-    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
-    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
     ggfit_params p;
     ggfit_params_init(&p);
     p.llama_build = 10309;
@@ -210,6 +218,46 @@ static void test_bailingmoe3(void **state)
     /* Alternating, Q through the LoRA pair, no MTP block. */
     bailingmoe3_spec(&s, "kmkm", 0, false, true);
     project_all(&s, 0);
+    /* load_arch_hparams' asserts */
+    key_f32(&s, "kda.gate_lower_bound", 0.0f);
+    refused_with(&s, "kda.gate_lower_bound is 0");
+    bailingmoe3_spec(&s, "kmkm", 0, false, true);
+    key_bool(&s, "kda.safe_gate", false);
+    refused_with(&s, "kda.safe_gate is false");
+}
+
+/* The trunk's context on the CPU with -c 4096 -np 1 and n_rs_seq
+ * snapshots a sequence. */
+static uint64_t bailingmoe3_context(const model_spec *s, uint32_t n_rs_seq)
+{
+    gw w;
+    ggfit_model *m = open_model(s, &w);
+    char *err = NULL;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 4096;
+    p.n_seq = 1;
+    p.n_rs_seq = n_rs_seq;
+    ggfit_projection pr;
+    if (ggfit_project(m, &p, NULL, 0, &pr, NULL, &err) != GGFIT_OK)
+        fail_msg("bailingmoe3: %s", err ? err : "");
+    ggfit_model_free(m);
+    gw_free(&w);
+    return pr.host.context;
+}
+
+/* From b10581 the KDA state keeps n_rs_seq rollback snapshots: llama-server
+ * b10587 -c 4096 -np 1 --spec-type draft-mtp (n_rs_seq 3) printed 3518464
+ * bytes of context for the target: the K caches of the MLA block and the
+ * NextN block (1310720 each) and four rows of the three KDA blocks' state
+ * (224256 bytes a row); 2845696 with one row. */
+static void test_bailingmoe3_rollback(void **state)
+{
+    (void)state;
+    model_spec s;
+    bailingmoe3_spec(&s, "kkkm", 1, true, false);
+    assert_int_equal(bailingmoe3_context(&s, 3), 3518464);
+    assert_int_equal(bailingmoe3_context(&s, 0), 2845696);
 }
 
 /* ---- kimi-k3 ------------------------------------------------------------- */
@@ -356,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimax_01),
         cmocka_unit_test(test_bailingmoe3),
+        cmocka_unit_test(test_bailingmoe3_rollback),
         cmocka_unit_test(test_kimi_k3),
         cmocka_unit_test(test_max_experts),
     };

@@ -16,6 +16,7 @@
  */
 #include <stdio.h>
 
+#include "llama/check.h"
 #include "llama/graph.h"
 #include "versions/version.h"
 
@@ -361,6 +362,31 @@ static void build_bailingmoe3_mtp(bctx *b)
                 gb_required(b, "blk.%d.layer_output_norm.weight", il));
 }
 
+/* The value of key "<arch>.<suffix>" into *v; false when absent. */
+static bool key_value(hp_check *c, const char *suffix, ggfit_value *v)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", c->prefix, suffix);
+    int64_t i = ggfit_gguf_find_key(c->g, key);
+    return i >= 0 && ggfit_gguf_value(c->g, (uint64_t)i, v);
+}
+
+/* load_arch_hparams asserts a safe gate (kda.safe_gate, true when absent)
+ * and a negative kda.gate_lower_bound. */
+static void check(hp_check *c)
+{
+    ggfit_value v;
+    if (key_value(c, "kda.safe_gate", &v) && v.type == GGFIT_GGUF_BOOL && !v.u) {
+        hc_fail(c, "%s.kda.safe_gate is false: llama.cpp's load_arch_hparams asserts a safe "
+                "gate", c->prefix);
+        return;
+    }
+    if (key_value(c, "kda.gate_lower_bound", &v) &&
+        (v.type == GGFIT_GGUF_FLOAT32 || v.type == GGFIT_GGUF_FLOAT64) && !(v.f < 0))
+        hc_fail(c, "%s.kda.gate_lower_bound is %g: llama.cpp's load_arch_hparams asserts it is "
+                "below 0", c->prefix, v.f);
+}
+
 /* load_arch_hparams: the SwiGLU clamps, one per block (NextN blocks
  * included) or one for all. */
 static const ggfit_arr_key arr_keys[] = {
@@ -380,6 +406,7 @@ const ggfit_arch ggfit__model_bailingmoe3 = {
             "expert_feed_forward_length", "expert_shared_count", "leading_dense_block_count",
             "expert_gating_func", NULL },
     .arr_keys = arr_keys,
+    .check = check,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .state_size = state_size,
