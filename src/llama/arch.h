@@ -8,6 +8,7 @@
 
 #include "ggfit.h"
 #include "llama/model.h"   /* weight_op */
+#include "versions/version.h"
 
 typedef enum ggfit_mem_kind {
     GGFIT_MEM_KV,          /* a KV cache (iSWA when the model has a window) */
@@ -248,6 +249,14 @@ typedef struct ggfit_arch {
      * words; NULL: --embedding pools the graph's hidden states. */
     const char *embeddings_abort;
 } ggfit_arch;
+
+/* Whether architecture a keeps rollback snapshots at llama_build (0: the
+ * newest): rs_rollback, from the change that gave it. */
+static inline bool ggfit__rs_rollback(const ggfit_arch *a, uint32_t llama_build)
+{
+    return a->rs_rollback &&
+           ggfit__llama_has(llama_build, (ggfit__llama_change)a->rs_rollback_added);
+}
 
 /* Rules for an architecture (src/models/registry.c); *known is false for
  * the generic fallback, the plain transformer's rules. */

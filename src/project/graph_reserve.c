@@ -16,7 +16,6 @@
 #include "llama/build.h"
 #include "project/debug.h"
 #include "project/graph_cache.h"
-#include "project/memory_recurrent.h"
 #include "project/proj.h"
 
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
@@ -161,7 +160,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
         .pooling = o->embeddings ? o->pooling : -1,
         .mtp = pr->p->ctx_mtp,
-        .n_rs_seq = ggfit__n_rs_seq(pr),
+        .n_rs_seq = ggfit__rs_rollback(pr->arch, pr->p->llama_build) ? pr->p->n_rs_seq : 0,
     };
     gg_graph local, *g = &local;
     gg_init(g);

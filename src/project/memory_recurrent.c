@@ -7,7 +7,6 @@
 #include "base/base.h"
 #include "llama/build.h"
 #include "project/memory_recurrent.h"
-#include "versions/version.h"
 
 /* Mamba's state sizes: the convolution over d_inner plus the groups' B and
  * C, and d_state per inner channel. */
@@ -18,14 +17,6 @@ static void mamba_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
     *s = (uint64_t)hp->ssm_d_state * hp->ssm_d_inner;
 }
 
-uint32_t ggfit__n_rs_seq(const proj *pr)
-{
-    const ggfit_arch *a = pr->arch;
-    bool rollback = a->rs_rollback &&
-                    ggfit__llama_has(pr->p->llama_build, (ggfit__llama_change)a->rs_rollback_added);
-    return rollback ? pr->p->n_rs_seq : 0;
-}
-
 void ggfit__project_state(proj *pr)
 {
     const ggfit_hparams *hp = pr->hp;
@@ -33,7 +24,8 @@ void ggfit__project_state(proj *pr)
     if (pr->arch->rec == GGFIT_REC_NONE)
         return;
     uint64_t n_rows = p->n_seq ? p->n_seq : 1, r, s;
-    n_rows *= 1 + (uint64_t)ggfit__n_rs_seq(pr);   /* the rollback snapshots */
+    if (ggfit__rs_rollback(pr->arch, p->llama_build))
+        n_rows *= 1 + (uint64_t)p->n_rs_seq;   /* the rollback snapshots */
     (pr->arch->state_size ? pr->arch->state_size : mamba_state_size)(hp, &r, &s);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         if (!(pr->layer_flags[il] & GB_LAYER_STATE))

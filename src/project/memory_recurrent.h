@@ -9,9 +9,4 @@
 
 void ggfit__project_state(proj *pr);
 
-/* The rollback snapshots a sequence the recurrent state keeps: n_rs_seq
- * where the architecture rolls back at the build asked for
- * (llm_arch_supports_rs_rollback), else 0. */
-uint32_t ggfit__n_rs_seq(const proj *pr);
-
 #endif
