@@ -53,8 +53,9 @@ static void refused_at_b10309(const model_spec *s, const char *added)
 /* ---- minimax-01 ---------------------------------------------------------- */
 
 /* n blocks; the converter writes no recurrent_layers and no interval, so
- * every 8th block attends. Partial rotary (rotary_dim), head_dim given. */
-static void minimax_01_spec(model_spec *s, uint32_t n, bool gate_exps)
+ * every 8th block attends, unless recr (n values) says which blocks are
+ * recurrent. Partial rotary (rotary_dim), head_dim given. */
+static void minimax_01_spec(model_spec *s, uint32_t n, bool gate_exps, const uint32_t *recr)
 {
     spec_init(s, "minimax-01");
     s->kvs[0].u = n;        /* block_count */
@@ -65,10 +66,12 @@ static void minimax_01_spec(model_spec *s, uint32_t n, bool gate_exps)
     key_u32(s, "attention.key_length", HD);
     key_u32(s, "attention.value_length", HD);
     key_f32(s, "residual_scale", 2.0f);
+    if (recr)
+        key_arr(s, "attention.recurrent_layers", GGFIT_GGUF_UINT32, recr, n);
     head(s, true, false);
     for (int il = 0; il < (int)n; il++) {
         tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
-        if ((il + 1) % 8 == 0) {
+        if (recr ? !recr[il] : (il + 1) % 8 == 0) {
             tensor(s, "blk.%d.attn_q.weight", il, E, NH * HD, 1);
             tensor(s, "blk.%d.attn_k.weight", il, E, NKV * HD, 1);
             tensor(s, "blk.%d.attn_v.weight", il, E, NKV * HD, 1);
@@ -92,7 +95,7 @@ static void test_minimax_01(void **state)
     (void)state;
     model_spec s;
     /* Seven lightning blocks, then one full-attention block. */
-    minimax_01_spec(&s, 8, true);
+    minimax_01_spec(&s, 8, true, NULL);
     project_all(&s, 0);
     refused_at_b10309(&s, "added in b10437");
 }
@@ -399,6 +402,57 @@ static void test_max_experts(void **state)
     refused_at_b10309_with(&s, GGFIT_EFORMAT, "LLAMA_MAX_EXPERTS");
 }
 
+/* ---- more of each, numbered after the others ------------------------------ */
+
+/* Removes the tensors whose names hold part. */
+static void drop_tensors(model_spec *s, const char *part)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->n_t; i++) {
+        if (strstr(s->names[i], part))
+            continue;
+        if (j != i) {
+            memcpy(s->names[j], s->names[i], sizeof s->names[j]);
+            s->t[j] = s->t[i];
+        }
+        s->t[j].name = s->names[j];
+        j++;
+    }
+    s->n_t = j;
+}
+
+static void test_more(void **state)
+{
+    (void)state;
+    model_spec s;
+    /* minimax-01: the file says which blocks are recurrent (block 1
+     * attends), no gate experts. */
+    static const uint32_t recr[4] = { 1, 0, 1, 1 };
+    minimax_01_spec(&s, 4, false, recr);
+    project_all(&s, 0);
+    /* bailingmoe3: SwiGLU clamps per block (the dense block's and the
+     * shared experts' from swiglu_clamp_shexp, the NextN block's too). */
+    static const float clamp_exp[5] = { 0, 7, 7, 0, 7 }, clamp_shexp[5] = { 7, 7, 0, 7, 7 };
+    bailingmoe3_spec(&s, "kkmk", 1, true, false);
+    key_arr(&s, "swiglu_clamp_exp", GGFIT_GGUF_FLOAT32, clamp_exp, 5);
+    key_arr(&s, "swiglu_clamp_shexp", GGFIT_GGUF_FLOAT32, clamp_shexp, 5);
+    project_all(&s, 0);
+    /* kimi-k3: every block banked, Q through the LoRA pair, no MLA gate,
+     * latent experts without routed_norm. */
+    kimi_k3_spec(&s, "kmkm", 1, 1, true, true, 16.0f);
+    drop_tensors(&s, "attn_gate");
+    drop_tensors(&s, "ffn_routed_norm");
+    drop_tensors(&s, "blk.1.attn_q.weight");
+    drop_tensors(&s, "blk.3.attn_q.weight");
+    key_u32(&s, "attention.q_lora_rank", 64);
+    for (int il = 1; il < 4; il += 2) {
+        tensor(&s, "blk.%d.attn_q_a.weight", il, E, 64, 1);
+        tensor(&s, "blk.%d.attn_q_a_norm.weight", il, 64, 1, 1);
+        tensor(&s, "blk.%d.attn_q_b.weight", il, 64, NH * HK_MLA, 1);
+    }
+    project_all(&s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_bailingmoe3_rollback),
         cmocka_unit_test(test_kimi_k3),
         cmocka_unit_test(test_max_experts),
+        cmocka_unit_test(test_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
