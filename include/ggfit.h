@@ -174,6 +174,12 @@ GGFIT_API ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_v
 GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version *v,
                                                   char **err);
 
+/* The i-th change between the supported versions that ggfit tracks
+ * (oldest first): the first upstream build with it, its commit and what
+ * it changed; false past the last. */
+GGFIT_API bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit,
+                                  const char **what);
+
 /* "b10587 (3f545becc, 2026-08-22)" into buf, with what the match means
  * where the rules are another version's ("b10700: newer than b10587,
  * answered with b10587's rules"); returns buf. */
@@ -477,6 +483,13 @@ typedef struct ggfit_arch_info {
  * ggfit_arch_count() - 1. The strings are static. */
 GGFIT_API size_t ggfit_arch_count(void);
 GGFIT_API ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out);
+
+/* The llama.cpp build that first loads architecture i (0: every version
+ * ggfit supports does), and that build's commit into *commit when not
+ * NULL ("" for 0); whether ggfit is exact for it at build (0: the newest
+ * supported): an exact row that build loads. */
+GGFIT_API uint32_t ggfit_arch_added(size_t i, const char **commit);
+GGFIT_API bool ggfit_arch_exact_at(size_t i, uint32_t build);
 
 /* The list as text, as JSON, or as the Markdown table README.md shows;
  * NULL when out of memory. The caller frees it with ggfit_free(). */

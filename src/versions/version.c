@@ -74,6 +74,20 @@ const char *ggfit__llama_rpc_protocol(uint32_t build)
     return rpc;
 }
 
+bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit, const char **what)
+{
+    if (i + 1 >= LLAMA_CHANGE_COUNT)   /* row 0 is NONE */
+        return false;
+    const ggfit__change_row *c = &ggfit__llama_changes[i + 1];
+    if (build)
+        *build = c->build;
+    if (commit)
+        *commit = c->commit;
+    if (what)
+        *what = c->what;
+    return true;
+}
+
 uint32_t ggfit_llama_version_supported(size_t i)
 {
     return i < N_VERSIONS ? versions[i].build : 0;
