@@ -646,6 +646,13 @@ GGFIT_API char *ggfit_catalog_json(const ggfit_catalog_entry *const *rows, size_
 GGFIT_API ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out,
                                        size_t max, size_t *n, char **err);
 
+/* The same as llama.cpp at build speaks it (0: the newest supported):
+ * each llama.cpp accepts a server of its own major protocol version and a
+ * minor not newer than its own (b10309: 5.0; b10587: 5.1). */
+GGFIT_API ggfit_status ggfit_rpc_query_for(const char *endpoints, uint32_t build, int timeout_ms,
+                                           ggfit_device *out, size_t max, size_t *n,
+                                           char **err);
+
 /* ---- the CPU planned for (devices/cpu.c) -------------------------------- */
 
 /* CPU features that decide the CPU's extra buffer types, where llama.cpp

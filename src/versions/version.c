@@ -36,11 +36,11 @@ const ggfit__change_row ggfit__llama_changes[LLAMA_CHANGE_COUNT] = {
 
 typedef struct version_row {
     uint32_t build;
-    const char *commit, *date, *semver, *rpc;
+    const char *commit, *date, *semver;
 } version_row;
 
 static const version_row versions[] = {
-#define LLAMA_VERSION(build, commit, date, semver, rpc) { build, commit, date, semver, rpc },
+#define LLAMA_VERSION(build, commit, date, semver) { build, commit, date, semver },
 #include "versions/versions.def"
 #undef LLAMA_VERSION
 };
@@ -63,15 +63,6 @@ uint32_t ggfit__llama_newest(void) { return versions[N_VERSIONS - 1].build; }
 uint32_t ggfit__llama_rules(uint32_t build)
 {
     return build ? build : ggfit__llama_newest();
-}
-
-const char *ggfit__llama_rpc_protocol(uint32_t build)
-{
-    build = ggfit__llama_rules(build);
-    const char *rpc = versions[0].rpc;
-    for (size_t i = 0; i < N_VERSIONS && versions[i].build <= build; i++)
-        rpc = versions[i].rpc;
-    return rpc;
 }
 
 bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit, const char **what)
