@@ -147,6 +147,8 @@ typedef struct ggfit_llama_version {
     bool build_printed;       /* a program printed the build number (not
                                  found from its commit) */
     char commit[41];          /* full hash when known, else as given */
+    char fork[48];            /* a known fork's name when commit is its
+                                 ("unslothai/llama.cpp"), else "" */
     char semver[24];          /* "0.2.0-dev" where --version printed one */
     char date[11];            /* the commit's date when known */
 } ggfit_llama_version;
