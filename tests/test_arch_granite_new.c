@@ -1,0 +1,145 @@
+/*
+ * test_arch_granite_new.c - the architectures llama.cpp gained between
+ * b10309 and b10587 that this file covers: pockettts (Pocket TTS's text
+ * backbone), muse-glimmer, granite_swa (dense and MoE) and graniteswitch.
+ * Small header-only models with the keys each converter writes
+ * (conversion/<family>.py) and the tensors load_tensors creates, projected
+ * on one RPC device and on the CPU, flash attention on and off; the
+ * compute buffers must come from the graph. The same headers
+ * (GGFIT_ARCHS_DUMP) are data/tiny/<arch>-<n>.gguf, which tools/llamacmp.py
+ * checked against llama.cpp b10587 (data/oracle/b10587/). llama.cpp b10309
+ * knows none of them: the projection refuses each under that version,
+ * naming the build that added it.
+ */
+#include "arch_spec.h"
+
+/* The projection of s under llama.cpp at build refuses the file, naming
+ * the build and commit that added the architecture. */
+static void refused_before(const model_spec *s, uint32_t build, const char *added)
+{
+    gw w;
+    write_spec(s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.llama_build = build;
+    ggfit_projection pr;
+    ggfit_status rc = ggfit_project(m, &p, NULL, 0, &pr, NULL, &err);
+    char want[128];
+    snprintf(want, sizeof want, "b%u cannot load this architecture (%s: added in %s", build,
+             s->arch, added);
+    if (rc != GGFIT_EUNSUPPORTED || !err || !strstr(err, want))
+        fail_msg("%s at b%u: expected a refusal naming '%s', got %s: %s", s->arch, build, want,
+                 ggfit_status_str(rc), err ? err : "");
+    ggfit_free(err);
+    /* The newest version loads it. */
+    p.llama_build = 0;
+    if (ggfit_project(m, &p, NULL, 0, &pr, NULL, &err) != GGFIT_OK)
+        fail_msg("%s at the newest build: %s", s->arch, err);
+    ggfit_model_free(m);
+    gw_free(&w);
+}
+
+/* ---- pockettts ----------------------------------------------------------- */
+
+/* conversion/pockettts.py: TextModel's keys (no head_count_kv, no rope
+ * dimension count: head_dim 64), LayerNorms with biases, Q/K/V split from
+ * in_proj, no output matrix. */
+static void pockettts_spec(model_spec *s, uint32_t n_layer)
+{
+    spec_init(s, "pockettts");
+    key_u32(s, "block_count", n_layer);
+    key_drop(s, "attention.head_count_kv");
+    key_drop(s, "rope.dimension_count");
+    key_drop(s, "attention.layer_norm_rms_epsilon");
+    key_f32(s, "rope.freq_base", 10000.0f);
+    key_f32(s, "attention.layer_norm_epsilon", 1e-5f);
+    tensor(s, "token_embd.weight", 0, E, V, 1);
+    tensor(s, "output_norm.weight", 0, E, 1, 1);
+    tensor(s, "output_norm.bias", 0, E, 1, 1);
+    for (int il = 0; il < (int)n_layer; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.attn_norm.bias", il, E, 1, 1);
+        tensor(s, "blk.%d.attn_q.weight", il, E, E, 1);
+        tensor(s, "blk.%d.attn_k.weight", il, E, E, 1);
+        tensor(s, "blk.%d.attn_v.weight", il, E, E, 1);
+        tensor(s, "blk.%d.attn_output.weight", il, E, E, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.bias", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_up.weight", il, E, F, 1);
+        tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+    }
+}
+
+static void test_pockettts(void **state)
+{
+    (void)state;
+    model_spec s;
+    pockettts_spec(&s, NL);
+    project_all(&s, 0);
+    pockettts_spec(&s, 6);
+    project_all(&s, 2048);
+    refused_before(&s, 10309, "b10369, 6e62ba538");
+}
+
+/* ---- muse-glimmer -------------------------------------------------------- */
+
+/* conversion/muse_glimmer.py: TextModel's keys with head_dim (key and
+ * value lengths), the soft cap, the output multiplier, the window and the
+ * per-layer pattern from layer_types; synthesized Q/K norms, the attention
+ * gate, pre and post norms. */
+static const bool muse_pattern[] = { true, true, true, false, true, true, true, false };
+
+static void muse_spec(model_spec *s, uint32_t n_layer, uint32_t head_dim, uint32_t window)
+{
+    spec_init(s, "muse-glimmer");
+    key_u32(s, "block_count", n_layer);
+    key_drop(s, "rope.dimension_count");
+    key_f32(s, "rope.freq_base", 500000.0f);
+    key_u32(s, "attention.key_length", head_dim);
+    key_u32(s, "attention.value_length", head_dim);
+    key_f32(s, "final_logit_softcapping", 30.0f);
+    key_f32(s, "logit_scale", 0.5f);
+    key_u32(s, "attention.sliding_window", window);
+    key_arr(s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, muse_pattern, n_layer);
+    uint32_t q = NH * head_dim, kvw = NKV * head_dim;
+    head(s, true, false);
+    for (int il = 0; il < (int)n_layer; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.post_attention_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.attn_q.weight", il, E, q, 1);
+        tensor(s, "blk.%d.attn_k.weight", il, E, kvw, 1);
+        tensor(s, "blk.%d.attn_v.weight", il, E, kvw, 1);
+        tensor(s, "blk.%d.attn_output.weight", il, q, E, 1);
+        tensor(s, "blk.%d.attn_q_norm.weight", il, head_dim, 1, 1);
+        tensor(s, "blk.%d.attn_k_norm.weight", il, head_dim, 1, 1);
+        tensor(s, "blk.%d.attn_gate.weight", il, E, q, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.post_ffw_norm.weight", il, E, 1, 1);
+        ffn_swiglu(s, il);
+    }
+}
+
+static void test_muse_glimmer(void **state)
+{
+    (void)state;
+    model_spec s;
+    muse_spec(&s, 4, HD, 128);
+    project_all(&s, 0);
+    muse_spec(&s, 8, 2 * HD, 512);   /* wider heads, two global layers */
+    project_all(&s, 2048);
+    refused_before(&s, 10309, "b10349, 62bf73d25");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pockettts),
+        cmocka_unit_test(test_muse_glimmer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
