@@ -135,11 +135,71 @@ static void test_muse_glimmer(void **state)
     refused_before(&s, 10309, "b10349, 62bf73d25");
 }
 
+/* ---- granite_swa --------------------------------------------------------- */
+
+enum { FX = 128, SH = 96 };
+
+/* conversion/granite.py's GraniteSWAModel (LlamaModel's keys, Granite's
+ * scales, the window, the pattern from layer_types, the RoPE pattern from
+ * no_rope_layers) and GraniteMoeSWAModel (experts with gate and up fused,
+ * a shared expert kept fused, tied output). */
+static const bool swa_layers[] = { false, true, true, true, false, true };
+static const bool rope_layers[] = { true, true, true, false, true, true };
+
+static void granite_swa_spec(model_spec *s, uint32_t n_layer, bool moe, bool rope_pattern)
+{
+    spec_init(s, "granite_swa");
+    key_u32(s, "block_count", n_layer);
+    key_f32(s, "rope.freq_base", 10000.0f);
+    key_f32(s, "attention.scale", 0.015625f);
+    key_f32(s, "embedding_scale", 12.0f);
+    key_f32(s, "residual_scale", 0.22f);
+    key_f32(s, "logit_scale", 8.0f);
+    key_u32(s, "attention.sliding_window", 128);
+    key_arr(s, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa_layers, n_layer);
+    if (rope_pattern)
+        key_arr(s, "attention.rope_pattern", GGFIT_GGUF_BOOL, rope_layers, n_layer);
+    if (moe) {
+        key_u32(s, "feed_forward_length", FX);
+        key_u32(s, "expert_count", NX);
+        key_u32(s, "expert_used_count", 2);
+        key_u32(s, "expert_shared_feed_forward_length", SH);
+    }
+    head(s, !moe, false);
+    for (int il = 0; il < (int)n_layer; il++) {
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        attn_qkv(s, il, false);
+        tensor(s, "blk.%d.attn_sinks.weight", il, NH, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+        if (moe) {
+            tensor(s, "blk.%d.ffn_gate_inp.weight", il, E, NX, 1);
+            tensor(s, "blk.%d.ffn_gate_up_exps.weight", il, E, 2 * FX, NX);
+            tensor(s, "blk.%d.ffn_down_exps.weight", il, FX, E, NX);
+            tensor(s, "blk.%d.ffn_up_shexp.weight", il, E, 2 * SH, 1);
+            tensor(s, "blk.%d.ffn_down_shexp.weight", il, SH, E, 1);
+        } else {
+            ffn_swiglu(s, il);
+        }
+    }
+}
+
+static void test_granite_swa(void **state)
+{
+    (void)state;
+    model_spec s;
+    granite_swa_spec(&s, 4, false, true);
+    project_all(&s, 0);
+    granite_swa_spec(&s, 6, true, false);   /* GraniteMoeSWA */
+    project_all(&s, 2048);
+    refused_before(&s, 10309, "b10514, 7221e24f5");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pockettts),
         cmocka_unit_test(test_muse_glimmer),
+        cmocka_unit_test(test_granite_swa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
