@@ -194,12 +194,109 @@ static void test_granite_swa(void **state)
     refused_before(&s, 10309, "b10514, 7221e24f5");
 }
 
+/* ---- graniteswitch ------------------------------------------------------- */
+
+enum { RANK = 16 };
+
+/* conversion/granite.py's GraniteSwitchModel: GraniteMoeModel's keys for a
+ * dense model (block_count one less than num_hidden_layers, the router's
+ * slot; expert_used_count pinned to 0; the shared FFN's length), the
+ * adapters' count, rank, token ids and router gain; fused QKV, gate and up
+ * split, each projection's stacked lora_a/lora_b over n_adapters + 1
+ * slots; lm_head tied. */
+static const int32_t activate_ids[] = { 990, 991, 992, 993 };
+static const int32_t substitute_ids[] = { 5, 6, 7, 8 };
+
+static void lora(model_spec *s, const char *proj, int il, int64_t n_in, int64_t n_out,
+                 int64_t slots)
+{
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "blk.%%d.%s.lora_a", proj);
+    tensor(s, fmt, il, n_in, RANK, slots);
+    snprintf(fmt, sizeof fmt, "blk.%%d.%s.lora_b", proj);
+    tensor(s, fmt, il, RANK, n_out, slots);
+}
+
+static void graniteswitch_spec(model_spec *s, uint32_t n_layer, uint32_t n_adapters, bool rope)
+{
+    spec_init(s, "graniteswitch");
+    key_u32(s, "block_count", n_layer);
+    key_f32(s, "rope.freq_base", 10000.0f);
+    key_u32(s, "expert_used_count", 0);
+    key_f32(s, "attention.scale", 0.015625f);
+    key_f32(s, "embedding_scale", 12.0f);
+    key_f32(s, "residual_scale", 0.22f);
+    key_f32(s, "logit_scale", 8.0f);
+    key_u32(s, "expert_shared_feed_forward_length", F);
+    if (!rope)
+        key_bool(s, "rope.scaling.finetuned", false);
+    key_u32(s, "adapters.count", n_adapters);
+    key_u32(s, "adapters.lora_rank", RANK);
+    key_arr(s, "adapters.token_ids_activate", GGFIT_GGUF_INT32, activate_ids, n_adapters);
+    key_arr(s, "adapters.token_ids_substitute", GGFIT_GGUF_INT32, substitute_ids, n_adapters);
+    key_f32(s, "adapters.router_gain", 15.0f);
+    int64_t slots = n_adapters + 1, q = NH * HD, kvw = NKV * HD;
+    head(s, false, false);
+    for (int il = 0; il < (int)n_layer; il++) {
+        tensor(s, "blk.%d.attn_qkv.weight", il, E, q + 2 * kvw, 1);
+        lora(s, "attn_q", il, E, q, slots);
+        lora(s, "attn_k", il, E, kvw, slots);
+        lora(s, "attn_v", il, E, kvw, slots);
+        tensor(s, "blk.%d.attn_output.weight", il, q, E, 1);
+        lora(s, "attn_output", il, q, E, slots);
+        tensor(s, "blk.%d.ffn_gate.weight", il, E, F, 1);
+        tensor(s, "blk.%d.ffn_up.weight", il, E, F, 1);
+        lora(s, "ffn_gate", il, E, F, slots);
+        lora(s, "ffn_up", il, E, F, slots);
+        tensor(s, "blk.%d.ffn_down.weight", il, F, E, 1);
+        lora(s, "ffn_down", il, F, E, slots);
+        tensor(s, "blk.%d.attn_norm.weight", il, E, 1, 1);
+        tensor(s, "blk.%d.ffn_norm.weight", il, E, 1, 1);
+    }
+}
+
+static void test_graniteswitch(void **state)
+{
+    (void)state;
+    model_spec s;
+    graniteswitch_spec(&s, NL, 3, true);
+    project_all(&s, 0);
+    graniteswitch_spec(&s, 4, 4, false);   /* no RoPE (rope.scaling.finetuned false) */
+    project_all(&s, 2048);
+    refused_before(&s, 10309, "b10342, 157b81fe6");
+}
+
+/* What llama.cpp refuses of Granite Switch's adapters (load_arch_hparams'
+ * and load_arch_tensors' throws): more than 4096 adapters, token id arrays
+ * of another length, a substitute token outside the vocabulary. */
+static const int32_t bad_substitute_ids[] = { 5, 6, V, 8 };
+
+static void test_graniteswitch_refused(void **state)
+{
+    (void)state;
+    model_spec s;
+    graniteswitch_spec(&s, NL, 3, true);
+    key_u32(&s, "adapters.count", 4097);
+    refused_with(&s, "at most 4096 adapters");
+    graniteswitch_spec(&s, NL, 3, true);
+    key_u32(&s, "adapters.count", 2);
+    refused_with(&s, "holds 3 ids for 2 adapters");
+    graniteswitch_spec(&s, NL, 4, true);
+    key_arr(&s, "adapters.token_ids_substitute", GGFIT_GGUF_INT32, bad_substitute_ids, 4);
+    refused_with(&s, "token id 1000, outside the 1000 tokens");
+    graniteswitch_spec(&s, NL, 3, true);
+    key_drop(&s, "adapters.token_ids_activate");
+    refused_with(&s, "adapters.token_ids_activate' is missing");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pockettts),
         cmocka_unit_test(test_muse_glimmer),
         cmocka_unit_test(test_granite_swa),
+        cmocka_unit_test(test_graniteswitch),
+        cmocka_unit_test(test_graniteswitch_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,6 +158,12 @@ typedef struct ggfit_arch {
      * blocks run that many times, each pass a layer of its own (model.c's
      * expand_loops, which load/open.c hands this row). */
     bool num_loops;
+    /* load_arch_hparams appends one layer past the file's blocks
+     * (Granite Switch's router: n_layer_all = blocks + 1, the new layer
+     * counted as the one NextN block, 1 head, 1 KV head, no FFN, no
+     * tensors), which holds KV cells when nextn_kv says so (model.c's
+     * expand_router). */
+    bool router_layer;
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;

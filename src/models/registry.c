@@ -34,7 +34,7 @@
     X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon) \
     X(eagle3) \
     X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4) \
-    X(pockettts) X(muse_glimmer) X(granite_swa)
+    X(pockettts) X(muse_glimmer) X(granite_swa) X(graniteswitch)
 
 /* Architectures ggfit has no rules for, each with its row's why only
  * (src/models/<id>.c): projections take the generic rules as for any
