@@ -82,17 +82,19 @@ static const char llama_archs[][32] = {
     "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n", "gemma4",
     "gemma4-assistant", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba",
     "falcon-h1", "xverse", "command-r", "cohere2", "cohere2moe", "dbrx", "olmo", "olmo2",
-    "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32",
+    "olmoe", "muse-glimmer",
+    "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32",
     "deepseek4", "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5", "t5encoder", "jais",
     "jais2", "nemotron", "nemotron_h", "nemotron_h_moe", "exaone", "exaone4", "exaone-moe",
     "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "granite", "granitemoe", "granitehybrid",
+    "graniteswitch", "granite_swa",
     "chameleon", "wavtokenizer-dec", "plm", "bailingmoe", "bailingmoe2", "dots1", "arcee",
     "afmoe", "laguna", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense",
     "hunyuan_vl", "hy_v3", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker",
     "llada", "llada-moe", "seed_oss", "grovemoe", "apertus", "minimax-m2", "minimax-m3",
     "cogvlm", "rnd1", "pangu-embedded", "mistral3", "eagle3", "dflash", "mistral4",
     "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear", "talkie",
-    "mellum", "nanbeige", "qwen3tts",
+    "mellum", "nanbeige", "qwen3tts", "pockettts",
 };
 
 #define N_LLAMA (sizeof llama_archs / sizeof llama_archs[0])
