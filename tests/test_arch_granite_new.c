@@ -194,6 +194,24 @@ static void test_granite_swa(void **state)
     refused_before(&s, 10309, "b10514, 7221e24f5");
 }
 
+/* get_arr reads the sliding-window pattern: an array of any length (the
+ * layers past it are global ones), never a scalar. */
+static const bool swa_short[] = { false, true, true, true };
+static const bool swa_padded[] = { false, true, true, true, false, false };
+
+static void test_granite_swa_pattern(void **state)
+{
+    (void)state;
+    model_spec a, b;
+    granite_swa_spec(&a, 6, true, false);
+    key_arr(&a, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa_short, 4);
+    granite_swa_spec(&b, 6, true, false);
+    key_arr(&b, "attention.sliding_window_pattern", GGFIT_GGUF_BOOL, swa_padded, 6);
+    assert_true(same_projection(&a, &b, 4096));
+    key_u32(&a, "attention.sliding_window_pattern", 4);
+    refused_with(&a, "attention.sliding_window_pattern' is not an array");
+}
+
 /* ---- graniteswitch ------------------------------------------------------- */
 
 enum { RANK = 16 };
@@ -295,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_pockettts),
         cmocka_unit_test(test_muse_glimmer),
         cmocka_unit_test(test_granite_swa),
+        cmocka_unit_test(test_granite_swa_pattern),
         cmocka_unit_test(test_graniteswitch),
         cmocka_unit_test(test_graniteswitch_refused),
     };

@@ -42,6 +42,10 @@ typedef enum ggfit_swa_key {
     /* A scalar as the period, else the per-layer form (Cohere2 MoE,
      * Mellum: the uint32 form first, the array form when it fails). */
     GGFIT_SWA_KEY_EITHER,
+    /* get_arr's form (Granite SWA): an array only (its arr_keys entry
+     * refuses a scalar), of any length up to 512: the layers past its end
+     * are not sliding-window ones, the entries past n are not read. */
+    GGFIT_SWA_KEY_ARRAY,
 } ggfit_swa_key;
 
 /* How many values a fixed-size array key holds (ggfit_arr_key.n). */

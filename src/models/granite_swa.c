@@ -154,8 +154,9 @@ static const ggfit_arr_key arr_keys_granite_swa[] = {
     { NULL },
 };
 
-/* The pattern per layer; swa_type is always STANDARD, so the iSWA cache
- * whatever the window. */
+/* The pattern per layer, as get_arr reads it (an array of any length:
+ * the layers past it are not sliding-window ones); swa_type is always
+ * STANDARD, so the iSWA cache whatever the window. */
 const ggfit_arch ggfit__model_granite_swa = {
     .name = "granite_swa",
     .added = LLAMA_CHANGE_GRANITE_SWA,
@@ -163,7 +164,7 @@ const ggfit_arch ggfit__model_granite_swa = {
             "attention.sliding_window", NULL },
     .arr_keys = arr_keys_granite_swa,
     .mem = GGFIT_MEM_KV,
-    .swa_key = GGFIT_SWA_KEY_LAYERS,
+    .swa_key = GGFIT_SWA_KEY_ARRAY,
     .swa_always = true,
     .build = build_granite_swa,
 };
