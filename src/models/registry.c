@@ -33,7 +33,8 @@
     X(openelm) X(nemotron) X(jais) X(chatglm) X(baichuan) X(smallthinker) X(llama_embed) X(pangu_embedded) X(hunyuan_vl) X(deci) X(minicpm3) X(plm) X(hy_v3) X(afmoe) X(cohere2moe) X(laguna) X(mimo2) X(grovemoe) \
     X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon) \
     X(eagle3) \
-    X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4)
+    X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4) \
+    X(dots3note)
 
 /* Architectures ggfit has no rules for, each with its row's why only
  * (src/models/<id>.c): projections take the generic rules as for any
