@@ -851,6 +851,28 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
     return rc;
 }
 
+/* --vs-version: the request planned for two llama.cpp versions, side by
+ * side on stdout (the comparison is the answer); the exit status is the
+ * first plan's. */
+static int print_vs(ggfit_request *req, ggfit_plan *plan, bool json)
+{
+    char *err = NULL;
+    ggfit_plan *other = ggfit_plan_new();
+    if (!other)
+        return out_of_memory();
+    int rc = ggfit_request_plan_vs(req, plan, other, &err);
+    if (rc) {
+        ggfit_plan_destroy(other);
+        return report(rc, err);
+    }
+    rc = emit(json ? ggfit_plan_vs_json(plan, other) : ggfit_plan_vs_text(plan, other), json);
+    if (!rc)
+        rc = ggfit_plan_exit_status(plan);
+    ggfit_plan_free(plan);
+    ggfit_plan_destroy(other);
+    return rc;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -906,6 +928,8 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     req->fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
         return print_fastest(req, &fo, line_of(&o, req, argc, argv), json, quiet);
+    if (req->vs_version)
+        return print_vs(req, plan, json);
     if ((rc = ggfit_request_plan(req, plan, &err)))
         return report(rc, err);
     rc = print_plan(plan, line_of(&o, req, argc, argv), json, quiet, verbose);

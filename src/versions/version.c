@@ -36,11 +36,11 @@ const ggfit__change_row ggfit__llama_changes[LLAMA_CHANGE_COUNT] = {
 
 typedef struct version_row {
     uint32_t build;
-    const char *commit, *date, *semver, *rpc;
+    const char *commit, *date, *semver;
 } version_row;
 
 static const version_row versions[] = {
-#define LLAMA_VERSION(build, commit, date, semver, rpc) { build, commit, date, semver, rpc },
+#define LLAMA_VERSION(build, commit, date, semver) { build, commit, date, semver },
 #include "versions/versions.def"
 #undef LLAMA_VERSION
 };
@@ -65,13 +65,18 @@ uint32_t ggfit__llama_rules(uint32_t build)
     return build ? build : ggfit__llama_newest();
 }
 
-const char *ggfit__llama_rpc_protocol(uint32_t build)
+bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit, const char **what)
 {
-    build = ggfit__llama_rules(build);
-    const char *rpc = versions[0].rpc;
-    for (size_t i = 0; i < N_VERSIONS && versions[i].build <= build; i++)
-        rpc = versions[i].rpc;
-    return rpc;
+    if (i + 1 >= LLAMA_CHANGE_COUNT)   /* row 0 is NONE */
+        return false;
+    const ggfit__change_row *c = &ggfit__llama_changes[i + 1];
+    if (build)
+        *build = c->build;
+    if (commit)
+        *commit = c->commit;
+    if (what)
+        *what = c->what;
+    return true;
 }
 
 uint32_t ggfit_llama_version_supported(size_t i)
