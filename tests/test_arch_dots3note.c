@@ -132,6 +132,10 @@ static void test_dots3note(void **state)
     static const bool swa3[3] = { true, false, true };
     dots3_spec(&s, 3, swa3, 1, false);
     project_all(&s, 0);
+    /* A window of 0: still the two caches, the SWA one n_ubatch cells. */
+    dots3_spec(&s, 4, swa4, 0, true);
+    key_u32(&s, "attention.sliding_window", 0);
+    project_all(&s, 0);
 }
 
 /* llama.cpp b10309 predates the architecture: the projection for it

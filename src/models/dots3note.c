@@ -456,6 +456,7 @@ const ggfit_arch ggfit__model_dots3note = {
      * nextn_predict_layers: one value a trunk layer */
     .swa_key = GGFIT_SWA_KEY_LAYERS,
     .swa_key_main = true,
+    .swa_always = true,   /* swa_type is set whatever sliding_window says */
     .index_k = index_k,
     .build = build_dots3note,
 };
