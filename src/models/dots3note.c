@@ -57,7 +57,7 @@ static uint32_t index_k(const ggfit_model *m, uint32_t il)
     bool full = false;   /* past the array's end: the default, not full */
     for (uint32_t j = 0; ggfit_value_next(&v, &it, &e); j++)
         if (j == il) {
-            full = (e.type == GGFIT_GGUF_INT32 || e.type == GGFIT_GGUF_BOOL ? e.i : (int64_t)e.u) != 0;
+            full = (e.type == GGFIT_GGUF_INT32 ? e.i : (int64_t)e.u) != 0;   /* bool: u */
             break;
         }
     snprintf(key, sizeof key, "%s.attention.indexer.key_length", hp->arch);
