@@ -1203,7 +1203,16 @@ static int run(int argc, char **argv)
     if (argc < 2)
         return bad("no model: ggfit -m FILE [flags], or a command (inspect, devices, ...)");
     if (!strcmp(argv[1], "--version")) {
-        printf("ggfit %s\n", GGFIT_VERSION);
+        /* and the llama.cpp versions it is exact for, newest (the default) last */
+        printf("ggfit %s\nexact for llama.cpp", GGFIT_VERSION);
+        for (size_t i = 0; ggfit_llama_version_supported(i); i++) {
+            ggfit_llama_version v;
+            char b[16], text[256];
+            snprintf(b, sizeof b, "b%u", ggfit_llama_version_supported(i));
+            if (ggfit_llama_version_parse(b, &v, NULL) == GGFIT_OK)
+                printf("%s %s", i ? "," : "", ggfit_llama_version_str(&v, text, sizeof text));
+        }
+        printf("; the newest is the default (--llama-version)\n");
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

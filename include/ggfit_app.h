@@ -460,6 +460,8 @@ typedef struct ggfit_request {
     const char *llama_version;
     const char *llama_bin;
     bool detect;
+    bool llama_asked;         /* ggfit_request_version asked the program
+                                 once: a request planned again keeps it */
     ggfit_llama_version llama;
     /* --vs-version VERSION: the same question for a second llama.cpp
      * (ggfit_request_plan_vs); vs_version NULL: none. */
@@ -1489,6 +1491,7 @@ typedef struct ggfit_sweep_point {
 #define GGFIT_MAX_SWEEP 64
 
 typedef struct ggfit_sweep {
+    ggfit_llama_version llama; /* the llama.cpp it answers for */
     ggfit_sweep_axis axis;
     char model[256];          /* the file's name, without its folders */
     /* The machine (the renderers word it: "NVIDIA GeForce RTX 3090 24 GiB,
@@ -1576,6 +1579,7 @@ typedef struct ggfit_quant {
 } ggfit_quant;
 
 typedef struct ggfit_quant_list {
+    ggfit_llama_version llama; /* the llama.cpp they answer for */
     char *repo;               /* -hf's user/model, or NULL (local files) */
     char *commit;             /* its commit, or NULL */
     size_t n;
