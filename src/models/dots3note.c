@@ -12,7 +12,10 @@
  * full) over the full layers, and a K-only cache of the window's cells
  * over the sliding-window ones (kv_cache.c counts both as an iSWA cache
  * with an indexer cache beside it). The NextN block is kept in the file
- * but never loaded: llama.cpp has no MTP graph for it yet.
+ * but never loaded: llama.cpp has no MTP graph for it yet, and
+ * llama-server b10587 with --spec-type draft-mtp crashes while it makes
+ * the SWA cache for the fit's first measurement; ggfit plans that MTP
+ * context on this graph and memory (the row has no .mtp).
  */
 #include <stdio.h>
 #include <string.h>
