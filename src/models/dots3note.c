@@ -73,7 +73,7 @@ static uint32_t index_k(const ggfit_model *m, uint32_t il)
 /* build_attn_inp_k_dsa_iswa after build_inp_pos: the DSA cache's latent
  * K indices and mask, its indexer's K indices, F16 mask (the fused
  * indexer's) and Hadamard rotation (always made: its head is the cache's
- * head); then the SWA cache's K indices and mask (no rotation); then the
+ * head, a power of two); then the SWA cache's K indices and mask (no rotation); then the
  * output ids. */
 static void inputs(bctx *b, d3 *d)
 {
@@ -88,12 +88,7 @@ static void inputs(bctx *b, d3 *d)
     d->k_idxs_lid = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, nt), NULL);
     d->mask_lid = gg_input(g, gg_new_4d(g, GGFIT_TYPE_F16, p->n_kv, nt / ns, 1, ns),
                            "attn_inp_kq_mask");
-    int64_t nrot = 64;
-    do
-        nrot *= 2;
-    while (d->ih % nrot == 0);
-    nrot /= 2;
-    d->k_rot_lid = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, nrot, nrot), "attn_inp_k_rot");
+    d->k_rot_lid = gg_input(g, gg_new_2d(g, GGFIT_TYPE_F32, d->ih, d->ih), "attn_inp_k_rot");
     d->k_idxs_swa = gg_input(g, gg_new_1d(g, GGFIT_TYPE_I64, nt), NULL);
     d->mask_swa = gg_input(g, gg_new_4d(g, mask_type, p->n_kv_swa, nt / ns, 1, ns),
                            "attn_inp_kq_mask");
@@ -364,10 +359,16 @@ static void build_dots3note(bctx *b)
         .ih = (int64_t)gb_key(b, "attention.indexer.key_length", 0),
         .top_k = (uint32_t)gb_key(b, "attention.indexer.top_k", 0),
     };
+    /* The Hadamard rotation of the indexer cache is as wide as the largest
+     * power of two from 64 up dividing its head, and llama.cpp multiplies
+     * the heads by it (ggml_mul_mat asserts they are as wide). */
+    int64_t nrot = 64;
+    while (d.ih > 0 && nrot <= d.ih && d.ih % (2 * nrot) == 0)
+        nrot *= 2;
     /* llama.cpp always makes the two caches (create_memory asserts a
      * sliding window); the indexer head holds the rope. */
-    if (!b->p->swa || n_layer < 1 || d.ih < d.n_rope || d.n_ih < 1 || d.top_k < 1 ||
-        !hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
+    if (!b->p->swa || n_layer < 1 || d.ih < 1 || d.ih < d.n_rope || nrot != d.ih ||
+        d.n_ih < 1 || d.top_k < 1 || !hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
         b->missing = true;
         return;
     }
