@@ -187,12 +187,31 @@ static void test_dots3note_refused(void **state)
     refused_with(&s, "rope.freq_base_swa");
 }
 
+/* An indexer head llama.cpp's Hadamard product cannot take (not a power
+ * of two, or 0: llama.cpp asserts) has no graph: the compute is estimated,
+ * never a hang or a wrong graph. The key types are llama.cpp's. */
+static void test_dots3note_bad_indexer(void **state)
+{
+    (void)state;
+    model_spec s;
+    static const bool swa4[4] = { false, true, true, false };
+    static const uint32_t heads[] = { 96, 0, 32 };
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        dots3_spec(&s, 4, swa4, 0, true);
+        key_u32(&s, "attention.indexer.key_length", heads[i]);
+        ggfit_projection pr;
+        project_one(&s, 4096, &pr);
+        assert_true(pr.compute_estimated);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dots3note),
         cmocka_unit_test(test_dots3note_old_llama),
         cmocka_unit_test(test_dots3note_refused),
+        cmocka_unit_test(test_dots3note_bad_indexer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
