@@ -36,6 +36,7 @@
     X(eagle3) \
     X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4) \
     X(pockettts) X(muse_glimmer) X(granite_swa) X(graniteswitch)
+    X(dots3note)
 
 /* Architectures ggfit has no rules for, each with its row's why only
  * (src/models/<id>.c): projections take the generic rules as for any
