@@ -35,7 +35,7 @@
     X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon) \
     X(eagle3) \
     X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4) \
-    X(pockettts) X(muse_glimmer) X(granite_swa) X(graniteswitch)
+    X(pockettts) X(muse_glimmer) X(granite_swa) X(graniteswitch) \
     X(dots3note)
 
 /* Architectures ggfit has no rules for, each with its row's why only
