@@ -851,6 +851,28 @@ static int print_fastest(ggfit_request *req, const ggfit_fastest_options *fo,
     return rc;
 }
 
+/* --vs-version: the request planned for two llama.cpp versions, side by
+ * side on stdout (the comparison is the answer); the exit status is the
+ * first plan's. */
+static int print_vs(ggfit_request *req, ggfit_plan *plan, bool json)
+{
+    char *err = NULL;
+    ggfit_plan *other = ggfit_plan_new();
+    if (!other)
+        return out_of_memory();
+    int rc = ggfit_request_plan_vs(req, plan, other, &err);
+    if (rc) {
+        ggfit_plan_destroy(other);
+        return report(rc, err);
+    }
+    rc = emit(json ? ggfit_plan_vs_json(plan, other) : ggfit_plan_vs_text(plan, other), json);
+    if (!rc)
+        rc = ggfit_plan_exit_status(plan);
+    ggfit_plan_free(plan);
+    ggfit_plan_destroy(other);
+    return rc;
+}
+
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
@@ -906,6 +928,8 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     req->fit.no_log = !json && (!verbose || fo.objective != GGFIT_OBJECTIVE_CONTEXT);
     if (fo.objective != GGFIT_OBJECTIVE_CONTEXT)
         return print_fastest(req, &fo, line_of(&o, req, argc, argv), json, quiet);
+    if (req->vs_version)
+        return print_vs(req, plan, json);
     if ((rc = ggfit_request_plan(req, plan, &err)))
         return report(rc, err);
     rc = print_plan(plan, line_of(&o, req, argc, argv), json, quiet, verbose);
@@ -1179,7 +1203,16 @@ static int run(int argc, char **argv)
     if (argc < 2)
         return bad("no model: ggfit -m FILE [flags], or a command (inspect, devices, ...)");
     if (!strcmp(argv[1], "--version")) {
-        printf("ggfit %s\n", GGFIT_VERSION);
+        /* and the llama.cpp versions it is exact for, newest (the default) last */
+        printf("ggfit %s\nexact for llama.cpp", GGFIT_VERSION);
+        for (size_t i = 0; ggfit_llama_version_supported(i); i++) {
+            ggfit_llama_version v;
+            char b[16], text[256];
+            snprintf(b, sizeof b, "b%u", ggfit_llama_version_supported(i));
+            if (ggfit_llama_version_parse(b, &v, NULL) == GGFIT_OK)
+                printf("%s %s", i ? "," : "", ggfit_llama_version_str(&v, text, sizeof text));
+        }
+        printf("; the newest is the default (--llama-version)\n");
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -147,6 +147,8 @@ typedef struct ggfit_llama_version {
     bool build_printed;       /* a program printed the build number (not
                                  found from its commit) */
     char commit[41];          /* full hash when known, else as given */
+    char fork[48];            /* a known fork's name when commit is its
+                                 ("unslothai/llama.cpp"), else "" */
     char semver[24];          /* "0.2.0-dev" where --version printed one */
     char date[11];            /* the commit's date when known */
 } ggfit_llama_version;
@@ -173,6 +175,12 @@ GGFIT_API ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_v
  * folder holding llama-server, or NULL: llama-server on PATH. */
 GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version *v,
                                                   char **err);
+
+/* The i-th change between the supported versions that ggfit tracks
+ * (oldest first): the first upstream build with it, its commit and what
+ * it changed; false past the last. */
+GGFIT_API bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit,
+                                  const char **what);
 
 /* "b10587 (3f545becc, 2026-08-22)" into buf, with what the match means
  * where the rules are another version's ("b10700: newer than b10587,
@@ -478,6 +486,13 @@ typedef struct ggfit_arch_info {
 GGFIT_API size_t ggfit_arch_count(void);
 GGFIT_API ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out);
 
+/* The llama.cpp build that first loads architecture i (0: every version
+ * ggfit supports does), and that build's commit into *commit when not
+ * NULL ("" for 0); whether ggfit is exact for it at build (0: the newest
+ * supported): an exact row that build loads. */
+GGFIT_API uint32_t ggfit_arch_added(size_t i, const char **commit);
+GGFIT_API bool ggfit_arch_exact_at(size_t i, uint32_t build);
+
 /* The list as text, as JSON, or as the Markdown table README.md shows;
  * NULL when out of memory. The caller frees it with ggfit_free(). */
 GGFIT_API char *ggfit_archs_text(void);
@@ -632,6 +647,13 @@ GGFIT_API char *ggfit_catalog_json(const ggfit_catalog_entry *const *rows, size_
  * each connection and reply. */
 GGFIT_API ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out,
                                        size_t max, size_t *n, char **err);
+
+/* The same as llama.cpp at build speaks it (0: the newest supported):
+ * each llama.cpp accepts a server of its own major protocol version and a
+ * minor not newer than its own (b10309: 5.0; b10587: 5.1). */
+GGFIT_API ggfit_status ggfit_rpc_query_for(const char *endpoints, uint32_t build, int timeout_ms,
+                                           ggfit_device *out, size_t max, size_t *n,
+                                           char **err);
 
 /* ---- the CPU planned for (devices/cpu.c) -------------------------------- */
 

@@ -460,7 +460,13 @@ typedef struct ggfit_request {
     const char *llama_version;
     const char *llama_bin;
     bool detect;
+    bool llama_asked;         /* ggfit_request_version asked the program
+                                 once: a request planned again keeps it */
     ggfit_llama_version llama;
+    /* --vs-version VERSION: the same question for a second llama.cpp
+     * (ggfit_request_plan_vs); vs_version NULL: none. */
+    const char *vs_version;
+    ggfit_llama_version vs;
     /* llama-server's draft model (-md, --spec-draft-model FILE) and its
      * flags (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, under every name
      * common/arg.cpp gives them) in the target's fields of draft
@@ -905,6 +911,22 @@ GGFIT_API char *ggfit_argv_quote(char *const *argv);
  * notes, -md's file): keep them while the plan is rendered.
  * A request can be planned again: the devices are asked and probed anew. */
 GGFIT_API ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err);
+
+/* The same request planned for two llama.cpp versions: a for the
+ * request's (ggfit_request_version), b for r->vs (--vs-version; an
+ * error without it). On GGFIT_OK the caller frees both with
+ * ggfit_plan_free(); on failure nothing is left to free. */
+GGFIT_API ggfit_status ggfit_request_plan_vs(ggfit_request *r, ggfit_plan *a, ggfit_plan *b,
+                                             char **err);
+
+/* Two plans of one request for two llama.cpp versions side by side: the
+ * line each prints, context, layers, bytes per device, the verdict, what
+ * differs, and the changes between the two versions that ggfit tracks
+ * (text for a person, JSON {"a": plan, "b": plan, "differs": [...],
+ * "changes": [...]}). The caller frees it with ggfit_free(); NULL when
+ * out of memory. */
+GGFIT_API char *ggfit_plan_vs_text(const ggfit_plan *a, const ggfit_plan *b);
+GGFIT_API char *ggfit_plan_vs_json(const ggfit_plan *a, const ggfit_plan *b);
 
 /* Frees what a plan holds (its fit's log); the struct itself is the
  * caller's. NULL does nothing. */
@@ -1469,6 +1491,7 @@ typedef struct ggfit_sweep_point {
 #define GGFIT_MAX_SWEEP 64
 
 typedef struct ggfit_sweep {
+    ggfit_llama_version llama; /* the llama.cpp it answers for */
     ggfit_sweep_axis axis;
     char model[256];          /* the file's name, without its folders */
     /* The machine (the renderers word it: "NVIDIA GeForce RTX 3090 24 GiB,
@@ -1556,6 +1579,7 @@ typedef struct ggfit_quant {
 } ggfit_quant;
 
 typedef struct ggfit_quant_list {
+    ggfit_llama_version llama; /* the llama.cpp they answer for */
     char *repo;               /* -hf's user/model, or NULL (local files) */
     char *commit;             /* its commit, or NULL */
     size_t n;

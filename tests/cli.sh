@@ -690,7 +690,27 @@ build/ggfit|./build/ggfit|"$PWD/build/ggfit")
 *)
     check readme-links 0 '^every link resolves$' -- python3 tools/readme_examples.py --links ;;
 esac
-check archs-text 0 '^gpt-oss  *exact  *KV cache, sliding window$' -- "$ggfit" archs
+check archs-text 0 '^gpt-oss  *exact  *b10309 b10587 KV cache, sliding window$' -- "$ggfit" archs
+check archs-json-versions 0 '"exact_for": \[' -- "$ggfit" archs --json
+# The llama.cpp a plan answers for (issue 28): named in every plan, given
+# as a build, a commit or latest, compared with --vs-version.
+l8b="$models/llama-3.1-8b-Q4_K_M.gguf"
+check version-default 0 '^for llama.cpp b10587 (3f545becc, 2026-08-22)$' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 -c 8192
+check version-b10309 0 '"build": 10309' -- "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version b10309 --json
+check version-commit 0 '"commit": "3f545beccee69d9975f466ec7e45fd9aacd8ba90"' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version 3f545be --json
+check version-between 0 'between the versions ggfit is' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version b10450
+check version-newer 0 'newer than b10587, the newest ggfit knows' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version b11000
+check version-bad 2 'cannot read a llama.cpp version from "b10x": give b<build>' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version b10x
+check version-unknown-commit 2 'llama.cpp commit deadbeef is not one ggfit knows' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --llama-version deadbeef
+check vs-version 0 '^  against b10309 (82bb48500, 2026-08-07)$' -- \
+    "$ggfit" -m "$l8b" --gpu rtx-4090 --vs-version b10309
+check vs-version-json 0 '"changes": \[' -- "$ggfit" -m "$l8b" --gpu rtx-4090 --vs-version b10309 --json
 check archs-json 0 '"name": "qwen3next"' -- "$ggfit" archs --json
 check archs-bad 2 "^ggfit archs: unknown option '--frobnicate'$" -- "$ggfit" archs --frobnicate
 # Errors you can read (issue 27): what is wrong and the fix, then where the
@@ -1032,7 +1052,8 @@ import glob, json, os, shlex, subprocess, sys
 ggfit, plans, stand_ins = sys.argv[1:4]
 env = dict(os.environ, PATH=stand_ins + os.pathsep + os.environ["PATH"])
 subcommands = {"inspect", "devices", "archs", "reorder", "bench", "sweep"}
-no_line = {"-h", "--help", "--version", "--list", "-fitp", "--print-memory"}  # stdout no line
+no_line = {"-h", "--help", "--version", "--list", "-fitp", "--print-memory",
+           "--vs-version"}  # stdout no line
 drop = {"--json", "-q", "--quiet", "-v", "--verbose", "--print-command", "--print-flags"}   # a plan all the same
 def program(args):   # the plan's: --for's, a pasted line's, else llama-server
     prog = "llama-server"

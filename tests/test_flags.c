@@ -46,6 +46,9 @@ static void same_landing(ggfit_request *a, ggfit_request *b, const char *what)
     same_string(&a->model_url, &b->model_url, what);
     same_string(&a->draft_model, &b->draft_model, what);
     same_string(&a->mmproj, &b->mmproj, what);
+    same_string(&a->llama_version, &b->llama_version, what);
+    same_string(&a->llama_bin, &b->llama_bin, what);
+    same_string(&a->vs_version, &b->vs_version, what);
     assert_int_equal(a->n_gpu_more, b->n_gpu_more);
     for (uint32_t k = 0; k < a->n_gpu_more; k++)
         same_string(&a->gpu_more[k], &b->gpu_more[k], what);

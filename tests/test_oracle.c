@@ -43,17 +43,17 @@ static void find_model(char *buf, size_t n, const char *file)
 /* One version's cases, each projected with its rules. */
 static void oracle_version(uint32_t build)
 {
-    const char *path = oracle_path(build);
-    FILE *f = fopen(path, "r");
+    const char *oracle = oracle_path(build);
+    FILE *f = fopen(oracle, "r");
     if (!f)
-        fail_msg("cannot open %s", path);
+        fail_msg("cannot open %s", oracle);
     char line[8192];
     int n_cases = 0, n_same = 0;
     while (fgets(line, sizeof line, f)) {
         json_error_t jerr;
         json_t *c = json_loads(line, 0, &jerr);
         if (!c)
-            fail_msg("%s: %s", path, jerr.text);
+            fail_msg("%s: %s", oracle, jerr.text);
         const char *file = json_string_value(json_object_get(c, "model"));
         assert_non_null(file);
         char path[512];

@@ -166,6 +166,10 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
     case GGFIT__AT_DETECT:
         r->detect = true;
         break;
+    case GGFIT__AT_VS_VERSION:
+        if (!(rc = ggfit_llama_version_parse(v, &r->vs, err)))
+            r->vs_version = v;
+        break;
     case GGFIT__AT_CACHE_RAM: {
         /* llama-server's prompt cache: counted with --for server, noted
          * as not counted otherwise */

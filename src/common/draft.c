@@ -369,12 +369,16 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     const ggfit_model *model = dm ? dm : target;
     /* an MTP context: on the target, or on -md's model (llama_init_from_model
      * refuses one on a model without NextN blocks; the server then fails
-     * to start: "failed to create MTP context") */
-    if (mtp && !ggfit_model_hparams(model)->n_nextn) {
+     * to start: "failed to create MTP context"; Granite Switch's one
+     * NextN block is its router layer, no MTP head, refused as well) */
+    bool known;
+    bool router = ggfit__model_arch(model, &known)->router_layer;
+    if (mtp && (!ggfit_model_hparams(model)->n_nextn || router)) {
         rc = ggfit__fail(err, GGFIT_EINVAL, "--spec-type draft-mtp: the %s has no NextN blocks "
-                         "(%s.nextn_predict_layers): llama-server cannot create its MTP "
-                         "context and fails to start", dm ? "draft model" : "model",
-                         ggfit_model_hparams(model)->arch);
+                         "(%s%s): llama-server cannot create its MTP context and fails to "
+                         "start", dm ? "draft model" : "model", ggfit_model_hparams(model)->arch,
+                         router ? ": its one is the adapters' router layer"
+                                : ".nextn_predict_layers");
         ggfit_model_free(dm);
         return rc;
     }
@@ -405,7 +409,6 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
      * model (and DeepSeek V4): the measurement fails, then the load, and
      * llama-server does not start */
     const ggfit_hparams *dh = ggfit_model_hparams(model);
-    bool known;
     bool mla = (dh->n_embd_head_k_mla && dh->n_embd_head_v_mla) ||
                ggfit__model_arch(model, &known)->same_kv_types;
     if (mla && d.type_k != d.type_v) {

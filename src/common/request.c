@@ -38,10 +38,11 @@ void ggfit_request_init(ggfit_request *r)
 
 ggfit_status ggfit_request_version(ggfit_request *r, char **err)
 {
-    if (r->llama_bin || r->detect) {
+    if ((r->llama_bin || r->detect) && !r->llama_asked) {
         ggfit_status rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
         if (rc != GGFIT_OK)
             return rc;
+        r->llama_asked = true;
     }
     r->params.llama_build = r->draft.llama_build = r->llama.rules;
     return GGFIT_OK;

@@ -79,7 +79,8 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
     uint32_t cpu = 0;
     if (r->cpu && (rc = ggfit_cpu_parse(r->cpu, &cpu, err)))
         return rc;
-    if (r->rpc && (rc = ggfit_rpc_query(r->rpc, r->rpc_timeout_ms, out, max, &n_rpc, err)))
+    if (r->rpc && (rc = ggfit_rpc_query_for(r->rpc, r->params.llama_build, r->rpc_timeout_ms,
+                                            out, max, &n_rpc, err)))
         return rc;
     /* Every --gpu, as one list: the devices are numbered across them
      * (CUDA0, CUDA1, ...) as in one list. */

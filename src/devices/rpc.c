@@ -3,8 +3,9 @@
  * over ggml's RPC protocol (ggml/src/ggml-rpc/ggml-rpc.cpp), as llama.cpp's
  * --rpc does when it adds a server.
  *
- * The protocol, version 5.0.0 (RPC_PROTO_*_VERSION in ggml-rpc.h of the
- * llama.cpp ggfit follows). Integers are the sender's native byte order,
+ * The protocol, version 5.0.0 in b10309 and 5.1.0 from b10496 (af5172627:
+ * a graph's tensors carry their use count; RPC_PROTO_*_VERSION in
+ * ggml-rpc.h), the version of the llama.cpp planned for. Integers are the sender's native byte order,
  * which is little-endian on every machine llama.cpp runs on; ggfit writes
  * and reads them as little-endian explicitly.
  *  1. request:  command (uint8), payload size (uint64), payload
@@ -48,10 +49,15 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "versions/version.h"
 
 #define RPC_MAJOR 5
-#define RPC_MINOR 0
-#define RPC_PATCH 0
+
+/* The protocol's minor version at build. */
+static unsigned rpc_minor(uint32_t build)
+{
+    return ggfit__llama_has(build, LLAMA_CHANGE_RPC_USE_COUNT) ? 1 : 0;
+}
 
 enum {
     CMD_GET_ALIGNMENT = 1,
@@ -66,6 +72,7 @@ typedef struct conn {
     int fd;
     const char *endpoint;
     int timeout_ms;
+    uint32_t build;           /* the llama.cpp planned for */
     char **err;
 } conn;
 
@@ -342,12 +349,13 @@ static ggfit_status hello(conn *c)
     int rc = call(c, CMD_HELLO, caps, sizeof caps, v, sizeof v);
     if (rc)
         return rc;
-    if (v[0] != RPC_MAJOR || v[1] > RPC_MINOR)
+    if (v[0] != RPC_MAJOR || v[1] > rpc_minor(c->build))
         return ggfit__fail(c->err, GGFIT_EUNSUPPORTED,
-                           "rpc-server %s speaks RPC protocol %u.%u.%u; ggfit (like the "
-                           "llama.cpp it follows) speaks %d.%d.%d: use an rpc-server built "
-                           "from the same llama.cpp version",
-                           c->endpoint, v[0], v[1], v[2], RPC_MAJOR, RPC_MINOR, RPC_PATCH);
+                           "rpc-server %s speaks RPC protocol %u.%u.%u; llama.cpp b%u speaks "
+                           "%d.%u.0: use an rpc-server built from the same llama.cpp version, "
+                           "or plan for the llama.cpp it came with (--llama-version)",
+                           c->endpoint, v[0], v[1], v[2], ggfit__llama_rules(c->build), RPC_MAJOR,
+                           rpc_minor(c->build));
     return GGFIT_OK;
 }
 
@@ -408,6 +416,12 @@ done:
 ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device *out, size_t max,
                              size_t *n, char **err)
 {
+    return ggfit_rpc_query_for(endpoints, 0, timeout_ms, out, max, n, err);
+}
+
+ggfit_status ggfit_rpc_query_for(const char *endpoints, uint32_t build, int timeout_ms,
+                                 ggfit_device *out, size_t max, size_t *n, char **err)
+{
     *n = 0;
     if (!endpoints || !*endpoints)
         return ggfit__fail(err, GGFIT_EINVAL, "--rpc: expected host:port[,host:port...]");
@@ -443,7 +457,8 @@ ggfit_status ggfit_rpc_query(const char *endpoints, int timeout_ms, ggfit_device
         n_ep++;
     }
     for (size_t i = 0; i < n_ep; i++) {
-        conn c = { .fd = -1, .endpoint = eps[i], .timeout_ms = timeout_ms, .err = err };
+        conn c = { .fd = -1, .endpoint = eps[i], .timeout_ms = timeout_ms, .build = build,
+                    .err = err };
         int rc = query_one(&c, out, max, n);
         if (rc) {
             *n = 0;

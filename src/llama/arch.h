@@ -43,6 +43,10 @@ typedef enum ggfit_swa_key {
     /* A scalar as the period, else the per-layer form (Cohere2 MoE,
      * Mellum: the uint32 form first, the array form when it fails). */
     GGFIT_SWA_KEY_EITHER,
+    /* get_arr's form (Granite SWA): an array only (its arr_keys entry
+     * refuses a scalar), of any length up to 512: the layers past its end
+     * are not sliding-window ones, the entries past n are not read. */
+    GGFIT_SWA_KEY_ARRAY,
 } ggfit_swa_key;
 
 /* How many values a fixed-size array key holds (ggfit_arr_key.n). */
@@ -162,6 +166,12 @@ typedef struct ggfit_arch {
      * blocks run that many times, each pass a layer of its own (model.c's
      * expand_loops, which load/open.c hands this row). */
     bool num_loops;
+    /* load_arch_hparams appends one layer past the file's blocks
+     * (Granite Switch's router: n_layer_all = blocks + 1, the new layer
+     * counted as the one NextN block, 1 head, 1 KV head, no FFN, no
+     * tensors), which holds KV cells when nextn_kv says so (model.c's
+     * expand_router). */
+    bool router_layer;
     /* Flash attention is always off, whatever -fa says
      * (llama_init_from_model: Grok); else as asked. */
     bool no_flash_attn;

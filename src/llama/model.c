@@ -49,6 +49,7 @@ struct ggfit_model {
     uint64_t input_bytes, output_bytes;
     struct model_cache *cache;  /* the last graph projected, shared by calls */
     uint32_t n_block_phys;      /* blocks in the file (< hp.n_layer: looped) */
+    bool router;                /* the last layer is the router's (expand_router) */
     const struct ggfit_arch *row; /* the architecture's registry row, looked
                                    up once at load (the generic row for a
                                    name the registry does not know) */
@@ -787,6 +788,46 @@ static ggfit_status expand_loops(loader *l)
     return GGFIT_OK;
 }
 
+/* The router layer of the architectures whose loader appends one (the
+ * row's router_layer): layer n_layer after the file's blocks, the one
+ * NextN block (nextn_predict_layers is set to 1 whatever the file says),
+ * with one head and one KV head, no FFN and no tensors of its own. */
+static ggfit_status expand_router(loader *l)
+{
+    ggfit_model *m = l->m;
+    ggfit_hparams *hp = &m->hp;
+    uint32_t n = hp->n_layer;
+    if (!m->row->router_layer)
+        return GGFIT_OK;
+    if (n >= MAX_LAYERS)
+        return ggfit__fail(l->err, GGFIT_ELIMIT,
+                           "%s: %s: block count %u leaves no room for the router layer "
+                           "(LLAMA_MAX_LAYERS %d); llama.cpp refuses the file", l->path, hp->arch,
+                           n, MAX_LAYERS);
+    ggfit_layer_info *layers = ggfit__realloc(m->layers, (n + 1) * sizeof *layers);
+    if (layers)
+        m->layers = layers;
+    int64_t *first = layers ? ggfit__realloc(m->block_first, (n + 1) * sizeof *first) : NULL;
+    if (!first)
+        return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+    m->block_first = first;
+    if (m->recurrent) {   /* attention.recurrent_layers: the router attends */
+        uint8_t *rec = ggfit__realloc(m->recurrent, n + 1);
+        if (!rec)
+            return ggfit__fail(l->err, GGFIT_ENOMEM, "%s: out of memory", l->path);
+        m->recurrent = rec;
+        m->recurrent[n] = 0;
+    }
+    for (uint32_t il = 0; il < n; il++)
+        m->layers[il].nextn = false;
+    m->layers[n] = (ggfit_layer_info){ .n_head = 1, .n_head_kv = 1, .nextn = true };
+    m->block_first[n] = -1;
+    m->router = true;
+    hp->n_layer = n + 1;
+    hp->n_nextn = 1;
+    return GGFIT_OK;
+}
+
 const struct ggfit_arch *ggfit__model_arch(const ggfit_model *m, bool *known)
 {
     *known = m->row_known;
@@ -795,6 +836,8 @@ const struct ggfit_arch *ggfit__model_arch(const ggfit_model *m, bool *known)
 
 uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il)
 {
+    if (m->router && il == m->hp.n_layer - 1)
+        return UINT32_MAX;   /* the router layer runs no block's weights */
     return m->n_block_phys && il >= m->n_block_phys ? il % m->n_block_phys : il;
 }
 
@@ -835,6 +878,8 @@ ggfit_status ggfit__model_load(ggfit_gguf *g, ggfit__arch_lookup row_of, ggfit_m
         rc = classify(&l);
     if (!rc)
         rc = expand_loops(&l);
+    if (!rc)
+        rc = expand_router(&l);
     if (rc) {
         ggfit_model_free(m);
         return rc;

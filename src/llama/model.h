@@ -25,7 +25,8 @@ int64_t ggfit__model_block_tensor_of(const ggfit_model *m, uint32_t il, uint32_t
 
 /* The file's block whose weights layer il runs: il, except in a model that
  * loops its blocks (Nanbeige's num_loops: layers past the file's blocks
- * repeat them, il % blocks). */
+ * repeat them, il % blocks); UINT32_MAX for Granite Switch's router layer,
+ * which has no block in the file. */
 uint32_t ggfit__model_block_of(const ggfit_model *m, uint32_t il);
 
 /* The ops llama.cpp probes a weight with, as far as placement cares. */

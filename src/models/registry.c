@@ -11,6 +11,7 @@
 
 #include "ggfit.h"
 #include "llama/arch.h"
+#include "versions/version.h"
 
 #define MODELS(X) \
     X(apertus) X(bailingmoe2) X(cohere2) X(command_r) X(deepseek2) X(dots1) \
@@ -34,7 +35,8 @@
     X(deepseek) X(jais2) X(deepseek2ocr) X(paddleocr) X(cogvlm) X(chameleon) \
     X(eagle3) \
     X(talkie) X(qwen3tts) X(t5) X(wavtokenizer_dec) X(deepseek4) \
-    X(minimax_01) X(bailingmoe3) X(kimi_k3)
+    X(pockettts) X(muse_glimmer) X(granite_swa) X(graniteswitch) \
+    X(dots3note) X(minimax_01) X(bailingmoe3) X(kimi_k3)
 
 /* Architectures ggfit has no rules for, each with its row's why only
  * (src/models/<id>.c): projections take the generic rules as for any
@@ -68,31 +70,34 @@ const ggfit_arch *ggfit__arch(const char *name, bool *known)
 }
 
 /* ---- every architecture llama.cpp knows -----------------------------------
- * LLM_ARCH_NAMES in src/llama-arch.cpp at the reference version, in its
+ * LLM_ARCH_NAMES in src/llama-arch.cpp at the newest supported version
+ * (b10587; an older one lacks those whose row names the change that added
+ * them), in its
  * order ("clip", a projector, is not a language model). */
 
 /* Names in place rather than pointers: no relocation at each start. The
  * longest is 16 characters; one of 31 would still fit. */
 static const char llama_archs[][32] = {
-    "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan",
-    "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert",
-    "jina-bert-v2", "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2",
-    "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "qwen35",
-    "qwen35moe", "phi2", "phi3", "phimoe", "plamo", "plamo2", "plamo3", "codeshell", "orion",
-    "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n", "gemma4",
-    "gemma4-assistant", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba",
+    "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt",
+    "baichuan", "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe",
+    "neo-bert", "jina-bert-v2", "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen",
+    "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+    "qwen35", "qwen35moe", "phi2", "phi3", "phimoe", "plamo", "plamo2", "plamo3", "codeshell",
+    "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n",
+    "gemma4", "gemma4-assistant", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba",
     "falcon-h1", "xverse", "command-r", "cohere2", "cohere2moe", "dbrx", "olmo", "olmo2",
-    "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32",
-    "deepseek4", "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5", "t5encoder", "jais",
-    "jais2", "nemotron", "nemotron_h", "nemotron_h_moe", "exaone", "exaone4", "exaone-moe",
-    "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "granite", "granitemoe", "granitehybrid",
-    "chameleon", "wavtokenizer-dec", "plm", "bailingmoe", "bailingmoe2", "dots1", "arcee",
-    "afmoe", "laguna", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense",
-    "hunyuan_vl", "hy_v3", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker",
-    "llada", "llada-moe", "seed_oss", "grovemoe", "apertus", "minimax-m2", "minimax-m3",
+    "olmoe", "muse-glimmer", "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr",
+    "deepseek32", "deepseek4", "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5",
+    "t5encoder", "jais", "jais2", "nemotron", "nemotron_h", "nemotron_h_moe", "exaone",
+    "exaone4", "exaone-moe", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "granite", "granitemoe",
+    "granitehybrid", "graniteswitch", "granite_swa", "chameleon", "wavtokenizer-dec", "plm",
+    "bailingmoe", "bailingmoe2", "bailingmoe3", "dots1", "dots3note", "arcee", "afmoe",
+    "laguna", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense", "hunyuan_vl",
+    "hy_v3", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker", "llada",
+    "llada-moe", "seed_oss", "grovemoe", "apertus", "minimax-01", "minimax-m2", "minimax-m3",
     "cogvlm", "rnd1", "pangu-embedded", "mistral3", "eagle3", "dflash", "mistral4",
-    "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear", "talkie",
-    "mellum", "nanbeige", "qwen3tts",
+    "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear", "kimi-k3",
+    "talkie", "mellum", "nanbeige", "qwen3tts", "pockettts", "(unknown)",
 };
 
 #define N_LLAMA (sizeof llama_archs / sizeof llama_archs[0])
@@ -178,4 +183,27 @@ ggfit_status ggfit_arch_get(size_t i, ggfit_arch_info *out)
     if (a->mem == GGFIT_MEM_KV && a->swa_period)
         out->memory = "KV cache, sliding window";
     return GGFIT_OK;
+}
+
+/* The row of architecture i, as ggfit_arch_get finds it; NULL for a name
+ * with generic rules only. */
+static const ggfit_arch *row_at(size_t i)
+{
+    const ggfit_arch *a = i < N_LLAMA ? row_of(llama_archs[i]) : extra_row(i - N_LLAMA);
+    return a && a != reason_of(a->name) ? a : NULL;
+}
+
+uint32_t ggfit_arch_added(size_t i, const char **commit)
+{
+    const ggfit_arch *a = row_at(i);
+    const ggfit__change_row *c = &ggfit__llama_changes[a ? a->added : LLAMA_CHANGE_NONE];
+    if (commit)
+        *commit = c->commit;
+    return c->build;
+}
+
+bool ggfit_arch_exact_at(size_t i, uint32_t build)
+{
+    const ggfit_arch *a = row_at(i);
+    return a && a->build && ggfit__llama_has(build, (ggfit__llama_change)a->added);
 }

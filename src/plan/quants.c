@@ -170,9 +170,12 @@ ggfit_status ggfit_request_quants(ggfit_request *r, const char *const *models, s
     if (r->hf_repo && r->hf_file)
         return ggfit__fail(err, GGFIT_EINVAL, "-hff names one file; a list takes the "
                            "repository (and a quant: -hf USER/MODEL:QUANT)");
-    /* the devices first, as for one plan: a bad --gpu before any model */
-    if ((rc = ggfit_request_devices(r, devs, GGFIT_MAX_DEVICES, &n_devs, err)))
+    /* the version and the devices first, as for one plan: a bad --gpu
+     * before any model */
+    if ((rc = ggfit_request_version(r, err)) ||
+        (rc = ggfit_request_devices(r, devs, GGFIT_MAX_DEVICES, &n_devs, err)))
         return rc;
+    out->llama = r->llama;
     if (r->hf_repo) {
         ggfit_remote_options o;
         ggfit_remote_options_init(&o);

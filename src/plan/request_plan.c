@@ -100,6 +100,32 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     return rc;
 }
 
+ggfit_status ggfit_request_plan_vs(ggfit_request *r, ggfit_plan *a, ggfit_plan *b, char **err)
+{
+    if (!r || !a || !b)
+        return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan_vs: NULL argument");
+    if (!r->vs_version)
+        return ggfit__fail(err, GGFIT_EINVAL, "--vs-version VERSION is needed");
+    ggfit_status rc = ggfit_request_plan(r, a, err);
+    if (rc)
+        return rc;
+    /* the second plan: the same request, the other version's rules */
+    ggfit_llama_version own = r->llama;
+    const char *bin = r->llama_bin;
+    bool detect = r->detect;
+    r->llama = r->vs;
+    r->llama_bin = NULL;
+    r->detect = false;
+    rc = ggfit_request_plan(r, b, err);
+    r->llama = own;
+    r->llama_bin = bin;
+    r->detect = detect;
+    r->params.llama_build = r->draft.llama_build = own.rules;
+    if (rc)
+        ggfit_plan_free(a);
+    return rc;
+}
+
 ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
                                ggfit_plan *out, char **err)
 {

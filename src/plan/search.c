@@ -611,6 +611,7 @@ ggfit_status ggfit_request_sweep(ggfit_request *r, ggfit_sweep_axis axis,
     j->fo = &pl->fit_options;
     j->so = o;
     out->axis = axis;
+    out->llama = pl->llama;
     snprintf(out->model, sizeof out->model, "%s",
              base_name(r->model ? r->model : r->model_url ? r->model_url : r->hf_repo));
     out->n_devices = 0;

@@ -124,7 +124,7 @@ static ggfit_status check_swa_key(const proj *pr)
     if (form == GGFIT_KEY_ABSENT)
         return refused(pr, key, "is missing");
     uint32_t n = pr->hp->n_layer - (a->swa_key_main ? pr->hp->n_nextn : 0);
-    if (len != n) {
+    if (len != n && a->swa_key != GGFIT_SWA_KEY_ARRAY) {
         snprintf(why, sizeof why, "holds %llu values, not %u (wrong array length)",
                  (unsigned long long)len, n);
         return refused(pr, key, why);

@@ -3,7 +3,10 @@
  * rows per layer with cells (layers.c says which, and which attend over
  * the sliding window's cells), transposed V rows padded to the widest
  * layer's, MLA's K-only cache, the indexer's caches, DeepSeek V4's
- * compressed caches.
+ * compressed caches. llama_kv_cache_dsa_iswa (dots3note) is the iSWA
+ * K-only cache (the window's cells for the sliding-window layers, kv_size
+ * for the others) with the indexer cache beside it (index_k: the full
+ * layers, kv_size cells), which the loops below already make.
  */
 #include <stdio.h>
 #include <string.h>

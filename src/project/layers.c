@@ -22,7 +22,7 @@ static bool swa_per_layer(const proj *pr)
     int form = ggfit__model_swa_key(pr->m, &len);
     switch (pr->arch->swa_key) {
     case GGFIT_SWA_KEY_LAYERS: return form != GGFIT_KEY_ABSENT;
-    case GGFIT_SWA_KEY_EITHER: return form == GGFIT_KEY_ARRAY;
+    case GGFIT_SWA_KEY_EITHER: case GGFIT_SWA_KEY_ARRAY: return form == GGFIT_KEY_ARRAY;
     default: return false;
     }
 }

@@ -654,6 +654,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
     char *table = ggfit_projection_text(&pl->projection, pl->devices);
     if (!table)
         return free(ggfit__sb_take(&log)), NULL;   /* and the log written so far */
+    char version[256];
+    ggfit__sb_printf(&sb, "for llama.cpp %s\n",
+                     ggfit_llama_version_str(&pl->llama, version, sizeof version));
     ggfit__sb_printf(&sb, "%s", table);
     ggfit_free(table);
     /* --for server -md: the draft, as llama-server measures it */
@@ -890,6 +893,18 @@ static json_t *mmproj_json(const ggfit_plan *pl)
                      (json_int_t)u->cpu);
 }
 
+static const char *const match_names[] = { "exact", "between", "newer", "older" };
+
+json_t *ggfit__llama_json(const ggfit_llama_version *v)
+{
+    char text[256];
+    return json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:s, s:b, s:s}", "build", (json_int_t)v->build,
+                     "commit", v->commit, "date", v->date[0] ? v->date : NULL, "semver",
+                     v->semver[0] ? v->semver : NULL, "rules", (json_int_t)v->rules, "match",
+                     match_names[v->match], "exact", v->match == GGFIT_LLAMA_EXACT, "text",
+                     ggfit_llama_version_str(v, text, sizeof text));
+}
+
 char *ggfit_plan_json(const ggfit_plan *pl)
 {
     char *base = pl->print_memory ? ggfit_projection_json(&pl->projection, pl->devices)
@@ -922,7 +937,8 @@ char *ggfit_plan_json(const ggfit_plan *pl)
                 : NULL;
         ggfit_free(a);
     }
-    if (json_object_set_new(root, "system_memory",
+    if (json_object_set_new(root, "llama", ggfit__llama_json(&pl->llama)) ||
+        json_object_set_new(root, "system_memory",
                             json_pack("{s:I, s:I, s:s}", "total", (json_int_t)pl->host.total,
                                       "free", (json_int_t)pl->host.free, "source",
                                       pl->host.source)) ||

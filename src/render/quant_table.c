@@ -109,6 +109,9 @@ char *ggfit_quant_list_text(const ggfit_quant_list *l)
 {
     ggfit_sb sb = {0};
     const ggfit_plan *pl = first_plan(l);
+    char version[256];
+    ggfit__sb_printf(&sb, "for llama.cpp %s\n",
+                     ggfit_llama_version_str(&l->llama, version, sizeof version));
     if (l->repo)
         ggfit__sb_printf(&sb, "%s at %.12s: %zu model%s", l->repo, l->commit ? l->commit : "",
                          l->n, l->n == 1 ? "" : "s");
@@ -211,7 +214,8 @@ char *ggfit_quant_list_json(const ggfit_quant_list *l)
         json_decref(arr);
         return NULL;
     }
-    if (json_object_set_new(root, "repo", l->repo ? json_string(l->repo) : json_null()) ||
+    if (json_object_set_new(root, "llama", ggfit__llama_json(&l->llama)) ||
+        json_object_set_new(root, "repo", l->repo ? json_string(l->repo) : json_null()) ||
         json_object_set_new(root, "commit", l->commit ? json_string(l->commit) : json_null()) ||
         json_object_set_new(root, "rule", json_string(rule)) ||
         json_object_set_new(root, "exit_status",

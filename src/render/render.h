@@ -25,6 +25,10 @@ const char *ggfit__speed_whose(const ggfit_plan *pl);
  * NULL when out of memory. */
 json_t *ggfit__verdict_json(const ggfit_verdict *v);
 
+/* The llama.cpp a plan answers for ({"build", "commit", "date", "semver",
+ * "rules", "match", "exact", "text"}); NULL when out of memory. */
+json_t *ggfit__llama_json(const ggfit_llama_version *v);
+
 /* Text as a JSON array of its lines (the notes); NULL when out of memory. */
 json_t *ggfit__json_lines(const char *text);
 

@@ -137,6 +137,9 @@ static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
 char *ggfit_bench_text(const ggfit_bench_result *b)
 {
     ggfit_sb sb = { 0 };
+    char version[256];
+    ggfit__sb_printf(&sb, "for llama.cpp %s\n",
+                     ggfit_llama_version_str(&b->plan.llama, version, sizeof version));
     if (b->line)
         line_text(&sb, b);
     else
@@ -207,6 +210,8 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
             goto done;
     }
+    if (json_object_set_new(root, "llama", ggfit__llama_json(&pl->llama)))
+        goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:
     json_decref(root);

@@ -90,6 +90,9 @@ char *ggfit_fastest_text(const ggfit_fastest *f)
     char how[96];
     ggfit_sb sb = { 0 };
     const ggfit_plan_speed *os = &f->own_speed;
+    char version[256];
+    ggfit__sb_printf(&sb, "for llama.cpp %s\n",
+                     ggfit_llama_version_str(&f->own.llama, version, sizeof version));
     ggfit__sb_printf(&sb, "objective: %s (llama-bench pp%u/tg%u at depth %u, predicted), "
                           "contexts of at least %u\n",
                      objective_name(f->objective), os->ok ? os->n_prompt : 512,
@@ -158,7 +161,7 @@ char *ggfit_fastest_json(const ggfit_fastest *f)
                              "min_ctx", (int)f->n_ctx_min, "found", f->found, "faster",
                              f->faster, "how", best_text(f, how, sizeof how));
     char *out = NULL;
-    if (!root || !cands)
+    if (!root || !cands || json_object_set_new(root, "llama", ggfit__llama_json(&f->own.llama)))
         goto done;
     for (size_t i = 0; i < f->n_candidates; i++) {
         const ggfit_fastest_candidate *c = &f->candidates[i];

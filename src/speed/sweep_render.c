@@ -47,6 +47,9 @@ char *ggfit_sweep_text(const ggfit_sweep *s)
 {
     char m[256];
     ggfit_sb sb = { 0 };
+    char version[256];
+    ggfit__sb_printf(&sb, "for llama.cpp %s\n",
+                     ggfit_llama_version_str(&s->llama, version, sizeof version));
     ggfit__sb_printf(&sb, "%s on %s: memory [GiB] and predicted llama-bench speed against %s",
                      file_name(s->model), machine(s, m, sizeof m), axis_names[s->axis]);
     if (s->axis != GGFIT_SWEEP_CTX)
@@ -129,6 +132,7 @@ char *ggfit_sweep_json(const ggfit_sweep *s)
                              "n_prompt", (int)s->n_prompt, "n_gen", (int)s->n_gen);
     char *out = NULL;
     if (!root || !pools || !pts ||
+        json_object_set_new(root, "llama", ggfit__llama_json(&s->llama)) ||
         json_object_set_new(root, "host_bandwidth",
                             s->host_used ? json_pack("{s:f, s:s}", "gbs", s->host_bw_gbs,
                                                      "from", s->host_bw_from)

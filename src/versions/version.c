@@ -36,11 +36,11 @@ const ggfit__change_row ggfit__llama_changes[LLAMA_CHANGE_COUNT] = {
 
 typedef struct version_row {
     uint32_t build;
-    const char *commit, *date, *semver, *rpc;
+    const char *commit, *date, *semver;
 } version_row;
 
 static const version_row versions[] = {
-#define LLAMA_VERSION(build, commit, date, semver, rpc) { build, commit, date, semver, rpc },
+#define LLAMA_VERSION(build, commit, date, semver) { build, commit, date, semver },
 #include "versions/versions.def"
 #undef LLAMA_VERSION
 };
@@ -57,6 +57,19 @@ static const commit_row commits[] = {
 };
 #define N_COMMITS (sizeof commits / sizeof commits[0])
 
+typedef struct fork_row {
+    const char *hash, *fork;
+    uint32_t build;
+    const char *what;
+} fork_row;
+
+static const fork_row forks[] = {
+#define LLAMA_FORK(commit, fork, build, what) { commit, fork, build, what },
+#include "versions/forks.def"
+#undef LLAMA_FORK
+};
+#define N_FORKS (sizeof forks / sizeof forks[0])
+
 uint32_t ggfit__llama_oldest(void) { return versions[0].build; }
 uint32_t ggfit__llama_newest(void) { return versions[N_VERSIONS - 1].build; }
 
@@ -65,13 +78,18 @@ uint32_t ggfit__llama_rules(uint32_t build)
     return build ? build : ggfit__llama_newest();
 }
 
-const char *ggfit__llama_rpc_protocol(uint32_t build)
+bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit, const char **what)
 {
-    build = ggfit__llama_rules(build);
-    const char *rpc = versions[0].rpc;
-    for (size_t i = 0; i < N_VERSIONS && versions[i].build <= build; i++)
-        rpc = versions[i].rpc;
-    return rpc;
+    if (i + 1 >= LLAMA_CHANGE_COUNT)   /* row 0 is NONE */
+        return false;
+    const ggfit__change_row *c = &ggfit__llama_changes[i + 1];
+    if (build)
+        *build = c->build;
+    if (commit)
+        *commit = c->commit;
+    if (what)
+        *what = c->what;
+    return true;
 }
 
 uint32_t ggfit_llama_version_supported(size_t i)
@@ -152,6 +170,14 @@ static ggfit_status with_commit(ggfit_llama_version *v, const char *hex, size_t 
     for (size_t i = 0; i < n; i++)
         lower[i] = (char)tolower((unsigned char)hex[i]);
     lower[n] = 0;
+    for (size_t i = 0; i < N_FORKS; i++)
+        if (!strncmp(forks[i].hash, lower, n)) {   /* a fork's: its upstream build */
+            snprintf(v->commit, sizeof v->commit, "%s", forks[i].hash);
+            snprintf(v->fork, sizeof v->fork, "%s", forks[i].fork);
+            v->build = forks[i].build;
+            settle(v);
+            return GGFIT_OK;
+        }
     bool ambiguous;
     const commit_row *c = find_commit(lower, n, &ambiguous);
     if (ambiguous)
@@ -321,7 +347,10 @@ const char *ggfit_llama_version_str(const ggfit_llama_version *v, char *buf, siz
                  "rules", v->rules);
         break;
     }
-    if (v->commit[0] && v->date[0])
+    if (v->fork[0])
+        snprintf(buf, n, "b%u (%s %.9s, upstream b%u's rules)%s", v->build, v->fork, v->commit,
+                 v->build, what);
+    else if (v->commit[0] && v->date[0])
         snprintf(buf, n, "b%u (%.9s, %s)%s", v->build, v->commit, v->date, what);
     else if (v->commit[0])
         snprintf(buf, n, "b%u (%.9s)%s", v->build, v->commit, what);

@@ -39,7 +39,4 @@ static inline bool ggfit__llama_has(uint32_t build, ggfit__llama_change c)
 uint32_t ggfit__llama_oldest(void);
 uint32_t ggfit__llama_newest(void);
 
-/* The RPC protocol version ("5.1.0") rpc-server speaks at build. */
-const char *ggfit__llama_rpc_protocol(uint32_t build);
-
 #endif
