@@ -174,6 +174,15 @@ GGFIT_API ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_v
 GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version *v,
                                                   char **err);
 
+/* Asks a running llama-server which llama.cpp it is: GET URL/props (URL
+ * "http://127.0.0.1:8080", "host:port" or the /props address itself),
+ * whose "build_info" is "b10587-3f545becc", read as
+ * ggfit_llama_version_parse reads it. Needs libcurl (loaded when called:
+ * GGFIT_ESTATIC in a statically linked program); the reply is read up to
+ * 4 MiB, with the HTTP timeouts of ggfit_remote_options_init. */
+GGFIT_API ggfit_status ggfit_llama_version_from_server(const char *url, ggfit_llama_version *v,
+                                                       char **err);
+
 /* "b10587 (3f545becc, 2026-08-22)" into buf, with what the match means
  * where the rules are another version's ("b10700: newer than b10587,
  * answered with b10587's rules"); returns buf. */

@@ -455,10 +455,13 @@ typedef struct ggfit_request {
     bool offline;             /* --offline: remote headers from the cache only */
     /* The llama.cpp the plan answers for (ggfit_llama_version_parse):
      * --llama-version as given, --llama-bin DIR (or --detect: llama-server
-     * on PATH) asked for its --version by ggfit_request_version, which
+     * on PATH) asked for its --version, or --server URL's /props, by
+     * ggfit_request_version, which
      * sets llama and copies llama.rules into params and draft. */
     const char *llama_version;
     const char *llama_bin;
+    const char *llama_server; /* --server URL: a running llama-server, asked
+                                 for its /props (ggfit_llama_version_from_server) */
     bool detect;
     ggfit_llama_version llama;
     /* llama-server's draft model (-md, --spec-draft-model FILE) and its
@@ -665,6 +668,7 @@ GGFIT_API double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_fl
  * it, whatever else is given. Fills at most max devices; *n is how many. */
 /* Settles the llama.cpp the request answers for: --llama-bin or
  * --detect run llama-server --version (ggfit_llama_version_detect);
+ * --server asks a running llama-server (ggfit_llama_version_from_server);
  * --llama-version was read by the parser. Copies its rules' build into
  * params and draft. ggfit_request_plan calls it. */
 GGFIT_API ggfit_status ggfit_request_version(ggfit_request *r, char **err);

@@ -166,6 +166,9 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
     case GGFIT__AT_DETECT:
         r->detect = true;
         break;
+    case GGFIT__AT_LLAMA_SERVER:
+        r->llama_server = v;
+        break;
     case GGFIT__AT_CACHE_RAM: {
         /* llama-server's prompt cache: counted with --for server, noted
          * as not counted otherwise */

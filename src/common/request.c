@@ -38,11 +38,13 @@ void ggfit_request_init(ggfit_request *r)
 
 ggfit_status ggfit_request_version(ggfit_request *r, char **err)
 {
-    if (r->llama_bin || r->detect) {
-        ggfit_status rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
-        if (rc != GGFIT_OK)
-            return rc;
-    }
+    ggfit_status rc = GGFIT_OK;
+    if (r->llama_server)
+        rc = ggfit_llama_version_from_server(r->llama_server, &r->llama, err);
+    else if (r->llama_bin || r->detect)
+        rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
+    if (rc != GGFIT_OK)
+        return rc;
     r->params.llama_build = r->draft.llama_build = r->llama.rules;
     return GGFIT_OK;
 }
