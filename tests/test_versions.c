@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "common/args.h"
 #include "versions/version.h"
 
 #define FIXTURES "tests/llama_version"
@@ -445,6 +446,266 @@ static void test_request(void **state)
     ggfit_free(err);
 }
 
+/* ---- flags that differ between versions ------------------------------------------ */
+
+/* line parsed (at most 16 words), the version settled: its status and
+ * message (a static copy; "" for none). */
+static ggfit_status settle(const char *line, ggfit_request *r, const char **msg)
+{
+    static char buf[512], said[512];
+    char *argv[16], *err = NULL;
+    int argc;
+    request_of(r, line, buf, sizeof buf, argv, 16, &argc);
+    r->llama_config = "";
+    ggfit_status rc = ggfit_request_version(r, &err);
+    snprintf(said, sizeof said, "%s", err ? err : "");
+    ggfit_free(err);
+    *msg = said;
+    return rc;
+}
+
+static void test_versioned_flags(void **state)
+{
+    (void)state;
+    static const struct { const char *line, *says; } flags[] = {
+        /* added after b10309 */
+        { "--llama-version b10309 --mmproj-device none",
+          "llama.cpp b10309 has no --mmproj-device (added in b10541): llama-server stops with "
+          "\"error: invalid argument: --mmproj-device\"" },
+        { "-mmdev none --llama-version b10540", "llama.cpp b10540 has no -mmdev (added in b10541)" },
+        { "-mmdev none --llama-version b10541", NULL },
+        { "-mmdev none", NULL },
+        { "--llama-version b10309 --tools-runtime docker", "b10309 has no --tools-runtime "
+          "(added in b10328)" },
+        { "--llama-version b10433 --reasoning-effort high", "b10433 has no --reasoning-effort" },
+        { "--llama-version b10434 --reasoning-effort high", NULL },
+        /* a value added after b10309 */
+        { "--llama-version b10309 -lm auto", "llama.cpp b10309's -lm takes no 'auto' (from "
+          "b10364): llama-server stops with \"error while handling argument \"-lm\": invalid "
+          "value\"" },
+        { "--llama-version b10309 --load-mode mmap", NULL },
+        { "--load-mode auto", NULL },
+        { "--llama-version b10364 --load-mode auto", NULL },
+        /* a flag llama-cli lost */
+        { "--for cli -cnv", "llama.cpp b10587's llama-cli has no -cnv (removed from it from "
+          "b10583)" },
+        { "--for cli --llama-version b10582 -no-cnv", NULL },
+        { "--for cli --llama-version b10309 --conversation", NULL },
+        { "--for server -cnv", NULL },   /* never llama-server's: not the version's doing */
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        ggfit_request r;
+        const char *msg;
+        ggfit_status rc = settle(flags[i].line, &r, &msg);
+        if (!flags[i].says ? rc != GGFIT_OK : rc != GGFIT_EINVAL || !strstr(msg, flags[i].says))
+            fail_msg("'%s': status %d, \"%s\"", flags[i].line, rc, msg);
+    }
+    /* a pasted llama-cli line, as llama-cli b10587 and b10309 take it */
+    char line[] = "llama-cli -m x.gguf -no-cnv";
+    char *words[16], *err = NULL;
+    ggfit_request r;
+    ggfit_request_init(&r);
+    r.llama_config = "";
+    assert_int_equal(ggfit__request_parse_line(&r, line, words, 16, &err), GGFIT_OK);
+    assert_int_equal(ggfit_request_version(&r, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "llama-cli has no -no-cnv"));
+    ggfit_free(err);
+    char line2[] = "llama-cli -m x.gguf -no-cnv";
+    ggfit_request_init(&r);
+    r.llama_config = "";
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
+    assert_int_equal(ggfit__request_parse_line(&r, line2, words, 16, &err), GGFIT_OK);
+    assert_int_equal(ggfit_request_version(&r, &err), GGFIT_OK);
+    /* the table: every row llama.cpp b10587 added is b10587's, and known */
+    static const struct { const char *name; uint32_t since; } added[] = {
+        { "--mmproj-device", 10541 }, { "--tools-runtime", 10328 },
+        { "--reasoning-effort", 10434 },
+    };
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        bool negated;
+        ggfit__flag f;
+        int row = ggfit__flag_find(added[i].name, &negated);
+        assert_true(row >= 0);
+        assert_true(ggfit__flag_row((size_t)row, &f));
+        assert_true(f.llama);
+        assert_int_equal(f.since, added[i].since);
+        assert_int_equal(f.until, 0);
+    }
+    /* ggfit's own flags are no version's */
+    bool negated;
+    ggfit__flag f;
+    assert_true(ggfit__flag_row((size_t)ggfit__flag_find("--gpu", &negated), &f));
+    assert_false(f.llama);
+    assert_false(ggfit__flag_versioned(&f));
+}
+
+/* ---- llama.cpp's config files ----------------------------------------------------- */
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[4][256];
+    static int k;
+    char *p = path[k++ % 4];
+    snprintf(p, 256, "%s/%s", tmp_dir(), name);
+    char *slash = strrchr(p, '/');
+    *slash = 0;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+    if (system(cmd)) {}
+    *slash = '/';
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+/* A request of line with config files files, settled. */
+static ggfit_status with_config(const char *line, const char *files, ggfit_request *r,
+                                char **err)
+{
+    static char buf[512];
+    char *argv[16];
+    int argc;
+    request_of(r, line, buf, sizeof buf, argv, 16, &argc);
+    r->llama_config = files;
+    return ggfit_request_version(r, err);
+}
+
+static void test_config(void **state)
+{
+    (void)state;
+    const char *sys = write_file("etc/config.ini",
+        "# the system's\n"
+        "ctx-size = 4096\n"
+        "n-gpu-layers = 7   ; a comment\n"
+        "ubatch-size=128\n");
+    const char *user = write_file("user/config.ini",
+        "ctx-size = 2048\r\n"
+        "foo-bar = 1\r\n"
+        "version = 3\r\n"
+        "no-mmap = true\r\n"
+        "cpu-moe = false\r\n"          /* no --no- form: on, whatever the value */
+        "conversation = true\r\n"      /* llama-cli's, not llama-server's */
+        "\r\n"
+        "[ * ]\r\n"                     /* not [*]: a model's preset */
+        "ctx-size = 5\r\n"
+        "[*]\r\n"
+        "ctx-size = 1024\r\n"           /* [*] first, the default section wins */
+        "LLAMA_ARG_UBATCH = 64\r\n"
+        "[some/model:Q4_K_M]\r\n"
+        "ctx-size = 99\r\n");
+    char files[600];
+    snprintf(files, sizeof files, "%s:%s/missing.ini:%s", sys, tmp_dir(), user);
+    ggfit_request r;
+    char *err = NULL;
+    if (with_config("-m qwen3-0.6b-f16.gguf", files, &r, &err))
+        fail_msg("%s", err);
+    assert_int_equal(r.params.n_ctx, 2048);
+    assert_int_equal(r.params.n_gpu_layers, 7);
+    assert_int_equal(r.params.n_ubatch, 64);
+    assert_false(r.params.use_mmap);
+    assert_true(r.params.cpu_moe);
+    if (!strstr(r.llama_config_note, "etc/config.ini: ctx-size = 4096, n-gpu-layers = 7, "
+                                     "ubatch-size = 128; ") ||
+        !strstr(r.llama_config_note, "foo-bar ignored (not a flag of this llama.cpp program)") ||
+        !strstr(r.llama_config_note, "conversation ignored") ||
+        strstr(r.llama_config_note, "version") || strstr(r.llama_config_note, "99"))
+        fail_msg("%s", r.llama_config_note);
+    /* flags and variables win */
+    setenv("LLAMA_ARG_N_GPU_LAYERS", "3", 1);
+    char buf[512], *argv[16];
+    int argc;
+    request_of(&r, "-c 512 --mmap", buf, sizeof buf, argv, 16, &argc);
+    assert_int_equal(ggfit_request_env(&r, &err), GGFIT_OK);
+    unsetenv("LLAMA_ARG_N_GPU_LAYERS");
+    r.llama_config = files;
+    assert_int_equal(ggfit_request_version(&r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 512);
+    assert_int_equal(r.params.n_gpu_layers, 3);
+    assert_true(r.params.use_mmap);
+    assert_int_equal(r.params.n_ubatch, 64);
+    assert_non_null(strstr(r.llama_config_note, "ctx-size (a flag or variable given wins)"));
+    /* once: a second settling changes nothing */
+    assert_int_equal(ggfit_request_version(&r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 512);
+    /* b10309 reads no config file; b10398 does */
+    assert_int_equal(with_config("--llama-version b10309", files, &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 0);
+    assert_string_equal(r.llama_config_note, "");
+    assert_int_equal(with_config("--llama-version b10397", files, &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 0);
+    assert_int_equal(with_config("--llama-version b10398", files, &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 2048);
+    /* a key of a flag the version lacks is ignored, as an unknown one */
+    const char *mm = write_file("mm/config.ini", "mmproj-device = none\n");
+    assert_int_equal(with_config("--llama-version b10500", mm, &r, &err), GGFIT_OK);
+    assert_non_null(strstr(r.llama_config_note, "mmproj-device ignored"));
+    assert_int_equal(with_config("", mm, &r, &err), GGFIT_OK);
+    assert_non_null(strstr(r.llama_config_note, "mmproj-device = none"));
+    /* none */
+    assert_int_equal(with_config("", "", &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 0);
+    /* GGFIT_LLAMA_CONFIG where the request names none */
+    setenv("GGFIT_LLAMA_CONFIG", user, 1);
+    assert_int_equal(with_config("", NULL, &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 2048);
+    /* llama.cpp's own places: $XDG_CONFIG_HOME/llama.cpp/config.ini */
+    unsetenv("GGFIT_LLAMA_CONFIG");
+    char xdg[300];
+    write_file("xdg/llama.cpp/config.ini", "[*]\nctx-size = 3072\n");
+    snprintf(xdg, sizeof xdg, "%s/xdg", tmp_dir());
+    char *old_xdg = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    ggfit_status rc = with_config("", NULL, &r, &err);
+    if (old_xdg)
+        setenv("XDG_CONFIG_HOME", old_xdg, 1);
+    else
+        unsetenv("XDG_CONFIG_HOME");
+    free(old_xdg);
+    setenv("GGFIT_LLAMA_CONFIG", "", 1);
+    assert_int_equal(rc, GGFIT_OK);
+    if (access("/etc/llama.cpp/config.ini", F_OK) != 0)   /* this machine's own: none */
+        assert_int_equal(r.params.n_ctx, 3072);
+    /* files llama.cpp refuses */
+    static const struct { const char *text, *says; } bad[] = {
+        { "ctx-size 4096\n", "bad.ini:1: not a line llama.cpp's config reads" },
+        { "\n\n[*\nctx-size = 1\n", "bad.ini:3: not a line" },
+        { "[]\n", "bad.ini:1: not a line" },
+        { "-c = 4096\n", "bad.ini:1: not a line" },
+        { "ctx-size = abc\n", "bad.ini:1: " },
+        { "[*]\nn-gpu-layers = lots\n", "bad.ini:2: " },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *path = write_file("bad.ini", bad[i].text);
+        rc = with_config("", path, &r, &err);
+        if (rc != GGFIT_EINVAL || !err || !strstr(err, bad[i].says))
+            fail_msg("'%s': status %d, \"%s\"", bad[i].text, rc, err ? err : "");
+        ggfit_free(err);
+        err = NULL;
+    }
+    /* a file of NULs, and one too long */
+    const char *path = write_file("nul.ini", "");
+    FILE *f = fopen(path, "wb");
+    fwrite("a = 1\n\0\0", 1, 8, f);
+    fclose(f);
+    assert_int_equal(with_config("", path, &r, &err), GGFIT_EINVAL);
+    assert_non_null(strstr(err, "not text"));
+    ggfit_free(err);
+    assert_int_equal(truncate(path, (2 << 20)), 0);
+    assert_int_equal(with_config("", path, &r, &err), GGFIT_ELIMIT);
+    ggfit_free(err);
+    /* more keys than a file may hold */
+    char *many = malloc(300 * 24 + 1);
+    many[0] = 0;
+    for (int i = 0; i < 300; i++)
+        sprintf(many + strlen(many), "ctx-size = %d\n", 1000 + i);
+    path = write_file("many.ini", many);
+    free(many);
+    assert_int_equal(with_config("", path, &r, &err), GGFIT_EINVAL);
+    ggfit_free(err);
+}
+
 /* ---- asking a running llama-server ----------------------------------------------- */
 
 static char srv_dir[64];
@@ -635,6 +896,7 @@ static void test_server_errors(void **state)
 
 int main(void)
 {
+    setenv("GGFIT_LLAMA_CONFIG", "", 1);   /* this machine's are not the tests' */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_commit_prefixes),
@@ -643,6 +905,8 @@ int main(void)
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_detect_errors),
         cmocka_unit_test(test_request),
+        cmocka_unit_test(test_versioned_flags),
+        cmocka_unit_test(test_config),
         cmocka_unit_test(test_server),
         cmocka_unit_test(test_server_errors),
     };

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "common/args.h"
 #include "common/params.h"
 #include "common/draft.h"
 #include "common/mmproj.h"
@@ -46,5 +47,17 @@ ggfit_status ggfit_request_version(ggfit_request *r, char **err)
     if (rc != GGFIT_OK)
         return rc;
     r->params.llama_build = r->draft.llama_build = r->llama.rules;
-    return GGFIT_OK;
+    /* the flags typed that this version lacks, as llama.cpp refuses them */
+    for (uint32_t i = 0; i < r->n_versioned; i++) {
+        const char *a = r->versioned[i][0];
+        bool negated;
+        ggfit__flag f;
+        int row = ggfit__flag_find(a, &negated);
+        if (row >= 0 && ggfit__flag_row((size_t)row, &f) &&
+            (rc = ggfit__flag_in_version(&f, a, negated ? NULL : r->versioned[i][1],
+                                         r->llama.rules, r->program, err)))
+            return rc;
+    }
+    /* then llama.cpp's config files, below everything given */
+    return ggfit__request_config(r, err);
 }

@@ -128,6 +128,7 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     out->n_ctx_train = ggfit_model_hparams(m)->n_ctx_train;
     out->n_from_env = r->n_from_env;
     memcpy(out->from_env, r->from_env, r->n_from_env * sizeof r->from_env[0]);
+    memcpy(out->llama_config, r->llama_config_note, sizeof out->llama_config);
     out->host = r->host;
     out->fit_options = r->fit;
     /* --for server -md (or an MTP context): the draft measured, its bytes

@@ -691,6 +691,9 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
             ggfit__sb_printf(&sb, "%s %s", i ? "," : "", pl->from_env[i]);
         ggfit__sb_printf(&sb, "\n");
     }
+    if (pl->llama_config[0])   /* the text's alone, as the environment's */
+        ggfit__sb_printf(&sb, "note: llama.cpp's config files, read before the environment and "
+                              "the flags: %s\n", pl->llama_config);
     for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);
