@@ -786,6 +786,9 @@ typedef struct ggfit_plan {
     uint32_t n_from_env;
     char llama_config[1024];  /* what llama.cpp's config files set (the
                                  request's llama_config_note; "" none) */
+    uint32_t unsloth_type;    /* a weight type of the model's that only
+                                 Unsloth's llama.cpp loads (ggfit_type_unsloth;
+                                 upstream refuses the file), or 0 */
     /* What the plan does not take into account, as facts; the renderers
      * word them (render/plan.c's notes). The flags are the request's
      * ignored and not_counted (pointers into its argv, as there) less

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gguf_writer.h"
 #include "test_util.h"
 #include "common/args.h"
 #include "versions/version.h"
@@ -706,6 +707,90 @@ static void test_config(void **state)
     ggfit_free(err);
 }
 
+/* ---- Unsloth's quant types ----------------------------------------------------- */
+
+static ggfit_plan unsloth_plan;
+
+/* A llama of IQ1_XS, IQ1_XXS or IQ1_XXXS weights: read, each weight sized
+ * by its type's block (IQ1_S's 256 elements in 46, 42 or 38 bytes), and the
+ * plan and inspect say that only Unsloth's llama.cpp loads it. */
+static void test_unsloth_types(void **state)
+{
+    (void)state;
+    static const struct { uint32_t type; const char *name; uint32_t bytes; } t[] = {
+        { GGFIT_TYPE_IQ1_XS, "IQ1_XS", 46 }, { GGFIT_TYPE_IQ1_XXS, "IQ1_XXS", 42 },
+        { GGFIT_TYPE_IQ1_XXXS, "IQ1_XXXS", 38 },
+    };
+    for (size_t k = 0; k < 3; k++) {
+        char path[256], *err = NULL;
+        snprintf(path, sizeof path, "%s/%s.gguf", tmp_dir(), t[k].name);
+        gw w = { 0 };
+        gw_tiny_model(&w, "llama", 2, 256, 512, 1024, t[k].type);
+        assert_int_equal(gw_write_file(&w, path), 0);
+        gw_free(&w);
+        ggfit_model *m;
+        if (ggfit_model_open(path, &m, &err))
+            fail_msg("%s: %s", t[k].name, err);
+        /* token_embd and output 256 x 1024; per block q, k, v, o 256 x 256,
+         * gate and up 256 x 512, down 512 x 256; norms F32 */
+        uint64_t row = 256 / 256 * t[k].bytes;
+        uint64_t quant = 2 * 1024 * row + 2 * (4 * 256 * row + 2 * 512 * row + 256 * 2 * row);
+        uint64_t norms = (2 * 2 + 1) * 256 * 4;
+        uint64_t sum = 0;
+        for (uint64_t i = 0; i < ggfit_model_n_tensors(m); i++) {
+            const ggfit_tensor_info *ti = ggfit_model_tensor(m, i)->info;
+            sum += ti->n_bytes;
+            if (ti->n_dims == 2)
+                assert_int_equal(ti->type, t[k].type);
+        }
+        assert_int_equal(sum, quant + norms);
+        char *text = ggfit_inspect_text(m);
+        assert_non_null(strstr(text, "Unsloth's prebuilt llama.cpp only"));
+        assert_non_null(strstr(text, t[k].name));
+        ggfit_free(text);
+        ggfit_model_free(m);
+        /* the plan's note */
+        ggfit_request r;
+        ggfit_request_init(&r);
+        char gpu[] = "--gpu", size[] = "8GiB", mflag[] = "-m", ver[] = "--llama-version",
+             b[] = "b10309";
+        char *argv[] = { mflag, path, gpu, size, ver, b };
+        for (int i = 0; i < 6;)
+            if (ggfit_request_parse_arg(&r, 6, argv, &i, NULL, &err))
+                fail_msg("%s", err);
+        if (ggfit_request_plan(&r, &unsloth_plan, &err))
+            fail_msg("%s: %s", t[k].name, err);
+        assert_int_equal(unsloth_plan.unsloth_type, t[k].type);
+        /* the text as one line: its wrapping undone */
+        char notes[4096];
+        size_t n = 0;
+        for (const char *c = notes_of(&unsloth_plan); *c && n + 1 < sizeof notes; c++) {
+            if (*c == '\n' && c[1] == ' ' && c[2] == ' ') {
+                notes[n++] = ' ';
+                c += 2;
+            } else {
+                notes[n++] = *c;
+            }
+        }
+        notes[n] = 0;
+        if (!strstr(notes, "only Unsloth's prebuilt llama.cpp (from 2026-08-11) loads this "
+                           "file; upstream llama.cpp (b10309 here) refuses it"))
+            fail_msg("%s", notes);
+        ggfit_plan_free(&unsloth_plan);
+    }
+    /* an upstream model says nothing of it */
+    ggfit_request r;
+    char buf[256], *argv[8], *err = NULL;
+    int argc;
+    request_of(&r, "-m qwen3-0.6b-f16.gguf --gpu 8GiB", buf, sizeof buf, argv, 8, &argc);
+    r.llama_config = "";
+    if (ggfit_request_plan(&r, &unsloth_plan, &err))
+        fail_msg("%s", err);
+    assert_int_equal(unsloth_plan.unsloth_type, 0);
+    assert_null(strstr(notes_of(&unsloth_plan), "Unsloth"));
+    ggfit_plan_free(&unsloth_plan);
+}
+
 /* ---- asking a running llama-server ----------------------------------------------- */
 
 static char srv_dir[64];
@@ -907,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_request),
         cmocka_unit_test(test_versioned_flags),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_unsloth_types),
         cmocka_unit_test(test_server),
         cmocka_unit_test(test_server_errors),
     };

@@ -129,6 +129,10 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     out->n_from_env = r->n_from_env;
     memcpy(out->from_env, r->from_env, r->n_from_env * sizeof r->from_env[0]);
     memcpy(out->llama_config, r->llama_config_note, sizeof out->llama_config);
+    out->unsloth_type = 0;
+    for (uint64_t i = 0; i < ggfit_model_n_tensors(m) && !out->unsloth_type; i++)
+        if (ggfit_type_unsloth(ggfit_model_tensor(m, i)->info->type))
+            out->unsloth_type = ggfit_model_tensor(m, i)->info->type;
     out->host = r->host;
     out->fit_options = r->fit;
     /* --for server -md (or an MTP context): the draft measured, its bytes
