@@ -638,6 +638,10 @@ static void test_config(void **state)
     assert_int_equal(r.params.n_ctx, 0);
     assert_int_equal(with_config("--llama-version b10398", files, &r, &err), GGFIT_OK);
     assert_int_equal(r.params.n_ctx, 2048);
+    /* llama-bench reads none */
+    assert_int_equal(with_config("--for bench", files, &r, &err), GGFIT_OK);
+    assert_int_equal(r.params.n_ctx, 0);
+    assert_string_equal(r.llama_config_note, "");
     /* a key of a flag the version lacks is ignored, as an unknown one */
     const char *mm = write_file("mm/config.ini", "mmproj-device = none\n");
     assert_int_equal(with_config("--llama-version b10500", mm, &r, &err), GGFIT_OK);

@@ -614,7 +614,9 @@ out:
 
 ggfit_status ggfit__request_config(ggfit_request *r, char **err)
 {
-    if (r->llama_config_done || !ggfit__llama_has(r->llama.rules, LLAMA_CHANGE_CONFIG_INI))
+    /* llama-bench parses its own flags, and reads no config file */
+    if (r->llama_config_done || r->program == GGFIT_FOR_BENCH ||
+        !ggfit__llama_has(r->llama.rules, LLAMA_CHANGE_CONFIG_INI))
         return GGFIT_OK;
     r->llama_config_done = true;
     r->llama_config_note[0] = 0;
