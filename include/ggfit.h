@@ -177,7 +177,8 @@ GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_lla
 /* Asks a running llama-server which llama.cpp it is: GET URL/props (URL
  * "http://127.0.0.1:8080", "host:port" or the /props address itself),
  * whose "build_info" is "b10587-3f545becc", read as
- * ggfit_llama_version_parse reads it. Needs libcurl (loaded when called:
+ * ggfit_llama_version_parse reads it; LLAMA_API_KEY, where set, is sent
+ * as llama-server --api-key wants it. Needs libcurl (loaded when called:
  * GGFIT_ESTATIC in a statically linked program); the reply is read up to
  * 4 MiB, with the HTTP timeouts of ggfit_remote_options_init. */
 GGFIT_API ggfit_status ggfit_llama_version_from_server(const char *url, ggfit_llama_version *v,

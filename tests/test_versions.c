@@ -965,6 +965,24 @@ static void test_server_errors(void **state)
         assert_null(strchr(err, '\n'));
         ggfit_free(err);
     }
+    /* llama-server --api-key: LLAMA_API_KEY sent */
+    char url[256], *err = NULL;
+    ggfit_llama_version v;
+    snprintf(url, sizeof url, "%s/apikey/b10587", base);
+    unsetenv("LLAMA_API_KEY");
+    assert_int_equal(ggfit_llama_version_from_server(url, &v, &err), GGFIT_EIO);
+    assert_non_null(strstr(err, "HTTP 401: llama-server wants its --api-key: set LLAMA_API_KEY"));
+    ggfit_free(err);
+    setenv("LLAMA_API_KEY", "sk-wrong", 1);
+    assert_int_equal(ggfit_llama_version_from_server(url, &v, &err), GGFIT_EIO);
+    assert_non_null(strstr(err, "refused the key in LLAMA_API_KEY"));
+    ggfit_free(err);
+    setenv("LLAMA_API_KEY", "sk-ggfit-test", 1);
+    ggfit_status rc = ggfit_llama_version_from_server(url, &v, &err);
+    unsetenv("LLAMA_API_KEY");
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(v.build, 10587);
     /* nothing listening; addresses that are not */
     static const struct { const char *url; ggfit_status rc; const char *says; } addr[] = {
         { "http://127.0.0.1:1", GGFIT_EIO, "127.0.0.1:1/props" },
@@ -974,9 +992,8 @@ static void test_server_errors(void **state)
         { "http://a b", GGFIT_EINVAL, "not an address" },
     };
     for (size_t i = 0; i < sizeof addr / sizeof addr[0]; i++) {
-        char *err = NULL;
-        ggfit_llama_version v;
-        ggfit_status rc = ggfit_llama_version_from_server(addr[i].url, &v, &err);
+        err = NULL;
+        rc = ggfit_llama_version_from_server(addr[i].url, &v, &err);
         if (rc != addr[i].rc || !err || !strstr(err, addr[i].says))
             fail_msg("'%s': status %d, \"%s\"", addr[i].url, rc, err ? err : "");
         ggfit_free(err);

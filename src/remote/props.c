@@ -51,16 +51,25 @@ ggfit_status ggfit_llama_version_from_server(const char *url, ggfit_llama_versio
     if (rc)
         return rc;
     ggfit_remote_options o;
-    ggfit_remote_options_init(&o);   /* no token: this is not Hugging Face */
+    ggfit_remote_options_init(&o);
+    /* llama-server --api-key guards /props: its key, as llama-server's
+     * own LLAMA_API_KEY names it, sent as "Authorization: Bearer" */
+    const char *key = getenv("LLAMA_API_KEY");
+    o.token = key && *key ? key : NULL;
     char *body = NULL;
     size_t len = 0;
     long code = 0;
     if ((rc = ggfit__http_get(props, &o, PROPS_MAX_BYTES, &body, &len, &code, NULL, err))) {
-        if (rc == GGFIT_ELIMIT && err && *err) {
+        if ((rc == GGFIT_ELIMIT || code == 401) && err && *err) {
             free(*err);
             *err = NULL;
-            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the reply is longer than %zu MiB: not "
-                             "llama-server's /props", props, PROPS_MAX_BYTES >> 20);
+            if (code == 401)
+                rc = ggfit__fail(err, GGFIT_EIO, "%s: HTTP 401: %s", props, o.token
+                                 ? "llama-server refused the key in LLAMA_API_KEY"
+                                 : "llama-server wants its --api-key: set LLAMA_API_KEY to it");
+            else
+                rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the reply is longer than %zu MiB: not "
+                                 "llama-server's /props", props, PROPS_MAX_BYTES >> 20);
         }
         return rc;
     }
