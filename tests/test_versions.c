@@ -501,6 +501,26 @@ static void test_versioned_flags(void **state)
         if (!flags[i].says ? rc != GGFIT_OK : rc != GGFIT_EINVAL || !strstr(msg, flags[i].says))
             fail_msg("'%s': status %d, \"%s\"", flags[i].line, rc, msg);
     }
+    /* the variable: its value checked as the flag's */
+    setenv("LLAMA_ARG_LOAD_MODE", "auto", 1);
+    for (int k = 0; k < 2; k++) {
+        ggfit_request rv;
+        char *e = NULL;
+        ggfit_request_init(&rv);
+        rv.llama_config = "";
+        ggfit_status rc = ggfit_request_env(&rv, &e);
+        if (!rc && k == 0)
+            rc = ggfit_llama_version_parse("b10309", &rv.llama, &e);
+        if (!rc)
+            rc = ggfit_request_version(&rv, &e);
+        if (k == 0 && (rc != GGFIT_EINVAL || !strstr(e, "error while handling environment "
+                                                         "variable \"LLAMA_ARG_LOAD_MODE\"")))
+            fail_msg("b10309: status %d, %s", rc, e ? e : "");
+        if (k == 1 && rc)
+            fail_msg("latest: %s", e);
+        ggfit_free(e);
+    }
+    unsetenv("LLAMA_ARG_LOAD_MODE");
     /* a pasted llama-cli line, as llama-cli b10587 and b10309 take it */
     char line[] = "llama-cli -m x.gguf -no-cnv";
     char *words[16], *err = NULL;

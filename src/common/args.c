@@ -375,6 +375,12 @@ ggfit_status ggfit_request_env(ggfit_request *r, char **err)
             return rc;
         if (v)
             given(r, (int)i);
+        /* a value some versions refuse (LLAMA_ARG_LOAD_MODE=auto before
+         * b10364): checked with the version, as a typed flag */
+        if (v && f.value_since && r->n_versioned < GGFIT_MAX_IGNORED) {
+            r->versioned[r->n_versioned][0] = f.env;
+            r->versioned[r->n_versioned++][1] = v;
+        }
         if (v && r->n_from_env < GGFIT_MAX_IGNORED)   /* the plan's text names it */
             r->from_env[r->n_from_env++] = f.env;
     }
