@@ -182,6 +182,16 @@ GGFIT_API ggfit_status ggfit_llama_version_detect(const char *program, ggfit_lla
 GGFIT_API bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit,
                                   const char **what);
 
+/* Asks a running llama-server which llama.cpp it is: GET URL/props (URL
+ * "http://127.0.0.1:8080", "host:port" or the /props address itself),
+ * whose "build_info" is "b10587-3f545becc", read as
+ * ggfit_llama_version_parse reads it; LLAMA_API_KEY, where set, is sent
+ * as llama-server --api-key wants it. Needs libcurl (loaded when called:
+ * GGFIT_ESTATIC in a statically linked program); the reply is read up to
+ * 4 MiB, with the HTTP timeouts of ggfit_remote_options_init. */
+GGFIT_API ggfit_status ggfit_llama_version_from_server(const char *url, ggfit_llama_version *v,
+                                                       char **err);
+
 /* "b10587 (3f545becc, 2026-08-22)" into buf, with what the match means
  * where the rules are another version's ("b10700: newer than b10587,
  * answered with b10587's rules"); returns buf. */
@@ -192,7 +202,11 @@ GGFIT_API const char *ggfit_llama_version_str(const ggfit_llama_version *v, char
  * ggml tensor types
  * ---------------------------------------------------------------------- */
 
-/* ids as in ggml.h; ids 4, 5, 31-33 and 36-38 were removed from ggml. */
+/* ids as in ggml.h; ids 4, 5, 31-33 and 36-38 were removed from ggml.
+ * 43..63 are left for upstream ggml's next types (unknown to ggfit until
+ * then); 64..66 are Unsloth's llama.cpp's (unslothai/llama.cpp #91,
+ * e7099161e): upstream's ggml refuses a file that holds them
+ * (ggfit_type_unsloth). */
 typedef enum ggfit_type {
     GGFIT_TYPE_F32 = 0, GGFIT_TYPE_F16 = 1, GGFIT_TYPE_Q4_0 = 2,
     GGFIT_TYPE_Q4_1 = 3, GGFIT_TYPE_Q5_0 = 6, GGFIT_TYPE_Q5_1 = 7,
@@ -206,12 +220,21 @@ typedef enum ggfit_type {
     GGFIT_TYPE_IQ1_M = 29, GGFIT_TYPE_BF16 = 30, GGFIT_TYPE_TQ1_0 = 34,
     GGFIT_TYPE_TQ2_0 = 35, GGFIT_TYPE_MXFP4 = 39, GGFIT_TYPE_NVFP4 = 40,
     GGFIT_TYPE_Q1_0 = 41, GGFIT_TYPE_Q2_0 = 42,
-    GGFIT_TYPE_COUNT = 43
+    GGFIT_TYPE_IQ1_XS = 64,   /* Unsloth's: 46 bytes per 256 (1.4375 bpw) */
+    GGFIT_TYPE_IQ1_XXS = 65,  /* 42 bytes per 256 (1.3125 bpw) */
+    GGFIT_TYPE_IQ1_XXXS = 66, /* 38 bytes per 256 (1.1875 bpw) */
+    GGFIT_TYPE_COUNT = 67
 } ggfit_type;
 
 /* Name of a type id ("Q4_K"); removed ids give their old name ("Q4_0_4_4");
- * ids out of range give NULL. */
+ * ids out of range, or left for upstream (43..63), give NULL. */
 GGFIT_API const char *ggfit_type_name(uint32_t type);
+
+/* Whether type is one of Unsloth's llama.cpp's alone (IQ1_XS, IQ1_XXS,
+ * IQ1_XXXS: unslothai/llama.cpp #91, in Unsloth's prebuilt llama.cpp from
+ * 2026-08-11): upstream llama.cpp, every version ggfit follows, refuses a
+ * file that holds one ("invalid ggml type"). */
+GGFIT_API bool ggfit_type_unsloth(uint32_t type);
 
 /* True for ids ggml still supports (and GGUF files may use). */
 GGFIT_API bool ggfit_type_valid(uint32_t type);

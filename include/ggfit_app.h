@@ -397,6 +397,9 @@ GGFIT_API ggfit_status ggfit_mmproj_measure(const ggfit_mmproj *mm, const ggfit_
                                             ggfit_mmproj_usage *out, char **err);
 
 #define GGFIT_MAX_IGNORED 64
+/* Rows of the flag table at most (ggfit_flag_get), one bit each in
+ * ggfit_request.rows_given. */
+#define GGFIT_MAX_FLAG_ROWS 1024
 
 /* What the ggfit command line takes for a plan, so that a program gets the
  * CLI's answer from the same flags: ggfit_request_init, then
@@ -455,10 +458,13 @@ typedef struct ggfit_request {
     bool offline;             /* --offline: remote headers from the cache only */
     /* The llama.cpp the plan answers for (ggfit_llama_version_parse):
      * --llama-version as given, --llama-bin DIR (or --detect: llama-server
-     * on PATH) asked for its --version by ggfit_request_version, which
+     * on PATH) asked for its --version, or --server URL's /props, by
+     * ggfit_request_version, which
      * sets llama and copies llama.rules into params and draft. */
     const char *llama_version;
     const char *llama_bin;
+    const char *llama_server; /* --server URL: a running llama-server, asked
+                                 for its /props (ggfit_llama_version_from_server) */
     bool detect;
     bool llama_asked;         /* ggfit_request_version asked the program
                                  once: a request planned again keeps it */
@@ -467,6 +473,33 @@ typedef struct ggfit_request {
      * (ggfit_request_plan_vs); vs_version NULL: none. */
     const char *vs_version;
     ggfit_llama_version vs;
+    /* llama.cpp's flags typed whose presence, programs or values differ
+     * between versions (data/llama_args.tsv's builds), each as typed and
+     * its value (NULL: none; pointers into argv): ggfit_request_version
+     * refuses those the version settled lacks, as llama.cpp would. */
+    const char *versioned[GGFIT_MAX_IGNORED][2];
+    uint32_t n_versioned;
+    /* The rows of the flag table (ggfit_flag_get's order) given as flags
+     * or LLAMA_ARG_* variables, bit i%64 of word i/64: llama.cpp's config
+     * files set none of those. */
+    uint64_t rows_given[GGFIT_MAX_FLAG_ROWS / 64];
+    /* llama.cpp's config files (b10398 on: common/arg.cpp reads them before
+     * the environment and the flags; ggfit_request_version applies them
+     * where the version has them, to what no flag nor variable set): the
+     * paths, ':'-separated ("" for none), or NULL: GGFIT_LLAMA_CONFIG if
+     * set, else llama.cpp's own, /etc/llama.cpp/config.ini then
+     * ${XDG_CONFIG_HOME:-$HOME/.config}/llama.cpp/config.ini. Each file's
+     * [*] section, then its keys before any section (and [default]), as
+     * router presets name flags; keys of no flag of the program ignored. */
+    const char *llama_config;
+    bool llama_config_done;   /* applied (once) */
+    char llama_config_values[2048]; /* the values they set, which the
+                                 fields point into: the request is used
+                                 where it was made */
+    /* What they did, for the plan's notes ("" none): "FILE: key = value,
+     * ...; key (given as a flag or variable); key ignored (not a flag of
+     * llama-server)" */
+    char llama_config_note[1024];
     /* llama-server's draft model (-md, --spec-draft-model FILE) and its
      * flags (-ngld, -ctkd, -ctvd, -otd, -cmoed, -ncmoed, under every name
      * common/arg.cpp gives them) in the target's fields of draft
@@ -671,6 +704,7 @@ GGFIT_API double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_fl
  * it, whatever else is given. Fills at most max devices; *n is how many. */
 /* Settles the llama.cpp the request answers for: --llama-bin or
  * --detect run llama-server --version (ggfit_llama_version_detect);
+ * --server asks a running llama-server (ggfit_llama_version_from_server);
  * --llama-version was read by the parser. Copies its rules' build into
  * params and draft. ggfit_request_plan calls it. */
 GGFIT_API ggfit_status ggfit_request_version(ggfit_request *r, char **err);
@@ -756,6 +790,11 @@ typedef struct ggfit_plan {
     uint32_t n_ctx_train;     /* the model's trained context */
     const char *from_env[GGFIT_MAX_IGNORED]; /* the request's from_env */
     uint32_t n_from_env;
+    char llama_config[1024];  /* what llama.cpp's config files set (the
+                                 request's llama_config_note; "" none) */
+    uint32_t unsloth_type;    /* a weight type of the model's that only
+                                 Unsloth's llama.cpp loads (ggfit_type_unsloth;
+                                 upstream refuses the file), or 0 */
     /* What the plan does not take into account, as facts; the renderers
      * word them (render/plan.c's notes). The flags are the request's
      * ignored and not_counted (pointers into its argv, as there) less

@@ -18,7 +18,7 @@
 # in its order (--help's and the man page's), then the rest.
 BEGIN {
     FS = "\t"; n = 0; n_own = 0; n_help = 1
-    w["names"] = w["neg"] = w["env"] = w["ex"] = w["pr"] = w["mv"] = 1
+    w["names"] = w["neg"] = w["env"] = w["ex"] = w["pr"] = w["mv"] = w["val"] = 1
     help[0] = ""
 }
 function fail(why) {
@@ -84,7 +84,30 @@ function progs(list,    out, m, p, i) {
 function scope_name(scope) {
     return scope == "ggfit" ? "MACHINE" : scope == "cli" ? "TOOL" : upper(scope)
 }
-function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints, cmds, mv, hl,    h, cli) {
+# data/llama_args.tsv's builds column as the row's initialiser fields:
+# since, until, programs before a build and that build, a value taken from
+# a build and that build (0 and "" for none)
+function builds(b,    since, until, pb, pbb, val, vb, m, t, i, f) {
+    since = until = pbb = vb = 0; pb = "0"; val = ""
+    if (b != "-" && b != "") {
+        m = split(b, t, /; */)
+        for (i = 1; i <= m; i++) {
+            if (t[i] ~ /^since [0-9]+$/) since = substr(t[i], 7) + 0
+            else if (t[i] ~ /^until [0-9]+$/) until = substr(t[i], 7) + 0
+            else if (t[i] ~ /^programs<[0-9]+ [A-Z_,]+$/) {
+                split(substr(t[i], 10), f, " ")
+                pbb = f[1] + 0; pb = progs(f[2])
+            } else if (t[i] ~ /^value [^ ]+ since [0-9]+$/) {
+                if (val != "") fail("one value with a build per row")
+                split(t[i], f, " ")
+                val = f[2]; vb = f[4] + 0
+            } else fail("unknown builds term '" t[i] "'")
+        }
+    }
+    width("val", val)
+    return sprintf("%d, %d, %s, %d, \"%s\", %d", since, until, pb, pbb, val, vb)
+}
+function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints, cmds, mv, hl, bl,    h, cli) {
     if (neg == "-") neg = ""
     if (env == "-") env = ""
     if (ex == "-") ex = ""
@@ -112,9 +135,10 @@ function row(names, neg, env, pr, kind, lands, scope, mem, ex, prints, cmds, mv,
     if (mem !~ /^(counted|uncounted|uncounted-off|none)$/) fail("unknown memory " mem)
     if ((kind == "bool") != (ex == "")) fail(names ": a bool has no example, a value has one")
     return sprintf("    { \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", \"%s\", HELP(%d), GGFIT_FLAG_%s, " \
-                   "GGFIT__AT_%s, GGFIT_SCOPE_%s, %s, GGFIT__MEM_%s, %d, %s, %s },", names, neg,
-                   env, ex, prints, mv, h, upper(kind), upper(lands), scope_name(scope), progs(pr),
-                   upper(mem), kind_values(kind), commands(cmds, scope), cli)
+                   "GGFIT__AT_%s, GGFIT_SCOPE_%s, %s, GGFIT__MEM_%s, %d, %s, %s, %d, %s },", names,
+                   neg, env, ex, prints, mv, h, upper(kind), upper(lands), scope_name(scope),
+                   progs(pr), upper(mem), kind_values(kind), commands(cmds, scope), cli,
+                   bl != "", builds(bl))
 }
 # every name of a row, once in the whole table (a row of the command line
 # tool's, scope cli, may take a name of llama.cpp's)
@@ -147,7 +171,7 @@ FILENAME == ARGV[1] {
     next
 }
 {
-    if (NF != 5) fail("expected 5 tab-separated fields, got " NF)
+    if (NF != 6) fail("expected 6 tab-separated fields, got " NF)
     if ($3 !~ /^[0-2]$/) fail("values must be 0, 1 or 2")
     claim($1, $1, 0); if ($2 != "-") claim($2, $1, 0)
     m = split($1 ($2 == "-" ? "" : "," $2), nm, ",")
@@ -161,7 +185,7 @@ FILENAME == ARGV[1] {
         kind = $3 == 0 ? "bool" : $3 == 2 ? "pair" : "text"
         rank[n] = 100000 + n
         rows[n++] = row($1, $2, $4, $5, kind, "note", "other", "none", $3 ? "1" : "-", "-",
-                        "-", "-", "-")
+                        "-", "-", "-", $6)
         next
     }
     used[key] = 1
@@ -172,7 +196,7 @@ FILENAME == ARGV[1] {
     ex = e[9] == "=" ? ($3 ? "1" : "-") : e[9]
     rank[n] = ext_line[key]
     rows[n++] = row($1, $2, $4, $5 (e[4] == "=,bench" ? ",LLAMA_BENCH" : ""), kind, e[6], e[7], e[8],
-                    ex, e[10], e[11], e[12], e[13])
+                    ex, e[10], e[11], e[12], e[13], $6)
 }
 END {
     if (failed) exit 1
@@ -188,7 +212,7 @@ END {
         claim(e[1], e[1], e[7] == "cli"); if (e[2] != "-") claim(e[2], e[1], e[7] == "cli")
         rank[n] = own_line[i]
         rows[n++] = row(e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11],
-                        e[12], e[13])
+                        e[12], e[13], "")
     }
     # the order of help: data/flags.tsv's lines, then the table's (stable)
     for (i = 0; i < n; i++)
@@ -220,6 +244,12 @@ END {
     printf "    char metavar[%d];  /* its value in the help, or \"\" */\n", w["mv"]
     print  "    unsigned short help;  /* offset of its text in flag_help (0: none) */"
     print  "    unsigned char kind, lands, scope, programs, memory, values, commands, cli;"
+    print  "    unsigned char llama;  /* llama.cpp's (data/llama_args.tsv), not ggfit's own */"
+    print  "    unsigned since, until;  /* its first and last build (0: every supported one) */"
+    print  "    unsigned char programs_before;  /* its programs before build programs_until */"
+    print  "    unsigned programs_until;"
+    printf "    char value[%d];    /* a value its handler takes from build value_since */\n", w["val"]
+    print  "    unsigned value_since;"
     print "} flag_row;"
     print ""
     print "static const flag_row flag_rows[] = {"

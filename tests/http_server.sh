@@ -7,6 +7,8 @@
 #   /loop         a redirect loop
 #   /gated/F      401 with Hugging Face's JSON error
 #   /limited/F    429
+#   /apikey/F     the file with "Authorization: Bearer sk-ggfit-test", else
+#                 401 (llama-server --api-key's)
 #   /norange/F    the file, Range ignored (200 with the whole body)
 #   /slow/F       the file at 10 bytes/s (the stall timeout)
 #   /api/...      a Hugging Face API laid out as files (DIR/www/api/...)
@@ -114,6 +116,12 @@ http {
             return 401 '{"error":"Access to model ggfit/gated is restricted. You must have access to it and be authenticated to access it. Please log in."}';
         }
         location /limited/ { return 429; }
+        location /apikey/ {
+            alias $dir/www/files/;
+            if (\$http_authorization != "Bearer sk-ggfit-test") {
+                return 401 '{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}';
+            }
+        }
         location /norange/ { alias $dir/www/files/; max_ranges 0; }
         location /slow/ { alias $dir/www/files/; limit_rate 10; }
         location ~ ^/([^/]+/[^/]+)/resolve/[0-9a-f]+/(.*)\$ { return 302 /cdn/\$1/\$2; }

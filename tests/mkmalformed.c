@@ -436,6 +436,19 @@ static void mk_removed_tensor_type(gw *w)
     lone_tensor(w, "blk.0.attn_q.weight", 256, 256, 31, 0);
 }
 
+/* 43..63 are left for upstream ggml's next types: unknown, not removed
+ * (Unsloth's own start at 64). */
+static void mk_reserved_tensor_type(gw *w)
+{
+    lone_tensor(w, "blk.0.attn_q.weight", 256, 256, 50, 0);
+}
+
+/* Unsloth's IQ1_XS keeps IQ1_S's 256-element block. */
+static void mk_iq1_xs_row_not_block_multiple(gw *w)
+{
+    lone_tensor(w, "blk.0.attn_q.weight", 128, 256, GGFIT_TYPE_IQ1_XS, 0);
+}
+
 static void mk_row_not_block_multiple(gw *w)
 {
     lone_tensor(w, "blk.0.attn_q.weight", 100, 256, GGFIT_TYPE_Q4_K, 0);
@@ -748,6 +761,11 @@ static const entry catalogue[] = {
     GGUF("removed-tensor-type.gguf", GGFIT_EUNSUPPORTED,
          "tensor 'blk.0.attn_q.weight' has type 31 (Q4_0_4_4), which ggml removed",
          mk_removed_tensor_type),
+    GGUF("reserved-tensor-type.gguf", GGFIT_EUNSUPPORTED,
+         "tensor 'blk.0.attn_q.weight' has unknown ggml type 50", mk_reserved_tensor_type),
+    GGUF("iq1-xs-row-not-block-multiple.gguf", GGFIT_EFORMAT,
+         "tensor 'blk.0.attn_q.weight' has rows of 128 elements, not a multiple of IQ1_XS's "
+         "block of 256", mk_iq1_xs_row_not_block_multiple),
     GGUF("row-not-block-multiple.gguf", GGFIT_EFORMAT,
          "tensor 'blk.0.attn_q.weight' has rows of 100 elements, not a multiple of Q4_K's "
          "block of 256", mk_row_not_block_multiple),

@@ -10,6 +10,10 @@ shift 2
 # figure set their own.
 GGFIT_HOST_BW=default
 export GGFIT_HOST_BW
+# llama.cpp's config files (/etc/llama.cpp, ~/.config/llama.cpp) are this
+# machine's: none for the suite (tests/test_versions.c names its own).
+GGFIT_LLAMA_CONFIG=
+export GGFIT_LLAMA_CONFIG
 passed=0
 failed=0
 log=$(mktemp)

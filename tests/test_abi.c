@@ -28,7 +28,8 @@ static const struct {
     ROW(ggfit_value), ROW(ggfit_value_iter), ROW(ggfit_tensor_info), ROW(ggfit_hparams),
     ROW(ggfit_layer_info), ROW(ggfit_tensor), ROW(ggfit_arch_info), ROW(ggfit_device),
     ROW(ggfit_host_info), ROW(ggfit_probe_options), ROW(ggfit_catalog_entry),
-    ROW(ggfit_cpu_class), ROW(ggfit_llama_version), ROW(ggfit_mem), ROW(ggfit_buft_mem), ROW(ggfit_fit_options),
+    ROW(ggfit_cpu_class), ROW(ggfit_mem), ROW(ggfit_buft_mem), ROW(ggfit_fit_options),
+    ROW(ggfit_llama_version),
 };
 
 static void test_structs_are_small(void **state)

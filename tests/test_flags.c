@@ -49,6 +49,7 @@ static void same_landing(ggfit_request *a, ggfit_request *b, const char *what)
     same_string(&a->llama_version, &b->llama_version, what);
     same_string(&a->llama_bin, &b->llama_bin, what);
     same_string(&a->vs_version, &b->vs_version, what);
+    same_string(&a->llama_server, &b->llama_server, what);
     assert_int_equal(a->n_gpu_more, b->n_gpu_more);
     for (uint32_t k = 0; k < a->n_gpu_more; k++)
         same_string(&a->gpu_more[k], &b->gpu_more[k], what);
@@ -60,6 +61,12 @@ static void same_landing(ggfit_request *a, ggfit_request *b, const char *what)
     memset(a->from_env, 0, sizeof a->from_env);   /* where a value came from, not where it lands */
     memset(b->from_env, 0, sizeof b->from_env);
     a->n_from_env = b->n_from_env = 0;
+    /* which rows were typed or given: how, not where */
+    memset(a->rows_given, 0, sizeof a->rows_given);
+    memset(b->rows_given, 0, sizeof b->rows_given);
+    memset(a->versioned, 0, sizeof a->versioned);
+    memset(b->versioned, 0, sizeof b->versioned);
+    a->n_versioned = b->n_versioned = 0;
     if (memcmp(a, b, sizeof *a))
         fail_msg("%s: lands elsewhere", what);
 }

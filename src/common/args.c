@@ -7,6 +7,7 @@
  * are listed in the plan's notes.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "common/args.h"
 #include "common/params.h"
 #include "devices/spec.h"
+#include "versions/version.h"
 
 /* ---- the request's landings ----------------------------------------------- */
 
@@ -170,6 +172,9 @@ static ggfit_status request_set(ggfit_request *r, ggfit__flag_at at, const char 
         if (!(rc = ggfit_llama_version_parse(v, &r->vs, err)))
             r->vs_version = v;
         break;
+    case GGFIT__AT_LLAMA_SERVER:
+        r->llama_server = v;
+        break;
     case GGFIT__AT_CACHE_RAM: {
         /* llama-server's prompt cache: counted with --for server, noted
          * as not counted otherwise */
@@ -232,12 +237,24 @@ static void note(ggfit_request *r, const ggfit__flag *f, const char *a, bool neg
 /* Whether a is a flag the library's parsers take (params_only: one that
  * lands in ggfit_params, ggfit_params_parse_arg's); its row in *f, and
  * whether a is a negated name in *negated. */
-static bool lookup(const char *a, bool params_only, ggfit__flag *f, bool *negated)
+static int lookup(const char *a, bool params_only, ggfit__flag *f, bool *negated)
 {
     int row = ggfit__flag_find(a, negated);
     if (row < 0 || !ggfit__flag_row((size_t)row, f) || f->scope == GGFIT_SCOPE_TOOL)
-        return false;
-    return !params_only || (lands_in_params(f) && f->scope != GGFIT_SCOPE_DRAFT);
+        return -1;
+    return !params_only || (lands_in_params(f) && f->scope != GGFIT_SCOPE_DRAFT) ? row : -1;
+}
+
+/* Row row given (by a flag or a variable): llama.cpp's config files yield. */
+static void given(ggfit_request *r, int row)
+{
+    if (row >= 0 && row < GGFIT_MAX_FLAG_ROWS)
+        r->rows_given[row / 64] |= (uint64_t)1 << (row % 64);
+}
+
+bool ggfit__request_row_given(const ggfit_request *r, size_t row)
+{
+    return row < GGFIT_MAX_FLAG_ROWS && (r->rows_given[row / 64] >> (row % 64) & 1);
 }
 
 /* Not a flag of ours: the caller's to judge (used), or an error. */
@@ -260,7 +277,8 @@ static ggfit_status take(ggfit_request *r, ggfit_params *p, int argc, char **arg
     bool negated;
     if (used)
         *used = true;
-    if (!lookup(a, !r, &f, &negated))
+    int row = lookup(a, !r, &f, &negated);
+    if (row < 0)
         return not_ours(a, used, err);
     int nv = negated ? 0 : f.values;
     if (*i + nv >= argc)
@@ -270,8 +288,14 @@ static ggfit_status take(ggfit_request *r, ggfit_params *p, int argc, char **arg
                         : ggfit__params_set(p, f.lands, a, !negated, v, err);
     if (rc)
         return rc;
-    if (r)
+    if (r) {
         note(r, &f, a, negated);
+        given(r, row);
+        if (ggfit__flag_versioned(&f) && r->n_versioned < GGFIT_MAX_IGNORED) {
+            r->versioned[r->n_versioned][0] = a;
+            r->versioned[r->n_versioned++][1] = v;
+        }
+    }
     *i += 1 + nv;
     return GGFIT_OK;
 }
@@ -353,6 +377,14 @@ ggfit_status ggfit_request_env(ggfit_request *r, char **err)
         ggfit_status rc = v ? by_name(r, &f, f.env, v, false, err) : GGFIT_OK;
         if (rc)
             return rc;
+        if (v)
+            given(r, (int)i);
+        /* a value some versions refuse (LLAMA_ARG_LOAD_MODE=auto before
+         * b10364): checked with the version, as a typed flag */
+        if (v && f.value_since && r->n_versioned < GGFIT_MAX_IGNORED) {
+            r->versioned[r->n_versioned][0] = f.env;
+            r->versioned[r->n_versioned++][1] = v;
+        }
         if (v && r->n_from_env < GGFIT_MAX_IGNORED)   /* the plan's text names it */
             r->from_env[r->n_from_env++] = f.env;
     }
@@ -370,6 +402,265 @@ ggfit_status ggfit__request_preset(ggfit_request *r, const char *key, const char
     if (row < 0 || !ggfit__flag_row((size_t)row, &f) || f.scope == GGFIT_SCOPE_TOOL)
         return ggfit__fail(err, GGFIT_EINVAL, "unknown preset key '%s'", key);
     return by_name(r, &f, key, value, negated, err);
+}
+
+/* ---- llama.cpp's config files ------------------------------------------------- */
+
+/* llama.cpp's INI (common/preset.cpp): lines of "[section]", "key = value"
+ * (key [a-zA-Z_][a-zA-Z0-9_.-]*, the value up to a ';' or '#' or the end
+ * of the line, blanks around it dropped), comments (; or #) and blanks;
+ * any other line fails the whole file. A section named again starts over;
+ * a key given twice keeps its last value. */
+typedef struct ini_kv {
+    const char *key, *value;  /* into the file's text */
+    size_t key_n, value_n;
+    int section;              /* 0: the default one (no header, [default]),
+                                 1: [*], 2: another (a model's preset) */
+    unsigned line;
+} ini_kv;
+
+enum { INI_MAX_KEYS = 256, INI_MAX_BYTES = 1 << 20 };
+
+static bool ini_blank(char c) { return c == ' ' || c == '\t'; }
+static bool ini_eol(const char *p) { return !*p || *p == '\n' || *p == '\r'; }
+
+/* Parses text into kv (at most INI_MAX_KEYS, *n of them); 0, or the number
+ * of the first line llama.cpp would not read. */
+static unsigned ini_parse(const char *text, ini_kv *kv, size_t *n)
+{
+    int section = 0;
+    unsigned line = 0;
+    *n = 0;
+    for (const char *p = text; *p;) {
+        line++;
+        const char *q = p;
+        while (ini_blank(*q))
+            q++;
+        if (*q == '[') {
+            q++;
+            while (ini_blank(*q))
+                q++;
+            const char *name = q;
+            while (*q && *q != ']' && *q != '\n' && *q != '\r')
+                q++;
+            if (*q != ']' || q == name)
+                return line;
+            size_t len = (size_t)(q - name);
+            section = len == 1 && *name == '*' ? 1
+                    : len == 7 && !strncmp(name, "default", 7) ? 0 : 2;
+            for (size_t i = 0; i < *n;)   /* a section named again starts over */
+                if (kv[i].section == section && section != 2)
+                    kv[i] = kv[--*n];
+                else
+                    i++;
+            q++;
+        } else if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_') {
+            const char *key = q;
+            while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+                   (*q >= '0' && *q <= '9') || *q == '_' || *q == '.' || *q == '-')
+                q++;
+            size_t key_n = (size_t)(q - key);
+            while (ini_blank(*q))
+                q++;
+            if (*q != '=')
+                return line;
+            q++;
+            while (ini_blank(*q))
+                q++;
+            const char *value = q;
+            while (!ini_eol(q) && *q != ';' && *q != '#')
+                q++;
+            const char *end = q;
+            while (end > value && ini_blank(end[-1]))
+                end--;
+            if (*n == INI_MAX_KEYS)
+                return line;
+            kv[(*n)++] = (ini_kv){ key, value, key_n, (size_t)(end - value), section, line };
+        }
+        while (ini_blank(*q))
+            q++;
+        if (*q == ';' || *q == '#')
+            while (!ini_eol(q))
+                q++;
+        if (!ini_eol(q))
+            return line;
+        if (*q == '\r')   /* "\r\n", "\n" or "\r" ends a line */
+            q++;
+        if (*q == '\n')
+            q++;
+        p = q;
+    }
+    return 0;
+}
+
+/* Appends to the note (cut, never overrun). */
+static void config_note(ggfit_request *r, const char *fmt, ...) GGFIT_PRINTF(2, 3);
+
+static void config_note(ggfit_request *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->llama_config_note);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->llama_config_note + len, sizeof r->llama_config_note - len, fmt, ap);
+    va_end(ap);
+}
+
+static unsigned program_bit(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return GGFIT_PROGRAM_CLI;
+    case GGFIT_FOR_FIT_PARAMS: return GGFIT_PROGRAM_FIT_PARAMS;
+    case GGFIT_FOR_BENCH: return GGFIT_PROGRAM_BENCH;
+    default: return GGFIT_PROGRAM_SERVER;
+    }
+}
+
+/* One key=value of a config file (path, for messages): landed as the flag
+ * its key names, unless a flag or a variable gave that flag; *used (the
+ * values' buffer) grows by what it keeps. */
+static ggfit_status config_key(ggfit_request *r, const char *path, const ini_kv *kv,
+                               size_t *used, bool *first, char **err)
+{
+    char key[128];
+    if (kv->key_n >= sizeof key)
+        return GGFIT_OK;   /* no flag's name is that long: ignored, as llama.cpp does */
+    memcpy(key, kv->key, kv->key_n);
+    key[kv->key_n] = 0;
+    if (!strcmp(key, "version"))
+        return GGFIT_OK;   /* reserved by llama.cpp */
+    bool negated;
+    ggfit__flag f;
+    int row = ggfit__flag_find_key(key, &negated);
+    uint32_t build = r->llama.rules;
+    bool known = row >= 0 && ggfit__flag_row((size_t)row, &f) && f.llama &&
+                 (f.programs & program_bit(r->program)) &&
+                 ggfit__flag_in_version(&f, key, NULL, build, r->program, NULL) == GGFIT_OK;
+    config_note(r, "%s%s", *first ? "" : ", ", key);
+    *first = false;
+    if (!known) {
+        config_note(r, " ignored (not a flag of this llama.cpp program)");
+        return GGFIT_OK;
+    }
+    if (ggfit__request_row_given(r, (size_t)row)) {
+        config_note(r, " (a flag or variable given wins)");
+        return GGFIT_OK;
+    }
+    /* the value, kept in the request: the fields it lands in point to it */
+    const char *v = "1";
+    if (f.values > 0 || f.negated[0]) {
+        if (*used + kv->value_n + 1 > sizeof r->llama_config_values)
+            return ggfit__fail(err, GGFIT_ELIMIT, "%s: the config files' values pass %zu bytes",
+                               path, sizeof r->llama_config_values);
+        char *dst = r->llama_config_values + *used;
+        memcpy(dst, kv->value, kv->value_n);
+        dst[kv->value_n] = 0;
+        *used += kv->value_n + 1;
+        v = dst;
+        if (f.values == 0)   /* llama.cpp's is_truthy; anything else is off */
+            v = truthy(dst) ? "1" : "0";
+    }
+    /* a flag without a negated form is turned on whatever its value
+     * (common_preset::apply_to_params calls its handler) */
+    config_note(r, " = %.*s", (int)kv->value_n, kv->value);
+    ggfit_status rc = by_name(r, &f, key, v, negated, err);
+    if (rc) {
+        char *inner = err ? *err : NULL;
+        if (err)
+            *err = NULL;
+        rc = ggfit__fail(err, rc, "%s:%u: %s (llama.cpp stops there too)", path, kv->line,
+                         inner ? inner : "bad value");
+        ggfit_free(inner);
+    }
+    return rc;
+}
+
+/* One config file: its [*] keys, then its default ones. */
+static ggfit_status config_file(ggfit_request *r, const char *path, size_t *used, char **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return GGFIT_OK;   /* llama.cpp reads those that exist */
+    char *text = ggfit__malloc(INI_MAX_BYTES + 1);
+    ini_kv *kv = ggfit__malloc(INI_MAX_KEYS * sizeof *kv);
+    ggfit_status rc = GGFIT_OK;
+    if (!text || !kv) {
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t len = fread(text, 1, INI_MAX_BYTES + 1, f);
+    if (len > INI_MAX_BYTES) {
+        rc = ggfit__fail(err, GGFIT_ELIMIT, "%s: longer than %d bytes: not a llama.cpp config "
+                         "file", path, INI_MAX_BYTES);
+        goto out;
+    }
+    text[len] = 0;
+    if (memchr(text, 0, len)) {
+        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: not text: llama.cpp stops with \"failed to "
+                         "parse server config file\"", path);
+        goto out;
+    }
+    size_t n;
+    unsigned bad = ini_parse(text, kv, &n);
+    if (bad) {
+        rc = ggfit__fail(err, GGFIT_EINVAL, "%s:%u: not a line llama.cpp's config reads "
+                         "([section], key = value, ; or # comments): it stops with \"failed to "
+                         "parse server config file\"", path, bad);
+        goto out;
+    }
+    bool first = true;
+    for (int section = 1; section >= 0 && !rc; section--)
+        for (size_t i = 0; i < n && !rc; i++)
+            if (kv[i].section == section) {
+                if (first)
+                    config_note(r, "%s%s: ", r->llama_config_note[0] ? "; " : "", path);
+                rc = config_key(r, path, &kv[i], used, &first, err);
+            }
+out:
+    free(text);
+    free(kv);
+    fclose(f);
+    return rc;
+}
+
+ggfit_status ggfit__request_config(ggfit_request *r, char **err)
+{
+    /* llama-bench parses its own flags, and reads no config file */
+    if (r->llama_config_done || r->program == GGFIT_FOR_BENCH ||
+        !ggfit__llama_has(r->llama.rules, LLAMA_CHANGE_CONFIG_INI))
+        return GGFIT_OK;
+    r->llama_config_done = true;
+    r->llama_config_note[0] = 0;
+    const char *list = r->llama_config ? r->llama_config : getenv("GGFIT_LLAMA_CONFIG");
+    char own[2][1100];
+    const char *paths[64];
+    size_t n_paths = 0;
+    char split[4096];
+    if (list) {
+        snprintf(split, sizeof split, "%s", list);
+        for (char *p = split, *save = NULL; n_paths < 64 && (p = strtok_r(p, ":", &save));
+             p = NULL)
+            paths[n_paths++] = p;
+    } else {
+        /* common/arg.cpp: the system's, then the user's (fs_get_config_directory) */
+        paths[n_paths++] = "/etc/llama.cpp/config.ini";
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(own[0], sizeof own[0], "%s%sllama.cpp/config.ini", xdg,
+                     xdg[strlen(xdg) - 1] == '/' ? "" : "/");
+        else if (home && *home)
+            snprintf(own[0], sizeof own[0], "%s/.config/llama.cpp/config.ini", home);
+        else
+            own[0][0] = 0;
+        if (own[0][0])
+            paths[n_paths++] = own[0];
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        ggfit_status rc = config_file(r, paths[i], &used, err);
+        if (rc)
+            return rc;
+    }
+    return GGFIT_OK;
 }
 
 /* ---- a pasted command line --------------------------------------------------- */

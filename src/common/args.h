@@ -31,6 +31,15 @@ ggfit_status ggfit__mmproj_set(ggfit_request *r, ggfit__flag_at at, const char *
 ggfit_status ggfit__request_preset(ggfit_request *r, const char *key, const char *value,
                                    char **err);
 
+/* Applies llama.cpp's config files (r->llama_config, ggfit_app.h) to what
+ * no flag nor variable set, for the version r->llama settled, once; says
+ * what they set in r->llama_config_note. A file llama.cpp would refuse is
+ * GGFIT_EINVAL naming its line. */
+ggfit_status ggfit__request_config(ggfit_request *r, char **err);
+
+/* Whether row row of the flag table was given by a flag or a variable. */
+bool ggfit__request_row_given(const ggfit_request *r, size_t row);
+
 /* A llama.cpp command line as one string ("llama-server -m m.gguf -c 8192"),
  * split in place into words (at most max, into words; quotes group, and are
  * dropped) and parsed as ggfit_request_parse_arg parses argv: the program

@@ -19,6 +19,7 @@
 
 static_assert(sizeof flag_order / sizeof flag_order[0] == N_ROWS, "flag_order: every row once");
 static_assert(GGFIT_CLI_COUNT < 256 && GGFIT__AT_COUNT < 256, "a row's bytes");
+static_assert(N_ROWS <= GGFIT_MAX_FLAG_ROWS, "ggfit_request.rows_given: a bit per row");
 
 bool ggfit__flag_named(const char *list, const char *a)
 {
@@ -71,8 +72,68 @@ bool ggfit__flag_row(size_t i, ggfit__flag *out)
         .kind = (ggfit_flag_kind)r->kind, .lands = (ggfit__flag_at)r->lands,
         .scope = (ggfit_flag_scope)r->scope, .programs = r->programs,
         .memory = (ggfit__flag_memory)r->memory, .values = r->values,
+        .llama = r->llama, .since = r->since, .until = r->until,
+        .programs_before = r->programs_before, .programs_until = r->programs_until,
+        .value = r->value, .value_since = r->value_since,
     };
     return true;
+}
+
+bool ggfit__flag_versioned(const ggfit__flag *f)
+{
+    return f->since || f->until || f->programs_until || f->value_since;
+}
+
+static unsigned program_bit(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return GGFIT_PROGRAM_CLI;
+    case GGFIT_FOR_FIT_PARAMS: return GGFIT_PROGRAM_FIT_PARAMS;
+    case GGFIT_FOR_BENCH: return GGFIT_PROGRAM_BENCH;
+    default: return GGFIT_PROGRAM_SERVER;
+    }
+}
+
+static const char *program_name(ggfit_program prog)
+{
+    switch (prog) {
+    case GGFIT_FOR_CLI: return "llama-cli";
+    case GGFIT_FOR_FIT_PARAMS: return "llama-fit-params";
+    case GGFIT_FOR_BENCH: return "llama-bench";
+    default: return "llama-server";
+    }
+}
+
+ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v,
+                                    uint32_t build, ggfit_program prog, char **err)
+{
+    /* llama.cpp's words when its parser meets a flag it has not
+     * (common_params_parse_ex), or a value its handler refuses */
+    if (f->since && build < f->since)
+        return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u has no %s (added in b%u): %s stops "
+                           "with \"error: invalid argument: %s\"; drop it, or answer for "
+                           "--llama-version b%u or later", build, a, f->since,
+                           program_name(prog), a, f->since);
+    if (f->until && build > f->until)
+        return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u has no %s (removed after b%u): %s "
+                           "stops with \"error: invalid argument: %s\"", build, a, f->until,
+                           program_name(prog), a);
+    if (f->programs_until) {
+        unsigned bit = program_bit(prog);
+        bool before = build < f->programs_until;
+        unsigned now = before ? f->programs_before : f->programs;
+        unsigned other = before ? f->programs : f->programs_before;
+        if (!(now & bit) && (other & bit))
+            return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u's %s has no %s (%s it from "
+                               "b%u): it stops with \"error: invalid argument: %s\"", build,
+                               program_name(prog), a, before ? "added to" : "removed from",
+                               f->programs_until, a);
+    }
+    if (f->value_since && v && build < f->value_since && !strcmp(v, f->value))
+        return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u's %s takes no '%s' (from b%u): %s "
+                           "stops with \"error while handling argument \"%s\": invalid "
+                           "value\"", build, a, v, f->value_since, program_name(prog), a);
+    return GGFIT_OK;
 }
 
 int ggfit__flag_find(const char *a, bool *negated)

@@ -13,7 +13,7 @@
 #ifndef GGFIT_LLAMA_ARGS_H
 #define GGFIT_LLAMA_ARGS_H
 
-#include "ggfit.h"
+#include "ggfit_app.h"
 
 /* A flag's value kind, scope and programs are ggfit_app.h's: ggfit_flag_kind,
  * ggfit_flag_scope and the GGFIT_PROGRAM_* bits. */
@@ -39,7 +39,8 @@ typedef enum ggfit__flag_at {
     GGFIT__AT_MODEL_URL, GGFIT__AT_OFFLINE, GGFIT__AT_GPU, GGFIT__AT_RPC, GGFIT__AT_HOST_MEM,
     GGFIT__AT_CPU, GGFIT__AT_FOR, GGFIT__AT_FIT, GGFIT__AT_FIT_PRINT, GGFIT__AT_PRINT_MEMORY,
     GGFIT__AT_FIT_AROUND, GGFIT__AT_FIT_TARGET, GGFIT__AT_FIT_CTX, GGFIT__AT_LLAMA_VERSION,
-    GGFIT__AT_LLAMA_BIN, GGFIT__AT_DETECT, GGFIT__AT_VS_VERSION, GGFIT__AT_CACHE_RAM,
+    GGFIT__AT_LLAMA_BIN, GGFIT__AT_DETECT, GGFIT__AT_VS_VERSION, GGFIT__AT_LLAMA_SERVER,
+    GGFIT__AT_CACHE_RAM,
     /* the speculative flags */
     GGFIT__AT_DRAFT_MODEL, GGFIT__AT_SPEC_TYPE, GGFIT__AT_SPEC_DEFAULT,
     GGFIT__AT_SPEC_DRAFT_N_MAX, GGFIT__AT_SPEC_MOD_N_MAX, GGFIT__AT_SPEC_SIMPLE_SIZE_M,
@@ -85,7 +86,26 @@ typedef struct ggfit__flag {
     int values;           /* 0, 1 or 2 */
     unsigned commands;    /* GGFIT_COMMAND_* */
     ggfit_cli_flag cli;   /* the command line tool's own: which */
+    /* The llama.cpp versions that have it (data/llama_args.tsv's builds) */
+    bool llama;           /* llama.cpp's flag, not ggfit's own */
+    uint32_t since;       /* the first build that has it; 0: every supported */
+    uint32_t until;       /* the last build that has it; 0: every newer */
+    unsigned programs_before; /* its programs (GGFIT_PROGRAM_*) before build */
+    uint32_t programs_until;  /* programs_until; 0: the same in every one */
+    const char *value;    /* a value its handler takes from build value_since */
+    uint32_t value_since; /* on ("" and 0: none) */
 } ggfit__flag;
+
+/* Whether llama.cpp at build (the rules' build, not 0) takes flag a of row
+ * f, with value v (NULL: none), in program prog: GGFIT_OK, or the error
+ * llama.cpp would stop with, in ggfit's words ("llama.cpp b10309 has no
+ * --mmproj-device (added in b10541)"). */
+ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v,
+                                    uint32_t build, ggfit_program prog, char **err);
+
+/* Whether row f's presence, programs or values differ between the
+ * supported versions. */
+bool ggfit__flag_versioned(const ggfit__flag *f);
 
 /* Row i of the table, in llama.cpp's order (false past its end). */
 bool ggfit__flag_row(size_t i, ggfit__flag *out);

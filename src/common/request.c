@@ -7,8 +7,10 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/base.h"
+#include "common/args.h"
 #include "common/params.h"
 #include "common/draft.h"
 #include "common/mmproj.h"
@@ -38,12 +40,39 @@ void ggfit_request_init(ggfit_request *r)
 
 ggfit_status ggfit_request_version(ggfit_request *r, char **err)
 {
-    if ((r->llama_bin || r->detect) && !r->llama_asked) {
-        ggfit_status rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
+    ggfit_status rc = GGFIT_OK;
+    if (!r->llama_asked) {   /* a program asked once per request */
+        if (r->llama_server)
+            rc = ggfit_llama_version_from_server(r->llama_server, &r->llama, err);
+        else if (r->llama_bin || r->detect)
+            rc = ggfit_llama_version_detect(r->llama_bin, &r->llama, err);
         if (rc != GGFIT_OK)
             return rc;
-        r->llama_asked = true;
+        r->llama_asked = r->llama_server || r->llama_bin || r->detect;
     }
     r->params.llama_build = r->draft.llama_build = r->llama.rules;
-    return GGFIT_OK;
+    /* the flags typed that this version lacks, as llama.cpp refuses them */
+    for (uint32_t i = 0; i < r->n_versioned; i++) {
+        const char *a = r->versioned[i][0], *v = r->versioned[i][1];
+        bool negated, env = a[0] != '-';
+        ggfit__flag f;
+        int row = env ? ggfit__flag_find_key(a, &negated) : ggfit__flag_find(a, &negated);
+        if (row < 0 || !ggfit__flag_row((size_t)row, &f))
+            continue;
+        if (env) {
+            /* llama.cpp reads the variables of its own flags alone: only a
+             * value it refuses stops it */
+            if (f.value_since && r->llama.rules < f.value_since && !strcmp(v, f.value))
+                return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u's %s takes no '%s' (from "
+                                   "b%u): it stops with \"error while handling environment "
+                                   "variable \"%s\": invalid value\"", r->llama.rules, a, v,
+                                   f.value_since, a);
+            continue;
+        }
+        if ((rc = ggfit__flag_in_version(&f, a, negated ? NULL : v, r->llama.rules,
+                                         r->program, err)))
+            return rc;
+    }
+    /* then llama.cpp's config files, below everything given */
+    return ggfit__request_config(r, err);
 }

@@ -1003,7 +1003,7 @@ static ggfit_status parse_tensors(reader *r, ggfit_gguf *g, shard *s, uint64_t f
         uint64_t tat = r->pos;
         if ((rc = rd_u32(r, &t->type, "tensor type")))
             return rc;
-        if (t->type >= GGFIT_TYPE_COUNT)
+        if (t->type >= GGFIT_TYPE_COUNT || !ggfit_type_name(t->type))
             return rfail(r, GGFIT_EUNSUPPORTED, tat,
                          "tensor '%s' has unknown ggml type %u (newer than this ggfit, or not "
                          "from ggml)", t->name, t->type);

@@ -53,17 +53,31 @@ const ggfit__type_traits ggfit__types[GGFIT_TYPE_COUNT] = {
     [GGFIT_TYPE_NVFP4]   = { "NVFP4",   64,  36 },
     [GGFIT_TYPE_Q1_0]    = { "Q1_0",   128,  18 },
     [GGFIT_TYPE_Q2_0]    = { "Q2_0",    64,  18 },
+    /* 43..63: upstream's next types, not known yet (NULL, 0, 0) */
+    /* Unsloth's (unslothai/llama.cpp e7099161e): IQ1_S's block, d (2) +
+     * qs (32) + the index's high bits (8, 0 or 4) */
+    [GGFIT_TYPE_IQ1_XS]  = { "IQ1_XS",  256,  46 },
+    [GGFIT_TYPE_IQ1_XXS] = { "IQ1_XXS", 256,  42 },
+    [GGFIT_TYPE_IQ1_XXXS] = { "IQ1_XXXS", 256, 38 },
 };
 /* The table is sized by the enum; this catches an id added to ggfit_type
  * without a row (its name would be NULL) at compile time for the last one. */
 _Static_assert(sizeof ggfit__types / sizeof ggfit__types[0] == GGFIT_TYPE_COUNT,
                "ggfit__types[] must have one row per ggfit_type id");
-_Static_assert(GGFIT_TYPE_Q2_0 == GGFIT_TYPE_COUNT - 1,
+_Static_assert(GGFIT_TYPE_IQ1_XXXS == GGFIT_TYPE_COUNT - 1,
                "a new ggfit_type needs a row in ggfit__types[]");
+/* upstream's ids stop below Unsloth's, which start at 64 */
+_Static_assert(GGFIT_TYPE_Q2_0 < 64 && GGFIT_TYPE_IQ1_XS == 64,
+               "Unsloth's ids are 64 on, upstream's below");
 
 const char *ggfit_type_name(uint32_t type)
 {
     return type < GGFIT_TYPE_COUNT ? ggfit__types[type].name : NULL;
+}
+
+bool ggfit_type_unsloth(uint32_t type)
+{
+    return type >= GGFIT_TYPE_IQ1_XS && type <= GGFIT_TYPE_IQ1_XXXS;
 }
 
 bool ggfit_type_valid(uint32_t type)
@@ -89,7 +103,8 @@ bool ggfit_type_is_quantized(uint32_t type)
 int ggfit_type_from_name(const char *name)
 {
     for (uint32_t t = 0; t < GGFIT_TYPE_COUNT; t++)
-        if (ggfit__types[t].blck && strcasecmp(ggfit__types[t].name, name) == 0)
+        if (ggfit__types[t].blck && ggfit__types[t].name &&
+            strcasecmp(ggfit__types[t].name, name) == 0)
             return (int)t;
     return -1;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "versions/version.h"
 #include "common/draft.h"
 #include "common/mmproj.h"
 #include "common/params.h"
@@ -106,23 +107,26 @@ ggfit_status ggfit_request_plan_vs(ggfit_request *r, ggfit_plan *a, ggfit_plan *
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_request_plan_vs: NULL argument");
     if (!r->vs_version)
         return ggfit__fail(err, GGFIT_EINVAL, "--vs-version VERSION is needed");
-    ggfit_status rc = ggfit_request_plan(r, a, err);
+    /* The request's own version first (asked of the program it names),
+     * then r->vs; but a version that reads no config.ini first, since the
+     * files' values, once applied, stay in the request. */
+    ggfit_status rc = ggfit_request_version(r, err);
     if (rc)
         return rc;
-    /* the second plan: the same request, the other version's rules */
     ggfit_llama_version own = r->llama;
-    const char *bin = r->llama_bin;
-    bool detect = r->detect;
-    r->llama = r->vs;
-    r->llama_bin = NULL;
-    r->detect = false;
-    rc = ggfit_request_plan(r, b, err);
+    bool vs_first = ggfit__llama_has(own.rules, LLAMA_CHANGE_CONFIG_INI) &&
+                    !ggfit__llama_has(r->vs.rules, LLAMA_CHANGE_CONFIG_INI);
+    ggfit_plan *first = vs_first ? b : a, *second = vs_first ? a : b;
+    r->llama = vs_first ? r->vs : own;
+    r->llama_asked = true;   /* the versions are settled: ask no program again */
+    if ((rc = ggfit_request_plan(r, first, err)))
+        goto done;
+    r->llama = vs_first ? own : r->vs;
+    if ((rc = ggfit_request_plan(r, second, err)))
+        ggfit_plan_free(first);
+done:
     r->llama = own;
-    r->llama_bin = bin;
-    r->detect = detect;
     r->params.llama_build = r->draft.llama_build = own.rules;
-    if (rc)
-        ggfit_plan_free(a);
     return rc;
 }
 
@@ -154,6 +158,11 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     out->n_ctx_train = ggfit_model_hparams(m)->n_ctx_train;
     out->n_from_env = r->n_from_env;
     memcpy(out->from_env, r->from_env, r->n_from_env * sizeof r->from_env[0]);
+    memcpy(out->llama_config, r->llama_config_note, sizeof out->llama_config);
+    out->unsloth_type = 0;
+    for (uint64_t i = 0; i < ggfit_model_n_tensors(m) && !out->unsloth_type; i++)
+        if (ggfit_type_unsloth(ggfit_model_tensor(m, i)->info->type))
+            out->unsloth_type = ggfit_model_tensor(m, i)->info->type;
     out->host = r->host;
     out->fit_options = r->fit;
     /* --for server -md (or an MTP context): the draft measured, its bytes

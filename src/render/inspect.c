@@ -113,6 +113,16 @@ char *ggfit_inspect_text(const ggfit_model *m)
                      (unsigned long long)ggfit_gguf_n_tensors(g), commas(total, a),
                      (double)total / (GGFIT_MiB * 1024), commas(ggfit_gguf_data_offset(g, 0), b),
                      ggfit_gguf_alignment(g));
+    for (uint64_t i = 0; i < ggfit_model_n_tensors(m); i++) {
+        uint32_t t = ggfit_model_tensor(m, i)->info->type;
+        if (ggfit_type_unsloth(t)) {   /* the first one says it */
+            ggfit__sb_printf(&sb, "  loads in   Unsloth's prebuilt llama.cpp only (from "
+                                  "2026-08-11): %s weights (unslothai/llama.cpp #91); upstream "
+                                  "llama.cpp refuses the file (invalid ggml type %u)\n",
+                             ggfit_type_name(t), t);
+            break;
+        }
+    }
     text_hparams(&sb, hp);
 
     uint64_t exps = ggfit_model_role_bytes(m, GGFIT_ROLE_EXPERTS);

@@ -694,6 +694,15 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
             ggfit__sb_printf(&sb, "%s %s", i ? "," : "", pl->from_env[i]);
         ggfit__sb_printf(&sb, "\n");
     }
+    if (pl->unsloth_type)
+        ggfit__sb_printf(&sb, "note: weights of type %s (Unsloth's llama.cpp, "
+                              "unslothai/llama.cpp #91): only Unsloth's prebuilt llama.cpp "
+                              "(from 2026-08-11) loads this file; upstream llama.cpp (b%u "
+                              "here) refuses it (\"invalid ggml type %u\")\n",
+                         ggfit_type_name(pl->unsloth_type), pl->llama.build, pl->unsloth_type);
+    if (pl->llama_config[0])   /* the text's alone, as the environment's */
+        ggfit__sb_printf(&sb, "note: llama.cpp's config files, read before the environment and "
+                              "the flags: %s\n", pl->llama_config);
     for (const char *p = notes; *p;) {
         size_t n = strcspn(p, "\n");
         ggfit__sb_printf(&sb, "note: %.*s\n", (int)n, p);

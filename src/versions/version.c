@@ -228,6 +228,14 @@ static size_t hex_run(const char *s)
     return n;
 }
 
+static ggfit_status unknown_build(char **err)
+{
+    return ggfit__fail(err, GGFIT_EINVAL,
+                       "this llama.cpp was built without its git history (build 0, commit "
+                       "unknown): name its version, e.g. --llama-version b%u",
+                       ggfit__llama_newest());
+}
+
 /* One line of `--version`: "version: N (hash)" or
  * "version: X.Y.Z[-dev] (build N, commit hash)". */
 static ggfit_status from_version_line(ggfit_llama_version *v, const char *p, char **err)
@@ -269,12 +277,11 @@ static ggfit_status from_version_line(ggfit_llama_version *v, const char *p, cha
     from_build(v, build);
     return GGFIT_OK;
 unknown:
-    return ggfit__fail(err, GGFIT_EINVAL,
-                       "this llama.cpp was built without its git history (build 0, commit "
-                       "unknown): name its version, e.g. --llama-version b%u",
-                       ggfit__llama_newest());
+    return unknown_build(err);
 bad:
-    return ggfit__fail(err, GGFIT_EINVAL, "cannot read llama.cpp's version from \"%.60s\"", p);
+    n = strcspn(p, "\r\n");
+    return ggfit__fail(err, GGFIT_EINVAL, "cannot read llama.cpp's version from \"%.*s\"",
+                       (int)(n > 60 ? 60 : n), p);
 }
 
 ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_version *v, char **err)
@@ -320,6 +327,10 @@ ggfit_status ggfit_llama_version_parse(const char *text, ggfit_llama_version *v,
                 return with_commit(v, q, n, build, err);
         }
     }
+    q = p;
+    if (b && read_uint(&q, &build) && !build && !strncmp(q, "-unknown", 8) &&
+        q + 8 == text + len)   /* a server's build_info without git: b0-unknown */
+        return unknown_build(err);
     if (len >= 7 && len <= 40 && all_hex(text, len))
         return with_commit(v, text, len, 0, err);
     return ggfit__fail(err, GGFIT_EINVAL,
