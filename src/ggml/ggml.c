@@ -449,6 +449,13 @@ int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b)
     return result(g, GGFIT_OP_REPEAT, g->t[a].type, 4, ne, 1, &a);
 }
 
+/* ggml_repeat_4d: a tiled to the shape given. */
+int32_t gg_repeat_4d(gg_graph *g, int32_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+    int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    return result(g, GGFIT_OP_REPEAT, g->t[a].type, 4, ne, 1, &a);
+}
+
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids)
 {
     int32_t src[3] = { a, b, ids };

@@ -99,6 +99,7 @@ int32_t gg_argsort_top_k(gg_graph *g, int32_t a, int64_t k);
 int32_t gg_sum_rows(gg_graph *g, int32_t a);
 /* ggml_repeat: a tiled to b's shape. */
 int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b);
+int32_t gg_repeat_4d(gg_graph *g, int32_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
 /* ggml_add_id: a plus the rows of b that ids picks (per-expert biases). */
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids);
 int32_t gg_op_shape(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,

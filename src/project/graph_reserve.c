@@ -17,6 +17,7 @@
 #include "project/debug.h"
 #include "project/graph_cache.h"
 #include "project/proj.h"
+#include "versions/version.h"
 
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
@@ -161,6 +162,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         .pooling = o->embeddings ? o->pooling : -1,
         .mtp = pr->p->ctx_mtp,
         .n_rs_seq = pr->arch->rs_rollback ? pr->p->n_rs_seq : 0,
+        .llama_build = ggfit__llama_rules(pr->p->llama_build),
     };
     gg_graph local, *g = &local;
     gg_init(g);
