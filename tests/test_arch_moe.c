@@ -67,6 +67,9 @@ static void nemotron_spec(model_spec *s, const char *arch, const char kinds[4], 
     key_u32(s, "ssm.state_size", D_STATE);
     key_u32(s, "ssm.time_step_rank", N_SSM_HEAD);
     key_u32(s, "ssm.group_count", N_GROUP);
+    /* the converter writes the config's layer_norm_epsilon (llama.cpp
+     * requires it from 7a20b417f on, for the MTP head's final norm) */
+    key_f32(s, "attention.layer_norm_epsilon", 1e-5f);
     key_u32(s, "expert_count", NX);
     key_u32(s, "expert_used_count", 2);
     key_u32(s, "expert_feed_forward_length", FX);

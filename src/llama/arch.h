@@ -127,6 +127,9 @@ typedef struct ggfit_arch {
      * (llm_arch_supports_rs_rollback): 1 + n_rs_seq rows a sequence, and
      * the graph writes each; else n_rs_seq is 0. */
     bool rs_rollback;
+    /* The change that made rs_rollback so (LLAMA_CHANGE_*): the builds
+     * before it keep no snapshots; 0: every supported build has it. */
+    int rs_rollback_since;
     /* NextN blocks create their copy of rope_freqs too (Step-3.5: the
      * copy is optional, so not skipped); else only the other blocks do. */
     bool rope_freqs_nextn;
@@ -177,6 +180,11 @@ typedef struct ggfit_arch {
      * llama.cpp refuses a file without one ("key not found in model"), and
      * so does the projection; NULL: none checked. */
     const char *const *required_keys;
+    /* Keys load_arch_hparams requires from change required_since on
+     * (LLAMA_CHANGE_*; the builds before it do not read them), in
+     * required_keys' form; NULL: none. */
+    const char *const *required_keys_since;
+    int required_since;
     /* Keys load_arch_hparams reads into fixed arrays (one value per layer,
      * the rope sections), checked as it checks them; NULL: none. */
     const ggfit_arr_key *arr_keys;

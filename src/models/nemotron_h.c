@@ -142,6 +142,9 @@ const ggfit_arch ggfit__model_nemotron_h = {
     .name = "nemotron_h",
     .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
             "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
+    /* 7a20b417f reads it for the MTP head's final norm, required */
+    .required_keys_since = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
+    .required_since = LLAMA_CHANGE_NEMOTRON_H_MOE_MTP,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
@@ -151,6 +154,10 @@ const ggfit_arch ggfit__model_nemotron_h = {
  * tensors and graph; its FFN layers are the MoE ones. */
 const ggfit_arch ggfit__model_nemotron_h_moe = {
     .name = "nemotron_h_moe",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
+    .required_keys_since = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
+    .required_since = LLAMA_CHANGE_NEMOTRON_H_MOE_MTP,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
