@@ -214,6 +214,9 @@ typedef struct ggfit_arch {
     /* The sliding window in force, 0 for none (load_arch_hparams); NULL:
      * the file's sliding_window, else swa_default. */
     uint32_t (*window)(const struct ggfit_arch *a, const ggfit_model *m);
+    /* The same, where the rule differs between llama.cpp builds (build: the
+     * one whose rules answer); used instead of window when set. */
+    uint32_t (*window_at)(const struct ggfit_arch *a, const ggfit_model *m, uint32_t build);
     /* The layer a tensor outside the blocks is placed with (n_layer: the
      * output layer), or -1 for the input layer; NULL, or a return of -2:
      * the tensor's own layer (llama_model::load_tensors). */
