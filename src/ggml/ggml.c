@@ -770,9 +770,16 @@ int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c)
 int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
                     int32_t C, int32_t ids)
 {
+    return gg_ssm_scan_k(g, s, x, dt, A, B, C, ids, 1);
+}
+
+/* The outputs, then K states a sequence (the last K tokens' states). */
+int32_t gg_ssm_scan_k(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                      int32_t C, int32_t ids, int64_t K)
+{
     const gg_tensor *ts = &g->t[s], *tx = &g->t[x];
     int64_t n = tx->ne[0] * tx->ne[1] * tx->ne[2] * tx->ne[3] +
-                ts->ne[0] * ts->ne[1] * ts->ne[2] * g->t[ids].ne[0];
+                K * ts->ne[0] * ts->ne[1] * ts->ne[2] * g->t[ids].ne[0];
     int32_t src[7] = { s, x, dt, A, B, C, ids };
     return result(g, GGFIT_OP_SSM_SCAN, GGFIT_TYPE_F32, 1, &n, 7, src);
 }

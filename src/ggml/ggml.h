@@ -130,6 +130,8 @@ int32_t gg_concat(gg_graph *g, int32_t a, int32_t b, int dim);
 int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c);
 int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
                     int32_t C, int32_t ids);
+int32_t gg_ssm_scan_k(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                      int32_t C, int32_t ids, int64_t K);
 int32_t gg_gated_delta_net(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t gate,
                            int32_t beta, int32_t state, int64_t K);
 

@@ -148,6 +148,8 @@ const ggfit_arch ggfit__model_nemotron_h = {
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_NEMOTRON_H,
 };
 
 /* nemotron_h_moe: llama_model_nemotron_h_moe reuses nemotron_h's hparams,
@@ -161,4 +163,6 @@ const ggfit_arch ggfit__model_nemotron_h_moe = {
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_NEMOTRON_H,
 };

@@ -161,7 +161,10 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         .no_kv_offload = probe && pr->p->no_kv_offload, .cpu_backend = (int32_t)pr->n_dev,
         .pooling = o->embeddings ? o->pooling : -1,
         .mtp = pr->p->ctx_mtp,
-        .n_rs_seq = pr->arch->rs_rollback ? pr->p->n_rs_seq : 0,
+        .n_rs_seq = pr->arch->rs_rollback &&
+                            ggfit__llama_has(pr->p->llama_build,
+                                             (ggfit__llama_change)pr->arch->rs_rollback_since)
+                        ? pr->p->n_rs_seq : 0,
         .llama_build = ggfit__llama_rules(pr->p->llama_build),
     };
     gg_graph local, *g = &local;

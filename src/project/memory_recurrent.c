@@ -7,6 +7,7 @@
 #include "base/base.h"
 #include "llama/build.h"
 #include "project/memory_recurrent.h"
+#include "versions/version.h"
 
 /* Mamba's state sizes: the convolution over d_inner plus the groups' B and
  * C, and d_state per inner channel. */
@@ -24,7 +25,8 @@ void ggfit__project_state(proj *pr)
     if (pr->arch->rec == GGFIT_REC_NONE)
         return;
     uint64_t n_rows = p->n_seq ? p->n_seq : 1, r, s;
-    if (pr->arch->rs_rollback)
+    if (pr->arch->rs_rollback &&
+        ggfit__llama_has(p->llama_build, (ggfit__llama_change)pr->arch->rs_rollback_since))
         n_rows *= 1 + (uint64_t)p->n_rs_seq;   /* the rollback snapshots */
     (pr->arch->state_size ? pr->arch->state_size : mamba_state_size)(hp, &r, &s);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
