@@ -122,14 +122,16 @@ static void q_split(bctx *b, const ds2 *d, int32_t q, int32_t *q_nope, int32_t *
     gb_cb(b, *q_pe, "q_pe", il);
 }
 
-static int32_t ds2_attn(bctx *b, const ds2 *d, int32_t cur, int il)
+/* main: the trunk's layers, which ROPE_SET_OFFSET changed; the MTP
+ * block's attention (build_mtp) kept the split. */
+static int32_t ds2_attn(bctx *b, const ds2 *d, int32_t cur, bool main, int il)
 {
     gg_graph *g = b->g;
     int64_t n_head = d->n_head, nt = d->n_tokens, n_rope = d->n_rope;
     /* ROPE_SET_OFFSET: Q is reshaped to its heads; MLA then splits it
      * (below), MHA ropes it whole past an offset. Before, Q was split
      * first and its rope part roped beside K's. */
-    bool offs = ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROPE_SET_OFFSET);
+    bool offs = main && ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROPE_SET_OFFSET);
     int32_t q = ds2_q(b, cur, il), q_nope = -1, q_pe = -1;
     if (offs) {
         q = gb_reshape_3d(b, q, d->n_embd_head_k, n_head, nt);
@@ -193,7 +195,7 @@ static int32_t ds2_layer(bctx *b, const ds2 *d, int32_t inpL, int il, bool last)
     int32_t inpSA = inpL;
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
-    cur = ds2_attn(b, d, cur, il);
+    cur = ds2_attn(b, d, cur, true, il);
     if (last)
         gb_out_rows(b, &cur, &inpSA);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
@@ -275,7 +277,7 @@ static void build_deepseek2_mtp(bctx *b)
     int32_t inpSA = gb_mtp_eh_proj(b, il, emb, h);
     int32_t cur = gb_norm(b, inpSA, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "mtp_attn_norm", il);
-    cur = ds2_attn(b, &d, cur, il);
+    cur = ds2_attn(b, &d, cur, false, il);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "mtp_ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
