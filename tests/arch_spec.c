@@ -83,14 +83,17 @@ void key_required(model_spec *s)
 {
     bool known;
     const ggfit_arch *a = ggfit__arch(s->arch, &known);
-    for (const char *const *r = a ? a->required_keys : NULL; r && *r; r++) {
-        char key[96];
-        snprintf(key, sizeof key, "%s.%s", s->arch, *r);
-        bool have = false;
-        for (size_t i = 0; i < s->n_kv && !have; i++)
-            have = !strcmp(s->kvs[i].key, key);
-        if (!have)
-            key_u32(s, *r, 1);
+    for (int since = 0; since < 2; since++) {
+        const char *const *r = !a ? NULL : since ? a->required_keys_since : a->required_keys;
+        for (; r && *r; r++) {
+            char key[96];
+            snprintf(key, sizeof key, "%s.%s", s->arch, *r);
+            bool have = false;
+            for (size_t i = 0; i < s->n_kv && !have; i++)
+                have = !strcmp(s->kvs[i].key, key);
+            if (!have)
+                key_u32(s, *r, 1);
+        }
     }
 }
 

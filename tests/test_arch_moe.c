@@ -67,6 +67,9 @@ static void nemotron_spec(model_spec *s, const char *arch, const char kinds[4], 
     key_u32(s, "ssm.state_size", D_STATE);
     key_u32(s, "ssm.time_step_rank", N_SSM_HEAD);
     key_u32(s, "ssm.group_count", N_GROUP);
+    /* the converter writes the config's layer_norm_epsilon (llama.cpp
+     * requires it from 7a20b417f on, for the MTP head's final norm) */
+    key_f32(s, "attention.layer_norm_epsilon", 1e-5f);
     key_u32(s, "expert_count", NX);
     key_u32(s, "expert_used_count", 2);
     key_u32(s, "expert_feed_forward_length", FX);
@@ -107,6 +110,33 @@ static void test_nemotron_h_moe(void **state)
     project_all(&s, 0);
     nemotron_spec(&s, "nemotron_h_moe", "maem", 128);   /* latent experts */
     project_all(&s, 0);
+}
+
+/* attention.layer_norm_epsilon, which the converter writes: llama.cpp
+ * reads it as required from 7a20b417f (NEMOTRON_H_MOE_MTP) on, for the
+ * MTP head's final norm; b10309 did not read it. */
+static void test_nemotron_h_norm_eps(void **state)
+{
+    (void)state;
+    model_spec s;
+    nemotron_spec(&s, "nemotron_h_moe", "meae", 0);
+    key_drop(&s, "attention.layer_norm_epsilon");
+    refused_with(&s, "key not found in model: nemotron_h_moe.attention.layer_norm_epsilon");
+    gw w;
+    write_spec(&s, &w);
+    ggfit_gguf *g = NULL;
+    ggfit_model *m = NULL;
+    char *err = NULL;
+    assert_int_equal(ggfit_gguf_open_memory(w.data, w.len, "tiny.gguf", &g, &err), GGFIT_OK);
+    assert_int_equal(ggfit_model_from_gguf(g, &m, &err), GGFIT_OK);
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.llama_build = 10309;
+    ggfit_projection pr;
+    if (ggfit_project(m, &p, NULL, 0, &pr, NULL, &err) != GGFIT_OK)
+        fail_msg("b10309: %s", err);
+    ggfit_model_free(m);
+    gw_free(&w);
 }
 
 /* nemotron_h runs the same graph: with experts in the file, its MoE layers
@@ -404,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_qwen2vl),
         cmocka_unit_test(test_exaone_moe),
         cmocka_unit_test(test_nemotron_h_experts),
+        cmocka_unit_test(test_nemotron_h_norm_eps),
         cmocka_unit_test(test_exaone_moe_layer_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

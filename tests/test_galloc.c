@@ -8,6 +8,8 @@
  * and the error paths.
  */
 #include "ggml/galloc.h"
+#include "ggml/backend.h"
+#include "versions/version.h"
 #include "base/base.h"
 #include "recorded.h"
 #include "test_util.h"
@@ -239,6 +241,69 @@ static void test_chunks(void **state)
 }
 
 
+/* Metal's get_alloc_size from METAL_FA_F16_KV (b10587) on: a
+ * flash-attention node asks for an F16 copy of K, and of V unless V views
+ * K's memory (MLA), each padded to 16 bytes; nothing on other backends or
+ * in b10309. */
+static void test_metal_fa_scratch(void **state)
+{
+    (void)state;
+    ggfit_st t[5];
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < 5; i++) {
+        memset(t[i].src, 0xff, sizeof t[i].src);
+        t[i].view_src = -1;
+        for (int d = 0; d < 4; d++)
+            t[i].ne[d] = 1;
+    }
+    t[0].ne[0] = 1024, t[0].ne[1] = 4096;   /* the cache */
+    t[1].view_src = 0, t[1].view_offs = 0;   /* K: 128 x 8 heads x 333 cells */
+    t[1].ne[0] = 128, t[1].ne[1] = 333, t[1].ne[2] = 8;
+    t[2] = t[1], t[2].view_offs = 4096;      /* V: elsewhere in the cache */
+    t[2].ne[0] = 96;
+    t[4].op = GGFIT_OP_FLASH_ATTN_EXT, t[4].n_src = 4;
+    t[4].src[0] = 3, t[4].src[1] = 1, t[4].src[2] = 2;
+    uint64_t k = (2ull * 128 * 333 * 8 + 15) / 16 * 16, v = (2ull * 96 * 333 * 8 + 15) / 16 * 16;
+    uint32_t b10587 = 10587, b10309 = 10309;
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 4, b10587), k + v);
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 4, 0), k + v);
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 4, b10309), 0);
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_CUDA, t, 4, b10587), 0);
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 1, b10587), 0);
+    t[2].view_offs = 0;                      /* V views K's memory */
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 4, b10587), k);
+    t[2].view_src = 1;                       /* V a view of K itself */
+    assert_int_equal(ggfit__backend_alloc_extra(GGFIT_BACKEND_METAL, t, 4, b10587), k);
+
+    /* In a plan: Llama 3.1 8B at -c 131072 on Metal, where one layer's
+     * F16 K and V (256 MiB each) outgrow the logits; the same flags on
+     * an RPC device do not change. */
+    static const char *const lines[] = {
+        "-m llama-3.1-8b-Q4_K_M.gguf --gpu metal:64GiB -c 131072 -fa on --for fit-params",
+        "-m llama-3.1-8b-Q4_K_M.gguf --gpu rpc:64GiB -c 131072 -fa on --for fit-params",
+    };
+    for (int l = 0; l < 2; l++) {
+        uint64_t compute[2];
+        for (int ver = 0; ver < 2; ver++) {
+            char line[512], buf[512], *argv[24], *err = NULL;
+            int argc;
+            snprintf(line, sizeof line, "%s --llama-version %s", lines[l],
+                     ver ? "b10587" : "b10309");
+            ggfit_request r;
+            request_of(&r, line, buf, sizeof buf, argv, 24, &argc);
+            ggfit_plan pl;
+            if (ggfit_request_plan(&r, &pl, &err))
+                fail_msg("%s: %s", line, err);
+            compute[ver] = pl.projection.devices[0].compute;
+            ggfit_plan_free(&pl);
+        }
+        if (l == 0)
+            assert_true(compute[1] > compute[0] + (400ull << 20));
+        else
+            assert_int_equal(compute[1], compute[0]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_best_fit),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_bad_graphs),
+        cmocka_unit_test(test_metal_fa_scratch),
         cmocka_unit_test(test_llama_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

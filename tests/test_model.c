@@ -346,12 +346,20 @@ static void test_converter_layouts(void **state)
     ggfit_params_init(&p);
     p.n_ctx = (uint32_t)n_ctx;
     ggfit_projection pr;
-    /* EXAONE 4.5: 64 blocks and an MTP one; windows only where block_count
-     * is 64, so none: every block caches the whole context. */
+    /* EXAONE 4.5: 64 blocks and an MTP one. b10309 gives windows only
+     * where block_count is 64, so none: every block caches the whole
+     * context. b10587 (EXAONE4_MTP_SWA) counts the main blocks: three in
+     * four of them keep a window of 4096 + a ubatch of 512 cells, the 16
+     * others and the MTP block the whole context. */
     if (ggfit_model_open("data/real/exaone-4.5-33b-Q4_K_M.gguf", &m, &err) != GGFIT_OK)
         fail_msg("%s", err);
+    p.llama_build = 10309;
     assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
     assert_int_equal(pr.host.context, 65 * n_ctx * cell);
+    p.llama_build = 10587;
+    assert_int_equal(ggfit_project(m, &p, NULL, 0, &pr, NULL, &err), GGFIT_OK);
+    assert_int_equal(pr.host.context, (17 * n_ctx + 48 * 4608) * cell);
+    p.llama_build = 0;
     ggfit_model_free(m);
     /* K-EXAONE: 48 blocks and an MTP one, the period 4 of the architecture
      * over all 49 (12 global layers; 37 of a 128-token window plus a ubatch

@@ -132,6 +132,7 @@
 #define gg_permute               ggfit__gg_permute
 #define gg_reexpand              ggfit__gg_reexpand
 #define gg_repeat                ggfit__gg_repeat
+#define gg_repeat_4d             ggfit__gg_repeat_4d
 #define gg_reserve               ggfit__gg_reserve
 #define gg_reset                 ggfit__gg_reset
 #define gg_reshape               ggfit__gg_reshape
@@ -143,6 +144,7 @@
 #define gg_soft_max              ggfit__gg_soft_max
 #define gg_ssm_conv              ggfit__gg_ssm_conv
 #define gg_ssm_scan              ggfit__gg_ssm_scan
+#define gg_ssm_scan_k            ggfit__gg_ssm_scan_k
 #define gg_sum_rows              ggfit__gg_sum_rows
 #define gg_tname                 ggfit__gg_tname
 #define gg_transpose             ggfit__gg_transpose

@@ -31,4 +31,12 @@ typedef struct ggfit_backend_rules {
 /* The rules of backend kind; the CPU's for values out of range. */
 const ggfit_backend_rules *ggfit__backend(int kind);
 
+/* What tensor i of graph t (as built: sources and view roots are indices
+ * into t) asks of backend kind's buffer type beyond its bytes, in llama.cpp
+ * build's rules (its get_alloc_size): Metal from METAL_FA_F16_KV on
+ * reserves an F16 copy of K, and of V unless V views the same memory, for
+ * every flash-attention node, whatever the cache's type. 0 for the other
+ * ops and backends. */
+uint64_t ggfit__backend_alloc_extra(int kind, const ggfit_st *t, int32_t i, uint32_t build);
+
 #endif

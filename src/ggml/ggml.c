@@ -449,6 +449,13 @@ int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b)
     return result(g, GGFIT_OP_REPEAT, g->t[a].type, 4, ne, 1, &a);
 }
 
+/* ggml_repeat_4d: a tiled to the shape given. */
+int32_t gg_repeat_4d(gg_graph *g, int32_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+    int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    return result(g, GGFIT_OP_REPEAT, g->t[a].type, 4, ne, 1, &a);
+}
+
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids)
 {
     int32_t src[3] = { a, b, ids };
@@ -763,9 +770,16 @@ int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c)
 int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
                     int32_t C, int32_t ids)
 {
+    return gg_ssm_scan_k(g, s, x, dt, A, B, C, ids, 1);
+}
+
+/* The outputs, then K states a sequence (the last K tokens' states). */
+int32_t gg_ssm_scan_k(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                      int32_t C, int32_t ids, int64_t K)
+{
     const gg_tensor *ts = &g->t[s], *tx = &g->t[x];
     int64_t n = tx->ne[0] * tx->ne[1] * tx->ne[2] * tx->ne[3] +
-                ts->ne[0] * ts->ne[1] * ts->ne[2] * g->t[ids].ne[0];
+                K * ts->ne[0] * ts->ne[1] * ts->ne[2] * g->t[ids].ne[0];
     int32_t src[7] = { s, x, dt, A, B, C, ids };
     return result(g, GGFIT_OP_SSM_SCAN, GGFIT_TYPE_F32, 1, &n, 7, src);
 }

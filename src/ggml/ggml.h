@@ -99,6 +99,7 @@ int32_t gg_argsort_top_k(gg_graph *g, int32_t a, int64_t k);
 int32_t gg_sum_rows(gg_graph *g, int32_t a);
 /* ggml_repeat: a tiled to b's shape. */
 int32_t gg_repeat(gg_graph *g, int32_t a, int32_t b);
+int32_t gg_repeat_4d(gg_graph *g, int32_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
 /* ggml_add_id: a plus the rows of b that ids picks (per-expert biases). */
 int32_t gg_add_id(gg_graph *g, int32_t a, int32_t b, int32_t ids);
 int32_t gg_op_shape(gg_graph *g, uint8_t op, uint32_t type, int n_dims, const int64_t *ne,
@@ -129,6 +130,8 @@ int32_t gg_concat(gg_graph *g, int32_t a, int32_t b, int dim);
 int32_t gg_ssm_conv(gg_graph *g, int32_t sx, int32_t c);
 int32_t gg_ssm_scan(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
                     int32_t C, int32_t ids);
+int32_t gg_ssm_scan_k(gg_graph *g, int32_t s, int32_t x, int32_t dt, int32_t A, int32_t B,
+                      int32_t C, int32_t ids, int64_t K);
 int32_t gg_gated_delta_net(gg_graph *g, int32_t q, int32_t k, int32_t v, int32_t gate,
                            int32_t beta, int32_t state, int64_t K);
 

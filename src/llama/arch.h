@@ -132,9 +132,9 @@ typedef struct ggfit_arch {
      * (llm_arch_supports_rs_rollback): 1 + n_rs_seq rows a sequence, and
      * the graph writes each; else n_rs_seq is 0. */
     bool rs_rollback;
-    /* The change (LLAMA_CHANGE_*) that gave it rs_rollback; older builds
-     * keep one row a sequence. 0 (NONE): every supported build. */
-    int rs_rollback_added;
+    /* The change that made rs_rollback so (LLAMA_CHANGE_*): the builds
+     * before it keep no snapshots; 0: every supported build has it. */
+    int rs_rollback_since;
     /* NextN blocks create their copy of rope_freqs too (Step-3.5: the
      * copy is optional, so not skipped); else only the other blocks do. */
     bool rope_freqs_nextn;
@@ -191,6 +191,11 @@ typedef struct ggfit_arch {
      * llama.cpp refuses a file without one ("key not found in model"), and
      * so does the projection; NULL: none checked. */
     const char *const *required_keys;
+    /* Keys load_arch_hparams requires from change required_since on
+     * (LLAMA_CHANGE_*; the builds before it do not read them), in
+     * required_keys' form; NULL: none. */
+    const char *const *required_keys_since;
+    int required_since;
     /* Keys load_arch_hparams reads into fixed arrays (one value per layer,
      * the rope sections), checked as it checks them; NULL: none. */
     const ggfit_arr_key *arr_keys;
@@ -220,6 +225,9 @@ typedef struct ggfit_arch {
     /* The sliding window in force, 0 for none (load_arch_hparams); NULL:
      * the file's sliding_window, else swa_default. */
     uint32_t (*window)(const struct ggfit_arch *a, const ggfit_model *m);
+    /* The same, where the rule differs between llama.cpp builds (build: the
+     * one whose rules answer); used instead of window when set. */
+    uint32_t (*window_at)(const struct ggfit_arch *a, const ggfit_model *m, uint32_t build);
     /* The layer a tensor outside the blocks is placed with (n_layer: the
      * output layer), or -1 for the input layer; NULL, or a return of -2:
      * the tensor's own layer (llama_model::load_tensors). */
@@ -265,7 +273,7 @@ typedef struct ggfit_arch {
 static inline bool ggfit__rs_rollback(const ggfit_arch *a, uint32_t llama_build)
 {
     return a->rs_rollback &&
-           ggfit__llama_has(llama_build, (ggfit__llama_change)a->rs_rollback_added);
+           ggfit__llama_has(llama_build, (ggfit__llama_change)a->rs_rollback_since);
 }
 
 /* Rules for an architecture (src/models/registry.c); *known is false for

@@ -46,6 +46,8 @@ typedef struct gb_params {
                                    graph (GGFIT_POOLING_*); -1 without */
     bool mtp;                   /* an MTP context: the arch's build_mtp */
     uint32_t n_rs_seq;          /* recurrent snapshots a sequence (rs_rollback) */
+    uint32_t llama_build;       /* whose graph (ggfit_params.llama_build): the
+                                   builders ask ggfit__llama_has */
 } gb_params;
 
 /* Where layer il's copy of a weight llama.cpp duplicates per layer (model

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "llama/graph.h"
+#include "versions/version.h"
 
 
 
@@ -1264,14 +1265,24 @@ int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat
         b->missing = true;
         return cur;
     }
+    /* ROPE_SET_OFFSET: Q's heads are roped whole past an offset of nope
+     * values; before, its nope and rope parts were views, the rope part
+     * roped alone and the two concatenated again. */
+    bool offs = ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROPE_SET_OFFSET);
     uint32_t tq = g->t[q].type;
-    int32_t q_nope = gb_view_3d(b, q, nope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
-                                ggfit_row_bytes(tq, (uint64_t)(hk * nh)), 0);
-    gb_cb(b, q_nope, "q_nope", il);
-    int32_t q_pe = gb_view_3d(b, q, rope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
-                              ggfit_row_bytes(tq, (uint64_t)(hk * nh)),
-                              ggfit_row_bytes(tq, (uint64_t)nope));
-    gb_cb(b, q_pe, "q_pe", il);
+    int32_t q_nope = -1, q_pe = -1;
+    if (offs) {
+        q = gb_reshape_3d(b, q, hk, nh, nt);
+        gb_cb(b, q, "q", il);
+    } else {
+        q_nope = gb_view_3d(b, q, nope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
+                            ggfit_row_bytes(tq, (uint64_t)(hk * nh)), 0);
+        gb_cb(b, q_nope, "q_nope", il);
+        q_pe = gb_view_3d(b, q, rope, nh, nt, ggfit_row_bytes(tq, (uint64_t)hk),
+                          ggfit_row_bytes(tq, (uint64_t)(hk * nh)),
+                          ggfit_row_bytes(tq, (uint64_t)nope));
+        gb_cb(b, q_pe, "q_pe", il);
+    }
     int32_t kvpe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
     gb_cb(b, kvpe, "kv_pe_compresseed", il);
     uint64_t nb1 = g->t[kvpe].nb[1];
@@ -1298,13 +1309,24 @@ int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat
         v = gb_view_2d(b, v, hv * nh, nt, ggfit_row_bytes(tkv, (uint64_t)(hv * nh)), 0);
         gb_cb(b, v, "v_states", il);
     }
-    q_pe = gb_rope(b, q_pe, rf, il);
-    gb_cb(b, q_pe, "q_pe", il);
-    k_pe = gb_rope(b, k_pe, rf, il);
-    gb_cb(b, k_pe, "k_pe", il);
-    int32_t q_states = gg_concat(g, q_nope, q_pe, 0);
-    gb_cb(b, q_states, "q_states", il);
-    int32_t k_states = gg_concat(g, k_nope, gg_repeat(g, k_pe, q_pe), 0);
+    int32_t q_states, k_states;
+    if (offs) {
+        q = gb_rope(b, q, rf, il);
+        gb_cb(b, q, "q_rope", il);
+        k_pe = gb_rope(b, k_pe, rf, il);
+        gb_cb(b, k_pe, "k_pe", il);
+        q_states = q;
+        gb_cb(b, q_states, "q_states", il);
+        k_states = gg_concat(g, k_nope, gg_repeat_4d(g, k_pe, rope, nh, nt, 1), 0);
+    } else {
+        q_pe = gb_rope(b, q_pe, rf, il);
+        gb_cb(b, q_pe, "q_pe", il);
+        k_pe = gb_rope(b, k_pe, rf, il);
+        gb_cb(b, k_pe, "k_pe", il);
+        q_states = gg_concat(g, q_nope, q_pe, 0);
+        gb_cb(b, q_states, "q_states", il);
+        k_states = gg_concat(g, k_nope, gg_repeat(g, k_pe, q_pe), 0);
+    }
     gb_cb(b, k_states, "k_states", il);
     return gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q_states, k_states, v,
                    -1, il);

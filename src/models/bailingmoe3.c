@@ -417,6 +417,6 @@ const ggfit_arch ggfit__model_bailingmoe3 = {
      * block's K cache in the trunk's context too */
     .nextn_kv = true,
     .rs_rollback = true,
-    .rs_rollback_added = LLAMA_CHANGE_ROLLBACK_BAILINGMOE3,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_BAILINGMOE3,
     .build = build_bailingmoe3,
 };

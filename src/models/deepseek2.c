@@ -9,6 +9,7 @@
  * experts plus shared experts.
  */
 #include "llama/graph.h"
+#include "versions/version.h"
 
 typedef struct ds2 {
     int64_t n_head, n_tokens;
@@ -94,24 +95,50 @@ static int32_t ds2_attn_mha(bctx *b, const ds2 *d, int32_t q_nope, int32_t q_pe,
     gb_cb(b, v, "Vcur_view", il);
     v = gg_cont(g, v);
     gb_cb(b, v, "Vcur_cont", il);
-    int32_t q = gg_concat(g, q_nope, q_pe, 0);
-    gb_cb(b, q, "Qcur", il);
-    int32_t k = gg_concat(g, k_nope, gg_repeat(g, k_pe, q_pe), 0);
+    int32_t q, k;
+    if (q_pe < 0) {   /* ROPE_SET_OFFSET: q_nope is the whole Q, roped past its nope part */
+        q = gg_rope(g, q_nope, b->inp_pos, -1);
+        gb_cb(b, q, "Qcur", il);
+        k = gg_concat(g, k_nope, gg_repeat_4d(g, k_pe, d->n_rope, n_head, nt, 1), 0);
+    } else {
+        q = gg_concat(g, q_nope, q_pe, 0);
+        gb_cb(b, q, "Qcur", il);
+        k = gg_concat(g, k_nope, gg_repeat(g, k_pe, q_pe), 0);
+    }
     gb_cb(b, k, "Kcur", il);
     q = temp_scale(b, d, q, il);
     return gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, -1, il);
 }
 
-static int32_t ds2_attn(bctx *b, const ds2 *d, int32_t cur, int il)
+/* Q's nope and rope parts, views of q (n_embd_head_k x n_head x n_tokens),
+ * the rope part roped. */
+static void q_split(bctx *b, const ds2 *d, int32_t q, int32_t *q_nope, int32_t *q_pe, int il)
+{
+    int64_t n_head = d->n_head, nt = d->n_tokens;
+    uint64_t qb1 = f32_row(d->n_embd_head_k), qb2 = qb1 * (uint64_t)n_head;
+    *q_nope = gb_view_3d(b, q, d->n_nope, n_head, nt, qb1, qb2, 0);
+    gb_cb(b, *q_nope, "q_nope", il);
+    *q_pe = gb_view_3d(b, q, d->n_rope, n_head, nt, qb1, qb2, f32_row(d->n_nope));
+    gb_cb(b, *q_pe, "q_pe", il);
+}
+
+/* main: the trunk's layers, which ROPE_SET_OFFSET changed; the MTP
+ * block's attention (build_mtp) kept the split. */
+static int32_t ds2_attn(bctx *b, const ds2 *d, int32_t cur, bool main, int il)
 {
     gg_graph *g = b->g;
     int64_t n_head = d->n_head, nt = d->n_tokens, n_rope = d->n_rope;
-    int32_t q = ds2_q(b, cur, il);
-    uint64_t qb1 = f32_row(d->n_embd_head_k), qb2 = qb1 * (uint64_t)n_head;
-    int32_t q_nope = gb_view_3d(b, q, d->n_nope, n_head, nt, qb1, qb2, 0);
-    gb_cb(b, q_nope, "q_nope", il);
-    int32_t q_pe = gb_view_3d(b, q, n_rope, n_head, nt, qb1, qb2, f32_row(d->n_nope));
-    gb_cb(b, q_pe, "q_pe", il);
+    /* ROPE_SET_OFFSET: Q is reshaped to its heads; MLA then splits it
+     * (below), MHA ropes it whole past an offset. Before, Q was split
+     * first and its rope part roped beside K's. */
+    bool offs = main && ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROPE_SET_OFFSET);
+    int32_t q = ds2_q(b, cur, il), q_nope = -1, q_pe = -1;
+    if (offs) {
+        q = gb_reshape_3d(b, q, d->n_embd_head_k, n_head, nt);
+        gb_cb(b, q, "q", il);
+    } else {
+        q_split(b, d, q, &q_nope, &q_pe, il);
+    }
 
     int32_t kv_cmpr_pe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
     gb_cb(b, kv_cmpr_pe, "kv_cmpr_pe", il);
@@ -121,12 +148,21 @@ static int32_t ds2_attn(bctx *b, const ds2 *d, int32_t cur, int il)
     int32_t k_pe = gb_view_3d(b, kv_cmpr_pe, n_rope, 1, nt, kb1, kb1, f32_row(d->kv_lora_rank));
     gb_cb(b, k_pe, "k_pe", il);
 
-    q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
-    gb_cb(b, q_pe, "q_pe", il);
+    if (!offs) {
+        q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
+        gb_cb(b, q_pe, "q_pe", il);
+    }
     k_pe = gg_rope(g, k_pe, b->inp_pos, -1);
     gb_cb(b, k_pe, "k_pe", il);
     kv_cmpr = gb_norm(b, kv_cmpr, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
     gb_cb(b, kv_cmpr, "kv_cmpr", il);
+    if (offs && d->mla) {
+        q_split(b, d, q, &q_nope, &q_pe, il);
+        q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
+        gb_cb(b, q_pe, "q_pe", il);
+    } else if (offs) {
+        q_nope = q;   /* ds2_attn_mha ropes it whole */
+    }
     if (d->mla)
         return ds2_attn_mla(b, d, q_nope, q_pe, kv_cmpr, k_pe, il);
     return ds2_attn_mha(b, d, q_nope, q_pe, kv_cmpr, k_pe, il);
@@ -159,7 +195,7 @@ static int32_t ds2_layer(bctx *b, const ds2 *d, int32_t inpL, int il, bool last)
     int32_t inpSA = inpL;
     int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "attn_norm", il);
-    cur = ds2_attn(b, d, cur, il);
+    cur = ds2_attn(b, d, cur, true, il);
     if (last)
         gb_out_rows(b, &cur, &inpSA);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
@@ -241,7 +277,7 @@ static void build_deepseek2_mtp(bctx *b)
     int32_t inpSA = gb_mtp_eh_proj(b, il, emb, h);
     int32_t cur = gb_norm(b, inpSA, gb_required(b, "blk.%d.attn_norm.weight", il), il);
     gb_cb(b, cur, "mtp_attn_norm", il);
-    cur = ds2_attn(b, &d, cur, il);
+    cur = ds2_attn(b, &d, cur, false, il);
     int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
     gb_cb(b, ffn_inp, "mtp_ffn_inp", il);
     cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);

@@ -14,6 +14,7 @@
 
 #include "llama/check.h"
 #include "llama/graph.h"
+#include "versions/version.h"
 
 typedef struct dsa {
     int64_t n_head, n_tokens, n_stream;
@@ -171,30 +172,46 @@ static int32_t dsa_indexer(bctx *b, const dsa *d, int32_t cur, int32_t qr, int i
     int64_t nt = d->n_tokens, ih = d->ih, n_ih = d->n_ih, rope = d->n_rope;
     int32_t q = gg_mul_mat(g, gb_required(b, "blk.%d.indexer.attn_q_b.weight", il), qr);
     gb_cb(b, q, "indexer_q", il);
+    /* DSA_INDEXER_ROPE: the heads ([rope | nope]) are roped whole, n_rope
+     * dims; before, views of both parts, the rope part roped, then their
+     * concat. */
+    bool whole = ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_DSA_INDEXER_ROPE);
     uint64_t nb1 = f32_row(ih);
-    int32_t q_pe = gb_view_3d(b, q, rope, n_ih, nt, nb1, nb1 * (uint64_t)n_ih, 0);
-    gb_cb(b, q_pe, "indexer_q_pe", il);
-    int32_t q_nope = gb_view_3d(b, q, ih - rope, n_ih, nt, nb1, nb1 * (uint64_t)n_ih,
-                                f32_row(ih - rope));
-    gb_cb(b, q_nope, "indexer_q_nope", il);
-    q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
-    gb_cb(b, q_pe, "indexer_q_pe", il);
-    q = gg_concat(g, q_pe, q_nope, 0);
-    gb_cb(b, q, "indexer_q", il);
+    if (whole) {
+        q = gb_reshape_3d(b, q, ih, n_ih, nt);
+        q = gg_rope(g, q, b->inp_pos, -1);
+        gb_cb(b, q, "indexer_q", il);
+    } else {
+        int32_t q_pe = gb_view_3d(b, q, rope, n_ih, nt, nb1, nb1 * (uint64_t)n_ih, 0);
+        gb_cb(b, q_pe, "indexer_q_pe", il);
+        int32_t q_nope = gb_view_3d(b, q, ih - rope, n_ih, nt, nb1, nb1 * (uint64_t)n_ih,
+                                    f32_row(ih - rope));
+        gb_cb(b, q_nope, "indexer_q_nope", il);
+        q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
+        gb_cb(b, q_pe, "indexer_q_pe", il);
+        q = gg_concat(g, q_pe, q_nope, 0);
+        gb_cb(b, q, "indexer_q", il);
+    }
 
     int32_t k = gg_mul_mat(g, gb_required(b, "blk.%d.indexer.attn_k.weight", il), cur);
     gb_cb(b, k, "indexer_k", il);
     k = gb_layer_norm(b, k, gb_required(b, "blk.%d.indexer.k_norm.weight", il),
                       gb_required(b, "blk.%d.indexer.k_norm.bias", il), il);
     gb_cb(b, k, "indexer_k", il);
-    int32_t k_pe = gb_view_3d(b, k, rope, 1, nt, nb1, nb1, 0);
-    gb_cb(b, k_pe, "indexer_k_pe", il);
-    int32_t k_nope = gb_view_3d(b, k, ih - rope, 1, nt, nb1, nb1, f32_row(ih - rope));
-    gb_cb(b, k_nope, "indexer_k_nope", il);
-    k_pe = gg_rope(g, k_pe, b->inp_pos, -1);
-    gb_cb(b, k_pe, "indexer_k_pe", il);
-    k = gg_concat(g, k_pe, k_nope, 0);
-    gb_cb(b, k, "indexer_k", il);
+    if (whole) {
+        k = gb_reshape_3d(b, k, ih, 1, nt);
+        k = gg_rope(g, k, b->inp_pos, -1);
+        gb_cb(b, k, "indexer_k", il);
+    } else {
+        int32_t k_pe = gb_view_3d(b, k, rope, 1, nt, nb1, nb1, 0);
+        gb_cb(b, k_pe, "indexer_k_pe", il);
+        int32_t k_nope = gb_view_3d(b, k, ih - rope, 1, nt, nb1, nb1, f32_row(ih - rope));
+        gb_cb(b, k_nope, "indexer_k_nope", il);
+        k_pe = gg_rope(g, k_pe, b->inp_pos, -1);
+        gb_cb(b, k_pe, "indexer_k_pe", il);
+        k = gg_concat(g, k_pe, k_nope, 0);
+        gb_cb(b, k, "indexer_k", il);
+    }
 
     q = gg_mul_mat(g, d->k_rot_lid, q);
     gb_cb(b, q, "indexer_q", il);

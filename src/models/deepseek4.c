@@ -18,6 +18,7 @@
 
 #include "llama/check.h"
 #include "llama/graph.h"
+#include "versions/version.h"
 
 /* An integer of the file, one of array key's elements (j-th), else def. */
 static uint32_t key_elem(const ggfit_model *m, const char *suffix, uint32_t j, uint32_t def)
@@ -286,19 +287,37 @@ static int32_t append_zero_row(bctx *b, int32_t t)
     return gg_concat(b->g, t, row, 1);
 }
 
+/* RoPE on the last rot values of each head of x (head x n1 x n2, F32,
+ * contiguous), a backward rope when back: with ROPE_SET_OFFSET one rope of
+ * the whole heads past an offset of head - rot values, before it views of
+ * both parts, the rope of the second and their concat. */
+static int32_t rope_tail(bctx *b, int32_t x, int64_t head, int64_t rot, int32_t pos, bool back)
+{
+    gg_graph *g = b->g;
+    int32_t r;
+    if (ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROPE_SET_OFFSET)) {
+        r = gg_rope(g, x, pos, -1);
+        if (back)
+            g->t[r].op = GGFIT_OP_ROPE_BACK;   /* ggml_rope_ext_back */
+        return r;
+    }
+    int64_t nope = head - rot, n1 = gb_ne(b, x, 1), n2 = gb_ne(b, x, 2);
+    uint64_t nb1 = f32_row(head);
+    int32_t x_nope = gb_view_3d(b, x, nope, n1, n2, nb1, nb1 * (uint64_t)n1, 0);
+    int32_t x_pe = gb_view_3d(b, x, rot, n1, n2, nb1, nb1 * (uint64_t)n1, f32_row(nope));
+    r = gg_rope(g, x_pe, pos, -1);
+    if (back)
+        g->t[r].op = GGFIT_OP_ROPE_BACK;
+    return gg_concat(g, x_nope, r, 0);
+}
+
 /* The compressed rows' norm and RoPE (after the weighted sum): comp is
  * head x 1 x n_blocks. */
 static int32_t comp_finish(bctx *b, const dsv4 *d, int32_t comp, int32_t norm, int64_t head,
                            int32_t pos, int il)
 {
-    gg_graph *g = b->g;
-    int64_t n_blocks = gb_ne(b, comp, 2), nope = head - d->rot;
     comp = gb_norm(b, comp, norm, il);
-    uint64_t nb = f32_row(head);
-    int32_t c_nope = gb_view_3d(b, comp, nope, 1, n_blocks, nb, nb, 0);
-    int32_t c_pe = gb_view_3d(b, comp, d->rot, 1, n_blocks, nb, nb, f32_row(nope));
-    c_pe = gg_rope(g, c_pe, pos, -1);
-    return gg_concat(g, c_nope, c_pe, 0);
+    return rope_tail(b, comp, head, d->rot, pos, false);
 }
 
 /* build_overlap_compressed_kv_from_state */
@@ -387,14 +406,10 @@ static void compressor(bctx *b, const dsv4 *d, int32_t cur, int il, const comp_i
 static int32_t lid_top_k(bctx *b, const dsv4 *d, int32_t qr, int32_t cur, int32_t ck, int il)
 {
     gg_graph *g = b->g;
-    int64_t ih = d->ih, n_ih = d->n_ih, nt = gb_ne(b, cur, 1), nope = ih - d->rot;
+    int64_t ih = d->ih, n_ih = d->n_ih, nt = gb_ne(b, cur, 1);
     int32_t q = gg_mul_mat(g, gb_required(b, "blk.%d.indexer.attn_q_b.weight", il), qr);
     q = gb_reshape_3d(b, q, ih, n_ih, nt);
-    uint64_t nb1 = f32_row(ih);
-    int32_t q_nope = gb_view_3d(b, q, nope, n_ih, nt, nb1, nb1 * (uint64_t)n_ih, 0);
-    int32_t q_pe = gb_view_3d(b, q, d->rot, n_ih, nt, nb1, nb1 * (uint64_t)n_ih, f32_row(nope));
-    q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
-    q = gg_concat(g, q_nope, q_pe, 0);
+    q = rope_tail(b, q, ih, d->rot, b->inp_pos, false);
     q = gb_hadamard(b, q, d->lid.rot);
     int32_t w = gg_mul_mat(g, gb_required(b, "blk.%d.indexer.proj.weight", il), cur);
     w = gg_scale(g, w);
@@ -476,24 +491,17 @@ static int32_t attend(bctx *b, const dsv4 *d, int32_t q, int32_t kv, int32_t ck_
 static int32_t dsv4_attention(bctx *b, const dsv4 *d, int32_t cur, int il)
 {
     gg_graph *g = b->g;
-    int64_t nt = d->nt, hk = d->hk, nh = d->n_head, nope = d->nope, rot = d->rot;
+    int64_t nt = d->nt, hk = d->hk, nh = d->n_head, rot = d->rot;
     uint32_t ratio = compress_ratio(b->p->m, (uint32_t)il);
     int32_t qr = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_a.weight", il), cur);
     qr = gb_norm(b, qr, gb_required(b, "blk.%d.attn_q_a_norm.weight", il), il);
     int32_t q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_b.weight", il), qr);
     q = gg_rms_norm(g, gb_reshape_3d(b, q, hk, nh, nt));
-    uint64_t nb1 = f32_row(hk);
-    int32_t q_nope = gb_view_3d(b, q, nope, nh, nt, nb1, nb1 * (uint64_t)nh, 0);
-    int32_t q_pe = gb_view_3d(b, q, rot, nh, nt, nb1, nb1 * (uint64_t)nh, f32_row(nope));
-    q_pe = gg_rope(g, q_pe, b->inp_pos, -1);
-    q = gg_concat(g, q_nope, q_pe, 0);
+    q = rope_tail(b, q, hk, rot, b->inp_pos, false);
     int32_t kv = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv.weight", il), cur);
     kv = gb_norm(b, kv, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
     kv = gb_reshape_3d(b, kv, hk, 1, nt);
-    int32_t kv_nope = gb_view_3d(b, kv, nope, 1, nt, nb1, nb1, 0);
-    int32_t kv_pe = gb_view_3d(b, kv, rot, 1, nt, nb1, nb1, f32_row(nope));
-    kv_pe = gg_rope(g, kv_pe, b->inp_pos, -1);
-    kv = gg_concat(g, kv_nope, kv_pe, 0);
+    kv = rope_tail(b, kv, hk, rot, b->inp_pos, false);
 
     int32_t ck_raw = cache_k(b, d, il, hk, d->n_raw), ck_comp = -1, ck_lid = -1, top = -1;
     const comp_in *c = NULL;
@@ -518,11 +526,7 @@ static int32_t dsv4_attention(bctx *b, const dsv4 *d, int32_t cur, int il)
     int32_t out = attend(b, d, q, kv, ck_raw, ck_comp, c, top, il);
 
     out = gb_reshape_3d(b, out, hk, nh, nt);
-    int32_t o_nope = gb_view_3d(b, out, nope, nh, nt, nb1, nb1 * (uint64_t)nh, 0);
-    int32_t o_pe = gb_view_3d(b, out, rot, nh, nt, nb1, nb1 * (uint64_t)nh, f32_row(nope));
-    o_pe = gg_rope(g, o_pe, b->inp_pos, -1);
-    g->t[o_pe].op = GGFIT_OP_ROPE_BACK;   /* ggml_rope_ext_back */
-    out = gg_concat(g, o_nope, o_pe, 0);
+    out = rope_tail(b, out, hk, rot, b->inp_pos, true);
     out = gb_reshape_3d(b, out, nh / d->n_groups * hk, d->n_groups, nt);
     out = gg_permute(g, out, 0, 2, 1, 3);
     /* wo_a is loaded 3-D (TENSOR_ALLOW_RESHAPE): per group */

@@ -6,6 +6,7 @@
  * residual. Sliding windows only in the 64-block model (32B).
  */
 #include "llama/graph.h"
+#include "versions/version.h"
 
 /* Attention of an EXAONE 4.0 block: build_qkv, per-head Q/K norms. */
 static int32_t exaone4_attn(bctx *b, int32_t cur, int il)
@@ -77,10 +78,16 @@ static void build_exaone4(bctx *b)
  * blocks are counted before nextn_predict_layers is read: NextN blocks
  * included, so EXAONE 4.5 (64 blocks and an MTP one) has no window at all;
  * the others ignore the window. */
-static uint32_t window_exaone4(const ggfit_arch *a, const ggfit_model *m)
+/* The 32B's windows: 64 blocks, counted without the NextN ones from
+ * EXAONE4_MTP_SWA on (EXAONE 4.5, 65 blocks with one NextN, has them);
+ * before, nextn_predict_layers was read after the test, so all blocks. */
+static uint32_t window_exaone4(const ggfit_arch *a, const ggfit_model *m, uint32_t build)
 {
     const ggfit_hparams *hp = ggfit_model_hparams(m);
-    return hp->n_layer == 64 ? (hp->n_swa ? hp->n_swa : a->swa_default) : 0;
+    uint32_t n_layer = hp->n_layer;
+    if (ggfit__llama_has(build, LLAMA_CHANGE_EXAONE4_MTP_SWA))
+        n_layer -= hp->n_nextn;
+    return n_layer == 64 ? (hp->n_swa ? hp->n_swa : a->swa_default) : 0;
 }
 
 /* Three sliding-window layers in four; the NextN blocks are left out of
@@ -93,5 +100,5 @@ const ggfit_arch ggfit__model_exaone4 = {
     .swa_default = 4096,
     .nextn_kv = true,
     .build = build_exaone4,
-    .window = window_exaone4,
+    .window_at = window_exaone4,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "llama/graph.h"
+#include "versions/version.h"
 
 /* build_attn_block: attention with RMS-normed Q and K and RoPE. */
 static int32_t attn_block(bctx *b, int32_t cur, int il)
@@ -51,11 +52,27 @@ static int32_t shortconv_block(bctx *b, int32_t cur, int il)
     conv = gb_reshape_3d(b, conv, d_conv, n_embd, n_seqs);
     bx = gg_concat(g, conv, bx, 0);
     const gg_tensor *tx = &g->t[bx];
-    int32_t new_conv = gb_view_3d(b, bx, d_conv, tx->ne[1], tx->ne[2], tx->nb[1], tx->nb[2],
-                                  (uint64_t)(tx->ne[0] - d_conv) * tx->nb[0]);
-    const gg_tensor *tn = &g->t[new_conv];
-    int64_t n_new = tn->ne[0] * tn->ne[1] * tn->ne[2] * tn->ne[3];
-    gg_expand(g, gg_cpy(g, new_conv, gg_view(g, state, 1, &n_new, NULL, 0)));
+    if (!ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_ROLLBACK_LFM2)) {
+        int32_t new_conv = gb_view_3d(b, bx, d_conv, tx->ne[1], tx->ne[2], tx->nb[1], tx->nb[2],
+                                      (uint64_t)(tx->ne[0] - d_conv) * tx->nb[0]);
+        const gg_tensor *tn = &g->t[new_conv];
+        int64_t n_new = tn->ne[0] * tn->ne[1] * tn->ne[2] * tn->ne[3];
+        gg_expand(g, gg_cpy(g, new_conv, gg_view(g, state, 1, &n_new, NULL, 0)));
+    } else {
+        /* ROLLBACK_LFM2: the states of the last K = n_rs_seq + 1 tokens,
+         * slot s the columns s tokens back, each in its slot's rows. */
+        int64_t K = (int64_t)b->p->n_rs_seq + 1, n_written = n_seq_tokens < K ? n_seq_tokens : K;
+        int64_t mem = gb_ne(b, state, 1) / K;
+        uint64_t row = g->t[state].nb[1];
+        for (int64_t slot = 0; slot < n_written; slot++) {
+            tx = &g->t[bx];
+            int32_t snap = gb_view_3d(b, bx, d_conv, tx->ne[1], tx->ne[2], tx->nb[1], tx->nb[2],
+                                      (uint64_t)(tx->ne[0] - d_conv - slot) * tx->nb[0]);
+            int32_t dst = gb_view_2d(b, state, d_conv * n_embd, n_seqs, row,
+                                     (uint64_t)(slot * mem) * row);
+            gg_expand(g, gg_cpy(g, snap, dst));
+        }
+    }
 
     int32_t conv_out = gg_ssm_conv(g, bx, gb_required(b, "blk.%d.shortconv.conv.weight", il));
     gb_cb(b, conv_out, "model.layers.{}.conv.conv", il);
@@ -167,6 +184,8 @@ const ggfit_arch ggfit__model_lfm2 = {
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_lfm2,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_LFM2,
     .tensor_layer = tensor_layer,
     .state_size = state_size,
 };
@@ -178,6 +197,8 @@ const ggfit_arch ggfit__model_lfm2moe = {
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
     .build = build_lfm2moe,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_LFM2,
     .tensor_layer = tensor_layer,
     .state_size = state_size,
 };

@@ -5,6 +5,7 @@
  * dense or MoE; nemotron_h_moe (nemotron-h-moe.cpp) runs the same graph.
  */
 #include "llama/graph.h"
+#include "versions/version.h"
 
 static int32_t attention_layer(bctx *b, int32_t cur, int il)
 {
@@ -100,6 +101,10 @@ static void build_nemotron_h(bctx *b)
     gg_expand(g, inpL);
     gb_inputs_rs(b);
     gb_inputs_kv(b);   /* positions are made but no layer reads them */
+    /* NEMOTRON_H_MOE_MTP: embeddings_nextn_masked is off, so the output
+     * rows are picked after the final norm (kept whole as h_nextn), not
+     * in the last layer. */
+    bool nextn = ggfit__llama_has(b->p->llama_build, LLAMA_CHANGE_NEMOTRON_H_MOE_MTP);
     for (int il = 0; il < n_layer && !b->missing; il++) {
         int32_t inpSA = inpL;
         int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
@@ -110,13 +115,26 @@ static void build_nemotron_h(bctx *b)
             cur = attention_layer(b, cur, il);
         else
             cur = ffn_layer(b, cur, il);
-        if (il == n_layer - 1)
+        if (il == n_layer - 1 && !nextn)
             gb_out_rows(b, &cur, &inpSA);
         cur = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
         gb_cb(b, cur, "nemotron_h_block_out", il);
         inpL = cur;
     }
-    gb_output(b, inpL);
+    if (!nextn) {
+        gb_output(b, inpL);
+        return;
+    }
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    gb_cb(b, cur, "h_nextn", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_get_rows(g, cur, b->inp_out_ids);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
 }
 
 /* Mamba2 layers have neither KV heads nor an FFN; attention layers have KV heads. */
@@ -124,16 +142,27 @@ const ggfit_arch ggfit__model_nemotron_h = {
     .name = "nemotron_h",
     .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
             "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
+    /* 7a20b417f reads it for the MTP head's final norm, required */
+    .required_keys_since = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
+    .required_since = LLAMA_CHANGE_NEMOTRON_H_MOE_MTP,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_NEMOTRON_H,
 };
 
 /* nemotron_h_moe: llama_model_nemotron_h_moe reuses nemotron_h's hparams,
  * tensors and graph; its FFN layers are the MoE ones. */
 const ggfit_arch ggfit__model_nemotron_h_moe = {
     .name = "nemotron_h_moe",
+    .required_keys = (const char *const[]){ "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size",
+            "ssm.time_step_rank", "ssm.group_count", "attention.layer_norm_rms_epsilon", NULL },
+    .required_keys_since = (const char *const[]){ "attention.layer_norm_epsilon", NULL },
+    .required_since = LLAMA_CHANGE_NEMOTRON_H_MOE_MTP,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NEMOTRON_H,
     .build = build_nemotron_h,
+    .rs_rollback = true,
+    .rs_rollback_since = LLAMA_CHANGE_ROLLBACK_NEMOTRON_H,
 };

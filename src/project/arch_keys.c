@@ -157,6 +157,16 @@ ggfit_status ggfit__check_arch_keys(const proj *pr)
                                "%s: key not found in model: %s (llama.cpp refuses the file)",
                                ggfit__proj_path(pr), key);
     }
+    bool since = ggfit__llama_has(pr->p->llama_build,
+                                  (ggfit__llama_change)pr->arch->required_since);
+    for (const char *const *k = pr->arch->required_keys_since; since && k && *k; k++) {
+        char key[160];
+        ggfit_value v;
+        if (!key_of(pr, *k, key, sizeof key, &v))
+            return ggfit__fail(pr->err, GGFIT_EFORMAT,
+                               "%s: key not found in model: %s (llama.cpp b%u refuses the file)",
+                               ggfit__proj_path(pr), key, ggfit__llama_rules(pr->p->llama_build));
+    }
     for (const ggfit_arr_key *k = pr->arch->arr_keys; k && k->suffix; k++) {
         ggfit_status rc = check_arr_key(pr, k);
         if (rc)

@@ -31,6 +31,7 @@ void ggfit__gkey_make(gkey *k, const gb_params *p)
     k->pin_norms = p->pin_norms;
     k->mtp = p->mtp;
     k->n_rs_seq = p->n_rs_seq;
+    k->llama_build = p->llama_build;
     /* A tied output reads token_embd where it is, or a copy of it in the
      * output's buffer type: one leaf more (gb_output_weight). */
     const ggfit_gguf *g = ggfit_model_gguf(p->m);

@@ -25,6 +25,7 @@ typedef struct gkey {
     bool tied_copy;        /* the tied output has its own copy of token_embd */
     bool mtp;              /* an MTP context's graph */
     uint32_t n_rs_seq;     /* the recurrent state's rollback snapshots */
+    uint32_t llama_build;  /* whose graph */
 } gkey;
 
 /* The tensors of a kept graph that a retarget may change, in tensor

@@ -17,6 +17,7 @@
 #include "project/debug.h"
 #include "project/graph_cache.h"
 #include "project/proj.h"
+#include "versions/version.h"
 
 /* Hands the graph to a model of llama.cpp's scheduler, as llama.cpp's
  * sched_reserve does, and replays ggml-alloc on what it returns: the bytes
@@ -106,10 +107,36 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
         ggfit__sched_free(&so);
         return GGFIT_OK;
     }
+    /* What each device's buffer type asks beyond a node's bytes
+     * (get_alloc_size: Metal's flash-attention scratch), in a copy of the
+     * scheduled graph (which a kept split may lend). */
+    const ggfit_gt *gt = so.t;
+    ggfit_gt *own = NULL;
+    size_t n_gt = so.n_leafs + so.n_nodes;
+    for (size_t i = so.n_leafs; i < n_gt; i++) {
+        int32_t b = so.t[i].backend;
+        uint64_t extra = b >= 0 && (uint32_t)b < pr->n_dev && so.kind[i] == GGFIT_SCHED_ORIG
+                             ? ggfit__backend_alloc_extra(pr->devs[b]->kind, g->t, so.origin[i],
+                                                          pr->p->llama_build)
+                             : 0;
+        if (!extra)
+            continue;
+        if (!own) {
+            own = ggfit__malloc(n_gt * sizeof *own);
+            if (!own) {
+                ggfit__sched_free(&so);
+                return GGFIT_ENOMEM;
+            }
+            memcpy(own, so.t, n_gt * sizeof *own);
+            gt = own;
+        }
+        own[i].size += extra;
+    }
     struct ggfit__gcache *cache = pr->cache;
-    rc = ggfit__galloc_reserve_trusted(so.t, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
+    rc = ggfit__galloc_reserve_trusted(gt, so.n_leafs, so.n_nodes, so.n_backends, so.galloc,
                                        sizes, cache ? &cache->work[GGFIT_SCHED_WORK] : NULL,
                                        &serr);
+    free(own);
     ggfit_free(serr);
     if (!rc) {
         for (int b = 0; b < n_backends; b++)
@@ -161,6 +188,7 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
         .pooling = o->embeddings ? o->pooling : -1,
         .mtp = pr->p->ctx_mtp,
         .n_rs_seq = ggfit__rs_rollback(pr->arch, pr->p->llama_build) ? pr->p->n_rs_seq : 0,
+        .llama_build = ggfit__llama_rules(pr->p->llama_build),
     };
     gg_graph local, *g = &local;
     gg_init(g);

@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "llama/build.h"
+#include "versions/version.h"
 #include "project/layers.h"
 
 /* Whether the architecture takes the sliding-window pattern per layer
@@ -47,9 +48,11 @@ static void resolve_swa(proj *pr)
     uint64_t kv_size = pr->out->n_ctx_seq;
     /* The window in force: the architecture's rule (its window hook),
      * else the file's, else the architecture's default. */
-    uint32_t n_swa = pr->arch->window ? pr->arch->window(pr->arch, pr->m)
-                     : hp->n_swa      ? hp->n_swa
-                                      : pr->arch->swa_default;
+    uint32_t n_swa = pr->arch->window_at ? pr->arch->window_at(pr->arch, pr->m,
+                                                               pr->p->llama_build)
+                     : pr->arch->window  ? pr->arch->window(pr->arch, pr->m)
+                     : hp->n_swa         ? hp->n_swa
+                                         : pr->arch->swa_default;
     /* The pattern as the architecture reads it (arch_keys.c checked it):
      * per layer, or a period. */
     bool per_layer = swa_per_layer(pr);

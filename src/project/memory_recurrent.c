@@ -7,6 +7,7 @@
 #include "base/base.h"
 #include "llama/build.h"
 #include "project/memory_recurrent.h"
+#include "versions/version.h"
 
 /* Mamba's state sizes: the convolution over d_inner plus the groups' B and
  * C, and d_state per inner channel. */
