@@ -123,7 +123,7 @@ fi
 # the installed command line: its version, a plan as the build's CLI gives
 # it, and a request for a shared library (a URL: libcurl), which a static
 # ggfit hands to the ggfit-dynamic beside it
-v=$("$bin/ggfit" --version 2>&1)
+v=$("$bin/ggfit" --version 2>&1 | head -1)
 [ "$v" = "ggfit $version" ] || fail "ggfit --version: '$v', not 'ggfit $version'"
 # shellcheck disable=SC2086
 run_cmp "$tmp/want" "$b/ggfit" $plan1
