@@ -117,8 +117,8 @@ char *ggfit_plan_vs_text(const ggfit_plan *a, const ggfit_plan *b)
         n_differ += !same;
         ggfit__sb_printf(&sb, "%-16s %-24s %s%s\n", label, ca, cb, same ? "" : "  differs");
         if (!same && ma && mb)
-            ggfit__sb_printf(&sb, "%-16s   weights %+.2f, cache %+.2f, compute %+.2f MiB\n", "",
-                             mib(mb->model) - mib(ma->model),
+            ggfit__sb_printf(&sb, "%-16s   %s to %s: weights %+.2f, cache %+.2f, compute %+.2f "
+                                  "MiB\n", "", ha, hb, mib(mb->model) - mib(ma->model),
                              mib(mb->context) - mib(ma->context),
                              mib(mb->compute) - mib(ma->compute));
     }
@@ -132,10 +132,22 @@ char *ggfit_plan_vs_text(const ggfit_plan *a, const ggfit_plan *b)
     ggfit__sb_printf(&sb, "line %s: %s\n", hb, lb[0] ? lb : "(nothing fits)");
     if (same_line && same_verdict && !n_differ && a->projection.n_ctx == b->projection.n_ctx)
         ggfit__sb_printf(&sb, "the same plan and memory with both\n");
-    else
-        ggfit__sb_printf(&sb, "differs: %s%s%s%s\n", same_line ? "" : "the line; ",
-                         a->projection.n_ctx != b->projection.n_ctx ? "the context; " : "",
-                         n_differ ? "the memory; " : "", same_verdict ? "" : "the verdict");
+    else {
+        const char *what[4];
+        size_t k = 0;
+        if (!same_line)
+            what[k++] = "the line";
+        if (a->projection.n_ctx != b->projection.n_ctx)
+            what[k++] = "the context";
+        if (n_differ)
+            what[k++] = "the memory";
+        if (!same_verdict)
+            what[k++] = "the verdict";
+        ggfit__sb_printf(&sb, "differs:");
+        for (size_t i = 0; i < k; i++)
+            ggfit__sb_printf(&sb, "%s %s", i ? "," : "", what[i]);
+        ggfit__sb_printf(&sb, "\n");
+    }
     if (a->llama.rules != b->llama.rules) {
         ggfit__sb_printf(&sb, "changes between them that ggfit follows:\n");
         changes_between(a, b, change_text, &sb);
