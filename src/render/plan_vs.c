@@ -117,8 +117,8 @@ char *ggfit_plan_vs_text(const ggfit_plan *a, const ggfit_plan *b)
         n_differ += !same;
         ggfit__sb_printf(&sb, "%-16s %-24s %s%s\n", label, ca, cb, same ? "" : "  differs");
         if (!same && ma && mb)
-            ggfit__sb_printf(&sb, "%-16s   %s to %s: weights %+.2f, cache %+.2f, compute %+.2f "
-                                  "MiB\n", "", ha, hb, mib(mb->model) - mib(ma->model),
+            ggfit__sb_printf(&sb, "%-16s in %s: weights %+.0f, cache %+.0f, compute %+.0f MiB\n",
+                             "", hb, mib(mb->model) - mib(ma->model),
                              mib(mb->context) - mib(ma->context),
                              mib(mb->compute) - mib(ma->compute));
     }
