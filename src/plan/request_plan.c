@@ -113,6 +113,7 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
             params.set_n_seq = true;
         }
         ggfit_params_server(&params, r->cache_ram_mib);
+        ggfit__spec_from_draft(r);        /* the type from -md's file */
         ggfit__spec_params(r, &params);   /* and the speculative flags */
         ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
     }
@@ -156,6 +157,9 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         out->projection = out->fit.projection;
         judged = &out->fit.params;
     }
+    /* a draft fitted beside the model: its context follows the model's */
+    if (!rc)
+        rc = ggfit__draft_fitted(m, out->projection.n_ctx, out, err);
     /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
     if (!rc)
         rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
