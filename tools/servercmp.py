@@ -395,7 +395,8 @@ def replay(bindir, shim, ggfit, tmp, cases, model_dir, eps, record, verbose):
                 n_diff += not same
                 continue
             if rows_of == 'draft':
-                sk = (2 if streams_resolved(sflags) else 1) if FIT_EXTRA else 0
+                # (each measurement calls the breakdown twice: it, its print)
+                sk = (4 if streams_resolved(sflags) else 2) if FIT_EXTRA else 0
             elif rows_of == 'target':
                 sk = 0 if FIT_EXTRA else 2
             else:
@@ -544,7 +545,7 @@ def main():
                                                      '' if n_dev == 1 else 's', flags)
                     sk = skip
                     if FIT_EXTRA and rows == 'draft' and (draft or mtp):
-                        sk = 2 if streams_resolved(flags) else 1
+                        sk = 4 if streams_resolved(flags) else 2   # two calls a measurement
                     want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags, sk)
                     got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags,
                                                       rows == 'draft')

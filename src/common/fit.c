@@ -49,6 +49,27 @@ void ggfit__fit_log(fitter *f, const char *fmt, ...)
     ggfit__sb_printf(&f->log, "common_params_fit_impl: %s\n", line);
 }
 
+/* The KV streams the fit counts (FIT_N_STREAMS; one before it). */
+static uint32_t fit_streams(const ggfit_params *p)
+{
+    if (!ggfit__llama_has(p->llama_build, LLAMA_CHANGE_FIT_N_STREAMS))
+        return 1;
+    return !p->kv_unified && p->n_seq > 1 ? p->n_seq : 1;
+}
+
+/* a x streams, saturated (llama.cpp keeps UINT32_MAX, -fitc's "the full
+ * context" sentinel, so) */
+static uint32_t times_streams(uint32_t a, uint32_t streams)
+{
+    uint64_t x = (uint64_t)a * streams;
+    return x < UINT32_MAX ? (uint32_t)x : UINT32_MAX;
+}
+
+uint32_t ggfit__fit_ctx_max(const ggfit_model *m, const ggfit_params *p)
+{
+    return times_streams(ggfit_model_hparams(m)->n_ctx_train, fit_streams(p));
+}
+
 void ggfit__fit_extra_free(ggfit_fit_extra *e)
 {
     if (e) {
@@ -700,15 +721,10 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
      * largest before anything is measured (so the fit always sets -c);
      * before it, the unset context stays 0 (the trained size in total). */
     f->ctx_auto = p->n_ctx == 0;
-    f->n_streams = 1;
-    f->n_ctx_max = f->hp_nct;
-    f->n_ctx_min_total = f->n_ctx_min;
+    f->n_streams = fit_streams(p);
+    f->n_ctx_max = times_streams(f->hp_nct, f->n_streams);
+    f->n_ctx_min_total = times_streams(f->n_ctx_min, f->n_streams);
     if (ggfit__llama_has(p->llama_build, LLAMA_CHANGE_FIT_N_STREAMS)) {
-        f->n_streams = !p->kv_unified && p->n_seq > 1 ? p->n_seq : 1;
-        uint64_t hi = (uint64_t)f->hp_nct * f->n_streams,
-                 lo = (uint64_t)f->n_ctx_min * f->n_streams;
-        f->n_ctx_max = hi < UINT32_MAX ? (uint32_t)hi : UINT32_MAX;
-        f->n_ctx_min_total = lo < UINT32_MAX ? (uint32_t)lo : UINT32_MAX;
         if (f->ctx_auto)
             f->p.n_ctx = f->n_ctx_max;
         f->extra = opt->extra;

@@ -52,6 +52,11 @@ struct ggfit_fit_extra {
     bool shares_model;        /* its weights are the model's (MTP) */
 };
 
+/* The context the fit resolves an unset one to (FIT_N_STREAMS): the
+ * trained context times the KV streams (-np N without -kvu), saturated;
+ * before FIT_N_STREAMS, the trained context. */
+uint32_t ggfit__fit_ctx_max(const ggfit_model *m, const ggfit_params *p);
+
 /* Frees e and the model it opened (NULL does nothing). */
 void ggfit__fit_extra_free(ggfit_fit_extra *e);
 

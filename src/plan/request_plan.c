@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "common/draft.h"
+#include "common/fitter.h"
 #include "common/mmproj.h"
 #include "common/params.h"
 #include "plan/plan.h"
@@ -107,6 +108,8 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     /* --for server: the flags as llama-server changes them before its fit */
     ggfit_params params;
     ggfit__params_copy(&params, &r->params);
+    /* the load mode auto: no mmap where a device cannot map */
+    ggfit_params_load_mode(&params, out->devices, out->n_devices);
     if (ggfit__serves(r->program)) {
         if (r->program == GGFIT_FOR_CLI && !params.set_n_seq) {
             params.n_seq = 1;   /* llama-cli's -np: 1, where the server's is auto */
@@ -159,7 +162,8 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     }
     /* a draft fitted beside the model: its context follows the model's */
     if (!rc)
-        rc = ggfit__draft_fitted(m, out->projection.n_ctx, out, err);
+        rc = ggfit__draft_fitted(m, judged->n_ctx ? judged->n_ctx : ggfit__fit_ctx_max(m, judged),
+                                 out, err);
     /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
     if (!rc)
         rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
