@@ -15,13 +15,19 @@
 
 enum { FX = 128, KV_LORA = 128, Q_LORA = 128, N_ROPE = 32, HK_MLA = 96, HV_MLA = 64 };
 
+/* The llama.cpp whose figures the plans answer with: b10309's for the
+ * tests below (their figures are its), each version's for its records
+ * (recorded). */
+static uint32_t spec_build = 10309;
+
 static ggfit_status plan_args(ggfit_plan *pl, const char *model, const char *gpu,
                               const char *const *words, int n, char **err)
 {
     ggfit_request r;
     ggfit_request_init(&r);
-    /* llama.cpp b10309's figures and decisions (data/oracle/b10309/) */
-    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
+    char version[32];
+    snprintf(version, sizeof version, "b%u", spec_build);
+    assert_int_equal(ggfit_llama_version_parse(version, &r.llama, NULL), GGFIT_OK);
     static char store[40][512];
     char *argv[40];
     int argc = 0;
@@ -394,7 +400,7 @@ static void tiny_heads(void **state)
     project_mtp(&s);
 }
 
-/* data/oracle/b10309/spec.jsonl: llama-server's rows with an MTP context
+/* data/oracle/<version>/spec.jsonl: each llama-server's rows with an MTP context
  * (tools/servercmp.py --mtp --record, "rows_of" the MTP context's, or with
  * --rows target the target's), replayed as whole --for server plans with
  * -fitp on (the flags as given, as the server measures them). */
@@ -416,12 +422,14 @@ static bool rows_equal(const ggfit_projection *pr, const ggfit_device *devs, jso
     return true;
 }
 
-static void recorded(void **state)
+static void recorded_version(uint32_t build)
 {
-    (void)state;
-    FILE *f = fopen("data/oracle/b10309/spec.jsonl", "r");
+    char path_rec[64];
+    snprintf(path_rec, sizeof path_rec, "data/oracle/b%u/spec.jsonl", build);
+    spec_build = build;
+    FILE *f = fopen(path_rec, "r");
     if (!f)
-        fail_msg("cannot open data/oracle/b10309/spec.jsonl");
+        fail_msg("cannot open %s", path_rec);
     char line[4096];
     int n_cases = 0, n_same = 0;
     static ggfit_plan pl;
@@ -455,17 +463,25 @@ static void recorded(void **state)
         bool same = rows_equal(!strcmp(of, "draft") ? &pl.draft : &pl.projection, pl.devices,
                                json_object_get(c, "rows"));
         if (!same)
-            printf("spec: %s, %ld devices, %s (%s): differs from llama-server\n", file, nd,
-                   args, of);
+            printf("spec b%u: %s, %ld devices, %s (%s): differs from llama-server\n", build,
+                   file, nd, args, of);
         n_cases++;
         n_same += same;
         ggfit_plan_free(&pl);
         json_decref(c);
     }
     fclose(f);
-    printf("spec: %d/%d cases equal to llama-server's bytes\n", n_same, n_cases);
+    printf("spec b%u: %d/%d cases equal to llama-server's bytes\n", build, n_same, n_cases);
+    spec_build = 10309;
     assert_true(n_cases > 0);
     assert_int_equal(n_same, n_cases);
+}
+
+static void recorded(void **state)
+{
+    (void)state;
+    for (size_t v = 0; ggfit_llama_version_supported(v); v++)
+        recorded_version(ggfit_llama_version_supported(v));
 }
 
 int main(void)
