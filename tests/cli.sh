@@ -519,8 +519,12 @@ check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 Mi
 
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
-check fit-off-fits 0 '^-c 40960 -ngl -1$' -- \
+# -fit off: no fit runs, so the context stays as given (-c 0), whatever the
+# version (b10587's fit would write -c 40960)
+check fit-off-fits 0 '^-c 0 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off --for fit-params
+check fit-off-server 0 '^-c 0 -ngl all -np 2 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off -np 2
 
 # CPU only: the host's memory, this machine's or a described one.
 check cpu-only-fits 0 '^-c 40960 -ngl -1$' -- \

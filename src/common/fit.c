@@ -233,7 +233,7 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
 {
     int64_t host;
     ggfit__fit_log(f, "getting device memory data for initial parameters:");
-    if (f->ctx_auto && f->n_streams > 1)
+    if (f->ctx_auto && f->n_streams > 1 && f->p.n_ctx)
         ggfit__fit_log(f, "context size unset and KV cache not unified -> using %u for %u "
                        "sequences:", f->n_ctx_max, f->n_streams);
     ggfit_status rc = ggfit__fit_project(f, &f->p, mem, &host, sum_model);
@@ -725,7 +725,8 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
     f->n_ctx_max = times_streams(f->hp_nct, f->n_streams);
     f->n_ctx_min_total = times_streams(f->n_ctx_min, f->n_streams);
     if (ggfit__llama_has(p->llama_build, LLAMA_CHANGE_FIT_N_STREAMS)) {
-        if (f->ctx_auto)
+        /* (-fit off: llama-server runs no fit, the context stays unset) */
+        if (f->ctx_auto && !opt->check_only)
             f->p.n_ctx = f->n_ctx_max;
         f->extra = opt->extra;
     }

@@ -160,9 +160,14 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         out->projection = out->fit.projection;
         judged = &out->fit.params;
     }
-    /* a draft fitted beside the model: its context follows the model's */
+    /* a draft fitted beside the model: its context follows the model's
+     * (as the fit leaves it; -fitp on: as the fit measures it first; -fit
+     * off: the model's own, no fit runs) */
     if (!rc)
-        rc = ggfit__draft_fitted(m, judged->n_ctx ? judged->n_ctx : ggfit__fit_ctx_max(m, judged),
+        rc = ggfit__draft_fitted(m, judged->n_ctx           ? judged->n_ctx
+                                    : r->fit.check_only && !r->print_memory
+                                        ? out->projection.n_ctx
+                                        : ggfit__fit_ctx_max(m, judged),
                                  out, err);
     /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
     if (!rc)
