@@ -274,6 +274,34 @@ static void vocab(void **state)
 }
 
 /* The MTP context of a tiny model: its head's graph, not estimated. */
+/* SPEC_TYPE_MTP (b10415): -md without --spec-type takes draft-mtp where the
+ * draft's last block has a NextN head (common_speculative_types_from_gguf);
+ * the target then loads its NextN weights, the MTP context runs on the
+ * draft's file. llama-server b10587's rows for deepseek2-0 with -md
+ * deepseek2-0 (servercmp.py --draft, the draft's and --rows target) are
+ * ggfit's; b10309 runs no type: the draft is loaded, then freed. */
+static void type_from_draft(void **state)
+{
+    (void)state;
+    static ggfit_plan pl;
+    char path[512];
+    snprintf(path, sizeof path, "data/tiny/deepseek2-0.gguf");
+    const char *const w[] = { "--for", "server", "-c", "4096", "-md", path };
+    spec_build = 10587;
+    plan_of(&pl, path, "rpc:81920MiB", w, 6);
+    spec_build = 10309;
+    assert_non_null(strstr(pl.spec_args, "--spec-type draft-mtp"));
+    assert_true(pl.asked.load_mtp);
+    assert_true(pl.has_draft);
+    assert_false(pl.draft_unused);
+    ggfit_plan_free(&pl);
+    plan_of(&pl, path, "rpc:81920MiB", w, 6);
+    assert_null(strstr(pl.spec_args, "draft-mtp"));
+    assert_false(pl.asked.load_mtp);
+    assert_true(pl.draft_unused);
+    ggfit_plan_free(&pl);
+}
+
 static void project_mtp(const model_spec *s)
 {
     gw w;
@@ -494,6 +522,7 @@ int main(void)
         cmocka_unit_test(draft_devices),
         cmocka_unit_test(vocab),
         cmocka_unit_test(tiny_heads),
+        cmocka_unit_test(type_from_draft),
         cmocka_unit_test(recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -492,7 +492,9 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     bool simple = (r->spec_types & SPEC_BIT(SPEC_DRAFT_SIMPLE)) != 0;
     if (!rc && dm && simple)
         vocab_check(target, dm, &out->draft_vocab);
-    out->draft_unused = !rc && dm && !simple && !mtp;
+    /* a type that runs the draft: draft-simple, or one with a draft context
+     * (eagle3, dflash, dspark, mtp on -md's file) */
+    out->draft_unused = !rc && dm && !simple && !(r->spec_types & SPEC_CTX_TYPES);
     if (!dm)   /* an MTP context's compute estimated: its architecture's */
         snprintf(out->draft_arch, sizeof out->draft_arch, "%s",
                  ggfit_model_hparams(model)->arch);
