@@ -944,7 +944,19 @@ typedef struct ggfit_fit_options {
      * else in the result is the same as with the log. Default false: the
      * log is built. */
     bool no_log;
+    /* llama.cpp b10587 fits llama-server's draft model or MTP context
+     * beside the model (common_fit_extra_model): projected at every
+     * context the fit tries, its bytes added to each measurement, not to
+     * the targets. NULL: none (llama-fit-params; b10309, where llama-server
+     * adds the draft to the targets through extra_used). A plan makes one
+     * (ggfit_plan_free frees it). Its bytes at the fitted context are in
+     * extra_used / extra_host for the verdict; extra_in_used[d] says how
+     * many of extra_used[d] are its, which the fit leaves out of the
+     * targets. */
+    const struct ggfit_fit_extra *extra;
+    uint64_t extra_in_used[GGFIT_MAX_DEVICES];
 } ggfit_fit_options;
+typedef struct ggfit_fit_extra ggfit_fit_extra;
 
 /* llama.cpp's defaults (-fitt 1024 MiB on every device, -fitc 4096), and
  * the size. */

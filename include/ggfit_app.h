@@ -102,7 +102,17 @@ struct ggfit_params {
     /* The llama.cpp build whose rules answer (ggfit_llama_version.rules):
      * 0 is the newest ggfit supports. */
     uint32_t llama_build;
+    /* --mmap or --no-mmap was given: from LOAD_MODE_AUTO (b10364) the
+     * default load mode is auto, which maps the file unless a device used
+     * cannot (ggfit_params_load_mode) */
+    bool set_use_mmap;
 };
+
+/* llama.cpp's default load mode where the flags leave it (LOAD_MODE_AUTO,
+ * from b10364: llama_model_loader maps the file unless a device the model
+ * uses reports no mmap support: integrated CUDA and ROCm GPUs, integrated
+ * Vulkan GPUs; before it always mapped): use_mmap for devices devs. */
+GGFIT_API void ggfit_params_load_mode(ggfit_params *p, const ggfit_device *devs, size_t n);
 
 /* llama.cpp's defaults (common_params), with the host CPU features of the
  * reference machine (AVX2 and AVX512) until a device probe sets them. */

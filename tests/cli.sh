@@ -165,13 +165,17 @@ check fit-qwen3-14b-8k 0 '^-c 8192 -ngl 33$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-f16.gguf" --gpu cuda:24576MiB/24077MiB -c 8192 --for fit-params
 check fit-gpt-oss-120b 0 '^-c 32768 -ngl 37 -ot "blk\\\.12\\\.ffn_(gate|up|gate_up|down)\.\*=CPU,blk\\\.13\\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU,' -- \
     fitted "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu cuda:24576MiB/24077MiB -c 32768 --host-mem 64GiB --for fit-params
-check fit-unchanged 0 '^-c 0 -ngl -1$' -- \
+# a fit that changes nothing: b10587 writes the trained context into -c
+# (llama-fit-params b10587 prints -c 40960 here, b10309 -c 0)
+check fit-unchanged 0 '^-c 40960 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB --for fit-params
+check fit-unchanged-b10309 0 '^-c 0 -ngl -1$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB --for fit-params --llama-version b10309
 check fit-log 0 'no changes needed' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -v
 check fit-report 0 '^verdict: fits: every device keeps its margin' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB
-check fit-quiet 0 '^-c 0 -ngl -1$' -- \
+check fit-quiet 0 '^-c 40960 -ngl -1$' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 80GiB -q --for fit-params
 check host-short 3 'fits on the GPUs but not in system memory' -- \
     "$ggfit" -m "$models/gpt-oss-120b-mxfp4.gguf" --gpu rtx-3090 --host-mem 16GiB
@@ -274,18 +278,25 @@ check server-np-auto 0 '^-c 18688 -ngl all -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np -1
 check server-np 0 '^-c 18944 -ngl all -np 2 -fit off$' -- \
     fitted "$ggfit" --gpu rpc:12288MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" -np 2
-# a draft model (-md) as llama-server fits it: measured at the target's -c
-# (-c 0: the draft's trained context), its bytes added to the device's fit
-# target; llama-server itself fits -c 8704 here (tools/servercmp.py --draft)
+# a draft model (-md) as llama-server b10309 fits it: measured at the
+# target's -c (-c 0: the draft's trained context), its bytes added to the
+# device's fit target; llama-server itself fits -c 8704 here
+# (tools/servercmp.py --draft)
 check server-draft 0 '^-c 8704 -ngl all -np 1 -md .*qwen3-0.6b-f16.gguf -fit off$' -- \
-    fitted "$ggfit" --gpu rpc:16384MiB --host-mem 64GiB -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
-    -md "$models/qwen3-0.6b-f16.gguf" -np 1
+    fitted "$ggfit" --gpu rpc:16384MiB --host-mem 64GiB --llama-version b10309 -- llama-server \
+    -m "$models/qwen3-14b-Q4_K_M.gguf" -md "$models/qwen3-0.6b-f16.gguf" -np 1
 check server-draft-rows 0 '^  RPC0 .* 16384 .* 5683 .* 1137 .* 4480 .* 66$' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --host-mem 64GiB --for server \
-    -np 1 -md "$models/qwen3-0.6b-f16.gguf"
+    -np 1 -md "$models/qwen3-0.6b-f16.gguf" --llama-version b10309
 check server-draft-json 0 '"context": 4697620480' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server -np 1 \
-    -md "$models/qwen3-0.6b-f16.gguf" --json
+    -md "$models/qwen3-0.6b-f16.gguf" --json --llama-version b10309
+# b10587 fits the draft beside the target, its context following the
+# target's: llama-server b10587 fits -c 22016 here (servercmp.py --draft
+# --fit-mib 16384), the draft's KV at 22016 cells (2,523,922,432 B)
+check server-draft-b10587 0 '^-c 22016 -ngl all -np 1 -md .*qwen3-0.6b-f16.gguf -fit off$' -- \
+    fitted "$ggfit" --gpu rpc:16384MiB --host-mem 64GiB --llama-version b10587 -- llama-server \
+    -m "$models/qwen3-14b-Q4_K_M.gguf" -md "$models/qwen3-0.6b-f16.gguf" -np 1
 check server-draft-flags 0 ' -md .*qwen3-0.6b-f16.gguf -ngld 20 -ctkd q8_0 -fit off$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB,rpc:16384MiB --for server \
     -md "$models/qwen3-0.6b-f16.gguf" --spec-draft-ngl 20 -ctkd q8_0
@@ -461,7 +472,7 @@ check fit-bad-target 2 'fitt: expected MiB values' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fitt lots
 
 # --gpu by catalog id (data/gpus.tsv).
-check catalog-fit 0 '^-c 0 -ngl -1$' -- \
+check catalog-fit 0 '^-c 40960 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3090 --for fit-params
 check catalog-mac 1 'Metal  *13640 ' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu m3-pro-18gb -fitp on
@@ -508,11 +519,15 @@ check discovered-cpu-only 1 'projected to use 1897 MiB of host memory vs. 512 Mi
 
 check fit-off-fails 1 'fitting is off (-fit off)' -- \
     "$ggfit" -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu 8GiB -fit off
+# -fit off: no fit runs, so the context stays as given (-c 0), whatever the
+# version (b10587's fit would write -c 40960)
 check fit-off-fits 0 '^-c 0 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off --for fit-params
+check fit-off-server 0 '^-c 0 -ngl all -np 2 -fit off$' -- \
+    fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu 8GiB -fit off -np 2
 
 # CPU only: the host's memory, this machine's or a described one.
-check cpu-only-fits 0 '^-c 0 -ngl -1$' -- \
+check cpu-only-fits 0 '^-c 40960 -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 64GiB --for fit-params
 check cpu-only-reduces 0 '^-c [0-9]* -ngl -1$' -- \
     fitted "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-mem 3GiB/3GiB --for fit-params

@@ -15,6 +15,9 @@ static void plan_of(ggfit_plan *pl, const char *gpu, const char *const *words, i
 {
     ggfit_request r;
     ggfit_request_init(&r);
+    /* llama.cpp b10309's figures and decisions: the draft added to the
+     * targets (from b10584 it is fitted beside the model: test_spec.c) */
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
     static char store[40][512];
     char *argv[40];
     int argc = 0;
@@ -120,6 +123,9 @@ static void not_server(void **state)
 
     ggfit_request r;
     ggfit_request_init(&r);
+    /* llama.cpp b10309's figures and decisions: the draft added to the
+     * targets (from b10584 it is fitted beside the model: test_spec.c) */
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
     char *argv[] = { (char *)(uintptr_t)"-ngld", (char *)(uintptr_t)"x", NULL };
     int i = 0;
     char *err = NULL;

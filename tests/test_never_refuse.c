@@ -57,6 +57,8 @@ static void plan_words(ggfit_plan *pl, char store[][512], int argc, const char *
         argv[i] = store[i];
     ggfit_request r;
     ggfit_request_init(&r);
+    /* the reference cases are llama.cpp b10309's (data/reference) */
+    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
     char *err = NULL;
     for (int i = 0; i < argc;)
         if (ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err))

@@ -1,7 +1,8 @@
 /*
  * test_oracle_fit.c - fit decisions against llama-server's own fit.
  *
- * data/oracle/b10309/server_fit.jsonl holds what llama-server's fit chose
+ * data/oracle/<version>/server_fit.jsonl holds what each supported
+ * llama-server's fit chose
  * (tools/servercmp.py --fit-mib N --record: every device but the CPU
  * reporting N MiB free, the shim printing common_fit_params' result) for
  * the layouts at real models' dimensions (data/real) and others: the
@@ -9,16 +10,24 @@
  * device memory is given, so unlike llama-fit-params' fit on this
  * machine's free memory (tools/llamacmp.py --fit) the cases replay
  * anywhere. ggfit plans each with --gpu rpc:NMiB,... and the recorded
- * flags (which end "--for server"); its fit must decide the same.
+ * flags (which end "--for server") and that version's rules; its fit must
+ * decide the same. (The b10587 records are the b10309 cases replayed:
+ * servercmp.py --cases.)
  */
 #include <jansson.h>
 
 #include "test_util.h"
 
-static const char *oracle_path(void)
+/* Version build's records (data/oracle/b<build>/server_fit.jsonl), or
+ * $GGFIT_ORACLE_FIT's for the newest version's rules. */
+static const char *oracle_path(uint32_t build)
 {
+    static char buf[64];
     const char *p = getenv("GGFIT_ORACLE_FIT");
-    return p && *p ? p : "data/oracle/b10309/server_fit.jsonl";
+    if (p && *p)
+        return p;
+    snprintf(buf, sizeof buf, "data/oracle/b%u/server_fit.jsonl", build);
+    return buf;
 }
 
 /* A shipped layout, else a real-size one (data/real), else a tiny one. */
@@ -37,7 +46,8 @@ static void find_model(char *buf, size_t n, const char *file)
 }
 
 /* Plans file with flags on n devices of mib MiB each, as the CLI would. */
-static void plan_case(ggfit_plan *pl, const char *file, size_t n, long mib, const char *flags)
+static void plan_case(ggfit_plan *pl, uint32_t build, const char *file, size_t n, long mib,
+                      const char *flags)
 {
     static char store[48][512];
     char *argv[48];
@@ -61,8 +71,10 @@ static void plan_case(ggfit_plan *pl, const char *file, size_t n, long mib, cons
         argv[k] = store[k];
     ggfit_request r;
     ggfit_request_init(&r);
-    /* llama.cpp b10309's figures and decisions (data/oracle/b10309/) */
-    assert_int_equal(ggfit_llama_version_parse("b10309", &r.llama, NULL), GGFIT_OK);
+    /* that llama.cpp's figures and decisions (data/oracle/b<build>/) */
+    char version[32];
+    snprintf(version, sizeof version, "b%u", build);
+    assert_int_equal(ggfit_llama_version_parse(version, &r.llama, NULL), GGFIT_OK);
     char *err = NULL;
     for (int i = 0; i < argc;)
         if (ggfit_request_parse_arg(&r, argc, argv, &i, NULL, &err) != GGFIT_OK)
@@ -99,12 +111,13 @@ static bool same_fit(const ggfit_plan *pl, json_t *want, size_t n)
     return same;
 }
 
-static void test_oracle_fits(void **state)
+/* One version's records, each planned with its rules. */
+static void oracle_version(uint32_t build)
 {
-    (void)state;
-    FILE *f = fopen(oracle_path(), "r");
+    const char *path = oracle_path(build);
+    FILE *f = fopen(path, "r");
     if (!f)
-        fail_msg("cannot open %s", oracle_path());
+        fail_msg("cannot open %s", path);
     static ggfit_plan pl;   /* large: off the stack */
     char line[4096];
     int n_cases = 0, n_same = 0;
@@ -112,27 +125,42 @@ static void test_oracle_fits(void **state)
         json_error_t jerr;
         json_t *c = json_loads(line, 0, &jerr);
         if (!c)
-            fail_msg("%s: %s", oracle_path(), jerr.text);
+            fail_msg("%s: %s", path, jerr.text);
         const char *file = json_string_value(json_object_get(c, "model"));
         const char *args = json_string_value(json_object_get(c, "args"));
         size_t n = (size_t)json_integer_value(json_object_get(c, "devices"));
         long mib = (long)json_integer_value(json_object_get(c, "fit_mib"));
         json_t *want = json_object_get(c, "fit");
         assert_true(file && args && n >= 1 && n <= 4 && mib > 0 && json_is_object(want));
-        plan_case(&pl, file, n, mib, args);
+        plan_case(&pl, build, file, n, mib, args);
         bool same = same_fit(&pl, want, n);
         if (!same)
-            printf("oracle fit: %s, %zu x %ld MiB, %s: differs from llama-server\n", file, n,
-                   mib, args);
+            printf("oracle fit b%u: %s, %zu x %ld MiB, %s: differs from llama-server\n", build,
+                   file, n, mib, args);
         ggfit_plan_free(&pl);
         n_cases++;
         n_same += same;
         json_decref(c);
     }
     fclose(f);
-    printf("oracle fit: %d/%d fits as llama-server's\n", n_same, n_cases);
+    printf("oracle fit b%u: %d/%d fits as llama-server's\n", build, n_same, n_cases);
     assert_true(n_cases > 0);
     assert_int_equal(n_same, n_cases);
+}
+
+static void test_oracle_fits(void **state)
+{
+    (void)state;
+    const char *p = getenv("GGFIT_ORACLE_FIT");
+    if (p && *p) {   /* one file: the newest version's rules */
+        uint32_t newest = 0;
+        for (size_t v = 0; ggfit_llama_version_supported(v); v++)
+            newest = ggfit_llama_version_supported(v);
+        oracle_version(newest);
+        return;
+    }
+    for (size_t v = 0; ggfit_llama_version_supported(v); v++)
+        oracle_version(ggfit_llama_version_supported(v));
 }
 
 int main(void)

@@ -45,7 +45,8 @@ static ggfit_model *setup_case(json_t *c, ggfit_params *p, ggfit_fit_options *fo
     if (ggfit_model_open(path, &m, &err))
         fail_msg("%s: %s", id, err);
     ggfit_params_init(p);
-    p->llama_build = 10309;   /* the cases are llama.cpp b10309's (data/reference) */
+    /* the references are llama.cpp b10309's (data/reference) */
+    p->llama_build = 10309;
     ggfit_fit_options_init(fo);
     json_t *args = json_object_get(c, "args");
     int argc = (int)json_array_size(args);

@@ -823,7 +823,7 @@ static void test_quants(void **state)
     ggfit_free(want);
     char *text = ggfit_quant_list_text(&l), *json = ggfit_quant_list_json(&l);
     assert_non_null(strstr(text, "best: Qwen3-30B-A3B-Q4_K_M.gguf\n  llama-server -hf ggfit/Qwen3-GGUF "
-                                 "-hff Qwen3-30B-A3B-Q4_K_M.gguf -c 0 -ngl all"));
+                                 "-hff Qwen3-30B-A3B-Q4_K_M.gguf -c 40960 -ngl all"));
     assert_non_null(strstr(text, "Qwen3-Split-Q6_K-00001-of-00002.gguf (2 files)"));
     assert_non_null(strstr(json, "\"name\": \"Qwen3-30B-A3B-Q4_K_M.gguf\""));
     assert_non_null(strstr(json, "\"status\": \"fits_part_in_ram\""));

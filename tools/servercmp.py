@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""usage: tools/servercmp.py --llama DIR [--llama-src SRC] [--ggfit BIN] [--devices N]
+"""usage: tools/servercmp.py --llama DIR [--llama-src SRC] [--llama-version V] [--ggfit BIN] [--devices N]
                             [--flags "..."]... [--fit-mib N] [--record FILE] [--verbose]
                             [--draft FILE] [--mtp] [--rows draft|target] MODEL...
 
@@ -72,6 +72,21 @@ and prints the fit's): the target's n_outputs_max with the draft tokens (--spec-
 n-max) and its NextN weights with load_mtp. -devd and the other
 speculative flags go in --flags.
 
+--llama-version V is passed to ggfit (the rules it answers with; default
+ggfit's newest). A llama.cpp from b10584 on (its common/fit.h declares
+common_fit_extra_model) fits the draft or MTP context beside the model,
+measured after the model (after two measurements of it when the fit
+resolves an unset context for several KV streams: -np N without -kvu);
+the shim is built for that signature, and the draft's rows are taken from
+that later measurement.
+
+--cases FILE replays the llama-server cases recorded in FILE (lines whose
+args hold --for server: rows, "rows_of" draft/target cases of
+data/oracle/*/spec.jsonl, "fit_mib" fits of server_fit.jsonl), each model
+looked up in --models DIR[:DIR...] (default data/tiny:data/models:data/real):
+the way one version's records are run against another llama-server; with
+--record the new llama-server's lines are appended, in the same form.
+
 --record FILE appends llama-server's rows of every case, one JSON object a
 line ({"model", "devices", "args", "rows", "tool": "llama-server"}), args
 being FLAGS' (what ggfit replays): tests/test_oracle.c holds ggfit to them.
@@ -112,14 +127,46 @@ DEFAULT_FLAGS = [
 ]
 
 
+VERSION = []      # ['--llama-version', V] when given: the rules ggfit answers with
+FIT_EXTRA = []    # [True] when the llama.cpp fits the draft as its extra model
+
+
+def has_fit_extra(src):
+    """Whether the source's fit takes an extra model (b10584, 2fb989b9e:
+    common_fit_params' signature, and the draft fitted beside the model,
+    measured after the model's first measurement)."""
+    try:
+        return 'common_fit_extra_model' in open(os.path.join(src, 'common/fit.h')).read()
+    except OSError:
+        return False
+
+
 def build_shim(src, tmp):
     out = os.path.join(tmp, 'servercmp_shim.so')
     cmd = ['g++', '-shared', '-fPIC', '-O1', '-std=c++17',
            '-I', os.path.join(src, 'include'), '-I', os.path.join(src, 'ggml/include'),
-           '-I', os.path.join(src, 'src'),
-           os.path.join(ROOT, 'tools/servercmp_shim.cpp'), '-o', out, '-ldl']
+           '-I', os.path.join(src, 'src')]
+    if has_fit_extra(src):
+        cmd.append('-DGGFIT_SHIM_FIT_EXTRA')
+    cmd += [os.path.join(ROOT, 'tools/servercmp_shim.cpp'), '-o', out, '-ldl']
     subprocess.run(cmd, check=True)
     return out
+
+
+def streams_resolved(flags):
+    """Whether the fit measures the model twice before the extra model
+    (b10584): the context unset (or -c 0) with several KV streams (-np N,
+    no -kvu), which the fit resolves to n_ctx_train x N and measures again."""
+    w = flags.split()
+    def val(*names):
+        for i, a in enumerate(w):
+            if a in names and i + 1 < len(w):
+                return w[i + 1]
+        return None
+    np_ = val('-np', '--parallel')
+    ctx = val('-c', '--ctx-size')
+    unified = any(a in ('-kvu', '--kv-unified') for a in w)
+    return np_ is not None and int(np_) > 1 and not unified and (ctx is None or int(ctx) == 0)
 
 
 def run_server(bindir, shim, model, eps, flags, fit_mib=None, gpu_order=False, skip=0):
@@ -171,7 +218,7 @@ GGFIT_MARGINS = []
 
 def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
     gpu = ','.join(['rpc:%dMiB' % fit_mib] * n_dev) if n_dev else 'none'
-    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + ['--json']
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + VERSION + ['--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)
@@ -180,7 +227,8 @@ def ggfit_fit(ggfit, model, n_dev, flags, fit_mib):
     ts = [float(x) for x in (j.get('tensor_split') or [])][:n_dev]
     GGFIT_MARGINS[:] = [p['margin'] for p in j['verdict']['pools'] if p['kind'] == 'device']
     # with a draft the margins are 1024 MiB + the draft's bytes per device
-    if j.get('draft'):   # at the target's index of each draft device (-devd)
+    # (before b10584; from it the fit measures the draft itself)
+    if j.get('draft') and not FIT_EXTRA:   # at the target's index of each draft device (-devd)
         names = [d['name'] for d in j['devices']]
         for d in j['draft']['projection']['devices']:
             i = names.index(d['name']) if d['name'] in names else len(GGFIT_MARGINS)
@@ -216,7 +264,7 @@ def ggfit_rows(ggfit, model, n_dev, flags, draft=False):
     """ggfit's rows (the draft's with draft), and whether its compute
     buffers are estimated (no graph for the configuration)."""
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
-    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + ['-fitp', 'on', '--json']
+    cmd = [ggfit, '-m', model, '--gpu', gpu] + flags.split() + VERSION + ['-fitp', 'on', '--json']
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)
@@ -284,18 +332,125 @@ def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mi
     return 1 if n_diff else 0
 
 
+def strip_for(args):
+    """A recorded case's args as llama-server takes them: without ggfit's
+    --for server."""
+    w = args.split()
+    while '--for' in w:
+        i = w.index('--for')
+        del w[i:i + 2]
+    return ' '.join(w)
+
+
+def find_model(m, model_dir):
+    for d in model_dir.split(':'):
+        if os.path.exists(os.path.join(d, m)):
+            return os.path.join(d, m)
+    sys.exit('%s: not in %s' % (m, model_dir))
+
+
+def replay(bindir, shim, ggfit, tmp, cases, model_dir, eps, record, verbose):
+    """--cases: each recorded case (rows, an MTP context's or the target's
+    rows beside one, or a fit) against this llama-server; its lines
+    appended to record."""
+    n_same = n_diff = n_fail = 0
+    by_model = {}
+    for c in cases:
+        by_model.setdefault(c['model'], []).append(c)
+    for name, runs in by_model.items():
+        model = find_model(name, model_dir)
+        sparse = os.path.join(tmp, name)
+        shutil.copyfile(model, sparse)
+        os.truncate(sparse, 1 << 40)
+        for c in runs:
+            n_dev, gflags = c['devices'], c['args']
+            sflags = strip_for(gflags)
+            label = '%s, %d devices, %s' % (name, n_dev, sflags)
+            rows_of = c.get('rows_of')
+            if 'fit_mib' in c:
+                fit_mib = c['fit_mib']
+                want, werr = server_fit(bindir, shim, sparse, eps[:n_dev], sflags, fit_mib,
+                                        gpu_order='-mm ' in sflags or '-md ' in sflags)
+                got, gerr = ggfit_fit(ggfit, model, n_dev, gflags, fit_mib)
+                if record and want is not None:
+                    record.write(json.dumps({'model': name, 'devices': n_dev, 'fit_mib': fit_mib,
+                                             'args': gflags,
+                                             'fit': {'n_ctx': want[0], 'ngl': want[1],
+                                                     'ts': want[2], 'n_ot': want[3]},
+                                             'tool': 'llama-server'}) + '\n')
+                if want is None or got is None:
+                    if want is None and got is None:
+                        continue
+                    print('%s: llama-server %s, ggfit %s' % (label, werr or want, gerr or got))
+                    n_diff += 1
+                    continue
+                same = want[0] == got[0] and want[3] == got[3] and \
+                    (want[1] == got[1] or {want[1], got[1]} <= {-1, 999}) and \
+                    (n_dev < 2 or all(abs(a - b) < 1e-3 for a, b in zip(want[2], got[2])))
+                if not same:
+                    print('%s: llama-server -c %d -ngl %d -ts %s ot %d; ggfit -c %d -ngl %d '
+                          '-ts %s ot %d  DIFFER' % (label, want[0], want[1], want[2], want[3],
+                                                    got[0], got[1], got[2], got[3]))
+                n_same += same
+                n_diff += not same
+                continue
+            if rows_of == 'draft':
+                # (each measurement calls the breakdown twice: it, its print)
+                sk = (4 if streams_resolved(sflags) else 2) if FIT_EXTRA else 0
+            elif rows_of == 'target':
+                sk = 0 if FIT_EXTRA else 2
+            else:
+                sk = 0
+            want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags, sk)
+            got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags, rows_of == 'draft')
+            if record and want is not None:
+                line = {'model': name, 'devices': n_dev, 'args': gflags,
+                        'rows': [[n] + v for n, v in want], 'tool': 'llama-server'}
+                if rows_of:
+                    line['rows_of'] = rows_of
+                record.write(json.dumps(line) + '\n')
+            if want is None and estimated:
+                n_fail += 1
+                if verbose:
+                    print('%s: llama-server %s, ggfit estimated' % (label, werr))
+                continue
+            if want is None or got is None:
+                if want is None and got is None:
+                    continue
+                print('%s: llama-server %s, ggfit %s' % (label, werr or 'ok', gerr or 'ok'))
+                n_diff += 1
+                continue
+            bad = [(w[0], w[1], g[1]) for w, g in zip(want, got) if w[1] != g[1]]
+            if len(want) != len(got):
+                bad.append(('rows', len(want), len(got)))
+            for n, w, g in bad:
+                print('%s: %s: llama-server %s, ggfit %s' % (label, n, w, g))
+            n_diff += bool(bad)
+            n_same += not bad
+        os.remove(sparse)
+    if n_fail:
+        print('%d cases where llama-server failed (crashed or refused) and ggfit '
+              'estimated the compute buffers: not compared' % n_fail)
+    print('%d same, %d differ' % (n_same, n_diff))
+    return 1 if n_diff else 0
+
+
 def main():
     args = sys.argv[1:]
     bindir, src, n_max, flag_sets, models = None, '/work/llama-src', 1, [], []
     ggfit = os.path.join(ROOT, 'build/ggfit')
     record, verbose, fit_mib, draft = None, False, None, None
     mtp, rows = False, None
+    cases = None
+    model_dir = ':'.join(os.path.join(ROOT, 'data', d) for d in ('tiny', 'models', 'real'))
     while args:
         a = args.pop(0)
         if a == '--llama':
             bindir = os.path.join(args.pop(0), 'bin')
         elif a == '--llama-src':
             src = args.pop(0)
+        elif a == '--llama-version':
+            VERSION[:] = ['--llama-version', args.pop(0)]
         elif a == '--record':
             record = open(args.pop(0), 'a')
         elif a == '--ggfit':
@@ -314,10 +469,28 @@ def main():
             rows = args.pop(0)
         elif a == '--verbose':
             verbose = True
+        elif a == '--cases':
+            cases = [json.loads(l) for l in open(args.pop(0)) if l.strip()]
+        elif a == '--models':
+            model_dir = args.pop(0)
         elif a == '--flags':
             flag_sets.append(args.pop(0))
         else:
             models.append(a)
+    if cases is not None and bindir:
+        # only llama-server's cases (a recorded file mixes llama-fit-params')
+        cases = [c for c in cases if '--for server' in c['args']]
+        if has_fit_extra(src):
+            FIT_EXTRA[:] = [True]
+        tmp = tempfile.mkdtemp(prefix='servercmp-')
+        shim = build_shim(src, tmp)
+        procs, eps = start_servers(bindir, max([c['devices'] for c in cases] + [0]))
+        try:
+            return replay(bindir, shim, ggfit, tmp, cases, model_dir, eps, record, verbose)
+        finally:
+            for p in procs:
+                p.terminate()
+            shutil.rmtree(tmp, ignore_errors=True)
     if not bindir or not models:
         print(__doc__)
         return 2
@@ -330,6 +503,11 @@ def main():
     # first; or the target's, measured next (the shim skips the first)
     rows = rows or ('draft' if draft or mtp else 'target')
     skip = 2 if rows == 'target' and (draft or mtp) else 0   # measured, then printed
+    if has_fit_extra(src):
+        # b10584: the fit measures the model first (twice when it resolves
+        # the context for several streams), then the draft or MTP context
+        FIT_EXTRA[:] = [True]
+        skip = 0
     tmp = tempfile.mkdtemp(prefix='servercmp-')
     shim = build_shim(src, tmp)
     procs, eps = start_servers(bindir, n_max)
@@ -365,7 +543,10 @@ def main():
                         gflags += ' -md ' + draft[0]
                     label = '%s, %d device%s, %s' % (os.path.basename(model), n_dev,
                                                      '' if n_dev == 1 else 's', flags)
-                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags, skip)
+                    sk = skip
+                    if FIT_EXTRA and rows == 'draft' and (draft or mtp):
+                        sk = 4 if streams_resolved(flags) else 2   # two calls a measurement
+                    want, werr = server_rows(bindir, shim, sparse, eps[:n_dev], sflags, sk)
                     got, gerr, estimated = ggfit_rows(ggfit, model, n_dev, gflags,
                                                       rows == 'draft')
                     if record and want is not None:

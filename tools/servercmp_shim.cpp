@@ -25,7 +25,7 @@
 //
 // Built by tools/servercmp.py:
 //   g++ -shared -fPIC -I LLAMA_SRC/include -I LLAMA_SRC/ggml/include \
-//       -I LLAMA_SRC/src servercmp_shim.cpp -o shim.so -ldl
+//       -I LLAMA_SRC/src [-DGGFIT_SHIM_FIT_EXTRA] servercmp_shim.cpp -o shim.so -ldl
 #include "llama-ext.h"
 
 #include "ggml-backend.h"
@@ -107,12 +107,31 @@ extern "C" void ggml_backend_dev_memory(ggml_backend_dev_t dev, size_t * free, s
 
 // common/fit.h (not included: libllama-common's headers are not needed for
 // the one call); the return type is an enum, not part of the mangled name.
+// From b10584 (2fb989b9e) it takes the extra model (a draft or MTP context
+// fitted beside the model) before the log level: servercmp.py builds with
+// -DGGFIT_SHIM_FIT_EXTRA when the source's common/fit.h declares
+// common_fit_extra_model.
+#ifdef GGFIT_SHIM_FIT_EXTRA
+struct common_fit_extra_model;
+#define EXTRA_PARAM const common_fit_extra_model * extra,
+#define EXTRA_TYPE const common_fit_extra_model *,
+#define EXTRA_ARG extra,
+#define FIT_SYMBOL "_Z17common_fit_paramsPKcP18llama_model_paramsP20llama_context_paramsPf" \
+    "P32llama_model_tensor_buft_overridePmjPK22common_fit_extra_model14ggml_log_level"
+#else
+#define EXTRA_PARAM
+#define EXTRA_TYPE
+#define EXTRA_ARG
+#define FIT_SYMBOL "_Z17common_fit_paramsPKcP18llama_model_paramsP20llama_context_paramsPf" \
+    "P32llama_model_tensor_buft_overridePmj14ggml_log_level"
+#endif
 int common_fit_params(const char * path_model, llama_model_params * mparams,
                       llama_context_params * cparams, float * tensor_split,
                       llama_model_tensor_buft_override * tensor_buft_overrides, size_t * margins,
-                      uint32_t n_ctx_min, ggml_log_level log_level) {
+                      uint32_t n_ctx_min, EXTRA_PARAM ggml_log_level log_level) {
     using fn_t = int (*)(const char *, llama_model_params *, llama_context_params *, float *,
-                         llama_model_tensor_buft_override *, size_t *, uint32_t, ggml_log_level);
+                         llama_model_tensor_buft_override *, size_t *, uint32_t, EXTRA_TYPE
+                         ggml_log_level);
     // GGFIT_SHIM_GPU_ORDER: llama-server adds a draft's (or projector's)
     // bytes to fit_params_target at the device's index in ggml's device
     // list, where a CPU build lists the CPU first (every RPC device one slot
@@ -124,14 +143,13 @@ int common_fit_params(const char * path_model, llama_model_params * mparams,
             margins[i] = margins[i + 1];
         }
     }
-    static fn_t real = (fn_t) dlsym(RTLD_NEXT,
-        "_Z17common_fit_paramsPKcP18llama_model_paramsP20llama_context_paramsPfP32llama_model_tensor_buft_overridePmj14ggml_log_level");
+    static fn_t real = (fn_t) dlsym(RTLD_NEXT, FIT_SYMBOL);
     if (!real) {
         fprintf(stderr, "ggfit-shim: common_fit_params not found\n");
         _exit(3);
     }
     int status = real(path_model, mparams, cparams, tensor_split, tensor_buft_overrides, margins,
-                      n_ctx_min, log_level);
+                      n_ctx_min, EXTRA_ARG log_level);
     if (!getenv("GGFIT_SHIM_FIT")) {
         return status;
     }

@@ -5,8 +5,13 @@
  * on common_base_params_to_speculative's params (common/speculative.cpp)
  * and adds the draft's model + context + compute bytes of each device to
  * that device's fit target (fit_params_target); the draft's host buffers
- * are not added. There is no separate draft context: the draft is measured
- * at the target's -c (0: the draft's own trained context).
+ * are not added. The draft is measured at the target's -c (0: the
+ * draft's own trained context).
+ * From FIT_N_STREAMS (b10587) the server adds nothing: common_init_result
+ * fits the draft (or MTP context) beside the target as its extra model
+ * (common_fit_extra_model, fit.c), at each context the fit tries, and the
+ * draft's context follows the target's; the plan's draft is projected at
+ * the fitted context (ggfit__draft_fitted).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +24,9 @@
 #include "common/draft.h"
 #include "llama/arch.h"
 #include "common/args.h"
+#include "common/fitter.h"
+#include "llama/params_default.h"
+#include "versions/version.h"
 
 /* common_speculative_type, in its order, by --spec-type's names
  * (common/speculative.cpp). */
@@ -218,6 +226,35 @@ static int64_t key_int(const ggfit_gguf *g, const char *key, int64_t dflt)
            v.type == GGFIT_GGUF_INT32 || v.type == GGFIT_GGUF_INT64 ? v.i : (int64_t)v.u;
 }
 
+void ggfit__spec_from_draft(ggfit_request *r)
+{
+    /* common_params_parse: --spec-type left at its default and -md given:
+     * the type from the draft's first file (common_speculative_types_from_gguf) */
+    uint32_t b = r->params.llama_build;
+    if (r->spec_types != SPEC_BIT(SPEC_NONE) || !r->draft_model ||
+        !ggfit__llama_has(b, LLAMA_CHANGE_SPEC_TYPE_DFLASH))
+        return;
+    ggfit_gguf *g = NULL;
+    if (ggfit_gguf_open(r->draft_model, &g, NULL))
+        return;   /* no header: nothing found (the draft's load says why) */
+    char arch[64], key[96];
+    key_str(g, "general.architecture", arch, sizeof arch);
+    if (!strcmp(arch, "dflash")) {
+        /* the Markov head tells draft-dspark from draft-dflash */
+        r->spec_types = ggfit_gguf_find_tensor(g, "markov_w1.weight") >= 0
+                        ? SPEC_BIT(SPEC_DRAFT_DSPARK) : SPEC_BIT(SPEC_DRAFT_DFLASH);
+    } else if (arch[0] && ggfit__llama_has(b, LLAMA_CHANGE_SPEC_TYPE_MTP)) {
+        /* an NextN head on the last block: draft-mtp on the draft's file */
+        snprintf(key, sizeof key, "%s.block_count", arch);
+        int64_t n = key_int(g, key, 0);
+        char name[96];
+        snprintf(name, sizeof name, "blk.%lld.nextn.eh_proj.weight", (long long)(n - 1));
+        if (n > 0 && ggfit_gguf_find_tensor(g, name) >= 0)
+            r->spec_types = SPEC_BIT(SPEC_DRAFT_MTP);
+    }
+    ggfit_gguf_close(g);
+}
+
 /* What llama_vocab reads of a file for the check below: the type
  * (tokenizer.ggml.model), add_bos/add_eos and the BOS/EOS ids, with the
  * defaults llama_vocab::impl::load gives each type when the file has no
@@ -358,6 +395,8 @@ static ggfit_status draft_devices(const ggfit_request *r, const ggfit_plan *out,
     return GGFIT_OK;
 }
 
+static void add_bytes(ggfit_plan *out, bool own_weights, bool fitted);
+
 ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target,
                                const ggfit_params *params, ggfit_plan *out, char **err)
 {
@@ -403,6 +442,19 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     d.type_k = r->draft.type_k;
     d.type_v = r->draft.type_v;
     d.n_outputs_max = d.n_seq;
+    uint32_t b = params->llama_build;
+    if ((r->spec_types & (SPEC_BIT(SPEC_DRAFT_DFLASH) | SPEC_BIT(SPEC_DRAFT_DSPARK))) &&
+        ggfit__llama_has(b, LLAMA_CHANGE_DRAFT_BLOCK_OUTPUTS)) {
+        /* a block of n_max + 1 positions a slot, decoded in one pass */
+        uint64_t per = r->spec_draft_n_max > 0 ? (uint64_t)r->spec_draft_n_max + 1 : 1,
+                 n_out = (uint64_t)d.n_seq * per;
+        d.n_outputs_max = n_out < UINT32_MAX ? (uint32_t)n_out : UINT32_MAX;
+    }
+    if (ggfit__llama_has(b, LLAMA_CHANGE_DRAFT_NO_EMBEDDINGS)) {
+        /* the draft or MTP context never pools: plain logits */
+        d.embeddings = false;
+        d.pooling = GGFIT_POOLING_UNSPECIFIED;
+    }
     d.n_rs_seq = 0;
     d.ctx_mtp = mtp;
     /* llama_init_from_model refuses different K and V types on an MLA
@@ -443,7 +495,9 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
     bool simple = (r->spec_types & SPEC_BIT(SPEC_DRAFT_SIMPLE)) != 0;
     if (!rc && dm && simple)
         vocab_check(target, dm, &out->draft_vocab);
-    out->draft_unused = !rc && dm && !simple && !mtp;
+    /* a type that runs the draft: draft-simple, or one with a draft context
+     * (eagle3, dflash, dspark, mtp on -md's file) */
+    out->draft_unused = !rc && dm && !simple && !(r->spec_types & SPEC_CTX_TYPES);
     if (!dm)   /* an MTP context's compute estimated: its architecture's */
         snprintf(out->draft_arch, sizeof out->draft_arch, "%s",
                  ggfit_model_hparams(model)->arch);
@@ -452,26 +506,76 @@ ggfit_status ggfit__draft_plan(const ggfit_request *r, const ggfit_model *target
         rpc |= out->devices[j].kind == GGFIT_BACKEND_RPC;
     out->draft_rpc = !rc && rpc;
     bool own_weights = dm != NULL;
-    ggfit_model_free(dm);
-    if (rc)
+    if (rc) {
+        ggfit_model_free(dm);
         return rc;
+    }
     out->has_draft = true;
     out->draft_mtp = !r->draft_model;
     out->draft_model = r->draft_model ? r->draft_model : NULL;
     out->draft_params = d;
-    /* the draft's devices' bytes, at their index among the target's (on a
-     * GPU machine, the index in ggml's device list the server adds them
-     * at); an MTP context's weights are the target's: not added. The Host
-     * row is not added to the fit, only to the verdict */
+    if (ggfit__llama_has(b, LLAMA_CHANGE_FIT_N_STREAMS)) {
+        /* fitted beside the target: its bytes come at the fitted context
+         * (ggfit__draft_fitted) */
+        ggfit_fit_extra *e = ggfit__malloc(sizeof *e);
+        if (!e) {
+            ggfit_model_free(dm);
+            return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        }
+        e->own = dm;
+        ggfit__params_copy(&e->params, &d);
+        e->n_devs = (uint32_t)n_devs;
+        memcpy(e->at, at, sizeof e->at);
+        e->shares_model = !own_weights;
+        out->fit_options.extra = e;
+        return GGFIT_OK;
+    }
+    ggfit_model_free(dm);
+    add_bytes(out, own_weights, false);
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit__draft_fitted(const ggfit_model *target, uint32_t n_ctx, ggfit_plan *out,
+                                 char **err)
+{
+    const ggfit_fit_extra *e = out->fit_options.extra;
+    if (!e)
+        return GGFIT_OK;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    size_t n = 0;
+    for (uint32_t j = 0; j < e->n_devs && j < GGFIT_MAX_DEVICES; j++)
+        if (e->at[j] < out->n_devices)
+            devs[n++] = out->devices[e->at[j]];
+    ggfit__params_copy(&out->draft_params, &e->params);
+    out->draft_params.n_ctx = n_ctx;
+    ggfit_status rc = ggfit_project(e->own ? e->own : target, &out->draft_params, devs, n,
+                                    &out->draft, NULL, err);
+    if (rc)
+        return rc;
+    for (uint32_t j = 0; j < out->draft.n_devices; j++)
+        out->draft.device_of[j] = e->at[out->draft.device_of[j]];
+    add_bytes(out, !e->shares_model, true);
+    return GGFIT_OK;
+}
+
+/* The draft's bytes (out->draft) into the fit options: its devices' at
+ * their index among the target's, an MTP context's weights (the target's)
+ * left out; the Host row for the verdict only. fitted: the extra model's,
+ * which the fit measures itself (extra_in_used). */
+static void add_bytes(ggfit_plan *out, bool own_weights, bool fitted)
+{
+    /* (on a GPU machine, the index in ggml's device list the server adds
+     * them at) */
     for (uint32_t j = 0; j < out->draft.n_devices; j++) {
         const ggfit_mem *mm = &out->draft.devices[j];
-        out->fit_options.extra_used[out->draft.device_of[j]] +=
-            (own_weights ? mm->model : 0) + mm->context + mm->compute;
+        uint64_t bytes = (own_weights ? mm->model : 0) + mm->context + mm->compute;
+        out->fit_options.extra_used[out->draft.device_of[j]] += bytes;
+        if (fitted)
+            out->fit_options.extra_in_used[out->draft.device_of[j]] += bytes;
     }
     const ggfit_mem *h = &out->draft.host, *c = &out->draft.cpu_extra;
     out->fit_options.extra_host += (own_weights ? h->model + c->model : 0) + h->context +
                                    h->compute + c->context + c->compute;
-    return GGFIT_OK;
 }
 
 void ggfit__spec_args(const ggfit_request *r, char *out, size_t cap)

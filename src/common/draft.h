@@ -30,6 +30,22 @@ void ggfit__spec_params(const ggfit_request *r, ggfit_params *p);
  * (out->spec_rollback, spec_n_rs_seq). */
 void ggfit__spec_notes(const ggfit_request *r, const ggfit_model *m, ggfit_plan *out);
 
+/* llama.cpp's common_params_parse from SPEC_TYPE_DFLASH / SPEC_TYPE_MTP:
+ * with --spec-type left at its default and -md given, the type read from
+ * the draft's GGUF (dflash: draft-dspark with a Markov head, else
+ * draft-dflash; another architecture with a NextN head on its last block:
+ * draft-mtp), into r->spec_types. Before ggfit__spec_params. */
+void ggfit__spec_from_draft(ggfit_request *r);
+
+/* From FIT_N_STREAMS, where ggfit__draft_plan made the draft the fit's
+ * extra model (out->fit_options.extra): the draft projected at the
+ * target's fitted context n_ctx (its context follows the target's) into
+ * out->draft and draft_params, its bytes into extra_used (and
+ * extra_in_used, which the fit leaves out of its targets) and extra_host
+ * for the verdict. Nothing without an extra model. */
+ggfit_status ggfit__draft_fitted(const ggfit_model *target, uint32_t n_ctx, ggfit_plan *out,
+                                 char **err);
+
 /* The speculative flags given, as a command line repeats them. */
 void ggfit__spec_args(const ggfit_request *r, char *out, size_t cap);
 

@@ -28,6 +28,7 @@
 #include "project/graph_cache.h"
 #include "project/project.h"
 #include "llama/patterns.h"
+#include "versions/version.h"
 
 void ggfit_fit_options_init(ggfit_fit_options *o)
 {
@@ -48,7 +49,84 @@ void ggfit__fit_log(fitter *f, const char *fmt, ...)
     ggfit__sb_printf(&f->log, "common_params_fit_impl: %s\n", line);
 }
 
-/* Projects params p: device totals into mem[], the host's into *host. */
+/* The KV streams the fit counts (FIT_N_STREAMS; one before it). */
+static uint32_t fit_streams(const ggfit_params *p)
+{
+    if (!ggfit__llama_has(p->llama_build, LLAMA_CHANGE_FIT_N_STREAMS))
+        return 1;
+    return !p->kv_unified && p->n_seq > 1 ? p->n_seq : 1;
+}
+
+/* a x streams, saturated (llama.cpp keeps UINT32_MAX, -fitc's "the full
+ * context" sentinel, so) */
+static uint32_t times_streams(uint32_t a, uint32_t streams)
+{
+    uint64_t x = (uint64_t)a * streams;
+    return x < UINT32_MAX ? (uint32_t)x : UINT32_MAX;
+}
+
+uint32_t ggfit__fit_ctx_max(const ggfit_model *m, const ggfit_params *p)
+{
+    return times_streams(ggfit_model_hparams(m)->n_ctx_train, fit_streams(p));
+}
+
+void ggfit__fit_extra_free(ggfit_fit_extra *e)
+{
+    if (e) {
+        ggfit_model_free(e->own);
+        free(e);
+    }
+}
+
+/* The extra model's bytes at context n_ctx (add_extra_memory), projected
+ * again when the context moved: on the fit's devices into
+ * f->extra_mem[], the host's into f->extra_host. A projection that fails
+ * leaves them zero, as llama.cpp fits without it then. */
+static void extra_measure(fitter *f, uint32_t n_ctx)
+{
+    const ggfit_fit_extra *e = f->extra;
+    if (f->extra_done && f->extra_ctx == n_ctx)
+        return;
+    f->extra_done = true;
+    f->extra_ctx = n_ctx;
+    memset(f->extra_mem, 0, sizeof f->extra_mem);
+    f->extra_host = 0;
+    ggfit__fit_log(f, "getting device memory data for the extra model at a context size of %u:",
+                   n_ctx);
+    ggfit_params p;
+    ggfit__params_copy(&p, &e->params);
+    p.n_ctx = n_ctx;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < e->n_devs && j < GGFIT_MAX_DEVICES; j++)
+        if (e->at[j] < f->n_caller_devs)
+            devs[n++] = f->caller_devs[e->at[j]];
+    ggfit_projection *pr = &f->scratch;
+    char *why = NULL;
+    ggfit_status rc = ggfit_project(e->own ? e->own : f->m, &p, devs, n, pr, NULL, &why);
+    f->n_proj++;
+    if (rc) {
+        ggfit__fit_log(f, "failed to measure the memory of the extra model, fitting without it: "
+                       "%s", why ? why : "");
+        ggfit_free(why);
+        return;
+    }
+    for (uint32_t j = 0; j < pr->n_devices; j++) {
+        const ggfit_mem *r = &pr->devices[j];
+        uint32_t caller = e->at[pr->device_of[j]];
+        for (size_t d = 0; d < f->nd; d++)
+            if (f->orig[d] == caller) {
+                f->extra_mem[d] += (int64_t)((e->shares_model ? 0 : r->model) + r->context +
+                                             r->compute);
+                break;
+            }
+    }
+    f->extra_host = (int64_t)((e->shares_model ? 0 : pr->host.model + pr->cpu_extra.model) +
+                              pr->host.context + pr->host.compute + pr->cpu_extra.context);
+}
+
+/* Projects params p: device totals into mem[], the host's into *host;
+ * with the extra model's bytes at p's context added (FIT_N_STREAMS). */
 ggfit_status ggfit__fit_project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
                                int64_t *model_sum)
 {
@@ -63,9 +141,17 @@ ggfit_status ggfit__fit_project(fitter *f, const ggfit_params *p, int64_t *mem, 
         mem[d] = (int64_t)(r->model + r->context + r->compute);
         models += (int64_t)r->model;
     }
-    if (host)
-        *host = (int64_t)(pr->host.model + pr->host.context + pr->host.compute +
+    int64_t h = (int64_t)(pr->host.model + pr->host.context + pr->host.compute +
                           pr->cpu_extra.model + pr->cpu_extra.context);
+    if (f->extra) {
+        /* after the model's figures are read: the extra reuses the scratch */
+        extra_measure(f, p->n_ctx);
+        for (size_t d = 0; d < f->nd; d++)
+            mem[d] += f->extra_mem[d];
+        h += f->extra_host;
+    }
+    if (host)
+        *host = h;
     if (model_sum)
         *model_sum = models;
     return GGFIT_OK;
@@ -147,6 +233,9 @@ static ggfit_status step_initial(fitter *f, int64_t *mem, int64_t *sum_used, int
 {
     int64_t host;
     ggfit__fit_log(f, "getting device memory data for initial parameters:");
+    if (f->ctx_auto && f->n_streams > 1 && f->p.n_ctx)
+        ggfit__fit_log(f, "context size unset and KV cache not unified -> using %u for %u "
+                       "sequences:", f->n_ctx_max, f->n_streams);
     ggfit_status rc = ggfit__fit_project(f, &f->p, mem, &host, sum_model);
     if (rc)
         return rc;
@@ -218,16 +307,17 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
     else
         ggfit__fit_log(f, "cannot meet free memory targets on all devices, need to use %lld MiB less in "
                  "total", (long long)(-surplus / MiB));
-    if (f->p.n_ctx != 0) {
+    if (!f->ctx_auto) {
         ggfit__fit_log(f, "context size set by user to %u -> no change", f->p.n_ctx);
         return GGFIT_OK;
     }
-    if (!(f->hp_nct > f->n_ctx_min)) {
+    uint32_t hi = f->n_ctx_max, lo = f->n_ctx_min_total;
+    if (!(hi > lo)) {
         if (f->n_ctx_min == UINT32_MAX)
-            ggfit__fit_log(f, "user has requested full context size of %u -> no change", f->hp_nct);
+            ggfit__fit_log(f, "user has requested full context size of %u -> no change", hi);
         else
             ggfit__fit_log(f, "default model context size is %u which is <= the min. context size of "
-                     "%u -> no change", f->hp_nct, f->n_ctx_min);
+                     "%u -> no change", hi, lo);
         return GGFIT_OK;
     }
     int64_t target = sum_free;
@@ -242,7 +332,7 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
                             (f->hp_nex == 0 ? 2u : 6u));
     }
     int64_t mem[GGFIT_MAX_DEVICES], host, used_min = 0;
-    f->p.n_ctx = f->n_ctx_min;
+    f->p.n_ctx = lo;
     ggfit_status rc = ggfit__fit_project(f, &f->p, mem, &host, NULL);
     if (rc)
         return rc;
@@ -251,15 +341,15 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
     for (size_t d = 0; d < f->nd; d++)
         used_min += mem[d];
     if (target > used_min) {
-        int64_t add = mul_wrapped(f->hp_nct - f->n_ctx_min, target - used_min) /
-                      (sum_used - used_min);
+        int64_t add = mul_wrapped(hi - lo, target - used_min) / (sum_used - used_min);
         uint32_t n_ctx = (uint32_t)(f->p.n_ctx + (uint64_t)add);
-        n_ctx -= n_ctx % 256;   /* rounded down for CUDA */
-        f->p.n_ctx = n_ctx > f->n_ctx_min ? n_ctx : f->n_ctx_min;
-        int64_t per_ctx = (sum_used - used_min) / (int64_t)(f->hp_nct - f->n_ctx_min);
+        /* rounded down for CUDA, a multiple of the streams (FIT_N_STREAMS;
+         * one stream before it) */
+        n_ctx -= (uint32_t)(n_ctx % (256 * (uint64_t)f->n_streams));
+        f->p.n_ctx = n_ctx > lo ? n_ctx : lo;
+        int64_t per_ctx = (sum_used - used_min) / (int64_t)(hi - lo);
         ggfit__fit_log(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
-              f->hp_nct, f->p.n_ctx,
-              (long long)(mul_wrapped(f->hp_nct - f->p.n_ctx, per_ctx) / MiB));
+              hi, f->p.n_ctx, (long long)(mul_wrapped(hi - f->p.n_ctx, per_ctx) / MiB));
         if (f->nd <= 1) {
             ggfit__fit_log(f, "entire model can be fit by reducing context");
             *done = true;
@@ -268,7 +358,7 @@ static ggfit_status step_context(fitter *f, int64_t sum_used, int64_t sum_free, 
         ggfit__fit_log(f, "entire model should be fit across devices by reducing context");
     } else {
         ggfit__fit_log(f, "context size reduced from %u to %u -> need %lld MiB less memory in total",
-              f->hp_nct, f->p.n_ctx, (long long)((sum_used - used_min) / MiB));
+              hi, f->p.n_ctx, (long long)((sum_used - used_min) / MiB));
     }
     return GGFIT_OK;
 }
@@ -626,10 +716,26 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
     f->hp_nct = hp->n_ctx_train;
     f->hp_nex = hp->n_expert;
     f->hooks.n_place = f->hp_ngl + 1;
+    /* The context's range. FIT_N_STREAMS: each of -np's streams (no -kvu)
+     * holds a whole context, and the unset context is resolved to the
+     * largest before anything is measured (so the fit always sets -c);
+     * before it, the unset context stays 0 (the trained size in total). */
+    f->ctx_auto = p->n_ctx == 0;
+    f->n_streams = fit_streams(p);
+    f->n_ctx_max = times_streams(f->hp_nct, f->n_streams);
+    f->n_ctx_min_total = times_streams(f->n_ctx_min, f->n_streams);
+    if (ggfit__llama_has(p->llama_build, LLAMA_CHANGE_FIT_N_STREAMS)) {
+        /* (-fit off: llama-server runs no fit, the context stays unset) */
+        if (f->ctx_auto && !opt->check_only)
+            f->p.n_ctx = f->n_ctx_max;
+        f->extra = opt->extra;
+    }
+    f->caller_devs = devs;
+    f->n_caller_devs = n;
     /* Devices that report no memory are not used (as llama.cpp's fit);
      * with -sm none the model has only the main one. orig[] maps back. */
     ggfit_device used[GGFIT_MAX_DEVICES];
-    uint32_t orig[GGFIT_MAX_DEVICES];
+    uint32_t *orig = f->orig;
     if (p->split_mode == GGFIT_SPLIT_NONE && n > 0) {
         if (p->main_gpu < 0 || (size_t)p->main_gpu >= n) {
             ggfit__gcache_give(m, f->cache);
@@ -651,9 +757,10 @@ ggfit_status ggfit__fit_run(const ggfit_model *m, const ggfit_params *p, const g
     for (size_t d = 0; d < nm; d++) {
         uint64_t mg = opt->n_margins == 0 ? (uint64_t)1024 << 20
                       : opt->margin[d < opt->n_margins ? d : opt->n_margins - 1];
-        /* llama-server adds a draft's bytes per device to the target */
+        /* llama-server adds a draft's bytes per device to the target
+         * (and a projector's); the extra model's are measured instead */
         if (f->nd)
-            mg += opt->extra_used[orig[d]];
+            mg += opt->extra_used[orig[d]] - (f->extra ? opt->extra_in_used[orig[d]] : 0);
         f->margin[d] = (int64_t)mg;
         f->free[d] = f->nd ? (int64_t)f->devs[d].free : (int64_t)opt->host_free;
     }

@@ -353,12 +353,12 @@ static ggfit_status around_set(fitter *f, const ggfit_params *user, ggfit_fit_re
     if ((rc = around_once(f, user, set_ngl, set_ts, n, target, out, &ok, first,
                           sizeof first)))
         goto done;
-    uint32_t cur = base.n_ctx ? base.n_ctx : f->hp_nct, lo = f->n_ctx_min;
-    bool smaller = !ok && !user->set_n_ctx && lo != UINT32_MAX && cur > lo;
+    uint32_t cur = base.n_ctx ? base.n_ctx : f->hp_nct, lo = f->n_ctx_min_total;
+    bool smaller = !ok && !user->set_n_ctx && f->n_ctx_min != UINT32_MAX && cur > lo;
     if (smaller) {
         /* the context too: the largest that fits, as llama.cpp would
-         * give it up before the set flags */
-        const uint32_t step = 256;
+         * give it up before the set flags (in its steps: 256 a stream) */
+        const uint32_t step = 256 * f->n_streams;
         ggfit_params good_p;
         f->p = base;
         f->p.n_ctx = lo;

@@ -35,6 +35,31 @@ typedef struct ngl_t {
 
 typedef struct fitter fitter;
 
+/* llama.cpp b10587's extra model (common/fit.h common_fit_extra_model):
+ * llama-server's draft model or MTP context, fitted beside the model
+ * (FIT_N_STREAMS). Its context follows the fit's: it is projected again
+ * at every context the fit tries, and its bytes on the fit's devices
+ * (those the model does not use dropped) and the host's are added to
+ * every measurement; an MTP context's weights are the model's, not
+ * counted again. common/draft.c makes one for a plan (ggfit.h's
+ * ggfit_fit_options.extra); ggfit_plan_free frees it. */
+struct ggfit_fit_extra {
+    ggfit_model *own;         /* -md's model, opened for the fit; NULL:
+                                 the fitted model (an MTP context) */
+    ggfit_params params;      /* its flags; n_ctx is the fit's */
+    uint32_t n_devs;          /* its devices (-devd): their index among */
+    uint32_t at[GGFIT_MAX_DEVICES]; /* the devices ggfit_fit is given */
+    bool shares_model;        /* its weights are the model's (MTP) */
+};
+
+/* The context the fit resolves an unset one to (FIT_N_STREAMS): the
+ * trained context times the KV streams (-np N without -kvu), saturated;
+ * before FIT_N_STREAMS, the trained context. */
+uint32_t ggfit__fit_ctx_max(const ggfit_model *m, const ggfit_params *p);
+
+/* Frees e and the model it opened (NULL does nothing). */
+void ggfit__fit_extra_free(ggfit_fit_extra *e);
+
 /* Where a fit departs from llama.cpp's: the points a caller above the port
  * (fit_around.c) varies. ggfit__fit_run starts every fit with llama.cpp's
  * own: n_place hp_ngl + 1, the rest zero. */
@@ -65,6 +90,19 @@ struct fitter {
     int64_t free[GGFIT_MAX_DEVICES];
     uint32_t hp_ngl, hp_nct, hp_nex;
     uint32_t n_ctx_min;
+    /* the context's range (FIT_N_STREAMS: every KV stream counted, with
+     * -np N and no -kvu; before it one stream): n_ctx_train and -fitc
+     * times n_streams, saturated; the context as the fit found it unset */
+    uint32_t n_streams, n_ctx_max, n_ctx_min_total;
+    bool ctx_auto;
+    uint32_t orig[GGFIT_MAX_DEVICES]; /* devs[d] is the caller's orig[d] */
+    /* the extra model (NULL: none) and its bytes at extra_ctx */
+    const ggfit_fit_extra *extra;
+    bool extra_done;
+    uint32_t extra_ctx;
+    int64_t extra_mem[GGFIT_MAX_DEVICES], extra_host;
+    const ggfit_device *caller_devs;
+    size_t n_caller_devs;
     ggfit_projection scratch;
     struct ggfit__gcache *cache;  /* the graph shared by the projections */
     ggfit_sb log;

@@ -151,7 +151,7 @@ ggfit_status ggfit_params_set(ggfit_params *p, ggfit_param key, int64_t value)
     case GGFIT_PARAM_NO_KV_OFFLOAD: p->no_kv_offload = value; break;
     case GGFIT_PARAM_NO_REPACK: p->no_repack = value; break;
     case GGFIT_PARAM_NO_HOST: p->no_host = value; break;
-    case GGFIT_PARAM_USE_MMAP: p->use_mmap = value; break;
+    case GGFIT_PARAM_USE_MMAP: p->use_mmap = value; p->set_use_mmap = true; break;
     case GGFIT_PARAM_CPU_FEATURES: p->cpu_features = (uint32_t)value; break;
     case GGFIT_PARAM_EMBEDDINGS: p->embeddings = value; break;
     case GGFIT_PARAM_POOLING: p->pooling = (int)value; break;

@@ -111,6 +111,7 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
         break;
     case GGFIT__AT_MMAP:
         p->use_mmap = on;
+        p->set_use_mmap = true;   /* MMAP or NONE: not auto */
         break;
     case GGFIT__AT_EMBEDDINGS:
         p->embeddings = true;

@@ -4,10 +4,12 @@
  * them, the exit status each gives, a quant's rank in words. Below the
  * planning, for the renderers.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "common/fitter.h"
 
 void ggfit_plan_free(ggfit_plan *plan)
 {
@@ -15,6 +17,9 @@ void ggfit_plan_free(ggfit_plan *plan)
         ggfit_fit_result_clear(&plan->fit);
         ggfit_fit_result_clear(&plan->alternative);
         plan->has_alternative = false;
+        /* the plan's own (common/draft.c made it) */
+        ggfit__fit_extra_free((ggfit_fit_extra *)(uintptr_t)plan->fit_options.extra);
+        plan->fit_options.extra = NULL;
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/base.h"
 #include "llama/params_default.h"
+#include "versions/version.h"
 
 void ggfit__params_copy(ggfit_params *dst, const ggfit_params *src)
 {
@@ -87,4 +88,21 @@ void ggfit_params_server(ggfit_params *p, int32_t cache_ram_mib)
     }
     /* common_params cache_ram_mib = 8192 */
     p->cache_ram_mib = cache_ram_mib < -1 ? 8192 : cache_ram_mib;
+}
+
+void ggfit_params_load_mode(ggfit_params *p, const ggfit_device *devs, size_t n)
+{
+    if (p->set_use_mmap || !ggfit__llama_has(p->llama_build, LLAMA_CHANGE_LOAD_MODE_AUTO))
+        return;
+    /* ggml_backend_dev_props.caps.mmap_support: false on an integrated
+     * CUDA or HIP device (GGML_BACKEND_DEVICE_TYPE_IGPU) and on an
+     * integrated Vulkan GPU; Metal, though unified, maps */
+    bool maps = true;
+    for (size_t d = 0; d < n; d++) {
+        ggfit_backend k = devs[d].kind;
+        if (devs[d].unified &&
+            (k == GGFIT_BACKEND_CUDA || k == GGFIT_BACKEND_ROCM || k == GGFIT_BACKEND_VULKAN))
+            maps = false;
+    }
+    p->use_mmap = maps;
 }

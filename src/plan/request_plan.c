@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "versions/version.h"
 #include "common/draft.h"
+#include "common/fitter.h"
 #include "common/mmproj.h"
 #include "common/params.h"
 #include "plan/plan.h"
@@ -137,12 +138,15 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
     /* --for server: the flags as llama-server changes them before its fit */
     ggfit_params params;
     ggfit__params_copy(&params, &r->params);
+    /* the load mode auto: no mmap where a device cannot map */
+    ggfit_params_load_mode(&params, out->devices, out->n_devices);
     if (ggfit__serves(r->program)) {
         if (r->program == GGFIT_FOR_CLI && !params.set_n_seq) {
             params.n_seq = 1;   /* llama-cli's -np: 1, where the server's is auto */
             params.set_n_seq = true;
         }
         ggfit_params_server(&params, r->cache_ram_mib);
+        ggfit__spec_from_draft(r);        /* the type from -md's file */
         ggfit__spec_params(r, &params);   /* and the speculative flags */
         ggfit__spec_args(r, out->spec_args, sizeof out->spec_args);
     }
@@ -191,6 +195,15 @@ ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const cha
         out->projection = out->fit.projection;
         judged = &out->fit.params;
     }
+    /* a draft fitted beside the model: its context follows the model's
+     * (as the fit leaves it; -fitp on: as the fit measures it first; -fit
+     * off: the model's own, no fit runs) */
+    if (!rc)
+        rc = ggfit__draft_fitted(m, judged->n_ctx           ? judged->n_ctx
+                                    : r->fit.check_only && !r->print_memory
+                                        ? out->projection.n_ctx
+                                        : ggfit__fit_ctx_max(m, judged),
+                                 out, err);
     /* ggfit's verdict on the whole machine, beside llama.cpp's decision. */
     if (!rc)
         rc = ggfit_verdict_of(m, judged, &out->projection, out->devices, out->n_devices,
