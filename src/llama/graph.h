@@ -271,6 +271,47 @@ int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat
 int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
 int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
 
+/* The KDA layer of layer il (Kimi Delta Attention, graph_kda.c), as Kimi
+ * Linear, Kimi-K3 and BailingMoE3 build it: it reads and stores the
+ * layer's recurrent state (gb_inputs_rs first), or sets b->missing. The
+ * decay gate is A * softplus(x + dt_bias) (SOFTPLUS) or lower_bound *
+ * sigmoid(A * (x + dt_bias)), negated inside the sigmoid for BOUNDED_NEG;
+ * the output gate is sigmoid(g_b(g_a(x))), g_a(x) alone without g_b. The
+ * names are llama.cpp's cb() names at each point (NULL: none), which each
+ * file sets its own way. gb_kda_state_size: the KDA layers' n_embd_r and
+ * n_embd_s. gb_recurrent_attn: build_recurrent_attn (delta-net-base.cpp)
+ * with the fused gated delta net: stores the final state, or with
+ * n_rs_seq snapshots the last min(tokens, n_rs_seq + 1) states, one slot
+ * of rows each; returns the outputs. */
+enum { GB_KDA_SOFTPLUS, GB_KDA_BOUNDED, GB_KDA_BOUNDED_NEG };
+enum {
+    GB_KDA_N_CONV_STATES,       /* the layer's conv states */
+    GB_KDA_N_F_B,               /* f_b(f_a(x)) */
+    GB_KDA_N_G1,                /* the decay gate, 3-D */
+    GB_KDA_N_GATE,              /* the decay gate, 4-D */
+    GB_KDA_N_BETA_RAW,          /* beta before its sigmoid */
+    GB_KDA_N_BETA,              /* beta */
+    GB_KDA_N_SCAN_CONT,         /* the delta net's outputs, contiguous (no rollback) */
+    GB_KDA_N_NEW_STATE,         /* its new state (no rollback) */
+    GB_KDA_N_G2_RAW,            /* the output gate's product */
+    GB_KDA_N_G2,                /* the output gate, 3-D */
+    GB_KDA_N_NORMED,            /* the normed outputs */
+    GB_KDA_N_COUNT
+};
+typedef struct gb_kda {
+    bool f_b;                   /* the decay gate on f_b(f_a(x)), else on f_a(x) */
+    int gate;                   /* GB_KDA_SOFTPLUS, _BOUNDED or _BOUNDED_NEG */
+    const char *g_a, *g_b;      /* the output gate's weights (g_b NULL: g_a alone) */
+    bool flat;                  /* g_a reads the input as it is (else reshaped by
+                                 * sequences and back, as Kimi's files do) */
+    bool rollback;              /* n_rs_seq snapshots of the conv windows and states */
+    const char *names[GB_KDA_N_COUNT];
+} gb_kda;
+int32_t gb_kda_layer(bctx *b, int32_t cur, int il, const gb_kda *o);
+void gb_kda_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
+int32_t gb_recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v, int32_t gate,
+                          int32_t beta, int32_t s, int il);
+
 /* The whole graph of llama_model_llama::graph and the architectures that
  * repeat it, or b->missing; flags say how they differ. */
 enum {

@@ -28,16 +28,6 @@ static uint64_t f32_row(int64_t n)
     return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
 }
 
-/* llama_hparams::n_embd_r and n_embd_s of the KDA layers (as Kimi
- * Linear's): the Q, K and V convolutions' last d_conv - 1 inputs, one
- * head_dim x head_dim state per head. */
-static void state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
-{
-    uint64_t hd = hp->n_embd_head_kda, d_inner = (uint64_t)hp->n_head_max * hd;
-    *r = 3ull * (hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 3) * d_inner;
-    *s = hd * hd * hp->n_head_max;
-}
-
 /* output_res_score belongs to the output layer (LLM_TENSOR_LAYER_OUTPUT). */
 static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 {
@@ -97,127 +87,26 @@ static int32_t res_mix(bctx *b, const k3 *k, int32_t cur, int32_t score_w, int i
     return gg_binary(g, GGFIT_OP_ADD, out, gg_binary(g, GGFIT_OP_MUL, cur, p_cur));
 }
 
-typedef struct kda {
-    int64_t head_dim, n_head, d_conv, d_inner, n_seqs, n_seq_tokens, n_tokens;
-} kda;
-
-/* kimi_k3_conv1d: Q, K or V (which 0, 1, 2) projected, behind its part of
- * the conv state; the last d_conv - 1 columns are stored back; the
- * convolution, SiLU, heads. */
-static int32_t causal_conv1d(bctx *b, const kda *d, int32_t states_all, int32_t state_all,
-                             int which, int32_t x, int32_t proj_w, int32_t conv_w)
-{
-    gg_graph *g = b->g;
-    int64_t dc = d->d_conv, di = d->d_inner, ns = d->n_seqs, nst = d->n_seq_tokens;
-    int64_t conv_state_size = (dc - 1) * di, r_total = 3 * conv_state_size;
-    uint64_t es = g->t[state_all].nb[0];
-    int32_t conv_state_x = gb_view_3d(b, state_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es,
-                                      (uint64_t)r_total * es,
-                                      (uint64_t)(which * conv_state_size) * es);
-    int32_t x_proj = gg_mul_mat(g, proj_w, x);
-    int32_t x_3d = gb_reshape_3d(b, x_proj, di, nst, ns);
-    int32_t conv_x = gg_concat(g, conv_state_x, gg_transpose(g, x_3d), 0);
-    const gg_tensor *t = &g->t[conv_x];
-    int32_t last = gb_view_3d(b, conv_x, dc - 1, di, ns, t->nb[1], t->nb[2],
-                              (uint64_t)nst * t->nb[0]);
-    uint64_t es_all = g->t[states_all].nb[0];
-    int32_t dst = gb_view_3d(b, states_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es_all,
-                             (uint64_t)r_total * es_all,
-                             (uint64_t)(which * conv_state_size) * es_all);
-    gg_expand(g, gg_cpy(g, last, dst));
-    int32_t w = gb_reshape_2d(b, conv_w, dc, di);
-    int32_t xc = gg_ssm_conv(g, conv_x, w);
-    xc = gb_reshape_2d(b, xc, di, d->n_tokens);
-    xc = gg_unary_op(g, GGFIT_OP_UNARY, xc);
-    return gb_reshape_4d(b, xc, d->head_dim, d->n_head, nst, ns);
-}
-
-/* build_kda_layer */
+/* build_kda_layer: the low-rank decay gate, A * softplus(f_b(f_a(x)) +
+ * dt_bias), or with kda.gate_lower_bound lower_bound * sigmoid(-A *
+ * (f_b(f_a(x)) + dt_bias)); the full-rank output gate ssm_g. */
 static int32_t kda_layer(bctx *b, int32_t cur, int il)
 {
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    kda d = {
-        .head_dim = hp->n_embd_head_kda, .n_head = hp->n_head_max, .d_conv = hp->ssm_d_conv,
-        .n_seqs = b->p->n_seqs, .n_tokens = b->p->n_tokens,
-    };
-    d.d_inner = d.head_dim * d.n_head;
-    d.n_seq_tokens = d.n_seqs ? d.n_tokens / d.n_seqs : 0;
-    if (!d.head_dim || !d.d_conv || !d.n_seqs) {
-        b->missing = true;
-        return cur;
-    }
-    int64_t hd = d.head_dim, nh = d.n_head, nst = d.n_seq_tokens, ns = d.n_seqs;
-    int64_t nt = d.n_tokens;
-
-    int32_t r_all = gb_state(b, il, 'r');
-    int32_t r = gb_rs(b, r_all, gb_ne(b, r_all, 0), NULL, NULL);
-    int32_t q = causal_conv1d(b, &d, r_all, r, 0, cur, gb_required(b, "blk.%d.attn_q.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_q.weight", il));
-    int32_t k = causal_conv1d(b, &d, r_all, r, 1, cur, gb_required(b, "blk.%d.attn_k.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_k.weight", il));
-    int32_t v = causal_conv1d(b, &d, r_all, r, 2, cur, gb_required(b, "blk.%d.attn_v.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_v.weight", il));
-    if (b->missing)
-        return cur;
-
-    int32_t f_a = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_f_a.weight", il), cur);
-    int32_t g1 = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_f_b.weight", il), f_a);
-    g1 = gg_binary(g, GGFIT_OP_ADD, g1, gb_required(b, "blk.%d.ssm_dt.bias", il));
-    int32_t a = gb_reshape_3d(b, gb_required(b, "blk.%d.ssm_a", il), 1, nh, 1);
     char key[160];
-    snprintf(key, sizeof key, "%s.kda.gate_lower_bound", hp->arch);
-    if (ggfit_gguf_find_key(b->gguf, key) >= 0) {
-        /* lower_bound * sigmoid(-(A * (f_b(f_a(x)) + dt_bias))) */
-        g1 = gb_reshape_3d(b, g1, hd, nh, nt);
-        g1 = gg_binary(g, GGFIT_OP_MUL, g1, a);
-        g1 = gg_unary_op(g, GGFIT_OP_UNARY, gg_scale(g, g1));
-        g1 = gg_scale(g, g1);
-    } else {
-        g1 = gg_unary_op(g, GGFIT_OP_UNARY, g1);
-        g1 = gb_reshape_3d(b, g1, hd, nh, nt);
-        g1 = gg_binary(g, GGFIT_OP_MUL, g1, a);
-    }
-    gb_cb(b, g1, "kda_g1", il);
-    g1 = gb_reshape_4d(b, g1, hd, nh, nst, ns);
-
-    int32_t beta = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_beta.weight", il), cur);
-    beta = gb_reshape_4d(b, beta, 1, nh, nst, ns);
-    beta = name_t(b, gg_unary_op(g, GGFIT_OP_UNARY, beta), "kda_beta", il);
-
-    int32_t cur_3d = gb_reshape_3d(b, cur, gb_ne(b, cur, 0), nst, ns);
-    int32_t s_all = gb_state(b, il, 's');
-    int32_t state = gb_rs(b, s_all, gb_ne(b, s_all, 0), NULL, NULL);
-    state = gb_reshape_4d(b, state, hd, hd, nh, ns);
-    q = gg_unary_op(g, GGFIT_OP_L2_NORM, q);
-    k = gg_unary_op(g, GGFIT_OP_L2_NORM, k);
-
-    /* build_delta_net, fused */
-    int32_t res = gg_gated_delta_net(g, q, k, v, g1, beta, state, 1);
-    uint64_t es = g->t[res].nb[0];
-    int64_t sv = gb_ne(b, v, 0), hv = gb_ne(b, v, 1);
-    int32_t out = gb_view_4d(b, res, sv, hv, nst, ns, (uint64_t)sv * es,
-                             (uint64_t)(sv * hv) * es, (uint64_t)(sv * hv * nst) * es, 0);
-    int32_t new_state = gb_view_4d(b, res, sv, sv, hv, ns, (uint64_t)sv * es,
-                                   (uint64_t)(sv * sv) * es, (uint64_t)(sv * sv * hv) * es,
-                                   (uint64_t)(sv * hv * nst * ns) * es);
-    out = name_t(b, gg_cont(g, out), "kda_scan_out", il);
-    int64_t n_s = gb_ne(b, s_all, 0) * ns;
-    gg_expand(g, gg_cpy(g, new_state, gg_view(g, s_all, 1, &n_s, NULL, 0)));
-
-    /* the full-rank gate: RMSNorm(out) * sigmoid(ssm_g(x)) */
-    int32_t cur_2d = gb_reshape_2d(b, cur_3d, gb_ne(b, cur_3d, 0), nst * ns);
-    int32_t g2 = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_g.weight", il), cur_2d);
-    g2 = gb_reshape_3d(b, g2, hd, nh, nst * ns);
-    int32_t o = gb_reshape_3d(b, out, hd, nh, nst * ns);
-    int32_t normed = gb_norm(b, o, gb_required(b, "blk.%d.ssm_norm.weight", il), il);
-    gb_cb(b, g2, "kda_g2", il);
-    gb_cb(b, normed, "kda_normed", il);
-    int32_t gated = gg_binary(g, GGFIT_OP_MUL, normed, gg_unary_op(g, GGFIT_OP_UNARY, g2));
-    gated = gb_cont_4d(b, gated, d.d_inner, nt, 1, 1);
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), gated);
-    gb_cb(b, cur, "kda_out", il);
-    return cur;
+    snprintf(key, sizeof key, "%s.kda.gate_lower_bound", b->hp->arch);
+    gb_kda o = {
+        .f_b = true,
+        .gate = ggfit_gguf_find_key(b->gguf, key) >= 0 ? GB_KDA_BOUNDED_NEG : GB_KDA_SOFTPLUS,
+        .g_a = "blk.%d.ssm_g.weight",
+        .names = {
+            [GB_KDA_N_G1] = "kda_g1",
+            [GB_KDA_N_BETA] = "kda_beta",
+            [GB_KDA_N_SCAN_CONT] = "kda_scan_out",
+            [GB_KDA_N_G2] = "kda_g2",
+            [GB_KDA_N_NORMED] = "kda_normed",
+        },
+    };
+    return gb_kda_layer(b, cur, il, &o);
 }
 
 /* build_mla_layer: no RoPE, Q from attn_q or the LoRA pair, absorbed into
@@ -390,7 +279,7 @@ const ggfit_arch ggfit__model_kimi_k3 = {
             "activation.situ_linear_beta", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
-    .state_size = state_size,
+    .state_size = gb_kda_state_size,
     .tensor_layer = tensor_layer,
     .build = build_kimi_k3,
 };
