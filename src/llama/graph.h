@@ -312,6 +312,21 @@ void gb_kda_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
 int32_t gb_recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v, int32_t gate,
                           int32_t beta, int32_t s, int il);
 
+/* Granite's block (graph_granite.c: build_attention_layer, then
+ * build_layer_ffn: a dense SiLU FFN with optional biases, or ffn_moe where
+ * the layer has a router), the output rows picked on the last layer; and
+ * the end of its graph (output norm, output matrix, 1 / logit_scale). */
+typedef struct gb_granite {
+    bool rope;                  /* RoPE on this layer (NoPE without) */
+    bool res_scale;             /* residual_scale on both branches */
+    bool swa;                   /* Granite SWA: build_qkv (attn_qkv when the file has
+                                 * it), the iSWA cache and the layer's sinks */
+    int32_t *rf_leaf;           /* LongRoPE factors' leaves per buffer type */
+    int32_t (*ffn_moe)(bctx *b, int32_t cur, int il);
+} gb_granite;
+int32_t gb_granite_layer(bctx *b, int32_t inpL, int il, bool last, const gb_granite *o);
+void gb_granite_output(bctx *b, int32_t inpL);
+
 /* The whole graph of llama_model_llama::graph and the architectures that
  * repeat it, or b->missing; flags say how they differ. */
 enum {
