@@ -279,8 +279,8 @@ int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
  * the output gate is sigmoid(g_b(g_a(x))), g_a(x) alone without g_b. The
  * names are llama.cpp's cb() names at each point (NULL: none), which each
  * file sets its own way. gb_kda_state_size: the KDA layers' n_embd_r and
- * n_embd_s. gb_recurrent_attn: build_recurrent_attn (delta-net-base.cpp)
- * with the fused gated delta net: stores the final state, or with
+ * n_embd_s. gb_recurrent_attn (graph_delta.c): build_recurrent_attn
+ * (delta-net-base.cpp) with the fused gated delta net: stores the final state, or with
  * n_rs_seq snapshots the last min(tokens, n_rs_seq + 1) states, one slot
  * of rows each; returns the outputs. */
 enum { GB_KDA_SOFTPLUS, GB_KDA_BOUNDED, GB_KDA_BOUNDED_NEG };
@@ -384,5 +384,9 @@ enum { GB_MTP_ROWS_NONE, GB_MTP_ROWS_NORMED, GB_MTP_ROWS_FIRST };
 void gb_mtp_embd(bctx *b, int il, int32_t *emb, int32_t *h);
 int32_t gb_mtp_eh_proj(bctx *b, int il, int32_t emb, int32_t h);
 void gb_mtp_head(bctx *b, int32_t cur, int il, int rows, int32_t norm_w);
+/* The end of the trunk's graph of a model with an MTP head: output_norm
+ * over every token, kept as h_nextn (res->t_h_nextn, what the head reads),
+ * then the output rows, the output matrix, expanded. */
+void gb_mtp_trunk_output(bctx *b, int32_t inpL);
 
 #endif
