@@ -309,6 +309,12 @@ typedef struct gb_kda {
 } gb_kda;
 int32_t gb_kda_layer(bctx *b, int32_t cur, int il, const gb_kda *o);
 void gb_kda_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
+/* The MLA layers Kimi Linear and Kimi-K3 interleave with their KDA ones
+ * (graph_kda.c): no RoPE, Q from attn_q or the LoRA pair, absorbed into
+ * the latent (attn_k_b), attention over the K-only cache, attn_v_b per
+ * head, the sigmoid gate where the layer has attn_gate, the output
+ * projection; named: the Q/K/V steps get Kimi Linear's cb() names. */
+int32_t gb_kimi_mla_layer(bctx *b, int32_t cur, int il, bool named);
 int32_t gb_recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v, int32_t gate,
                           int32_t beta, int32_t s, int il);
 

@@ -23,11 +23,6 @@ static int32_t name_t(bctx *b, int32_t t, const char *name, int il)
     return t;
 }
 
-static uint64_t f32_row(int64_t n)
-{
-    return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
-}
-
 /* output_res_score belongs to the output layer (LLM_TENSOR_LAYER_OUTPUT). */
 static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 {
@@ -109,59 +104,6 @@ static int32_t kda_layer(bctx *b, int32_t cur, int il)
     return gb_kda_layer(b, cur, il, &o);
 }
 
-/* build_mla_layer: no RoPE, Q from attn_q or the LoRA pair, absorbed into
- * the latent (attn_k_b), attention over the K-only cache, attn_v_b per
- * head, then the optional sigmoid gate and the output projection. */
-static int32_t mla_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int64_t n_head = li->n_head, nt = b->p->n_tokens;
-    int64_t hk = hp->n_embd_head_k_mla, n_rope = hp->n_rot, n_nope = hk - n_rope;
-    int64_t rank = hp->n_lora_kv;
-    int32_t wk_b = gb_weight(b, "blk.%d.attn_k_b.weight", il);
-    int32_t wv_b = gb_weight(b, "blk.%d.attn_v_b.weight", il);
-    if (wk_b < 0 || wv_b < 0 || n_nope <= 0) {
-        b->missing = true;   /* the wkv_b path asks for a KV cache the model has not */
-        return cur;
-    }
-    int32_t inp_gate = cur, q;
-    if (gb_weight(b, "blk.%d.attn_q_a_norm.weight", il) >= 0) {
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_a.weight", il), cur);
-        q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_a_norm.weight", il), il);
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_b.weight", il), q);
-    } else {
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur);
-    }
-    int32_t kv_cmpr_pe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
-    uint64_t kb1 = f32_row(rank + n_rope);
-    int32_t kv_cmpr = gb_view_2d(b, kv_cmpr_pe, rank, nt, kb1, 0);
-    int32_t k_pe = gb_view_3d(b, kv_cmpr_pe, n_rope, 1, nt, kb1, kb1, f32_row(rank));
-    kv_cmpr = gb_norm(b, kv_cmpr, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
-
-    uint64_t qb1 = f32_row(hk), qb2 = qb1 * (uint64_t)n_head;
-    int32_t q_nope = gb_view_3d(b, q, n_nope, n_head, nt, qb1, qb2, 0);
-    int32_t q_pe = gb_view_3d(b, q, n_rope, n_head, nt, qb1, qb2, f32_row(n_nope));
-    q_nope = gg_permute(g, q_nope, 0, 2, 1, 3);
-    int32_t q_abs = gg_mul_mat(g, wk_b, q_nope);
-    q_abs = gg_permute(g, q_abs, 0, 2, 1, 3);
-    q = gg_concat(g, q_abs, q_pe, 0);
-    int32_t kv_3d = gb_reshape_3d(b, kv_cmpr, rank, 1, nt);
-    int32_t k = gg_concat(g, kv_3d, k_pe, 0);
-    if (b->missing)
-        return cur;
-    int32_t out = gb_attn_k(b, -1, -1, q, k, kv_3d, wv_b, il);
-    int32_t wg = gb_weight(b, "blk.%d.attn_gate.weight", il);
-    if (wg >= 0) {
-        int32_t gate = gg_unary_op(g, GGFIT_OP_UNARY, gg_mul_mat(g, wg, inp_gate));
-        out = name_t(b, gg_binary(g, GGFIT_OP_MUL, out, gate), "mla_gated", il);
-    }
-    out = gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), out);
-    gb_cb(b, out, "mla_out", il);
-    return out;
-}
-
 /* build_latent_moe: the routed experts on the down-projected input (the
  * router on the full one), normed and projected back; the shared experts
  * on the full input. */
@@ -236,7 +178,7 @@ static void build_kimi_k3(bctx *b)
         if (b->p->layer_flags[il] & GB_LAYER_STATE)
             cur = kda_layer(b, cur, il);
         else
-            cur = mla_layer(b, cur, il);
+            cur = gb_kimi_mla_layer(b, cur, il, false);
         if (b->missing)
             return;
         prefix = banked ? cur : gg_binary(g, GGFIT_OP_ADD, prefix, cur);

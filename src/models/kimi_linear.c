@@ -11,11 +11,6 @@
  */
 #include "llama/graph.h"
 
-static uint64_t f32_row(int64_t n)
-{
-    return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
-}
-
 /* The KDA layer of llama_model_kimi_linear::graph: the low-rank decay gate
  * A * softplus(f_b(f_a(x)) + dt_bias) and output gate g_b(g_a(x)). */
 static const gb_kda kda = {
@@ -34,53 +29,6 @@ static const gb_kda kda = {
         [GB_KDA_N_NORMED] = "kda_normed",
     },
 };
-
-/* The MLA layer: no RoPE, Q from one projection, absorbed into the latent
- * (attn_k_b), attention over the K-only cache, attn_v_b per head. */
-static int32_t mla_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int64_t n_head = li->n_head, nt = b->p->n_tokens;
-    int64_t hk = hp->n_embd_head_k_mla, n_rope = hp->n_rot, n_nope = hk - n_rope;
-    int64_t rank = hp->n_lora_kv;
-    int32_t wk_b = gb_weight(b, "blk.%d.attn_k_b.weight", il);
-    int32_t wv_b = gb_weight(b, "blk.%d.attn_v_b.weight", il);
-    if (wk_b < 0 || wv_b < 0 || n_nope <= 0) {
-        b->missing = true;   /* the MHA fallback has no cache to attend over */
-        return cur;
-    }
-    int32_t q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur);
-    int32_t kv_cmpr_pe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
-    uint64_t kb1 = f32_row(rank + n_rope);
-    int32_t kv_cmpr = gb_view_2d(b, kv_cmpr_pe, rank, nt, kb1, 0);
-    int32_t k_pe = gb_view_3d(b, kv_cmpr_pe, n_rope, 1, nt, kb1, kb1, f32_row(rank));
-    kv_cmpr = gb_norm(b, kv_cmpr, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
-
-    uint64_t qb1 = f32_row(hk), qb2 = qb1 * (uint64_t)n_head;
-    int32_t q_nope = gb_view_3d(b, q, n_nope, n_head, nt, qb1, qb2, 0);
-    gb_cb(b, q_nope, "q_nope", il);
-    int32_t q_pe = gb_view_3d(b, q, n_rope, n_head, nt, qb1, qb2, f32_row(n_nope));
-    gb_cb(b, q_pe, "q_pe", il);
-    q_nope = gg_permute(g, q_nope, 0, 2, 1, 3);
-    gb_cb(b, q_nope, "q_nope_perm", il);
-    int32_t q_abs = gg_mul_mat(g, wk_b, q_nope);
-    gb_cb(b, q_abs, "q_nope_absorbed", il);
-    q_abs = gg_permute(g, q_abs, 0, 2, 1, 3);
-    gb_cb(b, q_abs, "q_nope_absorbed_perm", il);
-    q = gg_concat(g, q_abs, q_pe, 0);
-    gb_cb(b, q, "Qcur", il);
-    kv_cmpr = gb_reshape_3d(b, kv_cmpr, rank, 1, nt);
-    gb_cb(b, kv_cmpr, "kv_cmpr_reshape", il);
-    int32_t k = gg_concat(g, kv_cmpr, k_pe, 0);
-    gb_cb(b, k, "Kcur", il);
-    int32_t v = kv_cmpr;
-    gb_cb(b, v, "Vcur", il);
-    cur = gb_attn_k(b, gb_required(b, "blk.%d.attn_output.weight", il), -1, q, k, v, wv_b, il);
-    gb_cb(b, cur, "mla_out", il);
-    return cur;
-}
 
 static int32_t ffn(bctx *b, int32_t cur, int il)
 {
@@ -130,7 +78,7 @@ static void build_kimi_linear(bctx *b)
         if (b->p->layer_flags[il] & GB_LAYER_STATE)
             cur = gb_kda_layer(b, cur, il, &kda);
         else
-            cur = mla_layer(b, cur, il);
+            cur = gb_kimi_mla_layer(b, cur, il, true);
         if (b->missing)
             return;
         if (il == n_layer - 1)
