@@ -315,6 +315,13 @@ void gb_kda_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
  * head, the sigmoid gate where the layer has attn_gate, the output
  * projection; named: the Q/K/V steps get Kimi Linear's cb() names. */
 int32_t gb_kimi_mla_layer(bctx *b, int32_t cur, int il, bool named);
+/* The start of Kimi Linear's and Kimi-K3's graphs (the embeddings, named
+ * embd_name, the recurrent state's and the K-only cache's inputs; -1 and
+ * b->missing without the MLA head sizes), and their token mixer: the
+ * attention norm of x, then the KDA layer (o) or the MLA layer,
+ * whichever layer il is. */
+int32_t gb_kimi_inputs(bctx *b, const char *embd_name);
+int32_t gb_kimi_mixer(bctx *b, int32_t x, int il, const gb_kda *o, bool mla_named);
 int32_t gb_recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v, int32_t gate,
                           int32_t beta, int32_t s, int il);
 

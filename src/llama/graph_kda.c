@@ -239,3 +239,27 @@ int32_t gb_kimi_mla_layer(bctx *b, int32_t cur, int il, bool named)
     gb_cb(b, out, "mla_out", il);
     return out;
 }
+
+int32_t gb_kimi_inputs(bctx *b, const char *embd_name)
+{
+    const ggfit_hparams *hp = b->hp;
+    if (!hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
+        b->missing = true;
+        return -1;
+    }
+    int32_t inpL = gb_inp_embd(b);
+    gb_cb(b, inpL, embd_name, -1);
+    gb_inputs_rs(b);
+    gb_inputs_k(b);   /* its positions stay out of the graph */
+    return inpL;
+}
+
+int32_t gb_kimi_mixer(bctx *b, int32_t x, int il, const gb_kda *o, bool mla_named)
+{
+    int32_t cur = gb_norm(b, x, gb_required(b, "blk.%d.attn_norm.weight", il), il);
+    gb_cb(b, cur, "attn_norm", il);
+    gg_expand(b->g, cur);
+    if (b->p->layer_flags[il] & GB_LAYER_STATE)
+        return gb_kda_layer(b, cur, il, o);
+    return gb_kimi_mla_layer(b, cur, il, mla_named);
+}

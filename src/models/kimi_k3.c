@@ -85,11 +85,11 @@ static int32_t res_mix(bctx *b, const k3 *k, int32_t cur, int32_t score_w, int i
 /* build_kda_layer: the low-rank decay gate, A * softplus(f_b(f_a(x)) +
  * dt_bias), or with kda.gate_lower_bound lower_bound * sigmoid(-A *
  * (f_b(f_a(x)) + dt_bias)); the full-rank output gate ssm_g. */
-static int32_t kda_layer(bctx *b, int32_t cur, int il)
+static void kda_of(bctx *b, gb_kda *o)
 {
     char key[160];
     snprintf(key, sizeof key, "%s.kda.gate_lower_bound", b->hp->arch);
-    gb_kda o = {
+    *o = (gb_kda){
         .f_b = true,
         .gate = ggfit_gguf_find_key(b->gguf, key) >= 0 ? GB_KDA_BOUNDED_NEG : GB_KDA_SOFTPLUS,
         .g_a = "blk.%d.ssm_g.weight",
@@ -101,7 +101,6 @@ static int32_t kda_layer(bctx *b, int32_t cur, int il)
             [GB_KDA_N_NORMED] = "kda_normed",
         },
     };
-    return gb_kda_layer(b, cur, il, &o);
 }
 
 /* build_latent_moe: the routed experts on the down-projected input (the
@@ -154,16 +153,13 @@ static void build_kimi_k3(bctx *b)
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int n_layer = (int)hp->n_layer;
-    if (!hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
-        b->missing = true;
+    int32_t inpL = gb_kimi_inputs(b, "inp_embd");
+    if (inpL < 0)
         return;
-    }
     k3 k = { .stack = -1, .situ_linear = gb_key(b, "activation.situ_linear_beta", 0) > 0 };
     uint32_t res_bs = (uint32_t)gb_key(b, "attn_res.block_size", 0);
-    int32_t inpL = gb_inp_embd(b);
-    gb_cb(b, inpL, "inp_embd", -1);
-    gb_inputs_rs(b);
-    gb_inputs_k(b);   /* its positions stay out of the graph */
+    gb_kda kda;
+    kda_of(b, &kda);
     for (int il = 0; il < n_layer && !b->missing; il++) {
         int32_t prefix = inpL;
         int32_t cur = res_bs ? res_mix(b, &k, prefix, gb_required(b, "blk.%d.attn_res_score.weight",
@@ -172,13 +168,7 @@ static void build_kimi_k3(bctx *b)
         bool banked = res_bs && (uint32_t)il % res_bs == 0;
         if (banked)
             res_push(b, &k, prefix);   /* the raw layer input */
-        cur = gb_norm(b, cur, gb_required(b, "blk.%d.attn_norm.weight", il), il);
-        gb_cb(b, cur, "attn_norm", il);
-        gg_expand(g, cur);
-        if (b->p->layer_flags[il] & GB_LAYER_STATE)
-            cur = kda_layer(b, cur, il);
-        else
-            cur = gb_kimi_mla_layer(b, cur, il, false);
+        cur = gb_kimi_mixer(b, cur, il, &kda, false);
         if (b->missing)
             return;
         prefix = banked ? cur : gg_binary(g, GGFIT_OP_ADD, prefix, cur);

@@ -60,25 +60,11 @@ static int32_t ffn(bctx *b, int32_t cur, int il)
 static void build_kimi_linear(bctx *b)
 {
     gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    int n_layer = (int)hp->n_layer;
-    if (!hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
-        b->missing = true;
-        return;
-    }
-    int32_t inpL = gb_inp_embd(b);
-    gb_cb(b, inpL, "model.embed_tokens", -1);
-    gb_inputs_rs(b);
-    gb_inputs_k(b);   /* its positions stay out of the graph */
+    int n_layer = (int)b->hp->n_layer;
+    int32_t inpL = gb_kimi_inputs(b, "model.embed_tokens");
     for (int il = 0; il < n_layer && !b->missing; il++) {
         int32_t inpSA = inpL;
-        int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
-        gb_cb(b, cur, "attn_norm", il);
-        gg_expand(g, cur);
-        if (b->p->layer_flags[il] & GB_LAYER_STATE)
-            cur = gb_kda_layer(b, cur, il, &kda);
-        else
-            cur = gb_kimi_mla_layer(b, cur, il, true);
+        int32_t cur = gb_kimi_mixer(b, inpL, il, &kda, true);
         if (b->missing)
             return;
         if (il == n_layer - 1)
