@@ -146,6 +146,9 @@ int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, in
 
 /* Numbers under "<arch>.<suffix>" in the file, def when absent. */
 double gb_key(bctx *b, const char *suffix, double def);
+/* A per-layer float key (get_key_or_arr: one number for all layers, or an
+ * array of float32, one a block): layer il's value, 0 when absent. */
+double gb_key_layer(bctx *b, const char *suffix, int il);
 
 /* A K-only cache (MLA, llm_graph_input_attn_k): gb_inputs_k builds the
  * positions, K indices, mask and output ids; gb_attn_k is build_attn on it,

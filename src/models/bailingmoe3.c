@@ -31,31 +31,12 @@ static uint64_t f32_row(int64_t n)
     return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
 }
 
-/* hparams.swiglu_clamp_exp / _shexp of layer il (one number for all, or
- * one per block), 0 when absent. */
-static double clamp_of(bctx *b, const char *suffix, int il)
-{
-    char key[160];
-    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
-    int64_t i = ggfit_gguf_find_key(b->gguf, key);
-    ggfit_value v, e;
-    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
-        return 0;
-    if (v.type != GGFIT_GGUF_ARRAY)
-        return gb_key(b, suffix, 0);
-    ggfit_value_iter it = {0};
-    for (int j = 0; ggfit_value_next(&v, &it, &e); j++)
-        if (j == il)
-            return e.type == GGFIT_GGUF_FLOAT32 || e.type == GGFIT_GGUF_FLOAT64 ? e.f : 0;
-    return 0;
-}
-
 /* build_ffn with SiLU and a parallel gate; with swiglu_clamp_shexp[il]
  * set, up is clamped, silu(gate) clamped and the two multiplied. */
 static int32_t ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il)
 {
     gg_graph *g = b->g;
-    if (clamp_of(b, "swiglu_clamp_shexp", il) <= 1e-6)
+    if (gb_key_layer(b, "swiglu_clamp_shexp", il) <= 1e-6)
         return gb_ffn_w(b, cur, up, gate, down, il);
     int32_t tmp = gg_mul_mat(g, up, cur);
     gb_cb(b, tmp, "ffn_up", il);
@@ -145,7 +126,7 @@ static int32_t moe(bctx *b, int32_t cur, int il)
     gb_moe o;
     gb_moe_layer(b, il, 0, &o);   /* expert_gating_func is required */
     o.exp_probs_b = gb_required(b, "blk.%d.exp_probs_b.bias", il);
-    o.swiglu_limit = (float)clamp_of(b, "swiglu_clamp_exp", il);
+    o.swiglu_limit = (float)gb_key_layer(b, "swiglu_clamp_exp", il);
     int32_t m = gb_moe_ffn_ex(b, cur, &o, il);
     int32_t sh = ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
                        gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
