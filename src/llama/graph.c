@@ -1012,6 +1012,23 @@ double gb_key(bctx *b, const char *suffix, double def)
     }
 }
 
+double gb_key_layer(bctx *b, const char *suffix, int il)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
+    int64_t i = ggfit_gguf_find_key(b->gguf, key);
+    ggfit_value v, e;
+    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
+        return 0;
+    if (v.type != GGFIT_GGUF_ARRAY)
+        return gb_key(b, suffix, 0);
+    ggfit_value_iter it = {0};
+    for (int j = 0; ggfit_value_next(&v, &it, &e); j++)
+        if (j == il)
+            return e.type == GGFIT_GGUF_FLOAT32 || e.type == GGFIT_GGUF_FLOAT64 ? e.f : 0;
+    return 0;
+}
+
 /* ---- a K-only cache: MLA (llm_graph_input_attn_k) ----------------------------- */
 
 /* The inputs of a K-only cache: positions, the cache's K indices and mask,

@@ -146,6 +146,9 @@ int32_t gb_cont_4d(bctx *b, int32_t t, int64_t ne0, int64_t ne1, int64_t ne2, in
 
 /* Numbers under "<arch>.<suffix>" in the file, def when absent. */
 double gb_key(bctx *b, const char *suffix, double def);
+/* A per-layer float key (get_key_or_arr: one number for all layers, or an
+ * array of float32, one a block): layer il's value, 0 when absent. */
+double gb_key_layer(bctx *b, const char *suffix, int il);
 
 /* A K-only cache (MLA, llm_graph_input_attn_k): gb_inputs_k builds the
  * positions, K indices, mask and output ids; gb_attn_k is build_attn on it,
@@ -271,6 +274,75 @@ int32_t gb_attn_kv_lora(bctx *b, int32_t cur, int32_t q, int32_t rf, bool v_flat
 int32_t gb_mamba_layer(bctx *b, int32_t cur, int il);
 int32_t gb_mamba2_layer(bctx *b, int32_t cur, int il);
 
+/* The KDA layer of layer il (Kimi Delta Attention, graph_kda.c), as Kimi
+ * Linear, Kimi-K3 and BailingMoE3 build it: it reads and stores the
+ * layer's recurrent state (gb_inputs_rs first), or sets b->missing. The
+ * decay gate is A * softplus(x + dt_bias) (SOFTPLUS) or lower_bound *
+ * sigmoid(A * (x + dt_bias)), negated inside the sigmoid for BOUNDED_NEG;
+ * the output gate is sigmoid(g_b(g_a(x))), g_a(x) alone without g_b. The
+ * names are llama.cpp's cb() names at each point (NULL: none), which each
+ * file sets its own way. gb_kda_state_size: the KDA layers' n_embd_r and
+ * n_embd_s. gb_recurrent_attn (graph_delta.c): build_recurrent_attn
+ * (delta-net-base.cpp) with the fused gated delta net: stores the final state, or with
+ * n_rs_seq snapshots the last min(tokens, n_rs_seq + 1) states, one slot
+ * of rows each; returns the outputs. */
+enum { GB_KDA_SOFTPLUS, GB_KDA_BOUNDED, GB_KDA_BOUNDED_NEG };
+enum {
+    GB_KDA_N_CONV_STATES,       /* the layer's conv states */
+    GB_KDA_N_F_B,               /* f_b(f_a(x)) */
+    GB_KDA_N_G1,                /* the decay gate, 3-D */
+    GB_KDA_N_GATE,              /* the decay gate, 4-D */
+    GB_KDA_N_BETA_RAW,          /* beta before its sigmoid */
+    GB_KDA_N_BETA,              /* beta */
+    GB_KDA_N_SCAN_CONT,         /* the delta net's outputs, contiguous (no rollback) */
+    GB_KDA_N_NEW_STATE,         /* its new state (no rollback) */
+    GB_KDA_N_G2_RAW,            /* the output gate's product */
+    GB_KDA_N_G2,                /* the output gate, 3-D */
+    GB_KDA_N_NORMED,            /* the normed outputs */
+    GB_KDA_N_COUNT
+};
+typedef struct gb_kda {
+    bool f_b;                   /* the decay gate on f_b(f_a(x)), else on f_a(x) */
+    int gate;                   /* GB_KDA_SOFTPLUS, _BOUNDED or _BOUNDED_NEG */
+    const char *g_a, *g_b;      /* the output gate's weights (g_b NULL: g_a alone) */
+    bool flat;                  /* g_a reads the input as it is (else reshaped by
+                                 * sequences and back, as Kimi's files do) */
+    bool rollback;              /* n_rs_seq snapshots of the conv windows and states */
+    const char *names[GB_KDA_N_COUNT];
+} gb_kda;
+int32_t gb_kda_layer(bctx *b, int32_t cur, int il, const gb_kda *o);
+void gb_kda_state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s);
+/* The MLA layers Kimi Linear and Kimi-K3 interleave with their KDA ones
+ * (graph_kda.c): no RoPE, Q from attn_q or the LoRA pair, absorbed into
+ * the latent (attn_k_b), attention over the K-only cache, attn_v_b per
+ * head, the sigmoid gate where the layer has attn_gate, the output
+ * projection; named: the Q/K/V steps get Kimi Linear's cb() names. */
+int32_t gb_kimi_mla_layer(bctx *b, int32_t cur, int il, bool named);
+/* The start of Kimi Linear's and Kimi-K3's graphs (the embeddings, named
+ * embd_name, the recurrent state's and the K-only cache's inputs; -1 and
+ * b->missing without the MLA head sizes), and their token mixer: the
+ * attention norm of x, then the KDA layer (o) or the MLA layer,
+ * whichever layer il is. */
+int32_t gb_kimi_inputs(bctx *b, const char *embd_name);
+int32_t gb_kimi_mixer(bctx *b, int32_t x, int il, const gb_kda *o, bool mla_named);
+int32_t gb_recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v, int32_t gate,
+                          int32_t beta, int32_t s, int il);
+
+/* Granite's block (graph_granite.c: build_attention_layer, then
+ * build_layer_ffn: a dense SiLU FFN with optional biases, or ffn_moe where
+ * the layer has a router), the output rows picked on the last layer; and
+ * the end of its graph (output norm, output matrix, 1 / logit_scale). */
+typedef struct gb_granite {
+    bool rope;                  /* RoPE on this layer (NoPE without) */
+    bool res_scale;             /* residual_scale on both branches */
+    bool swa;                   /* Granite SWA: build_qkv (attn_qkv when the file has
+                                 * it), the iSWA cache and the layer's sinks */
+    int32_t *rf_leaf;           /* LongRoPE factors' leaves per buffer type */
+    int32_t (*ffn_moe)(bctx *b, int32_t cur, int il);
+} gb_granite;
+int32_t gb_granite_layer(bctx *b, int32_t inpL, int il, bool last, const gb_granite *o);
+void gb_granite_output(bctx *b, int32_t inpL);
+
 /* The whole graph of llama_model_llama::graph and the architectures that
  * repeat it, or b->missing; flags say how they differ. */
 enum {
@@ -328,5 +400,9 @@ enum { GB_MTP_ROWS_NONE, GB_MTP_ROWS_NORMED, GB_MTP_ROWS_FIRST };
 void gb_mtp_embd(bctx *b, int il, int32_t *emb, int32_t *h);
 int32_t gb_mtp_eh_proj(bctx *b, int il, int32_t emb, int32_t h);
 void gb_mtp_head(bctx *b, int32_t cur, int il, int rows, int32_t norm_w);
+/* The end of the trunk's graph of a model with an MTP head: output_norm
+ * over every token, kept as h_nextn (res->t_h_nextn, what the head reads),
+ * then the output rows, the output matrix, expanded. */
+void gb_mtp_trunk_output(bctx *b, int32_t inpL);
 
 #endif

@@ -64,3 +64,18 @@ void gb_mtp_head(bctx *b, int32_t cur, int il, int rows, int32_t norm_w)
     g->t[cur].flags |= GGFIT_TF_OUTPUT;   /* res->t_logits */
     gg_expand(g, cur);
 }
+
+void gb_mtp_trunk_output(bctx *b, int32_t inpL)
+{
+    gg_graph *g = b->g;
+    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
+    gb_cb(b, cur, "h_nextn", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;   /* res->t_h_nextn */
+    cur = gg_get_rows(g, cur, b->inp_out_ids);
+    gb_cb(b, cur, "result_norm", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    cur = gg_mul_mat(g, gb_output_weight(b), cur);
+    gb_cb(b, cur, "result_output", -1);
+    g->t[cur].flags |= GGFIT_TF_OUTPUT;
+    gg_expand(g, cur);
+}

@@ -31,41 +31,12 @@ static uint64_t f32_row(int64_t n)
     return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
 }
 
-/* llama_hparams::n_embd_r and n_embd_s of the KDA layers: the Q, K and V
- * convolutions' last d_conv - 1 inputs (3 by default), and one head_dim x
- * head_dim state per head. */
-static void state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
-{
-    uint64_t hd = hp->n_embd_head_kda, d_inner = (uint64_t)hp->n_head_max * hd;
-    *r = 3ull * (hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 3) * d_inner;
-    *s = hd * hd * hp->n_head_max;
-}
-
-/* hparams.swiglu_clamp_exp / _shexp of layer il (one number for all, or
- * one per block), 0 when absent. */
-static double clamp_of(bctx *b, const char *suffix, int il)
-{
-    char key[160];
-    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
-    int64_t i = ggfit_gguf_find_key(b->gguf, key);
-    ggfit_value v, e;
-    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
-        return 0;
-    if (v.type != GGFIT_GGUF_ARRAY)
-        return gb_key(b, suffix, 0);
-    ggfit_value_iter it = {0};
-    for (int j = 0; ggfit_value_next(&v, &it, &e); j++)
-        if (j == il)
-            return e.type == GGFIT_GGUF_FLOAT32 || e.type == GGFIT_GGUF_FLOAT64 ? e.f : 0;
-    return 0;
-}
-
 /* build_ffn with SiLU and a parallel gate; with swiglu_clamp_shexp[il]
  * set, up is clamped, silu(gate) clamped and the two multiplied. */
 static int32_t ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t down, int il)
 {
     gg_graph *g = b->g;
-    if (clamp_of(b, "swiglu_clamp_shexp", il) <= 1e-6)
+    if (gb_key_layer(b, "swiglu_clamp_shexp", il) <= 1e-6)
         return gb_ffn_w(b, cur, up, gate, down, il);
     int32_t tmp = gg_mul_mat(g, up, cur);
     gb_cb(b, tmp, "ffn_up", il);
@@ -78,137 +49,16 @@ static int32_t ffn_w(bctx *b, int32_t cur, int32_t up, int32_t gate, int32_t dow
     return gg_mul_mat(g, down, cur);
 }
 
-typedef struct kda {
-    int64_t head_dim, n_head, d_conv, d_inner, n_seqs, n_seq_tokens, n_tokens;
-} kda;
-
-/* bailingmoe3_causal_conv1d: Q, K or V (which 0, 1, 2) projected, behind
- * its part of the conv state; the window ending at each of the last
- * min(tokens, n_rs_seq + 1) tokens is stored, one slot of rows each; the
- * convolution, SiLU, heads. */
-static int32_t causal_conv1d(bctx *b, const kda *d, int32_t states_all, int32_t state_all,
-                             int which, int32_t x, int32_t proj_w, int32_t conv_w)
-{
-    gg_graph *g = b->g;
-    int64_t dc = d->d_conv, di = d->d_inner, ns = d->n_seqs, nst = d->n_seq_tokens;
-    int64_t conv_state_size = (dc - 1) * di, r_total = 3 * conv_state_size;
-    uint64_t es = g->t[state_all].nb[0];
-    int32_t conv_state = gb_view_3d(b, state_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es,
-                                    (uint64_t)r_total * es,
-                                    (uint64_t)(which * conv_state_size) * es);
-    int32_t x_proj = gg_mul_mat(g, proj_w, x);
-    x_proj = gb_reshape_3d(b, x_proj, di, nst, ns);
-    int32_t conv_x = gg_concat(g, conv_state, gg_transpose(g, x_proj), 0);
-    int64_t K = (int64_t)b->p->n_rs_seq + 1, n_written = nst < K ? nst : K;
-    int64_t mem = ns ? ns : 1;
-    uint64_t es_all = g->t[states_all].nb[0];
-    for (int64_t slot = 0; slot < n_written; slot++) {
-        const gg_tensor *t = &g->t[conv_x];
-        int32_t snap = gb_view_3d(b, conv_x, dc - 1, di, ns, t->nb[1], t->nb[2],
-                                  (uint64_t)(t->ne[0] - (dc - 1) - slot) * t->nb[0]);
-        int32_t dst = gb_view_3d(b, states_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es_all,
-                                 (uint64_t)r_total * es_all,
-                                 (uint64_t)(slot * mem * r_total + which * conv_state_size) *
-                                     es_all);
-        gg_expand(g, gg_cpy(g, snap, dst));
-    }
-    int32_t w = gb_reshape_2d(b, conv_w, dc, di);
-    int32_t out = gg_ssm_conv(g, conv_x, w);
-    out = gg_unary_op(g, GGFIT_OP_UNARY, gb_reshape_2d(b, out, di, d->n_tokens));
-    return gb_reshape_4d(b, out, d->head_dim, d->n_head, nst, ns);
-}
-
-/* build_recurrent_attn with the fused gated delta net: stores the final
- * state, or with n_rs_seq snapshots the last min(tokens, n_rs_seq + 1)
- * states, one slot of rows each; returns the outputs. */
-static int32_t recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v,
-                              int32_t gate, int32_t beta, int32_t s, int il)
-{
-    gg_graph *g = b->g;
-    const gg_tensor *tv = &g->t[v];
-    int64_t sv = tv->ne[0], hv = tv->ne[1], nt = tv->ne[2], ns = tv->ne[3];
-    int64_t K = (int64_t)b->p->n_rs_seq + 1;
-    int32_t r = gg_gated_delta_net(g, q, k, v, gate, beta, s, K);
-    uint64_t es = g->t[r].nb[0];
-    int32_t out = gb_view_4d(b, r, sv, hv, nt, ns, (uint64_t)sv * es, (uint64_t)(sv * hv) * es,
-                             (uint64_t)(sv * hv * nt) * es, 0);
-    uint64_t nb1 = g->t[s_all].nb[1];
-    if (K > 1) {
-        gb_cb(b, out, "attn_output", il);
-        int64_t dd = sv * sv * hv, n_written = nt < K ? nt : K;
-        int32_t src = gb_view_3d(b, r, dd, ns, n_written, (uint64_t)dd * es,
-                                 (uint64_t)(dd * ns) * es, (uint64_t)(sv * hv * nt * ns) * es);
-        int32_t dst = gb_view_3d(b, s_all, dd, ns, n_written, nb1, (uint64_t)ns * nb1, 0);
-        gg_expand(g, gg_cpy(g, src, dst));
-        return out;
-    }
-    int32_t state = gb_view_4d(b, r, sv, sv, hv, ns, (uint64_t)sv * es,
-                               (uint64_t)(sv * sv) * es, (uint64_t)(sv * sv * hv) * es,
-                               (uint64_t)(sv * hv * nt * ns) * es);
-    gb_cb(b, out, "attn_output", il);
-    gb_cb(b, state, "new_state", il);
-    int32_t dst = gb_view_2d(b, s_all, gb_ne(b, s_all, 0), ns, nb1, 0);
-    gg_expand(g, gg_cpy(g, state, dst));
-    return out;
-}
-
-/* The KDA layer of llama_model_bailingmoe3::graph. */
-static int32_t kda_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    kda d = {
-        .head_dim = hp->n_embd_head_kda, .n_head = hp->n_head_max, .d_conv = hp->ssm_d_conv,
-        .n_seqs = b->p->n_seqs, .n_tokens = b->p->n_tokens,
-    };
-    d.d_inner = d.head_dim * d.n_head;
-    d.n_seq_tokens = d.n_seqs ? d.n_tokens / d.n_seqs : 0;
-    if (!d.head_dim || !d.d_conv || !d.n_seqs) {
-        b->missing = true;
-        return cur;
-    }
-    int64_t hd = d.head_dim, nh = d.n_head, nst = d.n_seq_tokens, ns = d.n_seqs;
-    int64_t nt = d.n_tokens;
-
-    int32_t r_all = gb_state(b, il, 'r');
-    int32_t r = gb_rs(b, r_all, gb_ne(b, r_all, 0), NULL, NULL);
-    int32_t q = causal_conv1d(b, &d, r_all, r, 0, cur, gb_required(b, "blk.%d.attn_q.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_q.weight", il));
-    int32_t k = causal_conv1d(b, &d, r_all, r, 1, cur, gb_required(b, "blk.%d.attn_k.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_k.weight", il));
-    int32_t v = causal_conv1d(b, &d, r_all, r, 2, cur, gb_required(b, "blk.%d.attn_v.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_v.weight", il));
-    if (b->missing)
-        return cur;
-
-    /* gate = lower_bound * sigmoid(A * (f_a(x) + dt_bias)) */
-    int32_t gate = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_f_a.weight", il), cur);
-    gate = gg_binary(g, GGFIT_OP_ADD, gate, gb_required(b, "blk.%d.ssm_dt.bias", il));
-    gate = gb_reshape_3d(b, gate, hd, nh, nt);
-    int32_t a = gb_reshape_3d(b, gb_required(b, "blk.%d.ssm_a", il), 1, nh, 1);
-    gate = gg_scale(g, gg_unary_op(g, GGFIT_OP_UNARY, gg_binary(g, GGFIT_OP_MUL, gate, a)));
-    gate = name_t(b, gb_reshape_4d(b, gate, hd, nh, nst, ns), "kda_gate", il);
-
-    int32_t beta = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_beta.weight", il), cur);
-    beta = gg_unary_op(g, GGFIT_OP_UNARY, gb_reshape_4d(b, beta, 1, nh, nst, ns));
-    q = gg_unary_op(g, GGFIT_OP_L2_NORM, q);
-    k = gg_unary_op(g, GGFIT_OP_L2_NORM, k);
-
-    int32_t s_all = gb_state(b, il, 's');
-    int32_t state = gb_rs(b, s_all, gb_ne(b, s_all, 0), NULL, NULL);
-    state = gb_reshape_4d(b, state, hd, hd, nh, ns);
-    int32_t out = gg_cont(g, recurrent_attn(b, s_all, q, k, v, gate, beta, state, il));
-
-    int32_t out_gate = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_g_a.weight", il), cur);
-    out_gate = gb_reshape_3d(b, out_gate, hd, nh, nt);
-    out = gb_reshape_3d(b, out, hd, nh, nt);
-    out = gb_norm(b, out, gb_required(b, "blk.%d.ssm_norm.weight", il), il);
-    out = gg_binary(g, GGFIT_OP_MUL, out, gg_unary_op(g, GGFIT_OP_UNARY, out_gate));
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il),
-                     gb_cont_4d(b, out, d.d_inner, nt, 1, 1));
-    gb_cb(b, cur, "kda_out", il);
-    return cur;
-}
+/* The KDA layer of llama_model_bailingmoe3::graph: the full-rank decay
+ * gate lower_bound * sigmoid(A * (f_a(x) + dt_bias)), the output gate
+ * ssm_g_a on the input as it is, rollback snapshots. */
+static const gb_kda kda = {
+    .gate = GB_KDA_BOUNDED,
+    .g_a = "blk.%d.ssm_g_a.weight",
+    .flat = true,
+    .rollback = true,
+    .names = { [GB_KDA_N_GATE] = "kda_gate" },
+};
 
 /* The MLA layer (the trunk's and the MTP block's): Q from attn_q or the
  * LoRA pair, the roped parts of Q and of the latent, Q absorbed into the
@@ -276,7 +126,7 @@ static int32_t moe(bctx *b, int32_t cur, int il)
     gb_moe o;
     gb_moe_layer(b, il, 0, &o);   /* expert_gating_func is required */
     o.exp_probs_b = gb_required(b, "blk.%d.exp_probs_b.bias", il);
-    o.swiglu_limit = (float)clamp_of(b, "swiglu_clamp_exp", il);
+    o.swiglu_limit = (float)gb_key_layer(b, "swiglu_clamp_exp", il);
     int32_t m = gb_moe_ffn_ex(b, cur, &o, il);
     int32_t sh = ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
                        gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
@@ -305,7 +155,7 @@ static void build_bailingmoe3(bctx *b)
         int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
         gb_cb(b, cur, "attn_norm", il);
         if (b->p->layer_flags[il] & GB_LAYER_STATE)
-            cur = kda_layer(b, cur, il);
+            cur = gb_kda_layer(b, cur, il, &kda);
         else
             cur = mla_layer(b, cur, il);
         if (b->missing)
@@ -324,16 +174,7 @@ static void build_bailingmoe3(bctx *b)
     }
     if (b->missing)
         return;
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "h_nextn", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_get_rows(g, cur, b->inp_out_ids);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_mtp_trunk_output(b, inpL);
 }
 
 /* llama_model_bailingmoe3::graph_mtp: the first NextN block on the token's
@@ -409,7 +250,7 @@ const ggfit_arch ggfit__model_bailingmoe3 = {
     .check = check,
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
-    .state_size = state_size,
+    .state_size = gb_kda_state_size,
     .mtp = true,   /* load_mtp loads the NextN blocks */
     .mtp_kv_nextn = true,
     .build_mtp = build_bailingmoe3_mtp,

@@ -27,35 +27,6 @@ static int32_t inp_embd_scaled(bctx *b)
     return cur;
 }
 
-/* build_ffn, SiLU with a parallel gate and optional biases. */
-static int32_t ffn_biased(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    int32_t up_b = gb_weight(b, "blk.%d.ffn_up.bias", il);
-    int32_t gate_b = gb_weight(b, "blk.%d.ffn_gate.bias", il);
-    int32_t down_b = gb_weight(b, "blk.%d.ffn_down.bias", il);
-    int32_t tmp = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_up.weight", il), cur);
-    gb_cb(b, tmp, "ffn_up", il);
-    if (up_b >= 0) {
-        tmp = gg_binary(g, GGFIT_OP_ADD, tmp, up_b);
-        gb_cb(b, tmp, "ffn_up_b", il);
-    }
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_gate.weight", il), cur);
-    gb_cb(b, cur, "ffn_gate", il);
-    if (gate_b >= 0) {
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, gate_b);
-        gb_cb(b, cur, "ffn_gate_b", il);
-    }
-    cur = gg_glu_split(g, cur, tmp);
-    gb_cb(b, cur, "ffn_swiglu", il);
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.ffn_down.weight", il), cur);
-    if (down_b >= 0) {
-        gb_cb(b, cur, "ffn_down", il);
-        cur = gg_binary(g, GGFIT_OP_ADD, cur, down_b);
-    }
-    return cur;
-}
-
 /* The experts (softmax gating, normalised weights) and the shared one. */
 static int32_t ffn_moe(bctx *b, int32_t cur, int il)
 {
@@ -87,60 +58,11 @@ static int32_t ffn_moe(bctx *b, int32_t cur, int il)
     return cur;
 }
 
-static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool rope, bool res_scale,
-                     int32_t *rf_leaf)
-{
-    gg_graph *g = b->g;
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int32_t inpSA = inpL;
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
-    gb_cb(b, cur, "attn_norm", il);
-    /* build_attention_layer */
-    int32_t q, k, v;
-    gb_qkv(b, cur, il, li->n_head, li->n_head_kv, &q, &k, &v);
-    if (rope) {
-        /* rope_freqs when loaded, else LongRoPE's long or short factors */
-        int32_t rf = gb_rope_factors(b, il);
-        if (rf < 0)
-            rf = gb_rope_factors_ls(b, il, rf_leaf);
-        q = gb_rope(b, q, rf, il);
-        k = gb_rope(b, k, rf, il);
-    }
-    gb_cb(b, q, "Qcur", il);
-    gb_cb(b, k, "Kcur", il);
-    gb_cb(b, v, "Vcur", il);
-    cur = gb_attn(b, gb_required(b, "blk.%d.attn_output.weight", il),
-                  gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v, -1, il);
-    gb_cb(b, cur, "attn_out", il);
-    if (last)
-        gb_out_rows(b, &cur, &inpSA);
-    /* build_layer_ffn */
-    if (res_scale)
-        cur = gg_scale(g, cur);
-    int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
-    gb_cb(b, ffn_inp, "ffn_inp", il);
-    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
-    gb_cb(b, cur, "ffn_norm", il);
-    if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) < 0) {
-        cur = ffn_biased(b, cur, il);
-        gb_cb(b, cur, "ffn_out", il);
-    } else {
-        cur = ffn_moe(b, cur, il);
-    }
-    if (res_scale)
-        cur = gg_scale(g, cur);
-    cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
-    gb_cb(b, cur, "ffn_out", il);
-    gb_cb(b, cur, "l_out", il);
-    return cur;
-}
-
 /* llama_model_granite::graph; minicpm: MiniCPM's defaults (RoPE always,
  * scales of 12 on the embeddings and 1.4 / sqrt(n_layer) on the residual
  * branches unless the file says otherwise). */
 static void build_granite_like(bctx *b, bool minicpm)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     /* Granite Vision's deepstack adds projector streams: not modelled. */
     char key[96];
@@ -160,16 +82,11 @@ static void build_granite_like(bctx *b, bool minicpm)
     /* Without RoPE llama.cpp builds no positions; the unused input never
      * joins the graph. */
     gb_inputs_kv(b);
+    gb_granite o = { .rope = rope, .res_scale = res_scale, .rf_leaf = rf_leaf,
+                     .ffn_moe = ffn_moe };
     for (int il = 0; il < n_layer; il++)
-        inpL = layer(b, inpL, il, il == n_layer - 1, rope, res_scale, rf_leaf);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    cur = gg_scale(g, cur);   /* 1 / f_logit_scale */
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+        inpL = gb_granite_layer(b, inpL, il, il == n_layer - 1, &o);
+    gb_granite_output(b, inpL);
 }
 
 static void build_granite(bctx *b)

@@ -64,58 +64,9 @@ static int32_t ffn_moe(bctx *b, int32_t cur, int il)
     return cur;
 }
 
-static int32_t layer(bctx *b, int32_t inpL, int il, bool last, bool res_scale,
-                     int32_t *rf_leaf)
-{
-    gg_graph *g = b->g;
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int32_t inpSA = inpL;
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "blk.%d.attn_norm.weight", il), il);
-    gb_cb(b, cur, "attn_norm", il);
-    /* build_attention_layer */
-    int32_t q, k, v;
-    gb_build_qkv_clamp(b, cur, il, li->n_head, li->n_head_kv, false, &q, &k, &v);
-    if (has_rope(b, il)) {
-        int32_t rf = gb_rope_factors(b, il);
-        if (rf < 0)
-            rf = gb_rope_factors_ls(b, il, rf_leaf);
-        q = gb_rope(b, q, rf, il);
-        k = gb_rope(b, k, rf, il);
-    }
-    gb_cb(b, q, "Qcur", il);
-    gb_cb(b, k, "Kcur", il);
-    gb_cb(b, v, "Vcur", il);
-    cur = gb_attn_iswa(b, gb_required(b, "blk.%d.attn_output.weight", il),
-                       gb_weight(b, "blk.%d.attn_output.bias", il), q, k, v,
-                       gb_required(b, "blk.%d.attn_sinks.weight", il), il);
-    gb_cb(b, cur, "attn_out", il);
-    if (last)
-        gb_out_rows(b, &cur, &inpSA);
-    /* build_layer_ffn */
-    if (res_scale)
-        cur = gg_scale(g, cur);
-    int32_t ffn_inp = gg_binary(g, GGFIT_OP_ADD, cur, inpSA);
-    gb_cb(b, ffn_inp, "ffn_inp", il);
-    cur = gb_norm(b, ffn_inp, gb_required(b, "blk.%d.ffn_norm.weight", il), il);
-    gb_cb(b, cur, "ffn_norm", il);
-    if (gb_weight(b, "blk.%d.ffn_gate_inp.weight", il) < 0) {
-        cur = gb_ffn_bias(b, cur, il);
-        gb_cb(b, cur, "ffn_out", il);
-    } else {
-        cur = ffn_moe(b, cur, il);
-    }
-    if (res_scale)
-        cur = gg_scale(g, cur);
-    cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
-    gb_cb(b, cur, "ffn_out", il);
-    gb_cb(b, cur, "l_out", il);
-    return cur;
-}
-
 /* llama_model_granite_swa::graph */
 static void build_granite_swa(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)b->hp->n_layer;
     /* Granite Vision's deepstack adds projector streams: not modelled; an
      * iSWA graph needs the iSWA cache, which llama.cpp always makes. */
@@ -132,16 +83,13 @@ static void build_granite_swa(bctx *b)
     bool res_scale = gb_key(b, "residual_scale", 0) != 0;
     int32_t inpL = gb_key(b, "embedding_scale", 0) != 0 ? gb_inp_embd_scaled(b) : gb_inp_embd(b);
     gb_inputs_kv_iswa(b);
-    for (int il = 0; il < n_layer && !b->missing; il++)
-        inpL = layer(b, inpL, il, il == n_layer - 1, res_scale, rf_leaf);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    cur = gg_scale(g, cur);   /* 1 / f_logit_scale */
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_granite o = { .res_scale = res_scale, .swa = true, .rf_leaf = rf_leaf,
+                     .ffn_moe = ffn_moe };
+    for (int il = 0; il < n_layer && !b->missing; il++) {
+        o.rope = has_rope(b, il);
+        inpL = gb_granite_layer(b, inpL, il, il == n_layer - 1, &o);
+    }
+    gb_granite_output(b, inpL);
 }
 
 /* load_arch_hparams: get_arr of the sliding-window pattern (required, an

@@ -78,22 +78,12 @@ static int32_t layer(bctx *b, int32_t inpL, int il)
 /* llama_model_hy_v3::graph */
 static void build_hy_v3(bctx *b)
 {
-    gg_graph *g = b->g;
     int n_layer = (int)(b->hp->n_layer - b->hp->n_nextn);
     int32_t inpL = gb_inp_embd(b);
     gb_inputs_kv(b);
     for (int il = 0; il < n_layer && !b->missing; il++)
         inpL = layer(b, inpL, il);
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "h_nextn", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;   /* res->t_h_nextn */
-    cur = gg_get_rows(g, cur, b->inp_out_ids);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_mtp_trunk_output(b, inpL);
 }
 
 /* llama_model_hy_v3::graph_mtp: the first NextN block, a whole decoder

@@ -23,21 +23,6 @@ static int32_t name_t(bctx *b, int32_t t, const char *name, int il)
     return t;
 }
 
-static uint64_t f32_row(int64_t n)
-{
-    return ggfit_row_bytes(GGFIT_TYPE_F32, (uint64_t)n);
-}
-
-/* llama_hparams::n_embd_r and n_embd_s of the KDA layers (as Kimi
- * Linear's): the Q, K and V convolutions' last d_conv - 1 inputs, one
- * head_dim x head_dim state per head. */
-static void state_size(const ggfit_hparams *hp, uint64_t *r, uint64_t *s)
-{
-    uint64_t hd = hp->n_embd_head_kda, d_inner = (uint64_t)hp->n_head_max * hd;
-    *r = 3ull * (hp->ssm_d_conv ? hp->ssm_d_conv - 1 : 3) * d_inner;
-    *s = hd * hd * hp->n_head_max;
-}
-
 /* output_res_score belongs to the output layer (LLM_TENSOR_LAYER_OUTPUT). */
 static int64_t tensor_layer(const ggfit_model *m, const ggfit_tensor *t)
 {
@@ -97,180 +82,25 @@ static int32_t res_mix(bctx *b, const k3 *k, int32_t cur, int32_t score_w, int i
     return gg_binary(g, GGFIT_OP_ADD, out, gg_binary(g, GGFIT_OP_MUL, cur, p_cur));
 }
 
-typedef struct kda {
-    int64_t head_dim, n_head, d_conv, d_inner, n_seqs, n_seq_tokens, n_tokens;
-} kda;
-
-/* kimi_k3_conv1d: Q, K or V (which 0, 1, 2) projected, behind its part of
- * the conv state; the last d_conv - 1 columns are stored back; the
- * convolution, SiLU, heads. */
-static int32_t causal_conv1d(bctx *b, const kda *d, int32_t states_all, int32_t state_all,
-                             int which, int32_t x, int32_t proj_w, int32_t conv_w)
+/* build_kda_layer: the low-rank decay gate, A * softplus(f_b(f_a(x)) +
+ * dt_bias), or with kda.gate_lower_bound lower_bound * sigmoid(-A *
+ * (f_b(f_a(x)) + dt_bias)); the full-rank output gate ssm_g. */
+static void kda_of(bctx *b, gb_kda *o)
 {
-    gg_graph *g = b->g;
-    int64_t dc = d->d_conv, di = d->d_inner, ns = d->n_seqs, nst = d->n_seq_tokens;
-    int64_t conv_state_size = (dc - 1) * di, r_total = 3 * conv_state_size;
-    uint64_t es = g->t[state_all].nb[0];
-    int32_t conv_state_x = gb_view_3d(b, state_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es,
-                                      (uint64_t)r_total * es,
-                                      (uint64_t)(which * conv_state_size) * es);
-    int32_t x_proj = gg_mul_mat(g, proj_w, x);
-    int32_t x_3d = gb_reshape_3d(b, x_proj, di, nst, ns);
-    int32_t conv_x = gg_concat(g, conv_state_x, gg_transpose(g, x_3d), 0);
-    const gg_tensor *t = &g->t[conv_x];
-    int32_t last = gb_view_3d(b, conv_x, dc - 1, di, ns, t->nb[1], t->nb[2],
-                              (uint64_t)nst * t->nb[0]);
-    uint64_t es_all = g->t[states_all].nb[0];
-    int32_t dst = gb_view_3d(b, states_all, dc - 1, di, ns, (uint64_t)(dc - 1) * es_all,
-                             (uint64_t)r_total * es_all,
-                             (uint64_t)(which * conv_state_size) * es_all);
-    gg_expand(g, gg_cpy(g, last, dst));
-    int32_t w = gb_reshape_2d(b, conv_w, dc, di);
-    int32_t xc = gg_ssm_conv(g, conv_x, w);
-    xc = gb_reshape_2d(b, xc, di, d->n_tokens);
-    xc = gg_unary_op(g, GGFIT_OP_UNARY, xc);
-    return gb_reshape_4d(b, xc, d->head_dim, d->n_head, nst, ns);
-}
-
-/* build_kda_layer */
-static int32_t kda_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    kda d = {
-        .head_dim = hp->n_embd_head_kda, .n_head = hp->n_head_max, .d_conv = hp->ssm_d_conv,
-        .n_seqs = b->p->n_seqs, .n_tokens = b->p->n_tokens,
-    };
-    d.d_inner = d.head_dim * d.n_head;
-    d.n_seq_tokens = d.n_seqs ? d.n_tokens / d.n_seqs : 0;
-    if (!d.head_dim || !d.d_conv || !d.n_seqs) {
-        b->missing = true;
-        return cur;
-    }
-    int64_t hd = d.head_dim, nh = d.n_head, nst = d.n_seq_tokens, ns = d.n_seqs;
-    int64_t nt = d.n_tokens;
-
-    int32_t r_all = gb_state(b, il, 'r');
-    int32_t r = gb_rs(b, r_all, gb_ne(b, r_all, 0), NULL, NULL);
-    int32_t q = causal_conv1d(b, &d, r_all, r, 0, cur, gb_required(b, "blk.%d.attn_q.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_q.weight", il));
-    int32_t k = causal_conv1d(b, &d, r_all, r, 1, cur, gb_required(b, "blk.%d.attn_k.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_k.weight", il));
-    int32_t v = causal_conv1d(b, &d, r_all, r, 2, cur, gb_required(b, "blk.%d.attn_v.weight", il),
-                              gb_required(b, "blk.%d.ssm_conv1d_v.weight", il));
-    if (b->missing)
-        return cur;
-
-    int32_t f_a = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_f_a.weight", il), cur);
-    int32_t g1 = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_f_b.weight", il), f_a);
-    g1 = gg_binary(g, GGFIT_OP_ADD, g1, gb_required(b, "blk.%d.ssm_dt.bias", il));
-    int32_t a = gb_reshape_3d(b, gb_required(b, "blk.%d.ssm_a", il), 1, nh, 1);
     char key[160];
-    snprintf(key, sizeof key, "%s.kda.gate_lower_bound", hp->arch);
-    if (ggfit_gguf_find_key(b->gguf, key) >= 0) {
-        /* lower_bound * sigmoid(-(A * (f_b(f_a(x)) + dt_bias))) */
-        g1 = gb_reshape_3d(b, g1, hd, nh, nt);
-        g1 = gg_binary(g, GGFIT_OP_MUL, g1, a);
-        g1 = gg_unary_op(g, GGFIT_OP_UNARY, gg_scale(g, g1));
-        g1 = gg_scale(g, g1);
-    } else {
-        g1 = gg_unary_op(g, GGFIT_OP_UNARY, g1);
-        g1 = gb_reshape_3d(b, g1, hd, nh, nt);
-        g1 = gg_binary(g, GGFIT_OP_MUL, g1, a);
-    }
-    gb_cb(b, g1, "kda_g1", il);
-    g1 = gb_reshape_4d(b, g1, hd, nh, nst, ns);
-
-    int32_t beta = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_beta.weight", il), cur);
-    beta = gb_reshape_4d(b, beta, 1, nh, nst, ns);
-    beta = name_t(b, gg_unary_op(g, GGFIT_OP_UNARY, beta), "kda_beta", il);
-
-    int32_t cur_3d = gb_reshape_3d(b, cur, gb_ne(b, cur, 0), nst, ns);
-    int32_t s_all = gb_state(b, il, 's');
-    int32_t state = gb_rs(b, s_all, gb_ne(b, s_all, 0), NULL, NULL);
-    state = gb_reshape_4d(b, state, hd, hd, nh, ns);
-    q = gg_unary_op(g, GGFIT_OP_L2_NORM, q);
-    k = gg_unary_op(g, GGFIT_OP_L2_NORM, k);
-
-    /* build_delta_net, fused */
-    int32_t res = gg_gated_delta_net(g, q, k, v, g1, beta, state, 1);
-    uint64_t es = g->t[res].nb[0];
-    int64_t sv = gb_ne(b, v, 0), hv = gb_ne(b, v, 1);
-    int32_t out = gb_view_4d(b, res, sv, hv, nst, ns, (uint64_t)sv * es,
-                             (uint64_t)(sv * hv) * es, (uint64_t)(sv * hv * nst) * es, 0);
-    int32_t new_state = gb_view_4d(b, res, sv, sv, hv, ns, (uint64_t)sv * es,
-                                   (uint64_t)(sv * sv) * es, (uint64_t)(sv * sv * hv) * es,
-                                   (uint64_t)(sv * hv * nst * ns) * es);
-    out = name_t(b, gg_cont(g, out), "kda_scan_out", il);
-    int64_t n_s = gb_ne(b, s_all, 0) * ns;
-    gg_expand(g, gg_cpy(g, new_state, gg_view(g, s_all, 1, &n_s, NULL, 0)));
-
-    /* the full-rank gate: RMSNorm(out) * sigmoid(ssm_g(x)) */
-    int32_t cur_2d = gb_reshape_2d(b, cur_3d, gb_ne(b, cur_3d, 0), nst * ns);
-    int32_t g2 = gg_mul_mat(g, gb_required(b, "blk.%d.ssm_g.weight", il), cur_2d);
-    g2 = gb_reshape_3d(b, g2, hd, nh, nst * ns);
-    int32_t o = gb_reshape_3d(b, out, hd, nh, nst * ns);
-    int32_t normed = gb_norm(b, o, gb_required(b, "blk.%d.ssm_norm.weight", il), il);
-    gb_cb(b, g2, "kda_g2", il);
-    gb_cb(b, normed, "kda_normed", il);
-    int32_t gated = gg_binary(g, GGFIT_OP_MUL, normed, gg_unary_op(g, GGFIT_OP_UNARY, g2));
-    gated = gb_cont_4d(b, gated, d.d_inner, nt, 1, 1);
-    cur = gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), gated);
-    gb_cb(b, cur, "kda_out", il);
-    return cur;
-}
-
-/* build_mla_layer: no RoPE, Q from attn_q or the LoRA pair, absorbed into
- * the latent (attn_k_b), attention over the K-only cache, attn_v_b per
- * head, then the optional sigmoid gate and the output projection. */
-static int32_t mla_layer(bctx *b, int32_t cur, int il)
-{
-    gg_graph *g = b->g;
-    const ggfit_hparams *hp = b->hp;
-    const ggfit_layer_info *li = ggfit_model_layer(b->p->m, (uint32_t)il);
-    int64_t n_head = li->n_head, nt = b->p->n_tokens;
-    int64_t hk = hp->n_embd_head_k_mla, n_rope = hp->n_rot, n_nope = hk - n_rope;
-    int64_t rank = hp->n_lora_kv;
-    int32_t wk_b = gb_weight(b, "blk.%d.attn_k_b.weight", il);
-    int32_t wv_b = gb_weight(b, "blk.%d.attn_v_b.weight", il);
-    if (wk_b < 0 || wv_b < 0 || n_nope <= 0) {
-        b->missing = true;   /* the wkv_b path asks for a KV cache the model has not */
-        return cur;
-    }
-    int32_t inp_gate = cur, q;
-    if (gb_weight(b, "blk.%d.attn_q_a_norm.weight", il) >= 0) {
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_a.weight", il), cur);
-        q = gb_norm(b, q, gb_required(b, "blk.%d.attn_q_a_norm.weight", il), il);
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q_b.weight", il), q);
-    } else {
-        q = gg_mul_mat(g, gb_required(b, "blk.%d.attn_q.weight", il), cur);
-    }
-    int32_t kv_cmpr_pe = gg_mul_mat(g, gb_required(b, "blk.%d.attn_kv_a_mqa.weight", il), cur);
-    uint64_t kb1 = f32_row(rank + n_rope);
-    int32_t kv_cmpr = gb_view_2d(b, kv_cmpr_pe, rank, nt, kb1, 0);
-    int32_t k_pe = gb_view_3d(b, kv_cmpr_pe, n_rope, 1, nt, kb1, kb1, f32_row(rank));
-    kv_cmpr = gb_norm(b, kv_cmpr, gb_required(b, "blk.%d.attn_kv_a_norm.weight", il), il);
-
-    uint64_t qb1 = f32_row(hk), qb2 = qb1 * (uint64_t)n_head;
-    int32_t q_nope = gb_view_3d(b, q, n_nope, n_head, nt, qb1, qb2, 0);
-    int32_t q_pe = gb_view_3d(b, q, n_rope, n_head, nt, qb1, qb2, f32_row(n_nope));
-    q_nope = gg_permute(g, q_nope, 0, 2, 1, 3);
-    int32_t q_abs = gg_mul_mat(g, wk_b, q_nope);
-    q_abs = gg_permute(g, q_abs, 0, 2, 1, 3);
-    q = gg_concat(g, q_abs, q_pe, 0);
-    int32_t kv_3d = gb_reshape_3d(b, kv_cmpr, rank, 1, nt);
-    int32_t k = gg_concat(g, kv_3d, k_pe, 0);
-    if (b->missing)
-        return cur;
-    int32_t out = gb_attn_k(b, -1, -1, q, k, kv_3d, wv_b, il);
-    int32_t wg = gb_weight(b, "blk.%d.attn_gate.weight", il);
-    if (wg >= 0) {
-        int32_t gate = gg_unary_op(g, GGFIT_OP_UNARY, gg_mul_mat(g, wg, inp_gate));
-        out = name_t(b, gg_binary(g, GGFIT_OP_MUL, out, gate), "mla_gated", il);
-    }
-    out = gg_mul_mat(g, gb_required(b, "blk.%d.attn_output.weight", il), out);
-    gb_cb(b, out, "mla_out", il);
-    return out;
+    snprintf(key, sizeof key, "%s.kda.gate_lower_bound", b->hp->arch);
+    *o = (gb_kda){
+        .f_b = true,
+        .gate = ggfit_gguf_find_key(b->gguf, key) >= 0 ? GB_KDA_BOUNDED_NEG : GB_KDA_SOFTPLUS,
+        .g_a = "blk.%d.ssm_g.weight",
+        .names = {
+            [GB_KDA_N_G1] = "kda_g1",
+            [GB_KDA_N_BETA] = "kda_beta",
+            [GB_KDA_N_SCAN_CONT] = "kda_scan_out",
+            [GB_KDA_N_G2] = "kda_g2",
+            [GB_KDA_N_NORMED] = "kda_normed",
+        },
+    };
 }
 
 /* build_latent_moe: the routed experts on the down-projected input (the
@@ -323,16 +153,13 @@ static void build_kimi_k3(bctx *b)
     gg_graph *g = b->g;
     const ggfit_hparams *hp = b->hp;
     int n_layer = (int)hp->n_layer;
-    if (!hp->n_embd_head_k_mla || !hp->n_embd_head_v_mla) {
-        b->missing = true;
+    int32_t inpL = gb_kimi_inputs(b, "inp_embd");
+    if (inpL < 0)
         return;
-    }
     k3 k = { .stack = -1, .situ_linear = gb_key(b, "activation.situ_linear_beta", 0) > 0 };
     uint32_t res_bs = (uint32_t)gb_key(b, "attn_res.block_size", 0);
-    int32_t inpL = gb_inp_embd(b);
-    gb_cb(b, inpL, "inp_embd", -1);
-    gb_inputs_rs(b);
-    gb_inputs_k(b);   /* its positions stay out of the graph */
+    gb_kda kda;
+    kda_of(b, &kda);
     for (int il = 0; il < n_layer && !b->missing; il++) {
         int32_t prefix = inpL;
         int32_t cur = res_bs ? res_mix(b, &k, prefix, gb_required(b, "blk.%d.attn_res_score.weight",
@@ -341,13 +168,7 @@ static void build_kimi_k3(bctx *b)
         bool banked = res_bs && (uint32_t)il % res_bs == 0;
         if (banked)
             res_push(b, &k, prefix);   /* the raw layer input */
-        cur = gb_norm(b, cur, gb_required(b, "blk.%d.attn_norm.weight", il), il);
-        gb_cb(b, cur, "attn_norm", il);
-        gg_expand(g, cur);
-        if (b->p->layer_flags[il] & GB_LAYER_STATE)
-            cur = kda_layer(b, cur, il);
-        else
-            cur = mla_layer(b, cur, il);
+        cur = gb_kimi_mixer(b, cur, il, &kda, false);
         if (b->missing)
             return;
         prefix = banked ? cur : gg_binary(g, GGFIT_OP_ADD, prefix, cur);
@@ -390,7 +211,7 @@ const ggfit_arch ggfit__model_kimi_k3 = {
             "activation.situ_linear_beta", NULL },
     .mem = GGFIT_MEM_HYBRID,
     .rec = GGFIT_REC_NO_KV_HEADS,
-    .state_size = state_size,
+    .state_size = gb_kda_state_size,
     .tensor_layer = tensor_layer,
     .build = build_kimi_k3,
 };

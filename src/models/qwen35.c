@@ -115,44 +115,6 @@ static int32_t conv_state(bctx *b, int32_t state, int32_t qkv, int64_t kernel,
     return in;
 }
 
-/* build_recurrent_attn with the fused gated delta net: stores the final
- * state, or with n_rs_seq snapshots the last min(tokens, n_rs_seq + 1)
- * states, one slot of rows each; returns the outputs. */
-static int32_t recurrent_attn(bctx *b, int32_t s_all, int32_t q, int32_t k, int32_t v,
-                              int32_t gate, int32_t beta, int32_t s, int il)
-{
-    gg_graph *g = b->g;
-    const gg_tensor *tv = &g->t[v];
-    int64_t sv = tv->ne[0], hv = tv->ne[1], nt = tv->ne[2], ns = tv->ne[3];
-    int64_t K = (int64_t)b->p->n_rs_seq + 1;
-    if (K > 1) {
-        int32_t r = gg_gated_delta_net(g, q, k, v, gate, beta, s, K);
-        uint64_t es = g->t[r].nb[0];
-        int32_t out = gb_view_4d(b, r, sv, hv, nt, ns, (uint64_t)sv * es,
-                                 (uint64_t)(sv * hv) * es, (uint64_t)(sv * hv * nt) * es, 0);
-        gb_cb(b, out, "attn_output", il);
-        int64_t d = sv * sv * hv, n_written = nt < K ? nt : K;
-        int32_t src = gb_view_3d(b, r, d, ns, n_written, (uint64_t)d * es,
-                                 (uint64_t)(d * ns) * es, (uint64_t)(sv * hv * nt * ns) * es);
-        uint64_t nb1 = g->t[s_all].nb[1];
-        int32_t dst = gb_view_3d(b, s_all, d, ns, n_written, nb1, (uint64_t)ns * nb1, 0);
-        gg_expand(g, gg_cpy(g, src, dst));
-        return out;
-    }
-    int32_t r = gg_gated_delta_net(g, q, k, v, gate, beta, s, 1);
-    uint64_t es = g->t[r].nb[0];
-    int32_t out = gb_view_4d(b, r, sv, hv, nt, ns, (uint64_t)sv * es, (uint64_t)(sv * hv) * es,
-                             (uint64_t)(sv * hv * nt) * es, 0);
-    int32_t state = gb_view_4d(b, r, sv, sv, hv, ns, (uint64_t)sv * es,
-                               (uint64_t)(sv * sv) * es, (uint64_t)(sv * sv * hv) * es,
-                               (uint64_t)(sv * hv * nt * ns) * es);
-    gb_cb(b, out, "attn_output", il);
-    gb_cb(b, state, "new_state", il);
-    int32_t dst = gb_view_2d(b, s_all, gb_ne(b, s_all, 0), ns, g->t[s_all].nb[1], 0);
-    gg_expand(g, gg_cpy(g, state, dst));
-    return out;
-}
-
 /* build_layer_attn_linear */
 static int32_t linear_layer(bctx *b, int32_t cur, int il)
 {
@@ -217,7 +179,7 @@ static int32_t linear_layer(bctx *b, int32_t cur, int il)
     gb_cb(b, k, "k_conv_predelta", il);
     gb_cb(b, v, "v_conv_predelta", il);
 
-    int32_t out = recurrent_attn(b, s_all, q, k, v, gate, beta, state, il);
+    int32_t out = gb_recurrent_attn(b, s_all, q, k, v, gate, beta, state, il);
     z = gb_reshape_4d(b, z, vd, nv, nst, ns);
     /* build_norm_gated: RMS norm times silu(z) */
     out = gb_norm(b, out, gb_required(b, "blk.%d.ssm_norm.weight", il), il);
@@ -293,16 +255,7 @@ static void build_qwen35_graph(bctx *b, bool moe)
     }
     if (b->missing)
         return;
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "h_nextn", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_get_rows(g, cur, b->inp_out_ids);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_mtp_trunk_output(b, inpL);
 }
 
 static void build_qwen35(bctx *b)

@@ -298,16 +298,7 @@ static void build_qwen3next(bctx *b)
         gb_cb(b, cur, "l_out", il);
         inpL = cur;
     }
-    int32_t cur = gb_norm(b, inpL, gb_required(b, "output_norm.weight", 0), -1);
-    gb_cb(b, cur, "h_nextn", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_get_rows(g, cur, b->inp_out_ids);
-    gb_cb(b, cur, "result_norm", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    cur = gg_mul_mat(g, gb_output_weight(b), cur);
-    gb_cb(b, cur, "result_output", -1);
-    g->t[cur].flags |= GGFIT_TF_OUTPUT;
-    gg_expand(g, cur);
+    gb_mtp_trunk_output(b, inpL);
 }
 
 /* llama_model_qwen3next::graph_mtp (LLM_GRAPH_TYPE_DECODER_MTP), the MTP

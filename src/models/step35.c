@@ -40,26 +40,12 @@ static bool nextn_loaded(const ggfit_model *m, const ggfit_tensor *t)
     return true;
 }
 
-/* hparams.swiglu_clamp_exp / _shexp of layer il (a number or one per
- * layer), 0 when absent. */
+/* hparams.swiglu_clamp_exp / _shexp of layer il, 0 when absent. */
 static double clamp_of(bctx *b, const char *suffix, int il)
 {
     if (b->p->mtp)
         return 0;   /* graph_mtp's FFNs are never clamped */
-    char key[160];
-    snprintf(key, sizeof key, "%s.%s", b->hp->arch, suffix);
-    int64_t i = ggfit_gguf_find_key(b->gguf, key);
-    ggfit_value v, e;
-    if (i < 0 || !ggfit_gguf_value(b->gguf, (uint64_t)i, &v))
-        return 0;
-    if (v.type != GGFIT_GGUF_ARRAY)
-        return gb_key(b, suffix, 0);
-    ggfit_value_iter it = {0};
-    for (int j = 0; ggfit_value_next(&v, &it, &e); j++)
-        if (j == il)
-            return e.type == GGFIT_GGUF_FLOAT32 || e.type == GGFIT_GGUF_FLOAT64 ? e.f
-                   : (double)e.u;
-    return 0;
+    return gb_key_layer(b, suffix, il);
 }
 
 static int32_t attention(bctx *b, int32_t cur, int il)
