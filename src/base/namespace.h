@@ -53,6 +53,8 @@
 #define gb_ffn_gate_up           ggfit__gb_ffn_gate_up
 #define gb_ffn_gated             ggfit__gb_ffn_gated
 #define gb_ffn_w                 ggfit__gb_ffn_w
+#define gb_granite_layer         ggfit__gb_granite_layer
+#define gb_granite_output        ggfit__gb_granite_output
 #define gb_hadamard              ggfit__gb_hadamard
 #define gb_inp_embd              ggfit__gb_inp_embd
 #define gb_inp_embd_pos          ggfit__gb_inp_embd_pos
@@ -62,7 +64,13 @@
 #define gb_inputs_kv_iswa        ggfit__gb_inputs_kv_iswa
 #define gb_inputs_no_cache       ggfit__gb_inputs_no_cache
 #define gb_inputs_rs             ggfit__gb_inputs_rs
+#define gb_kda_layer             ggfit__gb_kda_layer
+#define gb_kda_state_size        ggfit__gb_kda_state_size
 #define gb_key                   ggfit__gb_key
+#define gb_key_layer             ggfit__gb_key_layer
+#define gb_kimi_inputs           ggfit__gb_kimi_inputs
+#define gb_kimi_mixer            ggfit__gb_kimi_mixer
+#define gb_kimi_mla_layer        ggfit__gb_kimi_mla_layer
 #define gb_layer_copy            ggfit__gb_layer_copy
 #define gb_layer_norm            ggfit__gb_layer_norm
 #define gb_mamba2_layer          ggfit__gb_mamba2_layer
@@ -73,6 +81,7 @@
 #define gb_mtp_eh_proj           ggfit__gb_mtp_eh_proj
 #define gb_mtp_embd              ggfit__gb_mtp_embd
 #define gb_mtp_head              ggfit__gb_mtp_head
+#define gb_mtp_trunk_output      ggfit__gb_mtp_trunk_output
 #define gb_ne                    ggfit__gb_ne
 #define gb_norm                  ggfit__gb_norm
 #define gb_out_rows              ggfit__gb_out_rows
@@ -81,6 +90,7 @@
 #define gb_output_weight         ggfit__gb_output_weight
 #define gb_qkv                   ggfit__gb_qkv
 #define gb_qkv_fused             ggfit__gb_qkv_fused
+#define gb_recurrent_attn        ggfit__gb_recurrent_attn
 #define gb_required              ggfit__gb_required
 #define gb_reshape_2d            ggfit__gb_reshape_2d
 #define gb_reshape_3d            ggfit__gb_reshape_3d
