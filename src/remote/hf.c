@@ -42,17 +42,6 @@ static char *printf_str(const char *fmt, ...)
     return s;
 }
 
-char *ggfit_hf_endpoint(void)
-{
-    const char *e = getenv("MODEL_ENDPOINT");
-    if (!e || !*e)
-        e = getenv("HF_ENDPOINT");   /* kept by llama.cpp for compatibility */
-    if (!e || !*e)
-        e = "https://huggingface.co/";
-    size_t n = strlen(e);
-    return e[n - 1] == '/' ? dup_str(e) : printf_str("%s/", e);
-}
-
 static bool is_alnum(char c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');

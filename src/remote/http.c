@@ -377,6 +377,22 @@ static void error_detail(const xfer *x, char *out, size_t n)
     }
 }
 
+/* The hub's address (here, below hf.c, which reads its repositories
+ * there): MODEL_ENDPOINT, else HF_ENDPOINT, as llama.cpp reads them. */
+char *ggfit_hf_endpoint(void)
+{
+    const char *e = getenv("MODEL_ENDPOINT");
+    if (!e || !*e)
+        e = getenv("HF_ENDPOINT");   /* kept by llama.cpp for compatibility */
+    if (!e || !*e)
+        e = "https://huggingface.co/";
+    size_t n = strlen(e);
+    char *s = ggfit__malloc(n + 2);
+    if (s)
+        snprintf(s, n + 2, "%s%s", e, e[n - 1] == '/' ? "" : "/");
+    return s;
+}
+
 /* Whether url is on the Hugging Face hub (huggingface.co, or the endpoint
  * MODEL_ENDPOINT / HF_ENDPOINT names): its refusals are about tokens and
  * gated models; another server's are its own. */
