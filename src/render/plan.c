@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "render/render.h"
+#include "versions/version.h"
 
 static double mib(uint64_t b)
 {
@@ -667,18 +668,23 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
             free(ggfit__sb_take(&sb));
             return NULL;
         }
+        /* b10309: measured once before the fit, its bytes added to the
+         * margins; from b10584 (2fb989b9e) fitted as an extra model,
+         * measured again at each context the fit tries */
+        bool extra = ggfit__llama_has(pl->llama.rules, LLAMA_CHANGE_FIT_N_STREAMS);
+        const char *how = extra ? "fitted with the target as llama.cpp's fit does (an extra "
+                                  "model, measured again at each context it tries), shown at "
+                                  "the fitted context"
+                                : "measured as llama-server does before its fit (the target's "
+                                  "-c), its bytes on each device added to that device's fit "
+                                  "target";
         if (pl->draft_mtp)   /* --spec-type draft-mtp: a context on the target */
             ggfit__sb_printf(&sb, "MTP context (--spec-type draft-mtp) on the target's "
-                                  "weights, measured as llama-server does before its fit (the "
-                                  "target's -c, -ctkd/-ctvd); its context and compute on each "
-                                  "device are added to that device's fit target, and counted "
-                                  "below (its model column is the target's weights, counted "
-                                  "once):\n%s", dt);
+                                  "weights (-ctkd/-ctvd), %s; counted below (its model column "
+                                  "is the target's weights, counted once):\n%s", how, dt);
         else
-            ggfit__sb_printf(&sb, "draft model %s (-md), measured as llama-server does before "
-                                  "its fit (the target's -c, the draft's -ngld/-ctkd/-ctvd/"
-                                  "-otd); its bytes on each device are added to that device's "
-                                  "fit target, and counted below:\n%s", pl->draft_model, dt);
+            ggfit__sb_printf(&sb, "draft model %s (-md; -ngld/-ctkd/-ctvd/-otd), %s; counted "
+                                  "below:\n%s", pl->draft_model, how, dt);
         ggfit_free(dt);
     }
     if (pl->has_mmproj)
