@@ -81,7 +81,8 @@ the shim is built for that signature, and the draft's rows are taken from
 that later measurement.
 
 --cases FILE replays the llama-server cases recorded in FILE (lines whose
-args hold --for server: rows, "rows_of" draft/target cases of
+args hold --for server or flags llama-server alone takes, --embedding,
+--rerank, --pooling: rows, "rows_of" draft/target cases of
 data/oracle/*/spec.jsonl, "fit_mib" fits of server_fit.jsonl), each model
 looked up in --models DIR[:DIR...] (default data/tiny:data/models:data/real):
 the way one version's records are run against another llama-server; with
@@ -478,8 +479,14 @@ def main():
         else:
             models.append(a)
     if cases is not None and bindir:
-        # only llama-server's cases (a recorded file mixes llama-fit-params')
-        cases = [c for c in cases if '--for server' in c['args']]
+        # only llama-server's cases (a recorded file mixes llama-fit-params'):
+        # --for server, or flags llama-server alone takes (older records)
+        def server_case(a):
+            w = a.split()
+            return '--for' in w and 'server' in w or \
+                any(f in w for f in ('--embedding', '--embeddings', '--rerank', '--reranking',
+                                     '--pooling'))
+        cases = [c for c in cases if server_case(c['args'])]
         if has_fit_extra(src):
             FIT_EXTRA[:] = [True]
         tmp = tempfile.mkdtemp(prefix='servercmp-')
