@@ -366,6 +366,8 @@ typedef struct ggfit_mmproj_params {
     bool warmup;              /* --warmup (default true); --no-warmup skips
                                  the warmup graph: no compute buffer is
                                  reserved, only the weights count */
+    uint32_t llama_build;     /* the llama.cpp build whose graphs answer
+                                 (ggfit_params.llama_build); 0: the newest */
 } ggfit_mmproj_params;
 
 /* llama-server's defaults: offloaded, -fa auto, the type's token limits. */

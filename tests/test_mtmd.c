@@ -1423,17 +1423,19 @@ static void test_estimated(void **state)
     free(s);
 }
 
-/* data/oracle/b10309/mtmd.jsonl: llama.cpp's bytes per device (mtmdcmp.py
- * --record), for the projectors in data/tiny/ and data/real/. */
-static void test_oracle_mtmd(void **state)
+/* data/oracle/b<build>/mtmd.jsonl: that llama.cpp's bytes per device
+ * (mtmdcmp.py --record), for the projectors in data/tiny/ and data/real/,
+ * each case measured with that version's rules. */
+static void oracle_mtmd_version(uint32_t build)
 {
-    (void)state;
     json_error_t je;
-    FILE *f = fopen("data/oracle/b10309/mtmd.jsonl", "r");
+    char oracle[64];
+    snprintf(oracle, sizeof oracle, "data/oracle/b%u/mtmd.jsonl", build);
+    FILE *f = fopen(oracle, "r");
     if (!f)   /* a checkout without the figures proves nothing: a failure */
-        fail_msg("cannot open data/oracle/b10309/mtmd.jsonl: llama.cpp's figures for the projectors");
+        fail_msg("cannot open %s: llama.cpp's figures for the projectors", oracle);
     char line[4096];
-    int n_cases = 0;
+    int n_cases = 0, n_same = 0;
     while (fgets(line, sizeof line, f)) {
         json_t *j = json_loads(line, 0, &je);
         assert_non_null(j);
@@ -1450,6 +1452,7 @@ static void test_oracle_mtmd(void **state)
             fail_msg("%s: %s", path, err);
         ggfit_mmproj_params p;
         ggfit_mmproj_params_init(&p);
+        p.llama_build = build;
         if (strstr(args, "-fa off"))
             p.flash_attn = GGFIT_FA_OFF;
         if (strstr(args, "-fa on"))
@@ -1473,6 +1476,7 @@ static void test_oracle_mtmd(void **state)
         if (ggfit_mmproj_measure(mm, &p, devs, nd, &u, &err) != GGFIT_OK)
             fail_msg("%s: %s", path, err);
         json_t *rows = json_object_get(j, "rows");
+        bool same = true;
         for (size_t r = 0; r < json_array_size(rows); r++) {
             json_t *row = json_array_get(rows, r);
             const char *name = json_string_value(json_array_get(row, 0));
@@ -1481,16 +1485,29 @@ static void test_oracle_mtmd(void **state)
             for (size_t d = 0; d < nd; d++)
                 if (!strcmp(name, devs[d].name))
                     got = u.device[d];
-            if (got != want)
-                fail_msg("%s, %d devices, '%s': %s llama.cpp %llu, ggfit %llu", file, n_dev,
-                         args, name, (unsigned long long)want, (unsigned long long)got);
+            if (got != want) {
+                printf("mtmd b%u: %s, %d devices, '%s': %s llama.cpp %llu, ggfit %llu\n", build,
+                       file, n_dev, args, name, (unsigned long long)want,
+                       (unsigned long long)got);
+                same = false;
+            }
         }
         ggfit_mmproj_free(mm);
         json_decref(j);
         n_cases++;
+        n_same += same;
     }
     fclose(f);
+    printf("mtmd b%u: %d/%d cases equal to llama.cpp's bytes\n", build, n_same, n_cases);
     assert_true(n_cases > 0);
+    assert_int_equal(n_same, n_cases);
+}
+
+static void test_oracle_mtmd(void **state)
+{
+    (void)state;
+    for (size_t v = 0; ggfit_llama_version_supported(v); v++)
+        oracle_mtmd_version(ggfit_llama_version_supported(v));
 }
 
 int main(void)

@@ -86,6 +86,7 @@ static ggfit_status plan_with(const ggfit_request *r, ggfit_mmproj *mm, const ch
 {
     ggfit_mmproj_params p = r->mmproj_params;
     p.flash_attn = params->flash_attn;   /* mparams.flash_attn_type: the model's -fa */
+    p.llama_build = params->llama_build;
     ggfit_status rc = ggfit_mmproj_measure(mm, &p, out->devices, out->n_devices,
                                            &out->mmproj_usage, err);
     ggfit_mmproj_free(mm);

@@ -290,7 +290,7 @@ static int64_t d_head_of(const clip_hparams *hp)
 /* The compute buffers of the graph, per backend (0: the encoder's, 1: the
  * CPU's when the encoder runs on a device). */
 static ggfit_status reserve(const clip_model *m, const ggfit_device *dev, bool fa,
-                            uint64_t sizes[2], char **err)
+                            uint32_t build, uint64_t sizes[2], char **err)
 {
     const clip_hparams *hp = &m->hp;
     gg_graph g;
@@ -308,6 +308,7 @@ static ggfit_status reserve(const clip_model *m, const ggfit_device *dev, bool f
         .nx = side, .ny = m->audio ? hp->n_mel_bins : side, .patch_size = hp->patch_size,
         .n_embd = hp->n_embd, .n_head = hp->n_head, .n_head_kv = hp->n_head_kv,
         .n_layer = hp->n_layer, .wmap = wmap, .pfx = m->audio ? "a" : "v", .stand_in = -1,
+        .llama_build = build,
     };
     c.n_patches_x = c.nx / c.patch_size;
     c.n_patches_y = c.ny / c.patch_size;
@@ -399,7 +400,7 @@ static ggfit_status measure_one(const clip_model *m, const ggfit_mmproj_params *
     uint64_t sizes[2] = { 0, 0 };
     if (!p->warmup)   /* clip_init: no warmup, no compute buffer reserved */
         return GGFIT_OK;
-    ggfit_status rc = m->type->build ? reserve(m, dev, e->flash_attn, sizes, err)
+    ggfit_status rc = m->type->build ? reserve(m, dev, e->flash_attn, p->llama_build, sizes, err)
                                      : GGFIT_EUNSUPPORTED;
     if (rc == GGFIT_EUNSUPPORTED) {
         ggfit_free(err ? *err : NULL);

@@ -59,6 +59,7 @@ typedef struct clip_graph {
     /* a type's build_mm (Gemma 4's clamped matmuls); NULL: ggml_mul_mat */
     int32_t (*mm)(struct clip_graph *c, int32_t w, int32_t x);
     bool v_norm;               /* build_vit's RMS norm of V (Gemma 4 vision) */
+    uint32_t llama_build;      /* whose rules build the graph (0: the newest) */
 } clip_graph;
 
 /* A projector type (clip-impl.h PROJECTOR_TYPE_NAMES), its part of
@@ -126,8 +127,13 @@ int32_t cg_ffn(clip_graph *c, int32_t cur, int32_t up, int32_t up_b, int32_t gat
 int32_t cg_attn(clip_graph *c, int32_t wo, int32_t wo_b, int32_t q, int32_t k, int32_t v,
                 int32_t mask);
 /* build_rope_2d: the first half of each head rotated by pos_a, the
- * second by pos_b, concatenated */
+ * second by pos_b: two views roped and concatenated, or from
+ * MTMD_ROPE_SET_OFFSET two ropes of the whole head (the second past an
+ * offset) */
 int32_t cg_rope_2d(clip_graph *c, int32_t cur, int32_t pos_a, int32_t pos_b);
+/* cg_conv_2d_pad with the im2col of the given type */
+int32_t cg_conv_2d_typed(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p0,
+                         int p1, uint32_t type);
 /* build_patch_merge_permute (pixel shuffle); -1 (missing) when the patches
  * do not divide by the factor (the padded shuffle is not built) */
 int32_t cg_patch_merge_permute(clip_graph *c, int32_t cur, int s);

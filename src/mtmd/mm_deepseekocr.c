@@ -7,6 +7,7 @@
  * a newline after each row.
  */
 #include "mtmd/clip.h"
+#include "versions/version.h"
 
 static bool is_global(int il)
 {
@@ -131,6 +132,17 @@ static int32_t neck_norm(clip_graph *c, int32_t cur, int i)
     return gg_cont(g, gg_permute(g, cur, 2, 0, 1, 3));
 }
 
+
+/* The SAM's ggml_conv_2d: from MTMD_SAM_IM2COL_F32 its im2col stays F32
+ * (F16 only for an F16 kernel) */
+static int32_t sam_conv(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p)
+{
+    if (!ggfit__llama_has(c->llama_build, LLAMA_CHANGE_MTMD_SAM_IM2COL_F32))
+        return cg_conv_2d_pad(c, kernel, inp, s0, s1, p, p);
+    uint32_t type = c->g->t[kernel].type == GGFIT_TYPE_F16 ? GGFIT_TYPE_F16 : GGFIT_TYPE_F32;
+    return cg_conv_2d_typed(c, kernel, inp, s0, s1, p, p, type);
+}
+
 static int32_t build_sam(clip_graph *c, int32_t inp)
 {
     gg_graph *g = c->g;
@@ -146,7 +158,7 @@ static int32_t build_sam(clip_graph *c, int32_t inp)
         return -1;
     }
     int64_t E = g->t[pw].ne[3];
-    int32_t cur = cg_conv_2d(c, pw, inp, (int)g->t[pw].ne[0], (int)g->t[pw].ne[1]);
+    int32_t cur = sam_conv(c, pw, inp, (int)g->t[pw].ne[0], (int)g->t[pw].ne[1], 0);
     cur = cg_add(c, cur, cg_reshape(c, cg_wreq(c, "v.sam.patch_embd.bias"), 1, 1, E, 1));
     cur = gg_cont(g, gg_permute(g, cur, 1, 2, 0, 3));
     int64_t side = g->t[cur].ne[1];
@@ -165,10 +177,10 @@ static int32_t build_sam(clip_graph *c, int32_t inp)
     if (cur < 0 || c->missing)
         return -1;
     cur = gg_cont(g, gg_permute(g, cur, 2, 0, 1, 3));
-    cur = neck_norm(c, cg_conv_2d(c, nk[0], cur, 1, 1), 1);
-    cur = neck_norm(c, cg_conv_2d_pad(c, nk[2], cur, 1, 1, 1, 1), 3);
-    cur = cg_conv_2d_pad(c, net2, cur, 2, 2, 1, 1);
-    cur = cg_conv_2d_pad(c, net3, cur, 2, 2, 1, 1);
+    cur = neck_norm(c, sam_conv(c, nk[0], cur, 1, 1, 0), 1);
+    cur = neck_norm(c, sam_conv(c, nk[2], cur, 1, 1, 1), 3);
+    cur = sam_conv(c, net2, cur, 2, 2, 1);
+    cur = sam_conv(c, net3, cur, 2, 2, 1);
     gg_expand(g, cur);
     return cur;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "mtmd/clip.h"
+#include "versions/version.h"
 
 /* An empty tensor (a dimension of 0) is no weight a graph can use. */
 static bool empty(const ggfit_tensor_info *t)
@@ -105,6 +106,14 @@ int32_t cg_conv_2d(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1)
 int32_t cg_conv_2d_pad(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p0,
                        int p1)
 {
+    /* ggml_conv_2d's im2col: F32 for a BF16 kernel, else F16 */
+    uint32_t type = c->g->t[kernel].type == GGFIT_TYPE_BF16 ? GGFIT_TYPE_F32 : GGFIT_TYPE_F16;
+    return cg_conv_2d_typed(c, kernel, inp, s0, s1, p0, p1, type);
+}
+
+int32_t cg_conv_2d_typed(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s1, int p0,
+                         int p1, uint32_t type)
+{
     gg_graph *g = c->g;
     const gg_tensor *a = &g->t[kernel], *b = &g->t[inp];
     int64_t ow = (b->ne[0] + 2 * p0 - a->ne[0]) / s0 + 1;
@@ -112,7 +121,6 @@ int32_t cg_conv_2d_pad(clip_graph *c, int32_t kernel, int32_t inp, int s0, int s
     int64_t ne[4] = { a->ne[0] * a->ne[1] * a->ne[2], ow, oh, b->ne[3] };
     int64_t oc = a->ne[3], kk = ne[0];
     int32_t src[2] = { kernel, inp };
-    uint32_t type = a->type == GGFIT_TYPE_BF16 ? GGFIT_TYPE_F32 : GGFIT_TYPE_F16;
     int32_t im2col = gg_op_shape(g, GGFIT_OP_IM2COL, type, 4, ne, 2, src);
     int32_t r = gg_mul_mat(g, cg_reshape(c, im2col, kk, oh * ow * ne[3], 1, 1),
                            cg_reshape(c, kernel, kk, oc, 1, 1));
@@ -335,6 +343,8 @@ int32_t cg_vit(clip_graph *c, int32_t inp, int64_t n_pos, int norm, int ffn,
 int32_t cg_rope_2d(clip_graph *c, int32_t cur, int32_t pos_a, int32_t pos_b)
 {
     gg_graph *g = c->g;
+    if (ggfit__llama_has(c->llama_build, LLAMA_CHANGE_MTMD_ROPE_SET_OFFSET))
+        return gg_rope(g, gg_rope(g, cur, pos_a, -1), pos_b, -1);
     const gg_tensor *t = &g->t[cur];
     int64_t ne[3] = { t->ne[0] / 2, t->ne[1], t->ne[2] };
     uint64_t nb[2] = { t->nb[1], t->nb[2] };

@@ -6,11 +6,16 @@
  * a 2x2 merge MLP.
  */
 #include "mtmd/clip.h"
+#include "versions/version.h"
 
-/* clip_graph_minimax_m3::apply_rope: x as [t, h, w + pad] slices */
+/* clip_graph_minimax_m3::apply_rope: x as [t, h, w + pad] slices; from
+ * MTMD_ROPE_SET_OFFSET the whole head roped twice (h and w past their
+ * offsets), before it the slices copied out, roped and concatenated */
 static int32_t rope_thw(clip_graph *c, int32_t x)
 {
     gg_graph *g = c->g;
+    if (ggfit__llama_has(c->llama_build, LLAMA_CHANGE_MTMD_ROPE_SET_OFFSET))
+        return gg_rope(g, gg_rope(g, x, c->pos_a, -1), c->pos_b, -1);
     const gg_tensor *t = &g->t[x];
     int64_t dh = t->ne[0], axd = 2 * ((2 * (dh / 2) / 3) / 2);
     int64_t off[3] = { 0, axd, 2 * axd }, n[3] = { axd, axd, dh - 2 * axd };
