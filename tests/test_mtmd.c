@@ -1344,6 +1344,47 @@ static void test_lightonocr(void **state)
     free(s);
 }
 
+/* MTMD_LONGEST_EDGE_LIMITS: from b10319 idefics3 and lightonocr take
+ * --image-min-tokens as image_min_pixels, and llama.cpp b10587 refuses a
+ * minimum without a maximum (image_max_pixels stays below it: "mtmd_get_
+ * memory_usage failed" in tools/mtmdcmp.py), or above the maximum given;
+ * b10309 ignored both and measured the projector. */
+static void test_longest_edge_limits(void **state)
+{
+    (void)state;
+    static const char *const files[] = { "data/tiny/mmproj-idefics3-3.gguf",
+                                         "data/tiny/mmproj-lightonocr-41.gguf" };
+    static const int32_t lims[][2] = { { 64, 0 }, { 256, 64 }, { 64, 256 }, { 0, 256 } };
+    for (size_t f = 0; f < 2; f++) {
+        ggfit_mmproj *mm = NULL;
+        char *err = NULL;
+        if (ggfit_mmproj_open(files[f], &mm, &err) != GGFIT_OK)
+            fail_msg("%s: %s", files[f], err);
+        for (size_t i = 0; i < 4; i++)
+            for (int newer = 0; newer <= 1; newer++) {
+                ggfit_mmproj_params p;
+                ggfit_mmproj_params_init(&p);
+                p.llama_build = newer ? 10587 : 10309;
+                p.image_min_tokens = lims[i][0];
+                p.image_max_tokens = lims[i][1];
+                ggfit_mmproj_usage u;
+                ggfit_status rc = ggfit_mmproj_measure(mm, &p, NULL, 0, &u, &err);
+                bool refused = newer && lims[i][0] > lims[i][1];
+                if (refused) {
+                    assert_int_equal(rc, GGFIT_EFORMAT);
+                    assert_non_null(strstr(err, "image_max_pixels"));
+                    ggfit_free(err);
+                    err = NULL;
+                } else {
+                    if (rc != GGFIT_OK)
+                        fail_msg("%s: %s", files[f], err);
+                    assert_true(u.cpu > 0);
+                }
+            }
+        ggfit_mmproj_free(mm);
+    }
+}
+
 /* More Whisper-style encoders: Music Flamingo (pooled, an MLP), MERaLiON
  * (stacked, a GLU adaptor), GLM-A (normed, stacked, an MLP, BOI/EOI). */
 static void test_whisper_more(void **state)
@@ -1539,6 +1580,7 @@ int main(void)
         cmocka_unit_test(test_gemma4_both),
         cmocka_unit_test(test_deepseekocr),
         cmocka_unit_test(test_lightonocr),
+        cmocka_unit_test(test_longest_edge_limits),
         cmocka_unit_test(test_whisper_more),
         cmocka_unit_test(test_estimated),
         cmocka_unit_test(test_oracle_mtmd),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""usage: tools/mtmdcmp.py --llama DIR [--llama-src SRC] [--ggfit BIN] [--devices N]
-                          [--flags "..."]... [--record FILE] MMPROJ...
+"""usage: tools/mtmdcmp.py --llama DIR [--llama-src SRC] [--llama-version V] [--ggfit BIN]
+                          [--devices N] [--flags "..."]... [--record FILE] MMPROJ...
 
 Compares ggfit's measure of a multimodal projector (mtmd/clip.c) with
 llama.cpp's own, byte for byte, per device: llama-server measures its
@@ -18,12 +18,15 @@ data/models/qwen3-0.6b-f16.gguf (never loaded). For each projector, flag
 set and 0 to N RPC devices (rpc-servers on the CPU backend, started here):
     LD_PRELOAD=shim.so llama-server -m TEXT -mm MMPROJ [--rpc EP,...] FLAGS
     build/ggfit -m TEXT --for server -mm MMPROJ --gpu rpc:81920MiB,...|none FLAGS --json
+(with --llama-version V when given: the rules of the llama.cpp in DIR,
+b10309 for /work/llama-build; without it ggfit answers as the newest)
 and prints llama.cpp's bytes per device beside ggfit's (its JSON "mmproj":
 devices, then "cpu"). The exit status is 1 when any differ.
 
 --record FILE appends llama.cpp's rows of every case, one JSON object a line
 ({"mmproj", "devices", "args", "rows": [[name, bytes], ...]}):
-tests/test_mtmd.c holds ggfit to them (data/oracle/b10309/mtmd.jsonl), the projector files in data/tiny/ or data/real/.
+tests/test_mtmd.c holds ggfit to them (data/oracle/b<build>/mtmd.jsonl, each
+version's with its rules), the projector files in data/tiny/ or data/real/.
 """
 import json
 import os
@@ -77,10 +80,12 @@ def llama_rows(bindir, shim, text, mmproj, eps, flags):
     return [(name, b) for _, name, b in sorted(rows)], None
 
 
-def ggfit_rows(ggfit, text, mmproj, n_dev, flags):
+def ggfit_rows(ggfit, text, mmproj, n_dev, flags, version=None):
     gpu = ','.join(['rpc:81920MiB'] * n_dev) if n_dev else 'none'
     cmd = [ggfit, '-m', text, '--for', 'server', '-mm', mmproj, '--gpu', gpu] + \
         flags.split() + ['-fitp', 'on', '--json']
+    if version:
+        cmd += ['--llama-version', version]
     r = subprocess.run(cmd, capture_output=True, text=True)
     try:
         j = json.loads(r.stdout)['mmproj']
@@ -96,6 +101,7 @@ def ggfit_rows(ggfit, text, mmproj, n_dev, flags):
 def main():
     args = sys.argv[1:]
     bindir, src, n_max, flag_sets, files, record = None, '/work/llama-src', 2, [], [], None
+    version = None
     ggfit = os.path.join(ROOT, 'build/ggfit')
     while args:
         a = args.pop(0)
@@ -103,6 +109,8 @@ def main():
             bindir = os.path.join(args.pop(0), 'bin')
         elif a == '--llama-src':
             src = args.pop(0)
+        elif a == '--llama-version':
+            version = args.pop(0)
         elif a == '--ggfit':
             ggfit = args.pop(0)
         elif a == '--devices':
@@ -134,11 +142,15 @@ def main():
                     label = '%s, %d device%s, %s' % (os.path.basename(f), n_dev,
                                                      '' if n_dev == 1 else 's', flags or '-')
                     want, werr = llama_rows(bindir, shim, text, sparse, eps[:n_dev], flags)
-                    got, gerr, est = ggfit_rows(ggfit, TEXT, f, n_dev, flags)
+                    got, gerr, est = ggfit_rows(ggfit, TEXT, f, n_dev, flags, version)
                     if record and want is not None:
                         record.write(json.dumps({'mmproj': os.path.basename(f), 'devices': n_dev,
                                                  'args': flags, 'rows': [list(r) for r in want]})
                                      + '\n')
+                    if want is None and got is None:   # both refuse the projector
+                        print('%s: both refuse: llama.cpp %s; ggfit %s' % (label, werr, gerr))
+                        n_same += 1
+                        continue
                     if want is None or got is None:
                         print('%s: llama.cpp %s, ggfit %s' % (label, werr or want, gerr or got))
                         n_diff += 1

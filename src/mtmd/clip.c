@@ -175,6 +175,7 @@ static ggfit_status load_hparams(clip_model *m, const ggfit_mmproj_params *p, ch
     clip_hparams *hp = &m->hp;
     memset(hp, 0, sizeof *hp);
     hp->warmup_audio_size = 3000;
+    m->llama_build = p->llama_build;
     if (p->image_min_tokens > 0)
         hp->custom_image_min_tokens = p->image_min_tokens;
     if (p->image_max_tokens > 0)

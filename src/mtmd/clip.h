@@ -35,6 +35,7 @@ typedef struct clip_model {
     char proj_name[32];        /* the projector_type value as written */
     const struct clip_type *type;
     clip_hparams hp;
+    uint32_t llama_build;      /* whose rules load it (0: the newest) */
 } clip_model;
 
 /* clip_graph: what a projector's build() reads. */
@@ -81,6 +82,10 @@ const clip_type *ggfit__clip_type(const char *name);
 /* clip_hparams::set_limit_image_tokens, set_warmup_n_tokens */
 void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max);
 void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens);
+/* clip_hparams::set_limit_image_tokens() of the longest_edge types: from
+ * MTMD_LONGEST_EDGE_LIMITS the custom token limits given set
+ * image_min/max_pixels (the warmup stays), before it nothing */
+void ggfit__clip_custom_image_tokens(clip_model *m);
 /* An optional u32 key ("clip.vision.spatial_merge_size"), kept when absent. */
 void ggfit__clip_u32(const clip_model *m, const char *key, int32_t *v);
 /* The value of key, false when the file has none. */

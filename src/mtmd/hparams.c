@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "mtmd/clip.h"
+#include "versions/version.h"
 
 bool ggfit__clip_key_value(const clip_model *m, const char *key, ggfit_value *v)
 {
@@ -56,6 +57,18 @@ void ggfit__clip_limit_image_tokens(clip_hparams *hp, int n_min, int n_max)
     hp->image_min_pixels = clamp32_product((double)lo * area);
     hp->image_max_pixels = clamp32_product((double)hi * area);
     hp->warmup_image_size = ggfit__clip_isqrt(hp->image_max_pixels);
+}
+
+void ggfit__clip_custom_image_tokens(clip_model *m)
+{
+    clip_hparams *hp = &m->hp;
+    if (!ggfit__llama_has(m->llama_build, LLAMA_CHANGE_MTMD_LONGEST_EDGE_LIMITS))
+        return;
+    double area = (double)hp->patch_size * hp->patch_size * hp->n_merge * hp->n_merge;
+    if (hp->custom_image_min_tokens > 0)
+        hp->image_min_pixels = clamp32_product((double)hp->custom_image_min_tokens * area);
+    if (hp->custom_image_max_tokens > 0)
+        hp->image_max_pixels = clamp32_product((double)hp->custom_image_max_tokens * area);
 }
 
 void ggfit__clip_warmup_n_tokens(clip_hparams *hp, int n_tokens)

@@ -72,11 +72,13 @@ static void hparams_pixtral(clip_model *m)
     ggfit__clip_warmup_n_tokens(&m->hp, 256);
 }
 
-/* load_hparams LIGHTONOCR: as Pixtral's, without the token limits */
+/* load_hparams LIGHTONOCR: as Pixtral's, without the token limits but
+ * the custom ones (MTMD_LONGEST_EDGE_LIMITS) */
 static void hparams_lightonocr(clip_model *m)
 {
     m->hp.n_merge = 1;
     ggfit__clip_u32(m, "clip.vision.spatial_merge_size", &m->hp.n_merge);
+    ggfit__clip_custom_image_tokens(m);
     ggfit__clip_warmup_n_tokens(&m->hp, 256);
 }
 

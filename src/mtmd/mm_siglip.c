@@ -90,6 +90,7 @@ static void check_gemma3(hp_check *c, const clip_model *m)
 static void hparams_idefics3(clip_model *m)
 {
     ggfit__clip_u32(m, "clip.vision.projector.scale_factor", &m->hp.n_merge);
+    ggfit__clip_custom_image_tokens(m);
 }
 
 /* load_hparams LFM2: 64 to 256 tokens after a merge of scale_factor */
