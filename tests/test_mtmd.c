@@ -1281,10 +1281,10 @@ static void sam_t(mspec *s, const char *part, int il, int64_t ne0, int64_t ne1)
     m_t(s, name, 0, ne1 > 1 ? T_F16 : T_F32, ne0, ne1, 1, 1);
 }
 
-static void test_deepseekocr(void **state)
+/* conv: the type of the SAM's convolution kernels (the patch embedding,
+ * the neck and net_2, net_3) */
+static void deepseekocr_spec(mspec *s, uint32_t conv)
 {
-    (void)state;
-    mspec *s = calloc(1, sizeof *s);
     int64_t S = 64;
     m_init(s);
     m_vision(s, "deepseekocr", ME, MH, MF, ML, 256, 1024, 16);
@@ -1293,7 +1293,7 @@ static void test_deepseekocr(void **state)
     m_u32(s, "clip.vision.sam.head_count", 2);
     m_u32(s, "clip.vision.sam.embedding_length", (uint32_t)S);
     m_u32(s, "clip.vision.window_size", 14);
-    m_t(s, "v.sam.patch_embd.weight", 0, T_F16, 16, 16, 3, S);
+    m_t(s, "v.sam.patch_embd.weight", 0, conv, 16, 16, 3, S);
     m_t(s, "v.sam.patch_embd.bias", 0, T_F32, S, 1, 1, 1);
     m_t(s, "v.sam.pos_embd.weight", 0, T_F32, S, 64, 64, 1);
     for (int il = 0; il < 12; il++) {   /* load_tensors takes 12 */
@@ -1312,14 +1312,14 @@ static void test_deepseekocr(void **state)
         sam_t(s, "mlp.lin2.weight", il, 4 * S, S);
         sam_t(s, "mlp.lin2.bias", il, S, 1);
     }
-    m_t(s, "v.sam.neck.0.weight", 0, T_F16, 1, 1, S, S);
+    m_t(s, "v.sam.neck.0.weight", 0, conv, 1, 1, S, S);
     m_t(s, "v.sam.neck.1.weight", 0, T_F32, S, 1, 1, 1);
     m_t(s, "v.sam.neck.1.bias", 0, T_F32, S, 1, 1, 1);
-    m_t(s, "v.sam.neck.2.weight", 0, T_F16, 3, 3, S, S);
+    m_t(s, "v.sam.neck.2.weight", 0, conv, 3, 3, S, S);
     m_t(s, "v.sam.neck.3.weight", 0, T_F32, S, 1, 1, 1);
     m_t(s, "v.sam.neck.3.bias", 0, T_F32, S, 1, 1, 1);
-    m_t(s, "v.sam.net_2.weight", 0, T_F16, 3, 3, S, 96);
-    m_t(s, "v.sam.net_3.weight", 0, T_F16, 3, 3, 96, ME);
+    m_t(s, "v.sam.net_2.weight", 0, conv, 3, 3, S, 96);
+    m_t(s, "v.sam.net_3.weight", 0, conv, 3, 3, 96, ME);
     m_t(s, "v.image_newline", 0, T_F32, 256, 1, 1, 1);
     m_t(s, "v.view_seperator", 0, T_F32, 256, 1, 1, 1);
     m_t(s, "mm.model.fc.weight", 0, T_F16, 2 * ME, 256, 1, 1);
@@ -1330,6 +1330,25 @@ static void test_deepseekocr(void **state)
     m_t(s, "v.pre_ln.bias", 0, T_F32, ME, 1, 1, 1);
     for (int il = 0; il < ML; il++)
         m_block(s, il, ME, MF, true, false);
+}
+
+static void test_deepseekocr(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    deepseekocr_spec(s, T_F16);
+    assert_true(measure_all(s, "deepseekocr") > 0);
+    free(s);
+}
+
+/* DeepSeek-OCR with F32 convolution kernels (convert_hf_to_gguf.py
+ * --outtype f32): from MTMD_SAM_IM2COL_F32 the SAM's im2col is F32, before
+ * it F16 (ggml_conv_2d) */
+static void test_deepseekocr_f32(void **state)
+{
+    (void)state;
+    mspec *s = calloc(1, sizeof *s);
+    deepseekocr_spec(s, T_F32);
     assert_true(measure_all(s, "deepseekocr") > 0);
     free(s);
 }
@@ -1582,6 +1601,7 @@ int main(void)
         cmocka_unit_test(test_lightonocr),
         cmocka_unit_test(test_longest_edge_limits),
         cmocka_unit_test(test_whisper_more),
+        cmocka_unit_test(test_deepseekocr_f32),   /* dumped last: its number follows */
         cmocka_unit_test(test_estimated),
         cmocka_unit_test(test_oracle_mtmd),
     };
