@@ -17,6 +17,7 @@
 #define cg_conv_2d               ggfit__cg_conv_2d
 #define cg_conv_2d_dw            ggfit__cg_conv_2d_dw
 #define cg_conv_2d_pad           ggfit__cg_conv_2d_pad
+#define cg_conv_2d_typed         ggfit__cg_conv_2d_typed
 #define cg_ffn                   ggfit__cg_ffn
 #define cg_inp                   ggfit__cg_inp
 #define cg_inp_raw               ggfit__cg_inp_raw
