@@ -48,6 +48,16 @@
 #define gb_cb_named              ggfit__gb_cb_named
 #define gb_cont                  ggfit__gb_cont
 #define gb_cont_4d               ggfit__gb_cont_4d
+#define gb_dsa_attn              ggfit__gb_dsa_attn
+#define gb_dsa_cache_k           ggfit__gb_dsa_cache_k
+#define gb_dsa_cpy_k             ggfit__gb_dsa_cpy_k
+#define gb_dsa_get_k             ggfit__gb_dsa_get_k
+#define gb_dsa_indexer           ggfit__gb_dsa_indexer
+#define gb_dsa_inputs            ggfit__gb_dsa_inputs
+#define gb_dsa_mla_qkv           ggfit__gb_dsa_mla_qkv
+#define gb_dsa_moe               ggfit__gb_dsa_moe
+#define gb_dsa_qr                ggfit__gb_dsa_qr
+#define gb_dsa_trunk             ggfit__gb_dsa_trunk
 #define gb_ffn                   ggfit__gb_ffn
 #define gb_ffn_act               ggfit__gb_ffn_act
 #define gb_ffn_bias              ggfit__gb_ffn_bias
