@@ -49,6 +49,7 @@
 #define gb_cont                  ggfit__gb_cont
 #define gb_cont_4d               ggfit__gb_cont_4d
 #define gb_dsa_attn              ggfit__gb_dsa_attn
+#define gb_dsa_check             ggfit__gb_dsa_check
 #define gb_dsa_cache_k           ggfit__gb_dsa_cache_k
 #define gb_dsa_cpy_k             ggfit__gb_dsa_cpy_k
 #define gb_dsa_get_k             ggfit__gb_dsa_get_k

@@ -306,3 +306,25 @@ void gb_dsa_trunk(bctx *b, int32_t inpL, int n_layer, int gating, gb_dsa_attn_fn
     if (!b->missing)
         gb_output(b, inpL);
 }
+
+static void count_key(hp_check *c, const char *key)
+{
+    hc_key_int(c, key, 0, UINT32_MAX, 0, NULL, "llama.cpp reads it as an unsigned 32-bit count");
+}
+
+void gb_dsa_check(hp_check *c, const char *const *more)
+{
+    /* the MLA cache's one K head is kv_lora_rank + the rope's width, which
+     * get_k views it in heads of (llama.cpp's attn_kv_a_mqa has that
+     * shape; the loader requires the rank) */
+    hc_nonzero(c, "attention.kv_lora_rank", (uint64_t)c->hp->n_lora_kv + c->hp->n_rot,
+               "the MLA cache's K head is kv_lora_rank + rope.dimension_count wide "
+               "(llama.cpp's loader requires kv_lora_rank)");
+    static const char *const keys[] = { "attention.indexer.head_count",
+                                        "attention.indexer.key_length",
+                                        "attention.indexer.top_k", NULL };
+    for (size_t i = 0; keys[i]; i++)
+        count_key(c, keys[i]);
+    for (size_t i = 0; more && more[i]; i++)
+        count_key(c, more[i]);
+}

@@ -10,6 +10,7 @@
 #ifndef GGFIT_LLAMA_GRAPH_DSA_H
 #define GGFIT_LLAMA_GRAPH_DSA_H
 
+#include "llama/check.h"
 #include "llama/graph.h"
 
 /* The sizes the DSA layers share and build_attn_inp_k_dsa's inputs. */
@@ -62,5 +63,9 @@ int32_t gb_dsa_moe(bctx *b, int gating, int32_t cur, int il);
 typedef int32_t (*gb_dsa_attn_fn)(bctx *b, void *ctx, int32_t cur, int il);
 void gb_dsa_trunk(bctx *b, int32_t inpL, int n_layer, int gating, gb_dsa_attn_fn attn,
                   void *ctx);
+/* The checks of the DSA keys: kv_lora_rank (the latent cache's head is it
+ * plus the rope), the indexer's counts, then those named in more (NULL-
+ * terminated, or NULL), all read as unsigned 32-bit counts. */
+void gb_dsa_check(hp_check *c, const char *const *more);
 
 #endif

@@ -240,18 +240,7 @@ static const ggfit_arr_key arr_keys_glm[] = {
  * own rules on them, heads wider than the rope, make it an estimate). */
 static void check(hp_check *c)
 {
-    /* the MLA cache's one K head is kv_lora_rank + the rope's width, which
-     * get_k views it in heads of (llama.cpp's attn_kv_a_mqa has that
-     * shape; the loader requires the rank) */
-    hc_nonzero(c, "attention.kv_lora_rank", (uint64_t)c->hp->n_lora_kv + c->hp->n_rot,
-               "the MLA cache's K head is kv_lora_rank + rope.dimension_count wide "
-               "(llama.cpp's loader requires kv_lora_rank)");
-    static const char *const keys[] = { "attention.indexer.head_count",
-                                        "attention.indexer.key_length",
-                                        "attention.indexer.top_k" };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
-                   "llama.cpp reads it as an unsigned 32-bit count");
+    gb_dsa_check(c, NULL);
 }
 
 const ggfit_arch ggfit__model_deepseek32 = {

@@ -189,18 +189,10 @@ static const ggfit_arr_key arr_keys[] = {
 /* The indexer's keys, converted to integers by the graph. */
 static void check(hp_check *c)
 {
-    hc_nonzero(c, "attention.kv_lora_rank", (uint64_t)c->hp->n_lora_kv + c->hp->n_rot,
-               "the MLA cache's K head is kv_lora_rank + rope.dimension_count wide "
-               "(llama.cpp's loader requires kv_lora_rank)");
-    static const char *const keys[] = { "attention.indexer.head_count",
-                                        "attention.indexer.key_length",
-                                        "attention.indexer.top_k",
-                                        "attention.kv_lora_rank_swa",
-                                        "attention.key_length_mla_swa",
-                                        "attention.value_length_mla_swa" };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        hc_key_int(c, keys[i], 0, UINT32_MAX, 0, NULL,
-                   "llama.cpp reads it as an unsigned 32-bit count");
+    static const char *const swa[] = { "attention.kv_lora_rank_swa",
+                                       "attention.key_length_mla_swa",
+                                       "attention.value_length_mla_swa", NULL };
+    gb_dsa_check(c, swa);
 }
 
 const ggfit_arch ggfit__model_dots3note = {
