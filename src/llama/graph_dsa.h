@@ -7,8 +7,8 @@
  * indexer.key_length, Hadamard-rotated, in a second K-only cache:
  * llama_kv_cache_dsa).
  */
-#ifndef GGFIT_LLAMA_GRAPH_DSA_H
-#define GGFIT_LLAMA_GRAPH_DSA_H
+#ifndef GGFIT_GRAPH_DSA_H
+#define GGFIT_GRAPH_DSA_H
 
 #include "llama/check.h"
 #include "llama/graph.h"

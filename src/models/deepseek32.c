@@ -7,7 +7,8 @@
  * mask is rebuilt per layer from those indices. GLM-5's "shared" indexer
  * layers (attention.indexer.types 0) have no indexer and no indexer cache:
  * they reuse the choice of the last full one. The NextN blocks keep no
- * cells in the main context (their draft head has its own).
+ * cells in the main context (their draft head has its own). The DSA
+ * layers are llama/graph_dsa.c's, shared with dots3note.c.
  */
 #include <stdio.h>
 #include <string.h>

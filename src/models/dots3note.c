@@ -15,7 +15,8 @@
  * but never loaded: llama.cpp has no MTP graph for it yet, and
  * llama-server b10587 with --spec-type draft-mtp crashes while it makes
  * the SWA cache for the fit's first measurement; ggfit plans that MTP
- * context on this graph and memory (the row has no .mtp).
+ * context on this graph and memory (the row has no .mtp). The DSA
+ * layers are llama/graph_dsa.c's, shared with deepseek32.c.
  */
 #include <stdio.h>
 #include <string.h>
