@@ -70,6 +70,12 @@ ggfit_status ggfit_llama_version_from_server(const char *url, ggfit_llama_versio
             else
                 rc = ggfit__fail(err, GGFIT_EINVAL, "%s: the reply is longer than %zu MiB: not "
                                  "llama-server's /props", props, PROPS_MAX_BYTES >> 20);
+        } else if (!code && err && *err) {   /* no reply at all: say what to check */
+            char *why = *err;
+            *err = NULL;
+            rc = ggfit__fail(err, rc, "%s; is llama-server running there (its --host and "
+                             "--port)? Or name its version: --llama-version", why);
+            free(why);
         }
         return rc;
     }
