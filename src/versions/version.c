@@ -34,13 +34,9 @@ const ggfit__change_row ggfit__llama_changes[LLAMA_CHANGE_COUNT] = {
 #undef LLAMA_CHANGE
 };
 
-typedef struct version_row {
-    uint32_t build;
-    const char *commit, *date, *semver;
-} version_row;
-
-static const version_row versions[] = {
-#define LLAMA_VERSION(build, commit, date, semver) { build, commit, date, semver },
+/* The supported builds; their commits and dates are commits.inc's. */
+static const uint32_t versions[] = {
+#define LLAMA_VERSION(build) build,
 #include "versions/versions.def"
 #undef LLAMA_VERSION
 };
@@ -70,8 +66,8 @@ static const fork_row forks[] = {
 };
 #define N_FORKS (sizeof forks / sizeof forks[0])
 
-uint32_t ggfit__llama_oldest(void) { return versions[0].build; }
-uint32_t ggfit__llama_newest(void) { return versions[N_VERSIONS - 1].build; }
+uint32_t ggfit__llama_oldest(void) { return versions[0]; }
+uint32_t ggfit__llama_newest(void) { return versions[N_VERSIONS - 1]; }
 
 uint32_t ggfit__llama_rules(uint32_t build)
 {
@@ -94,7 +90,7 @@ bool ggfit_llama_change(size_t i, uint32_t *build, const char **commit, const ch
 
 uint32_t ggfit_llama_version_supported(size_t i)
 {
-    return i < N_VERSIONS ? versions[i].build : 0;
+    return i < N_VERSIONS ? versions[i] : 0;
 }
 
 /* Fills in rules and match from v->build. */
@@ -111,13 +107,9 @@ static void settle(ggfit_llama_version *v)
         v->rules = v->build;
         v->match = GGFIT_LLAMA_BETWEEN;
         for (size_t i = 0; i < N_VERSIONS; i++)
-            if (versions[i].build == v->build)
+            if (versions[i] == v->build)
                 v->match = GGFIT_LLAMA_EXACT;
     }
-    if (!v->date[0])
-        for (size_t i = 0; i < N_COMMITS; i++)
-            if (commits[i].build == v->build && v->commit_known)
-                snprintf(v->date, sizeof v->date, "%s", commits[i].date);
 }
 
 static void from_build(ggfit_llama_version *v, uint32_t build)
