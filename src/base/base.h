@@ -40,6 +40,13 @@ ggfit_status ggfit__fail(char **err, ggfit_status status, const char *fmt, ...)
  * why). */
 bool ggfit__static_program(void);
 
+/* ---- clock.c: the monotonic clock ------------------------------------------ */
+
+/* CLOCK_MONOTONIC in seconds, and in whole milliseconds: for deadlines
+ * and timings, not dates. */
+double ggfit__now_s(void);
+int64_t ggfit__now_ms(void);
+
 /* ---- cache_dir.c: where the caches live ----------------------------------- */
 
 /* The cache folder into out: GGFIT_CACHE_DIR, else $XDG_CACHE_HOME/ggfit,

@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -88,19 +87,12 @@ static const char *cmd_name(int cmd)
     }
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits until fd is ready for events or the deadline passes: 1 ready,
  * 0 timed out, -1 error (errno set). */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - ggfit__now_ms();
         if (left <= 0)
             return 0;
         struct pollfd p = { .fd = fd, .events = events };
@@ -203,7 +195,7 @@ static ggfit_status open_conn(conn *c)
     if (gai)
         return ggfit__fail(c->err, GGFIT_EIO, "rpc-server %s: cannot resolve '%s': %s",
                            c->endpoint, host, gai_strerror(gai));
-    int64_t deadline = now_ms() + c->timeout_ms;
+    int64_t deadline = ggfit__now_ms() + c->timeout_ms;
     int why = 0;
     c->fd = -1;
     for (const struct addrinfo *ai = res; ai && c->fd < 0; ai = ai->ai_next)
@@ -318,7 +310,7 @@ static ggfit_status recv_all(conn *c, unsigned char *p, size_t n, int cmd, const
 static ggfit_status call(conn *c, int cmd, const unsigned char *in, size_t in_size,
                          unsigned char *out, size_t out_size)
 {
-    int64_t deadline = now_ms() + c->timeout_ms;
+    int64_t deadline = ggfit__now_ms() + c->timeout_ms;
     unsigned char head[9];
     head[0] = (unsigned char)cmd;
     put_u64(head + 1, in_size);

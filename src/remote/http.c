@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,13 +206,6 @@ typedef struct progress {
     const char *name;
 } progress;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A transfer: the body bytes [offset, offset + n) of the reply go to dst,
  * the rest is counted and dropped; an error reply's first bytes are kept. */
 typedef struct xfer {
@@ -288,7 +280,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     (void)dltotal;
     (void)ultotal;
     (void)ulnow;
-    double t = now_s();
+    double t = ggfit__now_s();
     if (pg && t - pg->start > 1.0 && t - pg->shown_at >= 0.25) {
         pg->shown_at = t;
         fprintf(stderr, "\rggfit: reading the header of %s: %.1f MiB", pg->name,
@@ -817,7 +809,7 @@ ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
         ggfit_remote_options_init(&dflt);
         o = &dflt;
     }
-    remote rm = { .o = o, .stats = stats, .pg = { .start = now_s(), .name = url } };
+    remote rm = { .o = o, .stats = stats, .pg = { .start = ggfit__now_s(), .name = url } };
     ggfit_status rc = curl_new(&rm.c, url, err);
     if (rc)
         return rc;

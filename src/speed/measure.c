@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -22,13 +21,6 @@
 
 #define GGFIT__MEASURE_MS 50.0
 #define GGFIT__MEASURE_MAX_THREADS 256
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Four independent sums, so that the loads, not the adds, set the pace. */
 static uint64_t read_words(const uint64_t *p, size_t n)
@@ -66,7 +58,7 @@ static double run(const uint64_t *buf, size_t words, uint32_t n_threads, uint32_
     reader rd[GGFIT__MEASURE_MAX_THREADS];
     size_t per = words / n_threads / 4 * 4;
     uint32_t started = 0;
-    double t0 = now_ms();
+    double t0 = ggfit__now_s() * 1e3;
     for (uint32_t t = 0; t < n_threads; t++) {
         rd[t] = (reader){ buf + per * t, per, passes, 0 };
         if (t && pthread_create(&th[t], NULL, read_slice, &rd[t]) == 0)
@@ -77,7 +69,7 @@ static double run(const uint64_t *buf, size_t words, uint32_t n_threads, uint32_
     read_slice(&rd[0]);
     for (uint32_t t = 1; t <= started; t++)
         pthread_join(th[t], NULL);
-    double ms = now_ms() - t0;
+    double ms = ggfit__now_s() * 1e3 - t0;
     for (uint32_t t = 0; t < n_threads; t++)
         *sink += rd[t].sum;
     return ms > 0 ? (double)per * n_threads * 8 * passes / (ms * 1e6) : 0;
@@ -86,9 +78,9 @@ static double run(const uint64_t *buf, size_t words, uint32_t n_threads, uint32_
 /* Passes of one reader that take about GGFIT__MEASURE_MS, from one pass. */
 static uint32_t passes_for(const uint64_t *buf, size_t words, uint64_t *sink)
 {
-    double t0 = now_ms();
+    double t0 = ggfit__now_s() * 1e3;
     *sink += read_words(buf, words);
-    double ms = now_ms() - t0;
+    double ms = ggfit__now_s() * 1e3 - t0;
     double k = ms > 0 ? GGFIT__MEASURE_MS / ms : 8;
     return k < 1 ? 1 : k > 64 ? 64 : (uint32_t)k;
 }
@@ -106,20 +98,20 @@ static ggfit_status measure(uint64_t buffer_bytes, double single_after_ms, ggfit
     if (!buf)
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory for a %llu MiB buffer",
                            (unsigned long long)(buffer_bytes >> 20));
-    double t0 = now_ms();
+    double t0 = ggfit__now_s() * 1e3;
     memset(buf, 1, words * 8);   /* touched, so that every page is there */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t nt = ncpu < 1 ? 1 : ncpu > GGFIT__MEASURE_MAX_THREADS ? GGFIT__MEASURE_MAX_THREADS
                                                                   : (uint32_t)ncpu;
     uint64_t sink = 0;
     uint32_t passes = passes_for(buf, words, &sink);
-    if (now_ms() - t0 < single_after_ms || nt == 1)
+    if (ggfit__now_s() * 1e3 - t0 < single_after_ms || nt == 1)
         out->single_gbs = run(buf, words, 1, passes, &sink);
     out->all_gbs = nt > 1 ? run(buf, words, nt, passes, &sink) : out->single_gbs;
     out->n_threads = nt;
     out->buffer_bytes = (uint64_t)words * 8;
     out->passes = passes;
-    out->ms = now_ms() - t0;
+    out->ms = ggfit__now_s() * 1e3 - t0;
     out->checksum = sink;
     ggfit_free(buf);
     return GGFIT_OK;

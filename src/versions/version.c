@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -404,13 +403,6 @@ static ggfit_status find_program(const char *program, char *path, size_t n, char
                        "--llama-bin DIR, or its version with --llama-version");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version *v, char **err)
 {
     memset(v, 0, sizeof *v);
@@ -447,9 +439,9 @@ ggfit_status ggfit_llama_version_detect(const char *program, ggfit_llama_version
     }
     size_t len = 0;
     bool timed_out = false;
-    double end = now_s() + 10.0;
+    double end = ggfit__now_s() + 10.0;
     for (;;) {
-        double left = end - now_s();
+        double left = end - ggfit__now_s();
         if (left <= 0) {
             timed_out = true;
             break;
