@@ -18,18 +18,13 @@ static const char *feature_name(uint32_t features, unsigned k)
     return features >> k & 1 ? ggfit_cpu_feature_name(1u << k) : NULL;
 }
 
-static double mib(uint64_t b)
-{
-    return (double)b / GGFIT_MiB;
-}
-
 char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, size_t n)
 {
     ggfit_sb sb = {0};
     if (host) {
         ggfit__sb_printf(&sb, "host: %s\n", host->cpu_name[0] ? host->cpu_name : "unknown CPU");
-        ggfit__sb_printf(&sb, "  memory     %.0f MiB total, %.0f MiB available\n", mib(host->total),
-                         mib(host->available));
+        ggfit__sb_printf(&sb, "  memory     %.0f MiB total, %.0f MiB available\n", ggfit__mib(host->total),
+                         ggfit__mib(host->available));
         ggfit__sb_printf(&sb, "  cpu        ");
         bool any = false;
         for (unsigned k = 0; k < 32; k++)
@@ -53,7 +48,7 @@ char *ggfit_devices_text(const ggfit_host_info *host, const ggfit_device *devs, 
             snprintf(bw, sizeof bw, "%.0f", d->bandwidth_gbs);
         ggfit__sb_printf(&sb, "  %-10s %-7s %9.0f %9.0f %9.0f %8s  %s%s\n", d->name,
                          ggfit_backend_name(d->kind) ? ggfit_backend_name(d->kind) : "?",
-                         mib(d->total), mib(d->free), mib(d->held_by_others), bw, d->description,
+                         ggfit__mib(d->total), ggfit__mib(d->free), ggfit__mib(d->held_by_others), bw, d->description,
                          d->unified ? " (unified memory)" : "");
     }
     ggfit__sb_printf(&sb, "(MiB; others: held by other processes)\n");

@@ -25,11 +25,6 @@ static const char *commas(uint64_t v, char buf[32])
     return buf;
 }
 
-static double mib(uint64_t b)
-{
-    return (double)b / GGFIT_MiB;
-}
-
 /* Bytes of the experts of each layer that has them: min and max. */
 static void expert_range(const ggfit_model *m, uint64_t *lo, uint64_t *hi,
                          uint32_t *n_layers)
@@ -134,7 +129,7 @@ char *ggfit_inspect_text(const ggfit_model *m)
         if (lo == hi)
             ggfit__sb_printf(&sb, " (%s B per layer)", commas(lo, a));
         else
-            ggfit__sb_printf(&sb, " (%.2f to %.2f MiB per layer)", mib(lo), mib(hi));
+            ggfit__sb_printf(&sb, " (%.2f to %.2f MiB per layer)", ggfit__mib(lo), ggfit__mib(hi));
         ggfit__sb_printf(&sb, "; the rest %s B\n", commas(total - exps, b));
     }
 
@@ -151,10 +146,10 @@ char *ggfit_inspect_text(const ggfit_model *m)
             hi = li->n_bytes;
     }
     if (hp->n_layer)
-        ggfit__sb_printf(&sb, "  blocks     %.2f to %.2f MiB each\n", mib(lo), mib(hi));
+        ggfit__sb_printf(&sb, "  blocks     %.2f to %.2f MiB each\n", ggfit__mib(lo), ggfit__mib(hi));
     ggfit__sb_printf(&sb, "  offload    %.2f MiB for all blocks and the output layer "
                      "(the input layer, %.2f MiB, stays in system RAM)\n",
-                     mib(total - ggfit_model_input_bytes(m)), mib(ggfit_model_input_bytes(m)));
+                     ggfit__mib(total - ggfit_model_input_bytes(m)), ggfit__mib(ggfit_model_input_bytes(m)));
     /* The roles' columns that fit 80 columns beside the rest, the most telling
      * first; those left out are named under the table (--wide keeps them). */
     static const int order[] = { GGFIT_ROLE_ATTENTION, GGFIT_ROLE_EXPERTS, GGFIT_ROLE_FFN,
@@ -184,10 +179,10 @@ char *ggfit_inspect_text(const ggfit_model *m)
     ggfit__sb_printf(&sb, "  heads/kv   n_ff\n");
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         const ggfit_layer_info *li = ggfit_model_layer(m, il);
-        ggfit__sb_printf(&sb, "  %-5u %8.2f", il, mib(li->n_bytes));
+        ggfit__sb_printf(&sb, "  %-5u %8.2f", il, ggfit__mib(li->n_bytes));
         for (int r = 0; r < GGFIT_ROLE_COUNT; r++)
             if (shown[r])
-                ggfit__sb_printf(&sb, " %*.2f", cw[r] - 1, mib(li->role_bytes[r]));
+                ggfit__sb_printf(&sb, " %*.2f", cw[r] - 1, ggfit__mib(li->role_bytes[r]));
         ggfit__sb_printf(&sb, "  %3u/%-4u %6u%s\n", li->n_head, li->n_head_kv, li->n_ff,
                          li->nextn ? "  nextn" : li->swa ? "  swa" : "");
     }
@@ -199,14 +194,14 @@ char *ggfit_inspect_text(const ggfit_model *m)
         ggfit__sb_printf(&sb, "; --wide shows them)\n");
     }
     ggfit__sb_printf(&sb, "  %-6s %7.2f  (output, output_norm: on the last GPU when offloaded)\n",
-                     "output", mib(ggfit_model_output_bytes(m)));
+                     "output", ggfit__mib(ggfit_model_output_bytes(m)));
     ggfit__sb_printf(&sb, "  %-6s %7.2f  (token_embd and other inputs: always in system RAM)\n",
-                     "input", mib(ggfit_model_input_bytes(m)));
+                     "input", ggfit__mib(ggfit_model_input_bytes(m)));
     ggfit__sb_printf(&sb, "\n  by role (MiB):");
     for (int r = 0; r < GGFIT_ROLE_COUNT; r++) {
         uint64_t rb = ggfit_model_role_bytes(m, (ggfit_role)r);
         if (rb)
-            ggfit__sb_printf(&sb, " %s %.2f;", ggfit_role_name(r), mib(rb));
+            ggfit__sb_printf(&sb, " %s %.2f;", ggfit_role_name(r), ggfit__mib(rb));
     }
     ggfit__sb_printf(&sb, "\n");
     return ggfit__text_take(&sb);

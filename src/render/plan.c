@@ -14,11 +14,6 @@
 #include "render/render.h"
 #include "versions/version.h"
 
-static double mib(uint64_t b)
-{
-    return (double)b / GGFIT_MiB;
-}
-
 static const char *const pool_kinds[] = { "device", "host", "unified" };
 
 /* A Metal span's fixes: their flags, and what each does. */
@@ -73,42 +68,42 @@ char *ggfit_verdict_summary(const ggfit_verdict *v, char *buf, size_t n)
     if (!bad) {
         snprintf(buf, n,
                  "fits: every device keeps its margin, and system memory holds the %.0f MiB "
-                 "left on the host (%.0f MiB free)", h ? mib(h->used) : 0.0,
-                 mib(h ? h->free : 0));   /* the host's free memory */
+                 "left on the host (%.0f MiB free)", h ? ggfit__mib(h->used) : 0.0,
+                 ggfit__mib(h ? h->free : 0));   /* the host's free memory */
     } else if (bad->kind == GGFIT_POOL_DEVICE && bad->short_by < bad->margin) {
         /* it loads, with less than the margin left (llama.cpp's fit lands
          * there: its estimates are approximate) */
         snprintf(buf, n,
                  "inside the margin: %s needs %.0f MiB of %.0f MiB free and keeps %.0f MiB of "
-                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, mib(bad->used),
-                 mib(bad->free), mib((uint64_t)bad->free_after), mib(bad->margin),
-                 mib(bad->short_by));
+                 "its %.0f MiB margin: %.0f MiB inside it", bad->name, ggfit__mib(bad->used),
+                 ggfit__mib(bad->free), ggfit__mib((uint64_t)bad->free_after), ggfit__mib(bad->margin),
+                 ggfit__mib(bad->short_by));
     } else if (bad->kind == GGFIT_POOL_DEVICE) {
         snprintf(buf, n,
                  "does not fit: %s needs %.0f MiB and keeps a %.0f MiB margin, %.0f MiB are "
-                 "free: short by %.0f MiB", bad->name, mib(bad->used), mib(bad->margin),
-                 mib(bad->free), mib(bad->short_by));
+                 "free: short by %.0f MiB", bad->name, ggfit__mib(bad->used), ggfit__mib(bad->margin),
+                 ggfit__mib(bad->free), ggfit__mib(bad->short_by));
     } else if (bad->kind == GGFIT_POOL_HOST && v->status == GGFIT_VERDICT_NO_FIT) {
         snprintf(buf, n,
                  "does not fit in system memory: it needs %.0f MiB and keeps a %.0f MiB margin, "
-                 "%.0f MiB are free: short by %.0f MiB", mib(bad->used), mib(bad->margin),
-                 mib(bad->free), mib(bad->short_by));
+                 "%.0f MiB are free: short by %.0f MiB", ggfit__mib(bad->used), ggfit__mib(bad->margin),
+                 ggfit__mib(bad->free), ggfit__mib(bad->short_by));
     } else if (bad->kind == GGFIT_POOL_UNIFIED) {
         snprintf(buf, n,
                  "does not fit: the GPU and the host share one memory; together they need "
-                 "%.0f MiB, %.0f MiB are free: short by %.0f MiB", mib(bad->used),
-                 mib(bad->free), mib(bad->short_by));
+                 "%.0f MiB, %.0f MiB are free: short by %.0f MiB", ggfit__mib(bad->used),
+                 ggfit__mib(bad->free), ggfit__mib(bad->short_by));
     } else if (bad->used - bad->mapped + bad->margin <= bad->free) {
         snprintf(buf, n,
                  "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
                  "of them weights mapped from the file, and %.0f MiB are free: %.0f MiB of "
-                 "weights would be read from disk again and again (slow)", mib(bad->used),
-                 mib(bad->mapped), mib(bad->free), mib(bad->short_by));
+                 "weights would be read from disk again and again (slow)", ggfit__mib(bad->used),
+                 ggfit__mib(bad->mapped), ggfit__mib(bad->free), ggfit__mib(bad->short_by));
     } else {
         snprintf(buf, n,
                  "fits on the GPUs but not in system memory: the host needs %.0f MiB, %.0f MiB "
-                 "are free: short by %.0f MiB", mib(bad->used), mib(bad->free),
-                 mib(bad->short_by));
+                 "are free: short by %.0f MiB", ggfit__mib(bad->used), ggfit__mib(bad->free),
+                 ggfit__mib(bad->short_by));
     }
     return buf;
 }
@@ -373,35 +368,35 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
         const ggfit_pool *p = &v->pools[i];
         char state[64];
         if (p->short_by)
-            snprintf(state, sizeof state, "short by %.0f", mib(p->short_by));
+            snprintf(state, sizeof state, "short by %.0f", ggfit__mib(p->short_by));
         else
             snprintf(state, sizeof state, "ok");
         if ((int)strlen(p->name) > w)
             ggfit__sb_printf(sb, "  %s\n", p->name);
         ggfit__sb_printf(sb, "  %-*s %9.0f %9.0f %9.0f %11.0f  %s\n", w,
-                         (int)strlen(p->name) > w ? "" : p->name, mib(p->free), mib(p->used),
-                         mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
+                         (int)strlen(p->name) > w ? "" : p->name, ggfit__mib(p->free), ggfit__mib(p->used),
+                         ggfit__mib(p->margin), (double)p->free_after / GGFIT_MiB, state);
     }
     for (uint32_t i = 0; i < v->n_pools; i++)
         if (v->pools[i].kind == GGFIT_POOL_HOST && v->pools[i].mapped)
             ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are weights mapped from the "
                                  "file, which must stay in memory not to be read from disk\n",
-                             mib(v->pools[i].mapped));
+                             ggfit__mib(v->pools[i].mapped));
     if (v->prompt_cache)
         ggfit__sb_printf(sb, "  Host: %.0f MiB of what it uses are llama-server's prompt cache "
                              "(--cache-ram; 0 turns it off), beyond llama.cpp's fit\n",
-                         mib(v->prompt_cache));
+                         ggfit__mib(v->prompt_cache));
     assumed_text(sb, pl);
     if (pl->host.source[0])
         ggfit__sb_printf(sb, "  system memory: %s\n", pl->host.source);
     if (v->n_spans) {
         ggfit__sb_printf(sb, "  Metal maps %.0f MiB of the file for %.0f MiB of tensors (one "
                              "span per file, from its first to its last tensor there)\n",
-                         mib(v->metal_mapped), mib(v->metal_tensors));
+                         ggfit__mib(v->metal_mapped), ggfit__mib(v->metal_tensors));
         for (uint32_t i = 0; i < v->n_fixes; i++)
             ggfit__sb_printf(sb, "    %s %s: Metal maps %.0f MiB, %s\n",
                              fix_flags[v->fixes[i].kind], fix_what[v->fixes[i].kind],
-                             mib(v->fixes[i].mapped),
+                             ggfit__mib(v->fixes[i].mapped),
                              ggfit_verdict_status_str(v->fixes[i].status));
     }
     ggfit__sb_printf(sb, "verdict: %s\n", summary(v).s);
@@ -423,7 +418,7 @@ static const char *inside_margins(const ggfit_plan *pl, char *buf, size_t n)
         /* with no GPU, system memory is the device the fit keeps a margin on */
         if ((p->kind == GGFIT_POOL_DEVICE || !pl->n_devices) && p->short_by)
             k += (size_t)snprintf(buf + k, n - k, "%s%s %.0f MiB inside its %.0f MiB margin",
-                                  k ? ", " : "", p->name, mib(p->short_by), mib(p->margin));
+                                  k ? ", " : "", p->name, ggfit__mib(p->short_by), ggfit__mib(p->margin));
     }
     return buf;
 }
@@ -634,7 +629,7 @@ void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl)
         for (size_t i = 0; i < pl->n_changes; i++)
             ggfit__sb_printf(sb, "%s %s%s%s (%.0f MiB to spare)", i ? "; or" : "",
                              pl->changes[i].flags, pl->changes[i].drop[0] ? " in place of " : "",
-                             pl->changes[i].drop, mib(pl->changes[i].worst_left));
+                             pl->changes[i].drop, ggfit__mib(pl->changes[i].worst_left));
         ggfit__sb_printf(sb, "\n");
     } else if (pl->verdict.status != GGFIT_VERDICT_FITS && !pl->has_alternative &&
                !host_refit_failed(pl)) {
@@ -722,7 +717,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         uint64_t keep = h->short_by < pl->verdict.prompt_cache
                             ? (pl->verdict.prompt_cache - h->short_by) >> 20 : 0;
         ggfit__sb_printf(&sb, "note: %.0f MiB of the host's use are llama-server's prompt cache: "
-                              "--cache-ram %llu %s\n", mib(pl->verdict.prompt_cache),
+                              "--cache-ram %llu %s\n", ggfit__mib(pl->verdict.prompt_cache),
                          (unsigned long long)keep,
                          keep ? "leaves system memory enough" : "turns it off, and that is "
                                 "not enough alone");
@@ -741,7 +736,7 @@ char *ggfit_plan_text(const ggfit_plan *pl, bool with_log)
         ggfit__sb_printf(&sb, "  with it [MiB]:");
         for (uint32_t i = 0; i < av->n_pools; i++)
             ggfit__sb_printf(&sb, "%s %s %.0f used, %.0f left", i ? ";" : "",
-                             av->pools[i].name, mib(av->pools[i].used),
+                             av->pools[i].name, ggfit__mib(av->pools[i].used),
                              (double)av->pools[i].free_after / GGFIT_MiB);
         ggfit__sb_printf(&sb, "\n");
     } else if (pl->has_alternative) {

@@ -11,11 +11,6 @@
 #include "base/base.h"
 #include "render/render.h"
 
-static double mib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0);
-}
-
 static uint64_t self_of(const ggfit_mem *m)
 {
     return m->model + m->context + m->compute;
@@ -109,18 +104,18 @@ char *ggfit_plan_vs_text(const ggfit_plan *a, const ggfit_plan *b)
         const ggfit_mem *ma = row_of(a, names[i]), *mb = row_of(b, names[i]);
         char ca[32] = "-", cb[32] = "-", label[40];
         if (ma)
-            snprintf(ca, sizeof ca, "%.0f MiB", mib(self_of(ma)));
+            snprintf(ca, sizeof ca, "%.0f MiB", ggfit__mib(self_of(ma)));
         if (mb)
-            snprintf(cb, sizeof cb, "%.0f MiB", mib(self_of(mb)));
+            snprintf(cb, sizeof cb, "%.0f MiB", ggfit__mib(self_of(mb)));
         snprintf(label, sizeof label, "%s", names[i] ? names[i] : "Host");
         bool same = same_mem(ma, mb);
         n_differ += !same;
         ggfit__sb_printf(&sb, "%-16s %-24s %s%s\n", label, ca, cb, same ? "" : "  differs");
         if (!same && ma && mb)
             ggfit__sb_printf(&sb, "%-16s in %s: weights %+.0f, cache %+.0f, compute %+.0f MiB\n",
-                             "", hb, mib(mb->model) - mib(ma->model),
-                             mib(mb->context) - mib(ma->context),
-                             mib(mb->compute) - mib(ma->compute));
+                             "", hb, ggfit__mib(mb->model) - ggfit__mib(ma->model),
+                             ggfit__mib(mb->context) - ggfit__mib(ma->context),
+                             ggfit__mib(mb->compute) - ggfit__mib(ma->compute));
     }
     bool same_line = !strcmp(la, lb);
     bool same_verdict = a->verdict.status == b->verdict.status;

@@ -12,11 +12,6 @@
 #include "base/base.h"
 #include "render/render.h"
 
-static double mib(uint64_t b)
-{
-    return (double)b / GGFIT_MiB;
-}
-
 /* The device column's width: its longest name, at least the header's and at
  * most what keeps the table within 80 columns (a longer name has a line of
  * its own, its numbers under it). */
@@ -34,11 +29,11 @@ static void row(ggfit_sb *sb, int w, const char *name, const ggfit_mem *m,
      * (the verdict's table says "free now" for what is free before) */
     if (dev)
         ggfit__sb_printf(sb, "  %-*s %8.0f %11.0f %8.0f %8.0f %8.0f %8.0f\n", w, name,
-                         mib(dev->total), ((double)dev->free - (double)self) / GGFIT_MiB,
-                         mib(self), mib(m->model), mib(m->context), mib(m->compute));
+                         ggfit__mib(dev->total), ((double)dev->free - (double)self) / GGFIT_MiB,
+                         ggfit__mib(self), ggfit__mib(m->model), ggfit__mib(m->context), ggfit__mib(m->compute));
     else
         ggfit__sb_printf(sb, "  %-*s %8s %11s %8.0f %8.0f %8.0f %8.0f\n", w, name, "", "",
-                         mib(self), mib(m->model), mib(m->context), mib(m->compute));
+                         ggfit__mib(self), ggfit__mib(m->model), ggfit__mib(m->context), ggfit__mib(m->compute));
 }
 
 static const char *pooling_name(int32_t pooling)

@@ -21,6 +21,12 @@ void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl);
  * "llama_cpp_fit" (plan.c says when each). */
 const char *ggfit__speed_whose(const ggfit_plan *pl);
 
+/* Bytes in MiB, as the renderers print them. */
+static inline double ggfit__mib(uint64_t b)
+{
+    return (double)b / GGFIT_MiB;
+}
+
 /* The verdict as JSON ({"status", "summary", "short", "pools": [...], ...});
  * NULL when out of memory. */
 json_t *ggfit__verdict_json(const ggfit_verdict *v);
