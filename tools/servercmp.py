@@ -283,6 +283,49 @@ def ggfit_flags(flags):
     return ' '.join(flags.split() + ['--for', 'server'])
 
 
+def fit_line(model, n_dev, fit_mib, args, want):
+    """A fit's line of server_fit.jsonl: llama-server's decision."""
+    return json.dumps({'model': model, 'devices': n_dev, 'fit_mib': fit_mib, 'args': args,
+                       'fit': {'n_ctx': want[0], 'ngl': want[1], 'ts': want[2],
+                               'n_ot': want[3]},
+                       'tool': 'llama-server'}) + '\n'
+
+
+def same_fit(want, got, n_dev):
+    """Whether ggfit's fit is llama-server's (-ngl: llama.cpp leaves -1, all,
+    when nothing had to move)."""
+    return want[0] == got[0] and want[3] == got[3] and \
+        (want[1] == got[1] or {want[1], got[1]} <= {-1, 999}) and \
+        (n_dev < 2 or all(abs(a - b) < 1e-3 for a, b in zip(want[2], got[2])))
+
+
+def fit_text(label, want, got, same):
+    return '%s: llama-server -c %d -ngl %d -ts %s ot %d; ggfit -c %d -ngl %d -ts %s ot %d%s' % (
+        label, want[0], want[1], want[2], want[3], got[0], got[1], got[2], got[3],
+        '' if same else '  DIFFER')
+
+
+def judge_rows(label, want, werr, got, gerr, estimated, verbose):
+    """One case's rows, compared and any difference printed: 'same',
+    'differ', 'fail' (llama-server failed where ggfit has no graph) or
+    None (both refuse)."""
+    if want is None and estimated:
+        if verbose:
+            print('%s: llama-server %s, ggfit estimated' % (label, werr))
+        return 'fail'
+    if want is None or got is None:
+        if want is None and got is None:
+            return None
+        print('%s: llama-server %s, ggfit %s' % (label, werr or 'ok', gerr or 'ok'))
+        return 'differ'
+    bad = [(w[0], w[1], g[1]) for w, g in zip(want, got) if w[1] != g[1]]
+    if len(want) != len(got):
+        bad.append(('rows', len(want), len(got)))
+    for name, w, g in bad:
+        print('%s: %s: llama-server %s, ggfit %s' % (label, name, w, g))
+    return 'differ' if bad else 'same'
+
+
 def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mib,
                  draft=None, mtp=False, record=None):
     n_same = n_diff = 0
@@ -304,11 +347,7 @@ def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mi
                                         gpu_order=bool(draft or MMPROJ or mtp))
                 got, gerr = ggfit_fit(ggfit, model, n_dev, gflags, fit_mib)
                 if record and want is not None and not (draft or MMPROJ or mtp):
-                    record.write(json.dumps({'model': os.path.basename(model), 'devices': n_dev,
-                                             'fit_mib': fit_mib, 'args': gflags,
-                                             'fit': {'n_ctx': want[0], 'ngl': want[1],
-                                                     'ts': want[2], 'n_ot': want[3]},
-                                             'tool': 'llama-server'}) + '\n')
+                    record.write(fit_line(os.path.basename(model), n_dev, fit_mib, gflags, want))
                 if (draft or MMPROJ or mtp) and want and got:
                     print('%s: targets MiB: llama-server %s, ggfit %s' % (
                         label, [round(m / 2**20, 2) for m in SERVER_MARGINS],
@@ -319,13 +358,8 @@ def compare_fits(bindir, shim, ggfit, tmp, models, n_max, eps, flag_sets, fit_mi
                     print('%s: llama-server %s, ggfit %s' % (label, werr or want, gerr or got))
                     n_diff += 1
                     continue
-                # -ngl: llama.cpp leaves -1 (all) when nothing had to move
-                same = want[0] == got[0] and want[3] == got[3] and \
-                    (want[1] == got[1] or {want[1], got[1]} <= {-1, 999}) and \
-                    (n_dev < 2 or all(abs(a - b) < 1e-3 for a, b in zip(want[2], got[2])))
-                print('%s: llama-server -c %d -ngl %d -ts %s ot %d; ggfit -c %d -ngl %d -ts %s '
-                      'ot %d%s' % (label, want[0], want[1], want[2], want[3], got[0], got[1],
-                                   got[2], got[3], '' if same else '  DIFFER'))
+                same = same_fit(want, got, n_dev)
+                print(fit_text(label, want, got, same))
                 n_same += same
                 n_diff += not same
         os.remove(sparse)
@@ -374,24 +408,16 @@ def replay(bindir, shim, ggfit, tmp, cases, model_dir, eps, record, verbose):
                                         gpu_order='-mm ' in sflags or '-md ' in sflags)
                 got, gerr = ggfit_fit(ggfit, model, n_dev, gflags, fit_mib)
                 if record and want is not None:
-                    record.write(json.dumps({'model': name, 'devices': n_dev, 'fit_mib': fit_mib,
-                                             'args': gflags,
-                                             'fit': {'n_ctx': want[0], 'ngl': want[1],
-                                                     'ts': want[2], 'n_ot': want[3]},
-                                             'tool': 'llama-server'}) + '\n')
+                    record.write(fit_line(name, n_dev, fit_mib, gflags, want))
                 if want is None or got is None:
                     if want is None and got is None:
                         continue
                     print('%s: llama-server %s, ggfit %s' % (label, werr or want, gerr or got))
                     n_diff += 1
                     continue
-                same = want[0] == got[0] and want[3] == got[3] and \
-                    (want[1] == got[1] or {want[1], got[1]} <= {-1, 999}) and \
-                    (n_dev < 2 or all(abs(a - b) < 1e-3 for a, b in zip(want[2], got[2])))
+                same = same_fit(want, got, n_dev)
                 if not same:
-                    print('%s: llama-server -c %d -ngl %d -ts %s ot %d; ggfit -c %d -ngl %d '
-                          '-ts %s ot %d  DIFFER' % (label, want[0], want[1], want[2], want[3],
-                                                    got[0], got[1], got[2], got[3]))
+                    print(fit_text(label, want, got, same))
                 n_same += same
                 n_diff += not same
                 continue
@@ -410,24 +436,10 @@ def replay(bindir, shim, ggfit, tmp, cases, model_dir, eps, record, verbose):
                 if rows_of:
                     line['rows_of'] = rows_of
                 record.write(json.dumps(line) + '\n')
-            if want is None and estimated:
-                n_fail += 1
-                if verbose:
-                    print('%s: llama-server %s, ggfit estimated' % (label, werr))
-                continue
-            if want is None or got is None:
-                if want is None and got is None:
-                    continue
-                print('%s: llama-server %s, ggfit %s' % (label, werr or 'ok', gerr or 'ok'))
-                n_diff += 1
-                continue
-            bad = [(w[0], w[1], g[1]) for w, g in zip(want, got) if w[1] != g[1]]
-            if len(want) != len(got):
-                bad.append(('rows', len(want), len(got)))
-            for n, w, g in bad:
-                print('%s: %s: llama-server %s, ggfit %s' % (label, n, w, g))
-            n_diff += bool(bad)
-            n_same += not bad
+            verdict = judge_rows(label, want, werr, got, gerr, estimated, verbose)
+            n_same += verdict == 'same'
+            n_diff += verdict == 'differ'
+            n_fail += verdict == 'fail'
         os.remove(sparse)
     if n_fail:
         print('%d cases where llama-server failed (crashed or refused) and ggfit '
@@ -563,24 +575,10 @@ def main():
                         if draft or mtp:   # whose rows: tests/test_spec.c replays these
                             line['rows_of'] = rows
                         record.write(json.dumps(line) + '\n')
-                    if want is None and estimated:
-                        n_fail += 1   # llama-server fails, ggfit has no graph
-                        if verbose:
-                            print('%s: llama-server %s, ggfit estimated' % (label, werr))
-                        continue
-                    if want is None or got is None:
-                        if want is None and got is None:
-                            continue   # both refuse
-                        print('%s: llama-server %s, ggfit %s' % (label, werr or 'ok', gerr or 'ok'))
-                        n_diff += 1
-                        continue
-                    bad = [(w[0], w[1], g[1]) for w, g in zip(want, got) if w[1] != g[1]]
-                    if len(want) != len(got):
-                        bad.append(('rows', len(want), len(got)))
-                    for name, w, g in bad:
-                        print('%s: %s: llama-server %s, ggfit %s' % (label, name, w, g))
-                    n_diff += bool(bad)
-                    n_same += not bad
+                    verdict = judge_rows(label, want, werr, got, gerr, estimated, verbose)
+                    n_same += verdict == 'same'
+                    n_diff += verdict == 'differ'
+                    n_fail += verdict == 'fail'
             os.remove(sparse)
     finally:
         for p in procs:
