@@ -21,45 +21,19 @@
 #include "gguf_writer.h"
 #include "remote/remote.h"
 
-static char dir[64];
-static int port;
-static bool no_server;
-static char base[64];      /* http://127.0.0.1:PORT */
+static http_fixture srv;
 
 static int start_server(void **state)
 {
     (void)state;
-    char cmd[256];
-    snprintf(dir, sizeof dir, "/tmp/ggfit-remote-XXXXXX");
-    if (!mkdtemp(dir))
-        return -1;
-    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh start %s %s >/dev/null", dir,
-             models_dir());
-    int rc = system(cmd);
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-        fprintf(stderr, "test_remote: nginx is not installed: the remote tests are skipped "
-                        "(scripts/deps.sh test installs it)\n");
-        no_server = true;
-        return 0;
-    }
-    if (rc != 0)
-        return -1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/port", dir);
-    FILE *f = fopen(path, "r");
-    if (!f || fscanf(f, "%d", &port) != 1) {
-        if (f)
-            fclose(f);
-        return -1;
-    }
-    fclose(f);
-    snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
+    if (http_fixture_start(&srv, "remote", true, "the remote tests") || srv.none)
+        return srv.none ? 0 : -1;
     /* Hugging Face's API here; MODEL_ENDPOINT would win over it. */
     unsetenv("MODEL_ENDPOINT");
-    setenv("HF_ENDPOINT", base, 1);
+    setenv("HF_ENDPOINT", srv.base, 1);
     unsetenv("HF_TOKEN");
     char cache[128];
-    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(cache, sizeof cache, "%s/cache", srv.dir);
     setenv("GGFIT_CACHE_DIR", cache, 1);
     return 0;
 }
@@ -67,14 +41,10 @@ static int start_server(void **state)
 static int stop_server(void **state)
 {
     (void)state;
-    char cmd[256];
-    if (!dir[0])
-        return 0;
-    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh stop %s; rm -rf %s", dir, dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return http_fixture_stop(&srv);
 }
 
-#define NEED_SERVER() do { if (no_server) skip(); } while (0)
+#define NEED_SERVER() do { if (srv.none) skip(); } while (0)
 
 static void opts(ggfit_remote_options *o)
 {
@@ -97,7 +67,7 @@ static void same_as_local(const char *url_path, const char *file, const ggfit_re
 {
     char url[512], local[512], *err = NULL;
     ggfit_gguf *r, *l;
-    snprintf(url, sizeof url, "%s/%s", base, url_path);
+    snprintf(url, sizeof url, "%s/%s", srv.base, url_path);
     model_path(local, sizeof local, file);
     memset(st, 0, sizeof *st);
     if (ggfit_gguf_open_url(url, o, st, &r, &err))
@@ -131,7 +101,7 @@ static void test_range_reads(void **state)
     char *err = NULL;
     ggfit_gguf *g;
     char url[256];
-    snprintf(url, sizeof url, "%s/files/big.gguf", base);
+    snprintf(url, sizeof url, "%s/files/big.gguf", srv.base);
     memset(&st, 0, sizeof st);
     if (ggfit_gguf_open_url(url, &o, &st, &g, &err))
         fail_msg("%s", err);
@@ -183,7 +153,7 @@ static void test_range_ignored(void **state)
     for (int k = 0; k < 2; k++) {
         o.first_bytes = k ? 4096 : 0;
         memset(&st, 0, sizeof st);
-        snprintf(url, sizeof url, "%s/norange/big.gguf", base);
+        snprintf(url, sizeof url, "%s/norange/big.gguf", srv.base);
         time_t t0 = time(NULL);
         if (ggfit_gguf_open_url(url, &o, &st, &g, &err))
             fail_msg("%s", err);
@@ -200,7 +170,7 @@ static void expect_error(const char *path, const ggfit_remote_options *o, int st
 {
     char url[512], *err = NULL;
     ggfit_gguf *g = (ggfit_gguf *)1;
-    snprintf(url, sizeof url, "%s/%s", path[0] == '/' ? "" : base, path);
+    snprintf(url, sizeof url, "%s/%s", path[0] == '/' ? "" : srv.base, path);
     int rc = ggfit_gguf_open_url(path[0] == '/' ? path + 1 : url, o, NULL, &g, &err);
     if (rc != status || !err || !strstr(err, needle))
         fail_msg("%s: status %d, '%s'; expected %d with '%s'", url, rc, err ? err : "(none)",
@@ -254,7 +224,7 @@ static void test_errors(void **state)
     char local[512], cut[256];
     model_path(local, sizeof local, "qwen3-0.6b-f16.gguf");
     FILE *in = fopen(local, "rb"), *out;
-    snprintf(cut, sizeof cut, "%s/www/files/cut.gguf", dir);
+    snprintf(cut, sizeof cut, "%s/www/files/cut.gguf", srv.dir);
     assert_non_null(in);
     assert_non_null(out = fopen(cut, "wb"));
     for (int i = 0; i < 15000; i++)
@@ -382,7 +352,7 @@ static void test_malformed(void **state)
     if (!mdir || !*mdir)
         mdir = "tests/malformed";
     snprintf(cmd, sizeof cmd, "mkdir -p %s/www/m && cp %s/*.gguf %s/www/m/ && chmod -R a+rX "
-             "%s/www/m", dir, mdir, dir, dir);
+             "%s/www/m", srv.dir, mdir, srv.dir, srv.dir);
     assert_int_equal(system(cmd), 0);
     DIR *d = opendir(mdir);
     assert_non_null(d);
@@ -396,8 +366,8 @@ static void test_malformed(void **state)
             continue;
         char path[512], url[512], *lerr = NULL, *rerr = NULL, want[2048];
         ggfit_gguf *g;
-        snprintf(path, sizeof path, "%s/www/m/%s", dir, e->d_name);
-        snprintf(url, sizeof url, "%s/m/%s", base, e->d_name);
+        snprintf(path, sizeof path, "%s/www/m/%s", srv.dir, e->d_name);
+        snprintf(url, sizeof url, "%s/m/%s", srv.base, e->d_name);
         int lrc = ggfit_gguf_open(path, &g, &lerr);
         if (!lrc)
             ggfit_gguf_close(g);
@@ -408,11 +378,11 @@ static void test_malformed(void **state)
         want[0] = '\0';
         if (lerr) {
             char pre[512];
-            snprintf(pre, sizeof pre, "%s/www/m/", dir);
+            snprintf(pre, sizeof pre, "%s/www/m/", srv.dir);
             size_t k = 0;
             for (const char *p = lerr; *p && k + 200 < sizeof want;) {
                 if (!strncmp(p, pre, strlen(pre))) {
-                    k += (size_t)snprintf(want + k, sizeof want - k, "%s/m/", base);
+                    k += (size_t)snprintf(want + k, sizeof want - k, "%s/m/", srv.base);
                     p += strlen(pre);
                 } else {
                     want[k++] = *p++;
@@ -465,11 +435,11 @@ static void test_split(void **state)
     ggfit_gguf *g;
     ggfit_remote_options o;
     opts(&o);
-    snprintf(folder, sizeof folder, "%s/www/files", dir);
+    snprintf(folder, sizeof folder, "%s/www/files", srv.dir);
     write_shard(folder, "split", 0, 2, "a.weight");
     write_shard(folder, "split", 1, 2, "b.weight");
     for (int k = 1; k <= 2; k++) {
-        snprintf(url, sizeof url, "%s/files/split-%05d-of-00002.gguf", base, k);
+        snprintf(url, sizeof url, "%s/files/split-%05d-of-00002.gguf", srv.base, k);
         if (ggfit_gguf_open_url(url, &o, NULL, &g, &err))
             fail_msg("%s", err);
         assert_int_equal(ggfit_gguf_n_shards(g), 2);
@@ -480,7 +450,7 @@ static void test_split(void **state)
     }
     /* a missing shard names the model */
     write_shard(folder, "lone", 0, 2, "a.weight");
-    snprintf(url, sizeof url, "%s/files/lone-00001-of-00002.gguf", base);
+    snprintf(url, sizeof url, "%s/files/lone-00001-of-00002.gguf", srv.base);
     assert_int_equal(ggfit_gguf_open_url(url, &o, NULL, &g, &err), GGFIT_EIO);
     assert_non_null(strstr(err, "shard 2 of 2"));
     assert_non_null(strstr(err, "lone-00002-of-00002.gguf: HTTP 404"));
@@ -507,7 +477,7 @@ static void test_tokenizer_header(void **state)
     (void)state;
     NEED_SERVER();
     char cmd[1024], served[128], url[256], *err = NULL;
-    snprintf(served, sizeof served, "%s/www/files/vocab.gguf", dir);
+    snprintf(served, sizeof served, "%s/www/files/vocab.gguf", srv.dir);
     snprintf(cmd, sizeof cmd, "python3 tools/mkvocab.py %s/gpt-oss-120b-mxfp4.gguf %s && "
              "truncate -s 60G %s", models_dir(), served, served);
     assert_int_equal(system(cmd), 0);
@@ -515,8 +485,8 @@ static void test_tokenizer_header(void **state)
     ggfit_remote_stats st;
     ggfit_gguf *g;
     opts(&o);
-    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache-vocab", dir);
-    snprintf(url, sizeof url, "%s/files/vocab.gguf", base);
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache-vocab", srv.dir);
+    snprintf(url, sizeof url, "%s/files/vocab.gguf", srv.base);
     memset(&st, 0, sizeof st);
     if (ggfit_gguf_open_url(url, &o, &st, &g, &err))
         fail_msg("%s", err);
@@ -539,10 +509,10 @@ static void test_cache(void **state)
     char url[512], local[512], *err = NULL;
     ggfit_gguf *g;
     opts(&o);
-    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache-test", dir);
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache-test", srv.dir);
     model_path(local, sizeof local, "qwen3-14b-f16.gguf");
     uint64_t size = file_size(local);
-    snprintf(url, sizeof url, "%s/files/qwen3-14b-f16.gguf", base);
+    snprintf(url, sizeof url, "%s/files/qwen3-14b-f16.gguf", srv.base);
     open_counted(url, &o, &st);
     assert_int_equal(st.bytes, size);
     /* the ETag still holds: one request, a 304 without a body */
@@ -555,19 +525,19 @@ static void test_cache(void **state)
     o.offline = true;
     open_counted(url, &o, &st);
     assert_int_equal(st.requests, 0);
-    snprintf(url, sizeof url, "%s/files/qwen3-0.6b-f16.gguf", base);
+    snprintf(url, sizeof url, "%s/files/qwen3-0.6b-f16.gguf", srv.base);
     assert_int_equal(ggfit_gguf_open_url(url, &o, NULL, &g, &err), GGFIT_EIO);
     assert_non_null(strstr(err, "not in the cache"));
     ggfit_free(err);
     o.offline = false;
     /* a changed file has a new ETag: read anew */
     char served[256];
-    snprintf(served, sizeof served, "%s/www/files/qwen3-14b-f16.gguf", dir);
+    snprintf(served, sizeof served, "%s/www/files/qwen3-14b-f16.gguf", srv.dir);
     struct stat sb;
     assert_int_equal(stat(served, &sb), 0);
     struct timespec ts[2] = { { .tv_sec = sb.st_mtime - 100 }, { .tv_sec = sb.st_mtime - 100 } };
     assert_int_equal(utimensat(AT_FDCWD, served, ts, 0), 0);
-    snprintf(url, sizeof url, "%s/files/qwen3-14b-f16.gguf", base);
+    snprintf(url, sizeof url, "%s/files/qwen3-14b-f16.gguf", srv.base);
     open_counted(url, &o, &st);
     assert_int_equal(st.bytes, size);
 
@@ -606,7 +576,7 @@ static void expect_pick(const char *repo, const char *file, const char *want)
         fail_msg("%s: %s", repo, err);
     assert_string_equal(m.file, want);
     snprintf(url, sizeof url, "%s/ggfit/Qwen3-GGUF/resolve/"
-             "0123456789abcdef0123456789abcdef01234567/%s", base, want);
+             "0123456789abcdef0123456789abcdef01234567/%s", srv.base, want);
     assert_string_equal(m.url, url);
     assert_string_equal(m.commit, "0123456789abcdef0123456789abcdef01234567");
     assert_int_equal(m.n_files, 12);
@@ -722,7 +692,7 @@ static void test_request(void **state)
     NEED_SERVER();
     char local[512], url[512];
     model_path(local, sizeof local, "gpt-oss-120b-mxfp4.gguf");
-    snprintf(url, sizeof url, "%s/files/gpt-oss-120b-mxfp4.gguf", base);
+    snprintf(url, sizeof url, "%s/files/gpt-oss-120b-mxfp4.gguf", srv.base);
     const char *a[] = { "-m", local, "--gpu", "cuda:24576MiB/24077MiB", "-c", "32768",
                         "--host-mem", "64GiB" };
     char *want = plan_args(a, 8);
@@ -862,8 +832,8 @@ static void test_quants(void **state)
 
     /* URLs and files in one list; an unreadable one is a row, last */
     char url[512], missing[512];
-    snprintf(url, sizeof url, "%s/files/qwen3-0.6b-f16.gguf", base);
-    snprintf(missing, sizeof missing, "%s/files/none.gguf", base);
+    snprintf(url, sizeof url, "%s/files/qwen3-0.6b-f16.gguf", srv.base);
+    snprintf(missing, sizeof missing, "%s/files/none.gguf", srv.base);
     const char *models[] = { missing, url, local };
     parse_all(&r, b + 2, 4);
     if (ggfit_request_quants(&r, models, 3, &l, &err))

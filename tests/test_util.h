@@ -5,6 +5,7 @@
 #define TEST_UTIL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -97,6 +100,59 @@ static inline const char *notes_of(const ggfit_plan *pl)
     snprintf(buf, sizeof buf, "%s", strstr(t, "note: ") ? strstr(t, "note: ") : "");
     ggfit_free(t);
     return buf;
+}
+
+/* tests/http_server.sh's nginx for one test program, in a new folder
+ * /tmp/ggfit-PROG-XXXXXX: what it serves under www/ (models_dir, with
+ * models true, as www/m), its port and address. */
+typedef struct http_fixture {
+    char dir[64];
+    int port;
+    char base[64];            /* http://127.0.0.1:PORT */
+    bool none;                /* nginx is not installed: the tests that
+                                 need it skip (NEED_SERVER) */
+} http_fixture;
+
+/* 0 started, or nginx missing (h->none, said on stderr); -1 failed. */
+static inline int http_fixture_start(http_fixture *h, const char *prog, bool models,
+                                     const char *what)
+{
+    char cmd[256];
+    memset(h, 0, sizeof *h);
+    snprintf(h->dir, sizeof h->dir, "/tmp/ggfit-%s-XXXXXX", prog);
+    if (!mkdtemp(h->dir))
+        return -1;
+    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh start %s %s >/dev/null", h->dir,
+             models ? models_dir() : "");
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+        fprintf(stderr, "test_%s: nginx is not installed: %s are skipped (scripts/deps.sh "
+                        "test installs it)\n", prog, what);
+        h->none = true;
+        return 0;
+    }
+    if (rc != 0)
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/port", h->dir);
+    FILE *f = fopen(path, "r");
+    if (!f || fscanf(f, "%d", &h->port) != 1) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    fclose(f);
+    snprintf(h->base, sizeof h->base, "http://127.0.0.1:%d", h->port);
+    return 0;
+}
+
+static inline int http_fixture_stop(http_fixture *h)
+{
+    char cmd[256];
+    if (!h->dir[0])
+        return 0;
+    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh stop %s; rm -rf %s", h->dir, h->dir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

@@ -817,17 +817,15 @@ static void test_unsloth_types(void **state)
 
 /* ---- asking a running llama-server ----------------------------------------------- */
 
-static char srv_dir[64];
-static bool no_server;
-static char base[64];      /* http://127.0.0.1:PORT */
+static http_fixture srv;
 
-/* The fixtures under srv_dir/www/files/NAME/props. */
+/* The fixtures under srv.dir/www/files/NAME/props. */
 static void serve(const char *name, const char *text, size_t len)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/www/files/%s", srv_dir, name);
+    snprintf(path, sizeof path, "%s/www/files/%s", srv.dir, name);
     mkdir(path, 0755);
-    snprintf(path, sizeof path, "%s/www/files/%s/props", srv_dir, name);
+    snprintf(path, sizeof path, "%s/www/files/%s/props", srv.dir, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, len, f), len);
@@ -838,34 +836,12 @@ static void serve(const char *name, const char *text, size_t len)
 static int start_server(void **state)
 {
     (void)state;
-    char cmd[256];
-    snprintf(srv_dir, sizeof srv_dir, "/tmp/ggfit-versions-XXXXXX");
-    if (!mkdtemp(srv_dir))
-        return -1;
-    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh start %s >/dev/null", srv_dir);
-    int rc = system(cmd);
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-        fprintf(stderr, "test_versions: nginx is not installed: the --server tests are skipped "
-                        "(scripts/deps.sh test installs it)\n");
-        no_server = true;
-        return 0;
-    }
-    if (rc != 0)
-        return -1;
+    if (http_fixture_start(&srv, "versions", false, "the --server tests") || srv.none)
+        return srv.none ? 0 : -1;
     char path[128];
-    int port;
-    snprintf(path, sizeof path, "%s/port", srv_dir);
-    FILE *f = fopen(path, "r");
-    if (!f || fscanf(f, "%d", &port) != 1) {
-        if (f)
-            fclose(f);
-        return -1;
-    }
-    fclose(f);
-    snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
-    snprintf(path, sizeof path, "%s/www/files", srv_dir);
+    snprintf(path, sizeof path, "%s/www/files", srv.dir);
     mkdir(path, 0755);
-    chmod(srv_dir, 0755);
+    chmod(srv.dir, 0755);
     setenv("GGFIT_HTTP_CONNECT_TIMEOUT_MS", "2000", 1);
     setenv("GGFIT_HTTP_STALL_TIMEOUT_MS", "1000", 1);
     return 0;
@@ -874,14 +850,10 @@ static int start_server(void **state)
 static int stop_server(void **state)
 {
     (void)state;
-    char cmd[256];
-    if (!srv_dir[0])
-        return 0;
-    snprintf(cmd, sizeof cmd, "sh tests/http_server.sh stop %s; rm -rf %s", srv_dir, srv_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return http_fixture_stop(&srv);
 }
 
-#define NEED_SERVER() do { if (no_server) skip(); } while (0)
+#define NEED_SERVER() do { if (srv.none) skip(); } while (0)
 
 static void test_server(void **state)
 {
@@ -896,7 +868,7 @@ static void test_server(void **state)
         /* every way of writing the address */
         const char *forms[] = { "%s/files/%s", "%s/files/%s/", "%s/files/%s/props" };
         for (size_t k = 0; k < 3; k++) {
-            snprintf(url, sizeof url, forms[k], base, i ? "b10587" : "b10309");
+            snprintf(url, sizeof url, forms[k], srv.base, i ? "b10587" : "b10309");
             ggfit_llama_version v;
             char *err = NULL;
             if (ggfit_llama_version_from_server(url, &v, &err))
@@ -906,7 +878,7 @@ static void test_server(void **state)
             assert_true(v.commit_known);
         }
         /* host:port alone is http:// */
-        snprintf(url, sizeof url, "%s/files/%s", base + 7, i ? "b10587" : "b10309");
+        snprintf(url, sizeof url, "%s/files/%s", srv.base + 7, i ? "b10587" : "b10309");
         ggfit_llama_version v;
         assert_int_equal(ggfit_llama_version_from_server(url, &v, NULL), GGFIT_OK);
         assert_int_equal(v.build, i ? 10587 : 10309);
@@ -916,14 +888,14 @@ static void test_server(void **state)
     serve("fork", fork, strlen(fork));
     char url[256];
     ggfit_llama_version v;
-    snprintf(url, sizeof url, "%s/files/fork", base);
+    snprintf(url, sizeof url, "%s/files/fork", srv.base);
     assert_int_equal(ggfit_llama_version_from_server(url, &v, NULL), GGFIT_OK);
     assert_int_equal(v.build, 10309);
     /* the request: --server */
     ggfit_request r;
     char buf[512], *argv[16], *err = NULL, line[300];
     int argc;
-    snprintf(line, sizeof line, "--llama-version b10587 --server %s/files/b10309", base);
+    snprintf(line, sizeof line, "--llama-version b10587 --server %s/files/b10309", srv.base);
     request_of(&r, line, buf, sizeof buf, argv, 16, &argc);
     assert_int_equal(ggfit_request_version(&r, &err), GGFIT_OK);
     assert_int_equal(r.params.llama_build, 10309);
@@ -978,7 +950,7 @@ static void test_server_errors(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char url[256], *err = NULL;
         ggfit_llama_version v;
-        snprintf(url, sizeof url, "%s%s", base, bad[i].path);
+        snprintf(url, sizeof url, "%s%s", srv.base, bad[i].path);
         ggfit_status rc = ggfit_llama_version_from_server(url, &v, &err);
         if (rc != bad[i].rc || !err || !strstr(err, bad[i].says))
             fail_msg("%s: status %d, \"%s\"", bad[i].path, rc, err ? err : "");
@@ -988,7 +960,7 @@ static void test_server_errors(void **state)
     /* llama-server --api-key: LLAMA_API_KEY sent */
     char url[256], *err = NULL;
     ggfit_llama_version v;
-    snprintf(url, sizeof url, "%s/apikey/b10587", base);
+    snprintf(url, sizeof url, "%s/apikey/b10587", srv.base);
     unsetenv("LLAMA_API_KEY");
     assert_int_equal(ggfit_llama_version_from_server(url, &v, &err), GGFIT_EIO);
     assert_non_null(strstr(err, "HTTP 401: llama-server wants its --api-key: set LLAMA_API_KEY"));
