@@ -49,14 +49,13 @@
 #define gb_cont                  ggfit__gb_cont
 #define gb_cont_4d               ggfit__gb_cont_4d
 #define gb_dsa_attn              ggfit__gb_dsa_attn
-#define gb_dsa_check             ggfit__gb_dsa_check
 #define gb_dsa_cache_k           ggfit__gb_dsa_cache_k
+#define gb_dsa_check             ggfit__gb_dsa_check
 #define gb_dsa_cpy_k             ggfit__gb_dsa_cpy_k
 #define gb_dsa_get_k             ggfit__gb_dsa_get_k
 #define gb_dsa_indexer           ggfit__gb_dsa_indexer
 #define gb_dsa_inputs            ggfit__gb_dsa_inputs
 #define gb_dsa_mla_qkv           ggfit__gb_dsa_mla_qkv
-#define gb_dsa_moe               ggfit__gb_dsa_moe
 #define gb_dsa_qr                ggfit__gb_dsa_qr
 #define gb_dsa_trunk             ggfit__gb_dsa_trunk
 #define gb_ffn                   ggfit__gb_ffn
@@ -90,6 +89,8 @@
 #define gb_moe_ffn               ggfit__gb_moe_ffn
 #define gb_moe_ffn_ex            ggfit__gb_moe_ffn_ex
 #define gb_moe_layer             ggfit__gb_moe_layer
+#define gb_moe_shared            ggfit__gb_moe_shared
+#define gb_moe_shared_layer      ggfit__gb_moe_shared_layer
 #define gb_mtp_eh_proj           ggfit__gb_mtp_eh_proj
 #define gb_mtp_embd              ggfit__gb_mtp_embd
 #define gb_mtp_head              ggfit__gb_mtp_head

@@ -1579,6 +1579,26 @@ int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il)
     return moe_sum(b, experts, n_embd, n_tokens, n_parts, il);
 }
 
+int32_t gb_moe_shared(bctx *b, int32_t cur, const gb_moe *o, int il)
+{
+    int32_t moe_out = gb_moe_ffn_ex(b, cur, o, il);
+    gb_cb(b, moe_out, "ffn_moe_out", il);
+    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
+                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
+                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
+    gb_cb(b, shexp, "ffn_shexp", il);
+    cur = gg_binary(b->g, GGFIT_OP_ADD, moe_out, shexp);
+    gb_cb(b, cur, "ffn_out", il);
+    return cur;
+}
+
+int32_t gb_moe_shared_layer(bctx *b, int gating, int32_t cur, int il)
+{
+    gb_moe o;
+    gb_moe_layer(b, il, gating, &o);
+    return gb_moe_shared(b, cur, &o, il);
+}
+
 void gb_moe_layer(bctx *b, int il, int gating, gb_moe *o)
 {
     int g = (int)gb_key(b, "expert_gating_func", 0);

@@ -228,6 +228,12 @@ typedef struct gb_moe {
     bool situ_linear;           /* GB_MOE_SITU: activation.situ_linear_beta > 0 */
 } gb_moe;
 int32_t gb_moe_ffn_ex(bctx *b, int32_t cur, const gb_moe *o, int il);
+/* The routed experts o plus the shared ones (blk.N.ffn_{up,gate,down}_shexp)
+ * on the same input, summed: the DeepSeek family's FFN ("ffn_moe_out",
+ * "ffn_shexp", "ffn_out"); gb_moe_shared_layer with gb_moe_layer's
+ * experts and gating. */
+int32_t gb_moe_shared(bctx *b, int32_t cur, const gb_moe *o, int il);
+int32_t gb_moe_shared_layer(bctx *b, int gating, int32_t cur, int il);
 /* The MoE of layer il under llama.cpp's usual tensor names and keys
  * (expert_gating_func, else gating; expert_weights_norm and _scale; expert
  * groups). Gate and up experts are required unless fused as gate_up; no

@@ -261,21 +261,6 @@ int32_t gb_dsa_attn(bctx *b, const gb_dsa *d, const int32_t qkv[3], int32_t top,
     return cur;
 }
 
-int32_t gb_dsa_moe(bctx *b, int gating, int32_t cur, int il)
-{
-    gb_moe o;
-    gb_moe_layer(b, il, gating, &o);
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    cur = gg_binary(b->g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
-}
-
 void gb_dsa_trunk(bctx *b, int32_t inpL, int n_layer, int gating, gb_dsa_attn_fn attn,
                   void *ctx)
 {
@@ -297,7 +282,7 @@ void gb_dsa_trunk(bctx *b, int32_t inpL, int n_layer, int gating, gb_dsa_attn_fn
             cur = gb_ffn_gated(b, cur, il);
             gb_cb(b, cur, "ffn_out", il);
         } else {
-            cur = gb_dsa_moe(b, gating, cur, il);
+            cur = gb_moe_shared_layer(b, gating, cur, il);
         }
         cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
         gb_cb(b, cur, "l_out", il);

@@ -55,11 +55,9 @@ void gb_dsa_mla_qkv(bctx *b, const gb_dsa *d, const gb_dsa_mla *o, int32_t cur, 
  * v_mla (-1: attn_v_b, looked up at that point); returns kqv_out, no wo. */
 int32_t gb_dsa_attn(bctx *b, const gb_dsa *d, const int32_t qkv[3], int32_t top, int64_t hk,
                     int32_t v_mla, int il);
-/* Routed experts (gb_moe_layer's gating) plus the shared ones. */
-int32_t gb_dsa_moe(bctx *b, int gating, int32_t cur, int il);
 /* The trunk's n_layer blocks on inpL: attn(b, ctx, x, il) on the
  * attention norm's output (b->missing: stop), the FFN (gated for the
- * leading dense blocks, else gb_dsa_moe), then gb_output. */
+ * leading dense blocks, else gb_moe_shared_layer), then gb_output. */
 typedef int32_t (*gb_dsa_attn_fn)(bctx *b, void *ctx, int32_t cur, int il);
 void gb_dsa_trunk(bctx *b, int32_t inpL, int n_layer, int gating, gb_dsa_attn_fn attn,
                   void *ctx);

@@ -11,7 +11,6 @@
 /* The experts of layer il and the shared experts, summed. */
 static int32_t ffn_moe(bctx *b, int32_t cur, int il)
 {
-    gg_graph *g = b->g;
     gb_moe o = {
         .gate_inp = gb_required(b, "blk.%d.ffn_gate_inp.weight", il),
         .up_exps = gb_required(b, "blk.%d.ffn_up_exps.weight", il),
@@ -23,15 +22,7 @@ static int32_t ffn_moe(bctx *b, int32_t cur, int il)
         .w_scale = (float)gb_key(b, "expert_weights_scale", 0),
         .n_expert = b->hp->n_expert, .n_expert_used = b->hp->n_expert_used,
     };
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    cur = gg_binary(g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
+    return gb_moe_shared(b, cur, &o, il);
 }
 
 /* llama_model_deepseek::graph */

@@ -176,17 +176,7 @@ static int32_t ds2_moe(bctx *b, int32_t cur, int il)
     uint32_t n_layer = hp->n_layer - hp->n_nextn;
     int gating = (n_layer == 47 || n_layer == 48) && hp->n_vocab == 154880 ? GB_GATING_SIGMOID
                                                                           : GB_GATING_SOFTMAX;
-    gb_moe o;
-    gb_moe_layer(b, il, gating, &o);
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    cur = gg_binary(b->g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
+    return gb_moe_shared_layer(b, gating, cur, il);
 }
 
 static int32_t ds2_layer(bctx *b, const ds2 *d, int32_t inpL, int il, bool last)

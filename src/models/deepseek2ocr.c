@@ -13,15 +13,7 @@ static int32_t ocr_moe(bctx *b, int32_t cur, int il)
     gb_moe o;
     gb_moe_layer(b, il, GB_GATING_SOFTMAX, &o);
     o.n_groups = o.n_group_used = 0;   /* the expert group keys are not read */
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    cur = gg_binary(b->g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
+    return gb_moe_shared(b, cur, &o, il);
 }
 
 /* llama_model_deepseek2::graph with is_ocr */

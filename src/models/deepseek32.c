@@ -210,7 +210,7 @@ static void build_dsa_mtp(bctx *b, bool glm)
     gb_required(b, "blk.%d.ffn_gate_inp.weight", il);   /* graph_mtp asserts it */
     if (b->missing)
         return;
-    cur = gb_dsa_moe(b, glm ? GB_GATING_SIGMOID : GB_GATING_SOFTMAX, cur, il);
+    cur = gb_moe_shared_layer(b, glm ? GB_GATING_SIGMOID : GB_GATING_SOFTMAX, cur, il);
     cur = gg_binary(g, GGFIT_OP_ADD, cur, ffn_inp);
     gb_cb(b, cur, "mtp_post_ffn", il);
     gb_mtp_head(b, cur, il, GB_MTP_ROWS_NORMED, -1);

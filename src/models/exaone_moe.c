@@ -44,17 +44,7 @@ static int32_t exaone_moe_ffn(bctx *b, int32_t cur, int il)
         gb_cb(b, cur, "ffn_out", il);
         return cur;
     }
-    gb_moe o;
-    gb_moe_layer(b, il, GB_GATING_SOFTMAX, &o);
-    int32_t moe_out = gb_moe_ffn_ex(b, cur, &o, il);
-    gb_cb(b, moe_out, "ffn_moe_out", il);
-    int32_t shexp = gb_ffn_w(b, cur, gb_required(b, "blk.%d.ffn_up_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_gate_shexp.weight", il),
-                             gb_required(b, "blk.%d.ffn_down_shexp.weight", il), il);
-    gb_cb(b, shexp, "ffn_shexp", il);
-    cur = gg_binary(b->g, GGFIT_OP_ADD, moe_out, shexp);
-    gb_cb(b, cur, "ffn_out", il);
-    return cur;
+    return gb_moe_shared_layer(b, GB_GATING_SOFTMAX, cur, il);
 }
 
 /* llama_model_exaone_moe::graph */
