@@ -534,7 +534,7 @@ static ggfit_status config_key(ggfit_request *r, const char *path, const ini_kv 
     uint32_t build = r->llama.rules;
     bool known = row >= 0 && ggfit__flag_row((size_t)row, &f) && f.llama &&
                  (f.programs & program_bit(r->program)) &&
-                 ggfit__flag_in_version(&f, key, NULL, build, r->program, NULL) == GGFIT_OK;
+                 ggfit__flag_in_version(&f, key, NULL, false, build, r->program, NULL) == GGFIT_OK;
     config_note(r, "%s%s", *first ? "" : ", ", key);
     *first = false;
     if (!known) {

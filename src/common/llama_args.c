@@ -104,9 +104,18 @@ static const char *program_name(ggfit_program prog)
     }
 }
 
-ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v,
+ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v, bool env,
                                     uint32_t build, ggfit_program prog, char **err)
 {
+    /* llama.cpp reads the variables of its own flags alone (a variable
+     * of a flag it has not is no error): only a value it refuses stops it */
+    if (env) {
+        if (f->value_since && v && build < f->value_since && !strcmp(v, f->value))
+            return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u's %s takes no '%s' (from b%u): "
+                               "it stops with \"error while handling environment variable "
+                               "\"%s\": invalid value\"", build, a, v, f->value_since, a);
+        return GGFIT_OK;
+    }
     /* llama.cpp's words when its parser meets a flag it has not
      * (common_params_parse_ex), or a value its handler refuses */
     if (f->since && build < f->since)

@@ -99,8 +99,9 @@ typedef struct ggfit__flag {
 /* Whether llama.cpp at build (the rules' build, not 0) takes flag a of row
  * f, with value v (NULL: none), in program prog: GGFIT_OK, or the error
  * llama.cpp would stop with, in ggfit's words ("llama.cpp b10309 has no
- * --mmproj-device (added in b10541)"). */
-ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v,
+ * --mmproj-device (added in b10541)"). env: a is an LLAMA_ARG_* variable,
+ * which only a value the version refuses stops. */
+ggfit_status ggfit__flag_in_version(const ggfit__flag *f, const char *a, const char *v, bool env,
                                     uint32_t build, ggfit_program prog, char **err);
 
 /* Whether row f's presence, programs or values differ between the

@@ -7,7 +7,6 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "base/base.h"
 #include "common/args.h"
@@ -57,19 +56,8 @@ ggfit_status ggfit_request_version(ggfit_request *r, char **err)
         bool negated, env = a[0] != '-';
         ggfit__flag f;
         int row = env ? ggfit__flag_find_key(a, &negated) : ggfit__flag_find(a, &negated);
-        if (row < 0 || !ggfit__flag_row((size_t)row, &f))
-            continue;
-        if (env) {
-            /* llama.cpp reads the variables of its own flags alone: only a
-             * value it refuses stops it */
-            if (f.value_since && r->llama.rules < f.value_since && !strcmp(v, f.value))
-                return ggfit__fail(err, GGFIT_EINVAL, "llama.cpp b%u's %s takes no '%s' (from "
-                                   "b%u): it stops with \"error while handling environment "
-                                   "variable \"%s\": invalid value\"", r->llama.rules, a, v,
-                                   f.value_since, a);
-            continue;
-        }
-        if ((rc = ggfit__flag_in_version(&f, a, negated ? NULL : v, r->llama.rules,
+        if (row >= 0 && ggfit__flag_row((size_t)row, &f) &&
+            (rc = ggfit__flag_in_version(&f, a, negated && !env ? NULL : v, env, r->llama.rules,
                                          r->program, err)))
             return rc;
     }
