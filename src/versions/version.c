@@ -114,8 +114,8 @@ static void settle(ggfit_llama_version *v)
 static void from_build(ggfit_llama_version *v, uint32_t build)
 {
     v->build = build;
-    for (size_t i = 0; i < N_COMMITS; i++)
-        if (commits[i].build == build && !v->commit[0]) {
+    for (size_t i = 0; i < N_COMMITS && !v->commit[0]; i++)
+        if (commits[i].build == build) {
             snprintf(v->commit, sizeof v->commit, "%s", commits[i].hash);
             snprintf(v->date, sizeof v->date, "%s", commits[i].date);
             v->commit_known = true;
