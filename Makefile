@@ -45,7 +45,11 @@ LIB_CFLAGS = -fvisibility=hidden
 B       ?= build
 # Sources: every .c in a folder of src/ (one folder a stage of the pipeline);
 # tests: every tests/test_*.c. Object files mirror the folders.
-LIB_SRC  = $(sort $(wildcard src/*/*.c))
+# A transport per platform (src/remote/xfer.h): libcurl natively, the
+# JavaScript engine's fetch in WebAssembly (make wasm).
+WASM_ONLY   = src/remote/http_fetch.c
+NATIVE_ONLY = src/remote/http_curl.c
+LIB_SRC  = $(filter-out $(WASM_ONLY),$(sort $(wildcard src/*/*.c)))
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
 TESTS    = $(sort $(patsubst tests/%.c,%,$(wildcard tests/test_*.c)))
 TEST_BIN = $(TESTS:%=$(B)/tests/%)
@@ -58,7 +62,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
+.PHONY: wasm all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
         man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
@@ -305,5 +309,52 @@ $(B)/vocab.gguf: tools/mkvocab.py $(MODELS)/gpt-oss-120b-mxfp4.gguf
 $(B)/bench: tests/bench.c $(B)/libggfit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libggfit.a $(LDLIBS)
 
+# ---- WebAssembly: the same sources, built with Debian's emscripten -------------
+#   make wasm       build-wasm/ggfit-wasm.js (node, the npm package's) and
+#                   build-wasm/web/ (the page: static files, one script each)
+# jansson comes from Debian's source package (scripts/wasm-deps.sh); -ot
+# patterns use the JavaScript engine's RegExp (src/project/regex.c).
+EMCC    ?= emcc
+W        = build-wasm
+# Debian's emcc runs its JavaScript optimizer with Debian's node modules
+export NODE_PATH := $(NODE_PATH):/usr/share/nodejs
+WASM_SRC = $(filter-out $(NATIVE_ONLY),$(sort $(wildcard src/*/*.c)))
+WASM_OBJ = $(WASM_SRC:src/%.c=$(W)/obj/%.o)
+WASM_OPT ?= -O2
+WASM_CFLAGS = $(CSTD) $(CWARNS) -Wno-missing-field-initializers $(WASM_OPT) -Iinclude -Isrc \
+              -I$(W) -I$(W)/deps/jansson/include
+WASM_LDFLAGS = $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_NAME=ggfitWasm -sALLOW_MEMORY_GROWTH=1 \
+               -sINITIAL_MEMORY=33554432 -sTOTAL_STACK=8388608 -sINVOKE_RUN=0 \
+               -sEXIT_RUNTIME=0 -sEXPORTED_RUNTIME_METHODS=callMain,FS,ENV,ccall \
+               -sEXPORTED_FUNCTIONS=_main,_setenv,_unsetenv --js-library wasm/library.js
+WASM_JANSSON = $(W)/deps/jansson/lib/libjansson.a
+
+$(WASM_JANSSON): scripts/wasm-deps.sh
+	sh scripts/wasm-deps.sh $(W)/deps
+
+$(W)/obj/%.o: src/%.c | $(WASM_JANSSON)
+	@mkdir -p $(@D)
+	$(EMCC) $(WASM_CFLAGS) -MMD -MP -c $< -o $@
+-include $(WASM_OBJ:.o=.d)
+$(W)/obj/devices/catalog.o: $(W)/catalog_data.h
+$(W)/obj/common/llama_args.o: $(W)/llama_args_data.h
+
+$(W)/libggfit.a: $(WASM_OBJ)
+	emar rcs $@ $^
+
+# node: files through node's own fs (NODERAWFS), the .wasm beside the script
+$(W)/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/library.js
+	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=node -sNODERAWFS=1 -o $@ \
+	    cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
+
+# the page: one script with the module in it (a page opened from file://
+# cannot fetch a .wasm), local files through WORKERFS as the page reads them
+$(W)/web/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/library.js
+	@mkdir -p $(@D)
+	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=web,worker -sSINGLE_FILE=1 \
+	    -lworkerfs.js -sFORCE_FILESYSTEM=1 -o $@ cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
+
+wasm: $(W)/ggfit-wasm.js $(W)/web/ggfit-wasm.js
+
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz build-wasm

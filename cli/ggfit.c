@@ -1117,11 +1117,10 @@ static int run(int argc, char **argv);
  * sanitizer's) fails the check on where the block landed, and nothing is
  * marked. GGFIT_HEAP=plain leaves the heap alone.
  */
-static void *heap_gap;
-
 static void heap_on_huge_pages(void)
 {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !defined(GGFIT_SANITIZED)
+    static void *heap_gap;
     const uintptr_t huge = (uintptr_t)2 << 20;
     const char *env = getenv("GGFIT_HEAP");
     if (env && !strcmp(env, "plain"))

@@ -1232,8 +1232,14 @@ static ggfit_status open_shard(ggfit_gguf *g, shard *s, const char *path, char *
      * the header limit, past which need() refuses to go. */
     uint64_t map_len = (uint64_t)st.st_size < GGFIT_MAX_HEADER_BYTES
                        ? (uint64_t)st.st_size : GGFIT_MAX_HEADER_BYTES;
+#ifdef __EMSCRIPTEN__
+    /* WebAssembly's mmap copies the whole span in: read as asked instead */
+    void *map = MAP_FAILED;
+    (void)map_len;
+#else
     void *map = map_len ? mmap(NULL, (size_t)map_len, PROT_READ, MAP_PRIVATE, fd, 0)
                         : MAP_FAILED;
+#endif
     if (map != MAP_FAILED) {
         int rc = map_shard(g, s, path, fd, map, (size_t)map_len, (uint64_t)st.st_size, err);
         close(fd);

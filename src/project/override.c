@@ -61,21 +61,16 @@ static ggfit_status add_rule(proj *pr, const char *pattern, int target)
         pr->n_rules++;
         return GGFIT_OK;
     }
-    int code;
-    PCRE2_SIZE off;
-    /* ECMAScript's \u escapes and unset back references, as std::regex. */
-    r->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                          PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &off, NULL);
-    if (!r->re) {
-        char msg[160];
-        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
-        return ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
-                           (size_t)off);
-    }
+    char msg[160];
+    size_t off;
+    if (!(r->re = ggfit__regex_new(pattern, msg, sizeof msg, &off)))
+        return off == SIZE_MAX
+               ? ggfit__fail(pr->err, strcmp(msg, "out of memory") ? GGFIT_EINVAL : GGFIT_ENOMEM,
+                             "-ot pattern '%s': %s", pattern, msg)
+               : ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
+                             off);
     pr->n_rules++;
     pr->n_regex++;
-    if (!pr->md && !(pr->md = pcre2_match_data_create(8, NULL)))
-        return ggfit__fail(pr->err, GGFIT_ENOMEM, "out of memory");
     return GGFIT_OK;
 }
 

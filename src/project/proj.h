@@ -19,14 +19,12 @@
 #ifndef GGFIT_PROJECT_PROJ_H
 #define GGFIT_PROJECT_PROJ_H
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "base/base.h"
 #include "ggfit.h"
 #include "llama/arch.h"
 #include "llama/model.h"
 #include "llama/patterns.h"
+#include "project/regex.h"
 
 struct ggfit__gcache;
 
@@ -75,14 +73,13 @@ typedef struct proj {
 
     /* override.c: the rules of -ot, -cmoe and -ncmoe, in order */
     struct rule {
-        pcre2_code *re;        /* a general pattern, or NULL for a block rule */
+        ggfit__regex *re;      /* a general pattern, or NULL for a block rule */
         int32_t layer;         /* block rule: its block; -1 any; -2 below -ncmoe */
         uint8_t kind;          /* block rule: which FFN tensors (ggfit_ffn_kind) */
         int target;            /* device, or -1 for the CPU */
     } rules[GGFIT_MAX_OVERRIDES + 2];
     uint32_t n_rules;
     uint32_t n_regex;      /* rules with a regex (the rest are block rules) */
-    pcre2_match_data *md;
     /* The rules that can match a tensor of block b < n_rule_blocks, in
      * order: rule_list[rule_first[b] .. rule_first[b + 1]) (see
      * index_rules); NULL when the rules are few or none is for one block. */

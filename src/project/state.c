@@ -31,12 +31,10 @@ void ggfit__proj_init(proj *pr, const ggfit_model *m, const ggfit_params *p,
 void ggfit__proj_free(proj *pr)
 {
     for (uint32_t i = 0; i < pr->n_rules; i++)
-        pcre2_code_free(pr->rules[i].re);
-    pcre2_match_data_free(pr->md);
+        ggfit__regex_free(pr->rules[i].re);
     free(pr->rule_first);   /* the block holds rule_list too */
     pr->n_rules = 0;
     pr->n_regex = 0;
-    pr->md = NULL;
     pr->rule_first = NULL;
     pr->rule_list = NULL;
     pr->n_rule_blocks = 0;

@@ -62,8 +62,7 @@ static int override_target(const proj *pr, const char *name, int32_t layer, uint
     for (; k < end; k++) {
         const struct rule *r = &pr->rules[listed ? pr->rule_list[k] : k];
         if (r->re) {
-            if (pcre2_match(r->re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, pr->md,
-                            NULL) >= 0)
+            if (ggfit__regex_search(r->re, name))
                 return r->target;
             continue;
         }

@@ -1,5 +1,6 @@
 /*
- * http.c - a GGUF header over HTTP(S), with libcurl.
+ * http.c - a GGUF header over HTTP(S), sent by the transport of xfer.h
+ * (libcurl natively, the JavaScript engine's fetch in WebAssembly).
  *
  * The header is read as a file is (gguf.c's reader, through a
  * ggfit__gguf_source): the first request asks for the first MiB with a
@@ -11,10 +12,7 @@
  * Face answers resolve URLs with its CDN's); connecting and a stalled
  * transfer have timeouts; HTTP errors become messages that say what to do.
  */
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -24,13 +22,9 @@
 
 #include "base/base.h"
 #include "gguf/gguf.h"
-#include "remote/remote.h"
+#include "remote/xfer.h"
 
-#ifndef CURL_LIB
-#define CURL_LIB "libcurl.so.4"   /* the soname of libcurl's ABI 4 */
-#endif
 #define FIRST_BYTES ((uint64_t)32 << 10)
-#define ERROR_BODY 2048        /* bytes of an error reply kept for the message */
 #define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
 
 /* ---- options ------------------------------------------------------------- */
@@ -129,114 +123,10 @@ bool ggfit_is_url(const char *s)
     return s && (!strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8));
 }
 
-/* ---- one request ------------------------------------------------------------ */
+/* ---- one request (the transport: xfer.h) ---------------------------------------- */
 
-/*
- * libcurl is loaded when the first URL is read, not linked: with the ~35
- * libraries it pulls in (TLS, Kerberos, LDAP, ...) it would double the
- * start-up of every run, and most runs read local files. The table holds
- * the few entry points used here; curl.h still gives the types.
- */
-static struct {
-    CURLcode (*global_init)(long flags);
-    void (*global_cleanup)(void);
-    CURL *(*easy_init)(void);
-    void (*easy_cleanup)(CURL *c);
-    void (*easy_reset)(CURL *c);
-    CURLcode (*easy_perform)(CURL *c);
-    CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
-    CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-    const char *(*easy_strerror)(CURLcode rc);
-    struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-    void (*slist_free_all)(struct curl_slist *l);
-} cu;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-static char curl_load_error[256];
-static void *curl_lib;
-
-/* At exit: libcurl's cleanup, then the library unloaded, which runs the
- * exit handlers of the libraries it brought (OpenSSL's) and gives back what
- * the loader keeps for them. */
-static void curl_cleanup(void)
+void ggfit__xfer_header(ggfit__xfer *x, const char *p, size_t len)
 {
-    cu.global_cleanup();
-    dlclose(curl_lib);
-}
-
-/* dlsym returns void *; POSIX guarantees it converts to a function pointer. */
-#define CURL_SYM(field, name) \
-    (*(void **)&cu.field = dlsym(lib, name)) != NULL
-
-static void curl_init(void)
-{
-    void *lib = dlopen(CURL_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(curl_load_error, sizeof curl_load_error, "%s", dlerror());
-        return;
-    }
-    if (!(CURL_SYM(global_init, "curl_global_init") &&
-          CURL_SYM(global_cleanup, "curl_global_cleanup") &&
-          CURL_SYM(easy_init, "curl_easy_init") &&
-          CURL_SYM(easy_cleanup, "curl_easy_cleanup") &&
-          CURL_SYM(easy_reset, "curl_easy_reset") &&
-          CURL_SYM(easy_perform, "curl_easy_perform") &&
-          CURL_SYM(easy_setopt, "curl_easy_setopt") &&
-          CURL_SYM(easy_getinfo, "curl_easy_getinfo") &&
-          CURL_SYM(easy_strerror, "curl_easy_strerror") &&
-          CURL_SYM(slist_append, "curl_slist_append") &&
-          CURL_SYM(slist_free_all, "curl_slist_free_all"))) {
-        snprintf(curl_load_error, sizeof curl_load_error, "%s: %s", CURL_LIB, dlerror());
-        dlclose(lib);
-        return;
-    }
-    curl_lib = lib;
-    curl_init_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
-    if (curl_init_rc == CURLE_OK)
-        atexit(curl_cleanup);
-}
-
-/* The progress line of one model's reading (o->progress). */
-typedef struct progress {
-    double start;             /* CLOCK_MONOTONIC seconds */
-    uint64_t before;          /* bytes of earlier requests */
-    double shown_at;          /* when the line was last written */
-    bool shown;
-    const char *name;
-} progress;
-
-/* A transfer: the body bytes [offset, offset + n) of the reply go to dst,
- * the rest is counted and dropped; an error reply's first bytes are kept. */
-typedef struct xfer {
-    CURL *c;
-    uint64_t offset;
-    unsigned char *dst;
-    size_t want, got;
-    uint64_t pos;             /* body bytes of this reply seen so far */
-    long code;
-    bool stopped;             /* cut by us: everything asked for is here */
-    bool bad_range;           /* a 206 for other bytes than asked */
-    bool too_big;             /* a GET body past its limit */
-    /* headers of the last reply (a redirect's are forgotten) */
-    bool has_range;
-    uint64_t range_start, range_total;   /* range_total UINT64_MAX: "*" */
-    char etag[256];
-    const char *if_none_match;           /* an ETag to send, or NULL */
-    char error_body[ERROR_BODY];
-    size_t error_len;
-    /* the progress line: when the reading began, what came before */
-    const struct progress *progress;
-    /* a whole body (ggfit__http_get): grown up to max */
-    char *body;
-    size_t body_len, body_cap, body_max;
-    ggfit_remote_stats *stats;
-} xfer;
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-    xfer *x = ud;
-    size_t len = size * n;
     char line[256];
     size_t k = len < sizeof line - 1 ? len : sizeof line - 1;
     memcpy(line, p, k);
@@ -269,35 +159,25 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
             x->range_total = t;
         }
     }
-    return len;
 }
 
-static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
+
+void ggfit__xfer_progress(const ggfit__xfer *x, uint64_t now)
 {
-    const struct xfer *x = ud;
-    progress *pg = (progress *)(uintptr_t)x->progress;
-    (void)dltotal;
-    (void)ultotal;
-    (void)ulnow;
+    ggfit__progress *pg = (ggfit__progress *)(uintptr_t)x->progress;
     double t = ggfit__now_s();
     if (pg && t - pg->start > 1.0 && t - pg->shown_at >= 0.25) {
         pg->shown_at = t;
         fprintf(stderr, "\rggfit: reading the header of %s: %.1f MiB", pg->name,
-                (double)(pg->before + (uint64_t)dlnow) / GGFIT_MiB);
+                (double)(pg->before + now) / GGFIT_MiB);
         pg->shown = true;
     }
-    return 0;
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+bool ggfit__xfer_body(ggfit__xfer *x, const char *p, size_t len)
 {
-    xfer *x = ud;
-    size_t len = size * n;
     if (x->stats)
         x->stats->bytes += len;
-    if (!x->code)
-        cu.easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->code);
     if (x->code >= 300) {
         size_t k = sizeof x->error_body - 1 - x->error_len;
         if (k > len)
@@ -305,13 +185,13 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
         memcpy(x->error_body + x->error_len, p, k);
         x->error_len += k;
         x->error_body[x->error_len] = '\0';
-        return x->error_len + 1 >= sizeof x->error_body ? 0 : len;
+        return x->error_len + 1 < sizeof x->error_body;
     }
     if (x->body_max) {
         /* the whole body, bounded */
         if (x->body_len + len > x->body_max) {
             x->too_big = true;
-            return 0;
+            return false;
         }
         if (x->body_len + len + 1 > x->body_cap) {
             size_t cap = x->body_cap ? x->body_cap : 65536;
@@ -319,21 +199,21 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
                 cap *= 2;
             char *b = ggfit__realloc(x->body, cap);
             if (!b)
-                return 0;
+                return false;
             x->body = b;
             x->body_cap = cap;
         }
         memcpy(x->body + x->body_len, p, len);
         x->body_len += len;
         x->body[x->body_len] = '\0';
-        return len;
+        return true;
     }
     /* Where this piece is in the file: a 206 starts at its Content-Range,
      * a 200 at 0. */
     uint64_t start = x->code != 206 ? 0 : x->has_range ? x->range_start : x->offset;
     if (x->code == 206 && x->pos == 0 && start > x->offset) {
         x->bad_range = true;
-        return 0;
+        return false;
     }
     uint64_t at = start + x->pos, end = at + len;
     uint64_t lo = at > x->offset ? at : x->offset;
@@ -347,17 +227,17 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     x->pos += len;
     if (x->got >= x->want && end > x->offset + x->want) {
         x->stopped = true;   /* more than asked for: cut the transfer */
-        return 0;
+        return false;
     }
     if (x->got >= x->want && x->code != 206) {
         x->stopped = true;
-        return 0;
+        return false;
     }
-    return len;
+    return true;
 }
 
 /* The message of an HTTP error reply, e.g. Hugging Face's {"error": "..."}. */
-static void error_detail(const xfer *x, char *out, size_t n)
+static void error_detail(const ggfit__xfer *x, char *out, size_t n)
 {
     out[0] = '\0';
     const char *e = strstr(x->error_body, "\"error\"");
@@ -400,8 +280,8 @@ static bool on_hub(const char *url)
     return hub;
 }
 
-static ggfit_status http_error(const char *url, const ggfit_remote_options *o, const xfer *x,
-                               char **err)
+static ggfit_status http_error(const char *url, const ggfit_remote_options *o,
+                               const ggfit__xfer *x, char **err)
 {
     char detail[256], said[300];
     error_detail(x, detail, sizeof detail);
@@ -433,77 +313,14 @@ static ggfit_status http_error(const char *url, const ggfit_remote_options *o, c
 
 /* One GET of url into x: the Range asked for when range, the whole body
  * otherwise. Fails on network errors and HTTP errors (416 excepted). */
-static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options *o,
-                            bool range, xfer *x, char **err)
+static ggfit_status perform(ggfit__http *h, const char *url, const ggfit_remote_options *o,
+                            bool range, ggfit__xfer *x, char **err)
 {
-    char errbuf[CURL_ERROR_SIZE] = "";
-    char range_s[64], auth[512];
-    struct curl_slist *hdr = NULL, *h;
-    bool ok = true;
-    x->c = c;
-    cu.easy_reset(c);
-    cu.easy_setopt(c, CURLOPT_URL, url);
-    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    cu.easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    cu.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#endif
-    cu.easy_setopt(c, CURLOPT_USERAGENT, "ggfit/" GGFIT_VERSION);
-    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
-    cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)STALL_BYTES_PER_S);
-    cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)((o->stall_timeout_ms + 999) / 1000));
-    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    cu.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    cu.easy_setopt(c, CURLOPT_HEADERDATA, x);
-    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    cu.easy_setopt(c, CURLOPT_WRITEDATA, x);
-    if (x->progress) {
-        cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        cu.easy_setopt(c, CURLOPT_XFERINFODATA, x);
-        cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    }
-    if (range) {
-        snprintf(range_s, sizeof range_s, "%llu-%llu", (unsigned long long)x->offset,
-                 (unsigned long long)(x->offset + x->want - 1));
-        cu.easy_setopt(c, CURLOPT_RANGE, range_s);
-    }
-    if (o->token && o->token[0]) {
-        /* curl sends a header set here to the URL's host only, not to the
-         * host a redirect leads to. */
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s", o->token);
-        ok = (h = cu.slist_append(hdr, auth)) != NULL;
-        hdr = h ? h : hdr;
-    }
-    if (ok && (h = cu.slist_append(hdr, "Accept-Encoding: identity")))
-        hdr = h;
-    else
-        ok = false;
-    if (ok && x->if_none_match && x->if_none_match[0]) {
-        char inm[300];
-        snprintf(inm, sizeof inm, "If-None-Match: %s", x->if_none_match);
-        ok = (h = cu.slist_append(hdr, inm)) != NULL;
-        hdr = h ? h : hdr;
-    }
-    if (!ok) {
-        cu.slist_free_all(hdr);
-        return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
-    }
-    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     if (x->stats)
         x->stats->requests++;
-    CURLcode rc = cu.easy_perform(c);
-    /* nothing of this frame is left with the handle */
-    cu.easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-    cu.slist_free_all(hdr);
-    long code = 0;
-    cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    if (code)
-        x->code = code;
-    if (rc == CURLE_WRITE_ERROR && x->stopped)
-        rc = CURLE_OK;
+    ggfit__http_perform(h, url, o, range, x);
+    if (x->failure == GGFIT__XFER_REFUSED && x->stopped)
+        x->failure = GGFIT__XFER_DONE;
     if (x->bad_range)
         return ggfit__fail(err, GGFIT_EIO, "%s: the server sent bytes from %llu when asked "
                            "for bytes from %llu", url, (unsigned long long)x->range_start,
@@ -511,47 +328,29 @@ static ggfit_status perform(CURL *c, const char *url, const ggfit_remote_options
     if (x->too_big)
         return ggfit__fail(err, GGFIT_ELIMIT, "%s: the reply is longer than %zu bytes", url,
                            x->body_max);
-    if (x->code >= 400 && x->code != 416 && (rc == CURLE_OK || rc == CURLE_WRITE_ERROR))
+    if (x->code >= 400 && x->code != 416 &&
+        (x->failure == GGFIT__XFER_DONE || x->failure == GGFIT__XFER_REFUSED))
         return http_error(url, o, x, err);
-    switch (rc) {
-    case CURLE_OK:
+    switch (x->failure) {
+    case GGFIT__XFER_DONE:
         break;
-    case CURLE_OPERATION_TIMEDOUT: {
-        curl_off_t connected = 0;
-        cu.easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
-        if (x->code || x->pos || connected > 0)
-            return ggfit__fail(err, GGFIT_EIO, "%s: the transfer stalled (under %d bytes/s for "
-                               "%u s): %s", url, STALL_BYTES_PER_S,
-                               (o->stall_timeout_ms + 999) / 1000, errbuf);
-        return ggfit__fail(err, GGFIT_EIO, "%s: cannot connect in time: %s", url,
-                           errbuf[0] ? errbuf : cu.easy_strerror(rc));
-    }
-    case CURLE_TOO_MANY_REDIRECTS:
+    case GGFIT__XFER_STALLED:
+        return ggfit__fail(err, GGFIT_EIO, "%s: the transfer stalled (under %d bytes/s for "
+                           "%u s): %s", url, STALL_BYTES_PER_S,
+                           (o->stall_timeout_ms + 999) / 1000, x->detail);
+    case GGFIT__XFER_CONNECT:
+        return ggfit__fail(err, GGFIT_EIO, "%s: cannot connect in time: %s", url, x->detail);
+    case GGFIT__XFER_REDIRECTS:
         return ggfit__fail(err, GGFIT_EIO, "%s: too many redirects (a redirect loop?): %s", url,
-                           errbuf);
-    case CURLE_WRITE_ERROR:
+                           x->detail);
+    case GGFIT__XFER_REFUSED:
+    case GGFIT__XFER_NOMEM:
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
     default:
-        return ggfit__fail(err, GGFIT_EIO, "%s: %s", url,
-                           errbuf[0] ? errbuf : cu.easy_strerror(rc));
+        return ggfit__fail(err, GGFIT_EIO, "%s: %s", url, x->detail);
     }
     if (x->code >= 300 && x->code != 416 && !(x->code == 304 && x->if_none_match))
         return ggfit__fail(err, GGFIT_EIO, "%s: HTTP %ld: not followed", url, x->code);
-    return GGFIT_OK;
-}
-
-static ggfit_status curl_new(CURL **c, const char *url, char **err)
-{
-    if (ggfit__static_program())
-        return ggfit__fail(err, GGFIT_ESTATIC, "%s: reading a URL needs libcurl, which a "
-                           "statically linked program cannot load", url);
-    pthread_once(&curl_once, curl_init);
-    if (curl_load_error[0])
-        return ggfit__fail(err, GGFIT_EIO, "%s: reading a URL needs libcurl, which could not "
-                           "be loaded (%s); install libcurl4", url, curl_load_error);
-    if (curl_init_rc != CURLE_OK || !(*c = cu.easy_init()))
-        return ggfit__fail(err, GGFIT_EIO, "%s: libcurl could not start: %s", url,
-                           cu.easy_strerror(curl_init_rc));
     return GGFIT_OK;
 }
 
@@ -559,16 +358,16 @@ ggfit_status ggfit__http_get(const char *url, const ggfit_remote_options *o, siz
                              char **body, size_t *len, long *code, ggfit_remote_stats *stats,
                              char **err)
 {
-    CURL *c;
+    ggfit__http *c;
     *body = NULL;
     *len = 0;
     *code = 0;
-    ggfit_status rc = curl_new(&c, url, err);
+    ggfit_status rc = ggfit__http_new(&c, url, err);
     if (rc)
         return rc;
-    xfer *x = ggfit__calloc(1, sizeof *x);
+    ggfit__xfer *x = ggfit__calloc(1, sizeof *x);
     if (!x) {
-        cu.easy_cleanup(c);
+        ggfit__http_free(c);
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", url);
     }
     x->body_max = max;
@@ -584,14 +383,14 @@ ggfit_status ggfit__http_get(const char *url, const ggfit_remote_options *o, siz
         *len = x->body_len;
     }
     free(x);
-    cu.easy_cleanup(c);
+    ggfit__http_free(c);
     return rc;
 }
 
 /* ---- the reader's source ------------------------------------------------------ */
 
 typedef struct remote {
-    CURL *c;
+    ggfit__http *c;
     const ggfit_remote_options *o;
     ggfit_remote_stats *stats;
     char *url;                /* the shard being read */
@@ -601,7 +400,7 @@ typedef struct remote {
     unsigned char *first;     /* bytes fetched ahead: [first_off, + first_len) */
     uint64_t first_off;
     size_t first_len;
-    progress pg;              /* the progress line when o->progress */
+    ggfit__progress pg;       /* the progress line when o->progress */
     /* the shards read over the network, to be cached once all are read */
     struct fetched { char *url; char etag[256]; uint64_t size; } *fetched;
     size_t n_fetched;
@@ -625,7 +424,7 @@ static ggfit_status fetch(remote *rm, uint64_t offset, void *dst, size_t n, size
                           uint64_t *size, const char *if_none_match, char *etag, long *code,
                           char **err)
 {
-    xfer *x = ggfit__calloc(1, sizeof *x);
+    ggfit__xfer *x = ggfit__calloc(1, sizeof *x);
     if (!x)
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", rm->url);
     x->offset = offset;
@@ -643,12 +442,10 @@ static ggfit_status fetch(remote *rm, uint64_t offset, void *dst, size_t n, size
     if (!rc && x->code == 200)
         rm->no_range = true;
     if (!rc && size) {
-        curl_off_t cl = -1;
+        int64_t cl = ggfit__http_content_length(rm->c);
         if (x->has_range && x->range_total != UINT64_MAX)
             *size = x->range_total;
-        else if (x->code == 200 &&
-                 cu.easy_getinfo(rm->c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-                 cl >= 0)
+        else if (x->code == 200 && cl >= 0)
             *size = (uint64_t)cl;
         else if (x->code == 200 && !x->stopped)
             *size = x->pos;   /* the whole body came */
@@ -730,9 +527,8 @@ static ggfit_status src_open(void *ctx, const char *name, uint64_t *size, char *
     rm->n_fetched++;
     /* Later requests go where the first one was sent (Hugging Face's CDN),
      * without the redirect. */
-    char *eff = NULL;
-    if (cu.easy_getinfo(rm->c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff &&
-        strcmp(eff, rm->url) && !(rm->at = ggfit__strndup(eff, strlen(eff))))
+    const char *eff = ggfit__http_effective_url(rm->c);
+    if (eff && strcmp(eff, rm->url) && !(rm->at = ggfit__strndup(eff, strlen(eff))))
         return ggfit__fail(err, GGFIT_ENOMEM, "%s: out of memory", name);
     if (rm->size != UINT64_MAX && rm->first_len > rm->size)
         rm->first_len = (size_t)rm->size;
@@ -810,7 +606,7 @@ ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
         o = &dflt;
     }
     remote rm = { .o = o, .stats = stats, .pg = { .start = ggfit__now_s(), .name = url } };
-    ggfit_status rc = curl_new(&rm.c, url, err);
+    ggfit_status rc = ggfit__http_new(&rm.c, url, err);
     if (rc)
         return rc;
     ggfit__gguf_source src = {
@@ -843,7 +639,7 @@ ggfit_status ggfit_gguf_open_url(const char *url, const ggfit_remote_options *o,
     free(rm.url);
     free(rm.at);
     free(rm.first);
-    cu.easy_cleanup(rm.c);
+    ggfit__http_free(rm.c);
     return rc;
 }
 
