@@ -7,6 +7,9 @@
 #   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS (clang)
 #   make bench      timing of header reading and description
 #   make bench-cache what each cached piece buys the commands (GGFIT_CACHE)
+#   make wasm       the WebAssembly build: the page (build-wasm/web) and node's
+#   make npm        the npm package, build-wasm/ggfit-VERSION.tgz
+#   make wasm-test  WebAssembly against native, the npm package, the page in chromium
 #   make install    the CLI, the library, its headers, ggfit.pc and the man page
 #                   under PREFIX (/usr/local), staged under DESTDIR if given;
 #                   make uninstall removes them
@@ -62,7 +65,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: wasm all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
+.PHONY: wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
         man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
@@ -246,6 +249,7 @@ check:
 	$(MAKE) tsan
 	$(MAKE) valgrind
 	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) wasm-test
 	$(MAKE) test
 
 # The sanitizer run also checks every resumed split against one from
@@ -316,8 +320,13 @@ $(B)/bench: tests/bench.c $(B)/libggfit.a
 # patterns use the JavaScript engine's RegExp (src/project/regex.c).
 EMCC    ?= emcc
 W        = build-wasm
-# Debian's emcc runs its JavaScript optimizer with Debian's node modules
+# Debian's emcc runs its JavaScript optimizer with Debian's node modules,
+# and builds its C library once into its cache: the system's where it may
+# write there, else one under build-wasm
 export NODE_PATH := $(NODE_PATH):/usr/share/nodejs
+ifeq ($(shell test -w /usr/share/emscripten/cache && echo w),)
+export EM_CACHE := $(abspath $(W))/emcache
+endif
 WASM_SRC = $(filter-out $(NATIVE_ONLY),$(sort $(wildcard src/*/*.c)))
 WASM_OBJ = $(WASM_SRC:src/%.c=$(W)/obj/%.o)
 WASM_OPT ?= -O2
@@ -325,8 +334,8 @@ WASM_CFLAGS = $(CSTD) $(CWARNS) -Wno-missing-field-initializers $(WASM_OPT) -Iin
               -I$(W) -I$(W)/deps/jansson/include
 WASM_LDFLAGS = $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_NAME=ggfitWasm -sALLOW_MEMORY_GROWTH=1 \
                -sINITIAL_MEMORY=33554432 -sTOTAL_STACK=8388608 -sINVOKE_RUN=0 \
-               -sEXIT_RUNTIME=0 -sEXPORTED_RUNTIME_METHODS=callMain,FS,ENV,ccall \
-               -sEXPORTED_FUNCTIONS=_main,_setenv,_unsetenv --js-library wasm/library.js
+               -sEXIT_RUNTIME=0 -sEXPORTED_RUNTIME_METHODS=callMain,FS,ENV,ccall,UTF8ToString \
+               -sEXPORTED_FUNCTIONS=_main,_getenv,_setenv,_unsetenv --js-library wasm/library.js
 WASM_JANSSON = $(W)/deps/jansson/lib/libjansson.a
 
 $(WASM_JANSSON): scripts/wasm-deps.sh
@@ -354,7 +363,50 @@ $(W)/web/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/li
 	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=web,worker -sSINGLE_FILE=1 \
 	    -lworkerfs.js -sFORCE_FILESYSTEM=1 -o $@ cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
 
-wasm: $(W)/ggfit-wasm.js $(W)/web/ggfit-wasm.js
+# the page's own files beside it (web/), and the JavaScript API
+WEB_FILES = $(patsubst web/%,$(W)/web/%,$(wildcard web/*.html web/*.js web/*.css web/*.svg))
+$(W)/web/%: web/%
+	@mkdir -p $(@D)
+	cp $< $@
+$(W)/web/ggfit.js $(W)/ggfit.js: wasm/ggfit.js
+	@mkdir -p $(@D)
+	cp $< $@
+
+wasm: $(W)/ggfit-wasm.js $(W)/ggfit.js $(W)/web/ggfit-wasm.js $(W)/web/ggfit.js $(WEB_FILES)
+
+# The npm package (make npm): the node build, the JavaScript API, the node
+# CLI (npm/bin/ggfit.js) and the licences of what is compiled in, packed
+# by npm pack into build-wasm/ggfit-VERSION.tgz.
+VERSION := $(shell awk -F'"' '/^.define GGFIT_VERSION / { print $$2 }' include/ggfit.h)
+NPM_FILES = $(W)/npm/package.json $(W)/npm/bin/ggfit.js $(W)/npm/README.md \
+            $(W)/npm/THIRD_PARTY.md $(W)/npm/ggfit.js $(W)/npm/ggfit-wasm.js
+$(W)/npm/package.json: npm/package.json.in include/ggfit.h
+	@mkdir -p $(@D)
+	sed 's/@VERSION@/$(VERSION)/' $< >$@
+$(W)/npm/bin/ggfit.js: npm/bin/ggfit.js
+	@mkdir -p $(@D)
+	cp $< $@
+$(W)/npm/README.md: npm/README.md
+	cp $< $@
+$(W)/npm/THIRD_PARTY.md: $(WASM_JANSSON) wasm/third_party.sh
+	sh wasm/third_party.sh $(W)/deps/jansson/LICENSE >$@
+$(W)/npm/ggfit.js: wasm/ggfit.js
+	cp $< $@
+$(W)/npm/ggfit-wasm.js: $(W)/ggfit-wasm.js
+	cp $< $@
+	cp $(W)/ggfit-wasm.wasm $(W)/npm/ggfit-wasm.wasm
+$(W)/ggfit-$(VERSION).tgz: $(NPM_FILES)
+	cd $(W)/npm && npm pack --silent --pack-destination .. >/dev/null
+npm: $(W)/ggfit-$(VERSION).tgz
+
+# The WebAssembly build against the native one: every reference case's
+# JSON equal (tests/wasm/agree.js), the npm package's CLI equal to the
+# native CLI (tests/npm/run.sh), and the page in Debian's chromium
+# (tests/web/run.sh: screenshots in build-wasm/artifacts).
+wasm-test: all wasm npm
+	node tests/wasm/agree.js $(B)/ggfit $(W) data/reference/cases.jsonl $(MODELS)
+	sh tests/npm/run.sh $(W)/ggfit-$(VERSION).tgz $(B)/ggfit $(MODELS)
+	sh tests/web/run.sh $(W) $(MODELS) $(W)/artifacts
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-wasm

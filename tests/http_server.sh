@@ -20,10 +20,19 @@
 # split model of two shards that tests/mksplit.py writes from
 # llama-3.1-8b's header)
 # and ggfit/gated-GGUF (401).
+# Every reply carries CORS headers (Access-Control-Allow-Origin *, the
+# request headers ggfit sends allowed, the ones it reads exposed; errors
+# and redirects too) and OPTIONS is answered 204 everywhere, so that a page
+# on another origin (or file://) can read it all: tests/web/.
+# With PAGE (start DIR MODELS PAGE) a second server, on another free port
+# written to DIR/page_port, serves the folder PAGE (the web page:
+# build-wasm/web) from another origin than the hub's; its log is
+# DIR/page_access.log.
 set -e
 cmd=$1
 dir=$2
 models=$3
+page=$4
 commit=0123456789abcdef0123456789abcdef01234567
 nginx=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null || true)
 case $cmd in
@@ -34,7 +43,7 @@ stop)
     while [ -f "$dir/nginx.pid" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
     exit 0 ;;
 start) ;;
-*) echo "usage: http_server.sh start|stop DIR" >&2; exit 2 ;;
+*) echo "usage: http_server.sh start DIR [MODELS [PAGE]] | stop DIR" >&2; exit 2 ;;
 esac
 [ -n "$nginx" ] || { echo "nginx is not installed (scripts/deps.sh test installs it)" >&2; exit 77; }
 mkdir -p "$dir/tmp" "$dir/www"
@@ -83,6 +92,21 @@ tries=0
 while [ $tries -lt 20 ]; do
     tries=$((tries + 1))
     port=$(( 20000 + ( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000 ) ))
+    page_server=
+    if [ -n "$page" ]; then
+        page_port=$(( 20000 + ( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000 ) ))
+        [ "$page_port" -ne "$port" ] || continue
+        page_server="server {
+        listen 127.0.0.1:$page_port;
+        root $(cd "$page" && pwd);
+        access_log $dir/page_access.log sent;
+        types {
+            text/html html; text/javascript js; text/css css; image/svg+xml svg;
+            application/wasm wasm; application/json json; image/png png;
+        }
+        add_header Cache-Control no-store always;
+    }"
+    fi
     cat >"$dir/nginx.conf" <<EOF
 $user
 worker_processes 1;
@@ -90,7 +114,7 @@ pid $dir/nginx.pid;
 error_log $dir/error.log;
 events { worker_connections 64; }
 http {
-    log_format sent '\$request_uri \$status \$body_bytes_sent';
+    log_format sent '\$request_uri \$status \$body_bytes_sent \$request_method "\$http_range"';
     access_log $dir/access.log sent;
     client_body_temp_path $dir/tmp;
     proxy_temp_path $dir/tmp;
@@ -102,6 +126,11 @@ http {
     server {
         listen 127.0.0.1:$port;
         root $dir/www;
+        add_header Access-Control-Allow-Origin * always;
+        add_header Access-Control-Allow-Headers "Range, Authorization, If-None-Match" always;
+        add_header Access-Control-Expose-Headers "Content-Range, Content-Length, ETag, Accept-Ranges" always;
+        # the preflight, before any location's redirect or 401
+        if (\$request_method = OPTIONS) { return 204; }
         location /files/ { }
         location /cdn/ { }
         location /api/ { default_type application/json; }
@@ -126,10 +155,12 @@ http {
         location /slow/ { alias $dir/www/files/; limit_rate 10; }
         location ~ ^/([^/]+/[^/]+)/resolve/[0-9a-f]+/(.*)\$ { return 302 /cdn/\$1/\$2; }
     }
+    $page_server
 }
 EOF
     if "$nginx" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" 2>"$dir/start.log"; then
         echo "$port" >"$dir/port"
+        [ -z "$page" ] || echo "$page_port" >"$dir/page_port"
         echo "$port"
         exit 0
     fi

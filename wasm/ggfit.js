@@ -168,9 +168,13 @@
     // for it (HF_TOKEN, ...). Resolves to { code, stdout, stderr, rounds }.
     async run(argv, opts) {
       const env = (opts && opts.env) || {};
-      const ENV = this.mod.ENV;
+      const m = this.mod;
       const saved = {};
-      for (const k of Object.keys(env)) { saved[k] = ENV[k]; ENV[k] = String(env[k]); }
+      for (const k of Object.keys(env)) {
+        const was = m.ccall('getenv', 'number', ['string'], [k]);
+        saved[k] = was ? m.UTF8ToString(was) : null;
+        setenv(m, k, env[k]);
+      }
       try {
         for (let round = 1; round <= MAX_ROUNDS; round++) {
           this.host.pending.clear();
@@ -183,8 +187,7 @@
         }
         throw new Error('ggfit: more than ' + MAX_ROUNDS + ' rounds of reading for one command');
       } finally {
-        for (const k of Object.keys(env))
-          if (saved[k] === undefined) delete ENV[k]; else ENV[k] = saved[k];
+        for (const k of Object.keys(env)) setenv(m, k, saved[k]);
       }
     }
     // Runs a command with --json and returns the parsed answer; a failure
@@ -198,6 +201,13 @@
       }
       return JSON.parse(r.stdout);
     }
+  }
+
+  // The C library's environment (read at start-up: ENV is only its seed).
+  // null or undefined: unset.
+  function setenv(m, k, v) {
+    if (v === null || v === undefined) m.ccall('unsetenv', 'number', ['string'], [k]);
+    else m.ccall('setenv', 'number', ['string', 'string', 'number'], [k, String(v), 1]);
   }
 
   function capture(FS, fd, sink, tty) {

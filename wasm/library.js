@@ -7,7 +7,9 @@ mergeInto(LibraryManager.library, {
     try {
       return Module['ggfitHost'].regexNew(UTF8ToString(pattern));
     } catch (e) {
-      stringToUTF8(String(e.message || e).replace(/^Invalid regular expression: /, ''), msg, n);
+      // V8's "Invalid regular expression: /(/: Unterminated group": the why
+      var why = String(e.message || e).replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, '');
+      stringToUTF8(why, msg, n);
       return -1;
     }
   },
