@@ -151,22 +151,40 @@
       this.mounted = false;
       this.out = [];
       this.err = [];
+      this.queue = Promise.resolve();
     }
     // Browser: local files (File or Blob with a name) the commands read as
     // /local/<name>; returns those paths.
     setFiles(files) {
       const FS = this.mod.FS;
+      const W = FS.filesystems.WORKERFS;
       if (this.mounted) FS.unmount('/local');
-      this.files = new Map();
+      if (!FS.analyzePath('/local').exists) FS.mkdir('/local');
       const list = Array.from(files);
+      this.files = new Map();
       for (const f of list) this.files.set(f.name, new FileBytes(f));
-      FS.mount(FS.filesystems.WORKERFS, { files: list }, '/local');
+      // WORKERFS's nodes, made here: its own mount wants a worker's
+      // FileReaderSync, which its reads (load(), below) do not use
+      const type = Object.assign({}, W, {
+        mount: function () {
+          const root = W.createNode(null, '/', W.DIR_MODE, 0);
+          for (const f of list) W.createNode(root, f.name, W.FILE_MODE, 0, f, f.lastModifiedDate);
+          return root;
+        },
+      });
+      FS.mount(type, {}, '/local');
       this.mounted = true;
       return list.map((f) => '/local/' + f.name);
     }
     // Runs a command line (the words after "ggfit"); env: variables set
     // for it (HF_TOKEN, ...). Resolves to { code, stdout, stderr, rounds }.
-    async run(argv, opts) {
+    run(argv, opts) {
+      // one command at a time: a replay must not meet another's
+      const r = this.queue.then(() => this.runNow(argv, opts));
+      this.queue = r.catch(() => {});
+      return r;
+    }
+    async runNow(argv, opts) {
       const env = (opts && opts.env) || {};
       const m = this.mod;
       const saved = {};

@@ -13,30 +13,26 @@
   let source = null;            // what is planned: {kind: file|hf|url|line|list, ...}
   let catalog = [];             // devices --catalog --json's devices
   let busy = false, again = false, seq = 0;
-  let lastPlan = null, lastSweep = null;
+  let lastPlan = null, lastSweep = null, jump = false, autoMm = false;   // jump: a new model, shown on a phone
 
   function setState(s) {
     document.body.dataset.state = s;
     $('answer').setAttribute('aria-busy', String(s === 'busy' || s === 'loading'));
   }
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
+  function el(tag, attrs, text, ns) {
+    const e = document.createElementNS(ns || 'http://www.w3.org/1999/xhtml', tag);
     for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function sv(tag, attrs, text) {
-    const e = document.createElementNS(SVGNS, tag);
-    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const sv = (tag, attrs, text) => el(tag, attrs, text, SVGNS);
   const MiB = 1048576, GiB = 1073741824;
   function bytes(n) {
     const a = Math.abs(n);
     if (a >= 100 * GiB) return (n / GiB).toFixed(0) + ' GiB';
     if (a >= GiB) return (n / GiB).toFixed(1) + ' GiB';
-    return Math.round(n / MiB) + ' MiB';
+    if (a >= MiB) return Math.round(n / MiB) + ' MiB';
+    return Math.ceil(n / 1024) + ' KiB';
   }
   function tps(x) {
     return x >= 100 ? Math.round(x).toString() : x >= 10 ? x.toFixed(1) : x.toFixed(2);
@@ -176,6 +172,9 @@
     try { return JSON.parse(r.stdout); } catch (e) { throw new Error(message(r)); }
   }
   function fail(msg) {
+    clearAnswer();
+    // the CLI's words name HF_TOKEN: here it is the token field
+    if (/HF_TOKEN/.test(msg) && !$('token').value) msg += '\n(Here: paste the token in the Hugging Face token field, under Hardware.)';
     $('error').textContent = msg;
     $('error').hidden = false;
     $('status').textContent = '';
@@ -202,6 +201,8 @@
       if (source.kind === 'list') await quantList();
       else await plan();
       if (my === seq) setState('done');
+      if (jump && window.matchMedia && matchMedia('(max-width: 700px)').matches) $('answer').scrollIntoView();
+      jump = false;
     } catch (e) {
       fail(String(e.message || e));
     } finally {
@@ -267,6 +268,7 @@
     const what = source.kind === 'line' ? 'The line' : (source.name || source.repo || source.path);
     $('verdict').textContent = what + ': ' + (v.summary || j.status) + '.';
     $('verdict').className = 'verdict ' + (VERDICT[v.status] || (j.exit_status === 0 ? 'ok' : 'bad'));
+    window.ggfitVerdictAt = performance.now();   // for the tests: the verdict shown
     $('status').textContent = 'For llama.cpp ' + j.llama.text +
       (j.llama.exact ? '' : ' (nearest rules: ' + j.llama.match + ')') + ' · ' + ms + ' ms';
     const sp = j.speed;
@@ -311,13 +313,14 @@
     const head = el('tr');
     for (const h of ['#', 'File', 'Quant', 'Size', 'Verdict', 'Context', 'GPU layers', 'tg t/s'])
       head.append(el('th', { scope: 'col' }, h));
-    t.append(el('thead')).append(head);
+    t.appendChild(el('thead')).append(head);
     const body = t.appendChild(el('tbody'));
     const tags = {};
     for (const q of j.quants) tags[q.quant] = (tags[q.quant] || 0) + 1;
     for (const q of j.quants) {
       const tr = el('tr', { class: VERDICT[q.status] || 'bad' });
-      const b = el('button', { type: 'button', class: 'link' }, q.name + (q.shards > 1 ? ' (' + q.shards + ' shards)' : ''));
+      const shown = q.shards > 1 ? q.name.replace(/-0*1-of-\d+(\.gguf)$/i, '$1') + ' (' + q.shards + ' shards)' : q.name;
+      const b = el('button', { type: 'button', class: 'link', title: q.name }, shown);
       const pick = tags[q.quant] === 1 ? { repo: j.repo + ':' + q.quant } : { repo: j.repo, file: q.name };
       b.addEventListener('click', () => {
         $('repo').value = pick.repo;
@@ -339,9 +342,9 @@
     $('quants-box').hidden = false;
   }
 
-  const SEGS = [['model', 'weights', 'c-w'], ['context', 'KV cache / context', 'c-k'],
-                ['compute', 'compute', 'c-c'], ['other', 'other (prompt cache, projector…)', 'c-o'],
-                ['margin', 'margin kept free', 'c-m'], ['free', 'free', 'c-f'], ['held', 'not available', 'c-h']];
+  const SEGS = [['held', 'not available (held by others)', 'c-h'], ['model', 'weights', 'c-w'], ['context', 'KV cache / context', 'c-k'],
+                ['compute', 'compute', 'c-c'], ['other', 'other (prompt cache, projector, draft)', 'c-o'],
+                ['margin', 'margin kept free', 'c-m'], ['free', 'free', 'c-f']];
   function drawBars(j) {
     const svg = $('bars');
     svg.textContent = '';
@@ -359,13 +362,13 @@
       s.held = Math.max(0, p.total - p.free);
       return { p, s, span: Math.max(p.total, p.used + s.margin + s.free + s.held) };
     });
-    const max = Math.max.apply(null, rows.map((r) => r.span).concat([1]));
     const pad = 8, barH = 22, rowH = 58;
     let y = 4;
     // legend
     let x = pad;
-    for (const [k, name, cls] of SEGS) {
-      if (!rows.some((r) => r.s[k] > 0)) continue;
+    const over = rows.some((r) => r.span > r.p.total + MiB);
+    for (const [k, name, cls] of SEGS.concat(over ? [['over', 'beyond its memory', 'over']] : [])) {
+      if (k !== 'over' && !rows.some((r) => r.s[k] > 0)) continue;
       const w = 18 + name.length * 6.6;
       if (x + w > W - pad) { x = pad; y += 20; }
       svg.append(sv('rect', { x, y: y + 2, width: 12, height: 12, class: cls }));
@@ -373,12 +376,14 @@
       x += w + 10;
     }
     y += 30;
-    const scale = (W - 2 * pad) / max;
-    for (const { p, s } of rows) {
-      const label = p.name + ': ' + bytes(p.used) + ' used of ' + bytes(p.free) + ' free' +
-        (p.total !== p.free ? ' (' + bytes(p.total) + ' total)' : '') +
-        (p.short_by > 0 ? ' · short by ' + bytes(p.short_by) : ' · ' + bytes(p.free_after) + ' left');
-      svg.append(sv('text', { x: pad, y: y + 12, class: 'lb' + (p.ok ? '' : ' bad') }, label));
+    for (const { p, s, span } of rows) {
+      const scale = (W - 2 * pad) / span;   // each bar its own device's width
+      const l1 = p.name + ': ' + bytes(p.used) + ' used of ' + bytes(p.free) + ' free';
+      const l2 = (p.total !== p.free ? bytes(p.total) + ' total · ' : '') +
+        (p.short_by > 0 ? 'short by ' + bytes(p.short_by) : bytes(p.free_after) + ' left');
+      const two = (l1.length + l2.length + 3) * 7.4 > W;
+      svg.append(sv('text', { x: pad, y: y + 12, class: 'lb' + (p.ok ? '' : ' bad') }, two ? l1 : l1 + ' · ' + l2));
+      if (two) { y += 16; svg.append(sv('text', { x: pad, y: y + 12, class: 'lb' + (p.ok ? '' : ' bad') }, l2)); }
       let bx = pad;
       const by = y + 18;
       for (const [k, name, cls] of SEGS) {
@@ -393,6 +398,7 @@
       // the pool's total: the line a bar must stay left of
       const tx = pad + p.total * scale;
       svg.append(sv('line', { x1: tx, x2: tx, y1: by - 4, y2: by + barH + 4, class: 'tot' }));
+      if (bx > tx + 1) svg.append(sv('rect', { x: tx, y: by - 2, width: bx - tx, height: barH + 4, class: 'over' }));
       y += rowH;
     }
     svg.setAttribute('viewBox', '0 0 ' + W + ' ' + y);
@@ -401,7 +407,7 @@
       ' used of ' + bytes(r.p.free) + (r.p.ok ? '' : ', short by ' + bytes(r.p.short_by))).join('; '));
   }
 
-  const LINE = ['#2360a5', '#b4451a', '#1f7a4a', '#7b3fa0', '#8a6d00'];
+  const LINE = ['#2360a5', '#b4451a', '#1f7a4a', '#8a6d00', '#0e7c86'], TG = '#6a2c91';
   function ticks(max) {
     const step0 = max / 4, p = Math.pow(10, Math.floor(Math.log10(step0 || 1)));
     const step = [1, 2, 2.5, 5, 10].map((m) => m * p).find((s) => s >= step0) || step0;
@@ -427,19 +433,20 @@
     let top = 26;
     // legend line
     const legend = d.pools.map((p, i) => [p.name + ' used', LINE[i % LINE.length], ''])
-      .concat([['tg, empty cache', LINE[0], ''], ['tg, full cache', LINE[0], '5 4'], ['does not fit', '#c0392b', 'x']]);
-    function panel(title, unit, max, series, limits) {
+      .concat([['tg, empty cache', TG, ''], ['tg, full cache', TG, '5 4']],
+              pts.some((p) => !p.fits) ? [['does not fit', '#c0392b', 'x']] : []);
+    function panel(title, max, series, limits) {
       const Y = (v) => top + PH - (v / max) * PH;
       svg.append(sv('text', { x: L, y: top - 8, class: 'ax' }, title));
       for (const t of ticks(max)) {
         svg.append(sv('line', { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: 'grid' }));
-        svg.append(sv('text', { x: L - 6, y: Y(t) + 4, class: 'tk', 'text-anchor': 'end' }, (+t.toFixed(1)) + (unit ? '' : '')));
+        svg.append(sv('text', { x: L - 6, y: Y(t) + 4, class: 'tk', 'text-anchor': 'end' }, +t.toFixed(1)));
       }
-      let lastX = -99;
-      pts.forEach((p) => {
+      let lastX = 1e9;   // labelled from the right: the largest context always
+      pts.slice().reverse().forEach((p) => {
         const x = X(p.x);
         svg.append(sv('line', { x1: x, x2: x, y1: top + PH, y2: top + PH + 4, class: 'axl' }));
-        if (x - lastX >= 34) { svg.append(sv('text', { x, y: top + PH + 16, class: 'tk', 'text-anchor': 'middle' }, ctxLabel(p.x))); lastX = x; }
+        if (lastX - x >= 34) { svg.append(sv('text', { x, y: top + PH + 16, class: 'tk', 'text-anchor': 'middle' }, ctxLabel(p.x))); lastX = x; }
       });
       svg.append(sv('line', { x1: L, x2: W - R, y1: top + PH, y2: top + PH, class: 'axl' }));
       svg.append(sv('line', { x1: L, x2: L, y1: top, y2: top + PH, class: 'axl' }));
@@ -464,22 +471,22 @@
     const mem = d.pools.map((p, i) => ({ name: p.name, c: LINE[i % LINE.length], f: (q) => q.used[i] / GiB, fmt: (v) => v.toFixed(2) + ' GiB' }));
     const memMax = Math.max.apply(null, pts.map((p) => Math.max.apply(null, p.used)).concat(d.pools.map((p) => p.limit))) / GiB * 1.05;
     // the legend, wrapped
-    let lx = L, ly = 12;
+    let lx = 8, ly = 12;
     for (const [name, c, dash] of legend) {
-      const w = 26 + name.length * 6.4;
-      if (lx + w > W - R) { lx = L; ly += 18; }
+      const w = 26 + name.length * 6.8;
+      if (lx + w > W - R) { lx = 8; ly += 18; }
       if (dash === 'x') svg.append(sv('circle', { cx: lx + 8, cy: ly - 4, r: 3.5, fill: '#fff', stroke: c }));
       else svg.append(sv('line', { x1: lx, x2: lx + 18, y1: ly - 4, y2: ly - 4, stroke: c, 'stroke-dasharray': dash, class: 'ln' }));
       svg.append(sv('text', { x: lx + 22, y: ly, class: 'lg' }, name));
-      lx += w + 8;
+      lx += w + 12;
     }
     top = ly + 40;
-    panel('memory used, GiB (dashed: what each may use)', 'GiB', memMax, mem,
+    panel('memory, GiB (dashed: each one\'s limit)', memMax, mem,
           d.pools.map((p, i) => ({ v: p.limit / GiB, c: LINE[i % LINE.length] })));
     const tgMax = Math.max.apply(null, pts.map((p) => Math.max(p.tg_tps, p.tg_tps_full))) * 1.1;
-    panel('generation, tokens/s', 't/s', tgMax || 1, [
-      { name: 'tg (empty cache)', c: LINE[0], f: (p) => p.tg_tps, fmt: (v) => tps(v) + ' t/s' },
-      { name: 'tg (full cache)', c: LINE[0], dash: '5 4', f: (p) => p.tg_tps_full, fmt: (v) => tps(v) + ' t/s' }]);
+    panel('generation, tokens/s', tgMax || 1, [
+      { name: 'tg (empty cache)', c: TG, f: (p) => p.tg_tps, fmt: (v) => tps(v) + ' t/s' },
+      { name: 'tg (full cache)', c: TG, dash: '5 4', f: (p) => p.tg_tps_full, fmt: (v) => tps(v) + ' t/s' }]);
     svg.append(sv('text', { x: (L + W - R) / 2, y: top - gap + 32, class: 'ax', 'text-anchor': 'middle' },
                   'context (tokens' + (lastPlan && lastPlan.n_ctx ? '; grey line: this plan\'s ' + ctxLabel(lastPlan.n_ctx) : '') + ')'));
     const h = top - gap + 40;
@@ -491,10 +498,14 @@
   }
 
   // ---- inputs ------------------------------------------------------------
+  // Workaround for GGFIT.setFiles on a page (not a worker): /local is not
+  // made (ENOENT), and emscripten's WORKERFS mount asserts a worker
+  // (FileReaderSync); its reads go through GGFIT's own stream_ops.read.
   function useFiles(list) {
     list = Array.from(list || []);
     if (!list.length || !g) return;
-    const paths = g.setFiles(list);
+    let paths;
+    try { paths = g.setFiles(list); } catch (e) { fail('These files cannot be read here: ' + (e.message || e)); return; }
     files = new Map(list.map((f, i) => [f.name, paths[i]]));
     const dl = $('local-files');
     dl.textContent = '';
@@ -503,22 +514,39 @@
     const ggufs = list.filter((f) => /\.gguf$/i.test(f.name));
     const models = ggufs.filter((f) => !/mmproj/i.test(f.name));
     const proj = ggufs.find((f) => /mmproj/i.test(f.name));
-    if (proj && !$('mmproj').value) $('mmproj').value = proj.name;
-    const m = models.find((f) => /-0*1-of-\d+\.gguf$/i.test(f.name)) || models[0];
+    if (autoMm || !$('mmproj').value) { $('mmproj').value = proj ? proj.name : ''; autoMm = !!proj; }
+    // the model: a split one's first shard, else the largest file
+    const m = models.find((f) => /-0*1-of-\d+\.gguf$/i.test(f.name)) ||
+      models.reduce((a, f) => (!a || f.size > a.size ? f : a), null);
     if (!m) { fail('No model among the files: drop a .gguf model file (an mmproj alone is not a model).'); return; }
     source = { kind: 'file', path: files.get(m.name), name: m.name };
+    jump = true;
     answer();
   }
+  function unAuto() {   // an mmproj the files brought is theirs
+    if (autoMm) $('mmproj').value = '';
+    autoMm = false;
+  }
   function repoGo() {
+    unAuto();
     const v = $('repo').value.trim();
     if (!v) { fail('Name a Hugging Face repo (user/model or user/model:QUANT) or a GGUF URL.'); return; }
     if (/^https?:\/\//i.test(v)) source = { kind: 'url', path: v, name: v.replace(/^.*\//, '') };
     else if (v.indexOf(':') > 0) source = { kind: 'hf', repo: v, name: v };
     else source = { kind: 'list', repo: v };
+    jump = true;
     answer();
   }
   function lineGo() {
-    try { source = parseLine($('line').value); } catch (e) { source = null; fail(e.message); return; }
+    unAuto();
+    try { source = parseLine($('line').value); } catch (e) {
+      source = null;
+      window.ggfitLast = null;   // nothing ran
+      window.ggfitRuns = [];
+      fail(e.message);
+      return;
+    }
+    jump = true;
     answer();
   }
   function saveHardware() {
@@ -547,15 +575,23 @@
 
   function wire() {
     const file = $('file'), drop = $('drop');
-    file.addEventListener('change', () => useFiles(file.files));
+    // emptied once read, so that choosing the same file again answers again
+    $('example').addEventListener('click', example);
+    file.addEventListener('change', () => { window.ggfitInputAt = performance.now(); const l = Array.from(file.files || []); file.value = ''; useFiles(l); });
     drop.addEventListener('click', () => file.click());
     drop.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); file.click(); }
     });
-    const over = (on) => (e) => { e.preventDefault(); drop.classList.toggle('over', on); };
-    document.addEventListener('dragover', over(true));
+    // files dropped anywhere on the page (text drops left to the fields)
+    const isFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).indexOf('Files') >= 0;
+    document.addEventListener('dragover', (e) => { if (isFiles(e)) { e.preventDefault(); drop.classList.add('over'); } });
     document.addEventListener('dragleave', (e) => { if (!e.relatedTarget) drop.classList.remove('over'); });
-    document.addEventListener('drop', (e) => { over(false)(e); useFiles(e.dataTransfer && e.dataTransfer.files); });
+    document.addEventListener('drop', (e) => {
+      drop.classList.remove('over');
+      if (!isFiles(e)) return;
+      e.preventDefault();
+      useFiles(e.dataTransfer.files);
+    });
     $('repo-go').addEventListener('click', repoGo);
     $('repo').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); repoGo(); } });
     $('line-go').addEventListener('click', lineGo);
@@ -564,7 +600,7 @@
     });
     $('form').addEventListener('submit', (e) => { e.preventDefault(); answer(); });
     for (const id of ['gpus', 'ram', 'llama', 'ctx', 'ctk', 'np', 'fa', 'mmproj', 'draft'])
-      $(id).addEventListener('change', () => { if (source) answer(); });
+      $(id).addEventListener('change', () => { if (id === 'mmproj') autoMm = false; if (source) answer(); });
     $('gpus').addEventListener('input', gpuSuggest);
     $('gpus').addEventListener('focus', gpuSuggest);
     $('copy').addEventListener('click', copy);
@@ -598,6 +634,38 @@
     else fallback();
   }
 
+  // The example: a real model's header shipped in the page (example.js,
+  // gzip in base64), as a File. Planned once while the page waits, so that
+  // the WebAssembly a plan runs is compiled before the first real answer.
+  async function exampleFile() {
+    const ex = window.GGFIT_EXAMPLE;
+    if (!ex || typeof DecompressionStream === 'undefined') return null;
+    const gz = Uint8Array.from(atob(ex.gz), (c) => c.charCodeAt(0));
+    const raw = await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'))).blob();
+    return new File([raw], ex.name);
+  }
+  async function warmUp() {
+    try {
+      const f = await exampleFile();
+      if (!f || source || busy) return;
+      $('example').hidden = false;
+      const p = g.setFiles([f])[0];
+      // a card too small for it: the fit's search runs too (twice: the
+      // engine compiles what runs often a second time, faster)
+      const hw = ['--gpu', 'rtx-3060-12gb', '--host-mem', '32GiB'];
+      for (let i = 0; i < 2 && !source; i++) {
+        await g.run(['-m', p].concat(hw, ['--json']));
+        await g.run(['sweep', '-m', p].concat(hw, ['--json']));
+      }
+    } catch (e) { /* only a warm-up */ }
+    window.ggfitWarm = true;
+  }
+  async function example() {
+    window.ggfitInputAt = performance.now();
+    const f = await exampleFile();
+    if (f) useFiles([f]);
+  }
+
   async function start() {
     setState('loading');
     wire();
@@ -608,7 +676,7 @@
       const found = [];
       v.stdout.replace(/\b(b\d+) \(([^)]*)\)/g, (m, b, info) => { found.push([b, info]); return m; });
       found.sort((a, b) => +b[0].slice(1) - +a[0].slice(1));
-      found.forEach(([b, info], i) => sel.append(el('option', { value: b }, b + ' (' + info.split(',').pop().trim() + ')' + (i ? '' : ', default'))));
+      found.forEach(([b, info], i) => sel.append(el('option', { value: b, title: info }, b + (i ? '' : ' (default)'))));
       if (!found.length) sel.append(el('option', { value: '' }, 'latest'));
       $('version').textContent = v.stdout.split('\n')[0];
       const c = await g.run(['devices', '--catalog', '--json']);
@@ -618,7 +686,8 @@
       $('status').textContent = 'Ready: drop a GGUF file, name a repo, or paste a llama-server line.';
       setState('ready');
       const pre = query.get('repo');
-      if (pre) { $('repo').value = pre; repoGo(); }
+      if (pre) { $('repo').value = pre; repoGo(); window.ggfitWarm = true; }
+      else warmUp();
     } catch (e) {
       fail('ggfit could not start in this browser: ' + (e.message || e));
     }
