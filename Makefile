@@ -408,11 +408,13 @@ $(W)/ggfit-$(VERSION).tgz: $(NPM_FILES)
 npm: $(W)/ggfit-$(VERSION).tgz
 
 # The WebAssembly build against the native one: every reference case's
-# JSON equal (tests/wasm/agree.js), the npm package's CLI equal to the
+# JSON equal (tests/wasm/agree.js), every malformed file and every
+# architecture's small header answered alike (tests/wasm/files.js), the npm package's CLI equal to the
 # native CLI (tests/npm/run.sh), and the page in Debian's chromium
 # (tests/web/run.sh: screenshots in build-wasm/artifacts).
 wasm-test: all wasm npm
 	node tests/wasm/agree.js $(B)/ggfit $(W) data/reference/cases.jsonl $(MODELS)
+	node tests/wasm/files.js $(B)/ggfit $(W) tests/malformed data/tiny data/real
 	sh tests/npm/run.sh $(W)/ggfit-$(VERSION).tgz $(B)/ggfit $(MODELS)
 	sh tests/web/run.sh $(W) $(MODELS) $(W)/artifacts $(B)/ggfit || [ $$? -eq 77 ]
 

@@ -283,8 +283,13 @@
                       '; system memory ' + sp.host_bw_gbs + ' GB/s: ' + sp.host_bw_from + ')'));
     }
     const cmd = $('cmd');
-    cmd.textContent = line ? line.split('/local/').join('') : 'No line: as asked it does not fit' +
-      (j.changes && j.changes.length ? '; see the nearest changes below.' : '.');
+    // no line to recommend: say what llama.cpp's own fit would still run
+    // (j.args, its flags), which ggfit never refuses, beside the verdict
+    const fitArgs = j.status === 'fits' && j.args ? j.args : '';
+    cmd.textContent = line ? line.split('/local/').join('')
+      : fitArgs ? 'No line recommended: llama.cpp\'s fit would still run it with ' + fitArgs +
+                  ', and the verdict above says what happens then.'
+      : 'No line: as asked it does not fit' + (j.changes && j.changes.length ? '; see the nearest changes below.' : '.');
     $('copy').hidden = !line;
     const ch = $('changes');
     ch.textContent = '';
