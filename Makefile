@@ -410,12 +410,14 @@ npm: $(W)/ggfit-$(VERSION).tgz
 # The WebAssembly build against the native one: every reference case's
 # JSON equal (tests/wasm/agree.js), every malformed file and every
 # architecture's small header answered alike (tests/wasm/files.js), the
-# npm package's CLI equal to the native CLI (tests/npm/run.sh), and the
+# JavaScript API's commands and one module's runs in sequence
+# (tests/wasm/api.js), the npm package's CLI equal to the native CLI (tests/npm/run.sh), and the
 # page in Debian's chromium (tests/web/run.sh: screenshots in
 # build-wasm/artifacts).
 wasm-test: all wasm npm
 	node tests/wasm/agree.js $(B)/ggfit $(W) data/reference/cases.jsonl $(MODELS)
 	node tests/wasm/files.js $(B)/ggfit $(W) tests/malformed data/tiny data/real
+	node tests/wasm/api.js $(B)/ggfit $(W) $(MODELS)
 	sh tests/npm/run.sh $(W)/ggfit-$(VERSION).tgz $(B)/ggfit $(MODELS)
 	sh tests/web/run.sh $(W) $(MODELS) $(W)/artifacts $(B)/ggfit || [ $$? -eq 77 ]
 

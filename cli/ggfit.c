@@ -1199,6 +1199,10 @@ static int not_a_command(const char *w)
 
 static int run(int argc, char **argv)
 {
+    /* what a run sets for the process, as it starts (in WebAssembly one
+     * process runs main again and again) */
+    running = GGFIT_COMMAND_PLAN;
+    ggfit_text_set_columns(GGFIT_TEXT_COLS);
     if (argc < 2)
         return bad("no model: ggfit -m FILE [flags], or a command (inspect, devices, ...)");
     if (!strcmp(argv[1], "--version")) {

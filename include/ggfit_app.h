@@ -892,9 +892,10 @@ typedef struct ggfit_plan {
 GGFIT_API int ggfit_plan_exit_status(const ggfit_plan *plan);
 
 /* The columns every *_text renderer fits, for the whole process as a
- * terminal is: 80 by default (lines broken at spaces with a hanging indent,
- * a table's columns that do not fit left out and named); 0: no limit, every
- * column kept and no line broken (ggfit --wide). */
+ * terminal is: GGFIT_TEXT_COLS by default (lines broken at spaces with a
+ * hanging indent, a table's columns that do not fit left out and named);
+ * 0: no limit, every column kept and no line broken (ggfit --wide). */
+#define GGFIT_TEXT_COLS 80
 GGFIT_API void ggfit_text_set_columns(unsigned n_cols);
 
 /* The plan in words (stderr's report: the memory per device with what is

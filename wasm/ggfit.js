@@ -208,17 +208,70 @@
         for (const k of Object.keys(env)) setenv(m, k, saved[k]);
       }
     }
-    // Runs a command with --json and returns the parsed answer; a failure
-    // throws an Error with ggfit's message.
+    // Runs a command with --json and returns the parsed answer (a plan
+    // that does not fit is an answer: its exit_status says so); a command
+    // that fails (bad flags, an unreadable model) throws an Error with
+    // ggfit's message, and its exit status in .code.
     async json(argv, opts) {
       const r = await this.run(argv.concat(argv.includes('--json') ? [] : ['--json']), opts);
-      if (r.code !== 0) {
-        const e = new Error(r.stderr.replace(/^ggfit: /, '').trim() || 'ggfit failed: ' + r.code);
+      let j = null;
+      if (r.code !== 2 && r.stdout.trim()) {
+        try { j = JSON.parse(r.stdout); } catch (e) { j = null; }
+      }
+      if (j === null) {
+        const e = new Error(r.stderr.replace(/^ggfit: /, '').trim() || 'ggfit failed: exit status ' + r.code);
         e.code = r.code;
         throw e;
       }
-      return JSON.parse(r.stdout);
+      return j;
     }
+
+    // The commands by name, their answers as JSON. model: a path, a URL,
+    // a Hugging Face repo ('user/model:QUANT', or { hf: ... }), or (a
+    // page) a File or Blob, or bytes (a Uint8Array: a header is enough).
+    // opts: gpu ('rtx-4090', '24GiB', or a list), hostMem ('32GiB'),
+    // llamaVersion ('b10309'), flags (more words of the command line, as
+    // ggfit -h lists them), env.
+    plan(model, opts) { return this.json(this.model(model).concat(machine(opts)), opts); }
+    bench(model, opts) { return this.json(['bench'].concat(this.model(model), machine(opts)), opts); }
+    sweep(model, opts) { return this.json(['sweep'].concat(this.model(model), machine(opts)), opts); }
+    inspect(model, opts) { return this.json(['inspect'].concat(this.model(model), (opts && opts.flags) || []), opts); }
+    quants(repo, opts) { return this.json(['-hf', repo, '--list'].concat(machine(opts)), opts); }
+
+    model(m) {
+      if (m && typeof m === 'object' && !(m instanceof Uint8Array) && (m.hf || m.url || m.path))
+        return m.hf ? ['-hf', m.hf] : ['-m', m.url || m.path];
+      if (typeof m === 'string') {
+        if (/^https?:\/\//i.test(m) || /\.gguf$/i.test(m) || m.split('/').length !== 2) return ['-m', m];
+        return ['-hf', m];   // user/model[:QUANT]
+      }
+      if (m instanceof Uint8Array) {
+        if (isNode) {   // node reads files: the bytes in one, removed at exit
+          const fs = require('fs'), os = require('os'), path = require('path');
+          const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ggfit-'));
+          const file = path.join(dir, 'model.gguf');
+          fs.writeFileSync(file, m);
+          process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+          return ['-m', file];
+        }
+        m = new File([m], 'model.gguf');
+      }
+      if (typeof Blob !== 'undefined' && m instanceof Blob) {
+        const f = typeof File !== 'undefined' && m instanceof File ? m : new File([m], 'model.gguf');
+        return ['-m', this.setFiles([f])[0]];
+      }
+      throw new TypeError('ggfit: a model is a path, a URL, a repo (user/model:QUANT), a File, a Blob or bytes');
+    }
+  }
+
+  // opts as flags: the machine, the version, then the caller's own
+  function machine(opts) {
+    const o = opts || {};
+    const a = [];
+    if (o.gpu !== undefined) a.push('--gpu', Array.isArray(o.gpu) ? o.gpu.join(',') : String(o.gpu));
+    if (o.hostMem !== undefined) a.push('--host-mem', String(o.hostMem));
+    if (o.llamaVersion !== undefined) a.push('--llama-version', String(o.llamaVersion));
+    return a.concat((o.flags || []).map(String));
   }
 
   // The C library's environment (read at start-up: ENV is only its seed).

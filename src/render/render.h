@@ -42,9 +42,6 @@ json_t *ggfit__json_lines(const char *text);
  * ("-m", FILE or "-hf", REPO, "-hff", FILE): the quant table's best. */
 char *ggfit__plan_command_model(const ggfit_plan *pl, const char *const *model);
 
-/* The columns of a terminal that text output fits (wrap.c). */
-#define GGFIT_TEXT_COLS 80
-
 /* The columns text fits now: GGFIT_TEXT_COLS, or 0 with no limit (--wide:
  * ggfit_text_set_columns(0)); a table leaves out the columns that do not fit
  * in it and says so, or keeps them all at 0. */
