@@ -164,7 +164,7 @@
   }
   function message(r) {
     const m = (r.stderr || '').split('\n').filter((l) => l && !/ -h for help$/.test(l))
-      .map((l) => l.replace(/^ggfit( \w+)?: /, '')).join('\n').trim();
+      .map((l) => l.replace(/^ggfit( \w+)?: /, '').split('/local/').join('')).join('\n').trim();
     return (m || 'ggfit failed (exit status ' + r.code + ')').slice(0, 800);
   }
   function parse(r) {
