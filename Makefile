@@ -356,12 +356,16 @@ $(W)/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/librar
 	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=node -sNODERAWFS=1 -o $@ \
 	    cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
 
-# the page: one script with the module in it (a page opened from file://
-# cannot fetch a .wasm), local files through WORKERFS as the page reads them
+# the page: the module's loader and its .wasm, and the .wasm again as a
+# script (base64) for a page opened from file://, which may load a script
+# but not fetch a file; local files through WORKERFS as the page reads them
 $(W)/web/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/library.js
 	@mkdir -p $(@D)
-	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=web,worker -sSINGLE_FILE=1 \
+	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=web,worker \
 	    -lworkerfs.js -sFORCE_FILESYSTEM=1 -o $@ cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
+$(W)/web/ggfit-wasm-file.js: $(W)/web/ggfit-wasm.js
+	{ printf 'var GGFIT_WASM_BASE64 = "'; base64 -w0 $(W)/web/ggfit-wasm.wasm; printf '";\n'; } \
+	    >$@.tmp && mv $@.tmp $@
 
 # the page's own files beside it (web/), and the JavaScript API
 WEB_FILES = $(patsubst web/%,$(W)/web/%,$(wildcard web/*.html web/*.js web/*.css web/*.svg))
@@ -379,7 +383,8 @@ $(W)/web/example.js: $(EXAMPLE)
 	{ printf 'var GGFIT_EXAMPLE = { name: "%s", gz: "' $(notdir $<); \
 	  gzip -9n <$< | base64 -w0; printf '" };\n'; } >$@.tmp && mv $@.tmp $@
 
-wasm: $(W)/ggfit-wasm.js $(W)/ggfit.js $(W)/web/ggfit-wasm.js $(W)/web/ggfit.js $(WEB_FILES) \
+wasm: $(W)/ggfit-wasm.js $(W)/ggfit.js $(W)/web/ggfit-wasm.js $(W)/web/ggfit-wasm-file.js \
+      $(W)/web/ggfit.js $(WEB_FILES) \
       $(W)/web/example.js
 
 # The npm package (make npm): the node build, the JavaScript API, the node

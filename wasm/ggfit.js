@@ -313,6 +313,10 @@
           opts.wasmBinary = require('fs').readFileSync(require('path').join(__dirname, 'ggfit-wasm.wasm'));
       } else {
         factory = root.ggfitWasm;
+        // a page from file:// may not fetch the .wasm: its bytes come as a
+        // script beside it (ggfit-wasm-file.js, base64)
+        if (!opts.wasmBinary && typeof location !== 'undefined' && location.protocol === 'file:')
+          opts.wasmBinary = await wasmFromScript();
       }
     }
     const mod = await factory(Object.assign(opts, {
@@ -351,5 +355,24 @@
   }
 
   var root = typeof self !== 'undefined' ? self : typeof globalThis !== 'undefined' ? globalThis : this;
+  // where this script was loaded from (a page's <script src>)
+  var here = typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : '';
+
+  function wasmFromScript() {
+    return new Promise(function (resolve, reject) {
+      const decode = () => {
+        const b = atob(root.GGFIT_WASM_BASE64);
+        const bytes = new Uint8Array(b.length);
+        for (let i = 0; i < b.length; i++) bytes[i] = b.charCodeAt(i);
+        resolve(bytes);
+      };
+      if (root.GGFIT_WASM_BASE64) return decode();
+      const s = document.createElement('script');
+      s.src = new URL('ggfit-wasm-file.js', here || location.href).href;
+      s.onload = decode;
+      s.onerror = () => reject(new Error('cannot load ' + s.src + ' (the module, for a page opened from a file)'));
+      document.head.appendChild(s);
+    });
+  }
   return { load };
 });
