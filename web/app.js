@@ -674,6 +674,13 @@
   async function start() {
     setState('loading');
     wire();
+    // another hub than Hugging Face, set by the page's address: said where
+    // the token is typed, since the token goes there
+    if (endpoint) {
+      const n = $('hub-note');
+      n.textContent = 'Repos are read from ' + endpoint + ' (this page\'s address says so), and a token typed here is sent there.';
+      n.hidden = false;
+    }
     try {
       g = await GGFIT.load();
       const v = await g.run(['--version']);
