@@ -55,7 +55,6 @@
       this.byId = [];
       this.pending = new Map();     // what the current run lacked: key -> () => Promise
       this.fetched = { requests: 0, bytes: 0 };
-      this.token = '';
     }
     regexNew(pattern) {
       const re = new RegExp(pattern);   // throws SyntaxError: the C says why
@@ -89,7 +88,7 @@
       if (req.inm) headers['If-None-Match'] = req.inm;
       if (isNode) headers['Accept-Encoding'] = 'identity';   // a browser forbids setting it
       const ctl = new AbortController();
-      let timedOut = false, connected = false;
+      let timedOut = false;
       const timer = (ms) => setTimeout(() => { timedOut = true; ctl.abort(); }, ms || 1e9);
       let t = timer(req.connectMs);
       const fail = (failure, detail) => ({ failure, detail, status: 0, headers: '', body: new Uint8Array(0), length: -1 });
@@ -103,7 +102,6 @@
         const why = String((e.cause && (e.cause.message || e.cause.code)) || e.message || e);
         return fail(/redirect/i.test(why) ? XFER.REDIRECTS : XFER.FAILED, why);
       }
-      connected = true;
       clearTimeout(t);
       const parts = [];
       let n = 0;
@@ -121,7 +119,7 @@
         if (reader && n >= limit) { ctl.abort(); reader.cancel().catch(() => {}); }
       } catch (e) {
         clearTimeout(t);
-        if (timedOut && connected) return fail(XFER.STALLED, 'no byte in ' + req.stallMs + ' ms');
+        if (timedOut) return fail(XFER.STALLED, 'no byte in ' + req.stallMs + ' ms');
         return fail(XFER.FAILED, String(e.message || e));
       }
       const body = new Uint8Array(Math.min(n, limit));

@@ -61,14 +61,12 @@ static ggfit_status add_rule(proj *pr, const char *pattern, int target)
         pr->n_rules++;
         return GGFIT_OK;
     }
-    char msg[160];
-    size_t off;
-    if (!(r->re = ggfit__regex_new(pattern, msg, sizeof msg, &off)))
-        return off == SIZE_MAX
-               ? ggfit__fail(pr->err, strcmp(msg, "out of memory") ? GGFIT_EINVAL : GGFIT_ENOMEM,
-                             "-ot pattern '%s': %s", pattern, msg)
-               : ggfit__fail(pr->err, GGFIT_EINVAL, "-ot pattern '%s': %s at %zu", pattern, msg,
-                             off);
+    char msg[200];
+    ggfit_status rc = ggfit__regex_new(pattern, &r->re, msg, sizeof msg);
+    if (rc == GGFIT_ENOMEM)
+        return ggfit__fail(pr->err, rc, "out of memory");
+    if (rc)
+        return ggfit__fail(pr->err, rc, "-ot pattern '%s': %s", pattern, msg);
     pr->n_rules++;
     pr->n_regex++;
     return GGFIT_OK;

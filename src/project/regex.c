@@ -1,8 +1,8 @@
 /*
  * regex.c - -ot's patterns (regex.h): PCRE2, or in WebAssembly the
- * JavaScript engine's RegExp, held by wasm/ggfit_lib.js.
+ * JavaScript engine's RegExp, held by wasm/ggfit.js (through
+ * wasm/library.js).
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +11,7 @@
 
 #ifdef __EMSCRIPTEN__
 
-/* wasm/ggfit_lib.js: a RegExp kept in a table, its index returned (or -1,
+/* wasm/library.js: a RegExp kept in a table, its index returned (or -1,
  * its SyntaxError's words in msg); tested; dropped. */
 extern int ggfit_js_regex_new(const char *pattern, char *msg, size_t n);
 extern int ggfit_js_regex_test(int id, const char *s);
@@ -21,19 +21,18 @@ struct ggfit__regex {
     int id;
 };
 
-ggfit__regex *ggfit__regex_new(const char *pattern, char *msg, size_t n, size_t *off)
+ggfit_status ggfit__regex_new(const char *pattern, ggfit__regex **out, char *msg, size_t n)
 {
-    *off = SIZE_MAX;   /* JavaScript says what is wrong, not where */
-    ggfit__regex *re = ggfit__malloc(sizeof *re);
-    if (!re) {
-        snprintf(msg, n, "out of memory");
-        return NULL;
-    }
+    ggfit__regex *re = *out = ggfit__malloc(sizeof *re);
+    if (!re)
+        return GGFIT_ENOMEM;
+    /* JavaScript says what is wrong, not where */
     if ((re->id = ggfit_js_regex_new(pattern, msg, n)) < 0) {
         free(re);
-        return NULL;
+        *out = NULL;
+        return GGFIT_EINVAL;
     }
-    return re;
+    return GGFIT_OK;
 }
 
 bool ggfit__regex_search(ggfit__regex *re, const char *s)
@@ -58,31 +57,30 @@ struct ggfit__regex {
     pcre2_match_data *md;
 };
 
-ggfit__regex *ggfit__regex_new(const char *pattern, char *msg, size_t n, size_t *off)
+ggfit_status ggfit__regex_new(const char *pattern, ggfit__regex **out, char *msg, size_t n)
 {
     int code;
     PCRE2_SIZE at = 0;
-    ggfit__regex *re = ggfit__calloc(1, sizeof *re);
-    *off = SIZE_MAX;
-    if (!re) {
-        snprintf(msg, n, "out of memory");
-        return NULL;
-    }
+    char why[160];
+    ggfit__regex *re = *out = ggfit__calloc(1, sizeof *re);
+    if (!re)
+        return GGFIT_ENOMEM;
     /* ECMAScript's \u escapes and unset back references, as std::regex. */
     re->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
                              PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF, &code, &at, NULL);
     if (!re->code) {
-        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, n);
-        *off = (size_t)at;
+        pcre2_get_error_message(code, (PCRE2_UCHAR *)why, sizeof why);
+        snprintf(msg, n, "%s at %zu", why, (size_t)at);
         free(re);
-        return NULL;
+        *out = NULL;
+        return GGFIT_EINVAL;
     }
     if (!(re->md = pcre2_match_data_create(8, NULL))) {
-        snprintf(msg, n, "out of memory");
         ggfit__regex_free(re);
-        return NULL;
+        *out = NULL;
+        return GGFIT_ENOMEM;
     }
-    return re;
+    return GGFIT_OK;
 }
 
 bool ggfit__regex_search(ggfit__regex *re, const char *s)

@@ -10,11 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ggfit.h"
+
 typedef struct ggfit__regex ggfit__regex;
 
-/* The pattern compiled, or NULL with why in msg (n bytes; "out of
- * memory" when that was why) and where in *off (SIZE_MAX: not said). */
-ggfit__regex *ggfit__regex_new(const char *pattern, char *msg, size_t n, size_t *off);
+/* The pattern compiled into *out; else GGFIT_EINVAL with why (and where,
+ * when the engine says) in msg, n bytes, or GGFIT_ENOMEM. */
+ggfit_status ggfit__regex_new(const char *pattern, ggfit__regex **out, char *msg, size_t n);
 /* Whether the pattern matches anywhere in s. */
 bool ggfit__regex_search(ggfit__regex *re, const char *s);
 void ggfit__regex_free(ggfit__regex *re);

@@ -25,7 +25,6 @@
 #include "remote/xfer.h"
 
 #define FIRST_BYTES ((uint64_t)32 << 10)
-#define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -225,7 +224,7 @@ static ggfit_status perform(ggfit__http *h, const char *url, const ggfit_remote_
         break;
     case GGFIT__XFER_STALLED:
         return ggfit__fail(err, GGFIT_EIO, "%s: the transfer stalled (under %d bytes/s for "
-                           "%u s): %s", url, STALL_BYTES_PER_S,
+                           "%u s): %s", url, GGFIT__STALL_BYTES_PER_S,
                            (o->stall_timeout_ms + 999) / 1000, x->detail);
     case GGFIT__XFER_CONNECT:
         return ggfit__fail(err, GGFIT_EIO, "%s: cannot connect in time: %s", url, x->detail);

@@ -19,7 +19,6 @@
 #ifndef CURL_LIB
 #define CURL_LIB "libcurl.so.4"   /* the soname of libcurl's ABI 4 */
 #endif
-#define STALL_BYTES_PER_S 1024 /* slower than this for the stall time: stalled */
 
 static struct {
     CURLcode (*global_init)(long flags);
@@ -158,7 +157,7 @@ void ggfit__http_perform(ggfit__http *h, const char *url, const ggfit_remote_opt
 #endif
     cu.easy_setopt(c, CURLOPT_USERAGENT, "ggfit/" GGFIT_VERSION);
     cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
-    cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)STALL_BYTES_PER_S);
+    cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)GGFIT__STALL_BYTES_PER_S);
     cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)((o->stall_timeout_ms + 999) / 1000));
     cu.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     cu.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);

@@ -12,6 +12,8 @@
 #include "remote/remote.h"
 
 #define GGFIT__ERROR_BODY 2048   /* bytes of an error reply kept for the message */
+/* slower than this for the stall time (o->stall_timeout_ms): stalled */
+#define GGFIT__STALL_BYTES_PER_S 1024
 
 /* The progress line of one model's reading (o->progress). */
 typedef struct ggfit__progress {

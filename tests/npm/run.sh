@@ -19,10 +19,15 @@ mkdir -p "$dir/app" "$dir/srv"
     { echo "FAIL npm install of $tgz"; exit 1; }
 pass=0
 fail=0
-# same ARGS...: npx ggfit and the native CLI, from the same folder
-same() {
+# both ARGS...: npx ggfit and the native CLI, from the same folder, into
+# $dir/w.* and $dir/n.* (out, err, rc)
+both() {
     (cd "$dir/app" && npx --offline ggfit "$@" >"$dir/w.out" 2>"$dir/w.err"; echo $? >"$dir/w.rc")
     (cd "$dir/app" && "$ggfit" "$@" >"$dir/n.out" 2>"$dir/n.err"; echo $? >"$dir/n.rc")
+}
+# same ARGS...: the same stdout, stderr and exit status
+same() {
+    both "$@"
     if cmp -s "$dir/w.out" "$dir/n.out" && cmp -s "$dir/w.err" "$dir/n.err" &&
        cmp -s "$dir/w.rc" "$dir/n.rc"; then
         pass=$((pass + 1))
@@ -38,8 +43,7 @@ same() {
 # of the message (a bad -ot pattern: PCRE2 and JavaScript's RegExp say why
 # in their own words)
 like() {
-    (cd "$dir/app" && npx --offline ggfit "$@" >"$dir/w.out" 2>"$dir/w.err"; echo $? >"$dir/w.rc")
-    (cd "$dir/app" && "$ggfit" "$@" >"$dir/n.out" 2>"$dir/n.err"; echo $? >"$dir/n.rc")
+    both "$@"
     if cmp -s "$dir/w.out" "$dir/n.out" && cmp -s "$dir/w.rc" "$dir/n.rc" &&
        [ "$(cut -d: -f1-2 "$dir/w.err")" = "$(cut -d: -f1-2 "$dir/n.err")" ]; then
         pass=$((pass + 1))

@@ -6,20 +6,14 @@
 // any other (what a run sets, --wide or the command whose -h a message
 // names, does not outlive it).
 'use strict';
-const { execFileSync } = require('child_process');
+const nativeRun = require('./native.js');
 const fs = require('fs');
 const path = require('path');
 const [ggfit, wasmDir, models] = process.argv.slice(2);
 const G = require(path.resolve(wasmDir, 'ggfit.js'));
 let pass = 0, fail = 0;
 
-function native(argv) {
-  try {
-    return { code: 0, stdout: execFileSync(ggfit, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), stderr: '' };
-  } catch (e) {
-    return { code: e.status, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const native = (argv) => nativeRun(ggfit, argv);
 function check(what, ok, detail) {
   if (ok) pass++; else fail++;
   console.log((ok ? 'ok ' : 'FAIL ') + what + (ok || !detail ? '' : ': ' + detail));

@@ -5,20 +5,13 @@
 // stdout and stderr equal, byte for byte), never a trap, an abort or a
 // hang of the module, which one instance keeps across every file.
 'use strict';
-const { execFileSync } = require('child_process');
+const nativeRun = require('./native.js');
 const fs = require('fs');
 const path = require('path');
 const [ggfit, wasmDir, ...dirs] = process.argv.slice(2);
 const G = require(path.resolve(wasmDir, 'ggfit.js'));
 
-function native(argv) {
-  try {
-    const out = execFileSync(ggfit, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    return { code: 0, stdout: out, stderr: '' };
-  } catch (e) {
-    return { code: e.status, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const native = (argv) => nativeRun(ggfit, argv);
 
 (async () => {
   const g = await G.load();
