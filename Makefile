@@ -65,7 +65,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck \
+.PHONY: wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck speedcheck-local \
         man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
@@ -297,6 +297,11 @@ $(B)/mkmalformed: tests/mkmalformed.c tests/gguf_writer.c tests/gguf_writer.h | 
 # The speed model against published llama-bench figures (not part of test).
 speedcheck: all
 	python3 tools/speedcheck.py --ggfit $(B)/ggfit
+
+# ggfit's CPU predictions against llama-bench run on this machine, on
+# random-weight models (data/speed/README.md): LLAMA_BENCH=its path.
+speedcheck-local: all
+	LLAMA_BENCH="$(LLAMA_BENCH)" python3 tools/speedcheck_local.py --measure --ggfit $(B)/ggfit
 
 bench: all $(B)/bench $(B)/vocab.gguf
 	$(B)/bench $(MODELS) $(B)/ggfit $(B)/vocab.gguf

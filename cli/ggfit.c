@@ -444,6 +444,33 @@ static int tokens_of(const char *cmd, const char *a, const char *v, unsigned lon
     return 0;
 }
 
+/* ggfit bench's -d: a depth, or a comma list of them (a row each, as
+ * llama-bench's -d 0,4096,32768). */
+static int depths_of(const char *a, const char *v, ggfit_speed_options *so)
+{
+    char buf[32];
+    so->n_depths = 0;
+    for (const char *p = v;;) {
+        size_t len = strcspn(p, ",");
+        if (so->n_depths == GGFIT_BENCH_MAX_DEPTHS)
+            return bad("%s: more than %d depths", a, GGFIT_BENCH_MAX_DEPTHS);
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), p);
+        if (len >= sizeof buf || !len)
+            return bad("%s: expected a number of tokens or a comma list of them, got "
+                       "'%.*s%s'", a, CLIP(v));
+        int rc = tokens_of("bench", a, buf, 10000000, true, &so->depths[so->n_depths++]);
+        if (rc)
+            return rc;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    so->depth = so->depths[0];
+    if (so->n_depths == 1)
+        so->n_depths = 0;   /* one depth: the plain form */
+    return 0;
+}
+
 /* What the tool's own flags set, for any command (each takes the rows
  * data/flags.tsv's commands column gives it). */
 typedef struct cli_opts {
@@ -520,9 +547,14 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
                      CLIP(v));
         }
         break;
+    case GGFIT_CLI_DEPTH:
+        if (bit == GGFIT_COMMAND_BENCH) {
+            rc = depths_of(argv[*i], v, so);
+            break;
+        }
+        /* fall through */
     case GGFIT_CLI_N_PROMPT:
     case GGFIT_CLI_N_GEN:
-    case GGFIT_CLI_DEPTH:
         /* sweep's points need tokens; llama-bench's -p 0 skips the test */
         rc = tokens_of(cmd, argv[*i], v, bit == GGFIT_COMMAND_SWEEP ? 1000000 : 10000000,
                        bit != GGFIT_COMMAND_SWEEP,
@@ -1037,9 +1069,13 @@ static int cmd_bench(int argc, char **argv)
     if (o.line)   /* a llama-bench line: its tests, planned */
         return bench_line(&req, &o, argc, argv, o.line);
     ggfit_speed_options so = o.fo.speed;
-    /* llama-bench's context: the prompt, the generated tokens and the depth */
+    /* llama-bench's context: the prompt, the generated tokens and the depth
+     * (the deepest of a list) */
+    uint32_t deepest = so.depth;
+    for (uint32_t k = 0; k < so.n_depths; k++)
+        deepest = so.depths[k] > deepest ? so.depths[k] : deepest;
     if (!req.params.set_n_ctx) {
-        req.params.n_ctx = so.depth + so.n_prompt + so.n_gen;
+        req.params.n_ctx = deepest + so.n_prompt + so.n_gen;
         req.params.set_n_ctx = true;
     }
     req.fit.no_log = true;   /* the speeds are printed, not the fit */

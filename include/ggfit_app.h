@@ -106,6 +106,9 @@ struct ggfit_params {
      * default load mode is auto, which maps the file unless a device used
      * cannot (ggfit_params_load_mode) */
     bool set_use_mmap;
+    /* -t: the CPU's threads (no effect on memory; the speed model's CPU
+     * legs), 0: llama.cpp's default, one per core */
+    uint32_t n_threads;
 };
 
 /* llama.cpp's default load mode where the flags leave it (LOAD_MODE_AUTO,
@@ -640,7 +643,7 @@ typedef enum ggfit_cli_flag {
     /* the speed model's constants (ggfit_speed_field) */
     GGFIT_CLI_BANDWIDTH, GGFIT_CLI_HOST_BW, GGFIT_CLI_EFFICIENCY,
     GGFIT_CLI_HOST_EFFICIENCY, GGFIT_CLI_FIXED_MS, GGFIT_CLI_LINK_BW, GGFIT_CLI_TFLOPS,
-    GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS,
+    GGFIT_CLI_HOST_TFLOPS, GGFIT_CLI_PP_EFFICIENCY, GGFIT_CLI_CROSS_MS, GGFIT_CLI_HOST_GFLOPS,
     /* the plan's line as a whole command to paste, or the bare flags */
     GGFIT_CLI_PRINT_COMMAND, GGFIT_CLI_PRINT_FLAGS,
     GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
@@ -1112,6 +1115,8 @@ GGFIT_API void ggfit_hf_model_free(ggfit_hf_model *m);
  * src/speed/constants.c.
  * ---------------------------------------------------------------------- */
 
+#define GGFIT_BENCH_MAX_DEPTHS 16  /* ggfit bench -d: depths one run takes */
+
 /* Whose figure the host's bandwidth is. */
 typedef enum ggfit_host_bw_kind {
     GGFIT_HOST_BW_DEFAULT = 0, /* the speed model's default (speed_constants.c) */
@@ -1148,6 +1153,20 @@ typedef struct ggfit_speed_options {
                                  link; < 0: default */
     char host_bw_from[96];    /* where host_bw_gbs comes from, in words ("" is
                                  --host-bw); set with a measured figure */
+    uint32_t n_threads;       /* -t: the CPU's threads; 0: llama.cpp's default
+                                 (one per CPU measured, else per CPU online) */
+    double host_gflops;       /* --host-gflops: one CPU thread's GFLOPS
+                                 (single-precision multiply-adds); 0: this
+                                 machine's measured figure, else --host-tflops
+                                 or the default */
+    double host_gflops_all;   /* all threads' together (with host_gflops: a
+                                 measurement's; 0: host_gflops per thread) */
+    uint32_t n_parallel;      /* sequences decoding at once (-np with that many
+                                 requests, llama-bench -pg as a batch); 0: 1 */
+    /* ggfit bench: a row per depth (-d 0,4096,32768), each pp and tg at it
+     * as llama-bench's -d runs them; n_depths 0: depth alone */
+    uint32_t depths[GGFIT_BENCH_MAX_DEPTHS];
+    uint32_t n_depths;
 } ggfit_speed_options;
 
 GGFIT_API void ggfit_speed_options_init(ggfit_speed_options *o);
@@ -1181,6 +1200,10 @@ typedef struct ggfit_speed_leg {
     double pp_efficiency_attn;
     uint64_t offload_bytes;   /* host: weights copied to the GPU per ubatch */
     double pp_ms;             /* time of the whole prompt here */
+    double flops_moe;         /* of flops_per_token, the routed experts' */
+    double pp_efficiency_moe; /* theirs */
+    uint64_t expert_bytes_per_ubatch; /* experts a ubatch of the prompt reads */
+    double flops_attn_tg;     /* attention's per generated token, at its depth */
 } ggfit_speed_leg;
 
 #define GGFIT_MAX_LEGS (GGFIT_MAX_DEVICES + 1)
@@ -1214,6 +1237,15 @@ typedef struct ggfit_speed {
     char host_bw_from[96];    /* "measured on this machine 2025-06-01",
                                  "--host-bw", "the unified device's",
                                  "a default: dual-channel DDR5-5600" */
+    uint32_t n_threads;       /* the CPU's threads, as used */
+    double host_gflops;       /* their compute, GFLOPS, as used (0: the
+                                 TFLOPS default) */
+    uint32_t n_parallel;      /* sequences decoding at once */
+    double tg_tps_total;      /* all of them together (tg_tps is each one's) */
+    uint32_t n_experts_pp;    /* MoE: experts a ubatch of the prompt touches, of
+                                 n_expert per layer (expected, top-k routing) */
+    uint32_t n_experts_tg;    /* those one step of generation touches */
+    bool flash_attn;          /* attention as flash attention (as resolved) */
 } ggfit_speed;
 
 /* The speed of model m run with params p (whose projection pr and
@@ -1372,6 +1404,9 @@ typedef struct ggfit_host_bw {
     double ms;                /* the whole measurement, the buffer's filling
                                  included */
     uint64_t checksum;        /* of what was read (keeps the reads) */
+    double single_gflops;     /* one thread's single-precision multiply-adds,
+                                 at the widest vectors the CPU has, GFLOPS */
+    double all_gflops;        /* n_threads threads together */
 } ggfit_host_bw;
 
 GGFIT_API ggfit_status ggfit_host_measure(uint64_t buffer_bytes, ggfit_host_bw *out,
@@ -1402,6 +1437,11 @@ typedef struct ggfit_host_bw_figure {
     bool fresh;               /* measured by this call (and kept) */
     char source[96];          /* "measured on this machine 2025-06-01",
                                  "GGFIT_HOST_BW=7.8", "GGFIT_HOST_BW=default" */
+    double gflops_thread;     /* the CPU's compute, measured with it: one
+                                 thread's GFLOPS, and all threads' together
+                                 (0: not measured, GGFIT_HOST_BW) */
+    double gflops_all;
+    uint32_t n_cpus;          /* the CPUs online when measured */
 } ggfit_host_bw_figure;
 
 GGFIT_API ggfit_status ggfit_host_bw_cached(const char *cpu_name, uint64_t mem_total,

@@ -246,7 +246,7 @@ check bad-fifo 2 "not a regular file" -- \
     timeout 10 "$ggfit" -m "$tmp/fifo" --gpu 24GiB
 check full-disk 2 "cannot write the output" -- \
     sh -c '"$0" -m "$1" --gpu 24GiB -q >/dev/full' "$ggfit" "$models/qwen3-0.6b-f16.gguf"
-check paste-server 0 '^-c 16384 -ngl 99 -np 4 -kvu -fit off$' -- \
+check paste-server 0 '^-c 16384 -ngl 99 -t 8 -np 4 -kvu -fit off$' -- \
     fitted "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 --temp 0.7 --top-k 40 --top-p 0.9 \
     --min-p 0.05 --repeat-penalty 1.1 -ngl 99 --metrics --no-webui --api-key secret \
@@ -342,7 +342,7 @@ check server-spec-devd-bad 2 '-devd: invalid device: CUDA3' -- \
     -md "$models/qwen3-0.6b-f16.gguf" -devd CUDA3
 check server-draft-missing 2 'none.gguf: cannot open' -- \
     "$ggfit" -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rpc:16384MiB --for server -md "$tmp/none.gguf"
-check paste-note 0 '^note: ignored (no effect on memory): --host --port -t --jinja' -- \
+check paste-note 0 '^note: ignored (no effect on memory): --host --port --jinja' -- \
     "$ggfit" --gpu rtx-3090 -- llama-server -m "$models/qwen3-14b-Q4_K_M.gguf" \
     --host 0.0.0.0 --port 8080 -t 8 --jinja -c 16384 -ngl 99
 check paste-not-counted 0 '^note: not counted yet .*: --mmproj -md' -- \
@@ -577,7 +577,7 @@ check inspect-did-you-mean 2 "^ggfit inspect: unknown option '--tensor': did you
     "$ggfit" inspect -m "$models/qwen3-0.6b-f16.gguf" --json --tensor
 check sweep-did-you-mean 2 "^ggfit sweep: unknown option '--svgg': did you mean --svg?$" -- \
     "$ggfit" sweep -m "$models/qwen3-0.6b-f16.gguf" --svgg x.svg
-check bench-help-table 0 '^  -d N  *llama-bench.s depth' -- "$ggfit" bench -h
+check bench-help-table 0 '^  -d N\[,N\.\.\.\]  *llama-bench.s depth' -- "$ggfit" bench -h
 check sweep-help-table 0 '^  --over ctx|ngl|ncmoe  *sweep the context' -- "$ggfit" sweep --help
 check help-llama-flags 0 '^  llama.cpp flags    -c -b -ub ' -- "$ggfit" --help
 check bench-no-value 2 '^ggfit bench: -p needs a value$' -- \
@@ -1137,14 +1137,14 @@ print("paste: %d plans, %s" % (n, "every one the same words" if not bad else "%d
 PY
 }
 # a pasted line's flags that the plan leaves out are the command's too
-check paste-user-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --host 0.0.0.0 --port 8080 -t 8 --jinja --lora 'my lora.gguf' -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
+check paste-user-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --host 0.0.0.0 --port 8080 --jinja --lora 'my lora.gguf' -c 32768 -ngl 28 -t 8 -np 4 -kvu -fit off\$" -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
 # and those ggfit does not know (a newer llama.cpp's), with their values
 check paste-unknown-flags 0 "^llama-server -m $models/qwen3-14b-f16.gguf --port 8080 --new-thing 'fast mode' --newswitch -c 32768 -ngl 28 -np 4 -kvu -fit off\$" -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --print-command -- llama-server \
     -m "$models/qwen3-14b-f16.gguf" --new-thing 'fast mode' --port 8080 --newswitch -c 32768
-check paste-flags-bare 0 '^-c 32768 -ngl 28 -np 4 -kvu -fit off$' -- \
+check paste-flags-bare 0 '^-c 32768 -ngl 28 -t 8 -np 4 -kvu -fit off$' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-server \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
 check paste-commands 0 '^paste: [1-9][0-9][0-9]* plans, every one the same words$' -- \

@@ -54,6 +54,10 @@ p=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log")
 f=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log")
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
+# The CPU's speed model against llama-bench as run on this project's
+# machine (data/speed/local.csv): every row within 25%.
+echo "== speed (local)"
+if sh tests/speed_local.sh "$b/ggfit"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # make install into a DESTDIR of its own, and what it installed used as a

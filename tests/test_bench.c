@@ -375,17 +375,24 @@ static void test_host_bw_cache(void **state)
     assert_string_equal(text, "memory 2000\n");
     fclose(fp);
     /* stale: older than GGFIT_HOST_BW_MAX_AGE_DAYS */
-    snprintf(text, sizeof text, "ggfit-host-bw 1\ncpu Test CPU B\nmemory 1000\nmeasured %lld\n"
-             "gbs 3.5\n", (long long)time(NULL) - (GGFIT_HOST_BW_MAX_AGE_DAYS + 1) * 86400LL);
+    snprintf(text, sizeof text, "ggfit-host-bw 2\ncpu Test CPU B\nmemory 1000\nmeasured %lld\n"
+             "gbs 3.5\ngflops 100 200 2\n", (long long)time(NULL) - (GGFIT_HOST_BW_MAX_AGE_DAYS + 1) * 86400LL);
     write_file(path, text);
     assert_int_equal(ggfit_host_bw_cached("Test CPU B", 1000, &f, &err), GGFIT_OK);
     assert_true(f.fresh);
     /* young enough: read, not measured */
-    snprintf(text, sizeof text, "ggfit-host-bw 1\ncpu Test CPU C\nmemory 1000\nmeasured %lld\n"
-             "gbs 3.5\n", (long long)time(NULL) - 86400LL);
+    snprintf(text, sizeof text, "ggfit-host-bw 2\ncpu Test CPU C\nmemory 1000\nmeasured %lld\n"
+             "gbs 3.5\ngflops 100 200 2\n", (long long)time(NULL) - 86400LL);
     write_file(path, text);
     assert_int_equal(ggfit_host_bw_cached("Test CPU C", 1000, &f, &err), GGFIT_OK);
     assert_true(f.gbs == 3.5 && !f.fresh);
+    assert_true(f.gflops_thread == 100 && f.gflops_all == 200 && f.n_cpus == 2);
+    /* a version 1 file (no compute): measured again */
+    snprintf(text, sizeof text, "ggfit-host-bw 1\ncpu Test CPU D\nmemory 1000\nmeasured %lld\n"
+             "gbs 3.5\n", (long long)time(NULL) - 86400LL);
+    write_file(path, text);
+    assert_int_equal(ggfit_host_bw_cached("Test CPU D", 1000, &f, &err), GGFIT_OK);
+    assert_true(f.fresh && f.gflops_thread > 0 && f.gflops_all > 0);
     /* GGFIT_HOST_BW: a figure, or the default */
     setenv("GGFIT_HOST_BW", "12.5", 1);
     assert_int_equal(ggfit_host_bw_cached("Test CPU C", 1000, &f, &err), GGFIT_OK);
@@ -417,8 +424,8 @@ static void test_host_bw_in_plans(void **state)
     ggfit_host_info h;
     char *err = NULL;
     assert_int_equal(ggfit_host_probe(NULL, &h, &err), GGFIT_OK);
-    snprintf(text, sizeof text, "ggfit-host-bw 1\ncpu %s\nmemory %llu\nmeasured %lld\n"
-             "gbs 7.8\n", h.cpu_name[0] ? h.cpu_name : "unknown CPU",
+    snprintf(text, sizeof text, "ggfit-host-bw 2\ncpu %s\nmemory %llu\nmeasured %lld\n"
+             "gbs 7.8\ngflops 100 200 2\n", h.cpu_name[0] ? h.cpu_name : "unknown CPU",
              (unsigned long long)h.total, (long long)time(NULL));
     write_file(path, text);
     const char *line = "-m llama-3.1-8b-Q4_K_M.gguf --gpu 4GiB -ngl 20 -c 2048 --for fit-params";

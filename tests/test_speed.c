@@ -58,6 +58,7 @@ static void test_worked_example(void **state)
     o.host_bw_gbs = 96;
     o.host_efficiency = 1.0;
     o.cross_ms = 0;           /* and the crossings by their bytes alone */
+    o.host_tflops = 1e6;      /* and the CPU's compute not at all */
     ggfit_speed sp;
     speed_of("gpt-oss-120b-mxfp4.gguf", &p, "rtx-3090", &o, &sp);
     assert_int_equal(sp.n_legs, 2);

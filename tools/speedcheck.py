@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
 """speedcheck.py - ggfit bench against published llama.cpp measurements.
 
-Runs `ggfit bench --json` for every row of data/speed/calibration.csv (or
---csv; data/speed/README.md says where its figures come from) whose model
-layout ggfit ships (data/models) and whose device is in ggfit's catalog,
-and prints the median absolute error of tg and pp per
-backend. Rows marked UNCERTAIN are left out, and so are rows that are not
+Runs `ggfit bench --json` once for every row of data/speed/calibration.csv
+(or --csv; data/speed/README.md says where its figures come from) whose
+model layout ggfit ships (data/models) and whose device is in ggfit's
+catalog. Rows marked UNCERTAIN are left out, and so are rows that are not
 llama-bench's figures (llmfit's avgTps includes prompt processing) and rows
 without a layout or a device bandwidth; the script says how many and why.
+
+It prints the median absolute relative error of pp and of tg: overall, on
+dense and on MoE rows (a layout is MoE when `ggfit inspect --json` gives it
+experts), per backend group, and per depth bucket (llama-bench's -d: 0,
+1-4095, 4096-16383, 16384+). Then the worst rows: every row off by more
+than 2x on pp or tg (predicted/measured above 2 or below 0.5), and the 10
+worst by relative error. A row off by more than 2x needs its reason in
+data/speed/outliers.csv (or --outliers: device, model, quant, ctx_or_depth,
+pp_tokens, tg_tokens as in the calibration row, metric pp or tg, reason);
+one without exits with status 1, after everything is printed.
+--summary-json FILE writes those figures as JSON, for the notes.
 
 --fit chooses the constants on the rows used: per backend one bandwidth
 efficiency and one fixed cost per token (tg), and one fraction of the
@@ -15,7 +25,8 @@ TFLOPS (pp), minimising the median absolute relative error over all of the
 backend's rows (never row by row). Put the result in
 src/speed/speed_constants.c.
 
-  python3 tools/speedcheck.py [--ggfit build/ggfit] [--csv FILE] [--fit] [-v]
+  python3 tools/speedcheck.py [--ggfit build/ggfit] [--csv FILE] [--outliers FILE]
+                              [--summary-json FILE] [--fit] [-v]
 """
 import argparse
 import csv
@@ -61,6 +72,12 @@ DEVICES = {
     'Apple M3 Max 40-core GPU (64GB)': 'm3-max-64gb',
     'Apple M1 7-core GPU (8GB)': 'm1-8gb',
 }
+
+
+# Sources measured before llama-bench's flash attention became "auto": its
+# -fa was 0 by default then (XiongjieDai's tables are of May 2024), and a
+# row that does not name -fa ran without it.
+FA_OFF_SOURCES = ('XiongjieDai',)
 
 
 def device_spec(dev):
@@ -112,6 +129,8 @@ def bench_args(r, ggfit):
         m = re.search(r'(?:^|\s)%s (\d+)' % flag, notes)
         if m:
             args += [flag, m.group(1)]
+    if '-fa ' not in notes and any(s in r['source'] for s in FA_OFF_SOURCES):
+        args += ['-fa', '0']
     depth = int(num(r['ctx_or_depth']) or 0)
     args += ['-p', str(int(num(r['pp_tokens']) or 512)), '-n', str(int(num(r['tg_tokens']) or 128)),
              '-d', str(depth)]
@@ -149,21 +168,34 @@ def tg_pred(j, c):
 
 
 def gpu_pp_ms(j, c):
-    pq, pf, pa = c
+    """the GPUs' prompt time with constants c = (fraction of the TFLOPS for
+    quantized weights, float weights, attention with flash attention,
+    without it, routed experts), and the experts each ubatch reads"""
+    pq, pf, pa, pn, pm = c
+    attn = pa if j.get('flash_attn') else pn
+    n_ub = -(-j['n_prompt'] // j['n_ubatch'])
     ms = 0
     for d in j['devices']:
-        fq = d['flops_per_token'] - d['flops_float'] - d['flops_attn']
-        ms += j['n_prompt'] * (fq / pq + d['flops_float'] / pf + d['flops_attn'] / pa) / (
-            d['tflops'] * 1e12) * 1e3
+        fm = d.get('flops_moe', 0)
+        fq = d['flops_per_token'] - d['flops_float'] - d['flops_attn'] - fm
+        ms += j['n_prompt'] * (fq / pq + d['flops_float'] / pf + d['flops_attn'] / attn +
+                               fm / pm) / (d['tflops'] * 1e12) * 1e3
+        ms += n_ub * d.get('expert_bytes_per_ubatch', 0) / (
+            d['bandwidth_gbs'] * 1e9 * d['efficiency']) * 1e3
     return ms
 
 
+def constants_of(j):
+    """the pp constants ggfit used for j (its first GPU's)"""
+    d = j['devices'][0]
+    a = d['pp_efficiency_attn']
+    return (d['pp_efficiency'], d['pp_efficiency_float'], a, a, d.get('pp_efficiency_moe', 1))
+
+
 def pp_pred(j, c):
-    """ggfit's prompt speed with other constants c = (fraction of the TFLOPS
-    for quantized weights, float weights, attention): the GPUs' share of
-    ggfit's time scales as their time does (pipelined or not)"""
-    cur = tuple(j['devices'][0][k] for k in ('pp_efficiency', 'pp_efficiency_float',
-                                             'pp_efficiency_attn')) if j['devices'] else c
+    """ggfit's prompt speed with other constants c (gpu_pp_ms): the GPUs'
+    share of ggfit's time scales as their time does (pipelined or not)"""
+    cur = constants_of(j) if j['devices'] else c
     old, new = gpu_pp_ms(j, cur), gpu_pp_ms(j, c)
     rest = j['link']['offload_ms'] if j['link']['offload_ms'] else (
         j['host']['pp_ms'] if j['host'] else 0)
@@ -209,7 +241,9 @@ def fit(samples):
         ct, et = grid(tg_pred, tg, [[x / 100 for x in range(30, 95, 2)]] * 2 +
                       [[x / 1000 for x in range(0, 200, 4)]]) if tg else ((), 0)
         ppe = [x / 1000 for x in range(10, 1001, 5)]
-        cp, ep = descend(pp_pred, pp, (0.4, 0.4, 0.1), [ppe, ppe, ppe]) if pp else ((), 0)
+        # a constant no row of the group measures (no MoE row, no row with
+        # or without flash attention) stays where it starts
+        cp, ep = descend(pp_pred, pp, (0.4, 0.4, 0.3, 0.1, 0.4), [ppe] * 5) if pp else ((), 0)
         out[be] = (ct, et, cp, ep)
     return out
 
@@ -258,10 +292,135 @@ def moe_ram_check(path, ggfit, verbose):
             100 * statistics.median(errs), len(errs), '' if len(errs) == 1 else 's'))
 
 
+# llama-bench's -d, bucketed: (label, lowest depth of the bucket)
+DEPTHS = (('0', 0), ('1-4095', 1), ('4096-16383', 4096), ('16384+', 16384))
+# the calibration columns that name a row in outliers.csv (with metric)
+KEY = ('device', 'model', 'quant', 'ctx_or_depth', 'pp_tokens', 'tg_tokens')
+WORST = 10
+
+
+def depth_of(r):
+    return int(num(r['ctx_or_depth']) or 0)
+
+
+def depth_bucket(depth):
+    return [label for label, low in DEPTHS if depth >= low][-1]
+
+
+def moe_layouts(ggfit):
+    """the layouts of MODELS with experts, from ggfit inspect (once each)"""
+    moe = set()
+    for layout in set(MODELS.values()):
+        out = subprocess.run([ggfit, 'inspect', '-m', os.path.join(ROOT, 'data/models', layout),
+                              '--json'], capture_output=True, text=True, check=True)
+        if json.loads(out.stdout)['hparams']['n_expert'] > 0:
+            moe.add(layout)
+    return moe
+
+
+def reasons_of(path):
+    """outliers.csv -> {(device, ..., tg_tokens, metric): reason}"""
+    return {tuple(o[k].strip() for k in KEY + ('metric',)): o['reason'].strip()
+            for o in csv.DictReader(open(path))}
+
+
+def off_2x(pred, meas):
+    return not 0.5 <= pred / meas <= 2
+
+
+def medians(recs):
+    """{'pp'|'tg': {'median_error_pct', 'rows'}} over the records that have
+    the figure"""
+    out = {}
+    for m in ('pp', 'tg'):
+        e = [err(*x[m]) for x in recs if x[m]]
+        out[m] = {'median_error_pct': round(100 * statistics.median(e), 2) if e else None,
+                  'rows': len(e)}
+    return out
+
+
+def breakdown(recs):
+    """the median errors overall, dense/MoE, per backend group and depth"""
+    pick = lambda f: [x for x in recs if f(x)]
+    return {
+        'overall': medians(recs),
+        'dense': medians(pick(lambda x: not x['moe'])),
+        'moe': medians(pick(lambda x: x['moe'])),
+        'backend': {g: medians(pick(lambda x: x['group'] == g))
+                    for g in sorted({x['group'] for x in recs})},
+        'depth': {label: medians(pick(lambda x: x['depth_bucket'] == label))
+                  for label, _ in DEPTHS},
+    }
+
+
+def print_breakdown(b):
+    def line(label, m):
+        fmt = lambda v: ('%5.1f%% (%d rows)' % (v['median_error_pct'], v['rows'])
+                         if v['rows'] else '  - (no rows)')
+        print('  %-28s pp %-18s tg %s' % (label, fmt(m['pp']), fmt(m['tg'])))
+    print('median absolute relative error (ggfit bench against the measurement):')
+    line('overall', b['overall'])
+    line('dense rows', b['dense'])
+    line('MoE rows', b['moe'])
+    print(' per backend:')
+    for g, m in b['backend'].items():
+        line(g, m)
+    if not any('experts in RAM' in g for g in b['backend']):
+        print('  MoE rows with experts in system RAM: none among the rows used '
+              '(the calibration has them only from llmfit, left out above)')
+    print(' per depth (ctx_or_depth):')
+    for label, m in b['depth'].items():
+        line('d ' + label, m)
+
+
+def worst_rows(recs, reasons):
+    """every record off by more than 2x on pp or tg, and the WORST (10) worst by
+    relative error, worst first; each metric off by 2x gets its reason
+    (None: outliers.csv has none)"""
+    worst = lambda x: max(err(*x[m]) for m in ('pp', 'tg') if x[m])
+    ranked = sorted(recs, key=worst, reverse=True)
+    out = []
+    for k, x in enumerate(ranked):
+        off = [m for m in ('pp', 'tg') if x[m] and off_2x(*x[m])]
+        if off or k < WORST:
+            key = tuple(x['row'][c].strip() for c in KEY)
+            out.append(dict(x, error=worst(x), off={m: reasons.get(key + (m,)) for m in off}))
+    return out
+
+
+def print_worst(rows):
+    print('worst rows (every one off by more than 2x, and the %d worst by relative error; '
+          'predicted/measured):' % WORST)
+    for x in rows:
+        r = x['row']
+        fig = lambda m: ('%s %8.1f/%-8.1f x%-5.2f' % (m, x[m][0], x[m][1], x[m][0] / x[m][1])
+                         if x[m] else '%s %s' % (m, '-'.rjust(24)))
+        why = '; '.join('%s: %s' % (m, reason or 'NO REASON') for m, reason in x['off'].items())
+        print('  %-24s %-19s %-12s d=%-5s p=%-4s n=%-4s %s  %s%s' % (
+            r['device'][:24], r['model'][:19], r['quant'][:12], r['ctx_or_depth'],
+            r['pp_tokens'], r['tg_tokens'], fig('pp'), fig('tg'), '  ' + why if why else ''))
+
+
+def summary_of(b, worst):
+    """the figures for --summary-json"""
+    rows = [dict({c: x['row'][c] for c in KEY}, group=x['group'], moe=x['moe'],
+                 relative_error=round(x['error'], 4),
+                 **{m: {'predicted': round(x[m][0], 2), 'measured': x[m][1],
+                        'ratio': round(x[m][0] / x[m][1], 4),
+                        'off_2x': m in x['off'], 'reason': x['off'].get(m)} if x[m] else None
+                    for m in ('pp', 'tg')}) for x in worst]
+    off = [x for x in worst if x['off']]
+    return dict(b, worst=rows, off_2x=len(off),
+                off_2x_without_reason=sum(1 for x in off if None in x['off'].values()))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--ggfit', default=os.path.join(ROOT, 'build/ggfit'))
     ap.add_argument('--csv', default=os.path.join(ROOT, 'data/speed/calibration.csv'))
+    ap.add_argument('--outliers', default=os.path.join(ROOT, 'data/speed/outliers.csv'),
+                    help='the reasons of the rows off by more than 2x')
+    ap.add_argument('--summary-json', metavar='FILE', help='write the figures as JSON')
     ap.add_argument('--fit', action='store_true', help='choose the constants on the rows')
     ap.add_argument('-v', '--verbose', action='store_true', help='every row')
     a = ap.parse_args()
@@ -269,7 +428,8 @@ def main():
     print('calibration rows: %d used, %d left out' % (len(used), sum(skipped.values())))
     for why, k in sorted(skipped.items(), key=lambda x: -x[1]):
         print('  %4d %s' % (k, why))
-    samples, errs = [], {}
+    moe = moe_layouts(a.ggfit)
+    samples, recs = [], []
     for r in used:
         args = bench_args(r, a.ggfit)
         j = run(args)
@@ -280,31 +440,40 @@ def main():
         group = be + (' (experts in RAM)' if moe_ram else '')
         tg, pp = num(r['tg_tps']), num(r['pp_tps'])
         samples.append((group, j, tg, pp))
-        e = errs.setdefault(group, {'tg': [], 'pp': []})
-        if tg:
-            e['tg'].append(err(j['tg_tps'], tg))
-        if pp:
-            e['pp'].append(err(j['pp_tps'], pp))
+        recs.append({'row': r, 'group': group, 'moe': MODELS[r['model']] in moe,
+                     'depth_bucket': depth_bucket(depth_of(r)),
+                     'pp': (j['pp_tps'], pp) if pp else None,
+                     'tg': (j['tg_tps'], tg) if tg else None})
         if a.verbose:
             print('  %-40s %-12s %-8s d=%-6s tg %7.1f vs %7s  pp %8.1f vs %8s' % (
                 r['device'][:40], r['model'][:12], r['quant'][:8], r['ctx_or_depth'],
                 j['tg_tps'], r['tg_tps'], j['pp_tps'], r['pp_tps']))
-    print('median absolute error (ggfit bench against the measurement):')
-    for g in sorted(errs):
-        e = errs[g]
-        fmt = lambda v: ('%5.1f%% (%d rows)' % (100 * statistics.median(v), len(v))) if v else '  -'
-        print('  %-28s tg %-18s pp %s' % (g, fmt(e['tg']), fmt(e['pp'])))
-    if not any('experts in RAM' in g for g in errs):
-        print('  MoE rows with experts in system RAM: none among the rows used '
-              '(the calibration has them only from llmfit, left out above)')
+    b = breakdown(recs)
+    print_breakdown(b)
+    reasons = reasons_of(a.outliers)
+    worst = worst_rows(recs, reasons)
+    print_worst(worst)
+    # a reason whose row is no longer off by 2x is out of date
+    cited = {tuple(x['row'][c].strip() for c in KEY) + (m,) for x in worst for m in x['off']}
+    for key in sorted(set(reasons) - cited):
+        print('  outliers.csv: no used row is off by more than 2x on %s for %s' % (
+            key[-1], ', '.join(key[:-1])))
     moe_ram_check(a.csv, a.ggfit, a.verbose)
     if a.fit:
         print('constants chosen per backend (median over all its rows):')
         for be, (ct, et, cp, ep) in fit(samples).items():
             print('  %-22s tg: efficiency %s, float %s, fixed %s ms/layer (%.1f%%)' % (
                 be, *(ct or ('-',) * 3), 100 * et))
-            print('  %-22s pp: efficiency %s, float %s, attention %s (%.1f%%)' % (
-                '', *(cp or ('-',) * 3), 100 * ep))
+            print('  %-22s pp: efficiency %s, float %s, attention %s (flash) %s (without), '
+                  'experts %s (%.1f%%)' % ('', *(cp or ('-',) * 5), 100 * ep))
+    summary = summary_of(b, worst)
+    if a.summary_json:
+        with open(a.summary_json, 'w') as f:
+            json.dump(summary, f, indent=1)
+            f.write('\n')
+    print('rows off by more than 2x: %d (%d without a reason)' % (
+        summary['off_2x'], summary['off_2x_without_reason']))
+    return 1 if summary['off_2x_without_reason'] else 0
 
 
 if __name__ == '__main__':

@@ -62,7 +62,7 @@ static const struct list_flag {
     [L_CTV] = { "-ctv,--cache-type-v", K_WORD, false, "f16" },
     [L_NKVO] = { "-nkvo,--no-kv-offload", K_BOOL, false, "0" },
     [L_FA] = { "-fa,--flash-attn", K_WORD, false, "auto" },
-    [L_T] = { "-t,--threads", K_RANGE, true, "" },
+    [L_T] = { "-t,--threads", K_RANGE, false, "" },
     [L_CPU_MASK] = { "-C,--cpu-mask", K_WORD, true, "0x0" },
     [L_CPU_STRICT] = { "--cpu-strict", K_BOOL, true, "0" },
     [L_DEPTH] = { "-d,--n-depth", K_RANGE, false, "0" },
@@ -192,7 +192,7 @@ ggfit_status ggfit_bench_parse_arg(ggfit_bench_args *a, ggfit_request *r, int ar
             ggfit_status rc = add_given(a, k, f, argv[*i + 1], err);
             if (rc)
                 return rc;
-            if (flags[k].label && !(k == L_T || k == L_CPU_MASK || k == L_CPU_STRICT ||
+            if (flags[k].label && !(k == L_CPU_MASK || k == L_CPU_STRICT ||
                                     k == L_POLL) &&
                 a->n_not_counted < GGFIT_MAX_IGNORED)
                 a->not_counted[a->n_not_counted++] = f;
@@ -446,6 +446,10 @@ static ggfit_status apply_value(int k, const char *v, ggfit_params *p, ggfit__be
         break;
     case L_DEPTH:
         in->depth = (uint32_t)strtoul(v, NULL, 10);
+        break;
+    case L_T:   /* no value: llama-bench's default, one per core */
+        if (v[0])
+            rc = apply(p, GGFIT__AT_THREADS, true, v, err);
         break;
     default:   /* labels */
         break;

@@ -183,6 +183,7 @@ double *ggfit_speed_field(struct ggfit_speed_options *so, ggfit_cli_flag f)
     case GGFIT_CLI_HOST_TFLOPS: return &so->host_tflops;
     case GGFIT_CLI_PP_EFFICIENCY: return &so->pp_efficiency;
     case GGFIT_CLI_CROSS_MS: return &so->cross_ms;
+    case GGFIT_CLI_HOST_GFLOPS: return &so->host_gflops;
     default: return NULL;
     }
 }

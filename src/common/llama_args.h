@@ -28,7 +28,7 @@ typedef enum ggfit__flag_at {
                                   which one: the row's cli): the library's
                                   parsers leave it to their caller */
     /* ggfit_params */
-    GGFIT__AT_CTX, GGFIT__AT_BATCH, GGFIT__AT_UBATCH, GGFIT__AT_PARALLEL,
+    GGFIT__AT_CTX, GGFIT__AT_BATCH, GGFIT__AT_UBATCH, GGFIT__AT_PARALLEL, GGFIT__AT_THREADS,
     GGFIT__AT_KV_UNIFIED, GGFIT__AT_KV_OFFLOAD, GGFIT__AT_SWA_FULL, GGFIT__AT_FLASH_ATTN,
     GGFIT__AT_TYPE_K, GGFIT__AT_TYPE_V, GGFIT__AT_EMBEDDINGS, GGFIT__AT_RERANK,
     GGFIT__AT_POOLING, GGFIT__AT_REPACK, GGFIT__AT_CPU_MOE, GGFIT__AT_NO_HOST, GGFIT__AT_MMAP,

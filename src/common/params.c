@@ -134,6 +134,13 @@ ggfit_status ggfit__params_set(ggfit_params *p, ggfit__flag_at at, const char *a
                              a, v);
         break;
     }
+    case GGFIT__AT_THREADS:
+        /* llama.cpp: 0 or less is one thread per CPU (its default) */
+        if (v[0] == '-' && v[1] && strspn(v + 1, "0123456789") == strlen(v + 1))
+            p->n_threads = 0;
+        else
+            rc = parse_count(a, v, 4096, &p->n_threads, err);
+        break;
     case GGFIT__AT_PARALLEL:
         if (!strcmp(v, "-1")) {
             /* llama-server's auto (its default): 4 slots and -kvu there

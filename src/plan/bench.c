@@ -55,9 +55,13 @@ ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o, ggfit_b
         return ggfit__fail(err, GGFIT_EINVAL, "bench: missing argument");
     if (!r->model)
         return ggfit__fail(err, GGFIT_EINVAL, "bench: -m FILE is needed");
-    /* the fields, not the 64 tests' room: one test is used */
-    memset(out, 0, offsetof(ggfit_bench_result, tests) + sizeof out->tests[0]);
-    out->n_tests = 1;
+    if (o->n_depths > GGFIT_BENCH_MAX_DEPTHS)
+        return ggfit__fail(err, GGFIT_EINVAL, "bench: more than %d depths",
+                           GGFIT_BENCH_MAX_DEPTHS);
+    /* the fields, not the 64 tests' room: a test per depth is used */
+    uint32_t n = o->n_depths ? o->n_depths : 1;
+    memset(out, 0, offsetof(ggfit_bench_result, tests) + n * sizeof out->tests[0]);
+    out->n_tests = n;
     out->decides = 0;
     ggfit_plan *plan = &out->plan;
     ggfit_status rc = ggfit_request_plan(r, plan, err);
@@ -66,24 +70,35 @@ ggfit_status ggfit_bench(ggfit_request *r, const ggfit_speed_options *o, ggfit_b
     const ggfit_params *p = ggfit__plan_chosen(plan);
     ggfit_model *m = NULL;
     ggfit_projection *pr = ggfit__calloc(1, sizeof *pr);
-    ggfit_bench_test *t = &out->tests[0];
     if (!pr) {
         rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         goto done;
     }
     rc = ggfit_is_url(r->model) ? ggfit_model_open_url(r->model, NULL, NULL, &m, err)
                                 : ggfit_model_open(r->model, &m, err);
-    if (!rc)
-        rc = ggfit__speed_of_params(m, p, plan->devices, plan->n_devices, &plan->host, o, pr,
+    /* -np N given: N sequences decoding at once, each one's speed and all
+     * of theirs */
+    ggfit_speed_options so = *o;
+    if (!so.n_parallel && r->params.set_n_seq && p->n_seq > 1)
+        so.n_parallel = p->n_seq;
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        ggfit_bench_test *t = &out->tests[k];
+        so.depth = o->n_depths ? o->depths[k] : o->depth;
+        rc = ggfit__speed_of_params(m, p, plan->devices, plan->n_devices, &plan->host, &so, pr,
                                     &t->speed, err);
+        if (rc)
+            break;
+        int len = snprintf(t->name, sizeof t->name, "pp%u+tg%u", o->n_prompt, o->n_gen);
+        if (o->n_depths && len > 0 && (size_t)len < sizeof t->name)
+            snprintf(t->name + len, sizeof t->name - (size_t)len, " @ d%u", so.depth);
+        t->n_prompt = o->n_prompt;
+        t->n_gen = o->n_gen;
+        t->depth = so.depth;
+        judged(t, plan);
+    }
     if (rc)
         goto done;
-    snprintf(t->name, sizeof t->name, "pp%u+tg%u", o->n_prompt, o->n_gen);
-    t->n_prompt = o->n_prompt;
-    t->n_gen = o->n_gen;
-    t->depth = o->depth;
-    judged(t, plan);
-    out->exit_status = t->exit_status;
+    out->exit_status = out->tests[0].exit_status;
 done:
     ggfit_free(pr);
     ggfit_model_free(m);

@@ -306,6 +306,10 @@ char **ggfit_plan_argv(const ggfit_plan *pl, ggfit_program prog, size_t *n_out)
         add(&w, "%s", NAME(UBATCH));
         add(&w, "%u", p->n_ubatch);
     }
+    if (p->n_threads) {   /* as given: no effect on memory, the CPU's speed */
+        add(&w, "%s", NAME(THREADS));
+        add(&w, "%u", p->n_threads);
+    }
     /* llama-server's default is -np auto (4 slots): say what was planned */
     bool server = prog == GGFIT_FOR_DEFAULT || prog == GGFIT_FOR_SERVER;
     bool serves = ggfit__serves(prog);   /* llama-cli runs llama-server's code */

@@ -25,6 +25,28 @@ static void own_text(ggfit_sb *sb, const ggfit_bench_result *b)
 {
     const ggfit_plan *pl = &b->plan;
     const ggfit_bench_test *t = &b->tests[0];
+    if (b->n_tests > 1) {
+        /* -d with a list: a row per depth, then the first one's legs */
+        const ggfit_speed *s0 = &t->speed;
+        bool par = s0->n_parallel > 1;
+        char pp[24], tg[24];
+        snprintf(pp, sizeof pp, "pp%u t/s", s0->n_prompt);
+        snprintf(tg, sizeof tg, "tg%u t/s", s0->n_gen);
+        ggfit__sb_printf(sb, "predicted llama-bench speed at each depth (tokens already in the "
+                             "cache)%s\n",
+                         par ? "; generation: each of the -np sequences decoding at once, and "
+                               "all of them"
+                             : "");
+        ggfit__sb_printf(sb, "  %8s %12s %12s%s\n", "depth", pp, tg, par ? "       in all" : "");
+        for (uint32_t k = 0; k < b->n_tests; k++) {
+            const ggfit_speed *s = &b->tests[k].speed;
+            ggfit__sb_printf(sb, "  %8u %12.1f %12.2f", s->depth, s->pp_tps, s->tg_tps);
+            if (par)
+                ggfit__sb_printf(sb, " %12.2f", s->tg_tps_total);
+            ggfit__sb_printf(sb, "\n");
+        }
+        ggfit__sb_printf(sb, "at depth %u:\n", s0->depth);
+    }
     char *speed = ggfit_speed_text(&t->speed);
     if (!speed) {
         sb->oom = true;
@@ -193,6 +215,18 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
             json_object_set_new(root, "of", json_string(ggfit__speed_whose(pl))) ||
             json_object_set_new(root, "verdict", ggfit__verdict_json(v)) ||
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
+            goto done;
+        /* -d with a list: each depth's figures */
+        json_t *rows = b->n_tests > 1 ? json_array() : NULL;
+        for (size_t i = 0; rows && i < b->n_tests; i++) {
+            const ggfit_speed *s = &b->tests[i].speed;
+            if (json_array_append_new(rows, json_pack("{s:i, s:f, s:f, s:f}", "depth",
+                                                      (int)s->depth, "pp_tps", s->pp_tps,
+                                                      "tg_tps", s->tg_tps, "tg_tps_total",
+                                                      s->tg_tps_total)))
+                break;
+        }
+        if (b->n_tests > 1 && json_object_set_new(root, "depths", rows ? rows : json_null()))
             goto done;
     } else {
         char notes[512];

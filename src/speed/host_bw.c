@@ -7,12 +7,17 @@
  * home folder or a new DIMM measures again, and measured again once it is
  * older than GGFIT_HOST_BW_MAX_AGE_DAYS.
  *
- * The file, cache_dir/host-bw, is text:
- *   ggfit-host-bw 1
+ * The CPU's compute (one thread's multiply-adds, and all threads') is
+ * measured with it, for prompt processing on the CPU.
+ *
+ * The file, cache_dir/host-bw, is text (a version 1 file, without the
+ * compute, is measured again):
+ *   ggfit-host-bw 2
  *   cpu <name>
  *   memory <total bytes>
  *   measured <seconds since 1970>
  *   gbs <GB/s>
+ *   gflops <one thread> <all threads> <CPUs online>
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -77,23 +82,30 @@ static bool load(const char *path, const char *cpu, uint64_t total, int64_t now,
     char line[256], name[160];
     unsigned long long mem = 0;
     long long at = 0;
-    double g = 0;
+    double g = 0, g1 = 0, gall = 0;
+    unsigned ncpu = 0;
     FILE *f = path[0] ? fopen(path, "r") : NULL;
     if (!f)
         return false;
-    bool ok = fgets(line, sizeof line, f) && !strcmp(line, "ggfit-host-bw 1\n") &&
+    bool ok = fgets(line, sizeof line, f) && !strcmp(line, "ggfit-host-bw 2\n") &&
               fgets(name, sizeof name, f) && !strncmp(name, "cpu ", 4) &&
               fgets(line, sizeof line, f) && sscanf(line, "memory %llu", &mem) == 1 &&
               fgets(line, sizeof line, f) && sscanf(line, "measured %lld", &at) == 1 &&
-              fgets(line, sizeof line, f) && sscanf(line, "gbs %lf", &g) == 1;
+              fgets(line, sizeof line, f) && sscanf(line, "gbs %lf", &g) == 1 &&
+              fgets(line, sizeof line, f) &&
+              sscanf(line, "gflops %lf %lf %u", &g1, &gall, &ncpu) == 3;
     fclose(f);
     name[strcspn(name, "\n")] = '\0';
     /* another machine's (a copied home folder, a changed VM), a stale one, or
      * one from a clock that was wrong: measured again */
-    if (!ok || strcmp(name + 4, cpu) || mem != total || !(g > 0) || at > now + 86400 ||
+    if (!ok || strcmp(name + 4, cpu) || mem != total || !(g > 0) || !(g1 >= 0) || !(gall >= 0) ||
+        at > now + 86400 ||
         now - at > (int64_t)GGFIT_HOST_BW_MAX_AGE_DAYS * 86400)
         return false;
     out->gbs = g;
+    out->gflops_thread = g1;
+    out->gflops_all = gall;
+    out->n_cpus = ncpu;
     out->measured_at = at;
     measured_on(at, out->source, sizeof out->source);
     return true;
@@ -102,7 +114,7 @@ static bool load(const char *path, const char *cpu, uint64_t total, int64_t now,
 /* Written under a temporary name and renamed, so that a reader never sees
  * half a file and two writers leave one whole. */
 static ggfit_status store(const char *path, const char *cpu, uint64_t total, int64_t at,
-                          double gbs, char **err)
+                          const ggfit_host_bw *b, char **err)
 {
     char dir[1024], tmp[1200];
     if (!path[0])
@@ -113,8 +125,10 @@ static ggfit_status store(const char *path, const char *cpu, uint64_t total, int
     FILE *f = fopen(tmp, "w");
     if (!f)
         return ggfit__fail(err, GGFIT_EIO, "%s: cannot write", tmp);
-    fprintf(f, "ggfit-host-bw 1\ncpu %.120s\nmemory %llu\nmeasured %lld\ngbs %.3f\n", cpu,
-            (unsigned long long)total, (long long)at, gbs);
+    fprintf(f, "ggfit-host-bw 2\ncpu %.120s\nmemory %llu\nmeasured %lld\ngbs %.3f\n"
+               "gflops %.3f %.3f %u\n",
+            cpu, (unsigned long long)total, (long long)at, ggfit__host_bw_best(b),
+            b->single_gflops, b->all_gflops, b->n_threads);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
@@ -170,12 +184,15 @@ ggfit_status ggfit_host_bw_cached(const char *cpu_name, uint64_t mem_total,
         if ((rc = ggfit__host_measure_bounded(&b, err)))
             return rc;
         out->gbs = ggfit__host_bw_best(&b);
+        out->gflops_thread = b.single_gflops;
+        out->gflops_all = b.all_gflops;
+        out->n_cpus = b.n_threads;
         out->measured_at = now;
         out->fresh = true;
         measured_on(now, out->source, sizeof out->source);
         /* not kept (a read-only home): measured again next time, no error */
         char *why = NULL;
-        store(path, cpu, mem_total, now, out->gbs, &why);
+        store(path, cpu, mem_total, now, &b, &why);
         ggfit_free(why);
     }
     pthread_mutex_lock(&memo_lock);
@@ -197,7 +214,7 @@ ggfit_status ggfit_host_bw_keep(const char *cpu_name, uint64_t mem_total, const 
         return ggfit__fail(err, GGFIT_EINVAL, "ggfit_host_bw_keep: NULL argument");
     clean_name(cpu_name, cpu, sizeof cpu);
     file_path(path, sizeof path);
-    ggfit_status rc = store(path, cpu, mem_total, (int64_t)time(NULL), ggfit__host_bw_best(b), err);
+    ggfit_status rc = store(path, cpu, mem_total, (int64_t)time(NULL), b, err);
     pthread_mutex_lock(&memo_lock);
     memo.have = false;   /* the next lookup reads what was kept */
     pthread_mutex_unlock(&memo_lock);

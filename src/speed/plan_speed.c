@@ -23,18 +23,34 @@ ggfit_status ggfit__speed_on_host(const ggfit_model *m, const ggfit_params *p,
                                   const ggfit_speed_options *o, ggfit_speed *out, char **err)
 {
     ggfit_status rc = ggfit_speed_of(m, p, pr, placement, devs, n, o, out, err);
-    /* this machine's memory, no --host-bw, and a leg in it: its measured
-     * read rather than the default (a unified device's own figure stands) */
-    if (rc || !host || !host->this_machine || o->host_bw_gbs > 0 || o->host_bw_default ||
-        out->host_bw_kind != GGFIT_HOST_BW_DEFAULT || !out->host_used)
+    /* this machine's memory and a leg in it: its measured read rather than
+     * the default (unless --host-bw; a unified device's own figure
+     * stands), and its CPU's measured compute (unless --host-gflops or
+     * --host-tflops) */
+    if (rc || !host || !host->this_machine || o->host_bw_default || !out->host_used)
+        return rc;
+    bool need_bw = o->host_bw_gbs <= 0 && out->host_bw_kind == GGFIT_HOST_BW_DEFAULT;
+    bool need_cpu = o->host_gflops <= 0 && o->host_tflops <= 0;
+    if (!need_bw && !need_cpu)
         return rc;
     ggfit_host_bw_figure fig;
-    if ((rc = ggfit_host_bw_cached(host->cpu_name, host->total, &fig, err)) || fig.gbs <= 0)
+    if ((rc = ggfit_host_bw_cached(host->cpu_name, host->total, &fig, err)))
         return rc;
     ggfit_speed_options mo = *o;
-    mo.host_bw_gbs = fig.gbs;
-    snprintf(mo.host_bw_from, sizeof mo.host_bw_from, "%s", fig.source);
-    return ggfit_speed_of(m, p, pr, placement, devs, n, &mo, out, err);
+    bool changed = false;
+    if (need_bw && fig.gbs > 0) {
+        mo.host_bw_gbs = fig.gbs;
+        snprintf(mo.host_bw_from, sizeof mo.host_bw_from, "%s", fig.source);
+        changed = true;
+    }
+    if (need_cpu && fig.gflops_thread > 0) {
+        mo.host_gflops = fig.gflops_thread;
+        mo.host_gflops_all = fig.gflops_all;
+        if (!mo.n_threads && !p->n_threads)   /* llama.cpp's default: a thread per core */
+            mo.n_threads = fig.n_cpus;
+        changed = true;
+    }
+    return changed ? ggfit_speed_of(m, p, pr, placement, devs, n, &mo, out, err) : rc;
 }
 
 ggfit_status ggfit__speed_of_params(const ggfit_model *m, const ggfit_params *p,

@@ -13,7 +13,23 @@ typedef struct ggfit__speed_backend {
     double fixed_ms_layer;    /* per token per layer on the device */
     double pp_efficiency;     /* of dense FP16 TFLOPS, prompt: quantized weights */
     double pp_efficiency_float; /* float weights */
-    double pp_efficiency_attn;  /* attention (KQ, softmax, KQV) */
+    double pp_efficiency_attn;  /* attention (KQ, softmax, KQV), flash attention */
+    double pp_efficiency_attn_nofa; /* attention without it (-fa off): KQ
+                                 written whole, soft_max, then KQV */
+    double pp_efficiency_moe;   /* routed experts' FLOPs (mul_mat_id: each
+                                 expert multiplies only the tokens routed
+                                 to it) */
+    /* The CPU only (its generation is compute-bound with few threads):
+     * fractions of its multiply-add peak that a generated token's matrix
+     * products reach, quantized and float weights; and attention at depth,
+     * one query row against every cached row head by head, as FLOPs' worth
+     * of the peak's time per head and cached row (its cost is the row's
+     * online soft_max and conversions more than the head's width:
+     * gpt-oss's 64-wide heads cost a row about what qwen3's 128-wide ones
+     * do). */
+    double tg_compute_eff;
+    double tg_compute_eff_float;
+    double tg_attn_row_flop;
 } ggfit__speed_backend;
 
 /* The constants of a device of this backend and description; *klass (may
@@ -33,9 +49,11 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
  * - host efficiency 65%: the worked example (shared/background/002) says
  *   real DRAM reads on gather-heavy expert matmuls land at 60-70% of the
  *   theoretical peak; its own figures use 100% (--host-efficiency 1);
- * - host compute 1 TFLOPS for prompt processing on the CPU (a 16-core
- *   AVX-512 desktop's order of magnitude; no row of the calibration
- *   measures it);
+ * - host compute, for another machine than this one (which measures its
+ *   own, measure.c): 2.8 TFLOPS of single-precision multiply-adds, 16
+ *   threads of 176 GFLOPS (this project's Xeon measures 176 a thread with
+ *   AVX-512: two FMA units at about 2.75 GHz); a desktop with AVX2 has
+ *   half of that a thread (--host-gflops, --host-tflops, -t);
  * - PCIe 4.0 x16: 25 GB/s measured (31.5 theoretical), as the worked
  *   example takes it; an rpc device: 1 Gbit/s Ethernet, 0.125 GB/s;
  * - a GPU missing from the TFLOPS table: 150 FLOP per byte of bandwidth
@@ -56,10 +74,18 @@ double ggfit__speed_tflops(const char *description, double bandwidth_gbs, bool *
 #define GGFIT__SPEED_SCHED_COPIES 4
 #define GGFIT__SPEED_HOST_BW 89.6
 #define GGFIT__SPEED_HOST_EFF 0.65
-#define GGFIT__SPEED_HOST_TFLOPS 1.0
+#define GGFIT__SPEED_HOST_TFLOPS 2.8
 #define GGFIT__SPEED_LINK_GBS 25.0
 #define GGFIT__SPEED_RPC_GBS 0.125
 #define GGFIT__SPEED_FLOP_PER_BYTE 150.0
+
+/* The CPU's threads when -t is not given and nothing is measured (the
+ * default's 16 threads: GGFIT__SPEED_HOST_TFLOPS in all). */
+#define GGFIT__SPEED_HOST_THREADS 16
+
+/* Expected distinct experts of n that tokens tokens each routed to k of
+ * them touch: n (1 - (1 - k/n)^tokens), routing taken as uniform. */
+double ggfit__experts_touched(uint32_t n, uint32_t k, uint32_t tokens);
 
 /* Bytes of the K and V of cells cells in every layer (a sliding-window
  * layer's at most its window), at p's cache types: what a generated token

@@ -11,6 +11,25 @@
 
 #include "speed/speed.h"
 
+/* The CPU (llama.cpp's CPU backend, built for the machine): fractions of
+ * its measured multiply-add peak (measure.c: single-precision FMAs at the
+ * widest vectors, GFLOPS x the threads) that llama.cpp's kernels reach,
+ * chosen on llama-bench b10587 run on this project's machine
+ * (data/speed/local.csv: an Intel Xeon with AVX-512, 2 threads; random
+ * weights, qwen3 0.6B F16 and Q4_K_M, gpt-oss-20b MXFP4).
+ * Prompt: matrix products of quantized weights (activations quantized to
+ * Q8_K or Q8_0 and integer dot products) and float ones (llamafile's
+ * sgemm), the routed experts (mul_mat_id, each expert a small batch), and
+ * attention with flash attention (the tiled kernel of a batch). Generation:
+ * one row of activations against every weight; a quantized row costs its
+ * unpacking, so with few threads it is compute-bound, not bound by the
+ * memory's bandwidth; attention walks every cached row head by head,
+ * converting F16 to F32. Without flash attention (-fa off) nothing was
+ * measured: flash attention's figure, an assumption. Fitted with the
+ * largest error over the rows (13% on generation, 15% on the prompt),
+ * not row by row. */
+#define HOST_ROW { 1.00, 1.00, 0.00, 0.62, 0.46, 0.26, 0.26, 0.22, 0.10, 0.07, 16100 }
+
 /* Per backend: fraction of peak bandwidth reached in generation, fixed ms
  * per token per layer on the device (kernel launches; the worked example's
  * 0.74 ms per token is 0.021 ms per layer of gpt-oss-120b's 36), and
@@ -32,14 +51,17 @@
  * CUDA tg 5.8% pp 16.2% (255 rows), CUDA HBM tg 5.6% pp 19.2% (84), Metal
  * tg 7.5% pp 5.0% (43). ROCm and Vulkan have no rows: CUDA's values, an assumption. RPC:
  * the remote device's own backend is unknown, CUDA's values assumed. */
+#define CUDA_ROW { 0.78, 0.80, 0.020, 0.375, 0.44, 0.345, 0.09, 0.21, 0, 0, 0 }
 static const ggfit__speed_backend backends[GGFIT_BACKEND_COUNT] = {
-    [GGFIT_BACKEND_CPU] = { 1.00, 1.00, 0.00, 1.00, 1.00, 1.00 },  /* host leg: see HOST_* below */
-    /* eff, eff float, ms/layer, pp eff, pp eff float, pp eff attention */
-    [GGFIT_BACKEND_CUDA] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },   /* 255 rows */
-    [GGFIT_BACKEND_ROCM] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },   /* CUDA's */
-    [GGFIT_BACKEND_VULKAN] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 }, /* CUDA's */
-    [GGFIT_BACKEND_METAL] = { 0.70, 0.82, 0.144, 0.625, 0.74, 0.295 }, /* 43 rows */
-    [GGFIT_BACKEND_RPC] = { 0.78, 0.80, 0.020, 0.385, 0.415, 0.105 },    /* CUDA's */
+    /* eff, eff float, ms/layer, pp eff, pp eff float, pp eff attention
+     * (flash attention; without), pp eff experts; the CPU's generation:
+     * compute eff quantized, float, attention */
+    [GGFIT_BACKEND_CPU] = HOST_ROW,
+    [GGFIT_BACKEND_CUDA] = CUDA_ROW,   /* 255 rows */
+    [GGFIT_BACKEND_ROCM] = CUDA_ROW,   /* CUDA's */
+    [GGFIT_BACKEND_VULKAN] = CUDA_ROW, /* CUDA's */
+    [GGFIT_BACKEND_METAL] = { 0.70, 0.82, 0.144, 0.625, 0.74, 0.295, 0.295, 0.35, 0, 0, 0 },
+    [GGFIT_BACKEND_RPC] = CUDA_ROW,    /* CUDA's */
 };
 
 /* Datacenter GPUs with HBM (A100, H100, H200, B200, Instinct): llama.cpp's
@@ -47,7 +69,8 @@ static const ggfit__speed_backend backends[GGFIT_BACKEND_COUNT] = {
  * (an A100 SXM's 2039 GB/s gives Llama-3 8B Q4_K_M about the tg of an RTX
  * 4090's 1008 in calibration.csv). Chosen on the A100 and H100 rows of
  * calibration.csv the same way as the backends' values. */
-static const ggfit__speed_backend hbm = { 0.68, 0.52, 0.140, 0.30, 0.46, 0.10 }; /* 84 rows */
+static const ggfit__speed_backend hbm = { 0.68, 0.52, 0.140, 0.29, 0.43, 0.345, 0.115, 0.16,
+                                          0, 0, 0 }; /* 84 rows */
 static const char *const hbm_names[] = { "A100", "H100", "H200", "B200", "Instinct" };
 
 const ggfit__speed_backend *ggfit__speed_backend_of(ggfit_backend kind, const char *description,

@@ -36,6 +36,11 @@ char *ggfit_speed_text(const ggfit_speed *s)
     ggfit_sb sb = { 0 };
     ggfit__sb_printf(&sb, "predicted llama-bench speed: pp%u %.1f t/s, tg%u %.1f t/s (depth %u)\n",
                      s->n_prompt, s->pp_tps, s->n_gen, s->tg_tps, s->depth);
+    if (s->n_parallel > 1)
+        ggfit__sb_printf(&sb, "  generation with %u sequences decoding at once: %.1f t/s each, "
+                              "%.1f t/s in all (a step reads the weights once for all of them, "
+                              "each one's KV cache)\n",
+                         s->n_parallel, s->tg_tps, s->tg_tps_total);
     /* within 80 columns: the units in the head, a long name on its own line */
     int w = 3;
     for (uint32_t i = 0; i < s->n_legs; i++) {
@@ -81,11 +86,15 @@ static json_t *leg_json(const ggfit_speed_leg *g)
                      g->ms_per_token, "flops_per_token", g->flops_per_token, "tflops", g->tflops,
                      "pp_efficiency", g->pp_efficiency, "offload_bytes_per_ubatch",
                      (json_int_t)g->offload_bytes, "pp_ms", g->pp_ms);
-    json_t *more = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f}", "efficiency_float",
-                             g->efficiency_float, "weight_bytes_float",
+    json_t *more = json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f}",
+                             "efficiency_float", g->efficiency_float, "weight_bytes_float",
                              (json_int_t)g->weight_bytes_float, "flops_float", g->flops_float,
                              "flops_attn", g->flops_attn, "pp_efficiency_float",
-                             g->pp_efficiency_float, "pp_efficiency_attn", g->pp_efficiency_attn);
+                             g->pp_efficiency_float, "pp_efficiency_attn", g->pp_efficiency_attn,
+                             "flops_moe", g->flops_moe, "pp_efficiency_moe",
+                             g->pp_efficiency_moe, "expert_bytes_per_ubatch",
+                             (json_int_t)g->expert_bytes_per_ubatch, "flops_attn_tg",
+                             g->flops_attn_tg);
     if (!o || !more || json_object_update(o, more)) {
         json_decref(o);
         o = NULL;
@@ -141,7 +150,17 @@ char *ggfit_speed_json(const ggfit_speed *s)
                                       "ms_per_token", s->link_ms_per_token, "offload_ms",
                                       s->link_offload_ms)) ||
         json_object_set_new(root, "assumptions",
-                            json_string(assumptions(s, a, sizeof a))))
+                            json_string(assumptions(s, a, sizeof a))) ||
+        json_object_set_new(root, "cpu",
+                            json_pack("{s:i, s:f}", "threads", (int)s->n_threads, "gflops",
+                                      s->host_gflops)) ||
+        json_object_set_new(root, "flash_attn", json_boolean(s->flash_attn)) ||
+        json_object_set_new(root, "parallel",
+                            json_pack("{s:i, s:f, s:f, s:i, s:i}", "sequences",
+                                      (int)s->n_parallel, "tg_tps_per_sequence", s->tg_tps,
+                                      "tg_tps_total", s->tg_tps_total, "experts_per_ubatch",
+                                      (int)s->n_experts_pp, "experts_per_step",
+                                      (int)s->n_experts_tg)))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 done:
