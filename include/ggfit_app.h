@@ -1101,18 +1101,23 @@ GGFIT_API void ggfit_hf_model_free(ggfit_hf_model *m);
 /* ------------------------------------------------------------------------
  * Speed: tokens per second of a plan (speed/)
  *
- * Generation is bandwidth-bound: per token each device reads its dense
- * weights, the routed experts at n_expert_used / n_expert of their bytes
- * (shared experts in full), one row of the token embedding and the KV
- * cache at the depth; its time is bytes / (peak bandwidth x efficiency)
- * plus a fixed cost per token. Devices run in series along the layers
- * (llama.cpp's layer split); the activations crossing between devices are
- * added at the link's bandwidth. Prompt processing is compute-bound: FLOPs
- * per token (2 per weight read, attention growing with the depth) against
- * each device's throughput x efficiency; weights in system RAM are copied
- * to the first GPU once per ubatch (llama.cpp's op offload, ubatch >= 32)
- * and computed there. The constants and their sources are in
- * src/speed/constants.c.
+ * Generation is bandwidth-bound: a step (one token of each of n_parallel
+ * sequences) reads each device's dense weights once, the routed experts
+ * its tokens touch (t tokens routed to k of n experts touch
+ * n (1 - (1 - k/n)^t): k of them for one), one row of the token embedding
+ * and each sequence's KV cache at the depth; its time is bytes / (peak
+ * bandwidth x efficiency) plus a fixed cost per layer. On the CPU its
+ * threads' compute (-t, measured) bounds it too: quantized rows cost their
+ * unpacking, and attention a fixed cost per head and cached row. Devices
+ * run in series along the layers (llama.cpp's layer split); the
+ * activations crossing between devices are added at the link's bandwidth.
+ * Prompt processing is compute-bound: FLOPs per token (2 per weight, the
+ * routed experts' at the backend's MoE efficiency, attention growing with
+ * the depth, with or without flash attention) against each device's
+ * throughput x efficiency, plus the experts each ubatch reads; weights in
+ * system RAM are copied to the first GPU once per ubatch (llama.cpp's op
+ * offload, ubatch >= 32) and computed there. The constants and their
+ * sources are in src/speed/speed_constants.c.
  * ---------------------------------------------------------------------- */
 
 #define GGFIT_BENCH_MAX_DEPTHS 16  /* ggfit bench -d: depths one run takes */

@@ -433,6 +433,23 @@ check bench-host-default 0 'host memory 89.6 GB/s (a default: dual-channel DDR5-
 check bench-host-other 0 'host memory 89.6 GB/s (a default' -- \
     host_bw -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu 4GiB -ngl 15 --for fit-params \
     --host-mem 32GiB
+# -d takes a list (a row per depth), -np N gives each sequence's and all
+# of theirs; a list's bad word is named
+check bench-depths 0 '^     32768 .*[0-9] *$' -- \
+    "$ggfit" bench -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-4090 -d 0,4096,32768
+check bench-depths-json 0 '"depths": \[' -- \
+    "$ggfit" bench -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-4090 -d 0,4096 --json
+check bench-parallel 0 'generation with 4 sequences decoding at once: .* t/s in all' -- \
+    "$ggfit" bench -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-4090 -np 4 --wide
+check bench-depths-bad 2 "^ggfit bench: -d: expected a number of tokens, got 'x'$" -- \
+    "$ggfit" bench -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-4090 -d 0,x
+check bench-depths-empty 2 "expected a number of tokens or a comma list of them, got '0,,1'" -- \
+    "$ggfit" bench -m "$models/llama-3.1-8b-Q4_K_M.gguf" --gpu rtx-4090 -d 0,,1
+# -t: the CPU's threads, its measured compute shared among them
+check bench-threads 0 '"threads": 3,' -- \
+    "$ggfit" bench -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-gflops 100 -t 3 --json
+check threads-bad 2 '^ggfit: -t: expected a non-negative integer' -- \
+    "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none -t many
 check sweep-table 0 '^    40960   29  yes ' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \

@@ -160,12 +160,119 @@ static void test_laptop_tflops(void **state)
     assert_true(n_laptop >= 15);
 }
 
+/* The experts a step touches: k for one token, nearly all for a ubatch. */
+static void test_experts_touched(void **state)
+{
+    (void)state;
+    assert_near(ggfit__experts_touched(128, 8, 1), 8, 1e-9);
+    assert_near(ggfit__experts_touched(32, 4, 0), 4, 1e-9);
+    /* 2 tokens: 128 (1 - (120/128)^2) = 15.5 */
+    assert_near(ggfit__experts_touched(128, 8, 2), 15.5, 1e-9);
+    assert_true(ggfit__experts_touched(128, 8, 512) > 127.9);
+    assert_near(ggfit__experts_touched(8, 8, 3), 8, 1e-9);
+    assert_near(ggfit__experts_touched(0, 0, 3), 0, 1e-9);
+}
+
+/* A MoE prompt: each ubatch reads the experts it touches (nearly all of
+ * them), so a short prompt pays for them over fewer tokens; generation
+ * reads k of n. Several sequences decoding at once read the weights once. */
+static void test_moe_steps(void **state)
+{
+    (void)state;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 8192;
+    p.set_n_ctx = true;
+    ggfit_speed_options o;
+    ggfit_speed_options_init(&o);
+    ggfit_speed a, b, c;
+    speed_of("qwen3-30b-a3b-Q4_K_M.gguf", &p, "rtx-6000-ada", &o, &a);
+    assert_int_equal(a.n_experts_pp, 128);
+    assert_int_equal(a.n_experts_tg, 8);
+    const ggfit_speed_leg *g = &a.legs[0];
+    assert_true(g->flops_moe > 0 && g->flops_moe < g->flops_per_token);
+    assert_true(g->expert_bytes_per_ubatch > 15e9);   /* every expert of 48 layers */
+    o.n_prompt = 64;
+    speed_of("qwen3-30b-a3b-Q4_K_M.gguf", &p, "rtx-6000-ada", &o, &b);
+    assert_true(b.n_experts_pp < 128 && b.n_experts_pp > 8);
+    o.n_prompt = 512;
+    o.n_parallel = 4;
+    speed_of("qwen3-30b-a3b-Q4_K_M.gguf", &p, "rtx-6000-ada", &o, &c);
+    assert_int_equal(c.n_parallel, 4);
+    assert_int_equal(c.n_experts_tg, 29);   /* 128 (1 - (120/128)^4) = 29.1 */
+    /* four tokens touch 29 experts, not 32: a little more in all, each slower */
+    assert_true(c.tg_tps < a.tg_tps && c.tg_tps_total > 1.2 * a.tg_tps);
+    assert_near(c.tg_tps_total, 4 * c.tg_tps, 1e-9);
+    assert_true(c.legs[0].weight_bytes > a.legs[0].weight_bytes);
+    /* flash attention off: attention at the other efficiency */
+    o.n_parallel = 0;
+    o.depth = 4096;
+    p.flash_attn = GGFIT_FA_OFF;
+    ggfit_speed d, e;
+    speed_of("qwen3-30b-a3b-Q4_K_M.gguf", &p, "rtx-6000-ada", &o, &d);
+    p.flash_attn = GGFIT_FA_ON;
+    speed_of("qwen3-30b-a3b-Q4_K_M.gguf", &p, "rtx-6000-ada", &o, &e);
+    assert_false(d.flash_attn);
+    assert_true(e.flash_attn);
+    assert_true(d.legs[0].pp_efficiency_attn < e.legs[0].pp_efficiency_attn);
+    assert_true(d.pp_tps < e.pp_tps);
+}
+
+/* On the CPU: its threads' compute decides prompt processing (twice the
+ * threads, about twice the speed), quantized generation can be
+ * compute-bound, and the tied output's matrix (token_embd again) is read
+ * per token. op offload needs a ubatch of 32 tokens. */
+static void test_cpu(void **state)
+{
+    (void)state;
+    ggfit_params p;
+    ggfit_params_init(&p);
+    p.n_ctx = 4096;
+    p.set_n_ctx = true;
+    ggfit_speed_options o;
+    ggfit_speed_options_init(&o);
+    o.host_bw_gbs = 27.3;
+    o.host_efficiency = 1;
+    o.host_gflops = 176;
+    o.n_threads = 1;
+    ggfit_speed a, b;
+    speed_of("qwen3-0.6b-f16.gguf", &p, NULL, &o, &a);
+    o.n_threads = 2;
+    speed_of("qwen3-0.6b-f16.gguf", &p, NULL, &o, &b);
+    assert_int_equal(a.n_threads, 1);
+    assert_near(a.host_gflops, 176, 1e-9);
+    assert_near(b.host_gflops, 352, 1e-9);
+    assert_near(b.pp_tps / a.pp_tps, 2, 0.01);
+    /* qwen3 0.6B ties its output to token_embd: 28 blocks (0.88 GB of F16)
+     * and the 151936 x 1024 F16 output matrix read per token */
+    const ggfit_speed_leg *h = &b.legs[0];
+    assert_int_equal(h->device, -1);
+    assert_true(h->weight_bytes > 151936ull * 1024 * 2 + 800000000ull);
+    /* all threads measured together cap them (threads sharing a core) */
+    o.host_gflops_all = 200;
+    speed_of("qwen3-0.6b-f16.gguf", &p, NULL, &o, &b);
+    assert_near(b.host_gflops, 200, 1e-9);
+    /* a GPU with the blocks in RAM: a 64-token prompt goes to the GPU, a
+     * 16-token one stays with the CPU */
+    p.n_gpu_layers = 0;
+    p.set_n_gpu_layers = true;
+    o.n_prompt = 64;
+    speed_of("qwen3-0.6b-f16.gguf", &p, "rtx-4090", &o, &a);
+    assert_true(a.link_offload_ms > 0);
+    o.n_prompt = 16;
+    speed_of("qwen3-0.6b-f16.gguf", &p, "rtx-4090", &o, &b);
+    assert_near(b.link_offload_ms, 0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_dense_depth_and_type),
         cmocka_unit_test(test_laptop_tflops),
+        cmocka_unit_test(test_experts_touched),
+        cmocka_unit_test(test_moe_steps),
+        cmocka_unit_test(test_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

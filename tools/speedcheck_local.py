@@ -12,7 +12,8 @@ machine's figures recorded in the row, prints measured against predicted
 t/s, the median error of pp and of tg, and exits 1 when a row is off by more
 than --tolerance percent (default 25).
 
---measure (make speedcheck-local LLAMA_BENCH=PATH): makes random-weight
+--measure (make speedcheck-local LLAMA_BENCH=PATH; --only qwen3 for some of
+them): makes random-weight
 models in --dir (default build/speedcheck-local; files already there are
 kept): qwen3-0.6b F16 and gpt-oss-20b MXFP4 from their layouts in
 data/models (tools/mkrandom.py; a model is skipped, with a message, when the
@@ -210,7 +211,8 @@ def rows_from_bench(tests, machine, layout):
 
 def measure(args):
     os.makedirs(args.dir, exist_ok=True)
-    made = [m for m in (make_model(args, *spec) for spec in MODELS) if m]
+    specs = [m for m in MODELS if not args.only or any(w in m[0] for w in args.only.split(','))]
+    made = [m for m in (make_model(args, *spec) for spec in specs) if m]
     gbs, gflops = host_figures(run_json([args.ggfit, 'devices', '--measure', '--json']))
     machine = dict(machine=cpu_name(), cpus=os.cpu_count(), host_bw_gbs=gbs, host_gflops=gflops)
     print('machine: %s, %d CPUs, %s GB/s, %s GFLOPS a thread' % (
@@ -249,6 +251,8 @@ def main():
                     help='work folder for the models')
     ap.add_argument('--record', action='store_true',
                     help='write the measured rows to --csv and the layouts to ' + LAYOUT_DIR)
+    ap.add_argument('--only', help='with --measure: the models whose file name contains one '
+                    'of these comma-separated words (--record keeps the other rows)')
     args = ap.parse_args()
     if args.measure:
         if not args.llama_bench:
@@ -258,6 +262,9 @@ def main():
         args.env = dict(os.environ, LD_LIBRARY_PATH=lib + (
             ':' + os.environ['LD_LIBRARY_PATH'] if os.environ.get('LD_LIBRARY_PATH') else ''))
         rows = measure(args)
+        if args.record and args.only:   # the models not measured keep their rows
+            done = {r['model'] for r in rows}
+            rows = [r for r in read_csv(args.csv) if r['model'] not in done] + rows
         out = args.csv if args.record else os.path.join(args.dir, 'local.csv')
         write_csv(rows, out)
         print('wrote %s (%d rows)' % (out, len(rows)))

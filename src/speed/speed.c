@@ -377,12 +377,17 @@ ggfit_status ggfit_speed_of(const ggfit_model *m, const ggfit_params *p,
     out->n_threads = threads;
     out->host_gflops = host_g;
     int32_t offload_to = -1;
+    /* the scheduler asks its backends in order, each GPU whether it holds
+     * layers or not (-ngl 0 still offloads the prompt's products) */
     for (size_t d = 0; d < n; d++)
-        if (offloads_ops(devs[d].kind) && (acc[d].wbytes > 0 || acc[d].layers)) {
+        if (offloads_ops(devs[d].kind)) {
             offload_to = (int32_t)d;
             break;
         }
-    bool offload = offload_to >= 0 && ub >= 32 && acc[n].held > 0;
+    /* ggml-cuda's offload_op: a matrix product of a batch of 32 tokens or
+     * more (a ubatch of the prompt's, not -ub itself: pp16 stays on the
+     * CPU); generation's single tokens never go */
+    bool offload = offload_to >= 0 && pp_tokens >= 32 && acc[n].held > 0;
 
     /* the fixed cost of a token is llama.cpp's kernel launches, a few per
      * layer: the backend's cost per layer on each GPU (--fixed-ms: one cost
