@@ -6,6 +6,7 @@
  * not.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -480,7 +481,8 @@ typedef struct cli_opts {
     bool speed_consts;        /* a speed constant was given */
     const char *svg;          /* sweep --svg FILE */
     const char *sysroot;      /* devices --sysroot DIR */
-    const char *files[2];     /* reorder's IN and OUT */
+    const char *files[2];     /* reorder's IN and OUT, batch's FILE */
+    uint32_t jobs;            /* batch -j: threads (0: one per CPU) */
     int n_files;
     ggfit_sweep_axis axis;    /* sweep --over */
     ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
@@ -527,6 +529,16 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
     case GGFIT_CLI_FORCE: o->force = true; break;
     case GGFIT_CLI_CSV: o->csv = true; break;
     case GGFIT_CLI_WIDE: ggfit_text_set_columns(0); break;
+    case GGFIT_CLI_JOBS: {
+        char *end;
+        long j = strtol(v, &end, 10);
+        if (*end || end == v || j < 1 || j > 256)
+            rc = bad("%s: expected a number of threads from 1 to 256, got '%.*s%s'", argv[*i],
+                     CLIP(v));
+        else
+            o->jobs = (uint32_t)j;
+        break;
+    }
     case GGFIT_CLI_SVG: o->svg = v; break;
     case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
     case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
@@ -623,10 +635,11 @@ static int parse_flags(unsigned bit, cli_opts *o, ggfit_request *req, int argc, 
         char *err = NULL;
         bool used;
         int rc = 0, which = argv[i][0] == '-' ? flag_of(argv[i], bit, &f) : -1;
-        /* reorder's IN OUT; devices --catalog's FILTER */
+        /* reorder's IN OUT; devices --catalog's FILTER; batch's FILE */
         if (which < 0 && argv[i][0] != '-' && o->n_files < 2 &&
             (bit == GGFIT_COMMAND_REORDER ||
-             (bit == GGFIT_COMMAND_DEVICES && o->catalog && !o->n_files))) {
+             (!o->n_files && ((bit == GGFIT_COMMAND_DEVICES && o->catalog) ||
+                              bit == GGFIT_COMMAND_BATCH)))) {
             o->files[o->n_files++] = argv[i++];
             continue;
         }
@@ -1089,6 +1102,155 @@ static int cmd_bench(int argc, char **argv)
     return print_bench(b, o.json, false);
 }
 
+/* ---- ggfit batch ---------------------------------------------------------- */
+
+#define BATCH_LINE_MAX ((size_t)1 << 20)   /* a longer line is answered with an error */
+#define BATCH_CHUNK 512                    /* lines read, answered, then written */
+
+typedef struct batch_work {
+    ggfit_batch *batch;
+    char *lines[BATCH_CHUNK];
+    size_t lens[BATCH_CHUNK];
+    char *answers[BATCH_CHUNK];
+    size_t n, next;
+    pthread_mutex_t lock;
+} batch_work;
+
+static void *batch_worker(void *arg)
+{
+    batch_work *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        size_t k = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (k >= w->n)
+            return NULL;
+        w->answers[k] = w->lines[k] ? ggfit_batch_answer(w->batch, w->lines[k], w->lens[k])
+                                    : NULL;
+    }
+}
+
+/* The next line of f without its end (CR LF or LF), in *line (malloc'd, *len
+ * bytes); a line over BATCH_LINE_MAX is read past and given as NULL with
+ * *len its length. 0 at the end of f, 1 a line, -1 out of memory. */
+static int batch_read(FILE *f, char **line, size_t *len)
+{
+    size_t cap = 256, n = 0;
+    char *buf = malloc(cap);
+    int c;
+    if (!buf)
+        return -1;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (n + 1 >= cap && n < BATCH_LINE_MAX) {
+            char *more = realloc(buf, cap * 2);
+            if (!more) {
+                free(buf);
+                return -1;
+            }
+            buf = more;
+            cap *= 2;
+        }
+        if (n < BATCH_LINE_MAX)
+            buf[n] = (char)c;
+        n++;
+    }
+    if (c == EOF && n == 0) {
+        free(buf);
+        return 0;
+    }
+    if (n > BATCH_LINE_MAX) {
+        free(buf);
+        *line = NULL;
+        *len = n;
+        return 1;
+    }
+    if (n && buf[n - 1] == '\r')
+        n--;
+    buf[n] = '\0';
+    *line = buf;
+    *len = n;
+    return 1;
+}
+
+/* ggfit batch: JSON lines in, a plan (or an error) each out, in order
+ * (the library's ggfit_batch_answer), answered by -j threads. */
+static int cmd_batch(int argc, char **argv)
+{
+    cli_opts o;
+    cli_opts_init(&o);
+    int rc = parse_flags(GGFIT_COMMAND_BATCH, &o, NULL, argc, argv, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    FILE *in = o.n_files ? fopen(o.files[0], "r") : stdin;
+    if (!in)
+        return bad("%.*s%s: cannot open: %s", CLIP(o.files[0]), strerror(errno));
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t jobs = o.jobs ? o.jobs : ncpu < 1 ? 1 : ncpu > 256 ? 256 : (uint32_t)ncpu;
+    batch_work *w = calloc(1, sizeof *w);
+    pthread_t th[256];
+    if (!w || !(w->batch = ggfit_batch_new()) || pthread_mutex_init(&w->lock, NULL)) {
+        if (w)
+            ggfit_batch_free(w->batch);
+        free(w);
+        if (in != stdin)
+            fclose(in);
+        return out_of_memory();
+    }
+    size_t line_no = 0;
+    for (bool end = false; !end && !rc;) {
+        /* a chunk of lines (blank ones are no question) */
+        w->n = w->next = 0;
+        while (w->n < BATCH_CHUNK) {
+            char *line;
+            size_t len;
+            int got = batch_read(in, &line, &len);
+            if (got <= 0) {
+                end = true;
+                rc = got < 0 ? out_of_memory() : 0;
+                break;
+            }
+            line_no++;
+            if (line && strspn(line, " \t") == len) {
+                free(line);
+                continue;
+            }
+            w->lines[w->n] = line;
+            w->lens[w->n++] = len;
+            if (!line) {   /* too long to read: its answer is this */
+                char msg[160];
+                snprintf(msg, sizeof msg, "{\"id\":null,\"error\":\"line %zu: %zu bytes, more "
+                         "than the %zu a line may have\"}", line_no, len, BATCH_LINE_MAX);
+                w->answers[w->n - 1] = strdup(msg);
+            }
+        }
+        /* answered on the threads (this one too), then written in order */
+        uint32_t started = 0;
+        for (uint32_t t = 1; t < jobs && t < w->n; t++)
+            if (pthread_create(&th[started], NULL, batch_worker, w) == 0)
+                started++;
+        batch_worker(w);
+        for (uint32_t t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+        for (size_t k = 0; k < w->n; k++) {
+            if (!w->answers[k] && !rc)
+                rc = out_of_memory();
+            else if (!rc && (fputs(w->answers[k], stdout) == EOF || putchar('\n') == EOF))
+                rc = EXIT_BAD_INPUT;   /* main says why */
+            free(w->lines[k]);
+            ggfit_free(w->answers[k]);
+            w->answers[k] = NULL;
+        }
+    }
+    if (!rc && ferror(in))
+        rc = bad("%s: read error", o.n_files ? o.files[0] : "standard input");
+    if (in != stdin)
+        fclose(in);
+    pthread_mutex_destroy(&w->lock);
+    ggfit_batch_free(w->batch);
+    free(w);
+    return rc;
+}
+
 /* ggfit sweep: memory and predicted speed against the context, -ngl or
  * -ncmoe (the library's ggfit_request_sweep), as a table, CSV, JSON, and
  * an SVG picture. */
@@ -1229,7 +1391,7 @@ static int not_a_command(const char *w)
     const char *near = ggfit_nearest_word(w, names, sizeof commands / sizeof commands[0] - 1, 2);
     if (near)
         return bad("'%.*s%s' is not a command: did you mean %s?", CLIP(w), near);
-    return bad("'%.*s%s' is not a command: inspect, devices, archs, reorder, bench, sweep",
+    return bad("'%.*s%s' is not a command: inspect, devices, archs, reorder, bench, sweep, batch",
                CLIP(w));
 }
 
@@ -1264,6 +1426,7 @@ static int run(int argc, char **argv)
     } cmds[] = {
         { "inspect", cmd_inspect }, { "devices", cmd_devices }, { "archs", cmd_archs },
         { "reorder", cmd_reorder }, { "bench", cmd_bench }, { "sweep", cmd_sweep },
+        { "batch", cmd_batch },
     };
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         if (!strcmp(argv[1], cmds[k].name)) {

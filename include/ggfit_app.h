@@ -549,6 +549,10 @@ typedef struct ggfit_request {
      * (the flag table's strings): the plan's text names them. */
     const char *from_env[GGFIT_MAX_IGNORED];
     uint32_t n_from_env;
+    /* The model, already open (a header kept in memory across plans:
+     * ggfit_batch): ggfit_request_plan takes it for r->model instead of
+     * opening the file; the caller keeps it open. NULL: opened per plan. */
+    const ggfit_model *model_open;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -627,7 +631,7 @@ enum {
 enum {
     GGFIT_COMMAND_PLAN = 1, GGFIT_COMMAND_INSPECT = 2, GGFIT_COMMAND_DEVICES = 4,
     GGFIT_COMMAND_ARCHS = 8, GGFIT_COMMAND_REORDER = 16, GGFIT_COMMAND_BENCH = 32,
-    GGFIT_COMMAND_SWEEP = 64
+    GGFIT_COMMAND_SWEEP = 64, GGFIT_COMMAND_BATCH = 128
 };
 
 /* The command line tool's own flags, which the library's parsers leave to
@@ -647,6 +651,7 @@ typedef enum ggfit_cli_flag {
     /* the plan's line as a whole command to paste, or the bare flags */
     GGFIT_CLI_PRINT_COMMAND, GGFIT_CLI_PRINT_FLAGS,
     GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
+    GGFIT_CLI_JOBS,           /* batch -j N: threads answering lines */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -909,6 +914,30 @@ GGFIT_API void ggfit_text_set_columns(unsigned n_cols);
  * caller frees the text with ggfit_free(); NULL when out of memory. */
 GGFIT_API char *ggfit_plan_text(const ggfit_plan *plan, bool with_log);
 GGFIT_API char *ggfit_plan_json(const ggfit_plan *plan);
+
+/* ------------------------------------------------------------------------
+ * Batch: many plans, a JSON line each (ggfit batch; src/plan/batch.c)
+ *
+ * A line asks {"id": ANY, "argv": ["-m", "FILE", "--gpu", "rtx-3090", ...]}:
+ * the plan's own arguments as the CLI takes them (the library's flags, a
+ * pasted llama.cpp line after --; --json is implied). The answer is one
+ * line: {"id": ANY, "plan": <what ggfit ARGS --json prints>, "exit_status":
+ * N[, "warnings": [...]]}, or {"id": ANY, "error": "..."} for a line that
+ * cannot be planned (not JSON, a bad flag, a file missing). The headers of
+ * local files stay open in the batch across lines (a file changed since is
+ * read again).
+ * ---------------------------------------------------------------------- */
+
+typedef struct ggfit_batch ggfit_batch;
+
+/* A batch, or NULL when out of memory; free with ggfit_batch_free(). */
+GGFIT_API ggfit_batch *ggfit_batch_new(void);
+GGFIT_API void ggfit_batch_free(ggfit_batch *b);
+
+/* The answer to one line of len bytes (no newline in it), one line of
+ * JSON without its newline; free it with ggfit_free(). NULL only when out
+ * of memory. Several threads may answer on one batch at once. */
+GGFIT_API char *ggfit_batch_answer(ggfit_batch *b, const char *line, size_t len);
 
 /* The flags the plan recommends, on one line (stdout's), for the plan's
  * program (ggfit_plan_argv joined by ggfit_argv_join), or "" when nothing

@@ -50,7 +50,7 @@ function commands(list, scope,    out, m, p, i) {
     m = split(list, p, ",")
     out = ""
     for (i = 1; i <= m; i++) {
-        if (p[i] !~ /^(plan|inspect|devices|archs|reorder|bench|sweep)$/)
+        if (p[i] !~ /^(plan|inspect|devices|archs|reorder|bench|sweep|batch)$/)
             fail("unknown command " p[i])
         out = out "|GGFIT_COMMAND_" upper(p[i])
     }

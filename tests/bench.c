@@ -17,6 +17,9 @@
  *    (llama.cpp: 10.96 s, most of it loading the vocabulary). Beside them,
  *    `ggfit --version`: what the process alone costs here (start, dynamic
  *    loading, exit), which every run pays before any work.
+ *  - ggfit batch on a scheduler's mix of 2,048 distinct plans (every
+ *    shipped layout, eight machines, four contexts, four memory sizes):
+ *    at least 1,000 plans a second on every CPU of the machine.
  *  - the incremental machinery (src/llama/graph_cache.h): the commands a
  *    user runs (a plain fit, --objective speed, sweep, a list of models,
  *    a llama-bench line's tests) timed with each set of cached pieces
@@ -184,6 +187,67 @@ static int whole_runs(const char *ggfit, const char *dir, const char *vocab)
            "device: %.2f ms (quartiles %.2f, %.2f; target 6 ms; llama.cpp 10.96 s)\n", b, qb[0],
            qb[1]);
     return a < 0 || b < 0 || a > 5.0 || b > 6.0;
+}
+
+/* ggfit batch on a scheduler's mix: every shipped layout on eight machines
+ * at four contexts and four memory sizes, each line a distinct plan; plans
+ * a second of wall time on every CPU (target 1,000). 0 when met. */
+static int batch_rate(const char *ggfit, const char *dir)
+{
+    static const char *const models[] = {
+        "deepseek-v2-lite-Q4_K_M.gguf", "gemma-3-27b-Q4_K_M.gguf", "gemma-3-4b-Q4_K_M.gguf",
+        "glm-4.5-air-Q4_K_M.gguf", "gpt-oss-120b-mxfp4.gguf", "gpt-oss-20b-mxfp4.gguf",
+        "lfm2-1.2b-Q4_K_M.gguf", "llama-3.1-8b-Q4_K_M.gguf", "llama-3.3-70b-Q4_K_M.gguf",
+        "mixtral-8x7b-Q4_K_M.gguf", "nemotron-h-8b-Q4_K_M.gguf", "qwen3-0.6b-f16.gguf",
+        "qwen3-14b-Q4_K_M.gguf", "qwen3-14b-f16.gguf", "qwen3-30b-a3b-Q4_K_M.gguf",
+        "qwen3-next-80b-a3b-Q4_K_M.gguf",
+    };
+    static const char *const gpus[] = { "rtx-3090", "rtx-4090", "rtx-3060-12gb", "8GiB",
+                                        "a100-80gb", "rtx-3090,rtx-3090", "24GiB,12GiB",
+                                        "none" };
+    static const char *const ctx[] = { "4096", "16384", "32768", "" };
+    static const char *const host[] = { "32GiB", "64GiB", "128GiB", "256GiB" };
+    enum { N_MODELS = sizeof models / sizeof models[0] };
+    const size_t lines = N_MODELS * 8 * 4 * 4;
+    char in[] = "/tmp/ggfit-bench-batch-XXXXXX";
+    int fd = mkstemp(in);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "bench: no temporary file for the batch\n");
+        return 1;
+    }
+    for (size_t i = 0; i < lines; i++) {
+        size_t m = i % N_MODELS, g = i / N_MODELS % 8, c = i / N_MODELS / 8 % 4,
+               h = i / N_MODELS / 32 % 4;
+        fprintf(f, "{\"id\": %zu, \"argv\": [\"-m\", \"%s/%s\", \"--gpu\", \"%s\", \"--host-mem\", "
+                   "\"%s\"%s%s%s]}\n",
+                i, dir, models[m], gpus[g], host[h], ctx[c][0] ? ", \"-c\", \"" : "", ctx[c],
+                ctx[c][0] ? "\"" : "");
+    }
+    fclose(f);
+    char prog[512], cmd[] = "batch";
+    snprintf(prog, sizeof prog, "%s", ggfit);
+    char *args[] = { prog, cmd, in, NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int st = 0;
+    double t0 = now_ms();
+    int ok = posix_spawn(&pid, prog, &fa, NULL, args, environ) == 0 &&
+             waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    double ms = now_ms() - t0;
+    posix_spawn_file_actions_destroy(&fa);
+    unlink(in);
+    if (!ok) {
+        fprintf(stderr, "bench: ggfit batch did not run\n");
+        return 1;
+    }
+    double rate = lines / (ms / 1e3);
+    printf("ggfit batch, %zu distinct plans (16 layouts x 8 machines x 4 contexts x 4 memory "
+           "sizes) on %ld CPUs: %.0f plans/s (target 1000)\n",
+           lines, sysconf(_SC_NPROCESSORS_ONLN), rate);
+    return rate < 1000;
 }
 
 /* The incremental machinery's pieces, each forced on and off
@@ -401,6 +465,8 @@ int main(int argc, char **argv)
     }
     if (argc > 3)
         status |= whole_runs(argv[2], dir, argv[3]);
+    if (argc > 2)
+        status |= batch_rate(argv[2], dir);
     if (argc > 2)
         status |= pieces(argv[2], dir);
     printf("this machine: %.1f us per fresh page\n", page_fault_us());

@@ -450,6 +450,47 @@ check bench-threads 0 '"threads": 3,' -- \
     "$ggfit" bench -m "$models/qwen3-0.6b-f16.gguf" --gpu none --host-gflops 100 -t 3 --json
 check threads-bad 2 '^ggfit: -t: expected a non-negative integer' -- \
     "$ggfit" -m "$models/qwen3-0.6b-f16.gguf" --gpu none -t many
+# ggfit batch: a JSON line each, answered in order; a bad line in its place
+batch_lines() {
+    printf '%s\n' \
+        "{\"id\": 1, \"argv\": [\"-m\", \"$models/qwen3-14b-Q4_K_M.gguf\", \"--gpu\", \"rtx-3090\"]}" \
+        'not json' '' \
+        "{\"id\": \"b\", \"argv\": [\"--gpu\", \"none\", \"--\", \"llama-server\", \"-m\", \"$models/qwen3-0.6b-f16.gguf\", \"--newflag\", \"7\"]}" \
+        "{\"id\": 3, \"argv\": [\"-m\", \"$tmp/none.gguf\"]}" \
+        '{"id": 4, "argv": ["-m", 5]}' |
+        "$ggfit" batch -j 2 | python3 -c '
+import json, sys
+out = [json.loads(l) for l in sys.stdin]
+ids = [o["id"] for o in out]
+assert ids == [1, None, "b", 3, 4], ids
+assert out[0]["exit_status"] == 0 and out[0]["plan"]["n_ctx"] > 0
+assert "not JSON" in out[1]["error"]
+assert "--newflag" in out[2]["warnings"][0] and out[2]["plan"]
+assert "cannot open" in out[3]["error"] and "is not a string" in out[4]["error"]
+print("batch: 5 answers in order")'
+}
+check batch-lines 0 '^batch: 5 answers in order$' -- batch_lines
+check batch-same 0 '^the same plan$' -- sh -c '
+    a=$("$0" -m "$1" --gpu rtx-3090 --host-mem 64GiB --json | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))")
+    b=$(printf "{\"id\": 0, \"argv\": [\"-m\", \"%s\", \"--gpu\", \"rtx-3090\", \"--host-mem\", \"64GiB\"]}\n" "$1" | "$0" batch |
+        python3 -c "import json,sys; print(json.dumps(json.loads(sys.stdin.read())[\"plan\"], sort_keys=True))")
+    [ "$a" = "$b" ] && echo "the same plan"' "$ggfit" "$models/gpt-oss-120b-mxfp4.gguf"
+batch_threads() {  # four threads on one batch answer as one does, line for line
+    for m in qwen3-0.6b-f16 gpt-oss-20b-mxfp4 qwen3-30b-a3b-Q4_K_M llama-3.1-8b-Q4_K_M; do
+        for g in rtx-3090 8GiB 24GiB,12GiB none; do
+            for c in 4096 32768; do
+                printf '{"id": "%s %s %s", "argv": ["-m", "%s/%s.gguf", "--gpu", "%s", "--host-mem", "64GiB", "-c", "%s"]}\n' \
+                    "$m" "$g" "$c" "$models" "$m" "$g" "$c"
+            done
+        done
+    done >"$tmp/mix.jsonl"
+    "$ggfit" batch -j 1 "$tmp/mix.jsonl" >"$tmp/mix1" && "$ggfit" batch -j 4 "$tmp/mix.jsonl" >"$tmp/mix4" &&
+        cmp -s "$tmp/mix1" "$tmp/mix4" && [ "$(grep -c '"plan"' "$tmp/mix4")" -eq 32 ] &&
+        echo "32 plans, the same on 1 and 4 threads"
+}
+check batch-threads 0 '^32 plans, the same on 1 and 4 threads$' -- batch_threads
+check batch-no-file 2 'none.jsonl: cannot open' -- "$ggfit" batch "$tmp/none.jsonl"
+check batch-jobs-bad 2 'expected a number of threads from 1 to 256' -- "$ggfit" batch -j 0
 check sweep-table 0 '^    40960   29  yes ' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \

@@ -95,9 +95,9 @@ ggfit_status ggfit_request_plan(ggfit_request *r, ggfit_plan *out, char **err)
     char mmproj[512] = "";
     if ((rc = ggfit_request_version(r, err)) ||
         (rc = ggfit_request_devices(r, out->devices, GGFIT_MAX_DEVICES, &out->n_devices, err)) ||
-        (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err)))
+        (!r->model_open && (rc = ggfit__request_model(r, &m, mmproj, sizeof mmproj, err))))
         return rc;
-    rc = ggfit__plan_model(r, m, mmproj, out, err);
+    rc = ggfit__plan_model(r, r->model_open ? r->model_open : m, mmproj, out, err);
     ggfit_model_free(m);
     return rc;
 }
