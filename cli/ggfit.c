@@ -483,6 +483,7 @@ typedef struct cli_opts {
     const char *sysroot;      /* devices --sysroot DIR */
     const char *files[2];     /* reorder's IN and OUT, batch's FILE */
     uint32_t jobs;            /* batch -j: threads (0: one per CPU) */
+    const char *order;        /* --order NAMES: a router's models */
     int n_files;
     ggfit_sweep_axis axis;    /* sweep --over */
     ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
@@ -540,6 +541,7 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
         break;
     }
     case GGFIT_CLI_SVG: o->svg = v; break;
+    case GGFIT_CLI_ORDER: o->order = v; break;
     case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
     case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
     case GGFIT_CLI_MIN_CTX: rc = min_ctx_of(v, &o->fo.n_ctx_min); break;
@@ -921,6 +923,60 @@ static int print_vs(ggfit_request *req, ggfit_plan *plan, bool json)
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
+/* A llama-server line with --models-preset and no model: a router. */
+static bool router_line(int argc, char **argv)
+{
+    bool pasted = false;
+    for (int i = 1; i < argc; i++) {
+        pasted |= !strcmp(argv[i], "--");
+        if (pasted && !strcmp(argv[i], "--models-preset"))
+            return true;
+    }
+    return false;
+}
+
+/* A router's children planned one by one (the library's ggfit_router_plan)
+ * on the machine's flags before --, the tool's own left out. */
+static int print_router(int argc, char **argv, const char *order, bool json)
+{
+    char **words = calloc((size_t)argc, sizeof *words);
+    ggfit_router *r = calloc(1, sizeof *r);
+    char *err = NULL;
+    int n = 0, rc;
+    if (!words || !r) {
+        free(words);
+        free(r);
+        return out_of_memory();
+    }
+    for (int i = 1; i < argc; i++) {
+        ggfit_flag_info f;
+        int which = strcmp(argv[i], "--") ? flag_of(argv[i], GGFIT_COMMAND_PLAN, &f) : -1;
+        if (which > GGFIT_CLI_NONE) {   /* --json, --order ...: the tool's */
+            i += f.n_values;
+            continue;
+        }
+        if (!strcmp(argv[i], "--")) {
+            while (i < argc)
+                words[n++] = argv[i++];
+            break;
+        }
+        words[n++] = argv[i];
+    }
+    rc = ggfit_router_plan(n, words, order, r, &err);
+    free(words);
+    if (rc) {
+        free(r);
+        return report(rc, err);
+    }
+    rc = emit(json ? ggfit_router_json(r) : ggfit_router_text(r), json);
+    bool all = true, r_over = r->over;
+    for (uint32_t k = 0; k < r->n_children; k++)
+        all &= r->children[k].plan && ggfit_plan_exit_status(r->children[k].plan) == 0;
+    ggfit_router_free(r);
+    free(r);
+    return rc ? rc : all && !r_over ? 0 : 1;
+}
+
 static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **argv)
 {
     cli_opts o;
@@ -946,6 +1002,11 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     }
     bool json = o.json, quiet = o.quiet, verbose = o.verbose;
     size_t n_models = o.n_models;
+    if (req->program == GGFIT_FOR_SERVER && !req->model && !req->hf_repo && !req->model_url &&
+        router_line(argc, argv)) {
+        free(models);
+        return print_router(argc, argv, o.order, json);
+    }
     ggfit_fastest_options fo = o.fo;
     if (o.list || n_models > 1) {
         /* which quant?: -hf USER/MODEL --list, or several -m */

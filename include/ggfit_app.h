@@ -553,6 +553,11 @@ typedef struct ggfit_request {
      * ggfit_batch): ggfit_request_plan takes it for r->model instead of
      * opening the file; the caller keeps it open. NULL: opened per plan. */
     const ggfit_model *model_open;
+    /* Memory others hold (a router's children started before this one):
+     * taken from each device's free memory and from the host's, as the
+     * fit finds it when it runs (ggfit_request_devices). Bytes; 0: none. */
+    uint64_t held[GGFIT_MAX_DEVICES];
+    uint64_t held_host;
 } ggfit_request;
 
 /* Reads llama.cpp's LLAMA_ARG_* variables into r as llama.cpp reads them
@@ -652,6 +657,7 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_PRINT_COMMAND, GGFIT_CLI_PRINT_FLAGS,
     GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
     GGFIT_CLI_JOBS,           /* batch -j N: threads answering lines */
+    GGFIT_CLI_ORDER,          /* --order NAMES: a router's models asked in this order */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -929,6 +935,62 @@ GGFIT_API char *ggfit_plan_json(const ggfit_plan *plan);
  * ---------------------------------------------------------------------- */
 
 typedef struct ggfit_batch ggfit_batch;
+
+/* ------------------------------------------------------------------------
+ * llama-server's router (--models-preset FILE; src/plan/router.c)
+ *
+ * Each model of the preset is a child llama-server started with the
+ * preset's flags for it ([*], then its section) and the router's own line
+ * on top; its fit runs against the memory free when it starts, so the
+ * children started before it decide what it gets. ggfit_router_plan plans
+ * them one by one in the order asked, each against what the ones before
+ * it hold.
+ * ---------------------------------------------------------------------- */
+
+#define GGFIT_ROUTER_MAX 64
+
+typedef struct ggfit_router_child {
+    char name[256];           /* its section's name (a repo's tag upper-cased) */
+    char args[2048];          /* the preset's flags for it, as words */
+    bool load_on_startup;
+    ggfit_plan *plan;         /* its child's plan; NULL with error set */
+    char error[512];          /* why it cannot be planned (its flags, a file) */
+    uint64_t free_held[GGFIT_MAX_DEVICES]; /* what the children before it held */
+    uint64_t host_held;
+    char *words;              /* its flags' strings, which the plan points
+                                 into (ggfit_router_free frees them) */
+    bool together;            /* started with the other load-on-startup
+                                 children at once: its fit saw none of
+                                 theirs (free_held: the children before) */
+} ggfit_router_child;
+
+typedef struct ggfit_router {
+    char preset[512];
+    uint32_t models_max;      /* --models-max (4; 0 no limit) */
+    uint32_t n_startup;       /* models with load-on-startup */
+    uint32_t n_children;
+    ggfit_router_child children[GGFIT_ROUTER_MAX];
+    uint64_t held[GGFIT_MAX_DEVICES]; /* all of them together */
+    uint64_t held_host;
+    bool over;                /* together more than a device or system memory
+                                 has free (the load-on-startup children, each
+                                 fitted without the others) */
+} ggfit_router;
+
+/* argv: the machine's flags (--gpu, --host-mem, ...), then -- llama-server
+ * --models-preset FILE and the router's flags (without the program's
+ * name). order: model names comma-separated, asked for one after the other
+ * in that order, each once the one before has loaded (NULL: llama.cpp's
+ * start: the load-on-startup models together, each fit seeing none of the
+ * others, then the rest one by one, each by name). A child
+ * that cannot be planned carries its error; the call fails on the preset
+ * itself. Free with ggfit_router_free (out itself is the caller's). */
+GGFIT_API ggfit_status ggfit_router_plan(int argc, char **argv, const char *order,
+                                         ggfit_router *out, char **err);
+GGFIT_API void ggfit_router_free(ggfit_router *r);
+/* The children's fits in words, and as JSON. Free with ggfit_free(). */
+GGFIT_API char *ggfit_router_text(const ggfit_router *r);
+GGFIT_API char *ggfit_router_json(const ggfit_router *r);
 
 /* A batch, or NULL when out of memory; free with ggfit_batch_free(). */
 GGFIT_API ggfit_batch *ggfit_batch_new(void);

@@ -491,6 +491,28 @@ batch_threads() {  # four threads on one batch answer as one does, line for line
 check batch-threads 0 '^32 plans, the same on 1 and 4 threads$' -- batch_threads
 check batch-no-file 2 'none.jsonl: cannot open' -- "$ggfit" batch "$tmp/none.jsonl"
 check batch-jobs-bad 2 'expected a number of threads from 1 to 256' -- "$ggfit" batch -j 0
+# llama-server's router: each child's fit against what the ones before it
+# hold; the order decides (names sorted: the coder fills the GPU first)
+check router-order 1 '^   3  embed  .* does not fit$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB -- llama-server --models-preset tests/router/four.ini -fa on
+check router-order-given 0 '^   4  coder  .* fits$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order embed,rerank,chat -- llama-server \
+    --models-preset tests/router/four.ini -fa on
+check router-child-flags 0 '^      its fit: -c 8192 -ngl all -b 8192 -ub 8192 -np 2 -fa on --embedding' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order embed -- llama-server \
+    --models-preset tests/router/four.ini -fa on
+# load-on-startup children start together: each fit saw none of the others
+check router-startup-over 1 'CUDA0 [0-9]* of 24077 MiB free (OVER)' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --wide -- llama-server --models-preset tests/router/startup.ini
+check router-startup-asked 0 '^all of them loaded: CUDA0 [0-9]* of 24077 MiB free; ' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order chat,coder --wide -- llama-server \
+    --models-preset tests/router/startup.ini
+check router-json 1 '"started_together": true' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-preset tests/router/startup.ini
+check router-no-file 2 'preset file does not exist: .*none.ini' -- \
+    "$ggfit" --gpu rtx-3090 -- llama-server --models-preset "$tmp/none.ini"
+check router-bad-order 2 "^ggfit: --order: 'chaat' is not a model of the preset$" -- \
+    "$ggfit" --gpu rtx-3090 --order chaat -- llama-server --models-preset tests/router/startup.ini
 check sweep-table 0 '^    40960   29  yes ' -- \
     "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB
 check sweep-csv 0 '^ctx,n_ctx,n_gpu_layers,fits,pp_tps,tg_tps,tg_tps_full,used_CUDA0' -- \
@@ -1143,7 +1165,7 @@ n, bad, seen = 0, 0, set()
 for f in sorted(glob.glob(plans + "/*"), key=lambda f: int(os.path.basename(f))):
     args = [a for a in open(f, "rb").read().decode().split("\0")[1:-1] if a not in drop]
     if (not args or args[0] in subcommands or no_line & set(args)
-            or any(a.endswith("llama-bench") for a in args)
+            or any(a.endswith("llama-bench") for a in args) or "--models-preset" in args
             or args.count("-m") > 1 or tuple(args) in seen):   # several -m: --list's table
         continue
     seen.add(tuple(args))

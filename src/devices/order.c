@@ -162,6 +162,10 @@ ggfit_status ggfit_request_devices(ggfit_request *r, ggfit_device *out, size_t m
         r->params.cpu_features = cpu;
         r->host.cpu_features = cpu;
     }
+    /* what others hold already (a router's earlier children) */
+    for (size_t d = 0; d < *n && d < GGFIT_MAX_DEVICES; d++)
+        out[d].free = out[d].free > r->held[d] ? out[d].free - r->held[d] : 0;
+    r->host.free = r->host.free > r->held_host ? r->host.free - r->held_host : 0;
     r->fit.host_free = r->host.free;
     return GGFIT_OK;
 }

@@ -131,8 +131,8 @@ static json_t *text_json(const char *text)
 /* The line's argv into r, as the CLI's plan command reads its own: the
  * library's flags, --json (implied), and a pasted llama.cpp line after --
  * whose flags ggfit does not know are kept with a warning each. */
-static ggfit_status parse_argv(ggfit_request *r, int argc, char **argv, json_t *warnings,
-                               char **err)
+ggfit_status ggfit__plan_argv(ggfit_request *r, int argc, char **argv, json_t *warnings,
+                              char **err)
 {
     bool pasted = false;
     int i = 0;
@@ -182,7 +182,8 @@ static ggfit_status parse_argv(ggfit_request *r, int argc, char **argv, json_t *
                  v ? v : "");
         if (v)
             strcat(w, ")");
-        json_array_append_new(warnings, text_json(w));
+        if (warnings)
+            json_array_append_new(warnings, text_json(w));
         if (r->n_unknown < GGFIT_MAX_IGNORED) {
             r->unknown[r->n_unknown][0] = a;
             r->unknown[r->n_unknown++][1] = v;
@@ -205,7 +206,7 @@ static ggfit_status plan_argv(ggfit_batch *b, int argc, char **argv, json_t *ans
         rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = ggfit_request_env(r, err)) || (rc = parse_argv(r, argc, argv, warnings, err)))
+    if ((rc = ggfit_request_env(r, err)) || (rc = ggfit__plan_argv(r, argc, argv, warnings, err)))
         goto done;
     if (r->model && !r->hf_repo && !r->model_url && !ggfit_is_url(r->model) &&
         (rc = model_of(b, r->model, &r->model_open, &owned, err)))

@@ -15,6 +15,16 @@
 ggfit_status ggfit__plan_model(ggfit_request *r, const ggfit_model *m, const char *mmproj,
                                ggfit_plan *out, char **err);
 
+/* The plan's own arguments (argv without the program's name; a leading
+ * "ggfit" skipped) into r, as the CLI's plan command reads them: the
+ * library's flags, --json (implied), a pasted llama.cpp line after --
+ * whose flags ggfit does not know are kept (r->unknown) with a warning
+ * each appended to warnings (a json_t array; NULL: none kept). A flag of
+ * the CLI's own (--objective, -q) or a command is an error (batch.c). */
+struct json_t;
+ggfit_status ggfit__plan_argv(ggfit_request *r, int argc, char **argv, struct json_t *warnings,
+                              char **err);
+
 /* A plan zeroed as ggfit_request_plan starts one (the parts read only
  * below their counts left as they are). */
 void ggfit__plan_zero(ggfit_plan *out);

@@ -1,0 +1,356 @@
+/*
+ * preset.c - llama-server's router presets (preset.h), as llama.cpp b10587
+ * reads them: common/preset.cpp's parse_ini_from_file (its grammar: no
+ * indented header or key, a key starting with a letter or '_', a value
+ * running to the first ';' or '#', no quoting), load_from_ini (sections by
+ * name, a repeated header starting its section again, keys before any
+ * header a model named "default", "version" ignored, a repo's quant tag
+ * upper-cased) and common_preset::to_args (a bool flag on or off, a no-...
+ * key inverted).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/llama_args.h"
+#include "common/preset.h"
+
+#define PRESET_FILE_MAX ((size_t)4 << 20)
+
+/* The whole of a regular file of at most PRESET_FILE_MAX bytes, NUL
+ * added; llama.cpp's messages for a file missing or unreadable. */
+static ggfit_status read_text(const char *path, char **out, size_t *size, char **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ggfit__fail(err, GGFIT_EIO, "preset file does not exist: %s", path);
+    if (!S_ISREG(st.st_mode))
+        return ggfit__fail(err, GGFIT_EIO, "%s: not a regular file (a preset is an INI file)",
+                           path);
+    if ((uint64_t)st.st_size > PRESET_FILE_MAX)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: %lld bytes, more than a preset's %zu",
+                           path, (long long)st.st_size, PRESET_FILE_MAX);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ggfit__fail(err, GGFIT_EIO, "failed to open server preset file: %s", path);
+    char *text = ggfit__malloc((size_t)st.st_size + 1);
+    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    bool bad = ferror(f);
+    fclose(f);
+    if (!text)
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    if (bad) {
+        ggfit_free(text);
+        return ggfit__fail(err, GGFIT_EIO, "failed to open server preset file: %s", path);
+    }
+    text[n] = '\0';
+    *out = text;
+    *size = n;
+    return GGFIT_OK;
+}
+
+static void section_clear(ggfit__preset_section *s)
+{
+    for (uint32_t i = 0; i < s->n_kv; i++) {
+        ggfit_free(s->kv[i].key);
+        ggfit_free(s->kv[i].value);
+    }
+    s->n_kv = 0;
+}
+
+void ggfit__preset_free(ggfit__preset *p)
+{
+    section_clear(&p->global);
+    for (uint32_t k = 0; k < p->n_models; k++) {
+        section_clear(&p->models[k]);
+        ggfit_free(p->models[k].name);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+/* A repo's name with its quant tag as llama.cpp keys it (canonical_tag):
+ * the tag after the last ':', or its part after the first '-' or '.' that
+ * leaves only letters, digits and '_', upper-cased. */
+static char *canonical(const char *name)
+{
+    const char *colon = strrchr(name, ':');
+    char *out = ggfit__strndup(name, strlen(name));
+    if (!out || !colon || !strcmp(name, "*") || !strcmp(name, "default"))
+        return out;
+    const char *tag = colon + 1;
+    for (const char *c = tag; *c; c++)
+        if ((*c == '-' || *c == '.') && c[1] && strspn(c + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                              "abcdefghijklmnopqrstuvwxyz"
+                                                              "0123456789_") == strlen(c + 1)) {
+            tag = c + 1;
+            break;
+        }
+    size_t head = (size_t)(colon + 1 - name);
+    snprintf(out + head, strlen(name) + 1 - head, "%s", tag);
+    for (char *c = out + head; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    return out;
+}
+
+/* The section named name (made when new; a header met again empties it). */
+static ggfit__preset_section *section_of(ggfit__preset *p, const char *name, bool header,
+                                         char **err)
+{
+    if (!strcmp(name, "*")) {
+        if (header)
+            section_clear(&p->global);
+        return &p->global;
+    }
+    char *canon = canonical(name);
+    if (!canon) {
+        ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (uint32_t k = 0; k < p->n_models; k++)
+        if (!strcmp(p->models[k].name, canon)) {
+            ggfit_free(canon);
+            if (header)
+                section_clear(&p->models[k]);
+            return &p->models[k];
+        }
+    if (p->n_models == GGFIT__PRESET_MODELS) {
+        ggfit_free(canon);
+        ggfit__fail(err, GGFIT_EINVAL, "more than %d models in the preset",
+                    GGFIT__PRESET_MODELS);
+        return NULL;
+    }
+    ggfit__preset_section *s = &p->models[p->n_models++];
+    s->name = canon;
+    return s;
+}
+
+static ggfit_status set_key(ggfit__preset_section *s, const char *key, size_t kn,
+                            const char *value, size_t vn, const char *path, char **err)
+{
+    for (uint32_t i = 0; i < s->n_kv; i++)
+        if (strlen(s->kv[i].key) == kn && !strncmp(s->kv[i].key, key, kn)) {
+            char *v = ggfit__strndup(value, vn);   /* the last one given wins */
+            if (!v)
+                return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+            ggfit_free(s->kv[i].value);
+            s->kv[i].value = v;
+            return GGFIT_OK;
+        }
+    if (s->n_kv == GGFIT__PRESET_KEYS)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: more than %d keys in section [%s]", path,
+                           GGFIT__PRESET_KEYS, s->name ? s->name : "*");
+    ggfit__preset_kv *kv = &s->kv[s->n_kv];
+    kv->key = ggfit__strndup(key, kn);
+    kv->value = ggfit__strndup(value, vn);
+    if (!kv->key || !kv->value) {
+        ggfit_free(kv->key);
+        ggfit_free(kv->value);
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    }
+    s->n_kv++;
+    return GGFIT_OK;
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ggfit__preset_kv *)a)->key, ((const ggfit__preset_kv *)b)->key);
+}
+
+static int section_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ggfit__preset_section *)a)->name,
+                  ((const ggfit__preset_section *)b)->name);
+}
+
+/* One line (without its end) into p; false: not one of the grammar's four
+ * forms. */
+static bool parse_line(ggfit__preset *p, const char *line, ggfit__preset_section **cur,
+                       const char *path, ggfit_status *rc, char **err)
+{
+    const char *c = line + strspn(line, " \t");
+    if (!*c || *c == ';' || *c == '#')
+        return true;   /* blank, or a comment (these may be indented) */
+    if (c != line)
+        return false;  /* an indented header or key */
+    if (*c == '[') {
+        const char *name = c + 1 + strspn(c + 1, " \t"), *close = strchr(name, ']');
+        if (!close || close == name)
+            return false;
+        const char *rest = close + 1 + strspn(close + 1, " \t");
+        if (*rest && *rest != ';' && *rest != '#')
+            return false;
+        char *n = ggfit__strndup(name, (size_t)(close - name));
+        if (!n) {
+            *rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+            return true;
+        }
+        *cur = section_of(p, n, true, err);
+        ggfit_free(n);
+        if (!*cur)
+            *rc = err && *err && strstr(*err, "memory") ? GGFIT_ENOMEM : GGFIT_EINVAL;
+        return true;
+    }
+    if (!isalpha((unsigned char)*c) && *c != '_')
+        return false;
+    size_t kn = strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+    const char *eq = c + kn + strspn(c + kn, " \t");
+    if (*eq != '=')
+        return false;
+    const char *v = eq + 1 + strspn(eq + 1, " \t");
+    size_t vn = strcspn(v, ";#");
+    while (vn && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+        vn--;
+    if (kn == 7 && !strncmp(c, "version", 7))
+        return true;   /* reserved */
+    if (!*cur && !(*cur = section_of(p, "default", false, err))) {
+        *rc = GGFIT_EINVAL;
+        return true;
+    }
+    *rc = set_key(*cur, c, kn, v, vn, path, err);
+    return true;
+}
+
+ggfit_status ggfit__preset_read(const char *path, ggfit__preset *p, char **err)
+{
+    memset(p, 0, sizeof *p);
+    size_t size = 0;
+    char *text = NULL;
+    ggfit_status rc = read_text(path, &text, &size, err);
+    if (rc)
+        return rc;
+    if (memchr(text, '\0', size)) {
+        ggfit_free(text);
+        return ggfit__fail(err, GGFIT_EINVAL, "failed to parse server config file: %s: a NUL "
+                                              "byte in it (not a text file)", path);
+    }
+    ggfit__preset_section *cur = NULL;
+    unsigned line_no = 0;
+    for (char *s = text; *s && !rc;) {
+        size_t len = strcspn(s, "\r\n");
+        char *next = s + len + (s[len] == '\r' && s[len + 1] == '\n' ? 2 : s[len] ? 1 : 0);
+        s[len] = '\0';
+        line_no++;
+        if (!parse_line(p, s, &cur, path, &rc, err))
+            rc = ggfit__fail(err, GGFIT_EINVAL, "failed to parse server config file: %s: line "
+                                                "%u: '%.60s' (a [section], a key = value "
+                                                "with the key's name unindented and without "
+                                                "dashes, or a ; comment)", path, line_no, s);
+        s = next;
+    }
+    ggfit_free(text);
+    if (rc)
+        return rc;
+    /* llama.cpp holds them in std::maps: sorted, and an empty "default"
+     * (keys before any header) dropped */
+    for (uint32_t k = 0; k < p->n_models; k++)
+        if (!strcmp(p->models[k].name, "default") && !p->models[k].n_kv) {
+            ggfit_free(p->models[k].name);
+            p->models[k] = p->models[--p->n_models];
+            memset(&p->models[p->n_models], 0, sizeof p->models[0]);
+            k--;
+        }
+    qsort(p->global.kv, p->global.n_kv, sizeof p->global.kv[0], kv_cmp);
+    for (uint32_t k = 0; k < p->n_models; k++)
+        qsort(p->models[k].kv, p->models[k].n_kv, sizeof p->models[k].kv[0], kv_cmp);
+    qsort(p->models, p->n_models, sizeof p->models[0], section_cmp);
+    return GGFIT_OK;
+}
+
+static bool word_in(const char *v, const char *const *words)
+{
+    for (size_t i = 0; words[i]; i++)
+        if (!strcmp(v, words[i]))
+            return true;
+    return false;
+}
+
+/* The first name of a comma list, into buf. */
+static const char *first_name(const char *list, char *buf, size_t n)
+{
+    return ggfit__flag_first(list, buf, n);
+}
+
+/* One key of a section as words appended to words[*n..max): 0, 1 or 2. */
+static ggfit_status key_words(const ggfit__preset_kv *kv, const char *model, const char **words,
+                              size_t max, size_t *n, char *buf, size_t *used, size_t cap,
+                              bool *startup, char **err)
+{
+    static const char *const truthy[] = { "on", "enabled", "true", "1", NULL };
+    static const char *const falsey[] = { "off", "disabled", "false", "0", NULL };
+    const char *k = kv->key;
+    if (!strcmp(k, "load-on-startup")) {
+        *startup = !word_in(kv->value, falsey);
+        return GGFIT_OK;
+    }
+    if (!strcmp(k, "stop-timeout") || !strcmp(k, "dedup-cache-models"))
+        return GGFIT_OK;
+    bool negated = false, env_no = false;
+    ggfit__flag f;
+    int row = ggfit__flag_find_key(k, &negated);
+    if (row < 0 && !strncmp(k, "LLAMA_ARG_NO_", 13)) {
+        /* LLAMA_ARG_NO_X names X's flag, not inverted (llama.cpp's quirk:
+         * LLAMA_ARG_NO_MMAP = 1 gives --mmap) */
+        char plain[128];
+        snprintf(plain, sizeof plain, "LLAMA_ARG_%s", k + 13);
+        row = ggfit__flag_find_key(plain, &negated);
+        env_no = true;
+    }
+    if (row < 0 || !ggfit__flag_row((size_t)row, &f) || !f.llama ||
+        !(f.programs & GGFIT_PROGRAM_SERVER))
+        return ggfit__fail(err, GGFIT_EINVAL, "option '%.60s' not recognized in preset '%.80s' "
+                                              "(a llama-server flag's name without its dashes, "
+                                              "or its LLAMA_ARG_ variable)", k, model);
+    (void)env_no;
+    char name[64];
+    if (*n + 2 > max)
+        return ggfit__fail(err, GGFIT_EINVAL, "preset '%.80s': too many options", model);
+    if (f.values == 0) {
+        bool on = !word_in(kv->value, falsey);
+        if (negated)
+            on = !word_in(kv->value, truthy);
+        const char *spelled = on ? f.names : f.negated;
+        if (!spelled[0])
+            return GGFIT_OK;   /* off, and no --no- form: the flag left out */
+        first_name(spelled, name, sizeof name);
+    } else {
+        first_name(f.names, name, sizeof name);
+    }
+    size_t len = strlen(name) + 1;
+    if (*used + len > cap)
+        return ggfit__fail(err, GGFIT_EINVAL, "preset '%.80s': too many options", model);
+    memcpy(buf + *used, name, len);
+    words[(*n)++] = buf + *used;
+    *used += len;
+    if (f.values)
+        words[(*n)++] = kv->value;
+    return GGFIT_OK;
+}
+
+ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char **words,
+                                size_t max, size_t *n, char *buf, size_t cap, bool *startup,
+                                char **err)
+{
+    size_t used = 0;
+    *n = 0;
+    *startup = false;
+    const ggfit__preset_section *m = &p->models[k];
+    /* [*] first, the model's section after it: the later flag wins */
+    for (uint32_t i = 0; i < p->global.n_kv; i++) {
+        bool ignored;
+        ggfit_status rc = key_words(&p->global.kv[i], m->name, words, max, n, buf, &used, cap,
+                                    &ignored, err);
+        if (rc)
+            return rc;
+        if (!strcmp(p->global.kv[i].key, "load-on-startup"))
+            *startup = ignored;
+    }
+    for (uint32_t i = 0; i < m->n_kv; i++) {
+        ggfit_status rc = key_words(&m->kv[i], m->name, words, max, n, buf, &used, cap,
+                                    startup, err);
+        if (rc)
+            return rc;
+    }
+    return GGFIT_OK;
+}

@@ -1,0 +1,51 @@
+/*
+ * preset.h - llama-server's router presets (--models-preset FILE), read as
+ * llama.cpp b10587 reads them (tools/server/server-models.cpp,
+ * common/preset.cpp): an INI file whose [*] section goes to every model and
+ * whose other sections are models, each turned into the flags its child
+ * llama-server is started with.
+ */
+#ifndef GGFIT_PRESET_H
+#define GGFIT_PRESET_H
+
+#include "base/base.h"
+
+#define GGFIT__PRESET_MODELS 64     /* models of one preset at most */
+#define GGFIT__PRESET_KEYS 128      /* keys of one section at most */
+
+typedef struct ggfit__preset_kv {
+    char *key, *value;
+} ggfit__preset_kv;
+
+typedef struct ggfit__preset_section {
+    char *name;                    /* canonical (a repo's quant tag upper-cased) */
+    ggfit__preset_kv kv[GGFIT__PRESET_KEYS];
+    uint32_t n_kv;
+} ggfit__preset_section;
+
+/* A preset: [*] apart, the models in llama.cpp's order (names sorted byte
+ * by byte: std::map), each section's keys sorted too. */
+typedef struct ggfit__preset {
+    ggfit__preset_section global;
+    ggfit__preset_section models[GGFIT__PRESET_MODELS];
+    uint32_t n_models;
+} ggfit__preset;
+
+/* Reads path into p; a syntax error is llama.cpp's "failed to parse server
+ * config file" with the line that breaks it. Free with ggfit__preset_free
+ * (also after a failure). */
+ggfit_status ggfit__preset_read(const char *path, ggfit__preset *p, char **err);
+void ggfit__preset_free(ggfit__preset *p);
+
+/* The flags model k's child gets from the preset ([*], then its section:
+ * the later wins), as words for ggfit's parser: "--ctx-size", "32768", ...
+ * (a bool flag on or off, a no-... key inverted, the preset's own keys
+ * load-on-startup, stop-timeout and dedup-cache-models left out). *n words
+ * into words[0..max), pointing into the preset and into buf (cap bytes: the
+ * flags' names); an unknown key is llama.cpp's error, "option 'K' not
+ * recognized in preset 'M'". *startup: its load-on-startup. */
+ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char **words,
+                                size_t max, size_t *n, char *buf, size_t cap, bool *startup,
+                                char **err);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * router_render.c - a router's children (ggfit_router_plan) in words and as JSON:
+ * each child's fit in the order asked, what it holds on each device and in
+ * system memory, and where the set breaks.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "render/render.h"
+
+#define MIB(x) ((double)(x) / (1024.0 * 1024.0))
+
+/* The verdict a child's plan ends with (its alternative's when there is one). */
+static const ggfit_verdict *verdict_of(const ggfit_plan *pl)
+{
+    return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+}
+
+/* The pools of the first child planned: the columns. */
+static const ggfit_verdict *columns(const ggfit_router *r)
+{
+    for (uint32_t k = 0; k < r->n_children; k++)
+        if (r->children[k].plan)
+            return verdict_of(r->children[k].plan);
+    return NULL;
+}
+
+char *ggfit_router_text(const ggfit_router *r)
+{
+    ggfit_sb sb = { 0 };
+    const ggfit_verdict *cols = columns(r);
+    ggfit__sb_printf(&sb, "router: %u model%s from %s, each a llama-server child with the "
+                          "preset's flags and the router's (--models-max %u%s)\n",
+                     r->n_children, r->n_children == 1 ? "" : "s", r->preset, r->models_max,
+                     r->models_max ? "" : ": no limit");
+    ggfit__sb_printf(&sb, "children in the order asked, each one's fit against the memory the "
+                          "ones before it left [MiB]\n");
+    ggfit__sb_printf(&sb, "  %2s  %-20s", "#", "model");
+    for (uint32_t c = 0; cols && c < cols->n_pools; c++)
+        if (cols->pools[c].kind != GGFIT_POOL_UNIFIED)
+            ggfit__sb_printf(&sb, " %9s", cols->pools[c].name);
+    ggfit__sb_printf(&sb, "  verdict\n");
+    for (uint32_t k = 0; k < r->n_children; k++) {
+        const ggfit_router_child *ch = &r->children[k];
+        ggfit__sb_printf(&sb, "  %2u  %-20.60s", k + 1, ch->name);
+        if (!ch->plan) {
+            ggfit__sb_printf(&sb, "  cannot be planned: %s\n", ch->error);
+            continue;
+        }
+        const ggfit_verdict *v = verdict_of(ch->plan);
+        for (uint32_t c = 0; cols && c < cols->n_pools; c++)
+            if (cols->pools[c].kind != GGFIT_POOL_UNIFIED)
+                ggfit__sb_printf(&sb, " %9.0f", c < v->n_pools ? MIB(v->pools[c].used) : 0.0);
+        char why[320];
+        ggfit__sb_printf(&sb, "  %s\n", ggfit_verdict_status_str(v->status));
+        if (ch->together)
+            ggfit__sb_printf(&sb, "      started with the other load-on-startup models: its "
+                                  "fit saw none of theirs\n");
+        char *args = ggfit_plan_args(ch->plan);
+        ggfit__sb_printf(&sb, "      its fit: %s\n", args && args[0] ? args : "(no flags)");
+        ggfit_free(args);
+        if (v->status != GGFIT_VERDICT_FITS)
+            ggfit__sb_printf(&sb, "      %s\n", ggfit_verdict_summary(v, why, sizeof why));
+    }
+    /* all of them together, against what the machine has */
+    bool over = false;
+    if (cols) {
+        ggfit__sb_printf(&sb, "all of them loaded:");
+        for (uint32_t c = 0; c < cols->n_pools; c++) {
+            const ggfit_pool *q = &cols->pools[c];
+            uint64_t held = q->kind == GGFIT_POOL_HOST ? r->held_host
+                            : q->device >= 0 && q->device < GGFIT_MAX_DEVICES ? r->held[q->device]
+                                                                              : 0;
+            if (q->kind == GGFIT_POOL_UNIFIED)
+                continue;
+            ggfit__sb_printf(&sb, " %s %.0f of %.0f MiB free%s%s", q->name, MIB(held),
+                             MIB(q->free), held > q->free ? " (OVER)" : "",
+                             c + 1 < cols->n_pools ? ";" : "");
+            over |= held > q->free;
+        }
+        ggfit__sb_printf(&sb, "\n");
+        if (over)
+            ggfit__sb_printf(&sb, "the children together need more than the machine has: each "
+                                  "fit passed against the memory it saw, and a load or an "
+                                  "allocation fails (or, in system memory, pages) once they "
+                                  "all hold theirs\n");
+    }
+    uint32_t planned = 0;
+    for (uint32_t k = 0; k < r->n_children; k++)
+        planned += r->children[k].plan != NULL;
+    if (r->n_startup > 1)
+        ggfit__sb_printf(&sb, "note: %u models load on startup, and llama-server starts them "
+                              "together: each one's fit sees the memory free before any of the "
+                              "others took theirs (--order NAMES plans them asked for one after "
+                              "the other instead)\n", r->n_startup);
+    if (r->models_max && planned > r->models_max)
+        ggfit__sb_printf(&sb, "note: %u models, --models-max %u: asking for model %u unloads "
+                              "the one least recently asked for, and its memory goes to the new "
+                              "one\n", planned, r->models_max, r->models_max + 1);
+    return ggfit__text_take(&sb);
+}
+
+char *ggfit_router_json(const ggfit_router *r)
+{
+    json_t *kids = json_array();
+    json_t *root = json_pack("{s:s, s:i, s:i, s:o}", "preset", r->preset, "models_max",
+                             (int)r->models_max, "load_on_startup", (int)r->n_startup,
+                             "children", kids ? kids : json_null());
+    char *out = NULL;
+    for (uint32_t k = 0; root && kids && k < r->n_children; k++) {
+        const ggfit_router_child *ch = &r->children[k];
+        json_t *c = json_pack("{s:s, s:s, s:b, s:b}", "name", ch->name, "preset_args",
+                              ch->args, "load_on_startup", ch->load_on_startup,
+                              "started_together", ch->together);
+        if (!c || json_array_append_new(kids, c))
+            goto done;
+        if (!ch->plan) {
+            if (json_object_set_new(c, "error", json_string(ch->error)))
+                goto done;
+            continue;
+        }
+        char *text = ggfit_plan_json(ch->plan);
+        json_t *plan = text ? json_loads(text, 0, NULL) : NULL;
+        ggfit_free(text);
+        if (!plan || json_object_set_new(c, "plan", plan))
+            goto done;
+    }
+    if (root)
+        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+done:
+    json_decref(root);
+    return out;
+}
