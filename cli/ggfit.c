@@ -484,6 +484,7 @@ typedef struct cli_opts {
     const char *files[2];     /* reorder's IN and OUT, batch's FILE */
     uint32_t jobs;            /* batch -j: threads (0: one per CPU) */
     const char *order;        /* --order NAMES: a router's models */
+    bool plan_set;            /* --plan-set: a router's set fitted */
     int n_files;
     ggfit_sweep_axis axis;    /* sweep --over */
     ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
@@ -542,6 +543,7 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
     }
     case GGFIT_CLI_SVG: o->svg = v; break;
     case GGFIT_CLI_ORDER: o->order = v; break;
+    case GGFIT_CLI_PLAN_SET: o->plan_set = true; break;
     case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
     case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
     case GGFIT_CLI_MIN_CTX: rc = min_ctx_of(v, &o->fo.n_ctx_min); break;
@@ -937,7 +939,7 @@ static bool router_line(int argc, char **argv)
 
 /* A router's children planned one by one (the library's ggfit_router_plan)
  * on the machine's flags before --, the tool's own left out. */
-static int print_router(int argc, char **argv, const char *order, bool json)
+static int print_router(int argc, char **argv, const char *order, bool set, bool json)
 {
     char **words = calloc((size_t)argc, sizeof *words);
     ggfit_router *r = calloc(1, sizeof *r);
@@ -962,13 +964,34 @@ static int print_router(int argc, char **argv, const char *order, bool json)
         }
         words[n++] = argv[i];
     }
-    rc = ggfit_router_plan(n, words, order, r, &err);
+    if (set && order) {
+        free(words);
+        free(r);
+        return fail("--plan-set fits the set for any order: --order goes without it");
+    }
+    rc = set ? ggfit_router_fit_set(n, words, r, &err) : ggfit_router_plan(n, words, order, r, &err);
     free(words);
     if (rc) {
         free(r);
         return report(rc, err);
     }
-    rc = emit(json ? ggfit_router_json(r) : ggfit_router_text(r), json);
+    if (set && !json) {
+        /* the table on stderr, the preset that runs it on stdout */
+        char *t = ggfit_router_text(r), *ini = ggfit_router_preset(r);
+        if (!t || !ini) {
+            ggfit_free(t);
+            ggfit_free(ini);
+            ggfit_router_free(r);
+            free(r);
+            return out_of_memory();
+        }
+        fputs(t, stderr);
+        fputs(ini, stdout);
+        ggfit_free(t);
+        ggfit_free(ini);
+    } else {
+        rc = emit(json ? ggfit_router_json(r) : ggfit_router_text(r), json);
+    }
     bool all = true, r_over = r->over;
     for (uint32_t k = 0; k < r->n_children; k++)
         all &= r->children[k].plan && ggfit_plan_exit_status(r->children[k].plan) == 0;
@@ -1005,7 +1028,7 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     if (req->program == GGFIT_FOR_SERVER && !req->model && !req->hf_repo && !req->model_url &&
         router_line(argc, argv)) {
         free(models);
-        return print_router(argc, argv, o.order, json);
+        return print_router(argc, argv, o.order, o.plan_set, json);
     }
     ggfit_fastest_options fo = o.fo;
     if (o.list || n_models > 1) {

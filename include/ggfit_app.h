@@ -658,6 +658,7 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_WIDE,           /* --wide: text past 80 columns (ggfit_text_set_columns) */
     GGFIT_CLI_JOBS,           /* batch -j N: threads answering lines */
     GGFIT_CLI_ORDER,          /* --order NAMES: a router's models asked in this order */
+    GGFIT_CLI_PLAN_SET,       /* --plan-set: a router's models fitted to fit at once */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -975,6 +976,8 @@ typedef struct ggfit_router {
     bool over;                /* together more than a device or system memory
                                  has free (the load-on-startup children, each
                                  fitted without the others) */
+    bool set;                 /* ggfit_router_fit_set's: each child fitted to
+                                 its share */
 } ggfit_router;
 
 /* argv: the machine's flags (--gpu, --host-mem, ...), then -- llama-server
@@ -987,6 +990,21 @@ typedef struct ggfit_router {
  * itself. Free with ggfit_router_free (out itself is the caller's). */
 GGFIT_API ggfit_status ggfit_router_plan(int argc, char **argv, const char *order,
                                          ggfit_router *out, char **err);
+/* The set planned so that all of its models fit at once, in any order:
+ * each model's fit runs against its share of every device (its need at
+ * its smallest, every layer on the GPUs at its own context or 4096, and an
+ * equal part of what the needs leave, one -fitt margin kept for all; a
+ * part in proportion to its need when the needs are more than a device
+ * has), its flags then fixed (fit off) so that whichever loads first
+ * takes no more. ggfit_router_preset writes them back. */
+GGFIT_API ggfit_status ggfit_router_fit_set(int argc, char **argv, ggfit_router *out,
+                                            char **err);
+/* The preset with each model's section given its plan's flags (keys
+ * without dashes, fit = off; its own keys kept where the plan sets no
+ * other value), [*] as it was: a file llama-server's --models-preset reads.
+ * NULL when the preset cannot be read again or out of memory; free with
+ * ggfit_free(). */
+GGFIT_API char *ggfit_router_preset(const ggfit_router *r);
 GGFIT_API void ggfit_router_free(ggfit_router *r);
 /* The children's fits in words, and as JSON. Free with ggfit_free(). */
 GGFIT_API char *ggfit_router_text(const ggfit_router *r);

@@ -509,6 +509,26 @@ check router-startup-asked 0 '^all of them loaded: CUDA0 [0-9]* of 24077 MiB fre
     --models-preset tests/router/startup.ini
 check router-json 1 '"started_together": true' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-preset tests/router/startup.ini
+# --plan-set: every model fitted to its share; the preset it prints fits
+# in any order, and the startup models together
+plan_set() {  # plan_set PRESET ORDER...: the set written, then planned in each order
+    preset=$1
+    shift
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set -- llama-server --models-preset "$preset" \
+        -fa on >"$tmp/set.ini" 2>"$tmp/set.txt" || return 1
+    for order in "" "$@"; do
+        "$ggfit" --gpu rtx-3090 --host-mem 64GiB ${order:+--order "$order"} -- llama-server \
+            --models-preset "$tmp/set.ini" -fa on >"$tmp/set.out" || { cat "$tmp/set.out"; return 1; }
+        grep -q 'does not fit\|OVER' "$tmp/set.out" && return 1
+    done
+    grep -c '^fit = off$' "$tmp/set.ini" | sed 's/$/ models fixed, every order fits/'
+}
+check router-plan-set 0 '^4 models fixed, every order fits$' -- \
+    plan_set tests/router/four.ini rerank,embed,coder,chat coder,chat embed,coder
+check router-plan-set-startup 0 '^2 models fixed, every order fits$' -- \
+    plan_set tests/router/startup.ini coder,chat
+check router-plan-set-order 2 'goes without it' -- \
+    "$ggfit" --gpu rtx-3090 --plan-set --order chat -- llama-server --models-preset tests/router/startup.ini
 check router-no-file 2 'preset file does not exist: .*none.ini' -- \
     "$ggfit" --gpu rtx-3090 -- llama-server --models-preset "$tmp/none.ini"
 check router-bad-order 2 "^ggfit: --order: 'chaat' is not a model of the preset$" -- \

@@ -19,25 +19,33 @@ static const ggfit_verdict *verdict_of(const ggfit_plan *pl)
     return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
 }
 
-/* The pools of the first child planned: the columns. */
-static const ggfit_verdict *columns(const ggfit_router *r)
+/* The pools of the first child planned: the columns; *first its child
+ * (whose pools' free memory is less what it saw held). */
+static const ggfit_verdict *columns(const ggfit_router *r, const ggfit_router_child **first)
 {
     for (uint32_t k = 0; k < r->n_children; k++)
-        if (r->children[k].plan)
+        if (r->children[k].plan) {
+            *first = &r->children[k];
             return verdict_of(r->children[k].plan);
+        }
     return NULL;
 }
 
 char *ggfit_router_text(const ggfit_router *r)
 {
     ggfit_sb sb = { 0 };
-    const ggfit_verdict *cols = columns(r);
+    const ggfit_router_child *first = NULL;
+    const ggfit_verdict *cols = columns(r, &first);
     ggfit__sb_printf(&sb, "router: %u model%s from %s, each a llama-server child with the "
                           "preset's flags and the router's (--models-max %u%s)\n",
                      r->n_children, r->n_children == 1 ? "" : "s", r->preset, r->models_max,
                      r->models_max ? "" : ": no limit");
-    ggfit__sb_printf(&sb, "children in the order asked, each one's fit against the memory the "
-                          "ones before it left [MiB]\n");
+    if (r->set)
+        ggfit__sb_printf(&sb, "planned as a set: each model's fit against its share of every "
+                              "device, so that all of them fit at once in any order [MiB]\n");
+    else
+        ggfit__sb_printf(&sb, "children in the order asked, each one's fit against the memory "
+                              "the ones before it left [MiB]\n");
     ggfit__sb_printf(&sb, "  %2s  %-20s", "#", "model");
     for (uint32_t c = 0; cols && c < cols->n_pools; c++)
         if (cols->pools[c].kind != GGFIT_POOL_UNIFIED)
@@ -76,10 +84,16 @@ char *ggfit_router_text(const ggfit_router *r)
                                                                               : 0;
             if (q->kind == GGFIT_POOL_UNIFIED)
                 continue;
+            /* the machine's free memory: what the first child saw, and
+             * what it saw held */
+            uint64_t had = q->free + (q->kind == GGFIT_POOL_HOST ? first->host_held
+                                      : q->device >= 0 && q->device < GGFIT_MAX_DEVICES
+                                          ? first->free_held[q->device]
+                                          : 0);
             ggfit__sb_printf(&sb, " %s %.0f of %.0f MiB free%s%s", q->name, MIB(held),
-                             MIB(q->free), held > q->free ? " (OVER)" : "",
+                             MIB(had), held > had ? " (OVER)" : "",
                              c + 1 < cols->n_pools ? ";" : "");
-            over |= held > q->free;
+            over |= held > had;
         }
         ggfit__sb_printf(&sb, "\n");
         if (over)
