@@ -16,7 +16,8 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
-/* The words model name's child gets, space-joined. */
+/* The words model name's child gets, space-joined; *startup its
+ * load-on-startup. */
 static void args_of(const ggfit__preset *p, const char *name, char *out, size_t n,
                     bool *startup)
 {
@@ -27,7 +28,8 @@ static void args_of(const ggfit__preset *p, const char *name, char *out, size_t 
     for (uint32_t k = 0; k < p->n_models; k++)
         if (!strcmp(p->models[k].name, name)) {
             assert_int_equal(ggfit__preset_args(p, k, words, 256, &nw, names, sizeof names,
-                                                startup, &err), GGFIT_OK);
+                                                &err), GGFIT_OK);
+            *startup = ggfit__preset_starts(p, k);
             out[0] = '\0';
             for (size_t i = 0; i < nw; i++)
                 snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "", words[i]);
@@ -126,9 +128,8 @@ static void test_errors(void **state)
         const char *words[16];
         char names[1024];
         size_t n;
-        bool startup;
-        assert_int_equal(ggfit__preset_args(&p, 0, words, 16, &n, names, sizeof names,
-                                            &startup, &err), GGFIT_EINVAL);
+        assert_int_equal(ggfit__preset_args(&p, 0, words, 16, &n, names, sizeof names, &err),
+                         GGFIT_EINVAL);
         assert_non_null(strstr(err, "not recognized in preset 'm'"));
         ggfit_free(err);
         ggfit__preset_free(&p);

@@ -698,6 +698,10 @@ static void test_config(void **state)
         { "\n\n[*\nctx-size = 1\n", "bad.ini:3: not a line" },
         { "[]\n", "bad.ini:1: not a line" },
         { "-c = 4096\n", "bad.ini:1: not a line" },
+        /* common/preset.cpp's header-line and kv-line start the line: indented,
+         * neither is read (a comment or a blank line may be) */
+        { "  ; fine\n  ctx-size = 4096\n", "bad.ini:2: not a line" },
+        { "\t[*]\n", "bad.ini:1: not a line" },
         { "ctx-size = abc\n", "bad.ini:1: " },
         { "[*]\nn-gpu-layers = lots\n", "bad.ini:2: " },
     };

@@ -16,6 +16,7 @@
 #include "base/base.h"
 #include "common/args.h"
 #include "common/params.h"
+#include "common/preset.h"
 #include "devices/spec.h"
 #include "versions/version.h"
 
@@ -314,17 +315,6 @@ ggfit_status ggfit_request_parse_arg(ggfit_request *r, int argc, char **argv, in
 
 /* ---- values by name: LLAMA_ARG_* and presets -------------------------------- */
 
-static bool truthy(const char *v)
-{
-    return !strcmp(v, "on") || !strcmp(v, "enabled") || !strcmp(v, "true") || !strcmp(v, "1");
-}
-
-static bool falsey(const char *v)
-{
-    return !strcmp(v, "off") || !strcmp(v, "disabled") || !strcmp(v, "false") ||
-           !strcmp(v, "0");
-}
-
 /* Row f's value v, given by name (where: the variable or the key), as
  * llama.cpp reads LLAMA_ARG_*: a bool's on/off (inverted under a negated
  * key), landed under the first name; noted nowhere. */
@@ -334,10 +324,10 @@ static ggfit_status by_name(ggfit_request *r, const ggfit__flag *f, const char *
     char name[64];
     bool on = true;
     if (f->values == 0) {
-        if (!truthy(v) && !falsey(v))
+        if (!ggfit__truthy(v) && !ggfit__falsey(v))
             return ggfit__fail(err, GGFIT_EINVAL, "%s=%s: expected on/off, true/false or "
                                                   "1/0", where, v);
-        on = truthy(v) != negated_key;
+        on = ggfit__truthy(v) != negated_key;
         if (!on && !f->negated[0])
             return GGFIT_OK;   /* off, and no negated form: the default */
     }
@@ -406,11 +396,8 @@ ggfit_status ggfit__request_preset(ggfit_request *r, const char *key, const char
 
 /* ---- llama.cpp's config files ------------------------------------------------- */
 
-/* llama.cpp's INI (common/preset.cpp): lines of "[section]", "key = value"
- * (key [a-zA-Z_][a-zA-Z0-9_.-]*, the value up to a ';' or '#' or the end
- * of the line, blanks around it dropped), comments (; or #) and blanks;
- * any other line fails the whole file. A section named again starts over;
- * a key given twice keeps its last value. */
+/* llama.cpp's INI (common/preset.cpp; its lines: ggfit__ini_parse_line). A
+ * section named again starts over; a key given twice keeps its last value. */
 typedef struct ini_kv {
     const char *key, *value;  /* into the file's text */
     size_t key_n, value_n;
@@ -421,9 +408,6 @@ typedef struct ini_kv {
 
 enum { INI_MAX_KEYS = 256, INI_MAX_BYTES = 1 << 20 };
 
-static bool ini_blank(char c) { return c == ' ' || c == '\t'; }
-static bool ini_eol(const char *p) { return !*p || *p == '\n' || *p == '\r'; }
-
 /* Parses text into kv (at most INI_MAX_KEYS, *n of them); 0, or the number
  * of the first line llama.cpp would not read. */
 static unsigned ini_parse(const char *text, ini_kv *kv, size_t *n)
@@ -433,62 +417,33 @@ static unsigned ini_parse(const char *text, ini_kv *kv, size_t *n)
     *n = 0;
     for (const char *p = text; *p;) {
         line++;
-        const char *q = p;
-        while (ini_blank(*q))
-            q++;
-        if (*q == '[') {
-            q++;
-            while (ini_blank(*q))
-                q++;
-            const char *name = q;
-            while (*q && *q != ']' && *q != '\n' && *q != '\r')
-                q++;
-            if (*q != ']' || q == name)
-                return line;
-            size_t len = (size_t)(q - name);
-            section = len == 1 && *name == '*' ? 1
-                    : len == 7 && !strncmp(name, "default", 7) ? 0 : 2;
+        size_t len = strcspn(p, "\r\n");
+        ggfit__ini_line l;
+        switch (ggfit__ini_parse_line(p, len, &l)) {
+        case GGFIT__INI_BAD:
+            return line;
+        case GGFIT__INI_NOTHING:
+            break;
+        case GGFIT__INI_SECTION:
+            section = l.n == 1 && *l.text == '*' ? 1
+                      : l.n == 7 && !strncmp(l.text, "default", 7) ? 0 : 2;
             for (size_t i = 0; i < *n;)   /* a section named again starts over */
                 if (kv[i].section == section && section != 2)
                     kv[i] = kv[--*n];
                 else
                     i++;
-            q++;
-        } else if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_') {
-            const char *key = q;
-            while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
-                   (*q >= '0' && *q <= '9') || *q == '_' || *q == '.' || *q == '-')
-                q++;
-            size_t key_n = (size_t)(q - key);
-            while (ini_blank(*q))
-                q++;
-            if (*q != '=')
-                return line;
-            q++;
-            while (ini_blank(*q))
-                q++;
-            const char *value = q;
-            while (!ini_eol(q) && *q != ';' && *q != '#')
-                q++;
-            const char *end = q;
-            while (end > value && ini_blank(end[-1]))
-                end--;
+            break;
+        case GGFIT__INI_KEY:
             if (*n == INI_MAX_KEYS)
                 return line;
-            kv[(*n)++] = (ini_kv){ key, value, key_n, (size_t)(end - value), section, line };
+            kv[(*n)++] = (ini_kv){ l.text, l.value, l.n, l.value_n, section, line };
+            break;
         }
-        while (ini_blank(*q))
-            q++;
-        if (*q == ';' || *q == '#')
-            while (!ini_eol(q))
-                q++;
-        if (!ini_eol(q))
-            return line;
-        if (*q == '\r')   /* "\r\n", "\n" or "\r" ends a line */
-            q++;
-        if (*q == '\n')
-            q++;
-        p = q;
+        p += len;
+        if (*p == '\r')   /* "\r\n", "\n" or "\r" ends a line */
+            p++;
+        if (*p == '\n')
+            p++;
     }
     return 0;
 }
@@ -557,7 +512,7 @@ static ggfit_status config_key(ggfit_request *r, const char *path, const ini_kv 
         *used += kv->value_n + 1;
         v = dst;
         if (f.values == 0)   /* llama.cpp's is_truthy; anything else is off */
-            v = truthy(dst) ? "1" : "0";
+            v = ggfit__truthy(dst) ? "1" : "0";
     }
     /* a flag without a negated form is turned on whatever its value
      * (common_preset::apply_to_params calls its handler) */

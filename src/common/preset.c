@@ -164,24 +164,87 @@ static int section_cmp(const void *a, const void *b)
                   ((const ggfit__preset_section *)b)->name);
 }
 
+bool ggfit__truthy(const char *v)
+{
+    return !strcmp(v, "on") || !strcmp(v, "enabled") || !strcmp(v, "true") || !strcmp(v, "1");
+}
+
+bool ggfit__falsey(const char *v)
+{
+    return !strcmp(v, "off") || !strcmp(v, "disabled") || !strcmp(v, "false") ||
+           !strcmp(v, "0");
+}
+
+static bool ini_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* [a-zA-Z0-9_.-]: a key's letters after its first ([a-zA-Z_]) */
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
+}
+
+ggfit__ini_kind ggfit__ini_parse_line(const char *line, size_t len, ggfit__ini_line *out)
+{
+    const char *q = line, *end = line + len;
+    memset(out, 0, sizeof *out);
+    ggfit__ini_kind kind = GGFIT__INI_NOTHING;
+    if (q < end && *q == '[') {
+        q++;
+        while (q < end && ini_blank(*q))
+            q++;
+        out->text = q;
+        while (q < end && *q != ']')
+            q++;
+        if (q == end || q == out->text)
+            return GGFIT__INI_BAD;
+        out->n = (size_t)(q - out->text);
+        q++;
+        kind = GGFIT__INI_SECTION;
+    } else if (q < end && (ident_char(*q) && !(*q >= '0' && *q <= '9') && *q != '.' &&
+                           *q != '-')) {
+        out->text = q;
+        while (q < end && ident_char(*q))
+            q++;
+        out->n = (size_t)(q - out->text);
+        while (q < end && ini_blank(*q))
+            q++;
+        if (q == end || *q != '=')
+            return GGFIT__INI_BAD;
+        q++;
+        while (q < end && ini_blank(*q))
+            q++;
+        out->value = q;
+        while (q < end && *q != ';' && *q != '#')
+            q++;
+        const char *v_end = q;
+        while (v_end > out->value && ini_blank(v_end[-1]))
+            v_end--;
+        out->value_n = (size_t)(v_end - out->value);
+        kind = GGFIT__INI_KEY;
+    }
+    /* the rest: blanks, then a comment or nothing */
+    while (q < end && ini_blank(*q))
+        q++;
+    return q == end || *q == ';' || *q == '#' ? kind : GGFIT__INI_BAD;
+}
+
 /* One line (without its end) into p; false: not one of the grammar's four
  * forms. */
 static bool parse_line(ggfit__preset *p, const char *line, ggfit__preset_section **cur,
                        const char *path, ggfit_status *rc, char **err)
 {
-    const char *c = line + strspn(line, " \t");
-    if (!*c || *c == ';' || *c == '#')
-        return true;   /* blank, or a comment (these may be indented) */
-    if (c != line)
-        return false;  /* an indented header or key */
-    if (*c == '[') {
-        const char *name = c + 1 + strspn(c + 1, " \t"), *close = strchr(name, ']');
-        if (!close || close == name)
-            return false;
-        const char *rest = close + 1 + strspn(close + 1, " \t");
-        if (*rest && *rest != ';' && *rest != '#')
-            return false;
-        char *n = ggfit__strndup(name, (size_t)(close - name));
+    ggfit__ini_line l;
+    switch (ggfit__ini_parse_line(line, strlen(line), &l)) {
+    case GGFIT__INI_BAD:
+        return false;
+    case GGFIT__INI_NOTHING:
+        return true;
+    case GGFIT__INI_SECTION: {
+        char *n = ggfit__strndup(l.text, l.n);
         if (!n) {
             *rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
             return true;
@@ -192,23 +255,16 @@ static bool parse_line(ggfit__preset *p, const char *line, ggfit__preset_section
             *rc = err && *err && strstr(*err, "memory") ? GGFIT_ENOMEM : GGFIT_EINVAL;
         return true;
     }
-    if (!isalpha((unsigned char)*c) && *c != '_')
-        return false;
-    size_t kn = strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
-    const char *eq = c + kn + strspn(c + kn, " \t");
-    if (*eq != '=')
-        return false;
-    const char *v = eq + 1 + strspn(eq + 1, " \t");
-    size_t vn = strcspn(v, ";#");
-    while (vn && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
-        vn--;
-    if (kn == 7 && !strncmp(c, "version", 7))
+    case GGFIT__INI_KEY:
+        break;
+    }
+    if (l.n == 7 && !strncmp(l.text, "version", 7))
         return true;   /* reserved */
     if (!*cur && !(*cur = section_of(p, "default", false, err))) {
         *rc = GGFIT_EINVAL;
         return true;
     }
-    *rc = set_key(*cur, c, kn, v, vn, path, err);
+    *rc = set_key(*cur, l.text, l.n, l.value, l.value_n, path, err);
     return true;
 }
 
@@ -258,14 +314,6 @@ ggfit_status ggfit__preset_read(const char *path, ggfit__preset *p, char **err)
     return GGFIT_OK;
 }
 
-static bool word_in(const char *v, const char *const *words)
-{
-    for (size_t i = 0; words[i]; i++)
-        if (!strcmp(v, words[i]))
-            return true;
-    return false;
-}
-
 /* The first name of a comma list, into buf. */
 static const char *first_name(const char *list, char *buf, size_t n)
 {
@@ -275,17 +323,12 @@ static const char *first_name(const char *list, char *buf, size_t n)
 /* One key of a section as words appended to words[*n..max): 0, 1 or 2. */
 static ggfit_status key_words(const ggfit__preset_kv *kv, const char *model, const char **words,
                               size_t max, size_t *n, char *buf, size_t *used, size_t cap,
-                              bool *startup, char **err)
+                              char **err)
 {
-    static const char *const truthy[] = { "on", "enabled", "true", "1", NULL };
-    static const char *const falsey[] = { "off", "disabled", "false", "0", NULL };
     const char *k = kv->key;
-    if (!strcmp(k, "load-on-startup")) {
-        *startup = !word_in(kv->value, falsey);
-        return GGFIT_OK;
-    }
-    if (!strcmp(k, "stop-timeout") || !strcmp(k, "dedup-cache-models"))
-        return GGFIT_OK;
+    if (!strcmp(k, "load-on-startup") || !strcmp(k, "stop-timeout") ||
+        !strcmp(k, "dedup-cache-models"))
+        return GGFIT_OK;   /* the router's own: no flag of the child's */
     bool negated = false, env_no = false;
     ggfit__flag f;
     int row = ggfit__flag_find_key(k, &negated);
@@ -307,9 +350,9 @@ static ggfit_status key_words(const ggfit__preset_kv *kv, const char *model, con
     if (*n + 2 > max)
         return ggfit__fail(err, GGFIT_EINVAL, "preset '%.80s': too many options", model);
     if (f.values == 0) {
-        bool on = !word_in(kv->value, falsey);
+        bool on = !ggfit__falsey(kv->value);
         if (negated)
-            on = !word_in(kv->value, truthy);
+            on = !ggfit__truthy(kv->value);
         const char *spelled = on ? f.names : f.negated;
         if (!spelled[0])
             return GGFIT_OK;   /* off, and no --no- form: the flag left out */
@@ -329,28 +372,29 @@ static ggfit_status key_words(const ggfit__preset_kv *kv, const char *model, con
 }
 
 ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char **words,
-                                size_t max, size_t *n, char *buf, size_t cap, bool *startup,
-                                char **err)
+                                size_t max, size_t *n, char *buf, size_t cap, char **err)
 {
     size_t used = 0;
     *n = 0;
-    *startup = false;
-    const ggfit__preset_section *m = &p->models[k];
+    const ggfit__preset_section *s[2] = { &p->global, &p->models[k] };
     /* [*] first, the model's section after it: the later flag wins */
-    for (uint32_t i = 0; i < p->global.n_kv; i++) {
-        bool ignored;
-        ggfit_status rc = key_words(&p->global.kv[i], m->name, words, max, n, buf, &used, cap,
-                                    &ignored, err);
-        if (rc)
-            return rc;
-        if (!strcmp(p->global.kv[i].key, "load-on-startup"))
-            *startup = ignored;
-    }
-    for (uint32_t i = 0; i < m->n_kv; i++) {
-        ggfit_status rc = key_words(&m->kv[i], m->name, words, max, n, buf, &used, cap,
-                                    startup, err);
-        if (rc)
-            return rc;
-    }
+    for (int j = 0; j < 2; j++)
+        for (uint32_t i = 0; i < s[j]->n_kv; i++) {
+            ggfit_status rc = key_words(&s[j]->kv[i], p->models[k].name, words, max, n, buf,
+                                        &used, cap, err);
+            if (rc)
+                return rc;
+        }
     return GGFIT_OK;
+}
+
+bool ggfit__preset_starts(const ggfit__preset *p, uint32_t k)
+{
+    const ggfit__preset_section *s[2] = { &p->global, &p->models[k] };
+    bool on = false;
+    for (int j = 0; j < 2; j++)
+        for (uint32_t i = 0; i < s[j]->n_kv; i++)
+            if (!strcmp(s[j]->kv[i].key, "load-on-startup"))
+                on = !ggfit__falsey(s[j]->kv[i].value);
+    return on;
 }

@@ -10,6 +10,32 @@
 
 #include "base/base.h"
 
+/* One line of llama.cpp's INI (common/preset.cpp's parse_ini_from_file),
+ * the grammar of its router presets and of its config.ini files alike:
+ * "[name]", "key = value" (neither indented; a key [a-zA-Z_][a-zA-Z0-9_.-]*,
+ * the value up to a ';' or '#' or the line's end, blanks around it
+ * dropped), a comment (; or #) or a blank line, each comment or blank line
+ * indentable; any other line fails the whole file. */
+typedef enum ggfit__ini_kind {
+    GGFIT__INI_NOTHING,       /* blank, or a comment */
+    GGFIT__INI_SECTION,       /* text/n: the name (leading blanks dropped, trailing kept) */
+    GGFIT__INI_KEY,           /* text/n: the key; value/value_n: its value */
+    GGFIT__INI_BAD,           /* none of the four forms */
+} ggfit__ini_kind;
+
+typedef struct ggfit__ini_line {
+    const char *text, *value;
+    size_t n, value_n;
+} ggfit__ini_line;
+
+/* The line line[0..len) (its end not in it) into *out. */
+ggfit__ini_kind ggfit__ini_parse_line(const char *line, size_t len, ggfit__ini_line *out);
+
+/* llama.cpp's words for a bool's value (common/arg.cpp is_truthy,
+ * is_falsey), exact and lower-case. */
+bool ggfit__truthy(const char *v);
+bool ggfit__falsey(const char *v);
+
 #define GGFIT__PRESET_MODELS 64     /* models of one preset at most */
 #define GGFIT__PRESET_KEYS 128      /* keys of one section at most */
 
@@ -43,9 +69,12 @@ void ggfit__preset_free(ggfit__preset *p);
  * load-on-startup, stop-timeout and dedup-cache-models left out). *n words
  * into words[0..max), pointing into the preset and into buf (cap bytes: the
  * flags' names); an unknown key is llama.cpp's error, "option 'K' not
- * recognized in preset 'M'". *startup: its load-on-startup. */
+ * recognized in preset 'M'". */
 ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char **words,
-                                size_t max, size_t *n, char *buf, size_t cap, bool *startup,
-                                char **err);
+                                size_t max, size_t *n, char *buf, size_t cap, char **err);
+
+/* Whether model k loads on startup (load-on-startup in its section, else
+ * in [*]; any value but a false one is on). */
+bool ggfit__preset_starts(const ggfit__preset *p, uint32_t k);
 
 #endif

@@ -95,19 +95,6 @@ static ggfit_status order_of(const ggfit__preset *p, const char *order, const bo
     return GGFIT_OK;
 }
 
-/* Whether model k loads on startup (its [*] or section says so). */
-static bool starts(const ggfit__preset *p, uint32_t k)
-{
-    const ggfit__preset_section *s[2] = { &p->global, &p->models[k] };
-    bool on = false;
-    for (int j = 0; j < 2; j++)
-        for (uint32_t i = 0; i < s[j]->n_kv; i++)
-            if (!strcmp(s[j]->kv[i].key, "load-on-startup"))
-                on = strcmp(s[j]->kv[i].value, "off") && strcmp(s[j]->kv[i].value, "disabled") &&
-                     strcmp(s[j]->kv[i].value, "false") && strcmp(s[j]->kv[i].value, "0");
-    return on;
-}
-
 /* One child: its words (the machine's, -- llama-server, the preset's, the
  * router's, and extra: a set's) planned as if held were taken already. */
 static ggfit_status plan_child(ggfit_plan **pl_out, char **words, int n_words,
@@ -201,7 +188,7 @@ static ggfit_status line_read(int argc, char **argv, const char *order, router_l
         rc = ggfit__fail(err, GGFIT_EINVAL, "%s: no model in the preset (a [name] section "
                                             "with model = FILE)", preset);
     for (uint32_t k = 0; !rc && k < l->preset->n_models; k++)
-        l->startup[k] = starts(l->preset, k);
+        l->startup[k] = ggfit__preset_starts(l->preset, k);
     if (!rc)
         rc = order_of(l->preset, order, l->startup, l->idx, err);
     return rc;
@@ -218,8 +205,9 @@ static ggfit_status child_words(int argc, char **argv, const router_line *l, uin
     char names[2 * GGFIT__PRESET_KEYS * 64];
     size_t n_pw = 0;
     (void)argc;
+    c->load_on_startup = l->startup[l->idx[j]];
     ggfit_status rc = ggfit__preset_args(l->preset, l->idx[j], pw, sizeof pw / sizeof pw[0],
-                                         &n_pw, names, sizeof names, &c->load_on_startup, why);
+                                         &n_pw, names, sizeof names, why);
     if (rc)
         return rc;
     *n = 0;
