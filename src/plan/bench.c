@@ -16,19 +16,13 @@
 #include "common/params.h"
 #include "plan/plan.h"
 #include "remote/remote.h"
+#include "render/render.h"
 #include "speed/speed.h"
-
-/* The verdict on the flags the plan prints (its alternative's when
- * llama.cpp's fit left the host short and a smaller context fits). */
-static const ggfit_verdict *chosen_verdict(const ggfit_plan *pl)
-{
-    return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
-}
 
 /* A test's verdict and memory, from its plan. */
 static void judged(ggfit_bench_test *t, const ggfit_plan *pl)
 {
-    const ggfit_verdict *v = chosen_verdict(pl);
+    const ggfit_verdict *v = ggfit__plan_verdict(pl);
     t->exit_status = ggfit_plan_exit_status(pl);
     t->status = v->status;
     t->verdict = *v;

@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "plan/plan.h"
+#include "render/render.h"
 #include "remote/remote.h"
 
 static char *dup_str(const char *s)
@@ -36,7 +37,7 @@ static void summarize(ggfit_quant *q, const ggfit_model *m)
     const ggfit_plan *pl = q->plan;
     const ggfit_projection *pr = pl->has_alternative ? &pl->alternative.projection
                                                      : &pl->projection;
-    const ggfit_verdict *v = pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+    const ggfit_verdict *v = ggfit__plan_verdict(pl);
     const ggfit_hparams *hp = ggfit_model_hparams(m);
     q->n_ctx = pr->n_ctx;
     q->n_ctx_asked = pl->asked.n_ctx ? pl->asked.n_ctx : hp->n_ctx_train;

@@ -15,6 +15,7 @@
 #include "common/llama_args.h"
 #include "common/preset.h"
 #include "plan/plan.h"
+#include "render/render.h"
 
 #define ROUTER_ARGS 1024
 
@@ -123,16 +124,10 @@ done:
     return rc;
 }
 
-/* The verdict a plan ends with. */
-static const ggfit_verdict *verdict_of(const ggfit_plan *pl)
-{
-    return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
-}
-
 /* What a plan holds on each device and in system memory. */
 static void holds(const ggfit_plan *pl, uint64_t *dev, uint64_t *host)
 {
-    const ggfit_verdict *v = verdict_of(pl);
+    const ggfit_verdict *v = ggfit__plan_verdict(pl);
     for (uint32_t k = 0; k < v->n_pools; k++) {
         const ggfit_pool *q = &v->pools[k];
         if (q->kind == GGFIT_POOL_DEVICE && q->device >= 0 && q->device < GGFIT_MAX_DEVICES)
@@ -316,7 +311,7 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
             rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
         if (!crc) {
             holds(pl, need[j], &host);
-            const ggfit_verdict *v = verdict_of(pl);
+            const ggfit_verdict *v = ggfit__plan_verdict(pl);
             for (uint32_t q = 0; q < v->n_pools; q++)
                 if (v->pools[q].kind == GGFIT_POOL_DEVICE && v->pools[q].device >= 0 &&
                     v->pools[q].device < GGFIT_MAX_DEVICES)
@@ -370,7 +365,7 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
         const ggfit_plan *pl = out->children[k].plan;
         if (!pl)
             continue;
-        const ggfit_verdict *v = verdict_of(pl);
+        const ggfit_verdict *v = ggfit__plan_verdict(pl);
         for (uint32_t q = 0; q < v->n_pools; q++) {
             const ggfit_pool *pool = &v->pools[q];
             uint64_t had = pool->free;

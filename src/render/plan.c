@@ -551,6 +551,11 @@ static void failure_text(ggfit_sb *sb, const ggfit_plan *pl)
 /* Whose speed the plan carries: "plan" (the flags it prints, or with
  * -fitp on those it reports), "flags_as_given" (a failed fit's) or
  * "llama_cpp_fit" (a fit the whole machine does not hold). */
+const ggfit_verdict *ggfit__plan_verdict(const ggfit_plan *pl)
+{
+    return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+}
+
 const char *ggfit__speed_whose(const ggfit_plan *pl)
 {
     if (pl->print_memory || pl->has_alternative || pl->verdict.status == GGFIT_VERDICT_FITS)

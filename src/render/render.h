@@ -17,6 +17,10 @@ void ggfit__verdict_text(ggfit_sb *sb, const ggfit_verdict *v, const ggfit_plan 
  * does not fit (nothing where it does). */
 void ggfit__changes_text(ggfit_sb *sb, const ggfit_plan *pl);
 
+/* The verdict on the flags the plan prints: its alternative's where
+ * llama.cpp's fit left the host short and a smaller context fits. */
+const ggfit_verdict *ggfit__plan_verdict(const ggfit_plan *pl);
+
 /* Whose speed the plan carries: "plan", "flags_as_given" or
  * "llama_cpp_fit" (plan.c says when each). */
 const char *ggfit__speed_whose(const ggfit_plan *pl);

@@ -13,12 +13,6 @@
 
 #define MIB(x) ((double)(x) / (1024.0 * 1024.0))
 
-/* The verdict a child's plan ends with (its alternative's when there is one). */
-static const ggfit_verdict *verdict_of(const ggfit_plan *pl)
-{
-    return pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
-}
-
 /* The pools of the first child planned: the columns; *first its child
  * (whose pools' free memory is less what it saw held). */
 static const ggfit_verdict *columns(const ggfit_router *r, const ggfit_router_child **first)
@@ -26,7 +20,7 @@ static const ggfit_verdict *columns(const ggfit_router *r, const ggfit_router_ch
     for (uint32_t k = 0; k < r->n_children; k++)
         if (r->children[k].plan) {
             *first = &r->children[k];
-            return verdict_of(r->children[k].plan);
+            return ggfit__plan_verdict(r->children[k].plan);
         }
     return NULL;
 }
@@ -58,7 +52,7 @@ char *ggfit_router_text(const ggfit_router *r)
             ggfit__sb_printf(&sb, "  cannot be planned: %s\n", ch->error);
             continue;
         }
-        const ggfit_verdict *v = verdict_of(ch->plan);
+        const ggfit_verdict *v = ggfit__plan_verdict(ch->plan);
         for (uint32_t c = 0; cols && c < cols->n_pools; c++)
             if (cols->pools[c].kind != GGFIT_POOL_UNIFIED)
                 ggfit__sb_printf(&sb, " %9.0f", c < v->n_pools ? MIB(v->pools[c].used) : 0.0);
@@ -74,7 +68,6 @@ char *ggfit_router_text(const ggfit_router *r)
             ggfit__sb_printf(&sb, "      %s\n", ggfit_verdict_summary(v, why, sizeof why));
     }
     /* all of them together, against what the machine has */
-    bool over = false;
     if (cols) {
         ggfit__sb_printf(&sb, "all of them loaded:");
         for (uint32_t c = 0; c < cols->n_pools; c++) {
@@ -93,10 +86,9 @@ char *ggfit_router_text(const ggfit_router *r)
             ggfit__sb_printf(&sb, " %s %.0f of %.0f MiB free%s%s", q->name, MIB(held),
                              MIB(had), held > had ? " (OVER)" : "",
                              c + 1 < cols->n_pools ? ";" : "");
-            over |= held > had;
         }
         ggfit__sb_printf(&sb, "\n");
-        if (over)
+        if (r->over)
             ggfit__sb_printf(&sb, "the children together need more than the machine has: each "
                                   "fit passed against the memory it saw, and a load or an "
                                   "allocation fails (or, in system memory, pages) once they "

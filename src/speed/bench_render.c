@@ -93,7 +93,7 @@ static void line_notes(const ggfit_bench_result *b, char *out, size_t cap)
 static void line_text(ggfit_sb *sb, const ggfit_bench_result *b)
 {
     const ggfit_plan *pl = &b->plan;
-    const ggfit_verdict *v = pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+    const ggfit_verdict *v = ggfit__plan_verdict(pl);
     bool flags = false;
     for (size_t i = 0; i < b->n_tests; i++)
         flags |= b->tests[i].flags[0] != '\0';
@@ -204,7 +204,7 @@ static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
 char *ggfit_bench_json(const ggfit_bench_result *b)
 {
     const ggfit_plan *pl = &b->plan;
-    const ggfit_verdict *v = pl->has_alternative ? &pl->alternative_verdict : &pl->verdict;
+    const ggfit_verdict *v = ggfit__plan_verdict(pl);
     json_t *root;
     char *out = NULL;
     if (!b->line) {
