@@ -260,7 +260,7 @@ static double cpu_ms(const struct rusage *ru)
 
 static int pieces(const char *ggfit, const char *dir)
 {
-    enum { RUNS = 11, N_CMD = 5, N_SET = 7, MAX_ARGS = 24, MAX_ENV = 512 };
+    enum { RUNS = 11, N_CMD = 5, N_SET = 8, MAX_ARGS = 24, MAX_ENV = 512 };
     char m[4][512];
     static const char *const files[4] = { "gpt-oss-120b-mxfp4.gguf", "glm-4.5-air-Q4_K_M.gguf",
                                           "qwen3-next-80b-a3b-Q4_K_M.gguf",
@@ -281,9 +281,10 @@ static int pieces(const char *ggfit, const char *dir)
                                               "4 models listed", "llama-bench line" };
     /* NULL: the library's default. */
     static const char *const sets[N_SET] = { "none", "graphs", "projections", "graphs,resume",
-                                             "graphs,projections", "all", NULL };
+                                             "graphs,projections", "graphs,projections,probes",
+                                             "all", NULL };
     static const char *const heads[N_SET] = { "none", "graphs", "project", "gr+res", "gr+proj",
-                                              "all", "default" };
+                                              "+probes", "all", "default" };
     /* The environment, with GGFIT_CACHE set or left out, and the speed
      * model's default host bandwidth (no measuring of this machine). */
     char *envs[N_SET][MAX_ENV];

@@ -19,9 +19,12 @@ static const char *const configs[] = {
     "-c 4096 -ngl 5",
     "-c 4096 -ngl 999",
     "-c 8192 -ngl 3",
+    "-c 16384 -ngl 3",    /* the probe of -c 8192 -ngl 3 kept */
     "-c 4096 -ngl 2",
     "-c 8192 -ngl 999 -fa off",
     "-c 4096 -ngl 4 -nkvo",
+    "-c 8192 -ngl 4 -nkvo",
+    "-c 8192 -ngl 4 -nkvo -np 2",
     "-c 4096 -ncmoe 2",
     "-c 4096 -ot blk\\.[01]\\.ffn_(up|down|gate)_exps=CPU",
     "-c 4096 -ot blk\\.1\\..*=CPU",

@@ -57,9 +57,14 @@ struct ggfit_model {
 };
 
 /* What the model keeps for the projections (ggfit__model_keep_take). */
+/* One per thread that projects the model at once (a batch's lines on
+ * every CPU): a thread that found the only one taken built its graphs from
+ * nothing again. */
+#define MODEL_KEPT 4
 struct model_cache {
     pthread_mutex_t lock;
-    void *kept;                    /* NULL: none, or taken */
+    void *kept[MODEL_KEPT];        /* n_kept of them, the last given last */
+    uint32_t n_kept;
     void (*free_kept)(void *);
 };
 static const char *const role_names[GGFIT_ROLE_COUNT] = {
@@ -895,8 +900,8 @@ void ggfit_model_free(ggfit_model *m)
     ggfit_gguf_close(m->g);
     if (m->cache) {
         pthread_mutex_destroy(&m->cache->lock);
-        if (m->cache->kept)
-            m->cache->free_kept(m->cache->kept);
+        for (uint32_t k = 0; k < m->cache->n_kept; k++)
+            m->cache->free_kept(m->cache->kept[k]);
         free(m->cache);
     }
     free(m->layers);
@@ -920,10 +925,10 @@ uint64_t ggfit__model_serial(const ggfit_model *m)
 
 void *ggfit__model_keep_take(const ggfit_model *m)
 {
-    pthread_mutex_lock(&m->cache->lock);
-    void *p = m->cache->kept;
-    m->cache->kept = NULL;
-    pthread_mutex_unlock(&m->cache->lock);
+    struct model_cache *c = m->cache;
+    pthread_mutex_lock(&c->lock);
+    void *p = c->n_kept ? c->kept[--c->n_kept] : NULL;
+    pthread_mutex_unlock(&c->lock);
     return p;
 }
 
@@ -931,14 +936,16 @@ void ggfit__model_keep_give(const ggfit_model *m, void *p, void (*free_fn)(void 
 {
     if (!p)
         return;
-    pthread_mutex_lock(&m->cache->lock);
-    void *old = m->cache->kept;
-    void (*free_old)(void *) = m->cache->free_kept;
-    m->cache->kept = p;
-    m->cache->free_kept = free_fn;
-    pthread_mutex_unlock(&m->cache->lock);
-    if (old)
-        free_old(old);   /* another caller's, given back first */
+    struct model_cache *c = m->cache;
+    pthread_mutex_lock(&c->lock);
+    bool kept = c->n_kept < MODEL_KEPT;
+    if (kept) {
+        c->kept[c->n_kept++] = p;
+        c->free_kept = free_fn;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!kept)
+        free_fn(p);   /* as many threads as kept gave theirs back first */
 }
 
 const uint16_t *ggfit__model_facts(const ggfit_model *m)

@@ -73,11 +73,12 @@ bool ggfit__model_swa_layer(const ggfit_model *m, uint32_t il, uint32_t n);
 
 /* ggfit_project and ggfit_fit take a const model but keep the last graph
  * they built with it (project/graph_cache.c), so that the next projection of
- * the same structure only re-targets buffer types. The model holds it
- * without knowing what it is: take returns the kept object (NULL: none, or
- * taken by another thread, so that concurrent callers never share one);
- * give keeps p (NULL: no-op), freed with free_fn when it is replaced or the
- * model is freed, and frees the one it replaces. */
+ * the same structure only re-targets buffer types. The model holds a few,
+ * one per thread projecting it at once, without knowing what they are:
+ * take returns one kept object (NULL: none, or all taken by other threads,
+ * so that concurrent callers never share one); give keeps p (NULL: no-op),
+ * freed with free_fn when the model is freed, or at once when the model
+ * keeps as many as it holds already. */
 /* The model's number in this program, unique: what the kept graphs and
  * memos name it by. */
 uint64_t ggfit__model_serial(const ggfit_model *m);

@@ -215,6 +215,38 @@ void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
     c->n_memo_key = 0;
 }
 
+bool ggfit__famemo_find(struct ggfit__gcache *c, size_t n, bool *mismatch)
+{
+    c->n_fa_key = 0;
+    for (int k = 0; n && k < FAMEMO_SLOTS; k++) {
+        famemo *e = &c->fa[k];
+        if (e->n_key == n && memcmp(e->key.p, c->fa_key.p, n) == 0) {
+            e->used = ++c->clock;
+            *mismatch = e->mismatch;
+            return true;
+        }
+    }
+    c->n_fa_key = n;
+    return false;
+}
+
+void ggfit__famemo_put(struct ggfit__gcache *c, bool mismatch)
+{
+    if (c->n_fa_key == 0)
+        return;
+    famemo *e = &c->fa[0];
+    for (int k = 1; k < FAMEMO_SLOTS; k++)
+        if (c->fa[k].used < e->used)
+            e = &c->fa[k];
+    ggfit__buf key = e->key;   /* the slot takes the key's buffer */
+    e->key = c->fa_key;
+    c->fa_key = key;
+    e->n_key = c->n_fa_key;
+    e->mismatch = mismatch;
+    e->used = ++c->clock;
+    c->n_fa_key = 0;
+}
+
 void ggfit__gentry_changed(gentry *e)
 {
     e->gen++;
@@ -256,6 +288,9 @@ static void gcache_empty(struct ggfit__gcache *c)
     for (int k = 0; k < PMEMO_SLOTS; k++)
         c->memo[k].n_key = 0;
     c->n_memo_key = 0;
+    for (int k = 0; k < FAMEMO_SLOTS; k++)
+        c->fa[k].n_key = 0;
+    c->n_fa_key = 0;
     c->cached_split = false;   /* another model's splits start plain */
 }
 
@@ -291,6 +326,9 @@ void ggfit__gcache_free(struct ggfit__gcache *c)
             ggfit__buf_free(&c->memo[k].placement);
         }
         ggfit__buf_free(&c->memo_key);
+        for (int k = 0; k < FAMEMO_SLOTS; k++)
+            ggfit__buf_free(&c->fa[k].key);
+        ggfit__buf_free(&c->fa_key);
         free(c);
     }
 }
@@ -358,17 +396,19 @@ void ggfit__gcache_give(const ggfit_model *m, struct ggfit__gcache *c)
 
 uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c)
 {
-    uint32_t dflt = GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS |
+    uint32_t dflt = GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS | GGFIT_CACHE_PROBES |
                     (c && c->cached_split ? GGFIT_CACHE_RESUME : 0);
     const char *e = getenv("GGFIT_CACHE");
     if (!e || !*e)
         return dflt;
     if (!strcmp(e, "all"))
-        return GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS | GGFIT_CACHE_RESUME;
+        return GGFIT_CACHE_GRAPHS | GGFIT_CACHE_PROJECTIONS | GGFIT_CACHE_RESUME |
+               GGFIT_CACHE_PROBES;
     static const struct { const char *name; uint32_t bit; } names[] = {
         { "graphs", GGFIT_CACHE_GRAPHS },
         { "projections", GGFIT_CACHE_PROJECTIONS },
         { "resume", GGFIT_CACHE_RESUME },
+        { "probes", GGFIT_CACHE_PROBES },
     };
     uint32_t on = 0;
     for (const char *w = e; *w;) {

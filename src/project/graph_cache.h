@@ -74,6 +74,19 @@ typedef struct pmemo {
 } pmemo;
 
 #define PMEMO_SLOTS 4
+
+/* One -fa auto probe's finding kept with its inputs (ggfit__famemo_find):
+ * a fit projects each placement at several contexts, and the probe splits
+ * a graph whose structure and devices do not depend on the context. Eight
+ * are kept, the least recently used making way. */
+typedef struct famemo {
+    ggfit__buf key;        /* the probe's inputs, as graph_reserve.c writes them */
+    size_t n_key;          /* bytes of key; 0: the slot is empty */
+    uint32_t used;
+    bool mismatch;         /* an FA node left its layer's device */
+} famemo;
+
+#define FAMEMO_SLOTS 8
 struct ggfit__gcache {
     gentry e[GCACHE_SLOTS];
     uint32_t clock;
@@ -91,6 +104,9 @@ struct ggfit__gcache {
     pmemo memo[PMEMO_SLOTS];
     ggfit__buf memo_key;   /* the key of the projection under way */
     size_t n_memo_key;     /* 0: none (not kept) */
+    famemo fa[FAMEMO_SLOTS];
+    ggfit__buf fa_key;     /* the key of the probe under way */
+    size_t n_fa_key;       /* 0: none (not kept) */
 };
 
 void ggfit__gkey_make(gkey *k, const gb_params *p);
@@ -132,6 +148,12 @@ bool ggfit__pmemo_find(struct ggfit__gcache *c, const ggfit_model *m, const ggfi
 void ggfit__pmemo_put(struct ggfit__gcache *c, const ggfit_projection *out,
                       const int32_t *placement, uint64_t n_tensors);
 
+/* -fa auto probes already made, by their inputs: the caller writes the
+ * key's n bytes into c->fa_key. find returns true and sets *mismatch on a
+ * hit; on a miss it remembers the key, and put keeps the finding under it. */
+bool ggfit__famemo_find(struct ggfit__gcache *c, size_t n, bool *mismatch);
+void ggfit__famemo_put(struct ggfit__gcache *c, bool mismatch);
+
 /* Notes that e's graph changed its structure (see gentry.gen). */
 void ggfit__gentry_changed(gentry *e);
 
@@ -144,8 +166,10 @@ void ggfit__gentry_changed(gentry *e);
  *                result (ggfit__pmemo_find);
  *   resume       the scheduler's split of a kept graph resumes the last
  *                one (ggfit__sched_split_cached) rather than starting from
- *                scratch; needs graphs.
- * graphs and projections are on by default; resume where the cache's
+ *                scratch; needs graphs;
+ *   probes       a -fa auto probe with the inputs of a recent one, but for
+ *                the context, takes its finding (ggfit__famemo_find).
+ * graphs, projections and probes are on by default; resume where the cache's
  * cached_split is set (by ggfit_fit, for the model's projections from then
  * on). The
  * environment's GGFIT_CACHE forces a set instead, for tests and timing:
@@ -154,6 +178,7 @@ enum {
     GGFIT_CACHE_GRAPHS = 1,
     GGFIT_CACHE_PROJECTIONS = 2,
     GGFIT_CACHE_RESUME = 4,
+    GGFIT_CACHE_PROBES = 8,
 };
 uint32_t ggfit__cache_pieces(const struct ggfit__gcache *c);
 

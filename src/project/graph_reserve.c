@@ -149,6 +149,57 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
     return GGFIT_OK;
 }
 
+/* Appends n bytes at *at in b (grown as needed); false when out of memory. */
+static bool key_put(ggfit__buf *b, size_t *at, const void *p, size_t n)
+{
+    char *k = ggfit__buf_get(b, *at + n);
+    if (!k)
+        return false;
+    memcpy(k + *at, p, n);
+    *at += n;
+    return true;
+}
+
+/* The -fa auto probe's inputs into cache->fa_key, but for the context:
+ * the graph's structure (its key less the cache's size), the devices and
+ * buffer types the scheduler is handed, and where every weight, cache and
+ * layer is. The scheduler assigns by where tensors live and by the ops,
+ * never by a cache's size (offload_op counts the probe's tokens), so the
+ * same inputs at another context find the same. Returns the key's size, 0
+ * when out of memory. Calls the buffer-type lookups the split makes, in
+ * its order, so that a hit leaves the same buffer types behind. */
+static size_t probe_key(proj *pr, const gkey *key, const int32_t *placement)
+{
+    ggfit__buf *b = &pr->cache->fa_key;
+    const ggfit_projection *o = pr->out;
+    uint32_t n_layer = pr->hp->n_layer;
+    gkey k = *key;
+    k.n_kv = k.n_kv_swa = 0;
+    size_t at = 0;
+    bool ok = key_put(b, &at, &k, sizeof k);
+    int32_t head[] = { (int32_t)pr->n_dev, (int32_t)pr->i_gpu_start, (int32_t)pr->act,
+                       (int32_t)pr->n_rules, (int32_t)pr->p->split_mode,
+                       pr->p->no_kv_offload, pr->tied_buft, 0 };
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        int32_t dev[2] = { (int32_t)pr->devs[d]->kind, ggfit__device_buft(pr, (int)d) };
+        ok = ok && key_put(b, &at, dev, sizeof dev);
+    }
+    head[7] = ggfit__cpu_compute_buft(pr);
+    ok = ok && key_put(b, &at, head, sizeof head);
+    for (uint32_t i = 0; i < o->n_bufts; i++) {
+        char name[sizeof o->bufts[i].name] = { 0 };
+        memcpy(name, o->bufts[i].name, strnlen(o->bufts[i].name, sizeof name));
+        int32_t row[3] = { o->bufts[i].device, o->bufts[i].is_host, (int32_t)pr->buft_align[i] };
+        ok = ok && key_put(b, &at, name, sizeof name) && key_put(b, &at, row, sizeof row);
+    }
+    size_t layers = (n_layer + 1) * sizeof(int32_t);
+    ok = ok && key_put(b, &at, placement, ggfit_model_n_tensors(pr->m) * sizeof *placement) &&
+         key_put(b, &at, pr->layer_buft, layers) && key_put(b, &at, pr->kv_buft, layers) &&
+         key_put(b, &at, pr->layer_backend, layers) &&
+         key_put(b, &at, pr->layer_flags, n_layer);
+    return ok ? at : 0;
+}
+
 ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe)
 {
     const ggfit_hparams *hp = pr->hp;
@@ -198,6 +249,9 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
                                       ? NULL : pr->cache;
     gkey key;
     ggfit__gkey_make(&key, &gp);
+    bool memo = probe && cache && (ggfit__cache_pieces(cache) & GGFIT_CACHE_PROBES);
+    if (memo && ggfit__famemo_find(cache, probe_key(pr, &key, placement), &pr->fa_mismatch))
+        return GGFIT_OK;
     gentry *c = ggfit__gcache_find(cache, &key);
     if (c) {
         /* Same graph as an earlier projection: only where weights and
@@ -246,6 +300,8 @@ ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe
     }
     if (rc == GGFIT_OK)
         rc = schedule_and_allocate(pr, g, layer_backend, probe, c && c->valid ? c : NULL);
+    if (rc == GGFIT_OK && memo)
+        ggfit__famemo_put(cache, pr->fa_mismatch);
     gg_free(&local);
     if (rc == GGFIT_ENOMEM)
         return ggfit__fail(pr->err, rc, "out of memory");
