@@ -925,16 +925,21 @@ static int print_vs(ggfit_request *req, ggfit_plan *plan, bool json)
 /* The main mode: fit llama.cpp's flags, or project its memory use. The
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
-/* A llama-server line with --models-preset and no model: a router. */
+/* A llama-server line with --models-preset or --models-dir and no model
+ * (-m, -hf): a router (tools/server/server.cpp). */
 static bool router_line(int argc, char **argv)
 {
-    bool pasted = false;
+    bool pasted = false, models = false;
     for (int i = 1; i < argc; i++) {
         pasted |= !strcmp(argv[i], "--");
-        if (pasted && !strcmp(argv[i], "--models-preset"))
-            return true;
+        if (!pasted)
+            continue;
+        models |= !strcmp(argv[i], "--models-preset") || !strcmp(argv[i], "--models-dir");
+        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model") || !strcmp(argv[i], "-hf") ||
+            !strcmp(argv[i], "--hf-repo") || !strcmp(argv[i], "-hfr"))
+            return false;
     }
-    return false;
+    return models;
 }
 
 /* A router's children planned one by one (the library's ggfit_router_plan)

@@ -963,15 +963,27 @@ typedef struct ggfit_router_child {
     bool together;            /* started with the other load-on-startup
                                  children at once: its fit saw none of
                                  theirs (free_held: the children before) */
+    char evicted[256];        /* the model the router stopped first to make
+                                 room (--models-max reached: the least
+                                 recently asked), "" none */
 } ggfit_router_child;
 
 typedef struct ggfit_router {
-    char preset[512];
+    char preset[512];         /* --models-preset, "" none */
+    char models_dir[512];     /* --models-dir, "" none */
     uint32_t models_max;      /* --models-max (4; 0 no limit) */
+    uint32_t n_models;        /* in the preset and the directory together */
+    uint32_t resident;        /* ggfit_router_fit_set: the models planned to be
+                                 resident at once (models_max, or all) */
+    uint32_t max_fits;        /* ggfit_router_fit_set: most models that fit at
+                                 once, each at its smallest (a --models-max
+                                 the machine allows) */
+    char notes[1024];         /* what llama.cpp leaves to chance (which file
+                                 of a directory's), "" none */
     uint32_t n_startup;       /* models with load-on-startup */
     uint32_t n_children;
     ggfit_router_child children[GGFIT_ROUTER_MAX];
-    uint64_t held[GGFIT_MAX_DEVICES]; /* all of them together */
+    uint64_t held[GGFIT_MAX_DEVICES]; /* the most the children hold at once */
     uint64_t held_host;
     bool over;                /* together more than a device or system memory
                                  has free (the load-on-startup children, each
@@ -981,22 +993,31 @@ typedef struct ggfit_router {
 } ggfit_router;
 
 /* argv: the machine's flags (--gpu, --host-mem, ...), then -- llama-server
- * --models-preset FILE and the router's flags (without the program's
- * name). order: model names comma-separated, asked for one after the other
- * in that order, each once the one before has loaded (NULL: llama.cpp's
- * start: the load-on-startup models together, each fit seeing none of the
- * others, then the rest one by one, each by name). A child
- * that cannot be planned carries its error; the call fails on the preset
- * itself. Free with ggfit_router_free (out itself is the caller's). */
+ * --models-preset FILE and/or --models-dir DIR and the router's flags
+ * (without the program's name). The load-on-startup models start first,
+ * together, each fit seeing none of the others (as the router starts
+ * them); then order: model names comma-separated, asked for one after the
+ * other in that order, each once the one before has loaded, a name as
+ * often as it is asked for; then the models never named, each by name
+ * (order NULL: all of them so). A model asked for while it runs
+ * starts nothing; with --models-max children running, the least recently
+ * asked one is stopped first (children[].evicted). A child that cannot be
+ * planned carries its error; the call fails on the preset itself (and on
+ * more load-on-startup models than --models-max, as llama-server does).
+ * Free with ggfit_router_free (out itself is the caller's). */
 GGFIT_API ggfit_status ggfit_router_plan(int argc, char **argv, const char *order,
                                          ggfit_router *out, char **err);
-/* The set planned so that all of its models fit at once, in any order:
- * each model's fit runs against its share of every device (its need at
- * its smallest, every layer on the GPUs at its own context or 4096, and an
- * equal part of what the needs leave, one -fitt margin kept for all; a
- * part in proportion to its need when the needs are more than a device
- * has), its flags then fixed (fit off) so that whichever loads first
- * takes no more. ggfit_router_preset writes them back. */
+/* The set planned so that any --models-max of its models (all of them
+ * when the limit is 0 or no less than their number) fit at once, in any
+ * order: each model's fit runs against its share of every device (its
+ * need at its smallest, every layer on the GPUs at its own context or
+ * 4096, and an equal part of what the needs leave, one -fitt margin kept
+ * for all: the equal part is the largest that keeps the largest shares of
+ * any models_max of them within the device; shares in proportion to the
+ * needs when the largest needs alone are more than a device has), its
+ * flags then fixed (fit off) so that whichever loads first takes no more.
+ * max_fits says how many fit at once at their smallest.
+ * ggfit_router_preset writes them back. */
 GGFIT_API ggfit_status ggfit_router_fit_set(int argc, char **argv, ggfit_router *out,
                                             char **err);
 /* The preset with each model's section given its plan's flags (keys

@@ -504,9 +504,40 @@ check router-child-flags 0 '^      its fit: -c 8192 -ngl all -b 8192 -ub 8192 -n
 # load-on-startup children start together: each fit saw none of the others
 check router-startup-over 1 'CUDA0 [0-9]* of 24077 MiB free (OVER)' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --wide -- llama-server --models-preset tests/router/startup.ini
-check router-startup-asked 0 '^all of them loaded: CUDA0 [0-9]* of 24077 MiB free; ' -- \
-    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order chat,coder --wide -- llama-server \
+# --order cannot undo it: the router starts them before anything is asked
+check router-startup-asked 1 '^      started with the other load-on-startup models' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order coder,chat --wide -- llama-server \
     --models-preset tests/router/startup.ini
+# --models-max: the least recently asked child is stopped before the next
+# starts, and its memory goes to that one; a name asked again starts again
+check router-max-evicts 0 '^      --models-max 2 reached: the router stopped rerank' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order embed,rerank,embed,coder -- llama-server \
+    --models-preset tests/router/four.ini --models-max 2
+check router-max-startup 2 'number of models to load on startup (2) exceeds models_max (1)' -- \
+    "$ggfit" --gpu rtx-3090 -- llama-server --models-preset tests/router/startup.ini --models-max 1
+# --models-dir: a file a model, a directory a model with its projector and
+# draft; a preset's section of the same name merged over it
+models_dir() {  # a directory as llama-server lists it, planned
+    d=$tmp/md
+    rm -rf "$d" && mkdir -p "$d/gemma" "$d/deeper/more"
+    ln -s "$PWD/$models/qwen3-0.6b-f16.gguf" "$d/small.gguf"
+    ln -s "$PWD/$models/gemma-3-4b-Q4_K_M.gguf" "$d/gemma/gemma-3-4b-Q4_K_M.gguf"
+    ln -s "$PWD/data/tiny/mmproj-gemma3-2.gguf" "$d/gemma/mmproj-F16.gguf"
+    ln -s "$PWD/data/tiny/mmproj-gemma3-2.gguf" "$d/mmproj-top.gguf"
+    ln -s "$PWD/$models/qwen3-0.6b-f16.gguf" "$d/deeper/more/hidden.gguf"
+    printf '[gemma]\nctx-size = 8192\n' >"$tmp/md.ini"
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-dir "$d" \
+        --models-preset "$tmp/md.ini" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for c in d["children"]:
+    print(c["name"], c["plan"]["n_ctx"], c["preset_args"].replace(sys.argv[1], "D"))
+' "$d"
+}
+check router-models-dir 0 '^gemma 8192 -m D/gemma/gemma-3-4b-Q4_K_M.gguf -mm D/gemma/mmproj-F16.gguf -c 8192$' -- models_dir
+check router-models-dir-names 0 '^small ' -- models_dir
+check router-models-dir-none 2 "'.*none' does not exist or is not a directory" -- \
+    "$ggfit" --gpu rtx-3090 -- llama-server --models-dir "$tmp/none"
 check router-json 1 '"started_together": true' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-preset tests/router/startup.ini
 # --plan-set: every model fitted to its share; the preset it prints fits
@@ -527,6 +558,14 @@ check router-plan-set 0 '^4 models fixed, every order fits$' -- \
     plan_set tests/router/four.ini rerank,embed,coder,chat coder,chat embed,coder
 check router-plan-set-startup 0 '^2 models fixed, every order fits$' -- \
     plan_set tests/router/startup.ini coder,chat
+# any two of the four at once (--models-max 2), and the limit the machine
+# allows at their smallest
+check router-plan-set-max 0 '^the largest resident ones together: CUDA0 [0-9]* of 24077 MiB free; ' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set --wide -- llama-server \
+    --models-preset tests/router/four.ini --models-max 2
+check router-plan-set-suggest 0 '^; any 2 of the 4 at once: run the router with --models-max 2$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set -- llama-server \
+    --models-preset tests/router/four.ini --models-max 2
 check router-plan-set-order 2 'goes without it' -- \
     "$ggfit" --gpu rtx-3090 --plan-set --order chat -- llama-server --models-preset tests/router/startup.ini
 check router-no-file 2 'preset file does not exist: .*none.ini' -- \

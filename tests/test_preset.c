@@ -6,6 +6,8 @@
  */
 #include "test_util.h"
 
+#include <sys/stat.h>
+
 #include "common/preset.h"
 
 static void write_text(const char *path, const char *text)
@@ -142,11 +144,71 @@ static void test_errors(void **state)
     ggfit__preset_free(&p);
 }
 
+/* --models-dir as load_from_models_dir lists it (names sorted here), and
+ * a preset merged over it. */
+static void test_dir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ggfit-preset-dir-XXXXXX", path[512], args[1024], warn[512];
+    assert_non_null(mkdtemp(dir));
+    static const char *const files[] = {
+        "a.gguf", "x.gguf.gguf", "Top-00001-of-00002.gguf", "Top-00002-of-00002.gguf",
+        "mmproj-top.gguf", "mtp-top.gguf", "notes.txt", "sub/model-Q4.gguf", "sub/other.gguf",
+        "sub/mmproj-F16.gguf", "sub/mtp-d.gguf", "sub/dflash-d.gguf", "sub/deeper/z.gguf",
+        "split/K-00001-of-00003.gguf", "split/K-00002-of-00003.gguf", NULL,
+    };
+    static const char *const dirs[] = { "sub", "sub/deeper", "split", "empty", NULL };
+    for (int i = 0; dirs[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+    for (int i = 0; files[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        write_text(path, "");
+    }
+    snprintf(path, sizeof path, "%s/p.ini", dir);
+    write_text(path, "[*]\nc = 1234\n[sub]\nngl = 2\nmodel-draft = /elsewhere.gguf\n");
+    ggfit__preset p;
+    char *err = NULL;
+    bool startup;
+    assert_int_equal(ggfit__preset_read(path, &p, &err), GGFIT_OK);
+    assert_int_equal(ggfit__preset_dir(&p, dir, warn, sizeof warn, &err), GGFIT_OK);
+    static const char *const names[] = { "Top-00001-of-00002", "Top-00002-of-00002", "a",
+                                         "split", "sub", "x" };
+    assert_int_equal(p.n_models, 6);
+    for (int i = 0; i < 6; i++)
+        assert_string_equal(p.models[i].name, names[i]);
+    /* the directory's files under [*] and the section: the preset's draft wins */
+    args_of(&p, "sub", args, sizeof args, &startup);
+    char want[1024];
+    snprintf(want, sizeof want, "-m %s/sub/other.gguf -mm %s/sub/mmproj-F16.gguf "
+                                "--spec-draft-model %s/sub/dflash-d.gguf -c 1234 "
+                                "--spec-draft-model /elsewhere.gguf -ngl 2", dir, dir, dir);
+    assert_string_equal(args, want);
+    args_of(&p, "split", args, sizeof args, &startup);
+    snprintf(want, sizeof want, "-m %s/split/K-00001-of-00003.gguf -c 1234", dir);
+    assert_string_equal(args, want);
+    /* two models in sub: which one is llama.cpp's chance, said */
+    assert_non_null(strstr(warn, "sub holds 2 models"));
+    assert_non_null(strstr(warn, "sub holds 2 drafts"));
+    ggfit__preset_free(&p);
+    memset(&p, 0, sizeof p);
+    snprintf(path, sizeof path, "%s/none", dir);
+    assert_int_equal(ggfit__preset_dir(&p, path, warn, sizeof warn, &err), GGFIT_EIO);
+    assert_non_null(strstr(err, "does not exist or is not a directory"));
+    ggfit_free(err);
+    ggfit__preset_free(&p);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

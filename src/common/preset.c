@@ -9,6 +9,7 @@
  * key inverted).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +61,20 @@ static void section_clear(ggfit__preset_section *s)
     s->n_kv = 0;
 }
 
+static void dir_clear(ggfit__preset_section *s)
+{
+    for (int k = 0; k < GGFIT__DIR_KEYS; k++) {
+        ggfit_free(s->from_dir[k]);
+        s->from_dir[k] = NULL;
+    }
+}
+
 void ggfit__preset_free(ggfit__preset *p)
 {
     section_clear(&p->global);
     for (uint32_t k = 0; k < p->n_models; k++) {
         section_clear(&p->models[k]);
+        dir_clear(&p->models[k]);
         ggfit_free(p->models[k].name);
     }
     memset(p, 0, sizeof *p);
@@ -376,6 +386,18 @@ ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char *
 {
     size_t used = 0;
     *n = 0;
+    /* the --models-dir entry's files under everything else */
+    static const char *const dir_keys[GGFIT__DIR_KEYS] = { "model", "mmproj", "model-draft" };
+    for (int j = 0; j < GGFIT__DIR_KEYS; j++) {
+        char key[16];
+        snprintf(key, sizeof key, "%s", dir_keys[j]);
+        ggfit__preset_kv kv = { key, p->models[k].from_dir[j] };
+        ggfit_status rc = kv.value ? key_words(&kv, p->models[k].name, words, max, n, buf,
+                                               &used, cap, err)
+                                   : GGFIT_OK;
+        if (rc)
+            return rc;
+    }
     const ggfit__preset_section *s[2] = { &p->global, &p->models[k] };
     /* [*] first, the model's section after it: the later flag wins */
     for (int j = 0; j < 2; j++)
@@ -397,4 +419,204 @@ bool ggfit__preset_starts(const ggfit__preset *p, uint32_t k)
             if (!strcmp(s[j]->kv[i].key, "load-on-startup"))
                 on = !ggfit__falsey(s[j]->kv[i].value);
     return on;
+}
+
+/* ---- --models-dir ------------------------------------------------------ */
+
+#define DIR_ENTRIES 4096   /* names read from one directory at most */
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dir, sorted (n of them, each and the array freed by
+ * names_free); "." and ".." left out. */
+static ggfit_status names_of(const char *dir, char ***out, size_t *n, char **err)
+{
+    DIR *d = opendir(dir);
+    *out = NULL;
+    *n = 0;
+    if (!d)
+        return ggfit__fail(err, GGFIT_EIO, "error: '%s' does not exist or is not a directory",
+                           dir);
+    char **names = ggfit__calloc(DIR_ENTRIES, sizeof *names);
+    ggfit_status rc = names ? GGFIT_OK : ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (*n == DIR_ENTRIES)
+            rc = ggfit__fail(err, GGFIT_EINVAL, "%s: more than %d entries (give the models "
+                                                "in a --models-preset file)", dir, DIR_ENTRIES);
+        else if (!(names[*n] = ggfit__strndup(e->d_name, strlen(e->d_name))))
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        else
+            (*n)++;
+    }
+    closedir(d);
+    if (names)
+        qsort(names, *n, sizeof *names, name_cmp);
+    *out = names;
+    return rc;
+}
+
+static void names_free(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        ggfit_free(names[i]);
+    ggfit_free(names);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
+static bool is_draft(const char *name)
+{
+    return !strncmp(name, "mtp-", 4) || !strncmp(name, "dspark-", 7) ||
+           !strncmp(name, "dflash-", 7);
+}
+
+/* 1: a regular file (or a link to one), 2: a directory, 0: else. */
+static int kind_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 0;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = ggfit__malloc(n);
+    if (s)
+        snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+/* The entry name (files[] its paths, owned by the caller) merged into p. */
+static ggfit_status dir_entry(ggfit__preset *p, const char *name, char **files, char **err)
+{
+    ggfit__preset_section *s = NULL;
+    for (uint32_t k = 0; k < p->n_models && !s; k++)
+        if (!strcmp(p->models[k].name, name))
+            s = &p->models[k];
+    if (!s) {
+        if (p->n_models == GGFIT__PRESET_MODELS)
+            return ggfit__fail(err, GGFIT_EINVAL, "more than %d models in the preset and the "
+                                                  "models directory", GGFIT__PRESET_MODELS);
+        s = &p->models[p->n_models];
+        if (!(s->name = ggfit__strndup(name, strlen(name))))
+            return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        p->n_models++;
+    }
+    for (int k = 0; k < GGFIT__DIR_KEYS; k++) {
+        ggfit_free(s->from_dir[k]);
+        s->from_dir[k] = files[k];
+        files[k] = NULL;
+    }
+    return GGFIT_OK;
+}
+
+/* Subdirectory sub's files: its projector (the last), draft (the first),
+ * model (the last first shard, else the last other file) into files. */
+static ggfit_status dir_sub(const char *sub, char **files, char *warn, size_t cap,
+                            char **err)
+{
+    char **names;
+    size_t n;
+    ggfit_status rc = names_of(sub, &names, &n, err);
+    const char *pick[4] = { NULL, NULL, NULL, NULL };   /* mmproj, draft, shard, model */
+    int seen[4] = { 0, 0, 0, 0 };
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!ends_with(names[i], ".gguf"))
+            continue;
+        char *path = path_join(sub, names[i]);
+        if (!path) {
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+            break;
+        }
+        int kind = kind_of(path);
+        ggfit_free(path);
+        if (kind != 1)
+            continue;
+        int k = strstr(names[i], "mmproj") ? 0 : is_draft(names[i]) ? 1
+                : strstr(names[i], "-00001-of-") ? 2 : 3;
+        seen[k]++;
+        if (k != 1 || !pick[1])
+            pick[k] = names[i];
+    }
+    static const char *const kinds[4] = { "projectors", "drafts", "first shards", "models" };
+    for (int k = 0; !rc && k < 4; k++) {
+        size_t used = strlen(warn);
+        if (seen[k] > 1 && used + 1 < cap)
+            snprintf(warn + used, cap - used, "%s--models-dir: %s holds %d %s; llama-server "
+                     "takes one by the order the directory lists them (ggfit planned %s)",
+                     used ? "\n" : "", sub, seen[k], kinds[k], pick[k]);
+    }
+    const char *model = pick[2] ? pick[2] : pick[3];
+    if (!rc && model) {
+        char *f[GGFIT__DIR_KEYS] = { path_join(sub, model),
+                                     pick[0] ? path_join(sub, pick[0]) : NULL,
+                                     pick[1] ? path_join(sub, pick[1]) : NULL };
+        if (!f[0] || (pick[0] && !f[1]) || (pick[1] && !f[2]))
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+        for (int k = 0; k < GGFIT__DIR_KEYS; k++)
+            if (rc)
+                ggfit_free(f[k]);
+            else
+                files[k] = f[k];
+    }
+    names_free(names, n);
+    return rc;
+}
+
+ggfit_status ggfit__preset_dir(ggfit__preset *p, const char *dir, char *warn, size_t cap,
+                               char **err)
+{
+    if (cap)
+        warn[0] = '\0';
+    if (kind_of(dir) != 2)
+        return ggfit__fail(err, GGFIT_EIO, "error: '%s' does not exist or is not a directory",
+                           dir);
+    char **names;
+    size_t n;
+    ggfit_status rc = names_of(dir, &names, &n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char *path = path_join(dir, names[i]), *files[GGFIT__DIR_KEYS] = { NULL, NULL, NULL };
+        if (!path) {
+            rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+            break;
+        }
+        int kind = kind_of(path);
+        char name[256];
+        if (kind == 1 && ends_with(names[i], ".gguf") && !strstr(names[i], "mmproj") &&
+            !is_draft(names[i])) {
+            /* the name without any ".gguf" (string_replace_all) */
+            size_t o = 0;
+            for (const char *c = names[i]; *c && o + 1 < sizeof name;)
+                if (!strncmp(c, ".gguf", 5))
+                    c += 5;
+                else
+                    name[o++] = *c++;
+            name[o] = '\0';
+            files[GGFIT__DIR_MODEL] = path;
+            path = NULL;
+            rc = dir_entry(p, name, files, err);
+        } else if (kind == 2) {
+            rc = dir_sub(path, files, warn, cap, err);
+            if (!rc && files[GGFIT__DIR_MODEL])
+                rc = dir_entry(p, names[i], files, err);
+        }
+        for (int k = 0; k < GGFIT__DIR_KEYS; k++)
+            ggfit_free(files[k]);
+        ggfit_free(path);
+    }
+    names_free(names, n);
+    if (!rc)
+        qsort(p->models, p->n_models, sizeof p->models[0], section_cmp);
+    return rc;
 }

@@ -43,14 +43,19 @@ typedef struct ggfit__preset_kv {
     char *key, *value;
 } ggfit__preset_kv;
 
+/* What a --models-dir entry gives its model: the files it found. */
+enum { GGFIT__DIR_MODEL, GGFIT__DIR_MMPROJ, GGFIT__DIR_DRAFT, GGFIT__DIR_KEYS };
+
 typedef struct ggfit__preset_section {
     char *name;                    /* canonical (a repo's quant tag upper-cased) */
     ggfit__preset_kv kv[GGFIT__PRESET_KEYS];
     uint32_t n_kv;
+    char *from_dir[GGFIT__DIR_KEYS]; /* its --models-dir entry's files, or NULL */
 } ggfit__preset_section;
 
 /* A preset: [*] apart, the models in llama.cpp's order (names sorted byte
- * by byte: std::map), each section's keys sorted too. */
+ * by byte: std::map), each section's keys sorted too. A preset may hold
+ * the models of a --models-dir too (ggfit__preset_dir). */
 typedef struct ggfit__preset {
     ggfit__preset_section global;
     ggfit__preset_section models[GGFIT__PRESET_MODELS];
@@ -63,9 +68,23 @@ typedef struct ggfit__preset {
 ggfit_status ggfit__preset_read(const char *path, ggfit__preset *p, char **err);
 void ggfit__preset_free(ggfit__preset *p);
 
+/* The models of llama-server's --models-dir DIR (common/preset.cpp
+ * load_from_models_dir) added to p: each DIR/NAME.gguf a model NAME (every
+ * ".gguf" taken out of the name; a file whose name holds "mmproj" or starts
+ * with mtp-, dspark- or dflash- skipped), each subdirectory D a model D with
+ * its model (the first shard of a split one), projector and draft; deeper
+ * directories are not read. A section of p's of the same name is merged
+ * over the entry, as the router merges a preset over it. llama.cpp lists
+ * the directory unsorted and keeps the last file of a kind (the first
+ * draft): ggfit sorts the names, and says in warn (cap bytes, "" when
+ * none) which subdirectory held more than one file of a kind. */
+ggfit_status ggfit__preset_dir(ggfit__preset *p, const char *dir, char *warn, size_t cap,
+                               char **err);
+
 /* The flags model k's child gets from the preset ([*], then its section:
  * the later wins), as words for ggfit's parser: "--ctx-size", "32768", ...
- * (a bool flag on or off, a no-... key inverted, the preset's own keys
+ * (the files of its --models-dir entry first, under them; a bool flag on
+ * or off, a no-... key inverted, the preset's own keys
  * load-on-startup, stop-timeout and dedup-cache-models left out). *n words
  * into words[0..max), pointing into the preset and into buf (cap bytes: the
  * flags' names); an unknown key is llama.cpp's error, "option 'K' not

@@ -59,15 +59,23 @@ void ggfit_router_free(ggfit_router *r)
     }
 }
 
-/* The order asked: names comma-separated (each once; the rest after them
- * in llama.cpp's order), else llama.cpp's: the load-on-startup models
- * first (startup[k]), then the rest, each by name. idx receives the preset's
- * model indices. */
+/* The models started, in order: the load-on-startup ones (startup[k]),
+ * with the router; then those asked, names comma-separated, a name as
+ * often as it is asked for; then the models never named, each by name
+ * (llama.cpp's order). seq receives the preset's model indices, *n of
+ * them (GGFIT_ROUTER_MAX at most). */
 static ggfit_status order_of(const ggfit__preset *p, const char *order, const bool *startup,
-                             uint32_t *idx, char **err)
+                             uint32_t *seq, uint32_t *n, char **err)
 {
     bool taken[GGFIT__PRESET_MODELS] = { false };
-    uint32_t n = 0;
+    *n = 0;
+    /* the load-on-startup models, started with the router, whatever is
+     * asked after */
+    for (uint32_t k = 0; k < p->n_models; k++)
+        if (startup[k]) {
+            taken[k] = true;
+            seq[(*n)++] = k;
+        }
     for (const char *s = order ? order : ""; *s;) {
         size_t len = strcspn(s, ",");
         uint32_t k = 0;
@@ -77,22 +85,16 @@ static ggfit_status order_of(const ggfit__preset *p, const char *order, const bo
         if (k == p->n_models)
             return ggfit__fail(err, GGFIT_EINVAL, "--order: '%.*s' is not a model of the "
                                                   "preset", (int)(len > 80 ? 80 : len), s);
-        if (taken[k])
-            return ggfit__fail(err, GGFIT_EINVAL, "--order: '%.*s' given twice",
-                               (int)(len > 80 ? 80 : len), s);
+        if (*n == GGFIT_ROUTER_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "--order: more than %d requests",
+                               GGFIT_ROUTER_MAX);
         taken[k] = true;
-        idx[n++] = k;
+        seq[(*n)++] = k;
         s += len + (s[len] == ',');
     }
-    for (int pass = 0; pass < 2; pass++)
-        for (uint32_t k = 0; k < p->n_models; k++)
-            if (!taken[k] && startup[k] == (pass == 0) && !order) {
-                taken[k] = true;
-                idx[n++] = k;
-            }
-    for (uint32_t k = 0; k < p->n_models; k++)
+    for (uint32_t k = 0; k < p->n_models && *n < GGFIT_ROUTER_MAX; k++)
         if (!taken[k])
-            idx[n++] = k;
+            seq[(*n)++] = k;
     return GGFIT_OK;
 }
 
@@ -143,10 +145,25 @@ typedef struct router_line {
     int split;                 /* argv[split] is "--" */
     char *router[ROUTER_ARGS];
     int n_router;
-    ggfit__preset *preset;
-    uint32_t idx[GGFIT__PRESET_MODELS];
+    ggfit__preset *preset;     /* the preset's models and the directory's */
+    uint32_t seq[GGFIT_ROUTER_MAX];  /* the models asked for, in order */
+    uint32_t n_seq;
     bool startup[GGFIT__PRESET_MODELS];
 } router_line;
+
+/* The preset file and the models directory into p (either may be ""). */
+static ggfit_status models_read(const char *preset, const char *dir, ggfit__preset *p,
+                                char *notes, size_t cap, char **err)
+{
+    ggfit_status rc = GGFIT_OK;
+    if (*preset)
+        rc = ggfit__preset_read(preset, p, err);
+    else
+        memset(p, 0, sizeof *p);
+    if (!rc && *dir)
+        rc = ggfit__preset_dir(p, dir, notes, cap, err);
+    return rc;
+}
 
 static ggfit_status line_read(int argc, char **argv, const char *order, router_line *l,
                               ggfit_router *out, char **err)
@@ -154,42 +171,56 @@ static ggfit_status line_read(int argc, char **argv, const char *order, router_l
     l->split = 0;
     while (l->split < argc && strcmp(argv[l->split], "--"))
         l->split++;
-    const char *preset = NULL;
     l->n_router = 0;
     for (int i = l->split + 2; i < argc; i++) {
         const char *a = argv[i];
         int v = a[0] == '-' ? values_of(a) : 0;
-        if (!strcmp(a, "--models-preset") && i + 1 < argc)
-            preset = argv[i + 1];
-        else if (!strcmp(a, "--models-max") && i + 1 < argc)
-            out->models_max = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+        const char *val = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(a, "--models-preset"))
+            snprintf(out->preset, sizeof out->preset, "%s", val);
         else if (!strcmp(a, "--models-dir"))
-            return ggfit__fail(err, GGFIT_EINVAL, "--models-dir: not planned yet (give the "
-                                                  "models in a --models-preset file)");
+            snprintf(out->models_dir, sizeof out->models_dir, "%s", val);
+        else if (!strcmp(a, "--models-max"))
+            out->models_max = (uint32_t)strtoul(val, NULL, 10);
         if (!reserved(a)) {
             for (int k = 0; k <= v && i + k < argc && l->n_router < ROUTER_ARGS; k++)
                 l->router[l->n_router++] = argv[i + k];
         }
         i += v;
     }
-    if (l->split + 1 >= argc || strcmp(argv[l->split + 1], "llama-server") != 0 || !preset)
+    if (l->split + 1 >= argc || strcmp(argv[l->split + 1], "llama-server") != 0 ||
+        (!out->preset[0] && !out->models_dir[0]))
         return ggfit__fail(err, GGFIT_EINVAL, "a router line is -- llama-server "
-                                              "--models-preset FILE [its flags]");
-    snprintf(out->preset, sizeof out->preset, "%s", preset);
+                                              "--models-preset FILE and/or --models-dir DIR "
+                                              "[its flags]");
     if (!(l->preset = ggfit__calloc(1, sizeof *l->preset)))
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
-    ggfit_status rc = ggfit__preset_read(preset, l->preset, err);
+    ggfit_status rc = models_read(out->preset, out->models_dir, l->preset, out->notes,
+                                  sizeof out->notes, err);
     if (!rc && !l->preset->n_models)
-        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: no model in the preset (a [name] section "
-                                            "with model = FILE)", preset);
+        rc = ggfit__fail(err, GGFIT_EINVAL, "%s: no model (a [name] section with model = "
+                                            "FILE, or a DIR/NAME.gguf)",
+                         out->preset[0] ? out->preset : out->models_dir);
+    out->n_models = rc ? 0 : l->preset->n_models;
+    uint32_t n_startup = 0;
     for (uint32_t k = 0; !rc && k < l->preset->n_models; k++)
-        l->startup[k] = ggfit__preset_starts(l->preset, k);
+        n_startup += l->startup[k] = ggfit__preset_starts(l->preset, k);
+    out->n_startup = n_startup;
+    /* server-models.cpp load_models: no ">0" exception, so --models-max 0
+     * (no limit) refuses any load-on-startup model too */
+    if (!rc && n_startup > out->models_max)
+        rc = ggfit__fail(err, GGFIT_EINVAL, "failed to initialize router models: number of "
+                                            "models to load on startup (%u) exceeds "
+                                            "models_max (%u) (raise --models-max%s, or take "
+                                            "load-on-startup off some)", n_startup,
+                         out->models_max, out->models_max ? "" : "; llama-server counts 0 "
+                                                                 "as no room here");
     if (!rc)
-        rc = order_of(l->preset, order, l->startup, l->idx, err);
+        rc = order_of(l->preset, order, l->startup, l->seq, &l->n_seq, err);
     return rc;
 }
 
-/* Child j's words into words (the preset's copied into c->words, which
+/* Model j's words into words (the preset's copied into c->words, which
  * its plan points into), extra ones after them. *n words; a preset key
  * llama-server refuses is the child's error (false). */
 static ggfit_status child_words(int argc, char **argv, const router_line *l, uint32_t j,
@@ -200,8 +231,8 @@ static ggfit_status child_words(int argc, char **argv, const router_line *l, uin
     char names[2 * GGFIT__PRESET_KEYS * 64];
     size_t n_pw = 0;
     (void)argc;
-    c->load_on_startup = l->startup[l->idx[j]];
-    ggfit_status rc = ggfit__preset_args(l->preset, l->idx[j], pw, sizeof pw / sizeof pw[0],
+    c->load_on_startup = l->startup[j];
+    ggfit_status rc = ggfit__preset_args(l->preset, j, pw, sizeof pw / sizeof pw[0],
                                          &n_pw, names, sizeof names, why);
     if (rc)
         return rc;
@@ -241,32 +272,163 @@ static bool sets_context(const ggfit_router_child *c)
     return !strncmp(c->args, "-c ", 3) || strstr(c->args, " -c ");
 }
 
+/* The sum of the m largest of v[0..n). */
+static uint64_t top_sum(const uint64_t *v, uint32_t n, uint32_t m)
+{
+    uint64_t sorted[GGFIT__PRESET_MODELS], sum = 0;
+    memcpy(sorted, v, n * sizeof *v);
+    for (uint32_t i = 0; i < m && i < n; i++) {
+        uint32_t best = i;
+        for (uint32_t j = i + 1; j < n; j++)
+            if (sorted[j] > sorted[best])
+                best = j;
+        uint64_t t = sorted[i];
+        sorted[i] = sorted[best];
+        sorted[best] = t;
+        sum += sorted[i];
+    }
+    return sum;
+}
+
 /* The set's shares (ggfit_router_fit_set): each model alone at its
  * smallest (its own context, else 4096, every layer on the GPUs, fit off)
- * needs need[k][d]; a device's free memory less its one margin is shared:
- * each model its need and an equal part of what is left, or a part in
- * proportion to its need when the needs alone are more than the device
- * has. held[k][d] is then what model k's fit must see taken. */
-static void shares(uint32_t n, uint64_t need[][GGFIT_MAX_DEVICES], const bool *grows,
-                   const uint64_t *free_dev, uint64_t margin,
+ * needs need[k][d]; a device's free memory less its one margin is shared so
+ * that any m of the n models fit at once: each model its need and an equal
+ * part e of what is left (the models whose context can grow), e the
+ * largest with the m largest shares within the pool; or shares in
+ * proportion to the needs when the m largest needs alone are more than
+ * the pool. held[k][d] is then what model k's fit must see taken. */
+static void shares(uint32_t n, uint32_t m, uint64_t need[][GGFIT_MAX_DEVICES],
+                   const bool *grows, const uint64_t *free_dev, uint64_t margin,
                    uint64_t held[][GGFIT_MAX_DEVICES])
 {
-    uint32_t n_grow = 0;
-    for (uint32_t k = 0; k < n; k++)
-        n_grow += grows[k];
     for (uint32_t d = 0; d < GGFIT_MAX_DEVICES; d++) {
-        uint64_t pool = free_dev[d] > margin ? free_dev[d] - margin : 0, sum = 0;
+        uint64_t pool = free_dev[d] > margin ? free_dev[d] - margin : 0;
+        uint64_t v[GGFIT__PRESET_MODELS], budget[GGFIT__PRESET_MODELS];
         for (uint32_t k = 0; k < n; k++)
-            sum += need[k][d];
-        for (uint32_t k = 0; k < n; k++) {
-            /* what the needs leave goes to the models whose fit can use it
-             * (a context of their own is fixed: more would stay unused) */
-            uint64_t budget = sum <= pool ? need[k][d] + (grows[k] ? (pool - sum) / n_grow : 0)
-                              : sum ? (uint64_t)((double)pool * need[k][d] / (double)sum) : 0;
-            held[k][d] = free_dev[d] > budget ? free_dev[d] - budget : 0;
+            v[k] = need[k][d];
+        uint64_t top = top_sum(v, n, m);
+        if (top <= pool) {
+            /* the largest e with top_sum(need + e on the growing) <= pool */
+            uint64_t lo = 0, hi = pool - top;
+            while (lo < hi) {
+                uint64_t e = lo + (hi - lo + 1) / 2;
+                for (uint32_t k = 0; k < n; k++)
+                    v[k] = need[k][d] + (grows[k] ? e : 0);
+                if (top_sum(v, n, m) <= pool)
+                    lo = e;
+                else
+                    hi = e - 1;
+            }
+            for (uint32_t k = 0; k < n; k++)
+                budget[k] = need[k][d] + (grows[k] ? lo : 0);
+        } else {
+            for (uint32_t k = 0; k < n; k++)
+                budget[k] = (uint64_t)((double)pool * (double)need[k][d] / (double)top);
         }
+        for (uint32_t k = 0; k < n; k++)
+            held[k][d] = free_dev[d] > budget[k] ? free_dev[d] - budget[k] : 0;
     }
 }
+
+/* The most models that fit at once, each at its smallest: the largest m
+ * whose m largest needs fit every device's pool. */
+static uint32_t most_at_once(uint32_t n, uint64_t need[][GGFIT_MAX_DEVICES],
+                             const uint64_t *free_dev, uint64_t margin)
+{
+    uint32_t m = n;
+    for (; m > 0; m--) {
+        bool fits = true;
+        for (uint32_t d = 0; d < GGFIT_MAX_DEVICES && fits; d++) {
+            uint64_t v[GGFIT__PRESET_MODELS];
+            for (uint32_t k = 0; k < n; k++)
+                v[k] = need[k][d];
+            fits = top_sum(v, n, m) + margin <= free_dev[d] || top_sum(v, n, m) == 0;
+        }
+        if (fits)
+            break;
+    }
+    return m;
+}
+
+/* What the machine had free before any child (the first planned child's
+ * pools, with what it saw taken given back) into had; false: no child
+ * planned. */
+static bool free_before(const ggfit_router *out, uint64_t *had, uint64_t *had_host)
+{
+    for (uint32_t k = 0; k < out->n_children; k++) {
+        const ggfit_router_child *c = &out->children[k];
+        if (!c->plan)
+            continue;
+        const ggfit_verdict *v = ggfit__plan_verdict(c->plan);
+        for (uint32_t q = 0; q < v->n_pools; q++) {
+            const ggfit_pool *pool = &v->pools[q];
+            if (pool->kind == GGFIT_POOL_DEVICE && pool->device >= 0 &&
+                pool->device < GGFIT_MAX_DEVICES)
+                had[pool->device] = pool->free + c->free_held[pool->device];
+            else if (pool->kind == GGFIT_POOL_HOST)
+                *had_host = pool->free + c->host_held;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The most the children hold at once (held, held_host) and whether that
+ * is more than the machine had free (over): after each child's start what
+ * it saw taken and its own; the load-on-startup children, started
+ * together, all of theirs; a set's, any resident of them. */
+static void over_of(ggfit_router *out)
+{
+    uint64_t had[GGFIT_MAX_DEVICES] = { 0 }, had_host = 0;
+    if (!free_before(out, had, &had_host))
+        return;
+    uint64_t (*dev)[GGFIT_MAX_DEVICES] = ggfit__calloc(GGFIT_ROUTER_MAX, sizeof *dev);
+    uint64_t host[GGFIT_ROUTER_MAX] = { 0 }, at_once[GGFIT_MAX_DEVICES + 1] = { 0 };
+    uint64_t v[GGFIT_ROUTER_MAX];
+    uint32_t n = 0;
+    if (!dev)
+        return;
+    for (uint32_t k = 0; k < out->n_children; k++) {
+        const ggfit_router_child *c = &out->children[k];
+        if (!c->plan)
+            continue;
+        memset(dev[n], 0, sizeof dev[n]);
+        host[n] = 0;
+        holds(c->plan, dev[n], &host[n]);
+        /* (a set's children saw their shares' complements, not children) */
+        for (uint32_t d = 0; d < GGFIT_MAX_DEVICES && !out->set; d++) {
+            uint64_t after = c->free_held[d] + dev[n][d];
+            at_once[d] = after > at_once[d] ? after : at_once[d];
+        }
+        uint64_t after = out->set ? 0 : c->host_held + host[n];
+        if (after > at_once[GGFIT_MAX_DEVICES])
+            at_once[GGFIT_MAX_DEVICES] = after;
+        if (!out->set && !c->together)
+            continue;   /* not part of a group started at once */
+        n++;
+    }
+    /* the group started at once: all of them (a set: any resident) */
+    uint32_t m = out->set ? out->resident : n;
+    for (uint32_t d = 0; d <= GGFIT_MAX_DEVICES; d++) {
+        for (uint32_t k = 0; k < n; k++)
+            v[k] = d < GGFIT_MAX_DEVICES ? dev[k][d] : host[k];
+        uint64_t group = top_sum(v, n, m);
+        if (group > at_once[d])
+            at_once[d] = group;
+        uint64_t free = d < GGFIT_MAX_DEVICES ? had[d] : had_host;
+        out->over |= free && at_once[d] > free;
+    }
+    memcpy(out->held, at_once, sizeof out->held);
+    out->held_host = at_once[GGFIT_MAX_DEVICES];
+    ggfit_free(dev);
+}
+
+/* One running child: its model and what it holds. */
+typedef struct running {
+    uint32_t model, last;      /* last: the step it was last asked for */
+    uint64_t dev[GGFIT_MAX_DEVICES], host;
+} running;
 
 static ggfit_status router_run(int argc, char **argv, const char *order, bool set,
                                ggfit_router *out, char **err)
@@ -282,21 +444,21 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
     char **words = ggfit__calloc(CHILD_WORDS, sizeof *words);
     uint64_t (*need)[GGFIT_MAX_DEVICES] = ggfit__calloc(GGFIT__PRESET_MODELS, sizeof *need);
     uint64_t (*share)[GGFIT_MAX_DEVICES] = ggfit__calloc(GGFIT__PRESET_MODELS, sizeof *share);
-    ggfit_status rc = !l || !words || !need || !share
+    running *run = ggfit__calloc(GGFIT__PRESET_MODELS, sizeof *run);
+    ggfit_status rc = !l || !words || !need || !share || !run
                           ? ggfit__fail(err, GGFIT_ENOMEM, "out of memory")
                           : line_read(argc, argv, order, l, out, err);
-    uint64_t held[GGFIT_MAX_DEVICES] = { 0 }, held_host = 0;
     uint64_t seen[GGFIT_MAX_DEVICES] = { 0 }, seen_host = 0, free_dev[GGFIT_MAX_DEVICES] = { 0 };
     uint64_t margin = (uint64_t)1024 << 20;   /* -fitt's default, kept once for all */
     bool grows[GGFIT__PRESET_MODELS] = { false };
+    uint32_t n_models = rc ? 0 : l->preset->n_models, n_run = 0;
     static char fit_off[] = "-fit", off[] = "off", ngl[] = "-ngl", all[] = "all", c4k[] = "-c",
                 n4k[] = "4096", fitt[] = "-fitt", zero[] = "0";
     /* a set: each model's need at its smallest first */
-    for (uint32_t j = 0; !rc && set && l && j < l->preset->n_models; j++) {
+    for (uint32_t j = 0; !rc && set && j < n_models; j++) {
         ggfit_router_child *c = &out->children[j];
         char *why = NULL, *extra[6] = { ngl, all, fit_off, off, c4k, n4k };
         int n = 0;
-        snprintf(c->name, sizeof c->name, "%s", l->preset->models[l->idx[j]].name);
         ggfit_status crc = child_words(argc, argv, l, j, c, extra, 4, words, &n, &why);
         if (!crc && !sets_context(c)) {
             words[n++] = extra[4];
@@ -321,24 +483,53 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
         }
         ggfit_free(why);
     }
-    if (!rc && set && l)
-        shares(l->preset->n_models, need, grows, free_dev, margin, share);
-    for (uint32_t j = 0; !rc && l && j < l->preset->n_models; j++) {
+    if (!rc && set) {
+        out->resident = out->models_max && out->models_max < n_models ? out->models_max
+                                                                        : n_models;
+        out->max_fits = most_at_once(n_models, need, free_dev, margin);
+        shares(n_models, out->resident, need, grows, free_dev, margin, share);
+        l->n_seq = n_models;   /* each model once, by name */
+        for (uint32_t j = 0; j < n_models; j++)
+            l->seq[j] = j;
+    }
+    for (uint32_t s = 0; !rc && s < l->n_seq; s++) {
+        uint32_t j = l->seq[s];
+        /* asked for while it runs: nothing starts */
+        uint32_t r = 0;
+        while (r < n_run && run[r].model != j)
+            r++;
+        if (!set && r < n_run) {
+            run[r].last = s;
+            continue;
+        }
         ggfit_router_child *c = &out->children[out->n_children++];
         char *why = NULL, *extra[2] = { fitt, zero };
         int n = 0;
-        snprintf(c->name, sizeof c->name, "%s", l->preset->models[l->idx[j]].name);
+        snprintf(c->name, sizeof c->name, "%s", l->preset->models[j].name);
         ggfit_status crc = child_words(argc, argv, l, j, c, extra, set ? 2 : 0, words, &n, &why);
+        memset(seen, 0, sizeof seen);
+        seen_host = 0;
         if (set) {
             /* its share: the rest of each device taken; system memory all
              * of theirs together, checked after */
             memcpy(seen, share[j], sizeof seen);
-            seen_host = 0;
         } else {
-            c->together = !order && l->startup[l->idx[j]];
-            if (!c->together) {
-                memcpy(seen, held, sizeof held);
-                seen_host = held_host;
+            if (out->models_max && n_run >= out->models_max) {
+                /* the least recently asked makes room, and has exited
+                 * before this one starts (server-models.cpp unload_lru) */
+                uint32_t v = 0;
+                for (uint32_t k = 1; k < n_run; k++)
+                    if (run[k].last < run[v].last)
+                        v = k;
+                snprintf(c->evicted, sizeof c->evicted, "%s",
+                         l->preset->models[run[v].model].name);
+                run[v] = run[--n_run];
+            }
+            c->together = l->startup[j] && s < out->n_startup;
+            for (uint32_t k = 0; k < n_run && !c->together; k++) {
+                for (uint32_t d = 0; d < GGFIT_MAX_DEVICES; d++)
+                    seen[d] += run[k].dev[d];
+                seen_host += run[k].host;
             }
         }
         memcpy(c->free_held, seen, sizeof seen);
@@ -355,31 +546,14 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
             ggfit_free(why);
             continue;
         }
-        out->n_startup += c->load_on_startup;
-        holds(c->plan, held, &held_host);
+        running *now = &run[n_run++];
+        memset(now, 0, sizeof *now);
+        now->model = j;
+        now->last = s;
+        holds(c->plan, now->dev, &now->host);
     }
-    memcpy(out->held, held, sizeof held);
-    out->held_host = held_host;
-    /* against what the machine had free before any child */
-    for (uint32_t k = 0; !rc && k < out->n_children; k++) {
-        const ggfit_plan *pl = out->children[k].plan;
-        if (!pl)
-            continue;
-        const ggfit_verdict *v = ggfit__plan_verdict(pl);
-        for (uint32_t q = 0; q < v->n_pools; q++) {
-            const ggfit_pool *pool = &v->pools[q];
-            uint64_t had = pool->free;
-            if (pool->kind == GGFIT_POOL_DEVICE && pool->device >= 0 &&
-                pool->device < GGFIT_MAX_DEVICES) {
-                had += out->children[k].free_held[pool->device];
-                out->over |= held[pool->device] > had;
-            } else if (pool->kind == GGFIT_POOL_HOST) {
-                had += out->children[k].host_held;
-                out->over |= held_host > had;
-            }
-        }
-        break;
-    }
+    if (!rc)
+        over_of(out);
     if (l && l->preset) {
         ggfit__preset_free(l->preset);
         ggfit_free(l->preset);
@@ -388,6 +562,7 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
     ggfit_free(words);
     ggfit_free(need);
     ggfit_free(share);
+    ggfit_free(run);
     if (rc)
         ggfit_router_free(out);
     return rc;
@@ -419,15 +594,20 @@ char *ggfit_router_preset(const ggfit_router *r)
     ggfit__preset *p = ggfit__calloc(1, sizeof *p);
     char *why = NULL;
     ggfit_sb sb = { 0 };
-    if (!p || ggfit__preset_read(r->preset, p, &why)) {
+    char notes[sizeof r->notes];
+    if (!p || models_read(r->preset, r->models_dir, p, notes, sizeof notes, &why)) {
         ggfit_free(why);
         if (p)
             ggfit__preset_free(p);
         ggfit_free(p);
         return NULL;
     }
-    ggfit__sb_printf(&sb, "; %s, each model's flags fitted to its share of the machine by "
-                          "ggfit (fit off: whichever loads first takes no more)\n", r->preset);
+    ggfit__sb_printf(&sb, "; %s%s%s, each model's flags fitted to its share of the machine "
+                          "by ggfit (fit off: whichever loads first takes no more)\n",
+                     r->preset, r->preset[0] && r->models_dir[0] ? " and " : "", r->models_dir);
+    if (r->resident < r->n_models)
+        ggfit__sb_printf(&sb, "; any %u of the %u at once: run the router with --models-max "
+                              "%u\n", r->resident, r->n_models, r->resident);
     ggfit__sb_printf(&sb, "[*]\n");
     for (uint32_t i = 0; i < p->global.n_kv; i++)
         ggfit__sb_printf(&sb, "%s = %s\n", p->global.kv[i].key, p->global.kv[i].value);
@@ -442,6 +622,18 @@ char *ggfit_router_preset(const ggfit_router *r)
         size_t n = 0;
         char **w = c->plan ? ggfit_plan_argv(c->plan, GGFIT_FOR_SERVER, &n) : NULL;
         ggfit__sb_printf(&sb, "\n[%s]\n", c->name);
+        /* the files its --models-dir entry gave, where its keys name none */
+        static const char *const dir_keys[GGFIT__DIR_KEYS] = { "model", "mmproj",
+                                                               "model-draft" };
+        for (int d = 0; d < GGFIT__DIR_KEYS; d++) {
+            bool named = !s->from_dir[d];
+            for (uint32_t i = 0; i < s->n_kv && !named; i++)
+                named = row_of(s->kv[i].key) == row_of(dir_keys[d]);
+            for (uint32_t i = 0; i < p->global.n_kv && !named; i++)
+                named = row_of(p->global.kv[i].key) == row_of(dir_keys[d]);
+            if (!named)
+                ggfit__sb_printf(&sb, "%s = %s\n", dir_keys[d], s->from_dir[d]);
+        }
         /* its own keys, but those the plan's flags set */
         for (uint32_t i = 0; i < s->n_kv; i++) {
             int row = row_of(s->kv[i].key);

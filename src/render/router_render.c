@@ -30,11 +30,16 @@ char *ggfit_router_text(const ggfit_router *r)
     ggfit_sb sb = { 0 };
     const ggfit_router_child *first = NULL;
     const ggfit_verdict *cols = columns(r, &first);
-    ggfit__sb_printf(&sb, "router: %u model%s from %s, each a llama-server child with the "
-                          "preset's flags and the router's (--models-max %u%s)\n",
-                     r->n_children, r->n_children == 1 ? "" : "s", r->preset, r->models_max,
-                     r->models_max ? "" : ": no limit");
-    if (r->set)
+    ggfit__sb_printf(&sb, "router: %u model%s from %s%s%s, each a llama-server child with "
+                          "the preset's flags and the router's (--models-max %u%s)\n",
+                     r->n_models, r->n_models == 1 ? "" : "s", r->preset,
+                     r->preset[0] && r->models_dir[0] ? " and " : "", r->models_dir,
+                     r->models_max, r->models_max ? "" : ": no limit");
+    if (r->set && r->resident < r->n_models)
+        ggfit__sb_printf(&sb, "planned as a set: each model's fit against its share of every "
+                              "device, so that any %u of them (--models-max) fit at once in "
+                              "any order [MiB]\n", r->resident);
+    else if (r->set)
         ggfit__sb_printf(&sb, "planned as a set: each model's fit against its share of every "
                               "device, so that all of them fit at once in any order [MiB]\n");
     else
@@ -61,15 +66,21 @@ char *ggfit_router_text(const ggfit_router *r)
         if (ch->together)
             ggfit__sb_printf(&sb, "      started with the other load-on-startup models: its "
                                   "fit saw none of theirs\n");
+        if (ch->evicted[0])
+            ggfit__sb_printf(&sb, "      --models-max %u reached: the router stopped %.60s "
+                                  "(asked for least recently) before starting it\n",
+                             r->models_max, ch->evicted);
         char *args = ggfit_plan_args(ch->plan);
         ggfit__sb_printf(&sb, "      its fit: %s\n", args && args[0] ? args : "(no flags)");
         ggfit_free(args);
         if (v->status != GGFIT_VERDICT_FITS)
             ggfit__sb_printf(&sb, "      %s\n", ggfit_verdict_summary(v, why, sizeof why));
     }
-    /* all of them together, against what the machine has */
+    /* the most they hold at once, against what the machine has */
     if (cols) {
-        ggfit__sb_printf(&sb, "all of them loaded:");
+        ggfit__sb_printf(&sb, "%s:", r->set && r->resident < r->n_models
+                                         ? "the largest resident ones together"
+                                         : "the most held at once");
         for (uint32_t c = 0; c < cols->n_pools; c++) {
             const ggfit_pool *q = &cols->pools[c];
             uint64_t held = q->kind == GGFIT_POOL_HOST ? r->held_host
@@ -94,34 +105,51 @@ char *ggfit_router_text(const ggfit_router *r)
                                   "allocation fails (or, in system memory, pages) once they "
                                   "all hold theirs\n");
     }
-    uint32_t planned = 0;
-    for (uint32_t k = 0; k < r->n_children; k++)
-        planned += r->children[k].plan != NULL;
-    if (r->n_startup > 1)
-        ggfit__sb_printf(&sb, "note: %u models load on startup, and llama-server starts them "
-                              "together: each one's fit sees the memory free before any of the "
-                              "others took theirs (--order NAMES plans them asked for one after "
-                              "the other instead)\n", r->n_startup);
-    if (r->models_max && planned > r->models_max)
-        ggfit__sb_printf(&sb, "note: %u models, --models-max %u: asking for model %u unloads "
-                              "the one least recently asked for, and its memory goes to the new "
-                              "one\n", planned, r->models_max, r->models_max + 1);
+    if (r->set && r->max_fits < r->n_models)
+        ggfit__sb_printf(&sb, "at their smallest, at most %u of the %u fit at once: run the "
+                              "router with --models-max %u or less\n", r->max_fits,
+                         r->n_models, r->max_fits);
+    else if (r->set && r->resident < r->n_models)
+        ggfit__sb_printf(&sb, "at their smallest, all %u fit at once: --models-max %u would "
+                              "keep every one loaded\n", r->n_models, r->n_models);
+    if (r->notes[0])
+        ggfit__sb_printf(&sb, "note: %s\n", r->notes);
     return ggfit__text_take(&sb);
 }
 
 char *ggfit_router_json(const ggfit_router *r)
 {
-    json_t *kids = json_array();
-    json_t *root = json_pack("{s:s, s:i, s:i, s:o}", "preset", r->preset, "models_max",
-                             (int)r->models_max, "load_on_startup", (int)r->n_startup,
-                             "children", kids ? kids : json_null());
     char *out = NULL;
+    json_t *kids = json_array();
+    json_t *held = json_object();
+    json_t *root = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:o, s:I, s:o}", "preset",
+                             r->preset, "models_dir", r->models_dir, "n_models",
+                             (int)r->n_models, "models_max", (int)r->models_max,
+                             "load_on_startup", (int)r->n_startup, "over", r->over,
+                             "held_at_once", held ? held : json_null(), "held_host_at_once",
+                             (json_int_t)r->held_host, "children", kids ? kids : json_null());
+    const ggfit_router_child *first = NULL;
+    const ggfit_verdict *cols = columns(r, &first);
+    for (uint32_t c = 0; root && held && cols && c < cols->n_pools; c++) {
+        const ggfit_pool *q = &cols->pools[c];
+        if (q->kind == GGFIT_POOL_DEVICE && q->device >= 0 && q->device < GGFIT_MAX_DEVICES &&
+            json_object_set_new(held, q->name, json_integer((json_int_t)r->held[q->device])))
+            goto done;
+    }
+    if (root && r->set &&
+        (json_object_set_new(root, "resident", json_integer(r->resident)) ||
+         json_object_set_new(root, "max_fits", json_integer(r->max_fits))))
+        goto done;
+    if (root && r->notes[0] && json_object_set_new(root, "notes", json_string(r->notes)))
+        goto done;
     for (uint32_t k = 0; root && kids && k < r->n_children; k++) {
         const ggfit_router_child *ch = &r->children[k];
         json_t *c = json_pack("{s:s, s:s, s:b, s:b}", "name", ch->name, "preset_args",
                               ch->args, "load_on_startup", ch->load_on_startup,
                               "started_together", ch->together);
         if (!c || json_array_append_new(kids, c))
+            goto done;
+        if (ch->evicted[0] && json_object_set_new(c, "evicted", json_string(ch->evicted)))
             goto done;
         if (!ch->plan) {
             if (json_object_set_new(c, "error", json_string(ch->error)))
