@@ -15,7 +15,7 @@
 #                   make uninstall removes them
 
 CC      ?= cc
-PKGS     = jansson libpcre2-8 libcurl
+PKGS     = jansson libpcre2-8 libcurl yaml-0.1
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CWARNS   = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wvla -Wundef \
@@ -25,10 +25,11 @@ CFLAGS  += $(CSTD) $(CWARNS) $(OPT) -fPIC -Iinclude -Isrc $(shell pkg-config --c
 # libcurl is loaded with dlopen when a URL is read (src/remote/http.c):
 # only its header is needed to build.
 LDLIBS  += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl -pthread -lm
-# The CLI links jansson and PCRE2 statically (both ship their archives in
-# the -dev packages; MIT and BSD licences): two fewer libraries for the
+# The CLI links jansson, PCRE2 and libyaml statically (all ship their
+# archives in the -dev packages; MIT, BSD and MIT licences; libyaml reads
+# llama-swap's configs, src/common/swap.c): fewer libraries for the
 # dynamic loader on every run, about a tenth of a short run's time.
-CLI_LDLIBS = -Wl,-Bstatic $(shell pkg-config --libs jansson libpcre2-8) -Wl,-Bdynamic \
+CLI_LDLIBS = -Wl,-Bstatic $(shell pkg-config --libs jansson libpcre2-8 yaml-0.1) -Wl,-Bdynamic \
              -ldl -pthread -lm
 # The CLI is linked statically where the toolchain can (STATIC_CLI=1: a
 # static PIE, its addresses still random): a run then starts without the
@@ -41,7 +42,7 @@ CLI_LDLIBS = -Wl,-Bstatic $(shell pkg-config --libs jansson libpcre2-8) -Wl,-Bdy
 # do).
 STATIC_CLI ?= $(shell printf 'int main(void){return 0;}\n' | \
                 $(CC) -x c - -static-pie -o /dev/null >/dev/null 2>&1 && echo 1 || echo 0)
-STATIC_LDLIBS = $(shell pkg-config --libs jansson libpcre2-8) -ldl -pthread -lm
+STATIC_LDLIBS = $(shell pkg-config --libs jansson libpcre2-8 yaml-0.1) -ldl -pthread -lm
 # The library exports what ggfit.h marks GGFIT_API and nothing else.
 LIB_CFLAGS = -fvisibility=hidden
 
@@ -321,7 +322,7 @@ $(B)/bench: tests/bench.c $(B)/libggfit.a
 # ---- WebAssembly: the same sources, built with Debian's emscripten -------------
 #   make wasm       build-wasm/ggfit-wasm.js (node, the npm package's) and
 #                   build-wasm/web/ (the page: static files, one script each)
-# jansson comes from Debian's source package (scripts/wasm-deps.sh); -ot
+# jansson and libyaml come from Debian's source packages (scripts/wasm-deps.sh); -ot
 # patterns use the JavaScript engine's RegExp (src/project/regex.c).
 EMCC    ?= emcc
 W        = build-wasm
@@ -336,17 +337,19 @@ WASM_SRC = $(filter-out $(NATIVE_ONLY),$(sort $(wildcard src/*/*.c)))
 WASM_OBJ = $(WASM_SRC:src/%.c=$(W)/obj/%.o)
 WASM_OPT ?= -O2
 WASM_CFLAGS = $(CSTD) $(CWARNS) -Wno-missing-field-initializers $(WASM_OPT) -Iinclude -Isrc \
-              -I$(W) -I$(W)/deps/jansson/include
+              -I$(W) -I$(W)/deps/jansson/include -I$(W)/deps/yaml/include
 WASM_LDFLAGS = $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_NAME=ggfitWasm -sALLOW_MEMORY_GROWTH=1 \
                -sINITIAL_MEMORY=33554432 -sTOTAL_STACK=8388608 -sINVOKE_RUN=0 \
                -sEXIT_RUNTIME=0 -sEXPORTED_RUNTIME_METHODS=callMain,FS,ENV,ccall,UTF8ToString \
                -sEXPORTED_FUNCTIONS=_main,_getenv,_setenv,_unsetenv --js-library wasm/library.js
 WASM_JANSSON = $(W)/deps/jansson/lib/libjansson.a
+WASM_YAML    = $(W)/deps/yaml/lib/libyaml.a
 
-$(WASM_JANSSON): scripts/wasm-deps.sh
+# one run of wasm-deps.sh builds both (each skipped when already built)
+$(WASM_JANSSON) $(WASM_YAML) &: scripts/wasm-deps.sh
 	sh scripts/wasm-deps.sh $(W)/deps
 
-$(W)/obj/%.o: src/%.c | $(WASM_JANSSON)
+$(W)/obj/%.o: src/%.c | $(WASM_JANSSON) $(WASM_YAML)
 	@mkdir -p $(@D)
 	$(EMCC) $(WASM_CFLAGS) -MMD -MP -c $< -o $@
 -include $(WASM_OBJ:.o=.d)
@@ -359,7 +362,7 @@ $(W)/libggfit.a: $(WASM_OBJ)
 # node: files through node's own fs (NODERAWFS), the .wasm beside the script
 $(W)/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/library.js
 	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=node -sNODERAWFS=1 -o $@ \
-	    cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
+	    cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON) $(WASM_YAML)
 
 # the page: the module's loader and its .wasm, and the .wasm again as a
 # script (base64) for a page opened from file://, which may load a script
@@ -367,7 +370,7 @@ $(W)/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/librar
 $(W)/web/ggfit-wasm.js: cli/ggfit.c $(W)/commands_data.h $(W)/libggfit.a wasm/library.js
 	@mkdir -p $(@D)
 	$(EMCC) $(WASM_CFLAGS) $(WASM_LDFLAGS) -sENVIRONMENT=web,worker \
-	    -lworkerfs.js -sFORCE_FILESYSTEM=1 -o $@ cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON)
+	    -lworkerfs.js -sFORCE_FILESYSTEM=1 -o $@ cli/ggfit.c $(W)/libggfit.a $(WASM_JANSSON) $(WASM_YAML)
 $(W)/web/ggfit-wasm-file.js: $(W)/web/ggfit-wasm.js
 	{ printf 'var GGFIT_WASM_BASE64 = "'; base64 -w0 $(W)/web/ggfit-wasm.wasm; printf '";\n'; } \
 	    >$@.tmp && mv $@.tmp $@
@@ -406,8 +409,8 @@ $(W)/npm/bin/ggfit.js: npm/bin/ggfit.js
 	cp $< $@
 $(W)/npm/README.md: npm/README.md
 	cp $< $@
-$(W)/npm/THIRD_PARTY.md: $(WASM_JANSSON) wasm/third_party.sh
-	sh wasm/third_party.sh $(W)/deps/jansson/LICENSE >$@
+$(W)/npm/THIRD_PARTY.md: $(WASM_JANSSON) $(WASM_YAML) wasm/third_party.sh
+	sh wasm/third_party.sh $(W)/deps/jansson/LICENSE $(W)/deps/yaml/LICENSE >$@
 $(W)/npm/ggfit.js: wasm/ggfit.js
 	cp $< $@
 $(W)/npm/ggfit-wasm.js: $(W)/ggfit-wasm.js

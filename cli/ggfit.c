@@ -485,6 +485,7 @@ typedef struct cli_opts {
     uint32_t jobs;            /* batch -j: threads (0: one per CPU) */
     const char *order;        /* --order NAMES: a router's models */
     bool plan_set;            /* --plan-set: a router's set fitted */
+    const char *priority;     /* --priority NAME=W,...: their weights in it */
     int n_files;
     ggfit_sweep_axis axis;    /* sweep --over */
     ggfit_fastest_options fo; /* --objective, --min-ctx, --quant-cache; the
@@ -544,6 +545,7 @@ static int tool_flag(unsigned bit, const ggfit_flag_info *f, cli_opts *o, int ar
     case GGFIT_CLI_SVG: o->svg = v; break;
     case GGFIT_CLI_ORDER: o->order = v; break;
     case GGFIT_CLI_PLAN_SET: o->plan_set = true; break;
+    case GGFIT_CLI_PRIORITY: o->priority = v; break;
     case GGFIT_CLI_SYSROOT: o->sysroot = v; break;
     case GGFIT_CLI_OBJECTIVE: rc = objective_of(v, &o->fo.objective); break;
     case GGFIT_CLI_MIN_CTX: rc = min_ctx_of(v, &o->fo.n_ctx_min); break;
@@ -926,7 +928,7 @@ static int print_vs(ggfit_request *req, ggfit_plan *plan, bool json)
  * plan (which devices, which host, fit or projection) is the library's;
  * the CLI adds --json and prints. */
 /* A llama-server line with --models-preset or --models-dir and no model
- * (-m, -hf): a router (tools/server/server.cpp). */
+ * (-m, -hf): a router (tools/server/server.cpp); or a llama-swap line. */
 static bool router_line(int argc, char **argv)
 {
     bool pasted = false, models = false;
@@ -944,7 +946,8 @@ static bool router_line(int argc, char **argv)
 
 /* A router's children planned one by one (the library's ggfit_router_plan)
  * on the machine's flags before --, the tool's own left out. */
-static int print_router(int argc, char **argv, const char *order, bool set, bool json)
+static int print_router(int argc, char **argv, const char *order, bool set,
+                        const char *priority, bool json)
 {
     char **words = calloc((size_t)argc, sizeof *words);
     ggfit_router *r = calloc(1, sizeof *r);
@@ -974,7 +977,13 @@ static int print_router(int argc, char **argv, const char *order, bool set, bool
         free(r);
         return fail("--plan-set fits the set for any order: --order goes without it");
     }
-    rc = set ? ggfit_router_fit_set(n, words, r, &err) : ggfit_router_plan(n, words, order, r, &err);
+    if (priority && !set) {
+        free(words);
+        free(r);
+        return fail("--priority weighs the shares of --plan-set: give --plan-set too");
+    }
+    rc = set ? ggfit_router_fit_set(n, words, priority, r, &err)
+             : ggfit_router_plan(n, words, order, r, &err);
     free(words);
     if (rc) {
         free(r);
@@ -1022,7 +1031,17 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
         free(models);
         return report(rc, err);
     }
-    rc = parse_flags(GGFIT_COMMAND_PLAN, &o, req, argc, argv, 1);
+    /* -- llama-swap ...: its flags are its own; ggfit's come before */
+    int swap = 1;
+    while (swap < argc && strcmp(argv[swap], "--"))
+        swap++;
+    if (swap + 1 >= argc || strcmp(argv[swap + 1], "llama-swap"))
+        swap = 0;
+    rc = parse_flags(GGFIT_COMMAND_PLAN, &o, req, swap ? swap : argc, argv, 1);
+    if (!rc && swap) {
+        free(models);
+        return print_router(argc, argv, o.order, o.plan_set, o.priority, o.json);
+    }
     if (rc || o.line) {
         free(models);
         /* -- llama-bench ...: its own flags, and its tests planned as it runs them */
@@ -1033,7 +1052,7 @@ static int project_with(ggfit_request *req, ggfit_plan *plan, int argc, char **a
     if (req->program == GGFIT_FOR_SERVER && !req->model && !req->hf_repo && !req->model_url &&
         router_line(argc, argv)) {
         free(models);
-        return print_router(argc, argv, o.order, o.plan_set, json);
+        return print_router(argc, argv, o.order, o.plan_set, o.priority, json);
     }
     ggfit_fastest_options fo = o.fo;
     if (o.list || n_models > 1) {

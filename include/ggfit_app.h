@@ -659,6 +659,7 @@ typedef enum ggfit_cli_flag {
     GGFIT_CLI_JOBS,           /* batch -j N: threads answering lines */
     GGFIT_CLI_ORDER,          /* --order NAMES: a router's models asked in this order */
     GGFIT_CLI_PLAN_SET,       /* --plan-set: a router's models fitted to fit at once */
+    GGFIT_CLI_PRIORITY,       /* --priority NAME=W,...: their weights in --plan-set */
     GGFIT_CLI_COUNT
 } ggfit_cli_flag;
 
@@ -963,9 +964,11 @@ typedef struct ggfit_router_child {
     bool together;            /* started with the other load-on-startup
                                  children at once: its fit saw none of
                                  theirs (free_held: the children before) */
-    char evicted[256];        /* the model the router stopped first to make
-                                 room (--models-max reached: the least
-                                 recently asked), "" none */
+    double priority;          /* its weight in a set's shares (1 unless given) */
+    char evicted[256];        /* the models stopped first to make room,
+                                 comma-separated: the router's least recently
+                                 asked (--models-max reached), llama-swap's
+                                 by its groups; "" none */
 } ggfit_router_child;
 
 typedef struct ggfit_router {
@@ -988,6 +991,8 @@ typedef struct ggfit_router {
     bool over;                /* together more than a device or system memory
                                  has free (the load-on-startup children, each
                                  fitted without the others) */
+    bool swap;                /* llama-swap's config (preset: its path), not
+                                 llama-server's router */
     bool set;                 /* ggfit_router_fit_set's: each child fitted to
                                  its share */
 } ggfit_router;
@@ -1016,9 +1021,12 @@ GGFIT_API ggfit_status ggfit_router_plan(int argc, char **argv, const char *orde
  * any models_max of them within the device; shares in proportion to the
  * needs when the largest needs alone are more than a device has), its
  * flags then fixed (fit off) so that whichever loads first takes no more.
- * max_fits says how many fit at once at their smallest.
+ * max_fits says how many fit at once at their smallest. priorities
+ * ("NAME=W,...", NULL none) weighs what the needs leave: a model's part is
+ * W times the part of a model of weight 1 (the default).
  * ggfit_router_preset writes them back. */
-GGFIT_API ggfit_status ggfit_router_fit_set(int argc, char **argv, ggfit_router *out,
+GGFIT_API ggfit_status ggfit_router_fit_set(int argc, char **argv, const char *priorities,
+                                            ggfit_router *out,
                                             char **err);
 /* The preset with each model's section given its plan's flags (keys
  * without dashes, fit = off; its own keys kept where the plan sets no

@@ -1,7 +1,8 @@
 #!/bin/sh
 # deps.sh [build|test] - installs the Debian packages ggfit needs.
 #   build: compiler, make, pkg-config and the libraries libggfit links
-#          (jansson, PCRE2, libcurl); make test builds a program with
+#          (jansson, PCRE2, libcurl, libyaml: llama-swap's configs; its
+#          runtime libyaml-0-2 for libggfit.so); make test builds a program with
 #          pkg-config against what make install puts in place
 #   test:  build, plus cmocka, clang with its sanitizer and fuzzer
 #          runtimes, valgrind, python3 (the reference checker), nginx
@@ -9,13 +10,14 @@
 #          groff-base (the man page's renderer: make test checks it, and
 #          reads the installed page with man where man-db is installed);
 #          and for the WebAssembly build and its tests (make wasm-test):
-#          emscripten, dpkg-dev (unpacks jansson's Debian source for it:
+#          emscripten, dpkg-dev (unpacks jansson's and libyaml's Debian sources for it:
 #          scripts/wasm-deps.sh), chromium (the page's browser), and from
 #          npm, playwright-core (drives chromium; tests/web/package.json,
 #          installed in tests/web/node_modules: no browser is downloaded)
 set -e
 what=${1:-test}
 pkgs="gcc make pkg-config libc6-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev"
+pkgs="$pkgs libyaml-dev libyaml-0-2"
 if [ "$what" = test ]; then
     pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx groff-base"
     pkgs="$pkgs emscripten dpkg-dev chromium"

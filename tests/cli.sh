@@ -566,8 +566,41 @@ check router-plan-set-max 0 '^the largest resident ones together: CUDA0 [0-9]* o
 check router-plan-set-suggest 0 '^; any 2 of the 4 at once: run the router with --models-max 2$' -- \
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set -- llama-server \
     --models-preset tests/router/four.ini --models-max 2
+# --priority: the chat model's part three times the coder's
+check router-plan-set-priority 0 '^c = 40960$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set --priority chat=3 -- llama-server \
+    --models-preset tests/router/startup.ini
+check router-priority-alone 2 'give --plan-set too' -- \
+    "$ggfit" --gpu rtx-3090 --priority chat=2 -- llama-server --models-preset tests/router/startup.ini
+check router-priority-bad 2 "chat=0: expected a weight above 0" -- \
+    "$ggfit" --gpu rtx-3090 --plan-set --priority chat=0 -- llama-server --models-preset tests/router/startup.ini
 check router-plan-set-order 2 'goes without it' -- \
     "$ggfit" --gpu rtx-3090 --plan-set --order chat -- llama-server --models-preset tests/router/startup.ini
+# llama-swap: its groups decide who is stopped; the preload list first
+check swap-order 0 '^      llama-swap stopped chat first' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --order chat,coder -- llama-swap --config tests/swap/four.yaml
+check swap-preload 0 '^   2  rerank  .* fits$' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --wide -- llama-swap --config tests/swap/four.yaml
+check swap-json 0 '"kind": "llama-swap"' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-swap -config=tests/swap/four.yaml
+# --plan-set: a config whose every resident set fits in any order, the
+# chat model and the coder never together
+swap_set() {  # the config written, then planned in each order
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set -- llama-swap --config tests/swap/four.yaml \
+        >"$tmp/set.yaml" 2>"$tmp/set.txt" || return 1
+    for order in "" coder chat,coder,chat rerank,coder,embed; do
+        "$ggfit" --gpu rtx-3090 --host-mem 64GiB ${order:+--order "$order"} -- llama-swap \
+            --config "$tmp/set.yaml" >"$tmp/set.out" || { cat "$tmp/set.out"; return 1; }
+        grep -q 'does not fit\|OVER' "$tmp/set.out" && return 1
+    done
+    grep -c '^    cmd: ".* -fit off"$' "$tmp/set.yaml" | sed 's/$/ models fixed, every order fits/'
+}
+check swap-plan-set 0 '^4 models fixed, every order fits$' -- swap_set
+check swap-no-config 2 'a llama-swap line is -- llama-swap --config FILE' -- \
+    "$ggfit" --gpu rtx-3090 -- llama-swap
+check swap-not-server 1 'its cmd runs no llama-server' -- \
+    sh -c 'printf "models:\n  a:\n    cmd: python3 -m http.server \${PORT}\n" >"$1" &&
+           "$2" --gpu rtx-3090 -- llama-swap --config "$1"' sh "$tmp/bad.yaml" "$ggfit"
 check router-no-file 2 'preset file does not exist: .*none.ini' -- \
     "$ggfit" --gpu rtx-3090 -- llama-server --models-preset "$tmp/none.ini"
 check router-bad-order 2 "^ggfit: --order: 'chaat' is not a model of the preset$" -- \
@@ -1225,6 +1258,7 @@ for f in sorted(glob.glob(plans + "/*"), key=lambda f: int(os.path.basename(f)))
     args = [a for a in open(f, "rb").read().decode().split("\0")[1:-1] if a not in drop]
     if (not args or args[0] in subcommands or no_line & set(args)
             or any(a.endswith("llama-bench") for a in args) or "--models-preset" in args
+            or "--models-dir" in args or "llama-swap" in args
             or args.count("-m") > 1 or tuple(args) in seen):   # several -m: --list's table
         continue
     seen.add(tuple(args))

@@ -330,10 +330,9 @@ static const char *first_name(const char *list, char *buf, size_t n)
     return ggfit__flag_first(list, buf, n);
 }
 
-/* One key of a section as words appended to words[*n..max): 0, 1 or 2. */
-static ggfit_status key_words(const ggfit__preset_kv *kv, const char *model, const char **words,
-                              size_t max, size_t *n, char *buf, size_t *used, size_t cap,
-                              char **err)
+ggfit_status ggfit__preset_kv_words(const ggfit__preset_kv *kv, const char *model,
+                                    const char **words, size_t max, size_t *n, char *buf,
+                                    size_t *used, size_t cap, char **err)
 {
     const char *k = kv->key;
     if (!strcmp(k, "load-on-startup") || !strcmp(k, "stop-timeout") ||
@@ -392,7 +391,7 @@ ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char *
         char key[16];
         snprintf(key, sizeof key, "%s", dir_keys[j]);
         ggfit__preset_kv kv = { key, p->models[k].from_dir[j] };
-        ggfit_status rc = kv.value ? key_words(&kv, p->models[k].name, words, max, n, buf,
+        ggfit_status rc = kv.value ? ggfit__preset_kv_words(&kv, p->models[k].name, words, max, n, buf,
                                                &used, cap, err)
                                    : GGFIT_OK;
         if (rc)
@@ -402,7 +401,7 @@ ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char *
     /* [*] first, the model's section after it: the later flag wins */
     for (int j = 0; j < 2; j++)
         for (uint32_t i = 0; i < s[j]->n_kv; i++) {
-            ggfit_status rc = key_words(&s[j]->kv[i], p->models[k].name, words, max, n, buf,
+            ggfit_status rc = ggfit__preset_kv_words(&s[j]->kv[i], p->models[k].name, words, max, n, buf,
                                         &used, cap, err);
             if (rc)
                 return rc;

@@ -92,6 +92,14 @@ ggfit_status ggfit__preset_dir(ggfit__preset *p, const char *dir, char *warn, si
 ggfit_status ggfit__preset_args(const ggfit__preset *p, uint32_t k, const char **words,
                                 size_t max, size_t *n, char *buf, size_t cap, char **err);
 
+/* One key (a flag's name without dashes, or its LLAMA_ARG_ variable) and
+ * its value as the words of its flag, appended to words[*n..max): 0, 1 or
+ * 2, the flag's name copied into buf (*used of cap bytes taken); model
+ * names the model in llama.cpp's error for a key it does not know. */
+ggfit_status ggfit__preset_kv_words(const ggfit__preset_kv *kv, const char *model,
+                                    const char **words, size_t max, size_t *n, char *buf,
+                                    size_t *used, size_t cap, char **err);
+
 /* Whether model k loads on startup (load-on-startup in its section, else
  * in [*]; any value but a false one is on). */
 bool ggfit__preset_starts(const ggfit__preset *p, uint32_t k);

@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "plan/plan.h"
+#include "render/render.h"
 
 #define BATCH_MODELS 64          /* headers kept open at most */
 #define BATCH_MAX_ARGS 1024      /* words of one line's argv */
@@ -213,9 +214,7 @@ static ggfit_status plan_argv(ggfit_batch *b, int argc, char **argv, json_t *ans
         goto done;
     if ((rc = ggfit_request_plan(r, pl, err)))
         goto done;
-    char *text = ggfit_plan_json(pl);
-    json_t *plan = text ? json_loads(text, 0, NULL) : NULL;
-    ggfit_free(text);
+    json_t *plan = ggfit__plan_tree(pl);
     if (!plan || json_object_set_new(answer, "plan", plan) ||
         json_object_set_new(answer, "exit_status", json_integer(ggfit_plan_exit_status(pl))) ||
         (json_array_size(warnings) && json_object_set(answer, "warnings", warnings)))

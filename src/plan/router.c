@@ -14,6 +14,7 @@
 #include "base/base.h"
 #include "common/llama_args.h"
 #include "common/preset.h"
+#include "common/swap.h"
 #include "plan/plan.h"
 #include "render/render.h"
 
@@ -59,32 +60,71 @@ void ggfit_router_free(ggfit_router *r)
     }
 }
 
+/* The router's line, read once: the machine's words, the router's words
+ * for every child, the preset. */
+struct router_line {
+    int split;                 /* argv[split] is "--" */
+    char *router[ROUTER_ARGS];
+    int n_router;
+    ggfit__preset *preset;     /* the preset's models and the directory's */
+    ggfit__swap *swap;         /* or llama-swap's config */
+    uint32_t n_models;
+    uint32_t seq[GGFIT_ROUTER_MAX];  /* the models asked for, in order */
+    uint32_t n_seq;
+    bool startup[GGFIT__PRESET_MODELS];
+};
+typedef struct router_line router_line;
+
+static const char *model_name(const router_line *l, uint32_t j)
+{
+    return l->swap ? l->swap->models[j].name : l->preset->models[j].name;
+}
+
+/* The model named s[0..len) (llama-swap: or by an alias), UINT32_MAX none. */
+static uint32_t model_find(const router_line *l, const char *s, size_t len)
+{
+    char name[256];
+    if (len >= sizeof name)
+        return UINT32_MAX;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    if (l->swap)
+        return ggfit__swap_find(l->swap, name);
+    for (uint32_t k = 0; k < l->n_models; k++)
+        if (!strcmp(model_name(l, k), name))
+            return k;
+    return UINT32_MAX;
+}
+
 /* The models started, in order: the load-on-startup ones (startup[k]),
- * with the router; then those asked, names comma-separated, a name as
- * often as it is asked for; then the models never named, each by name
- * (llama.cpp's order). seq receives the preset's model indices, *n of
- * them (GGFIT_ROUTER_MAX at most). */
-static ggfit_status order_of(const ggfit__preset *p, const char *order, const bool *startup,
-                             uint32_t *seq, uint32_t *n, char **err)
+ * with the router, or llama-swap's preload list, one by one; then those
+ * asked, names comma-separated, a name as often as it is asked for; then
+ * the models never named, each by name (llama.cpp's order, llama-swap's
+ * ids sorted). seq receives the model indices, *n of them
+ * (GGFIT_ROUTER_MAX at most). */
+static ggfit_status order_of(const struct router_line *l, const char *order, const bool *startup,
+                             const uint32_t *preload, uint32_t n_preload, uint32_t *seq,
+                             uint32_t *n, char **err)
 {
     bool taken[GGFIT__PRESET_MODELS] = { false };
+    uint32_t n_models = l->n_models;
     *n = 0;
-    /* the load-on-startup models, started with the router, whatever is
-     * asked after */
-    for (uint32_t k = 0; k < p->n_models; k++)
+    for (uint32_t k = 0; k < n_models; k++)
         if (startup[k]) {
             taken[k] = true;
             seq[(*n)++] = k;
         }
+    for (uint32_t i = 0; i < n_preload && *n < GGFIT_ROUTER_MAX; i++) {
+        taken[preload[i]] = true;
+        seq[(*n)++] = preload[i];
+    }
     for (const char *s = order ? order : ""; *s;) {
         size_t len = strcspn(s, ",");
-        uint32_t k = 0;
-        while (k < p->n_models &&
-               (strlen(p->models[k].name) != len || strncmp(p->models[k].name, s, len)))
-            k++;
-        if (k == p->n_models)
+        uint32_t k = model_find(l, s, len);
+        if (k == UINT32_MAX)
             return ggfit__fail(err, GGFIT_EINVAL, "--order: '%.*s' is not a model of the "
-                                                  "preset", (int)(len > 80 ? 80 : len), s);
+                                                  "%s", (int)(len > 80 ? 80 : len), s,
+                               l->swap ? "config" : "preset");
         if (*n == GGFIT_ROUTER_MAX)
             return ggfit__fail(err, GGFIT_EINVAL, "--order: more than %d requests",
                                GGFIT_ROUTER_MAX);
@@ -92,7 +132,7 @@ static ggfit_status order_of(const ggfit__preset *p, const char *order, const bo
         seq[(*n)++] = k;
         s += len + (s[len] == ',');
     }
-    for (uint32_t k = 0; k < p->n_models && *n < GGFIT_ROUTER_MAX; k++)
+    for (uint32_t k = 0; k < n_models && *n < GGFIT_ROUTER_MAX; k++)
         if (!taken[k])
             seq[(*n)++] = k;
     return GGFIT_OK;
@@ -139,18 +179,6 @@ static void holds(const ggfit_plan *pl, uint64_t *dev, uint64_t *host)
     }
 }
 
-/* The router's line, read once: the machine's words, the router's words
- * for every child, the preset. */
-typedef struct router_line {
-    int split;                 /* argv[split] is "--" */
-    char *router[ROUTER_ARGS];
-    int n_router;
-    ggfit__preset *preset;     /* the preset's models and the directory's */
-    uint32_t seq[GGFIT_ROUTER_MAX];  /* the models asked for, in order */
-    uint32_t n_seq;
-    bool startup[GGFIT__PRESET_MODELS];
-} router_line;
-
 /* The preset file and the models directory into p (either may be ""). */
 static ggfit_status models_read(const char *preset, const char *dir, ggfit__preset *p,
                                 char *notes, size_t cap, char **err)
@@ -165,6 +193,50 @@ static ggfit_status models_read(const char *preset, const char *dir, ggfit__pres
     return rc;
 }
 
+/* A llama-swap line: -- llama-swap --config FILE (Go's flags: one dash or
+ * two, FILE apart or after '='); its other flags are its own. */
+static ggfit_status swap_read(int argc, char **argv, router_line *l, ggfit_router *out,
+                              char **err)
+{
+    for (int i = l->split + 2; i < argc; i++) {
+        const char *a = argv[i] + (argv[i][0] == '-') + (argv[i][0] == '-' && argv[i][1] == '-');
+        if (!strncmp(a, "config=", 7))
+            snprintf(out->preset, sizeof out->preset, "%s", a + 7);
+        else if (!strcmp(a, "config") && i + 1 < argc)
+            snprintf(out->preset, sizeof out->preset, "%s", argv[++i]);
+    }
+    if (!out->preset[0])
+        return ggfit__fail(err, GGFIT_EINVAL, "a llama-swap line is -- llama-swap --config "
+                                              "FILE");
+    out->swap = true;
+    out->models_max = 0;
+    if (!(l->swap = ggfit__calloc(1, sizeof *l->swap)))
+        return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
+    ggfit_status rc = ggfit__swap_read(out->preset, l->swap, err);
+    if (rc)
+        return rc;
+    if (!l->swap->n_models)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: no model (a models: entry with its cmd)",
+                           out->preset);
+    if (l->swap->n_models > GGFIT__PRESET_MODELS)
+        return ggfit__fail(err, GGFIT_EINVAL, "%s: %u models, more than ggfit plans at once "
+                                              "(%d)", out->preset, l->swap->n_models,
+                           GGFIT__PRESET_MODELS);
+    l->n_models = out->n_models = l->swap->n_models;
+    /* what a model's environment decides that ggfit does not follow */
+    for (uint32_t j = 0; j < l->n_models; j++)
+        for (int i = 0; i < l->swap->models[j].n_env; i++) {
+            const char *e = l->swap->models[j].env[i];
+            size_t len = strlen(out->notes);
+            if ((!strncmp(e, "CUDA_VISIBLE_DEVICES=", 21) ||
+                 !strncmp(e, "HIP_VISIBLE_DEVICES=", 20)) && len + 1 < sizeof out->notes)
+                snprintf(out->notes + len, sizeof out->notes - len, "%smodel %.80s: %.80s: "
+                         "its child sees only those GPUs, and ggfit plans it on every GPU "
+                         "given", len ? "\n" : "", l->swap->models[j].name, e);
+        }
+    return GGFIT_OK;
+}
+
 static ggfit_status line_read(int argc, char **argv, const char *order, router_line *l,
                               ggfit_router *out, char **err)
 {
@@ -172,6 +244,18 @@ static ggfit_status line_read(int argc, char **argv, const char *order, router_l
     while (l->split < argc && strcmp(argv[l->split], "--"))
         l->split++;
     l->n_router = 0;
+    uint32_t preload[GGFIT_ROUTER_MAX], n_preload = 0;
+    ggfit_status rc;
+    if (l->split + 1 < argc && !strcmp(argv[l->split + 1], "llama-swap")) {
+        if ((rc = swap_read(argc, argv, l, out, err)))
+            return rc;
+        for (uint32_t i = 0; i < l->swap->n_preload && n_preload < GGFIT_ROUTER_MAX; i++) {
+            uint32_t k = ggfit__swap_find(l->swap, l->swap->preload[i]);
+            if (k != UINT32_MAX)
+                preload[n_preload++] = k;
+        }
+        return order_of(l, order, l->startup, preload, n_preload, l->seq, &l->n_seq, err);
+    }
     for (int i = l->split + 2; i < argc; i++) {
         const char *a = argv[i];
         int v = a[0] == '-' ? values_of(a) : 0;
@@ -192,16 +276,16 @@ static ggfit_status line_read(int argc, char **argv, const char *order, router_l
         (!out->preset[0] && !out->models_dir[0]))
         return ggfit__fail(err, GGFIT_EINVAL, "a router line is -- llama-server "
                                               "--models-preset FILE and/or --models-dir DIR "
-                                              "[its flags]");
+                                              "[its flags], or -- llama-swap --config FILE");
     if (!(l->preset = ggfit__calloc(1, sizeof *l->preset)))
         return ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
-    ggfit_status rc = models_read(out->preset, out->models_dir, l->preset, out->notes,
-                                  sizeof out->notes, err);
+    rc = models_read(out->preset, out->models_dir, l->preset, out->notes, sizeof out->notes,
+                     err);
     if (!rc && !l->preset->n_models)
         rc = ggfit__fail(err, GGFIT_EINVAL, "%s: no model (a [name] section with model = "
                                             "FILE, or a DIR/NAME.gguf)",
                          out->preset[0] ? out->preset : out->models_dir);
-    out->n_models = rc ? 0 : l->preset->n_models;
+    l->n_models = out->n_models = rc ? 0 : l->preset->n_models;
     uint32_t n_startup = 0;
     for (uint32_t k = 0; !rc && k < l->preset->n_models; k++)
         n_startup += l->startup[k] = ggfit__preset_starts(l->preset, k);
@@ -216,8 +300,54 @@ static ggfit_status line_read(int argc, char **argv, const char *order, router_l
                          out->models_max, out->models_max ? "" : "; llama-server counts 0 "
                                                                  "as no room here");
     if (!rc)
-        rc = order_of(l->preset, order, l->startup, l->seq, &l->n_seq, err);
+        rc = order_of(l, order, l->startup, NULL, 0, l->seq, &l->n_seq, err);
     return rc;
+}
+
+/* llama-swap's model j as preset-like words: its env's LLAMA_ARG_
+ * variables as flags (its cmd's own flags come after them and win, as
+ * llama.cpp's command line wins over its environment), then its cmd's
+ * words after the llama-server program. */
+static ggfit_status swap_words(const router_line *l, uint32_t j, const char **pw, size_t max,
+                               size_t *n, char *names, size_t cap, char **why)
+{
+    const ggfit__swap_model *m = &l->swap->models[j];
+    size_t used = 0;
+    *n = 0;
+    int at = 0;
+    /* the program: llama-server, or a path to it (a docker line's is in
+     * its image, not in the line) */
+    while (at < m->argc) {
+        const char *base = strrchr(m->argv[at], '/');
+        base = base ? base + 1 : m->argv[at];
+        at++;
+        if (!strncmp(base, "llama-server", 12))
+            break;
+        if (at == m->argc)
+            return ggfit__fail(why, GGFIT_EINVAL, "model %.80s: its cmd runs no llama-server "
+                                                  "(ggfit plans llama-server's children)",
+                               m->name);
+    }
+    if (m->argc == 0)
+        return ggfit__fail(why, GGFIT_EINVAL, "model %.80s: empty command", m->name);
+    for (int i = 0; i < m->n_env; i++) {
+        const char *eq = strchr(m->env[i], '=');
+        char key[128];
+        if (!eq || (size_t)(eq - m->env[i]) >= sizeof key)
+            continue;
+        memcpy(key, m->env[i], (size_t)(eq - m->env[i]));
+        key[eq - m->env[i]] = '\0';
+        if (!strncmp(key, "LLAMA_ARG_", 10)) {
+            ggfit__preset_kv kv = { key, (char *)(uintptr_t)(eq + 1) };
+            ggfit_status rc = ggfit__preset_kv_words(&kv, m->name, pw, max, n, names, &used, cap,
+                                                     why);
+            if (rc)
+                return rc;
+        }
+    }
+    for (int i = at; i < m->argc && *n < max; i++)
+        pw[(*n)++] = m->argv[i];
+    return GGFIT_OK;
 }
 
 /* Model j's words into words (the preset's copied into c->words, which
@@ -232,8 +362,10 @@ static ggfit_status child_words(int argc, char **argv, const router_line *l, uin
     size_t n_pw = 0;
     (void)argc;
     c->load_on_startup = l->startup[j];
-    ggfit_status rc = ggfit__preset_args(l->preset, j, pw, sizeof pw / sizeof pw[0],
-                                         &n_pw, names, sizeof names, why);
+    ggfit_status rc = l->swap ? swap_words(l, j, pw, sizeof pw / sizeof pw[0], &n_pw, names,
+                                           sizeof names, why)
+                              : ggfit__preset_args(l->preset, j, pw, sizeof pw / sizeof pw[0],
+                                                   &n_pw, names, sizeof names, why);
     if (rc)
         return rc;
     *n = 0;
@@ -290,38 +422,66 @@ static uint64_t top_sum(const uint64_t *v, uint32_t n, uint32_t m)
     return sum;
 }
 
+/* The most a set of models resident at once holds, v[k] model k's: the
+ * router's, any m of them (the m largest); llama-swap's, by its groups
+ * (a swap group one member at a time, the largest; the others all of
+ * theirs; the persistent and the non-exclusive groups together with at
+ * most one exclusive group, the largest: the resident sets of
+ * groupSwapper.EvictionFor). */
+static uint64_t resident_most(const router_line *l, const uint64_t *v, uint32_t m)
+{
+    if (!l->swap)
+        return top_sum(v, l->n_models, m);
+    uint64_t always = 0, one = 0;
+    for (uint32_t g = 0; g < l->swap->n_groups; g++) {
+        const ggfit__swap_group *gr = &l->swap->groups[g];
+        uint64_t w = 0;
+        for (uint32_t i = 0; i < gr->n_members; i++) {
+            uint64_t x = gr->members[i] < l->n_models ? v[gr->members[i]] : 0;
+            w = gr->swap ? (x > w ? x : w) : w + x;
+        }
+        if (gr->persistent || !gr->exclusive)
+            always += w;
+        else if (w > one)
+            one = w;
+    }
+    return always + one;
+}
+
 /* The set's shares (ggfit_router_fit_set): each model alone at its
  * smallest (its own context, else 4096, every layer on the GPUs, fit off)
  * needs need[k][d]; a device's free memory less its one margin is shared so
- * that any m of the n models fit at once: each model its need and an equal
- * part e of what is left (the models whose context can grow), e the
- * largest with the m largest shares within the pool; or shares in
- * proportion to the needs when the m largest needs alone are more than
+ * that every set that can be resident (resident_most: any m of the router's
+ * models) fits at once: each model its need and its weight's part w e of
+ * what is left (the models whose context can grow), e the largest that keeps the
+ * largest resident set within the pool; or shares in proportion to the
+ * needs when the needs of the largest resident set alone are more than
  * the pool. held[k][d] is then what model k's fit must see taken. */
-static void shares(uint32_t n, uint32_t m, uint64_t need[][GGFIT_MAX_DEVICES],
-                   const bool *grows, const uint64_t *free_dev, uint64_t margin,
-                   uint64_t held[][GGFIT_MAX_DEVICES])
+static void shares(const router_line *l, uint32_t m, uint64_t need[][GGFIT_MAX_DEVICES],
+                   const bool *grows, const double *weight, const uint64_t *free_dev,
+                   uint64_t margin, uint64_t held[][GGFIT_MAX_DEVICES])
 {
+    uint32_t n = l->n_models;
     for (uint32_t d = 0; d < GGFIT_MAX_DEVICES; d++) {
         uint64_t pool = free_dev[d] > margin ? free_dev[d] - margin : 0;
         uint64_t v[GGFIT__PRESET_MODELS], budget[GGFIT__PRESET_MODELS];
         for (uint32_t k = 0; k < n; k++)
             v[k] = need[k][d];
-        uint64_t top = top_sum(v, n, m);
+        uint64_t top = resident_most(l, v, m);
         if (top <= pool) {
             /* the largest e with top_sum(need + e on the growing) <= pool */
             uint64_t lo = 0, hi = pool - top;
             while (lo < hi) {
                 uint64_t e = lo + (hi - lo + 1) / 2;
                 for (uint32_t k = 0; k < n; k++)
-                    v[k] = need[k][d] + (grows[k] ? e : 0);
-                if (top_sum(v, n, m) <= pool)
+                    v[k] = need[k][d] + (grows[k] ? (uint64_t)(weight[k] * (double)e) : 0);
+                if (resident_most(l, v, m) <= pool)
                     lo = e;
                 else
                     hi = e - 1;
             }
             for (uint32_t k = 0; k < n; k++)
-                budget[k] = need[k][d] + (grows[k] ? lo : 0);
+                budget[k] = need[k][d] + (grows[k] ? (uint64_t)(weight[k] * (double)lo) : 0);
         } else {
             for (uint32_t k = 0; k < n; k++)
                 budget[k] = (uint64_t)((double)pool * (double)need[k][d] / (double)top);
@@ -378,7 +538,7 @@ static bool free_before(const ggfit_router *out, uint64_t *had, uint64_t *had_ho
  * is more than the machine had free (over): after each child's start what
  * it saw taken and its own; the load-on-startup children, started
  * together, all of theirs; a set's, any resident of them. */
-static void over_of(ggfit_router *out)
+static void over_of(const router_line *l, ggfit_router *out)
 {
     uint64_t had[GGFIT_MAX_DEVICES] = { 0 }, had_host = 0;
     if (!free_before(out, had, &had_host))
@@ -386,7 +546,7 @@ static void over_of(ggfit_router *out)
     uint64_t (*dev)[GGFIT_MAX_DEVICES] = ggfit__calloc(GGFIT_ROUTER_MAX, sizeof *dev);
     uint64_t host[GGFIT_ROUTER_MAX] = { 0 }, at_once[GGFIT_MAX_DEVICES + 1] = { 0 };
     uint64_t v[GGFIT_ROUTER_MAX];
-    uint32_t n = 0;
+    uint32_t model[GGFIT_ROUTER_MAX], n = 0;
     if (!dev)
         return;
     for (uint32_t k = 0; k < out->n_children; k++) {
@@ -396,6 +556,7 @@ static void over_of(ggfit_router *out)
         memset(dev[n], 0, sizeof dev[n]);
         host[n] = 0;
         holds(c->plan, dev[n], &host[n]);
+        model[n] = l->seq[k];
         /* (a set's children saw their shares' complements, not children) */
         for (uint32_t d = 0; d < GGFIT_MAX_DEVICES && !out->set; d++) {
             uint64_t after = c->free_held[d] + dev[n][d];
@@ -408,12 +569,19 @@ static void over_of(ggfit_router *out)
             continue;   /* not part of a group started at once */
         n++;
     }
-    /* the group started at once: all of them (a set: any resident) */
-    uint32_t m = out->set ? out->resident : n;
+    /* the group started at once: all of them; a set's, the largest that
+     * can be resident (v per model) */
     for (uint32_t d = 0; d <= GGFIT_MAX_DEVICES; d++) {
-        for (uint32_t k = 0; k < n; k++)
-            v[k] = d < GGFIT_MAX_DEVICES ? dev[k][d] : host[k];
-        uint64_t group = top_sum(v, n, m);
+        uint64_t group = 0;
+        if (out->set) {
+            memset(v, 0, sizeof v);
+            for (uint32_t k = 0; k < n; k++)
+                v[model[k]] = d < GGFIT_MAX_DEVICES ? dev[k][d] : host[k];
+            group = resident_most(l, v, out->resident);
+        } else {
+            for (uint32_t k = 0; k < n; k++)
+                group += d < GGFIT_MAX_DEVICES ? dev[k][d] : host[k];
+        }
         if (group > at_once[d])
             at_once[d] = group;
         uint64_t free = d < GGFIT_MAX_DEVICES ? had[d] : had_host;
@@ -424,6 +592,38 @@ static void over_of(ggfit_router *out)
     ggfit_free(dev);
 }
 
+/* --priority's "NAME=W,..." into weight[] (1 where not given). */
+static ggfit_status weights_of(const router_line *l, const char *list, double *weight,
+                               char **err)
+{
+    for (uint32_t k = 0; k < l->n_models; k++)
+        weight[k] = 1.0;
+    for (const char *s = list ? list : ""; *s;) {
+        size_t len = strcspn(s, ","), name = strcspn(s, "=");
+        if (name >= len)
+            return ggfit__fail(err, GGFIT_EINVAL, "--priority: '%.*s' is not NAME=WEIGHT "
+                                                  "(e.g. coder=2)", (int)(len > 80 ? 80 : len),
+                               s);
+        uint32_t k = model_find(l, s, name);
+        if (k == UINT32_MAX)
+            return ggfit__fail(err, GGFIT_EINVAL, "--priority: '%.*s' is not a model of the "
+                                                  "%s", (int)(name > 80 ? 80 : name), s,
+                               l->swap ? "config" : "preset");
+        char num[32], *end;
+        size_t nl = len - name - 1;
+        snprintf(num, sizeof num, "%.*s", (int)(nl < sizeof num ? nl : sizeof num - 1),
+                 s + name + 1);
+        double w = strtod(num, &end);
+        if (!num[0] || *end || nl >= sizeof num || !(w > 0 && w <= 1000))
+            return ggfit__fail(err, GGFIT_EINVAL, "--priority: %.*s: expected a weight above 0 "
+                                                  "and at most 1000", (int)(len > 80 ? 80 : len),
+                               s);
+        weight[k] = w;
+        s += len + (s[len] == ',');
+    }
+    return GGFIT_OK;
+}
+
 /* One running child: its model and what it holds. */
 typedef struct running {
     uint32_t model, last;      /* last: the step it was last asked for */
@@ -431,7 +631,7 @@ typedef struct running {
 } running;
 
 static ggfit_status router_run(int argc, char **argv, const char *order, bool set,
-                               ggfit_router *out, char **err)
+                               const char *priorities, ggfit_router *out, char **err)
 {
     if (err)
         *err = NULL;
@@ -451,7 +651,10 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
     uint64_t seen[GGFIT_MAX_DEVICES] = { 0 }, seen_host = 0, free_dev[GGFIT_MAX_DEVICES] = { 0 };
     uint64_t margin = (uint64_t)1024 << 20;   /* -fitt's default, kept once for all */
     bool grows[GGFIT__PRESET_MODELS] = { false };
-    uint32_t n_models = rc ? 0 : l->preset->n_models, n_run = 0;
+    double weight[GGFIT__PRESET_MODELS];
+    uint32_t n_models = rc ? 0 : l->n_models, n_run = 0;
+    if (!rc)
+        rc = weights_of(l, priorities, weight, err);
     static char fit_off[] = "-fit", off[] = "off", ngl[] = "-ngl", all[] = "all", c4k[] = "-c",
                 n4k[] = "4096", fitt[] = "-fitt", zero[] = "0";
     /* a set: each model's need at its smallest first */
@@ -486,14 +689,37 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
     if (!rc && set) {
         out->resident = out->models_max && out->models_max < n_models ? out->models_max
                                                                         : n_models;
-        out->max_fits = most_at_once(n_models, need, free_dev, margin);
-        shares(n_models, out->resident, need, grows, free_dev, margin, share);
+        out->max_fits = l->swap ? n_models : most_at_once(n_models, need, free_dev, margin);
+        shares(l, out->resident, need, grows, weight, free_dev, margin, share);
         l->n_seq = n_models;   /* each model once, by name */
         for (uint32_t j = 0; j < n_models; j++)
             l->seq[j] = j;
     }
+    uint32_t *seq_of = ggfit__calloc(GGFIT_ROUTER_MAX, sizeof *seq_of);
+    if (!rc && !seq_of)
+        rc = ggfit__fail(err, GGFIT_ENOMEM, "out of memory");
     for (uint32_t s = 0; !rc && s < l->n_seq; s++) {
         uint32_t j = l->seq[s];
+        char stopped_names[256] = "";
+        if (!set && l->swap) {
+            /* llama-swap stops what the asked model's group evicts, on
+             * every request (also when it runs already) */
+            bool up[GGFIT__PRESET_MODELS] = { false }, stopped[GGFIT__PRESET_MODELS] = { false };
+            for (uint32_t k = 0; k < n_run; k++)
+                up[run[k].model] = true;
+            ggfit__swap_evicts(l->swap, j, up, stopped);
+            for (uint32_t k = 0; k < n_run;) {
+                if (!stopped[run[k].model]) {
+                    k++;
+                    continue;
+                }
+                size_t len = strlen(stopped_names);
+                if (len + 2 < sizeof stopped_names)
+                    snprintf(stopped_names + len, sizeof stopped_names - len, "%s%.200s",
+                             len ? "," : "", model_name(l, run[k].model));
+                run[k] = run[--n_run];
+            }
+        }
         /* asked for while it runs: nothing starts */
         uint32_t r = 0;
         while (r < n_run && run[r].model != j)
@@ -502,10 +728,13 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
             run[r].last = s;
             continue;
         }
+        seq_of[out->n_children] = j;
         ggfit_router_child *c = &out->children[out->n_children++];
         char *why = NULL, *extra[2] = { fitt, zero };
         int n = 0;
-        snprintf(c->name, sizeof c->name, "%s", l->preset->models[j].name);
+        snprintf(c->name, sizeof c->name, "%s", model_name(l, j));
+        c->priority = weight[j];
+        snprintf(c->evicted, sizeof c->evicted, "%s", stopped_names);
         ggfit_status crc = child_words(argc, argv, l, j, c, extra, set ? 2 : 0, words, &n, &why);
         memset(seen, 0, sizeof seen);
         seen_host = 0;
@@ -521,8 +750,7 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
                 for (uint32_t k = 1; k < n_run; k++)
                     if (run[k].last < run[v].last)
                         v = k;
-                snprintf(c->evicted, sizeof c->evicted, "%s",
-                         l->preset->models[run[v].model].name);
+                snprintf(c->evicted, sizeof c->evicted, "%s", model_name(l, run[v].model));
                 run[v] = run[--n_run];
             }
             c->together = l->startup[j] && s < out->n_startup;
@@ -552,11 +780,19 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
         now->last = s;
         holds(c->plan, now->dev, &now->host);
     }
-    if (!rc)
-        over_of(out);
+    if (!rc) {
+        /* the children's models, in order (seq now: one per child) */
+        memcpy(l->seq, seq_of, out->n_children * sizeof *seq_of);
+        over_of(l, out);
+    }
+    ggfit_free(seq_of);
     if (l && l->preset) {
         ggfit__preset_free(l->preset);
         ggfit_free(l->preset);
+    }
+    if (l && l->swap) {
+        ggfit__swap_free(l->swap);
+        ggfit_free(l->swap);
     }
     ggfit_free(l);
     ggfit_free(words);
@@ -571,12 +807,13 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
 ggfit_status ggfit_router_plan(int argc, char **argv, const char *order, ggfit_router *out,
                                char **err)
 {
-    return router_run(argc, argv, order, false, out, err);
+    return router_run(argc, argv, order, false, NULL, out, err);
 }
 
-ggfit_status ggfit_router_fit_set(int argc, char **argv, ggfit_router *out, char **err)
+ggfit_status ggfit_router_fit_set(int argc, char **argv, const char *priorities,
+                                  ggfit_router *out, char **err)
 {
-    return router_run(argc, argv, NULL, true, out, err);
+    return router_run(argc, argv, NULL, true, priorities, out, err);
 }
 
 /* The table row of a preset key or of a flag word (its dashes dropped):
@@ -589,8 +826,184 @@ static int row_of(const char *w)
     return ggfit__flag_find_key(w, &neg);
 }
 
+/* s as a YAML double-quoted scalar. */
+static void yaml_quoted(ggfit_sb *sb, const char *s)
+{
+    ggfit__sb_printf(sb, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            ggfit__sb_printf(sb, "\\%c", ch);
+        else if (ch < 0x20)
+            ggfit__sb_printf(sb, "\\x%02x", ch);
+        else
+            ggfit__sb_printf(sb, "%c", ch);
+    }
+    ggfit__sb_printf(sb, "\"");
+}
+
+/* w as one POSIX shell word (llama-swap's SanitizeCommand reads cmd so):
+ * single-quoted when it holds anything but plain characters; ${PORT}
+ * left bare for llama-swap to fill in. */
+static void shell_word(ggfit_sb *sb, const char *w)
+{
+    if (*w && (strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                         "_-+=/.,:@%") == strlen(w) || !strcmp(w, "${PORT}"))) {
+        ggfit__sb_printf(sb, "%s", w);
+        return;
+    }
+    ggfit__sb_printf(sb, "'");
+    for (; *w; w++)
+        ggfit__sb_printf(sb, *w == '\'' ? "'\\''" : "%c", *w);
+    ggfit__sb_printf(sb, "'");
+}
+
+/* llama-swap's config with each model's cmd given its plan's flags (its
+ * own words kept where the plan sets no other value, its port ${PORT}
+ * again), and what llama-swap needs to run it: env, aliases, ttl, the
+ * groups and the preload list. Macros are written out expanded. */
+static char *swap_config(const ggfit_router *r)
+{
+    ggfit__swap *s = ggfit__calloc(1, sizeof *s);
+    char *why = NULL;
+    ggfit_sb sb = { 0 };
+    if (!s || ggfit__swap_read(r->preset, s, &why)) {
+        ggfit_free(why);
+        if (s)
+            ggfit__swap_free(s);
+        ggfit_free(s);
+        return NULL;
+    }
+    ggfit__sb_printf(&sb, "# %s, each model's flags fitted to its share of the machine by "
+                          "ggfit (fit off: whichever loads first takes no more)\n", r->preset);
+    ggfit__sb_printf(&sb, "startPort: %lld\nhealthCheckTimeout: %lld\nglobalTTL: %lld\n",
+                     (long long)s->start_port, (long long)s->health_check_timeout,
+                     (long long)s->global_ttl);
+    ggfit__sb_printf(&sb, "\nmodels:\n");
+    for (uint32_t j = 0; j < s->n_models; j++) {
+        const ggfit__swap_model *m = &s->models[j];
+        const ggfit_router_child *c = NULL;
+        for (uint32_t k = 0; k < r->n_children && !c; k++)
+            if (!strcmp(r->children[k].name, m->name))
+                c = &r->children[k];
+        size_t n = 0;
+        char **w = c && c->plan ? ggfit_plan_argv(c->plan, GGFIT_FOR_SERVER, &n) : NULL;
+        ggfit__sb_printf(&sb, "  ");
+        yaml_quoted(&sb, m->name);
+        ggfit__sb_printf(&sb, ":\n");
+        if (c && !c->plan)
+            ggfit__sb_printf(&sb, "    # not planned: %s\n", c->error);
+        /* the program, its words but those the plan's flags set, the plan's */
+        ggfit_sb cmd = { 0 };
+        int at = 0;
+        while (at < m->argc) {
+            const char *base = strrchr(m->argv[at], '/');
+            base = base ? base + 1 : m->argv[at];
+            shell_word(&cmd, m->argv[at++]);
+            if (!strncmp(base, "llama-server", 12))
+                break;
+            ggfit__sb_printf(&cmd, " ");
+        }
+        char port[24];
+        snprintf(port, sizeof port, "%d", m->port);
+        for (int i = at; i < m->argc; i++) {
+            const char *a = m->argv[i];
+            int v = a[0] == '-' ? values_of(a) : 0, row = a[0] == '-' ? row_of(a) : -1;
+            bool replaced = false;
+            for (size_t k = 0; w && k < n && !replaced && row >= 0; k++)
+                replaced = w[k][0] == '-' && row_of(w[k]) == row;
+            for (int k = 0; k <= v && i + k < m->argc; k++) {
+                const char *word = m->argv[i + k];
+                if (replaced)
+                    continue;
+                ggfit__sb_printf(&cmd, " ");
+                shell_word(&cmd, k == 1 && m->port && !strcmp(a, "--port") &&
+                                         !strcmp(word, port) ? "${PORT}" : word);
+            }
+            i += v;
+        }
+        for (size_t k = 0; w && k < n; k++) {
+            ggfit__sb_printf(&cmd, " ");
+            shell_word(&cmd, w[k]);
+        }
+        ggfit_argv_free(w);
+        char *line = ggfit__sb_take(&cmd);
+        ggfit__sb_printf(&sb, "    cmd: ");
+        yaml_quoted(&sb, line ? line : "");
+        ggfit__sb_printf(&sb, "\n");
+        ggfit_free(line);
+        if (m->n_env) {
+            ggfit__sb_printf(&sb, "    env:\n");
+            for (int i = 0; i < m->n_env; i++) {
+                ggfit__sb_printf(&sb, "      - ");
+                yaml_quoted(&sb, m->env[i]);
+                ggfit__sb_printf(&sb, "\n");
+            }
+        }
+        if (m->n_aliases) {
+            ggfit__sb_printf(&sb, "    aliases:\n");
+            for (uint32_t i = 0; i < m->n_aliases; i++) {
+                ggfit__sb_printf(&sb, "      - ");
+                yaml_quoted(&sb, m->aliases[i]);
+                ggfit__sb_printf(&sb, "\n");
+            }
+        }
+        if (m->ttl)
+            ggfit__sb_printf(&sb, "    ttl: %lld\n", (long long)m->ttl);
+        if (m->unlisted)
+            ggfit__sb_printf(&sb, "    unlisted: true\n");
+        if (m->use_model_name && m->use_model_name[0]) {
+            ggfit__sb_printf(&sb, "    useModelName: ");
+            yaml_quoted(&sb, m->use_model_name);
+            ggfit__sb_printf(&sb, "\n");
+        }
+        if (m->check_endpoint && strcmp(m->check_endpoint, "/health")) {
+            ggfit__sb_printf(&sb, "    checkEndpoint: ");
+            yaml_quoted(&sb, m->check_endpoint);
+            ggfit__sb_printf(&sb, "\n");
+        }
+        if (m->cmd_stop && m->cmd_stop[0]) {
+            ggfit__sb_printf(&sb, "    cmdStop: ");
+            yaml_quoted(&sb, m->cmd_stop);
+            ggfit__sb_printf(&sb, "\n");
+        }
+    }
+    bool groups = false;
+    for (uint32_t g = 0; g < s->n_groups; g++) {
+        const ggfit__swap_group *gr = &s->groups[g];
+        if (!strcmp(gr->name, GGFIT__SWAP_DEFAULT_GROUP))
+            continue;   /* llama-swap makes it again */
+        if (!groups)
+            ggfit__sb_printf(&sb, "\ngroups:\n");
+        groups = true;
+        ggfit__sb_printf(&sb, "  ");
+        yaml_quoted(&sb, gr->name);
+        ggfit__sb_printf(&sb, ":\n    swap: %s\n    exclusive: %s\n    persistent: %s\n"
+                              "    members:\n", gr->swap ? "true" : "false",
+                         gr->exclusive ? "true" : "false", gr->persistent ? "true" : "false");
+        for (uint32_t i = 0; i < gr->n_members; i++) {
+            ggfit__sb_printf(&sb, "      - ");
+            yaml_quoted(&sb, s->models[gr->members[i]].name);
+            ggfit__sb_printf(&sb, "\n");
+        }
+    }
+    if (s->n_preload) {
+        ggfit__sb_printf(&sb, "\nhooks:\n  on_startup:\n    preload:\n");
+        for (uint32_t i = 0; i < s->n_preload; i++) {
+            ggfit__sb_printf(&sb, "      - ");
+            yaml_quoted(&sb, s->preload[i]);
+            ggfit__sb_printf(&sb, "\n");
+        }
+    }
+    ggfit__swap_free(s);
+    ggfit_free(s);
+    return ggfit__sb_take(&sb);
+}
+
 char *ggfit_router_preset(const ggfit_router *r)
 {
+    if (r->swap)
+        return swap_config(r);
     ggfit__preset *p = ggfit__calloc(1, sizeof *p);
     char *why = NULL;
     ggfit_sb sb = { 0 };

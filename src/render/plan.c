@@ -920,13 +920,12 @@ json_t *ggfit__llama_json(const ggfit_llama_version *v)
                      ggfit_llama_version_str(v, text, sizeof text));
 }
 
-char *ggfit_plan_json(const ggfit_plan *pl)
+json_t *ggfit__plan_tree(const ggfit_plan *pl)
 {
-    char *base = pl->print_memory ? ggfit_projection_json(&pl->projection, pl->devices)
-                                  : ggfit_fit_json(&pl->fit, pl->devices, pl->n_devices);
-    char *args = ggfit_plan_args(pl), *out = NULL;
-    json_t *root = base ? json_loads(base, 0, NULL) : NULL;
-    ggfit_free(base);
+    json_t *root = pl->print_memory ? ggfit__projection_tree(&pl->projection, pl->devices)
+                                    : ggfit__fit_tree(&pl->fit, pl->devices, pl->n_devices);
+    json_t *out = NULL;
+    char *args = ggfit_plan_args(pl);
     if (!root || !args)
         goto done;
     json_t *devs = json_object_get(root, "devices");
@@ -968,9 +967,7 @@ char *ggfit_plan_json(const ggfit_plan *pl)
         goto done;
     /* --for server -md: the draft's projection (devices[], host, in bytes) */
     if (pl->has_draft) {
-        char *dj = ggfit_projection_json(&pl->draft, pl->devices);
-        json_t *dp = dj ? json_loads(dj, 0, NULL) : NULL;
-        ggfit_free(dj);
+        json_t *dp = ggfit__projection_tree(&pl->draft, pl->devices);
         json_t *dr = !dp ? NULL
                      : pl->draft_mtp ? json_pack("{s:b, s:o}", "mtp", 1, "projection", dp)
                                      : json_pack("{s:s, s:o}", "model", pl->draft_model,
@@ -993,9 +990,15 @@ char *ggfit_plan_json(const ggfit_plan *pl)
                                           why)))
             goto done;
     }
-    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    out = root;
+    root = NULL;
 done:
     json_decref(root);
     ggfit_free(args);
     return out;
+}
+
+char *ggfit_plan_json(const ggfit_plan *pl)
+{
+    return ggfit__json_text(ggfit__plan_tree(pl));
 }

@@ -86,9 +86,8 @@ static json_t *mem_json(const ggfit_mem *m)
                      (json_int_t)m->context, "compute", (json_int_t)m->compute);
 }
 
-char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs)
+json_t *ggfit__projection_tree(const ggfit_projection *pr, const ggfit_device *devs)
 {
-    char *out = NULL;
     json_t *root = NULL, *rows = json_array(), *bufts = json_array();
     if (!rows || !bufts)
         goto done;
@@ -121,15 +120,27 @@ char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs
     rows = bufts = NULL;
     /* Only with --embedding, so that other projections print as before. */
     if (root && pr->embeddings &&
-        json_object_set_new(root, "pooling", json_string(pooling_name(pr->pooling))))
-        goto done;
-    if (root)
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_object_set_new(root, "pooling", json_string(pooling_name(pr->pooling)))) {
+        json_decref(root);
+        root = NULL;
+    }
 done:
-    json_decref(root);
     json_decref(rows);
     json_decref(bufts);
+    return root;
+}
+
+/* A tree as the JSON text the renderers print; the tree freed. */
+char *ggfit__json_text(json_t *root)
+{
+    char *out = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
     return out;
+}
+
+char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs)
+{
+    return ggfit__json_text(ggfit__projection_tree(pr, devs));
 }
 
 /* ---- fit -------------------------------------------------------------- */
@@ -148,14 +159,12 @@ static json_t *lines_json(const char *text)
     return a;
 }
 
-char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+json_t *ggfit__fit_tree(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
 {
     static const char *const names[] = { "unchanged", "fits", "failed" };
-    char *out = NULL, *args = ggfit_fit_args(r, devs, n);
-    char *proj = ggfit_projection_json(&r->projection, devs);
-    json_t *root = proj ? json_loads(proj, 0, NULL) : NULL;
+    char *args = ggfit_fit_args(r, devs, n);
+    json_t *root = ggfit__projection_tree(&r->projection, devs), *out = NULL;
     json_t *ts = json_array(), *ot = json_array();
-    ggfit_free(proj);
     if (!args || !root || !ts || !ot)
         goto done;
     for (size_t d = 0; d < r->projection.n_devices; d++)
@@ -176,11 +185,16 @@ char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t
         json_object_set_new(root, "log", lines_json(r->log ? r->log : "")))
         ts = ot = NULL;
     else
-        ts = ot = NULL, out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        ts = ot = NULL, out = root, root = NULL;
 done:
     json_decref(ts);
     json_decref(ot);
     json_decref(root);
     ggfit_free(args);
     return out;
+}
+
+char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
+{
+    return ggfit__json_text(ggfit__fit_tree(r, devs, n));
 }

@@ -227,9 +227,7 @@ char *ggfit_quant_list_json(const ggfit_quant_list *l)
         json_t *plan = json_null(), *o;
         char *args = NULL;
         if (q->plan) {
-            char *pj = ggfit_plan_json(q->plan);
-            plan = pj ? json_loads(pj, 0, NULL) : NULL;
-            ggfit_free(pj);
+            plan = ggfit__plan_tree(q->plan);
             args = ggfit_plan_args(q->plan);
             if (!plan || !args) {
                 json_decref(plan);

@@ -34,6 +34,13 @@ static inline double ggfit__mib(uint64_t b)
 /* The verdict as JSON ({"status", "summary", "short", "pools": [...], ...});
  * NULL when out of memory. */
 json_t *ggfit__verdict_json(const ggfit_verdict *v);
+/* What ggfit_projection_json, ggfit_fit_json and ggfit_plan_json print,
+ * as trees (NULL when out of memory) for the renderers that put them in
+ * their own; ggfit__json_text prints one as they do, and frees it. */
+json_t *ggfit__projection_tree(const ggfit_projection *pr, const ggfit_device *devs);
+json_t *ggfit__fit_tree(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
+json_t *ggfit__plan_tree(const ggfit_plan *pl);
+char *ggfit__json_text(json_t *root);
 
 /* The llama.cpp a plan answers for ({"build", "commit", "date", "semver",
  * "rules", "match", "exact", "text"}); NULL when out of memory. */

@@ -30,12 +30,21 @@ char *ggfit_router_text(const ggfit_router *r)
     ggfit_sb sb = { 0 };
     const ggfit_router_child *first = NULL;
     const ggfit_verdict *cols = columns(r, &first);
-    ggfit__sb_printf(&sb, "router: %u model%s from %s%s%s, each a llama-server child with "
-                          "the preset's flags and the router's (--models-max %u%s)\n",
-                     r->n_models, r->n_models == 1 ? "" : "s", r->preset,
-                     r->preset[0] && r->models_dir[0] ? " and " : "", r->models_dir,
-                     r->models_max, r->models_max ? "" : ": no limit");
-    if (r->set && r->resident < r->n_models)
+    if (r->swap)
+        ggfit__sb_printf(&sb, "llama-swap: %u model%s from %s, each a llama-server started "
+                              "with its cmd, its env's LLAMA_ARG_ variables under it\n",
+                         r->n_models, r->n_models == 1 ? "" : "s", r->preset);
+    else
+        ggfit__sb_printf(&sb, "router: %u model%s from %s%s%s, each a llama-server child "
+                              "with the preset's flags and the router's (--models-max %u%s)\n",
+                         r->n_models, r->n_models == 1 ? "" : "s", r->preset,
+                         r->preset[0] && r->models_dir[0] ? " and " : "", r->models_dir,
+                         r->models_max, r->models_max ? "" : ": no limit");
+    if (r->set && r->swap)
+        ggfit__sb_printf(&sb, "planned as a set: each model's fit against its share of every "
+                              "device, so that every set of models its groups let be resident "
+                              "at once fits, in any order [MiB]\n");
+    else if (r->set && r->resident < r->n_models)
         ggfit__sb_printf(&sb, "planned as a set: each model's fit against its share of every "
                               "device, so that any %u of them (--models-max) fit at once in "
                               "any order [MiB]\n", r->resident);
@@ -63,10 +72,17 @@ char *ggfit_router_text(const ggfit_router *r)
                 ggfit__sb_printf(&sb, " %9.0f", c < v->n_pools ? MIB(v->pools[c].used) : 0.0);
         char why[320];
         ggfit__sb_printf(&sb, "  %s\n", ggfit_verdict_status_str(v->status));
+        if (r->set && ch->priority != 1.0)
+            ggfit__sb_printf(&sb, "      priority %g: its part of what the needs leave is %g "
+                                  "times a model's of priority 1\n", ch->priority,
+                             ch->priority);
         if (ch->together)
             ggfit__sb_printf(&sb, "      started with the other load-on-startup models: its "
                                   "fit saw none of theirs\n");
-        if (ch->evicted[0])
+        if (ch->evicted[0] && r->swap)
+            ggfit__sb_printf(&sb, "      llama-swap stopped %.120s first (its group swaps, "
+                                  "or is exclusive)\n", ch->evicted);
+        else if (ch->evicted[0])
             ggfit__sb_printf(&sb, "      --models-max %u reached: the router stopped %.60s "
                                   "(asked for least recently) before starting it\n",
                              r->models_max, ch->evicted);
@@ -78,7 +94,7 @@ char *ggfit_router_text(const ggfit_router *r)
     }
     /* the most they hold at once, against what the machine has */
     if (cols) {
-        ggfit__sb_printf(&sb, "%s:", r->set && r->resident < r->n_models
+        ggfit__sb_printf(&sb, "%s:", r->set && (r->resident < r->n_models || r->swap)
                                          ? "the largest resident ones together"
                                          : "the most held at once");
         for (uint32_t c = 0; c < cols->n_pools; c++) {
@@ -105,11 +121,11 @@ char *ggfit_router_text(const ggfit_router *r)
                                   "allocation fails (or, in system memory, pages) once they "
                                   "all hold theirs\n");
     }
-    if (r->set && r->max_fits < r->n_models)
+    if (r->set && r->max_fits < r->n_models && !r->swap)
         ggfit__sb_printf(&sb, "at their smallest, at most %u of the %u fit at once: run the "
                               "router with --models-max %u or less\n", r->max_fits,
                          r->n_models, r->max_fits);
-    else if (r->set && r->resident < r->n_models)
+    else if (r->set && r->resident < r->n_models && !r->swap)
         ggfit__sb_printf(&sb, "at their smallest, all %u fit at once: --models-max %u would "
                               "keep every one loaded\n", r->n_models, r->n_models);
     if (r->notes[0])
@@ -122,7 +138,8 @@ char *ggfit_router_json(const ggfit_router *r)
     char *out = NULL;
     json_t *kids = json_array();
     json_t *held = json_object();
-    json_t *root = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:o, s:I, s:o}", "preset",
+    json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:b, s:o, s:I, s:o}", "kind",
+                             r->swap ? "llama-swap" : "llama-server router", "preset",
                              r->preset, "models_dir", r->models_dir, "n_models",
                              (int)r->n_models, "models_max", (int)r->models_max,
                              "load_on_startup", (int)r->n_startup, "over", r->over,
@@ -151,14 +168,14 @@ char *ggfit_router_json(const ggfit_router *r)
             goto done;
         if (ch->evicted[0] && json_object_set_new(c, "evicted", json_string(ch->evicted)))
             goto done;
+        if (r->set && json_object_set_new(c, "priority", json_real(ch->priority)))
+            goto done;
         if (!ch->plan) {
             if (json_object_set_new(c, "error", json_string(ch->error)))
                 goto done;
             continue;
         }
-        char *text = ggfit_plan_json(ch->plan);
-        json_t *plan = text ? json_loads(text, 0, NULL) : NULL;
-        ggfit_free(text);
+        json_t *plan = ggfit__plan_tree(ch->plan);
         if (!plan || json_object_set_new(c, "plan", plan))
             goto done;
     }

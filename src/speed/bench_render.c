@@ -239,7 +239,7 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
                 goto done;
         if (!root || !tests ||
             json_object_set_new(root, "decides", json_integer((json_int_t)b->decides)) ||
-            json_object_set_new(root, "plan", loads(ggfit_plan_json(pl))) ||
+            json_object_set_new(root, "plan", ggfit__plan_tree(pl)) ||
             json_object_set_new(root, "notes", ggfit__json_lines(notes)) ||
             json_object_set_new(root, "exit_status", json_integer(b->exit_status)))
             goto done;

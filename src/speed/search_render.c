@@ -179,9 +179,7 @@ char *ggfit_fastest_json(const ggfit_fastest *f)
         json_object_set_new(root, "fastest",
                             plan_json(best, f->faster ? &f->best_speed : &f->own_speed)))
         goto done;
-    char *pj = ggfit_plan_json(best);
-    json_t *p = pj ? json_loads(pj, 0, NULL) : NULL;
-    ggfit_free(pj);
+    json_t *p = ggfit__plan_tree(best);
     if (!p || json_object_set_new(root, "plan", p))
         goto done;
     out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
