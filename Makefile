@@ -4,7 +4,8 @@
 #   make asan       the test suite built with ASan + UBSan
 #   make tsan       the test suite built with ThreadSanitizer (clang)
 #   make valgrind   the test suite under valgrind (memcheck)
-#   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS (clang)
+#   make fuzz       libFuzzer on the GGUF reader for FUZZ_SECONDS, and on the
+#                   configs' readers for FUZZ_CONFIG_SECONDS (clang)
 #   make bench      timing of header reading and description
 #   make bench-cache what each cached piece buys the commands (GGFIT_CACHE)
 #   make wasm       the WebAssembly build: the page (build-wasm/web) and node's
@@ -274,7 +275,11 @@ valgrind: all $(TEST_BIN)
 	valgrind -q --error-exitcode=1 --leak-check=full $(B)/ggfit-dynamic inspect -m $(MODELS)/gpt-oss-120b-mxfp4.gguf --json --tensors >/dev/null
 
 FUZZ_CFLAGS = $(CSTD) -O1 -g -DGGFIT_FUZZ -Iinclude -Isrc -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS))
-fuzz-build: build-fuzz/fuzz_gguf
+FUZZ_CONFIG_SECONDS ?= 20
+fuzz-build: build-fuzz/fuzz_gguf build-fuzz/fuzz_config
+build-fuzz/fuzz_config: fuzz/fuzz_config.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h include/ggfit_app.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
+	mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_config.c $(LIB_SRC) $(LDLIBS)
 build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/ggfit.h include/ggfit_app.h build-fuzz/catalog_data.h build-fuzz/llama_args_data.h
 	mkdir -p build-fuzz
 	clang $(FUZZ_CFLAGS) -Ibuild-fuzz -o $@ fuzz/fuzz_gguf.c $(LIB_SRC) $(LDLIBS)
@@ -282,11 +287,15 @@ build-fuzz/fuzz_gguf: fuzz/fuzz_gguf.c $(LIB_SRC) $(wildcard src/*/*.h) include/
 # Seeds: the malformed catalogue, the shipped layouts, and the small headers
 # of every architecture and projector type (data/tiny, data/real), whose
 # mutations reach each builder's arithmetic.
-fuzz: build-fuzz/fuzz_gguf
-	mkdir -p build-fuzz/corpus
+# The configs' reader: llama-swap's and the router's files as seeds.
+fuzz: build-fuzz/fuzz_gguf build-fuzz/fuzz_config
+	mkdir -p build-fuzz/corpus build-fuzz/corpus-config
 	build-fuzz/fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	    -artifact_prefix=build-fuzz/ \
 	    -timeout=10 build-fuzz/corpus tests/malformed fuzz/seeds $(MODELS) data/tiny data/real
+	build-fuzz/fuzz_config -max_total_time=$(FUZZ_CONFIG_SECONDS) -max_len=16384 \
+	    -rss_limit_mb=2048 -artifact_prefix=build-fuzz/config- -timeout=10 \
+	    build-fuzz/corpus-config tests/swap tests/router
 
 # Regenerates the committed catalogue of malformed files.
 malformed: $(B)/mkmalformed

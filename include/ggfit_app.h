@@ -965,6 +965,9 @@ typedef struct ggfit_router_child {
                                  children at once: its fit saw none of
                                  theirs (free_held: the children before) */
     double priority;          /* its weight in a set's shares (1 unless given) */
+    uint64_t hold[GGFIT_MAX_DEVICES]; /* what it holds once loaded (a draft no
+                                 speculative type runs freed again) */
+    uint64_t hold_host;
     char evicted[256];        /* the models stopped first to make room,
                                  comma-separated: the router's least recently
                                  asked (--models-max reached), llama-swap's

@@ -58,6 +58,11 @@ failed=$((failed + ${f:-1}))
 # machine (data/speed/local.csv): every row within 25%.
 echo "== speed (local)"
 if sh tests/speed_local.sh "$b/ggfit"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# llama-server's router run here (tools/routercmp.py, recorded): each
+# child's fit and what it held, against ggfit's plan of the same order
+echo "== router (recorded)"
+if python3 tools/routercmp.py --replay tests/router/real-b10587.txt --ggfit "$b/ggfit" >"$b/router-real.log" 2>&1 &&
+    tail -1 "$b/router-real.log"; then passed=$((passed + 1)); else cat "$b/router-real.log"; failed=$((failed + 1)); fi
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # make install into a DESTDIR of its own, and what it installed used as a

@@ -90,6 +90,7 @@ static void extra_measure(fitter *f, uint32_t n_ctx)
     f->extra_done = true;
     f->extra_ctx = n_ctx;
     memset(f->extra_mem, 0, sizeof f->extra_mem);
+    memset(f->extra_model, 0, sizeof f->extra_model);
     f->extra_host = 0;
     ggfit__fit_log(f, "getting device memory data for the extra model at a context size of %u:",
                    n_ctx);
@@ -118,6 +119,7 @@ static void extra_measure(fitter *f, uint32_t n_ctx)
             if (f->orig[d] == caller) {
                 f->extra_mem[d] += (int64_t)((e->shares_model ? 0 : r->model) + r->context +
                                              r->compute);
+                f->extra_model[d] += (int64_t)(e->shares_model ? 0 : r->model);
                 break;
             }
     }
@@ -125,8 +127,10 @@ static void extra_measure(fitter *f, uint32_t n_ctx)
                               pr->host.context + pr->host.compute + pr->cpu_extra.context);
 }
 
-/* Projects params p: device totals into mem[], the host's into *host;
- * with the extra model's bytes at p's context added (FIT_N_STREAMS). */
+/* Projects params p: device totals into mem[], the host's into *host,
+ * the devices' weights into *model_sum; with the extra model's bytes at
+ * p's context added (FIT_N_STREAMS), its weights too (add_extra_memory
+ * adds them before common_params_fit_impl sums sum_projected_model). */
 ggfit_status ggfit__fit_project(fitter *f, const ggfit_params *p, int64_t *mem, int64_t *host,
                                int64_t *model_sum)
 {
@@ -146,8 +150,10 @@ ggfit_status ggfit__fit_project(fitter *f, const ggfit_params *p, int64_t *mem, 
     if (f->extra) {
         /* after the model's figures are read: the extra reuses the scratch */
         extra_measure(f, p->n_ctx);
-        for (size_t d = 0; d < f->nd; d++)
+        for (size_t d = 0; d < f->nd; d++) {
             mem[d] += f->extra_mem[d];
+            models += f->extra_model[d];
+        }
         h += f->extra_host;
     }
     if (host)

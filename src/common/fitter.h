@@ -101,6 +101,8 @@ struct fitter {
     bool extra_done;
     uint32_t extra_ctx;
     int64_t extra_mem[GGFIT_MAX_DEVICES], extra_host;
+    int64_t extra_model[GGFIT_MAX_DEVICES]; /* of extra_mem: its weights (none
+                                               when it shares the model's) */
     const ggfit_device *caller_devs;
     size_t n_caller_devs;
     ggfit_projection scratch;

@@ -166,17 +166,38 @@ done:
     return rc;
 }
 
-/* What a plan holds on each device and in system memory. */
+static void take(uint64_t *x, uint64_t n)
+{
+    *x = *x > n ? *x - n : 0;
+}
+
+/* What a plan holds on each device and in system memory once loaded: a
+ * draft no speculative type runs (-md without --spec-type draft-simple)
+ * was measured by the fit and loaded, then freed (server-context.cpp
+ * load_model: no speculative context, model_dft reset). */
 static void holds(const ggfit_plan *pl, uint64_t *dev, uint64_t *host)
 {
     const ggfit_verdict *v = ggfit__plan_verdict(pl);
+    uint64_t d_dev[GGFIT_MAX_DEVICES] = { 0 }, d_host = 0;
     for (uint32_t k = 0; k < v->n_pools; k++) {
         const ggfit_pool *q = &v->pools[k];
         if (q->kind == GGFIT_POOL_DEVICE && q->device >= 0 && q->device < GGFIT_MAX_DEVICES)
-            dev[q->device] += q->used;
+            d_dev[q->device] += q->used;
         else if (q->kind == GGFIT_POOL_HOST)
-            *host += q->used;
+            d_host += q->used;
     }
+    if (pl->has_draft && pl->draft_unused) {
+        const ggfit_projection *d = &pl->draft;
+        for (uint32_t j = 0; j < d->n_devices; j++)
+            if (d->device_of[j] < GGFIT_MAX_DEVICES)
+                take(&d_dev[d->device_of[j]], d->devices[j].model + d->devices[j].context +
+                                                  d->devices[j].compute);
+        take(&d_host, d->host.model + d->host.context + d->host.compute + d->cpu_extra.model +
+                          d->cpu_extra.context);
+    }
+    for (uint32_t k = 0; k < GGFIT_MAX_DEVICES; k++)
+        dev[k] += d_dev[k];
+    *host += d_host;
 }
 
 /* The preset file and the models directory into p (either may be ""). */
@@ -779,6 +800,8 @@ static ggfit_status router_run(int argc, char **argv, const char *order, bool se
         now->model = j;
         now->last = s;
         holds(c->plan, now->dev, &now->host);
+        memcpy(c->hold, now->dev, sizeof c->hold);
+        c->hold_host = now->host;
     }
     if (!rc) {
         /* the children's models, in order (seq now: one per child) */

@@ -86,6 +86,9 @@ char *ggfit_router_text(const ggfit_router *r)
             ggfit__sb_printf(&sb, "      --models-max %u reached: the router stopped %.60s "
                                   "(asked for least recently) before starting it\n",
                              r->models_max, ch->evicted);
+        if (ch->plan->has_draft && ch->plan->draft_unused)
+            ggfit__sb_printf(&sb, "      its draft is loaded, then freed (no --spec-type runs "
+                                  "it): what it holds after is less the draft's\n");
         char *args = ggfit_plan_args(ch->plan);
         ggfit__sb_printf(&sb, "      its fit: %s\n", args && args[0] ? args : "(no flags)");
         ggfit_free(args);
@@ -169,6 +172,17 @@ char *ggfit_router_json(const ggfit_router *r)
         if (ch->evicted[0] && json_object_set_new(c, "evicted", json_string(ch->evicted)))
             goto done;
         if (r->set && json_object_set_new(c, "priority", json_real(ch->priority)))
+            goto done;
+        json_t *hold = json_object();
+        for (uint32_t p = 0; hold && cols && p < cols->n_pools; p++) {
+            const ggfit_pool *q = &cols->pools[p];
+            if (q->kind == GGFIT_POOL_DEVICE && q->device >= 0 &&
+                q->device < GGFIT_MAX_DEVICES &&
+                json_object_set_new(hold, q->name, json_integer((json_int_t)ch->hold[q->device])))
+                break;
+        }
+        if (!hold || json_object_set_new(hold, "Host", json_integer((json_int_t)ch->hold_host)) ||
+            json_object_set_new(c, "holds", hold))
             goto done;
         if (!ch->plan) {
             if (json_object_set_new(c, "error", json_string(ch->error)))
