@@ -47,6 +47,7 @@
 //       -I SRC/ggml/src routercmp_shim.cpp -o shim.so -ldl
 #include "ggml-backend-impl.h"
 #include "llama.h"
+#include "shim_fit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -239,21 +240,7 @@ extern "C++" int common_fit_params(const char * path_model, llama_model_params *
     fflush(out);
     int status = real(path_model, mparams, cparams, tensor_split, tensor_buft_overrides, margins,
                       n_ctx_min, extra, log_level);
-    size_t n_ot = 0;
-    while (mparams->tensor_buft_overrides && mparams->tensor_buft_overrides[n_ot].pattern) {
-        n_ot++;
-    }
-    fprintf(out, "ggfit-fit %d %u %d ", status, cparams->n_ctx, mparams->n_gpu_layers);
-    const size_t nd = nm < 16 ? nm : 16;
-    for (size_t i = 0; i < nd; i++) {
-        fprintf(out, "%s%g", i ? "," : "", mparams->tensor_split ? mparams->tensor_split[i] : 0.0f);
-    }
-    fprintf(out, " %zu\n", n_ot);
-    fprintf(out, "ggfit-margins");
-    for (size_t i = 0; margins && i < nd; i++) {
-        fprintf(out, " %zu", margins[i]);
-    }
-    fprintf(out, "\n");
+    ggfit_shim_print_fit(out, status, mparams, cparams, margins, nm);
     fclose(out);
     return status;
 }

@@ -29,6 +29,7 @@
 #include "llama-ext.h"
 
 #include "ggml-backend.h"
+#include "shim_fit.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -158,21 +159,7 @@ int common_fit_params(const char * path_model, llama_model_params * mparams,
     if (!out) {
         _exit(3);
     }
-    size_t n_ot = 0;
-    while (mparams->tensor_buft_overrides && mparams->tensor_buft_overrides[n_ot].pattern) {
-        n_ot++;
-    }
-    fprintf(out, "ggfit-fit %d %u %d ", status, cparams->n_ctx, mparams->n_gpu_layers);
-    const size_t nd = llama_max_devices() < 16 ? llama_max_devices() : 16;
-    for (size_t i = 0; i < nd; i++) {
-        fprintf(out, "%s%g", i ? "," : "", mparams->tensor_split ? mparams->tensor_split[i] : 0.0f);
-    }
-    fprintf(out, " %zu\n", n_ot);
-    fprintf(out, "ggfit-margins");
-    for (size_t i = 0; margins && i < nd; i++) {
-        fprintf(out, " %zu", margins[i]);
-    }
-    fprintf(out, "\n");
+    ggfit_shim_print_fit(out, status, mparams, cparams, margins, llama_max_devices());
     fflush(out);
     _exit(0);
 }

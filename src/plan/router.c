@@ -865,6 +865,24 @@ static void yaml_quoted(ggfit_sb *sb, const char *s)
     ggfit__sb_printf(sb, "\"");
 }
 
+/* "KEY VALUE" on a line of its own, VALUE quoted: key is "  name:" or
+ * "      -" (a list's item). */
+static void yaml_key(ggfit_sb *sb, const char *key, const char *value)
+{
+    ggfit__sb_printf(sb, "%s%s ", key, key[strlen(key) - 1] == '-' ? "" : ":");
+    yaml_quoted(sb, value);
+    ggfit__sb_printf(sb, "\n");
+}
+
+/* "KEY:" and its n items, nothing when none. */
+static void yaml_list(ggfit_sb *sb, const char *key, const char *const *items, uint32_t n)
+{
+    if (n)
+        ggfit__sb_printf(sb, "%s:\n", key);
+    for (uint32_t i = 0; i < n; i++)
+        yaml_key(sb, "      -", items[i]);
+}
+
 /* w as one POSIX shell word (llama-swap's SanitizeCommand reads cmd so):
  * single-quoted when it holds anything but plain characters; ${PORT}
  * left bare for llama-swap to fill in. */
@@ -955,41 +973,18 @@ static char *swap_config(const ggfit_router *r)
         yaml_quoted(&sb, line ? line : "");
         ggfit__sb_printf(&sb, "\n");
         ggfit_free(line);
-        if (m->n_env) {
-            ggfit__sb_printf(&sb, "    env:\n");
-            for (int i = 0; i < m->n_env; i++) {
-                ggfit__sb_printf(&sb, "      - ");
-                yaml_quoted(&sb, m->env[i]);
-                ggfit__sb_printf(&sb, "\n");
-            }
-        }
-        if (m->n_aliases) {
-            ggfit__sb_printf(&sb, "    aliases:\n");
-            for (uint32_t i = 0; i < m->n_aliases; i++) {
-                ggfit__sb_printf(&sb, "      - ");
-                yaml_quoted(&sb, m->aliases[i]);
-                ggfit__sb_printf(&sb, "\n");
-            }
-        }
+        yaml_list(&sb, "    env", (const char *const *)m->env, (uint32_t)m->n_env);
+        yaml_list(&sb, "    aliases", (const char *const *)m->aliases, m->n_aliases);
         if (m->ttl)
             ggfit__sb_printf(&sb, "    ttl: %lld\n", (long long)m->ttl);
         if (m->unlisted)
             ggfit__sb_printf(&sb, "    unlisted: true\n");
-        if (m->use_model_name && m->use_model_name[0]) {
-            ggfit__sb_printf(&sb, "    useModelName: ");
-            yaml_quoted(&sb, m->use_model_name);
-            ggfit__sb_printf(&sb, "\n");
-        }
-        if (m->check_endpoint && strcmp(m->check_endpoint, "/health")) {
-            ggfit__sb_printf(&sb, "    checkEndpoint: ");
-            yaml_quoted(&sb, m->check_endpoint);
-            ggfit__sb_printf(&sb, "\n");
-        }
-        if (m->cmd_stop && m->cmd_stop[0]) {
-            ggfit__sb_printf(&sb, "    cmdStop: ");
-            yaml_quoted(&sb, m->cmd_stop);
-            ggfit__sb_printf(&sb, "\n");
-        }
+        if (m->use_model_name && m->use_model_name[0])
+            yaml_key(&sb, "    useModelName", m->use_model_name);
+        if (m->check_endpoint && strcmp(m->check_endpoint, "/health"))
+            yaml_key(&sb, "    checkEndpoint", m->check_endpoint);
+        if (m->cmd_stop && m->cmd_stop[0])
+            yaml_key(&sb, "    cmdStop", m->cmd_stop);
     }
     bool groups = false;
     for (uint32_t g = 0; g < s->n_groups; g++) {
@@ -1004,19 +999,12 @@ static char *swap_config(const ggfit_router *r)
         ggfit__sb_printf(&sb, ":\n    swap: %s\n    exclusive: %s\n    persistent: %s\n"
                               "    members:\n", gr->swap ? "true" : "false",
                          gr->exclusive ? "true" : "false", gr->persistent ? "true" : "false");
-        for (uint32_t i = 0; i < gr->n_members; i++) {
-            ggfit__sb_printf(&sb, "      - ");
-            yaml_quoted(&sb, s->models[gr->members[i]].name);
-            ggfit__sb_printf(&sb, "\n");
-        }
+        for (uint32_t i = 0; i < gr->n_members; i++)
+            yaml_key(&sb, "      -", s->models[gr->members[i]].name);
     }
     if (s->n_preload) {
-        ggfit__sb_printf(&sb, "\nhooks:\n  on_startup:\n    preload:\n");
-        for (uint32_t i = 0; i < s->n_preload; i++) {
-            ggfit__sb_printf(&sb, "      - ");
-            yaml_quoted(&sb, s->preload[i]);
-            ggfit__sb_printf(&sb, "\n");
-        }
+        ggfit__sb_printf(&sb, "\nhooks:\n  on_startup:\n");
+        yaml_list(&sb, "    preload", (const char *const *)s->preload, s->n_preload);
     }
     ggfit__swap_free(s);
     ggfit_free(s);
