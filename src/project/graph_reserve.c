@@ -149,15 +149,11 @@ static ggfit_status schedule_and_allocate(proj *pr, const gg_graph *g, const int
     return GGFIT_OK;
 }
 
-/* Appends n bytes at *at in b (grown as needed); false when out of memory. */
-static bool key_put(ggfit__buf *b, size_t *at, const void *p, size_t n)
+/* Copies n bytes to *at and moves it past them. */
+static void key_put(char **at, const void *p, size_t n)
 {
-    char *k = ggfit__buf_get(b, *at + n);
-    if (!k)
-        return false;
-    memcpy(k + *at, p, n);
+    memcpy(*at, p, n);
     *at += n;
-    return true;
 }
 
 /* The -fa auto probe's inputs into cache->fa_key, but for the context:
@@ -170,34 +166,43 @@ static bool key_put(ggfit__buf *b, size_t *at, const void *p, size_t n)
  * its order, so that a hit leaves the same buffer types behind. */
 static size_t probe_key(proj *pr, const gkey *key, const int32_t *placement)
 {
-    ggfit__buf *b = &pr->cache->fa_key;
     const ggfit_projection *o = pr->out;
     uint32_t n_layer = pr->hp->n_layer;
-    gkey k = *key;
-    k.n_kv = k.n_kv_swa = 0;
-    size_t at = 0;
-    bool ok = key_put(b, &at, &k, sizeof k);
+    int32_t dev[GGFIT_MAX_DEVICES][2];
+    for (uint32_t d = 0; d < pr->n_dev; d++) {
+        dev[d][0] = (int32_t)pr->devs[d]->kind;
+        dev[d][1] = ggfit__device_buft(pr, (int)d);
+    }
     int32_t head[] = { (int32_t)pr->n_dev, (int32_t)pr->i_gpu_start, (int32_t)pr->act,
                        (int32_t)pr->n_rules, (int32_t)pr->p->split_mode,
-                       pr->p->no_kv_offload, pr->tied_buft, 0 };
-    for (uint32_t d = 0; d < pr->n_dev; d++) {
-        int32_t dev[2] = { (int32_t)pr->devs[d]->kind, ggfit__device_buft(pr, (int)d) };
-        ok = ok && key_put(b, &at, dev, sizeof dev);
-    }
-    head[7] = ggfit__cpu_compute_buft(pr);
-    ok = ok && key_put(b, &at, head, sizeof head);
+                       pr->p->no_kv_offload, pr->tied_buft, ggfit__cpu_compute_buft(pr) };
+    size_t name_n = sizeof o->bufts[0].name, layers = (n_layer + 1) * sizeof(int32_t),
+           tensors = ggfit_model_n_tensors(pr->m) * sizeof *placement;
+    size_t size = sizeof *key + pr->n_dev * sizeof dev[0] + sizeof head +
+                  o->n_bufts * (name_n + 3 * sizeof(int32_t)) + tensors + 3 * layers + n_layer;
+    char *at = ggfit__buf_get(&pr->cache->fa_key, size);
+    if (!at)
+        return 0;
+    gkey k;
+    memcpy(&k, key, sizeof k);   /* its padding too: gkey_make zeroed it */
+    k.n_kv = k.n_kv_swa = 0;
+    key_put(&at, &k, sizeof k);
+    key_put(&at, dev, pr->n_dev * sizeof dev[0]);
+    key_put(&at, head, sizeof head);
     for (uint32_t i = 0; i < o->n_bufts; i++) {
-        char name[sizeof o->bufts[i].name] = { 0 };
-        memcpy(name, o->bufts[i].name, strnlen(o->bufts[i].name, sizeof name));
+        /* the name's bytes, zero-padded: equal names make equal keys */
+        memset(at, 0, name_n);
+        memcpy(at, o->bufts[i].name, strnlen(o->bufts[i].name, name_n));
+        at += name_n;
         int32_t row[3] = { o->bufts[i].device, o->bufts[i].is_host, (int32_t)pr->buft_align[i] };
-        ok = ok && key_put(b, &at, name, sizeof name) && key_put(b, &at, row, sizeof row);
+        key_put(&at, row, sizeof row);
     }
-    size_t layers = (n_layer + 1) * sizeof(int32_t);
-    ok = ok && key_put(b, &at, placement, ggfit_model_n_tensors(pr->m) * sizeof *placement) &&
-         key_put(b, &at, pr->layer_buft, layers) && key_put(b, &at, pr->kv_buft, layers) &&
-         key_put(b, &at, pr->layer_backend, layers) &&
-         key_put(b, &at, pr->layer_flags, n_layer);
-    return ok ? at : 0;
+    key_put(&at, placement, tensors);
+    key_put(&at, pr->layer_buft, layers);
+    key_put(&at, pr->kv_buft, layers);
+    key_put(&at, pr->layer_backend, layers);
+    key_put(&at, pr->layer_flags, n_layer);
+    return size;
 }
 
 ggfit_status ggfit__graph_reserve(proj *pr, const int32_t *placement, bool probe)
