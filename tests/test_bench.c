@@ -365,7 +365,10 @@ static void test_host_bw_cache(void **state)
     time_t w0 = time(NULL);
     assert_int_equal(ggfit_host_bw_cached("Test CPU A", 2000, &f, &err), GGFIT_OK);
     assert_true(f.fresh && f.gbs > 0.1);
-    assert_true(time(NULL) - w0 <= 2 && (double)clock() / CLOCKS_PER_SEC - t0 < 2.0);
+    /* about a tenth of a second here; the bound is loose because ThreadSanitizer
+     * on a loaded 2-core machine made it 2 s (a whole measure's buffers are
+     * up to 1 GiB, each page touched) */
+    assert_true(time(NULL) - w0 <= 10 && (double)clock() / CLOCKS_PER_SEC - t0 < 10.0);
     FILE *fp = fopen(path, "r");
     assert_non_null(fp);
     assert_non_null(fgets(text, sizeof text, fp));

@@ -139,7 +139,9 @@ static uint64_t cgroup_available(const char *root)
     uint64_t room = UINT64_MAX;
     if (read_text(root, "/proc/self/cgroup", text, sizeof text))
         return room;
-    for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+    /* strtok_r: a batch probes the host on every thread at once */
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2 || c2[1] != '/')
             continue;
