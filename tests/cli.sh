@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Every ggfit command a check runs (or runs through fitted), its words
 # NUL-separated in $tmp/plans/N: the plans among them are run again at the
 # end as the whole command a terminal prints (paste_commands).
-mkdir "$tmp/plans"
+mkdir "$tmp/plans" "$tmp/json"
 n_recorded=0
 record() {
     case $1 in   # the helpers below that plan their arguments, as they do
@@ -458,7 +458,7 @@ batch_lines() {
         "{\"id\": \"b\", \"argv\": [\"--gpu\", \"none\", \"--\", \"llama-server\", \"-m\", \"$models/qwen3-0.6b-f16.gguf\", \"--newflag\", \"7\"]}" \
         "{\"id\": 3, \"argv\": [\"-m\", \"$tmp/none.gguf\"]}" \
         '{"id": 4, "argv": ["-m", 5]}' |
-        "$ggfit" batch -j 2 | python3 -c '
+        "$ggfit" batch -j 2 | tee "$tmp/json/batch-lines.jsonl" | python3 -c '
 import json, sys
 out = [json.loads(l) for l in sys.stdin]
 ids = [o["id"] for o in out]
@@ -485,7 +485,7 @@ batch_threads() {  # four threads on one batch answer as one does, line for line
         done
     done >"$tmp/mix.jsonl"
     "$ggfit" batch -j 1 "$tmp/mix.jsonl" >"$tmp/mix1" && "$ggfit" batch -j 4 "$tmp/mix.jsonl" >"$tmp/mix4" &&
-        cmp -s "$tmp/mix1" "$tmp/mix4" && [ "$(grep -c '"plan"' "$tmp/mix4")" -eq 32 ] &&
+        cp "$tmp/mix1" "$tmp/json/batch-mix.jsonl" && cmp -s "$tmp/mix1" "$tmp/mix4" && [ "$(grep -c '"plan"' "$tmp/mix4")" -eq 32 ] &&
         echo "32 plans, the same on 1 and 4 threads"
 }
 check batch-threads 0 '^32 plans, the same on 1 and 4 threads$' -- batch_threads
@@ -527,7 +527,7 @@ models_dir() {  # a directory as llama-server lists it, planned
     ln -s "$PWD/$models/qwen3-0.6b-f16.gguf" "$d/deeper/more/hidden.gguf"
     printf '[gemma]\nctx-size = 8192\n' >"$tmp/md.ini"
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-dir "$d" \
-        --models-preset "$tmp/md.ini" | python3 -c '
+        --models-preset "$tmp/md.ini" | tee "$tmp/json/router-models-dir.json" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for c in d["children"]:
@@ -1322,6 +1322,15 @@ check paste-flags-bare 0 '^-c 32768 -ngl 28 -t 8 -np 4 -kvu -fit off$' -- \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
 check paste-commands 0 '^paste: [1-9][0-9][0-9]* plans, every one the same words$' -- \
     paste_commands
+
+# The JSON is an interface (docs/json.md): every --json command above run
+# again, its output, the batch lines and the router's JSON the checks kept in
+# $tmp/json valid against docs/schema/ (the schema its "kind" names).
+json_schemas() {
+    python3 tools/jsonschema_check.py --ggfit "$ggfit" --commands "$tmp/plans" \
+        ${GGFIT_JSON_DUMP:+--dump "$GGFIT_JSON_DUMP"} "$tmp"/json/*
+}
+check json-schemas 0 '^json: [1-9][0-9]* documents, every one valid$' -- json_schemas
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
