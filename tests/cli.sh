@@ -471,7 +471,7 @@ print("batch: 5 answers in order")'
 }
 check batch-lines 0 '^batch: 5 answers in order$' -- batch_lines
 check batch-same 0 '^the same plan$' -- sh -c '
-    a=$("$0" -m "$1" --gpu rtx-3090 --host-mem 64GiB --json | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))")
+    a=$("$0" -m "$1" --gpu rtx-3090 --host-mem 64GiB --json | python3 -c "import json,sys; d = json.load(sys.stdin); v = d.pop(\"json_version\"), d.pop(\"kind\"); print(json.dumps(d, sort_keys=True))")
     b=$(printf "{\"id\": 0, \"argv\": [\"-m\", \"%s\", \"--gpu\", \"rtx-3090\", \"--host-mem\", \"64GiB\"]}\n" "$1" | "$0" batch |
         python3 -c "import json,sys; print(json.dumps(json.loads(sys.stdin.read())[\"plan\"], sort_keys=True))")
     [ "$a" = "$b" ] && echo "the same plan"' "$ggfit" "$models/gpt-oss-120b-mxfp4.gguf"
@@ -622,6 +622,12 @@ sweep_svg() {  # the README's picture is what ggfit sweep draws today
 check sweep-svg 0 "^the README's picture is ggfit sweep's$" -- sweep_svg
 check devices-measure 0 'host memory bandwidth, measured .* 1 thread [0-9.]* GB/s' -- \
     "$ggfit" devices --measure
+check devices-measure-json 0 '"single_thread_gbs": ' -- "$ggfit" devices --measure --json
+check catalog-json 0 '"id": "rtx-3090",' -- "$ggfit" devices --catalog --json
+check sweep-json 0 '"kind": "sweep",' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --json
+check sweep-json-ncmoe 0 '"axis": "ncmoe",' -- \
+    "$ggfit" sweep -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --over ncmoe --json
 check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
     "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
 check env-ctx 0 '^-c 8192 -ngl all -np 4 -kvu -fit off$' -- \

@@ -77,7 +77,7 @@ class Checker:
             v = self.validators.get(id(s))
             if v is None:
                 v = self.validators[id(s)] = validator_for(s, self.schemas)
-            err = next(iter(sorted(v.iter_errors(doc), key=lambda e: e.path)), None)
+            err = jsonschema.exceptions.best_match(v.iter_errors(doc))
             if err is not None:
                 path = "".join("[%s]" % json.dumps(p) for p in err.absolute_path)
                 why = "%s: %s" % (path or "(top)", err.message[:400])
