@@ -1337,6 +1337,7 @@ json_schemas() {
         ${GGFIT_JSON_DUMP:+--dump "$GGFIT_JSON_DUMP"} "$tmp"/json/*
 }
 check json-schemas 0 '^json: [1-9][0-9]* documents, every one valid$' -- json_schemas
+check json-doc 0 "^docs/json.md: the field tables are docs/schema/'s$" -- python3 tools/json_doc.py --check
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]
