@@ -77,7 +77,10 @@ class Checker:
             v = self.validators.get(id(s))
             if v is None:
                 v = self.validators[id(s)] = validator_for(s, self.schemas)
-            err = jsonschema.exceptions.best_match(v.iter_errors(doc))
+            errs = list(v.iter_errors(doc))
+            # a field that fails its own schema is "unevaluated" too (jsonschema 4.10): its error first
+            err = jsonschema.exceptions.best_match(
+                [e for e in errs if e.validator != "unevaluatedProperties"] or errs)
             if err is not None:
                 path = "".join("[%s]" % json.dumps(p) for p in err.absolute_path)
                 why = "%s: %s" % (path or "(top)", err.message[:400])
