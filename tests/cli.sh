@@ -554,6 +554,12 @@ plan_set() {  # plan_set PRESET ORDER...: the set written, then planned in each 
     done
     grep -c '^fit = off$' "$tmp/set.ini" | sed 's/$/ models fixed, every order fits/'
 }
+check router-plan-set-json 0 '"max_fits": ' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set --json -- llama-server \
+    --models-preset tests/router/four.ini -fa on
+printf '[gone]\nmodel = %s/none.gguf\n[small]\nmodel = %s/qwen3-0.6b-f16.gguf\n' "$tmp" "$models" >"$tmp/gone.ini"
+check router-child-error-json 1 '"error": ".*none.gguf: cannot open' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-preset "$tmp/gone.ini"
 check router-plan-set 0 '^4 models fixed, every order fits$' -- \
     plan_set tests/router/four.ini rerank,embed,coder,chat coder,chat embed,coder
 check router-plan-set-startup 0 '^2 models fixed, every order fits$' -- \
