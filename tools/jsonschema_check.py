@@ -45,10 +45,10 @@ def validator_for(schema, schemas):
         from referencing import Registry, Resource
         reg = Registry().with_resources(
             (uri, Resource.from_contents(s)) for uri, s in schemas.items())
-        return cls(schema, registry=reg, format_checker=cls.FORMAT_CHECKER)
-    except ImportError:  # Debian's 4.10
+        return cls(schema, registry=reg)
+    except (ImportError, TypeError):  # Debian's 4.10
         resolver = jsonschema.RefResolver.from_schema(schema, store=schemas)
-        return cls(schema, resolver=resolver, format_checker=cls.FORMAT_CHECKER)
+        return cls(schema, resolver=resolver)
 
 
 class Checker:

@@ -18,9 +18,13 @@ MOE = os.path.join(ROOT, "data", "models", "qwen3-30b-a3b-Q4_K_M.gguf")
 
 
 def cli_json(*argv):
+    """The CLI's plan as a batch line holds it: without the document's own
+    "json_version" and "kind" (docs/json.md)."""
     r = subprocess.run([CLI, *argv, "--json"], capture_output=True, text=True, cwd=ROOT)
     assert r.stdout, r.stderr
-    return json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    assert (doc.pop("json_version"), doc.pop("kind")) == (1, "plan")
+    return doc
 
 
 def test_installed_not_the_source_tree():
