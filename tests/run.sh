@@ -36,9 +36,23 @@ run_test() {
         failed=$((failed + 1))
     fi
 }
+# The JSON documents only the library prints (ggfit_projection_json, ...),
+# kept by the tests that make them (keep_json), valid against docs/schema/
+# as the CLI's are (tests/cli.sh)
+json_dir=$(mktemp -d)
+GGFIT_JSON_DIR=$json_dir
+export GGFIT_JSON_DIR
+trap 'rm -f "$log"; rm -rf "$json_dir"' EXIT
 for t in "$@"; do
     run_test "$t"
 done
+unset GGFIT_JSON_DIR
+echo "== json (library)"
+if ls "$json_dir"/*.json >/dev/null 2>&1 && python3 tools/jsonschema_check.py "$json_dir"/*.json; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
 # The two paths of a split (src/llama/graph_cache.h, GGFIT_CACHE): the runs
 # above take the library's default (a plain split, resumed ones in fits);
 # the recorded graphs, the kept graphs and the fits again with every cached

@@ -65,6 +65,8 @@ static void test_plan_and_errors(void **state)
         snprintf(head, sizeof head, "{\n  \"json_version\": %d,\n  \"kind\": \"%s\",",
                  GGFIT_JSON_VERSION, kinds[k]);
         assert_memory_equal(docs[k], head, strlen(head));
+        snprintf(head, sizeof head, "batch-%s.json", kinds[k]);
+        keep_json(head, docs[k]);
         ggfit_free(docs[k]);
     }
     ggfit_plan_free(pl);
