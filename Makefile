@@ -11,6 +11,8 @@
 #   make wasm       the WebAssembly build: the page (build-wasm/web) and node's
 #   make npm        the npm package, build-wasm/ggfit-VERSION.tgz
 #   make wasm-test  WebAssembly against native, the npm package, the page in chromium
+#   make python     the built library copied beside the Python module, for
+#                   pip install . (pyproject.toml, python/ggfit)
 #   make install    the CLI, the library, its headers, ggfit.pc and the man page
 #                   under PREFIX (/usr/local), staged under DESTDIR if given;
 #                   make uninstall removes them
@@ -67,7 +69,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck speedcheck-local \
+.PHONY: python wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck speedcheck-local \
         man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
@@ -210,6 +212,11 @@ $(B)/ggfit.pc: scripts/ggfit.pc.in include/ggfit.h $(B)/install-dirs
 	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
 	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
 	    -e 's|@VERSION@|$(VERSION)|' scripts/ggfit.pc.in >$@.tmp && mv $@.tmp $@
+
+# The Python module carries the library it was tested with: pip install .
+# after this installs both (python/ggfit/__init__.py finds it beside itself).
+python: $(B)/libggfit.so.$(ABI)
+	cp $(B)/libggfit.so.$(ABI) python/ggfit/libggfit.so.$(ABI)
 
 install: all $(B)/ggfit.1 $(B)/ggfit.pc
 	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" \

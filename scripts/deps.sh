@@ -21,6 +21,8 @@ pkgs="$pkgs libyaml-dev libyaml-0-2"
 if [ "$what" = test ]; then
     pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx groff-base"
     pkgs="$pkgs emscripten dpkg-dev chromium"
+    # the Python module's test: pip install . in a venv, then pytest
+    pkgs="$pkgs python3-venv python3-pip python3-setuptools python3-wheel python3-pytest"
     command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 npm_deps() {

@@ -63,6 +63,13 @@ if sh tests/speed_local.sh "$b/ggfit"; then passed=$((passed + 1)); else failed=
 echo "== router (recorded)"
 if python3 tools/routercmp.py --replay tests/router/real-b10587.txt --ggfit "$b/ggfit" >"$b/router-real.log" 2>&1 &&
     tail -1 "$b/router-real.log"; then passed=$((passed + 1)); else cat "$b/router-real.log"; failed=$((failed + 1)); fi
+# The Python module (ctypes over libggfit.so) installed with pip into a
+# venv, then pytest; the plain build only (a sanitizer's library needs its
+# runtime preloaded into python).
+if [ "$(basename "$b")" = build ]; then
+    echo "== python"
+    if sh tests/python.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # make install into a DESTDIR of its own, and what it installed used as a
