@@ -1,0 +1,278 @@
+/*
+ * llama_load.c - a model loaded by llama.cpp's C API with ggfit's plan,
+ * and llama.cpp's own memory breakdown printed beside ggfit's projection.
+ *
+ *   make llama-example LLAMA_SRC=~/llama.cpp LLAMA_BUILD=~/llama.cpp/build
+ *   build/llama_load -m model.gguf [--rpc HOST:PORT,...] [-fit on|off]
+ *                    [--check] [-v] [llama.cpp's flags: -c 8192 -ot ...]
+ *
+ * The devices are the ones ggml's registry reports (rpc-servers given with
+ * --rpc, as llama.cpp's --rpc registers them, then the GPUs): their names,
+ * backends and free memory make ggfit's device list. ggfit fits the flags
+ * on them as llama.cpp's --fit would (-fit off: the flags as given), then
+ * ggfit_llama.h turns the plan into llama_model_params and
+ * llama_context_params, and llama.cpp loads the model and makes the
+ * context. The table shows, per buffer type, what llama.cpp allocated
+ * (llama_get_memory_breakdown) and what ggfit projected, in bytes.
+ *
+ * --check: exit 1 unless the weights (model) and the KV cache (context)
+ * agree byte for byte on every buffer type, and the compute buffers too
+ * where ggfit computed them from a graph (ggfit_projection_warning empty).
+ * Exit 2 for an error (a bad flag, a file, a fit that fails).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggfit.h"
+#include "ggfit_llama.h"
+#include "llama_breakdown.h"
+
+#define MAX_ROWS (GGFIT_MAX_BUFTS + 8)
+
+typedef struct options {
+    const char *model;
+    const char *rpc;
+    bool fit;                 /* -fit on (default), as llama.cpp */
+    bool check;
+    bool verbose;             /* llama.cpp's log below warnings too */
+} options;
+
+/* llama.cpp's log: warnings and errors only, unless -v. */
+static void on_log(enum ggml_log_level level, const char *text, void *user)
+{
+    static enum ggml_log_level last = GGML_LOG_LEVEL_INFO;
+    bool verbose = *(const bool *)user;
+    if (level != GGML_LOG_LEVEL_CONT)
+        last = level;
+    if (verbose || last >= GGML_LOG_LEVEL_WARN)
+        fputs(text, stderr);
+}
+
+/* Our flags, and llama.cpp's through ggfit_params_parse_arg. */
+static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, char **err)
+{
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && has_value) {
+            o->model = argv[i + 1];
+            i += 2;
+        } else if (!strcmp(a, "--rpc") && has_value) {
+            o->rpc = argv[i + 1];
+            i += 2;
+        } else if ((!strcmp(a, "-fit") || !strcmp(a, "--fit")) && has_value) {
+            if (strcmp(argv[i + 1], "on") && strcmp(argv[i + 1], "off"))
+                return ggfit_llama__fail(err, GGFIT_EINVAL, "%s %s: on or off", a, argv[i + 1]);
+            o->fit = !strcmp(argv[i + 1], "on");
+            i += 2;
+        } else if (!strcmp(a, "--check")) {
+            o->check = true;
+            i++;
+        } else if (!strcmp(a, "-v")) {
+            o->verbose = true;
+            i++;
+        } else {
+            ggfit_status rc = ggfit_params_parse_arg(p, argc, argv, &i, NULL, err);
+            if (rc)
+                return rc;
+        }
+    }
+    if (!o->model)
+        return ggfit_llama__fail(err, GGFIT_EINVAL,
+                                 "usage: llama_load -m MODEL [--rpc HOST:PORT,...] [-fit on|off] "
+                                 "[--check] [-v] [llama.cpp flags]");
+    return GGFIT_OK;
+}
+
+/* The row named name among n rows, or NULL. */
+static const llama_breakdown_row *find_row(const llama_breakdown_row *rows, size_t n,
+                                           const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, name))
+            return &rows[i];
+    return NULL;
+}
+
+/* A backend's buffer over the mapped file ("CPU_Mapped": the weights of
+ * a model loaded with mmap, ggml_backend_dev_buffer_from_host_ptr) folded
+ * into its buffer type's row ("CPU"), where ggfit counts those weights.
+ * Returns the new count of rows. */
+static size_t fold_mapped(llama_breakdown_row *rows, size_t n)
+{
+    static const char suffix[] = "_Mapped";
+    for (size_t i = 0; i < n;) {
+        size_t len = strlen(rows[i].name), k;
+        if (len <= sizeof suffix - 1 || strcmp(rows[i].name + len - (sizeof suffix - 1), suffix)) {
+            i++;
+            continue;
+        }
+        rows[i].name[len - (sizeof suffix - 1)] = '\0';
+        for (k = 0; k < n && (k == i || strcmp(rows[k].name, rows[i].name)); k++)
+            ;
+        if (k == n) {           /* no such row: the mapped one takes its name */
+            i++;
+            continue;
+        }
+        rows[k].model += rows[i].model;
+        rows[k].context += rows[i].context;
+        rows[k].compute += rows[i].compute;
+        rows[i] = rows[--n];
+    }
+    return n;
+}
+
+/* One line of the table; counts what differs where it must not. */
+static unsigned print_row(const char *name, const ggfit_mem *l, const ggfit_mem *g,
+                          bool compute_exact)
+{
+    static const ggfit_mem none = { 0, 0, 0 };
+    unsigned bad = 0;
+    l = l ? l : &none;
+    g = g ? g : &none;
+    bad += l->model != g->model;
+    bad += l->context != g->context;
+    bad += compute_exact && l->compute != g->compute;
+    printf("%-26s %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " | %11" PRIu64 " %11" PRIu64
+           " %11" PRIu64 "%s\n", name, l->model, l->context, l->compute, g->model, g->context,
+           g->compute, bad ? "  <- differs" : "");
+    return bad;
+}
+
+/* The table: every buffer type either side has, llama.cpp's first. */
+static unsigned compare(const llama_breakdown_row *rows, size_t n_rows, const ggfit_projection *pr,
+                        bool compute_exact)
+{
+    unsigned bad = 0;
+    printf("%-26s %11s %11s %11s | %11s %11s %11s\n", "buffer type", "llama model", "context",
+           "compute", "ggfit model", "context", "compute");
+    for (size_t i = 0; i < n_rows; i++) {
+        ggfit_mem l = { rows[i].model, rows[i].context, rows[i].compute };
+        const ggfit_mem *g = NULL;
+        for (uint32_t k = 0; k < ggfit_projection_n_bufts(pr) && !g; k++)
+            if (!strcmp(ggfit_projection_buft(pr, k)->name, rows[i].name))
+                g = &ggfit_projection_buft(pr, k)->mem;
+        bad += print_row(rows[i].name, &l, g, compute_exact);
+    }
+    for (uint32_t k = 0; k < ggfit_projection_n_bufts(pr); k++) {
+        const ggfit_buft_mem *b = ggfit_projection_buft(pr, k);
+        if (!find_row(rows, n_rows, b->name))
+            bad += print_row(b->name, NULL, &b->mem, compute_exact);
+    }
+    return bad;
+}
+
+/* ggfit's answer for the flags on the devices: the fit (fitted flags and
+ * their projection) or, with -fit off, the projection of the flags. */
+static ggfit_status plan(const ggfit_model *m, ggfit_params *p, const ggfit_device *devs,
+                         size_t n, const ggfit_host_info *host, bool fit, ggfit_fit_result *r,
+                         ggfit_projection *pr, const ggfit_params **use,
+                         const ggfit_projection **use_pr, char **err)
+{
+    ggfit_fit_options opt;
+    ggfit_status rc;
+    ggfit_fit_options_init(&opt);
+    opt.host_free = host->available;   /* what a fit on the CPU alone has */
+    if (!fit) {
+        *use = p;
+        *use_pr = pr;
+        return ggfit_project(m, p, devs, n, pr, NULL, err);
+    }
+    if ((rc = ggfit_fit(m, p, devs, n, &opt, r, err)))
+        return rc;
+    if (ggfit_fit_result_status(r) == GGFIT_FIT_FAILED)
+        return ggfit_llama__fail(err, GGFIT_EINVAL, "ggfit: llama.cpp's fit would fail: %s",
+                                 ggfit_fit_result_reason(r));
+    char *args = ggfit_fit_args(r, devs, n);
+    printf("ggfit's fit: %s\n", args ? args : "(out of memory)");
+    ggfit_free(args);
+    *use = ggfit_fit_result_params(r);
+    *use_pr = ggfit_fit_result_projection(r);
+    return GGFIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    options o = { .fit = true };
+    ggfit_params *p = ggfit_params_new();
+    ggfit_fit_result *r = ggfit_fit_result_new();
+    ggfit_projection *proj = ggfit_projection_new();
+    ggfit_model *m = NULL;
+    ggfit_llama_params *lp = NULL;
+    struct llama_model *model = NULL;
+    struct llama_context *ctx = NULL;
+    ggfit_device devs[GGFIT_MAX_DEVICES];
+    ggfit_host_info host;
+    size_t n = 0;
+    char *err = NULL;
+    int rc = 2;
+    const ggfit_params *use = NULL;
+    const ggfit_projection *pr = NULL;
+
+    if (!p || !r || !proj)
+        goto fail;
+    if (parse(argc, argv, &o, p, &err))
+        goto fail;
+    llama_log_set(on_log, &o.verbose);
+    ggml_backend_load_all();
+    llama_backend_init();
+    if (o.rpc && ggfit_llama_add_rpc(o.rpc, &err))
+        goto fail;
+    if (ggfit_llama_devices(devs, GGFIT_MAX_DEVICES, &n, &err))
+        goto fail;
+    /* the CPU's features decide its extra buffer types (CPU_REPACK, AMX) */
+    if (ggfit_host_probe(NULL, &host, &err) ||
+        ggfit_params_set(p, GGFIT_PARAM_CPU_FEATURES, host.cpu_features))
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        printf("device %zu: %s (%s), %" PRIu64 " MiB, %" PRIu64 " MiB free\n", i, devs[i].name,
+               devs[i].description, devs[i].total >> 20, devs[i].free >> 20);
+    if (ggfit_model_open(o.model, &m, &err) ||
+        plan(m, p, devs, n, &host, o.fit, r, proj, &use, &pr, &err) ||
+        ggfit_llama_apply(use, pr, devs, n, &lp, &err))
+        goto fail;
+
+    model = llama_model_load_from_file(o.model, lp->model);
+    if (!model) {
+        err = NULL;
+        fprintf(stderr, "%s: llama.cpp could not load it (its log above says why)\n", o.model);
+        goto done;
+    }
+    ctx = llama_init_from_model(model, lp->context);
+    if (!ctx) {
+        fprintf(stderr, "%s: llama.cpp could not make the context (its log above says why)\n",
+                o.model);
+        goto done;
+    }
+
+    llama_breakdown_row rows[MAX_ROWS];
+    size_t n_rows = llama_breakdown(ctx, rows, MAX_ROWS);
+    n_rows = fold_mapped(rows, n_rows < MAX_ROWS ? n_rows : MAX_ROWS);
+    bool compute_exact = ggfit_projection_warning(pr)[0] == '\0';
+    printf("n_ctx: llama.cpp %u, ggfit %u; layers offloaded %d\n", llama_n_ctx(ctx),
+           ggfit_projection_n_ctx(pr), lp->model.n_gpu_layers);
+    unsigned bad = compare(rows, n_rows, pr, compute_exact);
+    bad += llama_n_ctx(ctx) != ggfit_projection_n_ctx(pr);
+    if (!compute_exact)
+        printf("ggfit's compute is estimated: %s\n", ggfit_projection_warning(pr));
+    printf("%s: weights and KV cache%s %s\n", o.model, compute_exact ? ", compute" : "",
+           bad ? "differ" : "agree byte for byte");
+    rc = o.check && bad ? 1 : 0;
+    goto done;
+fail:
+    fprintf(stderr, "%s\n", err ? err : "out of memory");
+done:
+    ggfit_free(err);
+    if (ctx)
+        llama_free(ctx);
+    if (model)
+        llama_model_free(model);
+    ggfit_llama_params_free(lp);
+    ggfit_model_free(m);
+    ggfit_projection_free(proj);
+    ggfit_fit_result_free(r);
+    ggfit_params_free(p);
+    return rc;
+}
