@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ggfit.h"
+#include "ggfit_app.h"
 #include "ggfit_llama.h"
 #include "llama_breakdown.h"
 
@@ -37,6 +38,10 @@ typedef struct options {
     bool fit;                 /* -fit on (default), as llama.cpp */
     bool check;
     bool verbose;             /* llama.cpp's log below warnings too */
+    bool request;             /* --request: ggfit's whole plan, as the CLI */
+    bool weights_kv;          /* --check-weights-kv: compute not compared */
+    bool no_alloc;            /* --no-alloc: measured as llama.cpp's fit
+                                 measures (llama_model_params.no_alloc) */
 } options;
 
 /* llama.cpp's log: warnings and errors only, unless -v. */
@@ -48,6 +53,24 @@ static void on_log(enum ggml_log_level level, const char *text, void *user)
         last = level;
     if (verbose || last >= GGML_LOG_LEVEL_WARN)
         fputs(text, stderr);
+}
+
+/* The flags of this program alone, in either mode; false for another. */
+static bool own_flag(const char *a, options *o)
+{
+    if (!strcmp(a, "--check"))
+        o->check = true;
+    else if (!strcmp(a, "--check-weights-kv"))
+        o->check = o->weights_kv = true;
+    else if (!strcmp(a, "--no-alloc"))
+        o->no_alloc = true;
+    else if (!strcmp(a, "-v"))
+        o->verbose = true;
+    else if (!strcmp(a, "--request"))
+        o->request = true;
+    else
+        return false;
+    return true;
 }
 
 /* Our flags, and llama.cpp's through ggfit_params_parse_arg. */
@@ -67,11 +90,7 @@ static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, ch
                 return ggfit_llama__fail(err, GGFIT_EINVAL, "%s %s: on or off", a, argv[i + 1]);
             o->fit = !strcmp(argv[i + 1], "on");
             i += 2;
-        } else if (!strcmp(a, "--check")) {
-            o->check = true;
-            i++;
-        } else if (!strcmp(a, "-v")) {
-            o->verbose = true;
+        } else if (own_flag(a, o)) {
             i++;
         } else {
             ggfit_status rc = ggfit_params_parse_arg(p, argc, argv, &i, NULL, err);
@@ -82,7 +101,30 @@ static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, ch
     if (!o->model)
         return ggfit_llama__fail(err, GGFIT_EINVAL,
                                  "usage: llama_load -m MODEL [--rpc HOST:PORT,...] [-fit on|off] "
-                                 "[--check] [-v] [llama.cpp flags]");
+                                 "[--check | --check-weights-kv] [--no-alloc] [-v] [llama.cpp flags]\n"
+                                 "       llama_load --request [--check...] [--no-alloc] [-v] [ggfit's "
+                                 "flags]");
+    return GGFIT_OK;
+}
+
+/* --request: every flag but ours as the ggfit command line takes it
+ * (ggfit_request_parse_arg: -m, --rpc, --gpu, --for, -fitp, llama.cpp's). */
+static ggfit_status parse_request(int argc, char **argv, options *o, ggfit_request *req,
+                                  char **err)
+{
+    for (int i = 1; i < argc;) {
+        if (own_flag(argv[i], o)) {
+            i++;
+            continue;
+        }
+        ggfit_status rc = ggfit_request_parse_arg(req, argc, argv, &i, NULL, err);
+        if (rc)
+            return rc;
+    }
+    o->model = req->model;
+    o->rpc = req->rpc;
+    if (!o->model)
+        return ggfit_llama__fail(err, GGFIT_EINVAL, "llama_load --request: -m MODEL missing");
     return GGFIT_OK;
 }
 
@@ -193,9 +235,32 @@ static ggfit_status plan(const ggfit_model *m, ggfit_params *p, const ggfit_devi
     return GGFIT_OK;
 }
 
+/* --request: ggfit_request_plan's plan (the devices it finds: the
+ * rpc-servers of --rpc, this machine's GPUs or --gpu's), applied with
+ * ggfit_llama_apply_plan. */
+static ggfit_status plan_request(ggfit_request *req, ggfit_plan *plan, ggfit_llama_params **lp,
+                                 char **err)
+{
+    ggfit_status rc;
+    if ((rc = ggfit_request_plan(req, plan, err)))
+        return rc;
+    char *args = ggfit_plan_args(plan);
+    printf("ggfit's plan: %s\n", args ? args : "(out of memory)");
+    ggfit_free(args);
+    for (size_t i = 0; i < plan->n_devices; i++)
+        printf("device %zu: %s, %" PRIu64 " MiB, %" PRIu64 " MiB free\n", i,
+               plan->devices[i].name, plan->devices[i].total >> 20, plan->devices[i].free >> 20);
+    return ggfit_llama_apply_plan(plan, lp, err);
+}
+
 int main(int argc, char **argv)
 {
     options o = { .fit = true };
+    bool want_request = false;
+    for (int i = 1; i < argc; i++)
+        want_request = want_request || !strcmp(argv[i], "--request");
+    ggfit_request *req = want_request ? ggfit_request_new() : NULL;
+    ggfit_plan *gplan = want_request ? ggfit_plan_new() : NULL;
     ggfit_params *p = ggfit_params_new();
     ggfit_fit_result *r = ggfit_fit_result_new();
     ggfit_projection *proj = ggfit_projection_new();
@@ -211,15 +276,21 @@ int main(int argc, char **argv)
     const ggfit_params *use = NULL;
     const ggfit_projection *pr = NULL;
 
-    if (!p || !r || !proj)
+    if (!p || !r || !proj || (want_request && (!req || !gplan)))
         goto fail;
-    if (parse(argc, argv, &o, p, &err))
+    if (want_request ? parse_request(argc, argv, &o, req, &err) : parse(argc, argv, &o, p, &err))
         goto fail;
     llama_log_set(on_log, &o.verbose);
     ggml_backend_load_all();
     llama_backend_init();
     if (o.rpc && ggfit_llama_add_rpc(o.rpc, &err))
         goto fail;
+    if (want_request) {
+        if (plan_request(req, gplan, &lp, &err))
+            goto fail;
+        pr = &gplan->projection;
+        goto load;
+    }
     if (ggfit_llama_devices(devs, GGFIT_MAX_DEVICES, &n, &err))
         goto fail;
     /* the CPU's features decide its extra buffer types (CPU_REPACK, AMX) */
@@ -234,6 +305,13 @@ int main(int argc, char **argv)
         ggfit_llama_apply(use, pr, devs, n, &lp, &err))
         goto fail;
 
+load:
+    if (o.no_alloc) {
+        /* as llama.cpp's fit measures (common/fit.cpp): nothing allocated,
+         * nothing mapped (a mapped buffer cannot be measured) */
+        lp->model.no_alloc = true;
+        lp->model.load_mode = LLAMA_LOAD_MODE_NONE;
+    }
     model = llama_model_load_from_file(o.model, lp->model);
     if (!model) {
         err = NULL;
@@ -250,12 +328,12 @@ int main(int argc, char **argv)
     llama_breakdown_row rows[MAX_ROWS];
     size_t n_rows = llama_breakdown(ctx, rows, MAX_ROWS);
     n_rows = fold_mapped(rows, n_rows < MAX_ROWS ? n_rows : MAX_ROWS);
-    bool compute_exact = ggfit_projection_warning(pr)[0] == '\0';
+    bool compute_exact = ggfit_projection_warning(pr)[0] == '\0' && !o.weights_kv;
     printf("n_ctx: llama.cpp %u, ggfit %u; layers offloaded %d\n", llama_n_ctx(ctx),
            ggfit_projection_n_ctx(pr), lp->model.n_gpu_layers);
     unsigned bad = compare(rows, n_rows, pr, compute_exact);
     bad += llama_n_ctx(ctx) != ggfit_projection_n_ctx(pr);
-    if (!compute_exact)
+    if (ggfit_projection_warning(pr)[0])
         printf("ggfit's compute is estimated: %s\n", ggfit_projection_warning(pr));
     printf("%s: weights and KV cache%s %s\n", o.model, compute_exact ? ", compute" : "",
            bad ? "differ" : "agree byte for byte");
@@ -274,5 +352,7 @@ done:
     ggfit_projection_free(proj);
     ggfit_fit_result_free(r);
     ggfit_params_free(p);
+    ggfit_plan_destroy(gplan);
+    ggfit_request_free(req);
     return rc;
 }
