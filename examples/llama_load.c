@@ -4,7 +4,10 @@
  *
  *   make llama-example LLAMA_SRC=~/llama.cpp LLAMA_BUILD=~/llama.cpp/build
  *   build/llama_load -m model.gguf [--rpc HOST:PORT,...] [-fit on|off]
- *                    [--check] [-v] [llama.cpp's flags: -c 8192 -ot ...]
+ *                    [--llama-version V] [--check | --check-weights-kv]
+ *                    [--no-alloc] [-v] [llama.cpp's flags: -c 8192 -ot ...]
+ *   build/llama_load --request [the same] [ggfit's flags: --for, --gpu ...]
+ *                    [--register-rpc HOST:PORT,...]
  *
  * The devices are the ones ggml's registry reports (rpc-servers given with
  * --rpc, as llama.cpp's --rpc registers them, then the GPUs): their names,
@@ -15,9 +18,21 @@
  * context. The table shows, per buffer type, what llama.cpp allocated
  * (llama_get_memory_breakdown) and what ggfit projected, in bytes.
  *
+ * --request plans as the ggfit command line does instead
+ * (ggfit_request_plan: its devices, llama-server's defaults unless --for
+ * says otherwise) and applies the plan with ggfit_llama_apply_plan.
+ * --register-rpc gives llama.cpp rpc-servers that ggfit does not ask
+ * (a plan for --gpu rpc:SIZE,...: ggfit_llama.h matches its devices to
+ * them by backend and memory). --llama-version V answers with that llama.cpp's rules (ggfit's newest
+ * by default): give the version of the libllama loaded.
+ *
  * --check: exit 1 unless the weights (model) and the KV cache (context)
  * agree byte for byte on every buffer type, and the compute buffers too
- * where ggfit computed them from a graph (ggfit_projection_warning empty).
+ * where ggfit computed them from a graph (ggfit_projection_warning empty);
+ * --check-weights-kv leaves the compute buffers out. --no-alloc measures
+ * as llama.cpp's own fit does (no_alloc, nothing loaded or mapped): the
+ * compute buffers of the first graph reserved alone, where a real context
+ * keeps the largest of the graphs it reserves (docs/llama.md).
  * Exit 2 for an error (a bad flag, a file, a fit that fails).
  */
 #include <inttypes.h>
@@ -39,6 +54,8 @@ typedef struct options {
     bool check;
     bool verbose;             /* llama.cpp's log below warnings too */
     bool request;             /* --request: ggfit's whole plan, as the CLI */
+    const char *register_rpc; /* --register-rpc: rpc-servers for llama.cpp
+                                 alone (a plan made with --gpu rpc:SIZE) */
     bool weights_kv;          /* --check-weights-kv: compute not compared */
     bool no_alloc;            /* --no-alloc: measured as llama.cpp's fit
                                  measures (llama_model_params.no_alloc) */
@@ -73,6 +90,16 @@ static bool own_flag(const char *a, options *o)
     return true;
 }
 
+/* --register-rpc EP,...: takes argv[*i + 1]; false for another flag. */
+static bool register_flag(int argc, char **argv, int *i, options *o)
+{
+    if (strcmp(argv[*i], "--register-rpc") || *i + 1 >= argc)
+        return false;
+    o->register_rpc = argv[*i + 1];
+    *i += 2;
+    return true;
+}
+
 /* Our flags, and llama.cpp's through ggfit_params_parse_arg. */
 static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, char **err)
 {
@@ -90,6 +117,15 @@ static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, ch
                 return ggfit_llama__fail(err, GGFIT_EINVAL, "%s %s: on or off", a, argv[i + 1]);
             o->fit = !strcmp(argv[i + 1], "on");
             i += 2;
+        } else if (!strcmp(a, "--llama-version") && has_value) {
+            /* the rules of the llama.cpp loaded, where not ggfit's newest */
+            ggfit_llama_version v;
+            ggfit_status rc = ggfit_llama_version_parse(argv[i + 1], &v, err);
+            if (rc || (rc = ggfit_params_set(p, GGFIT_PARAM_LLAMA_BUILD, v.rules)))
+                return rc;
+            i += 2;
+        } else if (register_flag(argc, argv, &i, o)) {
+            continue;
         } else if (own_flag(a, o)) {
             i++;
         } else {
@@ -100,10 +136,10 @@ static ggfit_status parse(int argc, char **argv, options *o, ggfit_params *p, ch
     }
     if (!o->model)
         return ggfit_llama__fail(err, GGFIT_EINVAL,
-                                 "usage: llama_load -m MODEL [--rpc HOST:PORT,...] [-fit on|off] "
+                                 "usage: llama_load -m MODEL [--rpc HOST:PORT,...] [-fit on|off] [--llama-version V] "
                                  "[--check | --check-weights-kv] [--no-alloc] [-v] [llama.cpp flags]\n"
-                                 "       llama_load --request [--check...] [--no-alloc] [-v] [ggfit's "
-                                 "flags]");
+                                 "       llama_load --request [--check...] [--no-alloc] [-v] "
+                                 "[--register-rpc HOST:PORT,...] [ggfit's flags]");
     return GGFIT_OK;
 }
 
@@ -117,6 +153,8 @@ static ggfit_status parse_request(int argc, char **argv, options *o, ggfit_reque
             i++;
             continue;
         }
+        if (register_flag(argc, argv, &i, o))
+            continue;
         ggfit_status rc = ggfit_request_parse_arg(req, argc, argv, &i, NULL, err);
         if (rc)
             return rc;
@@ -183,9 +221,20 @@ static unsigned print_row(const char *name, const ggfit_mem *l, const ggfit_mem 
     return bad;
 }
 
+/* The name llama.cpp gives ggfit's buffer type b: a device's own buffer
+ * type is the registry device's it was matched to (a plan made with
+ * --gpu names its rpc devices RPC0, RPC1, ...; the registry
+ * RPC0[host:port]); the CPU's and host buffers keep ggfit's name. */
+static const char *llama_name(const ggfit_buft_mem *b, const ggfit_llama_params *lp)
+{
+    if (b->device < 0 || b->is_host || (size_t)b->device >= lp->n_devices)
+        return b->name;
+    return ggfit_llama__buft_name(lp->devices[b->device]);
+}
+
 /* The table: every buffer type either side has, llama.cpp's first. */
 static unsigned compare(const llama_breakdown_row *rows, size_t n_rows, const ggfit_projection *pr,
-                        bool compute_exact)
+                        const ggfit_llama_params *lp, bool compute_exact)
 {
     unsigned bad = 0;
     printf("%-26s %11s %11s %11s | %11s %11s %11s\n", "buffer type", "llama model", "context",
@@ -194,13 +243,13 @@ static unsigned compare(const llama_breakdown_row *rows, size_t n_rows, const gg
         ggfit_mem l = { rows[i].model, rows[i].context, rows[i].compute };
         const ggfit_mem *g = NULL;
         for (uint32_t k = 0; k < ggfit_projection_n_bufts(pr) && !g; k++)
-            if (!strcmp(ggfit_projection_buft(pr, k)->name, rows[i].name))
+            if (!strcmp(llama_name(ggfit_projection_buft(pr, k), lp), rows[i].name))
                 g = &ggfit_projection_buft(pr, k)->mem;
         bad += print_row(rows[i].name, &l, g, compute_exact);
     }
     for (uint32_t k = 0; k < ggfit_projection_n_bufts(pr); k++) {
         const ggfit_buft_mem *b = ggfit_projection_buft(pr, k);
-        if (!find_row(rows, n_rows, b->name))
+        if (!find_row(rows, n_rows, llama_name(b, lp)))
             bad += print_row(b->name, NULL, &b->mem, compute_exact);
     }
     return bad;
@@ -283,7 +332,8 @@ int main(int argc, char **argv)
     llama_log_set(on_log, &o.verbose);
     ggml_backend_load_all();
     llama_backend_init();
-    if (o.rpc && ggfit_llama_add_rpc(o.rpc, &err))
+    if ((o.rpc && ggfit_llama_add_rpc(o.rpc, &err)) ||
+        (o.register_rpc && ggfit_llama_add_rpc(o.register_rpc, &err)))
         goto fail;
     if (want_request) {
         if (plan_request(req, gplan, &lp, &err))
@@ -331,7 +381,7 @@ load:
     bool compute_exact = ggfit_projection_warning(pr)[0] == '\0' && !o.weights_kv;
     printf("n_ctx: llama.cpp %u, ggfit %u; layers offloaded %d\n", llama_n_ctx(ctx),
            ggfit_projection_n_ctx(pr), lp->model.n_gpu_layers);
-    unsigned bad = compare(rows, n_rows, pr, compute_exact);
+    unsigned bad = compare(rows, n_rows, pr, lp, compute_exact);
     bad += llama_n_ctx(ctx) != ggfit_projection_n_ctx(pr);
     if (ggfit_projection_warning(pr)[0])
         printf("ggfit's compute is estimated: %s\n", ggfit_projection_warning(pr));

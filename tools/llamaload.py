@@ -71,6 +71,11 @@ CASES = [
      '--request -c 8192 --no-alloc'),
     ('llama-server plan, --request -np 1, measured as the fit does', 'qwen3', True,
      '--request -c 8192 -np 1 --no-alloc'),
+    # a plan for devices described with --gpu (RPC0, RPC1), which
+    # ggfit_llama.h matches to the registry's RPC0[host:port] devices: the
+    # first by name, the second by backend and memory
+    ('a plan for --gpu rpc:8GiB x 2, matched to the rpc-servers', 'qwen3', False,
+     '--request --for fit-params -c 8192 --gpu rpc:8GiB,rpc:8GiB --register-rpc {EPS}'),
 ]
 LAYOUTS = {'qwen3': 'data/models/qwen3-0.6b-f16.gguf', 'olmoe': 'data/tiny/olmoe-4.gguf'}
 
@@ -207,7 +212,7 @@ def main():
         print('llama.cpp at %s; rpc-servers %s' % (build, ', '.join(eps)))
         for name, model, rpc, flags in CASES:
             # the device names ggfit plans with: RPC0[host:port], as ggml names them
-            flags = flags.replace('=RPC1', '=RPC0[%s]' % eps[1])
+            flags = flags.replace('=RPC1', '=RPC0[%s]' % eps[1]).replace('{EPS}', ','.join(eps))
             t0 = time.time()
             rc, out, err = run_case(exe, models[model], eps if rpc else [], flags)
             ok = rc == 0
