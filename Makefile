@@ -223,7 +223,7 @@ VERSION      := $(shell awk '/^.define GGFIT_VERSION / { gsub(/"/, "", $$3); pri
 # What install puts in place, and so what uninstall removes.
 INSTALLED    = $(BINDIR)/ggfit $(BINDIR)/ggfit-dynamic \
                $(LIBDIR)/libggfit.so.$(ABI) $(LIBDIR)/libggfit.so $(LIBDIR)/libggfit.a \
-               $(INCLUDEDIR)/ggfit.h $(INCLUDEDIR)/ggfit_app.h \
+               $(INCLUDEDIR)/ggfit.h $(INCLUDEDIR)/ggfit_app.h $(INCLUDEDIR)/ggfit_llama.h \
                $(MANDIR)/man1/ggfit.1 $(PKGCONFIGDIR)/ggfit.pc
 
 # ggfit.pc names the folders it was made for: it is made again when
@@ -252,7 +252,7 @@ install: all $(B)/ggfit.1 $(B)/ggfit.pc
 	$(INSTALL) -m 755 $(B)/libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)"
 	ln -sf libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)/libggfit.so"
 	$(INSTALL) -m 644 $(B)/libggfit.a "$(DESTDIR)$(LIBDIR)"
-	$(INSTALL) -m 644 include/ggfit.h include/ggfit_app.h "$(DESTDIR)$(INCLUDEDIR)"
+	$(INSTALL) -m 644 include/ggfit.h include/ggfit_app.h include/ggfit_llama.h "$(DESTDIR)$(INCLUDEDIR)"
 	$(INSTALL) -m 644 $(B)/ggfit.1 "$(DESTDIR)$(MANDIR)/man1"
 	$(INSTALL) -m 644 $(B)/ggfit.pc "$(DESTDIR)$(PKGCONFIGDIR)"
 
