@@ -78,6 +78,9 @@ typedef struct ggfit_llama_params {
 
 /* Sets *err (when err is not NULL) to a message the caller frees with
  * ggfit_free() (the C library's free, which libggfit's is); returns rc. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static inline ggfit_status ggfit_llama__fail(char **err, ggfit_status rc, const char *fmt, ...)
 {
     if (err) {
@@ -140,8 +143,10 @@ static inline bool ggfit_llama__same_name(const char *a, const char *b)
  * many. Register rpc-servers first (ggfit_llama_add_rpc). */
 static inline size_t ggfit_llama_registry(ggml_backend_dev_t *out, size_t max)
 {
-    size_t n = 0, n_gpu = 0;
+    size_t n = 0, n_gpu = 0, first_gpu = 0;
     for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1)
+            first_gpu = n;
         for (size_t i = 0; i < ggml_backend_dev_count() && n < max; i++) {
             ggml_backend_dev_t dev = ggml_backend_dev_get(i);
             enum ggml_backend_dev_type t = ggml_backend_dev_type(dev);
@@ -155,7 +160,7 @@ static inline size_t ggfit_llama_registry(ggml_backend_dev_t *out, size_t max)
                 struct ggml_backend_dev_props a, b;
                 bool dup = false;
                 ggml_backend_dev_get_props(dev, &a);
-                for (size_t k = 0; k < n && a.device_id && !dup; k++) {
+                for (size_t k = first_gpu; k < n && a.device_id && !dup; k++) {
                     ggml_backend_dev_get_props(out[k], &b);
                     dup = b.device_id && strcmp(a.device_id, b.device_id) == 0;
                 }
@@ -454,6 +459,7 @@ static inline ggfit_status ggfit_llama_apply(const ggfit_params *p, const ggfit_
                                              ggfit_llama_params **out, char **err)
 {
     ggfit_status rc;
+    int64_t ngl = ggfit_params_get(p, GGFIT_PARAM_N_GPU_LAYERS);
     ggfit_llama_params *lp = (ggfit_llama_params *)calloc(1, sizeof *lp);
     *out = NULL;
     if (!lp)
@@ -471,7 +477,6 @@ static inline ggfit_status ggfit_llama_apply(const ggfit_params *p, const ggfit_
     lp->devices[n] = NULL;
     lp->model.devices = lp->devices;   /* never NULL: none is the CPU alone */
 
-    int64_t ngl = ggfit_params_get(p, GGFIT_PARAM_N_GPU_LAYERS);
     lp->model.n_gpu_layers = pr ? ggfit_projection_n_gpu_layers(pr) : ngl < 0 ? -1 : (int32_t)ngl;
     lp->model.split_mode = (enum llama_split_mode)ggfit_params_get(p, GGFIT_PARAM_SPLIT_MODE);
     lp->model.main_gpu = (int32_t)ggfit_params_get(p, GGFIT_PARAM_MAIN_GPU);

@@ -16,7 +16,8 @@ b10587 build where it is (as tools/routercmp.py). Without one it prints
 "skipped: no llama.cpp build at ..." and exits 0: CI has none.
 
 What it does:
-1. make llama-example against that llama.cpp (build/llama_load).
+1. make llama-example against that llama.cpp (build/llama_load), and
+   include/ggfit_llama.h compiled as C++ too.
 2. Sparse copies of two header-only layouts, each extended to the end of
    its tensor data so that llama.cpp accepts it (the weights read as
    zeros; no disk used): data/models/qwen3-0.6b-f16.gguf and the tiny MoE
@@ -200,6 +201,18 @@ def main():
     if r.returncode or not os.path.exists(exe):
         print(r.stdout + r.stderr)
         print('llamaload: make llama-example failed')
+        return 1
+    # the header compiles as C++ too (bindings, C++ programs): its casts,
+    # its jumps
+    r = subprocess.run(nice(['c++', '-std=c++17', '-Wall', '-Wextra', '-Werror', '-fsyntax-only', '-x', 'c++',
+                             '-I' + os.path.join(ROOT, 'include'), '-I' + os.path.join(src, 'include'),
+                             '-I' + os.path.join(src, 'ggml', 'include'), '-']),
+                       input='#include "ggfit.h"\n#include "ggfit_app.h"\n#include "ggfit_llama.h"\n'
+                             'int main() { ggfit_llama_params_free(nullptr); return 0; }\n',
+                       capture_output=True, text=True)
+    if r.returncode:
+        print(r.stderr)
+        print('llamaload: include/ggfit_llama.h does not compile as C++')
         return 1
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
