@@ -13,6 +13,9 @@
 #   make wasm-test  WebAssembly against native, the npm package, the page in chromium
 #   make python     the built library copied beside the Python module, for
 #                   pip install . (pyproject.toml, python/ggfit)
+#   make llama-example LLAMA_SRC=DIR LLAMA_BUILD=DIR
+#                   examples/llama_load.c against that llama.cpp (ggfit_llama.h;
+#                   docs/llama.md); a message and nothing built without them
 #   make install    the CLI, the library, its headers, ggfit.pc and the man page
 #                   under PREFIX (/usr/local), staged under DESTDIR if given;
 #                   make uninstall removes them
