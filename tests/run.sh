@@ -84,6 +84,20 @@ if [ "$(basename "$b")" = build ]; then
     echo "== python"
     if sh tests/python.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
+# llama.cpp loading real models through include/ggfit_llama.h
+# (tools/llamaload.py: examples/llama_load.c on rpc-servers and the CPU),
+# its breakdown against ggfit's projection; where no llama.cpp build is
+# found it says so and passes. The plain build only, as above.
+if [ "$(basename "$b")" = build ]; then
+    echo "== llama.cpp load"
+    if python3 tools/llamaload.py --ggfit-build "$b" >"$b/llamaload.log" 2>&1; then
+        tail -1 "$b/llamaload.log"
+        passed=$((passed + 1))
+    else
+        cat "$b/llamaload.log"
+        failed=$((failed + 1))
+    fi
+fi
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # make install into a DESTDIR of its own, and what it installed used as a
