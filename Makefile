@@ -11,6 +11,11 @@
 #   make wasm       the WebAssembly build: the page (build-wasm/web) and node's
 #   make npm        the npm package, build-wasm/ggfit-VERSION.tgz
 #   make wasm-test  WebAssembly against native, the npm package, the page in chromium
+#   make python     the built library copied beside the Python module, for
+#                   pip install . (pyproject.toml, python/ggfit)
+#   make llama-example LLAMA_SRC=DIR LLAMA_BUILD=DIR
+#                   examples/llama_load.c against that llama.cpp (ggfit_llama.h;
+#                   docs/llama.md); a message and nothing built without them
 #   make install    the CLI, the library, its headers, ggfit.pc and the man page
 #                   under PREFIX (/usr/local), staged under DESTDIR if given;
 #                   make uninstall removes them
@@ -67,7 +72,7 @@ MODELS   = data/models
 FUZZ_SECONDS ?= 60
 CI_FUZZ_SECONDS ?= 60
 
-.PHONY: wasm npm wasm-test all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck speedcheck-local \
+.PHONY: python wasm npm wasm-test llama-example all test check asan tsan valgrind fuzz fuzz-build bench bench-cache clean malformed speedcheck speedcheck-local \
         man install uninstall FORCE
 
 all: $(B)/libggfit.a $(B)/libggfit.so $(B)/ggfit $(B)/ggfit-dynamic
@@ -163,6 +168,33 @@ endif
 $(B)/plan: examples/plan.c include/ggfit.h include/ggfit_app.h $(B)/libggfit.so
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -lggfit -Wl,-rpath,$(abspath $(B))
 
+# examples/llama_load.c against a llama.cpp (include/ggfit_llama.h; ggfit
+# itself never links it): LLAMA_SRC its source tree (include/llama.h, and
+# src/llama-ext.h for the C++ breakdown), LLAMA_BUILD its build (bin/ or
+# lib/ holding libllama.so). Without them there is nothing to build against:
+# a message, and success. tests/llamaload.sh runs it on a real model.
+LLAMA_SRC ?=
+LLAMA_BUILD ?=
+LLAMA_LIB = $(firstword $(dir $(wildcard $(LLAMA_BUILD)/bin/libllama.so $(LLAMA_BUILD)/lib/libllama.so \
+                                         $(LLAMA_BUILD)/libllama.so)))
+LLAMA_INC = -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include
+ifneq ($(and $(wildcard $(LLAMA_SRC)/include/llama.h),$(wildcard $(LLAMA_SRC)/src/llama-ext.h),$(LLAMA_LIB)),)
+llama-example: $(B)/llama_load
+else
+llama-example:
+	@echo "llama-example: skipped: no llama.cpp at LLAMA_SRC='$(LLAMA_SRC)' LLAMA_BUILD='$(LLAMA_BUILD)'" \
+	    "(give its source tree, with include/llama.h and src/llama-ext.h, and its build, with" \
+	    "bin/libllama.so)"
+endif
+$(B)/llama_breakdown.o: examples/llama_breakdown.cpp examples/llama_breakdown.h | $(B)/libggfit.so
+	$(CXX) -std=c++17 $(OPT) -fPIC -Iexamples -I$(LLAMA_SRC)/src $(LLAMA_INC) -c -o $@ $<
+$(B)/llama_load: examples/llama_load.c examples/llama_breakdown.h include/ggfit_llama.h include/ggfit.h \
+                 $(B)/llama_breakdown.o $(B)/libggfit.so
+	$(CC) $(CSTD) $(CWARNS) $(OPT) -Iinclude -Iexamples $(LLAMA_INC) -c -o $(B)/llama_load.o $<
+	$(CXX) $(LDFLAGS) -o $@ $(B)/llama_load.o $(B)/llama_breakdown.o -L$(B) -lggfit \
+	    -L$(LLAMA_LIB) -lllama -lggml -lggml-base \
+	    -Wl,-rpath,$(abspath $(B)) -Wl,-rpath,$(abspath $(LLAMA_LIB))
+
 # The man page: docs/ggfit.1.in with the options of the table of flags and
 # the synopses and words of data/commands.txt (tools/gen_man.py), as -h says
 # them; not committed. make test renders it (no groff warning, every flag of
@@ -194,7 +226,7 @@ VERSION      := $(shell awk '/^.define GGFIT_VERSION / { gsub(/"/, "", $$3); pri
 # What install puts in place, and so what uninstall removes.
 INSTALLED    = $(BINDIR)/ggfit $(BINDIR)/ggfit-dynamic \
                $(LIBDIR)/libggfit.so.$(ABI) $(LIBDIR)/libggfit.so $(LIBDIR)/libggfit.a \
-               $(INCLUDEDIR)/ggfit.h $(INCLUDEDIR)/ggfit_app.h \
+               $(INCLUDEDIR)/ggfit.h $(INCLUDEDIR)/ggfit_app.h $(INCLUDEDIR)/ggfit_llama.h \
                $(MANDIR)/man1/ggfit.1 $(PKGCONFIGDIR)/ggfit.pc
 
 # ggfit.pc names the folders it was made for: it is made again when
@@ -211,6 +243,11 @@ $(B)/ggfit.pc: scripts/ggfit.pc.in include/ggfit.h $(B)/install-dirs
 	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
 	    -e 's|@VERSION@|$(VERSION)|' scripts/ggfit.pc.in >$@.tmp && mv $@.tmp $@
 
+# The Python module carries the library it was tested with: pip install .
+# after this installs both (python/ggfit/__init__.py finds it beside itself).
+python: $(B)/libggfit.so.$(ABI)
+	cp $(B)/libggfit.so.$(ABI) python/ggfit/libggfit.so.$(ABI)
+
 install: all $(B)/ggfit.1 $(B)/ggfit.pc
 	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" \
 	    "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(PKGCONFIGDIR)"
@@ -218,7 +255,7 @@ install: all $(B)/ggfit.1 $(B)/ggfit.pc
 	$(INSTALL) -m 755 $(B)/libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)"
 	ln -sf libggfit.so.$(ABI) "$(DESTDIR)$(LIBDIR)/libggfit.so"
 	$(INSTALL) -m 644 $(B)/libggfit.a "$(DESTDIR)$(LIBDIR)"
-	$(INSTALL) -m 644 include/ggfit.h include/ggfit_app.h "$(DESTDIR)$(INCLUDEDIR)"
+	$(INSTALL) -m 644 include/ggfit.h include/ggfit_app.h include/ggfit_llama.h "$(DESTDIR)$(INCLUDEDIR)"
 	$(INSTALL) -m 644 $(B)/ggfit.1 "$(DESTDIR)$(MANDIR)/man1"
 	$(INSTALL) -m 644 $(B)/ggfit.pc "$(DESTDIR)$(PKGCONFIGDIR)"
 

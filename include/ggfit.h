@@ -72,6 +72,12 @@ extern "C" {
 #define GGFIT_VERSION "0.1.0"
 #define GGFIT_VERSION_NUMBER \
     (GGFIT_VERSION_MAJOR * 10000 + GGFIT_VERSION_MINOR * 100 + GGFIT_VERSION_PATCH)
+
+/* The version of the JSON every *_json function prints: each document
+ * begins {"json_version": GGFIT_JSON_VERSION, "kind": "plan", ...}. A
+ * change that removes or renames a field, or changes a field's meaning or
+ * unit, bumps it; a new field does not (docs/json.md, docs/schema/). */
+#define GGFIT_JSON_VERSION 1
 #define GGFIT_ABI_VERSION 1
 
 /* What libggfit exports: the functions declared here and nothing else (the

@@ -5,7 +5,9 @@
 #          runtime libyaml-0-2 for libggfit.so); make test builds a program with
 #          pkg-config against what make install puts in place
 #   test:  build, plus cmocka, clang with its sanitizer and fuzzer
-#          runtimes, valgrind, python3 (the reference checker), nginx
+#          runtimes, valgrind, python3 (the reference checker),
+#          python3-jsonschema (every --json the tests make is validated
+#          against docs/schema/: tools/jsonschema_check.py), nginx
 #          (the HTTP server the remote-model tests start on 127.0.0.1) and
 #          groff-base (the man page's renderer: make test checks it, and
 #          reads the installed page with man where man-db is installed);
@@ -21,6 +23,9 @@ pkgs="$pkgs libyaml-dev libyaml-0-2"
 if [ "$what" = test ]; then
     pkgs="$pkgs libcmocka-dev zlib1g-dev clang libclang-rt-dev valgrind python3 nginx groff-base"
     pkgs="$pkgs emscripten dpkg-dev chromium"
+    pkgs="$pkgs python3-jsonschema"   # tools/jsonschema_check.py
+    # the Python module's test: pip install . in a venv, then pytest
+    pkgs="$pkgs python3-venv python3-pip python3-setuptools python3-wheel python3-pytest"
     command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 fi
 npm_deps() {

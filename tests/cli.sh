@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Every ggfit command a check runs (or runs through fitted), its words
 # NUL-separated in $tmp/plans/N: the plans among them are run again at the
 # end as the whole command a terminal prints (paste_commands).
-mkdir "$tmp/plans"
+mkdir "$tmp/plans" "$tmp/json"
 n_recorded=0
 record() {
     case $1 in   # the helpers below that plan their arguments, as they do
@@ -458,7 +458,7 @@ batch_lines() {
         "{\"id\": \"b\", \"argv\": [\"--gpu\", \"none\", \"--\", \"llama-server\", \"-m\", \"$models/qwen3-0.6b-f16.gguf\", \"--newflag\", \"7\"]}" \
         "{\"id\": 3, \"argv\": [\"-m\", \"$tmp/none.gguf\"]}" \
         '{"id": 4, "argv": ["-m", 5]}' |
-        "$ggfit" batch -j 2 | python3 -c '
+        "$ggfit" batch -j 2 | tee "$tmp/json/batch-lines.jsonl" | python3 -c '
 import json, sys
 out = [json.loads(l) for l in sys.stdin]
 ids = [o["id"] for o in out]
@@ -471,7 +471,7 @@ print("batch: 5 answers in order")'
 }
 check batch-lines 0 '^batch: 5 answers in order$' -- batch_lines
 check batch-same 0 '^the same plan$' -- sh -c '
-    a=$("$0" -m "$1" --gpu rtx-3090 --host-mem 64GiB --json | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))")
+    a=$("$0" -m "$1" --gpu rtx-3090 --host-mem 64GiB --json | python3 -c "import json,sys; d = json.load(sys.stdin); v = d.pop(\"json_version\"), d.pop(\"kind\"); print(json.dumps(d, sort_keys=True))")
     b=$(printf "{\"id\": 0, \"argv\": [\"-m\", \"%s\", \"--gpu\", \"rtx-3090\", \"--host-mem\", \"64GiB\"]}\n" "$1" | "$0" batch |
         python3 -c "import json,sys; print(json.dumps(json.loads(sys.stdin.read())[\"plan\"], sort_keys=True))")
     [ "$a" = "$b" ] && echo "the same plan"' "$ggfit" "$models/gpt-oss-120b-mxfp4.gguf"
@@ -485,7 +485,7 @@ batch_threads() {  # four threads on one batch answer as one does, line for line
         done
     done >"$tmp/mix.jsonl"
     "$ggfit" batch -j 1 "$tmp/mix.jsonl" >"$tmp/mix1" && "$ggfit" batch -j 4 "$tmp/mix.jsonl" >"$tmp/mix4" &&
-        cmp -s "$tmp/mix1" "$tmp/mix4" && [ "$(grep -c '"plan"' "$tmp/mix4")" -eq 32 ] &&
+        cp "$tmp/mix1" "$tmp/json/batch-mix.jsonl" && cmp -s "$tmp/mix1" "$tmp/mix4" && [ "$(grep -c '"plan"' "$tmp/mix4")" -eq 32 ] &&
         echo "32 plans, the same on 1 and 4 threads"
 }
 check batch-threads 0 '^32 plans, the same on 1 and 4 threads$' -- batch_threads
@@ -527,7 +527,7 @@ models_dir() {  # a directory as llama-server lists it, planned
     ln -s "$PWD/$models/qwen3-0.6b-f16.gguf" "$d/deeper/more/hidden.gguf"
     printf '[gemma]\nctx-size = 8192\n' >"$tmp/md.ini"
     "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-dir "$d" \
-        --models-preset "$tmp/md.ini" | python3 -c '
+        --models-preset "$tmp/md.ini" | tee "$tmp/json/router-models-dir.json" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 for c in d["children"]:
@@ -554,6 +554,12 @@ plan_set() {  # plan_set PRESET ORDER...: the set written, then planned in each 
     done
     grep -c '^fit = off$' "$tmp/set.ini" | sed 's/$/ models fixed, every order fits/'
 }
+check router-plan-set-json 0 '"max_fits": ' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --plan-set --json -- llama-server \
+    --models-preset tests/router/four.ini -fa on
+printf '[gone]\nmodel = %s/none.gguf\n[small]\nmodel = %s/qwen3-0.6b-f16.gguf\n' "$tmp" "$models" >"$tmp/gone.ini"
+check router-child-error-json 1 '"error": ".*none.gguf: cannot open' -- \
+    "$ggfit" --gpu rtx-3090 --host-mem 64GiB --json -- llama-server --models-preset "$tmp/gone.ini"
 check router-plan-set 0 '^4 models fixed, every order fits$' -- \
     plan_set tests/router/four.ini rerank,embed,coder,chat coder,chat embed,coder
 check router-plan-set-startup 0 '^2 models fixed, every order fits$' -- \
@@ -622,6 +628,12 @@ sweep_svg() {  # the README's picture is what ggfit sweep draws today
 check sweep-svg 0 "^the README's picture is ggfit sweep's$" -- sweep_svg
 check devices-measure 0 'host memory bandwidth, measured .* 1 thread [0-9.]* GB/s' -- \
     "$ggfit" devices --measure
+check devices-measure-json 0 '"single_thread_gbs": ' -- "$ggfit" devices --measure --json
+check catalog-json 0 '"id": "rtx-3090",' -- "$ggfit" devices --catalog --json
+check sweep-json 0 '"kind": "sweep",' -- \
+    "$ggfit" sweep -m "$models/qwen3-14b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --json
+check sweep-json-ncmoe 0 '"axis": "ncmoe",' -- \
+    "$ggfit" sweep -m "$models/qwen3-30b-a3b-Q4_K_M.gguf" --gpu rtx-3060-12gb --host-mem 64GiB --over ncmoe --json
 check paste-unknown-program 2 "is not llama-server, llama-cli" -- \
     "$ggfit" --gpu rtx-3090 -- llama-quantize -m "$models/qwen3-0.6b-f16.gguf"
 check env-ctx 0 '^-c 8192 -ngl all -np 4 -kvu -fit off$' -- \
@@ -1322,6 +1334,16 @@ check paste-flags-bare 0 '^-c 32768 -ngl 28 -t 8 -np 4 -kvu -fit off$' -- \
     -m "$models/qwen3-14b-f16.gguf" --host 0.0.0.0 --port 8080 -t 8 --jinja -c 32768 --lora 'my lora.gguf'
 check paste-commands 0 '^paste: [1-9][0-9][0-9]* plans, every one the same words$' -- \
     paste_commands
+
+# The JSON is an interface (docs/json.md): every --json command above run
+# again, its output, the batch lines and the router's JSON the checks kept in
+# $tmp/json valid against docs/schema/ (the schema its "kind" names).
+json_schemas() {
+    python3 tools/jsonschema_check.py --ggfit "$ggfit" --commands "$tmp/plans" \
+        ${GGFIT_JSON_DUMP:+--dump "$GGFIT_JSON_DUMP"} "$tmp"/json/*
+}
+check json-schemas 0 '^json: [1-9][0-9]* documents, every one valid$' -- json_schemas
+check json-doc 0 "^docs/json.md: the field tables are docs/schema/'s$" -- python3 tools/json_doc.py --check
 
 echo "cli: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

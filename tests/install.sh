@@ -40,6 +40,7 @@ cat >"$tmp/expected" <<EOF
 .$prefix/bin/ggfit-dynamic
 .$prefix/include/ggfit.h
 .$prefix/include/ggfit_app.h
+.$prefix/include/ggfit_llama.h
 .$prefix/lib/libggfit.a
 .$prefix/lib/libggfit.so
 .$prefix/lib/libggfit.so.$abi

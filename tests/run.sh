@@ -36,9 +36,23 @@ run_test() {
         failed=$((failed + 1))
     fi
 }
+# The JSON documents only the library prints (ggfit_projection_json, ...),
+# kept by the tests that make them (keep_json), valid against docs/schema/
+# as the CLI's are (tests/cli.sh)
+json_dir=$(mktemp -d)
+GGFIT_JSON_DIR=$json_dir
+export GGFIT_JSON_DIR
+trap 'rm -f "$log"; rm -rf "$json_dir"' EXIT
 for t in "$@"; do
     run_test "$t"
 done
+unset GGFIT_JSON_DIR
+echo "== json (library)"
+if ls "$json_dir"/*.json >/dev/null 2>&1 && python3 tools/jsonschema_check.py "$json_dir"/*.json; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
 # The two paths of a split (src/llama/graph_cache.h, GGFIT_CACHE): the runs
 # above take the library's default (a plain split, resumed ones in fits);
 # the recorded graphs, the kept graphs and the fits again with every cached
@@ -63,6 +77,27 @@ if sh tests/speed_local.sh "$b/ggfit"; then passed=$((passed + 1)); else failed=
 echo "== router (recorded)"
 if python3 tools/routercmp.py --replay tests/router/real-b10587.txt --ggfit "$b/ggfit" >"$b/router-real.log" 2>&1 &&
     tail -1 "$b/router-real.log"; then passed=$((passed + 1)); else cat "$b/router-real.log"; failed=$((failed + 1)); fi
+# The Python module (ctypes over libggfit.so) installed with pip into a
+# venv, then pytest; the plain build only (a sanitizer's library needs its
+# runtime preloaded into python).
+if [ "$(basename "$b")" = build ]; then
+    echo "== python"
+    if sh tests/python.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
+# llama.cpp loading real models through include/ggfit_llama.h
+# (tools/llamaload.py: examples/llama_load.c on rpc-servers and the CPU),
+# its breakdown against ggfit's projection; where no llama.cpp build is
+# found it says so and passes. The plain build only, as above.
+if [ "$(basename "$b")" = build ]; then
+    echo "== llama.cpp load"
+    if python3 tools/llamaload.py --ggfit-build "$b" >"$b/llamaload.log" 2>&1; then
+        tail -1 "$b/llamaload.log"
+        passed=$((passed + 1))
+    else
+        cat "$b/llamaload.log"
+        failed=$((failed + 1))
+    fi
+fi
 echo "== symbols"
 if sh tests/symbols.sh "$b"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # make install into a DESTDIR of its own, and what it installed used as a

@@ -2,7 +2,8 @@
  * test_batch.c - ggfit_batch_answer: a line's plan is the one ggfit_request_plan
  * makes of the same flags, a bad line is answered with an error and its id,
  * a kept header is read again once its file changes, and threads answering
- * on one batch answer as one thread does.
+ * on one batch answer as one thread does; a line and the library's other
+ * documents begin with "json_version" and "kind" (docs/json.md).
  */
 #include "test_util.h"
 
@@ -31,6 +32,9 @@ static void test_plan_and_errors(void **state)
     snprintf(line, sizeof line, "{\"id\": {\"job\": 7}, \"argv\": [\"-m\", \"%s\", \"--gpu\", "
              "\"rtx-3090\", \"--host-mem\", \"64GiB\"]}", path);
     json_t *j = answer(b, line);
+    /* a line is a document (docs/json.md); the plan in it is not */
+    assert_int_equal(json_integer_value(json_object_get(j, "json_version")), GGFIT_JSON_VERSION);
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "batch");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "id"), "job")), 7);
     assert_int_equal(json_integer_value(json_object_get(j, "exit_status")), 0);
     /* the plan ggfit_request_plan makes of the same flags */
@@ -44,9 +48,27 @@ static void test_plan_and_errors(void **state)
     assert_int_equal(ggfit_request_plan(r, pl, &err), GGFIT_OK);
     char *text = ggfit_plan_json(pl);
     json_t *want = json_loads(text, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(want, "kind")), "plan");
+    assert_null(json_object_get(json_object_get(j, "plan"), "kind"));
+    json_object_del(want, "json_version");
+    json_object_del(want, "kind");
     assert_true(json_equal(json_object_get(j, "plan"), want));
     json_decref(want);
     ggfit_free(text);
+    /* the library's own documents begin with the version and their kind */
+    static const char *const kinds[] = { "projection", "fit" };
+    char *docs[] = { ggfit_projection_json(&pl->projection, pl->devices),
+                     ggfit_fit_json(&pl->fit, pl->devices, pl->n_devices) };
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(docs[k]);
+        char head[64];
+        snprintf(head, sizeof head, "{\n  \"json_version\": %d,\n  \"kind\": \"%s\",",
+                 GGFIT_JSON_VERSION, kinds[k]);
+        assert_memory_equal(docs[k], head, strlen(head));
+        snprintf(head, sizeof head, "batch-%s.json", kinds[k]);
+        keep_json(head, docs[k]);
+        ggfit_free(docs[k]);
+    }
     ggfit_plan_free(pl);
     free(pl);
     ggfit_request_free(r);

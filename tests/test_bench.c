@@ -125,6 +125,10 @@ static void test_bench_says_no_fit(void **state)
     assert_non_null(strstr(j, "\"tg_tps\""));   /* the speed's fields stay */
     ggfit_free(t);
     ggfit_free(j);
+    j = ggfit_speed_json(&b->tests[0].speed);   /* the speed alone, a document */
+    assert_non_null(strstr(j, "\"kind\": \"speed\""));
+    keep_json("bench-speed.json", j);
+    ggfit_free(j);
     ggfit_plan_free(pl);
     free(pl);
     result_free(b);

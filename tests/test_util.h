@@ -32,6 +32,22 @@ static inline void model_path(char *buf, size_t n, const char *file)
     snprintf(buf, n, "%s/%s", models_dir(), file);
 }
 
+/* A JSON document a test made, kept as GGFIT_JSON_DIR/name where that is
+ * set: tests/run.sh validates them against docs/schema/ (the documents only
+ * the library prints: ggfit_projection_json, ggfit_fit_json, ggfit_speed_json). */
+static inline void keep_json(const char *name, const char *text)
+{
+    const char *d = getenv("GGFIT_JSON_DIR");
+    char path[512];
+    if (!d || !*d || !text)
+        return;
+    snprintf(path, sizeof path, "%s/%s", d, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 /* The shipped layouts (*.gguf in models_dir()), sorted, up to max names of
  * fewer than 128 characters; returns how many. */
 typedef char model_name[128];

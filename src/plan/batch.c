@@ -269,7 +269,8 @@ char *ggfit_batch_answer(ggfit_batch *b, const char *line, size_t len)
         plan_argv(b, (int)argc, argv, answer, &err);
     if (err && json_object_set_new(answer, "error", text_json(err)))
         goto done;
-    out = json_dumps(answer, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    out = ggfit__json_doc(answer, "batch", JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    answer = NULL;
 done:
     ggfit_free(err);
     json_decref(answer);

@@ -127,7 +127,8 @@ char *ggfit_archs_json(void)
                           : NULL;
         ok = o && json_array_append_new(list, o) == 0;
     }
-    char *out = ok ? json_dumps(list, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    /* an object around the list, so that it carries the version (docs/json.md) */
+    json_t *root = ok ? json_pack("{s:O}", "archs", list) : NULL;
     json_decref(list);
-    return out;
+    return ggfit__json_doc(root, "archs", GGFIT__JSON_FLAGS);
 }

@@ -87,7 +87,8 @@ char *ggfit_devices_json(const ggfit_host_info *host, const ggfit_device *devs, 
     }
     if (json_object_set(root, "devices", arr))
         goto done;
-    out = json_dumps(root, JSON_INDENT(2));
+    out = ggfit__json_doc(root, "devices", JSON_INDENT(2));
+    root = NULL;
 done:
     json_decref(arr);
     json_decref(root);

@@ -72,7 +72,8 @@ char *ggfit_catalog_json(const ggfit_catalog_entry *const *rows, size_t n)
     }
     if (json_object_set(root, "devices", arr))
         goto done;
-    out = json_dumps(root, JSON_INDENT(2));
+    out = ggfit__json_doc(root, "catalog", JSON_INDENT(2));
+    root = NULL;
 done:
     json_decref(arr);
     json_decref(root);

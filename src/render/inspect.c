@@ -353,7 +353,7 @@ char *ggfit_inspect_json(const ggfit_model *m, bool with_tensors)
         tensors = NULL;
     }
     if (root)
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        out = ggfit__json_doc(json_incref(root), "inspect", GGFIT__JSON_FLAGS);
 done:
     json_decref(root);
     json_decref(layers);

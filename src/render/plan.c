@@ -1000,5 +1000,5 @@ done:
 
 char *ggfit_plan_json(const ggfit_plan *pl)
 {
-    return ggfit__json_text(ggfit__plan_tree(pl));
+    return ggfit__json_doc(ggfit__plan_tree(pl), "plan", GGFIT__JSON_FLAGS);
 }

@@ -160,9 +160,9 @@ static void change_json(void *ctx, uint32_t build, const char *commit, const cha
 
 char *ggfit_plan_vs_json(const ggfit_plan *a, const ggfit_plan *b)
 {
-    char *ja = ggfit_plan_json(a), *jb = ggfit_plan_json(b), *out = NULL;
-    json_t *root = NULL, *oa = ja ? json_loads(ja, 0, NULL) : NULL;
-    json_t *ob = jb ? json_loads(jb, 0, NULL) : NULL;
+    char *out = NULL;
+    json_t *root = NULL, *oa = ggfit__json_body(ggfit_plan_json(a));
+    json_t *ob = ggfit__json_body(ggfit_plan_json(b));
     json_t *differs = json_array(), *changes = json_array();
     char *la = ggfit_plan_args(a), *lb = ggfit_plan_args(b);
     if (!oa || !ob || !differs || !changes || !la || !lb)
@@ -183,15 +183,13 @@ char *ggfit_plan_vs_json(const ggfit_plan *a, const ggfit_plan *b)
                      changes);
     oa = ob = differs = changes = NULL;
     if (root)
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        out = ggfit__json_doc(json_incref(root), "plan_vs", GGFIT__JSON_FLAGS);
 done:
     json_decref(root);
     json_decref(oa);
     json_decref(ob);
     json_decref(differs);
     json_decref(changes);
-    ggfit_free(ja);
-    ggfit_free(jb);
     ggfit_free(la);
     ggfit_free(lb);
     return out;

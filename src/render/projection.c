@@ -130,17 +130,42 @@ done:
     return root;
 }
 
-/* A tree as the JSON text the renderers print; the tree freed. */
-char *ggfit__json_text(json_t *root)
+char *ggfit__json_doc(json_t *root, const char *kind, size_t flags)
 {
-    char *out = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_t *doc = root ? json_pack("{s:i, s:s}", "json_version", GGFIT_JSON_VERSION, "kind",
+                                   kind)
+                       : NULL;
+    const char *key;
+    json_t *v;
+    char *out = NULL;
+    if (!doc)
+        goto done;
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "json_version") && strcmp(key, "kind") &&
+            json_object_set(doc, key, v))
+            goto done;
+    }
+    out = json_dumps(doc, flags);
+done:
+    json_decref(doc);
     json_decref(root);
     return out;
 }
 
+json_t *ggfit__json_body(char *text)
+{
+    json_t *root = text ? json_loads(text, 0, NULL) : NULL;
+    ggfit_free(text);
+    if (root) {
+        json_object_del(root, "json_version");
+        json_object_del(root, "kind");
+    }
+    return root;
+}
+
 char *ggfit_projection_json(const ggfit_projection *pr, const ggfit_device *devs)
 {
-    return ggfit__json_text(ggfit__projection_tree(pr, devs));
+    return ggfit__json_doc(ggfit__projection_tree(pr, devs), "projection", GGFIT__JSON_FLAGS);
 }
 
 /* ---- fit -------------------------------------------------------------- */
@@ -196,5 +221,5 @@ done:
 
 char *ggfit_fit_json(const ggfit_fit_result *r, const ggfit_device *devs, size_t n)
 {
-    return ggfit__json_text(ggfit__fit_tree(r, devs, n));
+    return ggfit__json_doc(ggfit__fit_tree(r, devs, n), "fit", GGFIT__JSON_FLAGS);
 }

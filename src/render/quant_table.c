@@ -253,7 +253,7 @@ char *ggfit_quant_list_json(const ggfit_quant_list *l)
         if (!o || json_array_append_new(arr, o))
             goto done;
     }
-    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    out = ggfit__json_doc(json_incref(root), "quant_list", GGFIT__JSON_FLAGS);
 done:
     json_decref(root);
     return out;

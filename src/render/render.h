@@ -40,7 +40,21 @@ json_t *ggfit__verdict_json(const ggfit_verdict *v);
 json_t *ggfit__projection_tree(const ggfit_projection *pr, const ggfit_device *devs);
 json_t *ggfit__fit_tree(const ggfit_fit_result *r, const ggfit_device *devs, size_t n);
 json_t *ggfit__plan_tree(const ggfit_plan *pl);
-char *ggfit__json_text(json_t *root);
+
+/* A document as a public *_json function prints it (docs/json.md): the
+ * tree's fields after "json_version" (GGFIT_JSON_VERSION) and "kind", any
+ * of its own by those names left out (the router's "kind" is its own:
+ * pass it as kind), printed with flags; the tree freed, NULL when it is
+ * NULL or out of memory. Only a whole document gets the two fields: a tree
+ * another document holds (a plan in a router's child, a batch line's)
+ * stays bare. */
+char *ggfit__json_doc(json_t *root, const char *kind, size_t flags);
+/* The flags every indented document is printed with. */
+#define GGFIT__JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+/* A document's text (a public *_json function's) as a tree to hold in
+ * another: parsed, without its "json_version" and "kind"; the text freed
+ * with ggfit_free(). NULL when it is NULL or out of memory. */
+json_t *ggfit__json_body(char *text);
 
 /* The llama.cpp a plan answers for ({"build", "commit", "date", "semver",
  * "rules", "match", "exact", "text"}); NULL when out of memory. */

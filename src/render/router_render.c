@@ -194,7 +194,8 @@ char *ggfit_router_json(const ggfit_router *r)
             goto done;
     }
     if (root)
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        out = ggfit__json_doc(json_incref(root), r->swap ? "llama-swap" : "llama-server router",
+                              GGFIT__JSON_FLAGS);
 done:
     json_decref(root);
     return out;

@@ -171,13 +171,6 @@ char *ggfit_bench_text(const ggfit_bench_result *b)
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static json_t *loads(char *text)
-{
-    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
-    ggfit_free(text);
-    return j;
-}
-
 static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
 {
     const ggfit_verdict *v = &b->plan.verdict;
@@ -198,7 +191,7 @@ static json_t *test_json(const ggfit_bench_result *b, const ggfit_bench_test *t)
                      t->exit_status == 0, "status", ids[t->status % 3], "exit_status",
                      t->exit_status, "verdict", why, "used", used ? used : json_null(),
                      "state_bytes", (json_int_t)t->state_bytes, "speed",
-                     loads(ggfit_speed_json(&t->speed)));
+                     ggfit__json_body(ggfit_speed_json(&t->speed)));
 }
 
 char *ggfit_bench_json(const ggfit_bench_result *b)
@@ -210,7 +203,7 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
     if (!b->line) {
         /* the speed's own fields, as before, and the plan's verdict */
         const ggfit_bench_test *t = &b->tests[0];
-        root = loads(ggfit_speed_json(&t->speed));
+        root = ggfit__json_body(ggfit_speed_json(&t->speed));
         if (!root || json_object_set_new(root, "n_ctx", json_integer(t->n_ctx)) ||
             json_object_set_new(root, "of", json_string(ggfit__speed_whose(pl))) ||
             json_object_set_new(root, "verdict", ggfit__verdict_json(v)) ||
@@ -246,7 +239,7 @@ char *ggfit_bench_json(const ggfit_bench_result *b)
     }
     if (json_object_set_new(root, "llama", ggfit__llama_json(&pl->llama)))
         goto done;
-    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    out = ggfit__json_doc(json_incref(root), "bench", GGFIT__JSON_FLAGS);
 done:
     json_decref(root);
     return out;

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "render/render.h"
 #include "speed/speed.h"
 
 #define GGFIT__MEASURE_MS 50.0
@@ -395,9 +396,8 @@ char *ggfit_host_bw_text(const ggfit_host_bw *b)
 char *ggfit_devices_json_measured(const ggfit_host_info *host, const ggfit_device *devs,
                                   size_t n, const ggfit_host_bw *b)
 {
-    char *base = ggfit_devices_json(host, devs, n), *out = NULL;
-    json_t *root = base ? json_loads(base, 0, NULL) : NULL;
-    ggfit_free(base);
+    char *out = NULL;
+    json_t *root = ggfit__json_body(ggfit_devices_json(host, devs, n));
     if (root && !json_object_set_new(root, "host_bandwidth",
                                       json_pack("{s:f, s:f, s:f, s:i, s:I, s:i, s:f, s:f, "
                                                 "s:f, s:f, s:f}",
@@ -411,7 +411,7 @@ char *ggfit_devices_json_measured(const ggfit_host_info *host, const ggfit_devic
                                                 "assumed_efficiency", GGFIT__SPEED_HOST_EFF,
                                                 "single_thread_gflops", b->single_gflops,
                                                 "all_threads_gflops", b->all_gflops)))
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        out = ggfit__json_doc(json_incref(root), "devices", GGFIT__JSON_FLAGS);
     json_decref(root);
     return out;
 }

@@ -182,7 +182,7 @@ char *ggfit_fastest_json(const ggfit_fastest *f)
     json_t *p = ggfit__plan_tree(best);
     if (!p || json_object_set_new(root, "plan", p))
         goto done;
-    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    out = ggfit__json_doc(json_incref(root), "fastest", GGFIT__JSON_FLAGS);
 done:
     json_decref(cands);
     json_decref(root);

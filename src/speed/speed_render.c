@@ -162,7 +162,7 @@ char *ggfit_speed_json(const ggfit_speed *s)
                                       (int)s->n_experts_pp, "experts_per_step",
                                       (int)s->n_experts_tg)))
         goto done;
-    out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    out = ggfit__json_doc(json_incref(root), "speed", GGFIT__JSON_FLAGS);
 done:
     json_decref(host);
     json_decref(devs);

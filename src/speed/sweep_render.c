@@ -165,7 +165,7 @@ char *ggfit_sweep_json(const ggfit_sweep *s)
     bad = bad || json_object_set_new(root, "points", pts);
     pts = NULL;
     if (!bad)
-        out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        out = ggfit__json_doc(json_incref(root), "sweep", GGFIT__JSON_FLAGS);
 done:
     json_decref(pools);
     json_decref(pts);
